@@ -1,0 +1,19 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'test-results/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': ['error', { allow: ['error', 'warn'] }],
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    files: ['src/cli/**', 'bench/**', 'test/**'],
+    rules: { 'no-console': 'off' },
+  },
+);

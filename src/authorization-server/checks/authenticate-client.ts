@@ -1,0 +1,85 @@
+import { OAuthError } from '../../core/errors.js';
+import { hashSecret, safeEqual } from '../../core/secrets.js';
+import type { ClientRecord, Store, TokenEndpointAuthMethod } from '../../store/store.js';
+import type { Params } from '../http/params.js';
+
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="context-auth", charset="UTF-8"' };
+const UNKNOWN_SECRET_HASH = hashSecret('no client has this secret');
+
+function basicCredentials(header: string): { clientId: string; secret: string } {
+  const encoded = header.slice(6).trim();
+  let decoded: string;
+  try {
+    decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  } catch {
+    throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
+  }
+  const colon = decoded.indexOf(':');
+  if (!/^[A-Za-z0-9+/]+=*$/.test(encoded) || colon < 0) {
+    throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
+  }
+  try {
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before base64.
+    const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
+    const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
+    return { clientId, secret };
+  } catch {
+    throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
+  }
+}
+
+/**
+ * Authenticates the client of a token, revocation or introspection request (RFC 6749 §2.3,
+ * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
+ * constant time against the stored hash. Any failure is invalid_client (401).
+ */
+export async function authenticateClient(request: Request, params: Params, store: Store): Promise<ClientRecord> {
+  const authorization = request.headers.get('authorization');
+  const usesBasic = authorization !== null && /^basic /i.test(authorization);
+  if (authorization !== null && !usesBasic) {
+    throw new OAuthError('invalid_client', 'unsupported Authorization scheme; use Basic or form parameters', 401, BASIC_CHALLENGE);
+  }
+  const formSecret = params.get('client_secret');
+  if (usesBasic && formSecret !== undefined) {
+    throw new OAuthError('invalid_request', 'use one client authentication method, not Basic and client_secret together');
+  }
+
+  let method: TokenEndpointAuthMethod;
+  let clientId: string | undefined;
+  let secret: string | undefined;
+  if (usesBasic) {
+    ({ clientId, secret } = basicCredentials(authorization));
+    const formId = params.get('client_id');
+    if (formId !== undefined && formId !== clientId) {
+      throw new OAuthError('invalid_request', 'client_id does not match the Basic credentials');
+    }
+    method = 'client_secret_basic';
+  } else if (formSecret !== undefined) {
+    clientId = params.get('client_id');
+    secret = formSecret;
+    method = 'client_secret_post';
+  } else {
+    clientId = params.get('client_id');
+    method = 'none';
+  }
+  const challenge = usesBasic ? BASIC_CHALLENGE : {};
+  if (!clientId) throw new OAuthError('invalid_client', 'client authentication is required', 401, challenge);
+
+  const client = await store.getClient(clientId);
+  if (method === 'none') {
+    if (!client) throw new OAuthError('invalid_client', 'unknown client', 401, challenge);
+    if (client.tokenEndpointAuthMethod !== 'none') {
+      throw new OAuthError('invalid_client', 'this client must authenticate with its secret', 401, challenge);
+    }
+    return client;
+  }
+  // Hash and compare even for an unknown client so the answer takes the same time.
+  const matches = safeEqual(hashSecret(secret ?? ''), client?.clientSecretHash ?? UNKNOWN_SECRET_HASH);
+  if (!client || !client.clientSecretHash || !matches) {
+    throw new OAuthError('invalid_client', 'client authentication failed', 401, challenge);
+  }
+  if (client.tokenEndpointAuthMethod !== method) {
+    throw new OAuthError('invalid_client', `this client is registered for ${client.tokenEndpointAuthMethod}`, 401, challenge);
+  }
+  return client;
+}

@@ -1,0 +1,143 @@
+import { OAuthError } from '../../core/errors.js';
+import { checkCodeChallenge } from '../../core/pkce.js';
+import { matchRedirectUri } from '../../core/redirect-uri.js';
+import { parseScope, resolveScope } from '../../core/scopes.js';
+import { canonicalizeResourceUri } from '../../core/uri.js';
+import type { AuthorizationRequest, ClientRecord, Store } from '../../store/store.js';
+import type { ResolvedConfig } from '../config.js';
+
+export interface RedirectTarget {
+  client: ClientRecord;
+  redirectUri: string;
+  redirectUriProvided: boolean;
+  state: string | null;
+}
+
+const MAX_STATE_LENGTH = 2048;
+
+/** The raw parameters of an authorization request; `resource` may repeat (RFC 8707), the rest may not. */
+export interface AuthorizationParams {
+  params: Map<string, string>;
+  resources: string[];
+  /** The first parameter that appeared twice, if any (an error, reported once the redirect is trusted). */
+  repeated: string | undefined;
+}
+
+export function authorizationParams(entries: Iterable<[string, string]>): AuthorizationParams {
+  const params = new Map<string, string>();
+  const resources: string[] = [];
+  const seen = new Set<string>();
+  let repeated: string | undefined;
+  for (const [key, value] of entries) {
+    if (key === 'resource') {
+      resources.push(value);
+      continue;
+    }
+    if (seen.has(key)) repeated ??= key;
+    seen.add(key);
+    if (value !== '') params.set(key, value);
+  }
+  return { params, resources, repeated };
+}
+
+/**
+ * Phase one: is the redirect URI trustworthy? Until it is, every error is shown to the user
+ * and never sent anywhere (OAuth 2.1 §4.1.2.1).
+ */
+export async function resolveRedirectTarget({ params, repeated }: AuthorizationParams, store: Store): Promise<RedirectTarget> {
+  if (repeated === 'client_id' || repeated === 'redirect_uri') {
+    throw new OAuthError('invalid_request', `parameter ${repeated} must not be repeated`);
+  }
+  const clientId = params.get('client_id');
+  if (!clientId) throw new OAuthError('invalid_request', 'The request names no client (client_id is missing).');
+  const client = await store.getClient(clientId);
+  if (!client) throw new OAuthError('invalid_client', 'The application that sent you here is not registered with this server.');
+  const requested = params.get('redirect_uri');
+  let redirectUri: string;
+  if (requested === undefined) {
+    if (client.redirectUris.length !== 1) {
+      throw new OAuthError('invalid_request', 'The request names no redirect_uri and the application has several registered.');
+    }
+    redirectUri = client.redirectUris[0]!;
+  } else {
+    if (!matchRedirectUri(client.redirectUris, requested)) {
+      throw new OAuthError('invalid_request', 'The redirect_uri is not one the application registered, so this server will not send you there.');
+    }
+    redirectUri = requested;
+  }
+  const state = params.get('state') ?? null;
+  return { client, redirectUri, redirectUriProvided: requested !== undefined, state: state !== null && state.length <= MAX_STATE_LENGTH ? state : null };
+}
+
+/** The scopes a client may ask for: its registered ones (if any) among those the server supports. */
+export function allowedScopes(client: ClientRecord, config: ResolvedConfig): string[] {
+  if (client.scope === null) return config.scopesSupported;
+  const registered = parseScope(client.scope);
+  return config.scopesSupported.filter((scope) => registered.includes(scope));
+}
+
+/**
+ * The resource a request is for (Revision B: the `resource` parameter, canonicalised; Revision A:
+ * absent, so the configured default). It must be one this server issues tokens for.
+ */
+export function resolveResource(resources: readonly string[], config: ResolvedConfig): string {
+  if (resources.length === 0) return config.defaultResource;
+  if (resources.length > 1) throw new OAuthError('invalid_target', 'name one resource per request; each token is bound to one server');
+  const canonical = canonicalizeResourceUri(resources[0]!);
+  if (!config.resources.includes(canonical)) {
+    throw new OAuthError('invalid_target', `this server does not issue tokens for ${canonical}`);
+  }
+  return canonical;
+}
+
+/** Phase two: everything else; errors from here on go back to the (trusted) redirect URI. */
+export function validateAuthorizationRequest(
+  { params, resources, repeated }: AuthorizationParams,
+  target: RedirectTarget,
+  config: ResolvedConfig,
+): AuthorizationRequest {
+  if (repeated !== undefined) throw new OAuthError('invalid_request', `parameter ${repeated} must not be repeated`);
+  if ((params.get('state')?.length ?? 0) > MAX_STATE_LENGTH) {
+    throw new OAuthError('invalid_request', `state must be at most ${MAX_STATE_LENGTH} characters`);
+  }
+  if (params.has('request')) throw new OAuthError('request_not_supported', 'request objects are not supported');
+  if (params.has('request_uri')) throw new OAuthError('request_uri_not_supported', 'request_uri is not supported');
+  const responseType = params.get('response_type');
+  if (!responseType) throw new OAuthError('invalid_request', 'response_type is required');
+  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');
+  const responseMode = params.get('response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') {
+    throw new OAuthError('invalid_request', 'only response_mode=query is supported');
+  }
+  if (!target.client.grantTypes.includes('authorization_code')) {
+    throw new OAuthError('unauthorized_client', 'this client is not registered for the authorization_code grant');
+  }
+  const codeChallenge = checkCodeChallenge(params.get('code_challenge'), params.get('code_challenge_method'));
+  const resource = resolveResource(resources, config);
+  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(target.client, config), config.defaultScopes);
+  const prompt = (params.get('prompt') ?? '').split(' ').filter((value) => value !== '');
+  if (prompt.includes('none') && prompt.length > 1) {
+    throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other prompt values');
+  }
+  return {
+    clientId: target.client.clientId,
+    redirectUri: target.redirectUri,
+    redirectUriProvided: target.redirectUriProvided,
+    state: target.state,
+    scope,
+    resource,
+    codeChallenge,
+    codeChallengeMethod: 'S256',
+    prompt,
+  };
+}
+
+/** Where an authorization response goes: the redirect URI with our parameters added (RFC 9207 `iss` always). */
+export function authorizationResponseUrl(redirectUri: string, values: Record<string, string | null | undefined>, issuer: string): string {
+  const url = new URL(redirectUri);
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== null && value !== undefined) url.searchParams.set(key, value);
+  }
+  url.searchParams.set('iss', issuer);
+  return url.toString();
+}

@@ -1,0 +1,133 @@
+import { OAuthError } from '../../core/errors.js';
+import { redirectUriProblem } from '../../core/redirect-uri.js';
+import { parseScope } from '../../core/scopes.js';
+import { isLoopbackHost } from '../../core/uri.js';
+import type { GrantType, TokenEndpointAuthMethod } from '../../store/store.js';
+
+export interface ValidClientMetadata {
+  redirectUris: string[];
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  grantTypes: GrantType[];
+  responseTypes: string[];
+  clientName: string | null;
+  scope: string | null;
+  /** What we echo back and keep: the validated fields only. */
+  metadata: Record<string, unknown>;
+}
+
+const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post'];
+const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
+const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
+const STRING_FIELDS = ['client_name', 'software_id', 'software_version'] as const;
+const MAX_REDIRECT_URIS = 20;
+
+function invalid(description: string): never {
+  throw new OAuthError('invalid_client_metadata', description);
+}
+
+function stringArray(body: Record<string, unknown>, field: string): string[] | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) invalid(`${field} must be an array of strings`);
+  return value as string[];
+}
+
+function webUrl(field: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length > 2000) invalid(`${field} must be a URL string`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    invalid(`${field} must be an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    invalid(`${field} must be an https URL`);
+  }
+  return value;
+}
+
+/**
+ * Validates an RFC 7591 registration request field by field. Unknown fields are ignored
+ * (RFC 7591 §2); fields we cannot honour (keys for private_key_jwt) are refused rather than
+ * accepted and silently dropped.
+ */
+export function validateClientMetadata(body: Record<string, unknown>, scopesSupported: readonly string[]): ValidClientMetadata {
+  const method = body.token_endpoint_auth_method ?? 'client_secret_basic';
+  if (typeof method !== 'string' || !AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
+    invalid(`token_endpoint_auth_method must be one of ${AUTH_METHODS.join(', ')}`);
+  }
+  const grantTypes = stringArray(body, 'grant_types') ?? ['authorization_code'];
+  for (const grant of grantTypes) {
+    if (!GRANT_TYPES.includes(grant as GrantType)) invalid(`grant type ${grant} is not supported`);
+  }
+  const responseTypes = stringArray(body, 'response_types') ?? (grantTypes.includes('authorization_code') ? ['code'] : []);
+  for (const type of responseTypes) {
+    if (type !== 'code') invalid(`response type ${type} is not supported; only code`);
+  }
+  if (grantTypes.includes('authorization_code') !== responseTypes.includes('code')) {
+    invalid('grant_types authorization_code and response_types code go together (RFC 7591 §2.1)');
+  }
+  if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code')) {
+    invalid('refresh_token is issued only with authorization_code');
+  }
+  if (grantTypes.includes('client_credentials') && method === 'none') {
+    invalid('client_credentials needs a confidential client (token_endpoint_auth_method other than none)');
+  }
+
+  const redirectUris = stringArray(body, 'redirect_uris') ?? [];
+  if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uris is required for the authorization_code grant');
+  }
+  if (redirectUris.length > MAX_REDIRECT_URIS) throw new OAuthError('invalid_redirect_uri', `at most ${MAX_REDIRECT_URIS} redirect URIs`);
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthError('invalid_redirect_uri', `${problem}: ${uri.slice(0, 200)}`);
+  }
+
+  const metadata: Record<string, unknown> = {
+    redirect_uris: [...new Set(redirectUris)],
+    token_endpoint_auth_method: method,
+    grant_types: [...new Set(grantTypes)],
+    response_types: [...new Set(responseTypes)],
+  };
+  for (const field of STRING_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.trim() === '' || value.length > 200) invalid(`${field} must be a non-empty string of at most 200 characters`);
+    metadata[field] = value;
+  }
+  for (const field of URL_FIELDS) {
+    if (body[field] !== undefined) metadata[field] = webUrl(field, body[field]);
+  }
+  const contacts = stringArray(body, 'contacts');
+  if (contacts !== undefined) {
+    if (contacts.length > 10 || contacts.some((contact) => contact.length > 200)) invalid('contacts: at most 10 entries of 200 characters');
+    metadata.contacts = contacts;
+  }
+  let scope: string | null = null;
+  if (body.scope !== undefined) {
+    if (typeof body.scope !== 'string') invalid('scope must be a space-separated string');
+    let scopes: string[];
+    try {
+      scopes = parseScope(body.scope);
+    } catch {
+      invalid('scope contains an invalid character');
+    }
+    const unknown = scopes.filter((value) => !scopesSupported.includes(value));
+    if (unknown.length > 0) invalid(`scope not supported: ${unknown.join(' ')}`);
+    scope = scopes.join(' ');
+    metadata.scope = scope;
+  }
+  if (body.jwks !== undefined || body.jwks_uri !== undefined) {
+    invalid('jwks and jwks_uri are not supported (private_key_jwt is not offered)');
+  }
+  return {
+    redirectUris: metadata.redirect_uris as string[],
+    tokenEndpointAuthMethod: method as TokenEndpointAuthMethod,
+    grantTypes: metadata.grant_types as GrantType[],
+    responseTypes: metadata.response_types as string[],
+    clientName: (metadata.client_name as string | undefined) ?? null,
+    scope,
+    metadata,
+  };
+}

@@ -1,0 +1,120 @@
+import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
+import type { Store } from '../store/store.js';
+
+/** Options of `createAuthorizationServer`. Defaults are documented where they are declared. */
+export interface AuthorizationServerOptions {
+  /** The issuer identifier: https (http only on loopback). Endpoints live under it. */
+  issuer: string;
+  store: Store;
+  /**
+   * Canonical URIs of the context servers (resources) this server issues tokens for.
+   * A `resource` parameter must name one of them (RFC 8707); the first is the default.
+   */
+  resources: string[];
+  /** Resource used when a request has no `resource` parameter (Revision A). Default: resources[0]. */
+  defaultResource?: string;
+  /** Scopes advertised and accepted. Default: ['mcp:tools', 'mcp:admin']. */
+  scopesSupported?: string[];
+  /** Scopes granted when a request names none. Default: ['mcp:tools']. */
+  defaultScopes?: string[];
+  /** Access token lifetime in seconds. Default: 600 (10 minutes). */
+  accessTokenTtl?: number;
+  /** Refresh token lifetime in seconds; each rotation starts it again. Default: 14 days. */
+  refreshTokenTtl?: number;
+  /** Authorization code lifetime in seconds. Default: 60. */
+  codeTtl?: number;
+  /** Browser login session lifetime in seconds. Default: 8 hours. */
+  sessionTtl?: number;
+  /** How long a login/consent page may stay open, in seconds. Default: 600. */
+  interactionTtl?: number;
+  /**
+   * Seconds after a refresh token's rotation during which presenting it again is refused with
+   * invalid_grant but does not revoke the family (an honest client's concurrent refresh).
+   * Default: 0 — every reuse revokes the family, as RFC 9700 §4.14.2 describes.
+   */
+  refreshReuseGraceSeconds?: number;
+  /**
+   * Dynamic client registration (RFC 7591): 'open' (default), 'closed', or
+   * { initialAccessToken } to require `Authorization: Bearer <token>` on /register.
+   */
+  registration?: 'open' | 'closed' | { initialAccessToken: string };
+  /** Largest accepted request body in bytes. Default: 64 KiB. */
+  maxBodyBytes?: number;
+  /** Seconds clock; tests replace it. Default: the system clock. */
+  now?: () => number;
+  /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */
+  log?: (event: Record<string, unknown>) => void;
+}
+
+export interface ResolvedConfig {
+  issuer: string;
+  /** issuer URL's path ('' for an issuer at the root), for mounting endpoints. */
+  basePath: string;
+  store: Store;
+  resources: string[];
+  defaultResource: string;
+  scopesSupported: string[];
+  defaultScopes: string[];
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  codeTtl: number;
+  sessionTtl: number;
+  interactionTtl: number;
+  refreshReuseGraceSeconds: number;
+  registration: 'open' | 'closed' | { initialAccessToken: string };
+  maxBodyBytes: number;
+  secureCookies: boolean;
+  now: () => number;
+  log: (event: Record<string, unknown>) => void;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const result = value ?? fallback;
+  if (!Number.isInteger(result) || result <= 0) throw new Error(`${name} must be a positive whole number of seconds`);
+  return result;
+}
+
+export function resolveConfig(options: AuthorizationServerOptions): ResolvedConfig {
+  const issuer = normalizeIssuer(options.issuer);
+  if (!options.store) throw new Error('store is required');
+  if (!Array.isArray(options.resources) || options.resources.length === 0) {
+    throw new Error('resources must name at least one context server URI');
+  }
+  const resources = options.resources.map((resource) => canonicalizeResourceUri(resource));
+  const defaultResource = canonicalizeResourceUri(options.defaultResource ?? resources[0]!);
+  if (!resources.includes(defaultResource)) throw new Error('defaultResource must be one of resources');
+  const scopesSupported = options.scopesSupported ?? ['mcp:tools', 'mcp:admin'];
+  const defaultScopes = options.defaultScopes ?? ['mcp:tools'];
+  for (const scope of defaultScopes) {
+    if (!scopesSupported.includes(scope)) throw new Error(`default scope ${scope} is not in scopesSupported`);
+  }
+  const registration = options.registration ?? 'open';
+  if (typeof registration === 'object' && !(registration.initialAccessToken?.length >= 16)) {
+    throw new Error('registration.initialAccessToken must be at least 16 characters');
+  }
+  const refreshReuseGraceSeconds = options.refreshReuseGraceSeconds ?? 0;
+  if (!Number.isInteger(refreshReuseGraceSeconds) || refreshReuseGraceSeconds < 0 || refreshReuseGraceSeconds > 60) {
+    throw new Error('refreshReuseGraceSeconds must be a whole number from 0 to 60');
+  }
+  const basePath = new URL(issuer).pathname.replace(/\/+$/, '');
+  return {
+    issuer,
+    basePath,
+    store: options.store,
+    resources,
+    defaultResource,
+    scopesSupported,
+    defaultScopes,
+    accessTokenTtl: positiveInteger('accessTokenTtl', options.accessTokenTtl, 600),
+    refreshTokenTtl: positiveInteger('refreshTokenTtl', options.refreshTokenTtl, 14 * 24 * 3600),
+    codeTtl: positiveInteger('codeTtl', options.codeTtl, 60),
+    sessionTtl: positiveInteger('sessionTtl', options.sessionTtl, 8 * 3600),
+    interactionTtl: positiveInteger('interactionTtl', options.interactionTtl, 600),
+    refreshReuseGraceSeconds,
+    registration,
+    maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
+    secureCookies: issuer.startsWith('https:'),
+    now: options.now ?? (() => Math.floor(Date.now() / 1000)),
+    log: options.log ?? (() => {}),
+  };
+}

@@ -1,0 +1,137 @@
+import { OAuthError } from '../../core/errors.js';
+import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
+import { hashSecret, safeEqual } from '../../core/secrets.js';
+import type { InteractionRecord } from '../../store/store.js';
+import type { ServerContext } from '../context.js';
+import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
+import { readText, singleValued } from '../http/params.js';
+import { consentPage } from '../pages/consent.js';
+import { errorPage } from '../pages/error.js';
+import { toResponse } from '../pages/layout.js';
+import { loginPage } from '../pages/login.js';
+import { completeAuthorization, consentCovers, errorRedirect, seeOther } from './authorize.js';
+import { currentSession, startSession } from '../sessions.js';
+
+const EXPIRED = 'This sign-in page has expired or was opened in another browser. Go back to the application and start again.';
+
+/** The interaction, if it exists, is unexpired and belongs to this browser. */
+async function loadInteraction(ctx: ServerContext, request: Request, id: string): Promise<InteractionRecord | undefined> {
+  const interaction = await ctx.config.store.getInteraction(id, ctx.config.now());
+  const binding = readCookie(request, BROWSER_COOKIE);
+  if (!interaction || !binding || !safeEqual(hashSecret(binding), interaction.browserBindingHash)) return undefined;
+  return interaction;
+}
+
+/** The origins the page's form may lead to: ours, and the client's, for the final redirect. */
+function formTargets(interaction: InteractionRecord): string[] {
+  return [new URL(interaction.request.redirectUri).origin];
+}
+
+async function renderStep(ctx: ServerContext, interaction: InteractionRecord, error?: { message: string; username: string }): Promise<Response> {
+  const client = await ctx.config.store.getClient(interaction.clientId);
+  if (!client) return toResponse(errorPage(400, 'invalid_client', 'The application was removed while you were signing in.'));
+  const action = `${ctx.config.basePath}/interaction/${interaction.id}`;
+  const clientName = client.clientName ?? client.clientId;
+  const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
+  if (!user) {
+    return toResponse(
+      loginPage({
+        action,
+        csrfToken: interaction.csrfToken,
+        clientName,
+        formTargets: formTargets(interaction),
+        ...(error ? { error: error.message, username: error.username } : {}),
+      }),
+    );
+  }
+  const redirect = new URL(interaction.request.redirectUri);
+  return toResponse(
+    consentPage({
+      action,
+      csrfToken: interaction.csrfToken,
+      username: user.username,
+      clientName,
+      clientId: client.clientId,
+      redirectHost: redirect.host,
+      scopes: interaction.request.scope,
+      resource: interaction.request.resource,
+      formTargets: formTargets(interaction),
+    }),
+  );
+}
+
+/** GET /interaction/:id: the login page, or the consent page once signed in. */
+export async function interactionPage(ctx: ServerContext, request: Request, id: string): Promise<Response> {
+  const interaction = await loadInteraction(ctx, request, id);
+  if (!interaction) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+  return renderStep(ctx, interaction);
+}
+
+/** POST /interaction/:id: a login or a consent decision, CSRF-checked and bound to this browser. */
+export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
+  const { store } = ctx.config;
+  const interaction = await loadInteraction(ctx, request, id);
+  if (!interaction) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') return toResponse(errorPage(400, 'invalid_request', 'Unexpected form encoding.'));
+  let form: Map<string, string>;
+  try {
+    form = singleValued(new URLSearchParams(await readText(request, ctx.config.maxBodyBytes)));
+  } catch (error) {
+    return toResponse(errorPage(400, 'invalid_request', error instanceof OAuthError ? error.message : 'Malformed form.'));
+  }
+  if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {
+    return toResponse(errorPage(403, 'invalid_request', 'The form could not be verified. Reload the page and try again.'));
+  }
+
+  if (form.get('step') === 'login') {
+    const username = form.get('username') ?? '';
+    const password = form.get('password') ?? '';
+    const user = username ? await store.getUserByUsername(username) : undefined;
+    // Verify against a dummy hash for unknown users so the response time does not reveal them.
+    const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (!user || !valid) {
+      ctx.config.log({ event: 'login_failed', client_id: interaction.clientId });
+      return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
+    }
+    const { session, cookie } = await startSession(ctx, user.id);
+    ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
+    if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
+      const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+      if (!consumed) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+      return completeAuthorization(ctx, consumed.request, session, [cookie]);
+    }
+    await store.setInteractionUser(interaction.id, user.id);
+    return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`, [cookie]);
+  }
+
+  if (form.get('step') === 'consent') {
+    const session = await currentSession(ctx, request);
+    if (!session || interaction.userId === null || session.userId !== interaction.userId) {
+      return toResponse(errorPage(400, 'invalid_request', 'Your session ended. Go back to the application and start again.'));
+    }
+    const decision = form.get('decision');
+    if (decision !== 'approve' && decision !== 'deny') {
+      return toResponse(errorPage(400, 'invalid_request', 'Choose Approve or Deny.'));
+    }
+    // Consuming first makes a double-submitted form yield one code at most.
+    const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+    if (!consumed) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+    if (decision === 'deny') {
+      ctx.config.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
+      return errorRedirect(ctx, consumed.request, new OAuthError('access_denied', 'the user denied the request'));
+    }
+    const now = ctx.config.now();
+    await store.saveConsent({
+      userId: session.userId,
+      clientId: consumed.clientId,
+      resource: consumed.request.resource,
+      scope: consumed.request.scope,
+      createdAt: now,
+      updatedAt: now,
+    });
+    ctx.config.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
+    return completeAuthorization(ctx, consumed.request, session);
+  }
+  return toResponse(errorPage(400, 'invalid_request', 'Unexpected form.'));
+}

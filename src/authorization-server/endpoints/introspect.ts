@@ -1,0 +1,45 @@
+import { OAuthError } from '../../core/errors.js';
+import { authenticateClient } from '../checks/authenticate-client.js';
+import type { ServerContext } from '../context.js';
+import { readForm } from '../http/params.js';
+import { json } from '../http/responses.js';
+import { verifyOwnAccessToken } from '../tokens.js';
+
+const INACTIVE = { active: false } as const;
+
+/**
+ * POST /introspect (RFC 7662), for authenticated confidential callers only. A caller learns about
+ * its own tokens; a resource server (a client an operator marked `canIntrospect`) about any.
+ * Refresh tokens are never described, only access tokens.
+ */
+export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+  const { store } = ctx.config;
+  const params = await readForm(request, ctx.config.maxBodyBytes);
+  const caller = await authenticateClient(request, params, store);
+  if (caller.tokenEndpointAuthMethod === 'none') {
+    throw new OAuthError('invalid_client', 'introspection requires a confidential client', 401);
+  }
+  const token = params.get('token');
+  if (!token) throw new OAuthError('invalid_request', 'token is required');
+
+  const claims = await verifyOwnAccessToken(ctx.config, ctx.keys, token);
+  // Anything that is not one of our valid access tokens, refresh tokens included, is just inactive.
+  if (!claims) return json(INACTIVE);
+  if (!caller.canIntrospect && claims.client_id !== caller.clientId) return json(INACTIVE);
+  const record = await store.getAccessToken(claims.jti);
+  if (!record || record.revokedAt !== null) return json(INACTIVE);
+  const grant = await store.getGrant(record.grantId);
+  if (!grant || grant.revokedAt !== null) return json(INACTIVE);
+  return json({
+    active: true,
+    scope: claims.scope,
+    client_id: claims.client_id,
+    token_type: 'Bearer',
+    exp: claims.exp,
+    iat: claims.iat,
+    sub: claims.sub,
+    aud: claims.aud,
+    iss: claims.iss,
+    jti: claims.jti,
+  });
+}

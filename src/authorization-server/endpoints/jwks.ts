@@ -1,0 +1,10 @@
+import type { ServerContext } from '../context.js';
+
+/** GET /jwks: the current and previous public signing keys (RFC 7517). */
+export async function jwksEndpoint(ctx: ServerContext): Promise<Response> {
+  return new Response(JSON.stringify(await ctx.keys.publicJwks()), {
+    status: 200,
+    // Short, so resource servers see a rotation soon; they also refetch on an unknown kid.
+    headers: { 'Content-Type': 'application/jwk-set+json', 'Cache-Control': 'public, max-age=60' },
+  });
+}

@@ -1,0 +1,50 @@
+import type { ResolvedConfig } from '../config.js';
+
+export const ENDPOINT_PATHS = {
+  authorization: '/authorize',
+  token: '/token',
+  registration: '/register',
+  revocation: '/revoke',
+  introspection: '/introspect',
+  jwks: '/jwks',
+} as const;
+
+/** The RFC 8414 document. Revision A defaults (/authorize, /token, /register) are the paths we use. */
+export function authorizationServerMetadata(config: ResolvedConfig): Record<string, unknown> {
+  const at = (path: string) => `${config.issuer}${path}`;
+  const clientAuth = ['client_secret_basic', 'client_secret_post', 'none'];
+  return {
+    issuer: config.issuer,
+    authorization_endpoint: at(ENDPOINT_PATHS.authorization),
+    token_endpoint: at(ENDPOINT_PATHS.token),
+    ...(config.registration === 'closed' ? {} : { registration_endpoint: at(ENDPOINT_PATHS.registration) }),
+    revocation_endpoint: at(ENDPOINT_PATHS.revocation),
+    introspection_endpoint: at(ENDPOINT_PATHS.introspection),
+    jwks_uri: at(ENDPOINT_PATHS.jwks),
+    scopes_supported: config.scopesSupported,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    token_endpoint_auth_methods_supported: clientAuth,
+    revocation_endpoint_auth_methods_supported: clientAuth,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ['none', 'login', 'consent'],
+  };
+}
+
+/**
+ * GET /.well-known/oauth-authorization-server. Discovery requests may carry
+ * `Context-Protocol-Version` (or the ecosystem's `MCP-Protocol-Version`); every revision we know
+ * gets the same document, and an unknown version is answered too (the spec leaves the choice open).
+ */
+export function metadataEndpoint(config: ResolvedConfig): Response {
+  return new Response(JSON.stringify(authorizationServerMetadata(config)), {
+    status: 200,
+    headers: {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'public, max-age=300',
+    },
+  });
+}

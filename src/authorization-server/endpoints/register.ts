@@ -1,0 +1,31 @@
+import { OAuthError } from '../../core/errors.js';
+import { hashSecret, safeEqual } from '../../core/secrets.js';
+import { validateClientMetadata } from '../checks/client-metadata.js';
+import { registerClient, registrationResponse } from '../clients.js';
+import type { ServerContext } from '../context.js';
+import { readJsonObject } from '../http/params.js';
+import { json } from '../http/responses.js';
+
+/** The operator's gate on registration: open, closed, or an initial access token (RFC 7591 §3). */
+function checkRegistrationAllowed(ctx: ServerContext, request: Request): void {
+  const policy = ctx.config.registration;
+  if (policy === 'open') return;
+  if (policy === 'closed') throw new OAuthError('access_denied', 'dynamic client registration is turned off on this server', 403);
+  const header = request.headers.get('authorization') ?? '';
+  const presented = /^bearer /i.test(header) ? header.slice(7).trim() : '';
+  if (!presented || !safeEqual(hashSecret(presented), hashSecret(policy.initialAccessToken))) {
+    throw new OAuthError('invalid_token', 'registration requires a valid initial access token', 401, {
+      'WWW-Authenticate': 'Bearer error="invalid_token"',
+    });
+  }
+}
+
+/** POST /register (RFC 7591): validated metadata in, client id (and a secret, once) out. */
+export async function registerEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+  checkRegistrationAllowed(ctx, request);
+  const body = await readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
+  const metadata = validateClientMetadata(body, ctx.config.scopesSupported);
+  const registered = await registerClient(ctx.config.store, metadata, ctx.config.now(), { registeredBy: 'dynamic' });
+  ctx.config.log({ event: 'client_registered', client_id: registered.client.clientId, method: metadata.tokenEndpointAuthMethod });
+  return json(registrationResponse(registered), 201);
+}

@@ -1,0 +1,36 @@
+import { hashSecret } from '../../core/secrets.js';
+import { authenticateClient } from '../checks/authenticate-client.js';
+import type { ServerContext } from '../context.js';
+import { readForm } from '../http/params.js';
+import { OAuthError } from '../../core/errors.js';
+import { verifyOwnAccessToken } from '../tokens.js';
+
+/**
+ * POST /revoke (RFC 7009). Revoking a refresh token revokes its grant (and so every token of the
+ * family); revoking an access token marks its jti. Unknown tokens and other clients' tokens get
+ * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
+ */
+export async function revokeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+  const { store } = ctx.config;
+  const params = await readForm(request, ctx.config.maxBodyBytes);
+  const client = await authenticateClient(request, params, store);
+  const token = params.get('token');
+  if (!token) throw new OAuthError('invalid_request', 'token is required');
+  const hint = params.get('token_type_hint');
+  if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
+    throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token');
+  }
+  const now = ctx.config.now();
+  const refresh = await store.getRefreshToken(hashSecret(token));
+  if (refresh && refresh.clientId === client.clientId) {
+    await store.revokeGrant(refresh.grantId, now);
+    ctx.config.log({ event: 'token_revoked', kind: 'refresh_token', client_id: client.clientId, grant_id: refresh.grantId });
+  } else if (!refresh) {
+    const claims = await verifyOwnAccessToken(ctx.config, ctx.keys, token);
+    if (claims && claims.client_id === client.clientId) {
+      await store.revokeAccessToken(claims.jti, now);
+      ctx.config.log({ event: 'token_revoked', kind: 'access_token', client_id: client.clientId });
+    }
+  }
+  return new Response(null, { status: 200, headers: { 'Cache-Control': 'no-store' } });
+}

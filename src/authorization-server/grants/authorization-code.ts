@@ -1,0 +1,95 @@
+import { OAuthError } from '../../core/errors.js';
+import { verifyCodeVerifier } from '../../core/pkce.js';
+import { hashSecret, randomToken } from '../../core/secrets.js';
+import type { AuthorizationRequest, ClientRecord, GrantRecord } from '../../store/store.js';
+import { resolveResource } from '../checks/authorization-request.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import type { IssuedTokens } from '../tokens.js';
+import { newRefreshToken } from '../tokens.js';
+import { tokenResponse } from './token-response.js';
+
+/**
+ * Issues a code for an approved request: the grant (the family its tokens will belong to) is
+ * created now, and the code, stored only as a hash, is bound to everything it must be checked against.
+ */
+export async function createAuthorizationCode(ctx: ServerContext, request: AuthorizationRequest, userId: string, authTime: number): Promise<string> {
+  const now = ctx.config.now();
+  const code = randomToken(32);
+  const grant: GrantRecord = {
+    id: randomToken(16),
+    clientId: request.clientId,
+    userId,
+    scope: request.scope,
+    resource: request.resource,
+    authTime,
+    createdAt: now,
+    revokedAt: null,
+  };
+  await ctx.config.store.createGrant(grant);
+  await ctx.config.store.saveAuthorizationCode({
+    codeHash: hashSecret(code),
+    grantId: grant.id,
+    clientId: request.clientId,
+    userId,
+    redirectUri: request.redirectUri,
+    redirectUriProvided: request.redirectUriProvided,
+    codeChallenge: request.codeChallenge,
+    scope: request.scope,
+    resource: request.resource,
+    authTime,
+    createdAt: now,
+    expiresAt: now + ctx.config.codeTtl,
+    consumedAt: null,
+  });
+  return code;
+}
+
+/**
+ * grant_type=authorization_code (OAuth 2.1 §4.1.3). The code is consumed first, atomically, so
+ * that it is single use whatever happens next; a replay revokes the grant it produced.
+ */
+export async function exchangeAuthorizationCode(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
+  const { store, log } = ctx.config;
+  if (!client.grantTypes.includes('authorization_code')) {
+    throw new OAuthError('unauthorized_client', 'this client is not registered for the authorization_code grant');
+  }
+  const code = params.get('code');
+  if (!code) throw new OAuthError('invalid_request', 'code is required');
+  if (!params.get('code_verifier')) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
+
+  const now = ctx.config.now();
+  const result = await store.consumeAuthorizationCode(hashSecret(code), now);
+  if (result.status === 'replayed') {
+    await store.revokeGrant(result.record.grantId, now);
+    log({ event: 'code_replayed', client_id: result.record.clientId, grant_id: result.record.grantId });
+    throw new OAuthError('invalid_grant', 'authorization code was already used; the tokens it produced are revoked');
+  }
+  if (result.status === 'expired') throw new OAuthError('invalid_grant', 'authorization code has expired');
+  if (result.status === 'missing') throw new OAuthError('invalid_grant', 'authorization code is invalid');
+  const record = result.record;
+
+  if (record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'authorization code was issued to another client');
+  if (record.redirectUriProvided && params.get('redirect_uri') !== record.redirectUri) {
+    throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
+  }
+  if (!verifyCodeVerifier(params.get('code_verifier'), record.codeChallenge)) {
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
+  }
+  const resource = params.has('resource') ? resolveResource([params.get('resource')!], ctx.config) : record.resource;
+  if (resource !== record.resource) {
+    throw new OAuthError('invalid_target', 'resource differs from the one the code was issued for');
+  }
+
+  // The grant is revoked when the user withdrew consent (or an admin acted) after the code was issued.
+  const grant = await store.getGrant(record.grantId);
+  if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the authorization was revoked');
+  let refreshToken: string | undefined;
+  if (client.grantTypes.includes('refresh_token')) {
+    const refresh = newRefreshToken(ctx.config, grant, grant.scope);
+    await store.saveRefreshToken(refresh.record);
+    refreshToken = refresh.token;
+  }
+  log({ event: 'token_issued', grant_type: 'authorization_code', client_id: client.clientId, grant_id: grant.id });
+  return tokenResponse(ctx, grant, grant.scope, refreshToken);
+}

@@ -1,0 +1,35 @@
+import { OAuthError } from '../../core/errors.js';
+import { parseScope, resolveScope } from '../../core/scopes.js';
+import { randomToken } from '../../core/secrets.js';
+import type { ClientRecord, GrantRecord } from '../../store/store.js';
+import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import type { IssuedTokens } from '../tokens.js';
+import { tokenResponse } from './token-response.js';
+
+/** grant_type=client_credentials (OAuth 2.1 §4.2): confidential clients only, no refresh token. */
+export async function clientCredentialsGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
+  if (client.tokenEndpointAuthMethod === 'none' || client.clientSecretHash === null) {
+    throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
+  }
+  if (!client.grantTypes.includes('client_credentials')) {
+    throw new OAuthError('unauthorized_client', 'this client is not registered for the client_credentials grant');
+  }
+  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config), ctx.config.defaultScopes);
+  const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
+  const now = ctx.config.now();
+  const grant: GrantRecord = {
+    id: randomToken(16),
+    clientId: client.clientId,
+    userId: null,
+    scope,
+    resource,
+    authTime: null,
+    createdAt: now,
+    revokedAt: null,
+  };
+  await ctx.config.store.createGrant(grant);
+  ctx.config.log({ event: 'token_issued', grant_type: 'client_credentials', client_id: client.clientId, grant_id: grant.id });
+  return tokenResponse(ctx, grant, scope);
+}

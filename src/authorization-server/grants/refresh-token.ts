@@ -1,0 +1,62 @@
+import { OAuthError } from '../../core/errors.js';
+import { isSubset, parseScope } from '../../core/scopes.js';
+import { hashSecret } from '../../core/secrets.js';
+import type { ClientRecord } from '../../store/store.js';
+import { resolveResource } from '../checks/authorization-request.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import { newRefreshToken, type IssuedTokens } from '../tokens.js';
+import { tokenResponse } from './token-response.js';
+
+/**
+ * grant_type=refresh_token (OAuth 2.1 §4.3), rotated at every use for every client (RFC 9700
+ * §4.14.2). A rotated token presented again revokes its whole family, unless it comes within the
+ * configured grace window (an honest client refreshing twice at once), which only refuses it.
+ */
+export async function refreshAccessToken(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
+  const { store, log } = ctx.config;
+  if (!client.grantTypes.includes('refresh_token')) {
+    throw new OAuthError('unauthorized_client', 'this client is not registered for the refresh_token grant');
+  }
+  const presented = params.get('refresh_token');
+  if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
+  const now = ctx.config.now();
+  const record = await store.getRefreshToken(hashSecret(presented));
+  // Another client's token is refused without touching it: presenting it proves nothing.
+  if (!record || record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'refresh token is invalid');
+  const grant = await store.getGrant(record.grantId);
+  if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'refresh token has been revoked');
+
+  const requested = parseScope(params.get('scope'));
+  if (!isSubset(requested, record.scope)) {
+    throw new OAuthError('invalid_scope', 'scope may only narrow the scope originally granted');
+  }
+  const scope = requested.length > 0 ? requested : record.scope;
+  if (params.has('resource') && resolveResource([params.get('resource')!], ctx.config) !== grant.resource) {
+    throw new OAuthError('invalid_target', 'resource is not one this grant covers');
+  }
+
+  // The new refresh token keeps the family's full scope (RFC 6749 §6); only the access token narrows.
+  const next = newRefreshToken(ctx.config, grant, record.scope);
+  const result = await store.rotateRefreshToken(record.tokenHash, next.record, now);
+  switch (result.status) {
+    case 'ok':
+      log({ event: 'token_refreshed', client_id: client.clientId, grant_id: grant.id });
+      return tokenResponse(ctx, grant, scope, next.token);
+    case 'replayed': {
+      const consumedAt = result.record.consumedAt ?? now;
+      if (now - consumedAt < ctx.config.refreshReuseGraceSeconds) {
+        throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
+      }
+      await store.revokeGrant(grant.id, now);
+      log({ event: 'refresh_token_reused', client_id: client.clientId, grant_id: grant.id });
+      throw new OAuthError('invalid_grant', 'refresh token was already used; the grant is revoked');
+    }
+    case 'expired':
+      throw new OAuthError('invalid_grant', 'refresh token has expired');
+    case 'revoked':
+      throw new OAuthError('invalid_grant', 'refresh token has been revoked');
+    case 'missing':
+      throw new OAuthError('invalid_grant', 'refresh token is invalid');
+  }
+}

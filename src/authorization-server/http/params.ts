@@ -1,0 +1,75 @@
+import { OAuthError } from '../../core/errors.js';
+
+/**
+ * Request parameters as a map of single values. OAuth forbids repeating a parameter
+ * (RFC 6749 §3.1, §3.2), so a repeat is refused rather than silently taking one of them.
+ * Empty values count as absent (RFC 6749 §3.1).
+ */
+export type Params = Map<string, string>;
+
+export function singleValued(entries: Iterable<[string, string]>, allowRepeated: readonly string[] = []): Params {
+  const params: Params = new Map();
+  const seen = new Set<string>();
+  for (const [key, value] of entries) {
+    if (seen.has(key) && !allowRepeated.includes(key)) {
+      // RFC 8707 lets `resource` repeat; we bind each token to one server, so say that instead.
+      if (key === 'resource') throw new OAuthError('invalid_target', 'name one resource per request; each token is bound to one server');
+      throw new OAuthError('invalid_request', `parameter ${key} must not be repeated`);
+    }
+    seen.add(key);
+    if (value !== '') params.set(key, value);
+  }
+  return params;
+}
+
+/** Reads an application/x-www-form-urlencoded body (the only body the token family of endpoints takes). */
+export async function readForm(request: Request, maxBytes: number): Promise<Params> {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') {
+    throw new OAuthError('invalid_request', 'request body must be application/x-www-form-urlencoded');
+  }
+  const text = await readText(request, maxBytes);
+  return singleValued(new URLSearchParams(text));
+}
+
+/** Reads a JSON object body (registration). */
+export async function readJsonObject(request: Request, maxBytes: number, errorCode: 'invalid_request' | 'invalid_client_metadata'): Promise<Record<string, unknown>> {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw new OAuthError('invalid_request', 'request body must be application/json');
+  const text = await readText(request, maxBytes);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new OAuthError(errorCode, 'request body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError(errorCode, 'request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** Reads the body as UTF-8 text, refusing more than `maxBytes` whatever Content-Length claims. */
+export async function readText(request: Request, maxBytes: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) throw new OAuthError('invalid_request', `request body is larger than ${maxBytes} bytes`, 413);
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new OAuthError('invalid_request', `request body is larger than ${maxBytes} bytes`, 413);
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
+  }
+}

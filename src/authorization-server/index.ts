@@ -1,0 +1,65 @@
+import { Hono } from 'hono';
+import { wellKnownUrl } from '../core/uri.js';
+import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig } from './config.js';
+import type { ServerContext } from './context.js';
+import { authorizeEndpoint } from './endpoints/authorize.js';
+import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
+import { introspectEndpoint } from './endpoints/introspect.js';
+import { jwksEndpoint } from './endpoints/jwks.js';
+import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
+import { registerEndpoint } from './endpoints/register.js';
+import { revokeEndpoint } from './endpoints/revoke.js';
+import { tokenEndpoint } from './endpoints/token.js';
+import { route } from './http/routes.js';
+import { SigningKeys } from './keys.js';
+
+export type { AuthorizationServerOptions, ResolvedConfig } from './config.js';
+export { authorizationServerMetadata } from './endpoints/metadata.js';
+export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
+export { registerClient, registrationResponse } from './clients.js';
+export { validateClientMetadata } from './checks/client-metadata.js';
+
+export interface AuthorizationServer {
+  /** The Hono app with every endpoint; mount it or serve it as it is. */
+  app: Hono;
+  /** Web-standard handler: Request in, Response out. */
+  handle(request: Request): Promise<Response>;
+  config: ResolvedConfig;
+  keys: SigningKeys;
+}
+
+/**
+ * An OAuth 2.1 authorization server for context servers, serving Revision A clients (metadata at
+ * the base URL, default paths, no `resource`) and Revision B clients (`resource`, audience-bound
+ * tokens) from the same endpoints.
+ */
+export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
+  const config = resolveConfig(options);
+  const keys = new SigningKeys(config.store, config.now);
+  const ctx: ServerContext = { config, keys };
+  const app = new Hono();
+  const base = config.basePath;
+  const api = { cors: true, log: config.log };
+  const pages = { cors: false, html: true, log: config.log };
+
+  route(app, new URL(wellKnownUrl(config.issuer, 'oauth-authorization-server')).pathname, { GET: () => metadataEndpoint(config) }, api);
+  route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
+  route(app, base + ENDPOINT_PATHS.token, { POST: (request) => tokenEndpoint(ctx, request) }, api);
+  route(app, base + ENDPOINT_PATHS.registration, { POST: (request) => registerEndpoint(ctx, request) }, api);
+  route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
+  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: config.log });
+  route(
+    app,
+    base + ENDPOINT_PATHS.authorization,
+    { GET: (request) => authorizeEndpoint(ctx, request), POST: (request) => authorizeEndpoint(ctx, request) },
+    pages,
+  );
+  route(
+    app,
+    `${base}/interaction/:id`,
+    { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: (request, params) => interactionSubmit(ctx, request, params.id!) },
+    pages,
+  );
+
+  return { app, handle: async (request) => app.fetch(request), config, keys };
+}

@@ -1,0 +1,46 @@
+import { html } from './html.js';
+import { page, type Page } from './layout.js';
+
+export interface ConsentPageInput {
+  action: string;
+  csrfToken: string;
+  username: string;
+  clientName: string;
+  clientId: string;
+  redirectHost: string;
+  scopes: string[];
+  resource: string;
+  formTargets: string[];
+}
+
+/**
+ * The consent form: names the client, where it will be sent back to, the scopes and the resource.
+ * Contract: a submit button `name="decision"` with value `approve` or `deny`.
+ */
+export function consentPage(input: ConsentPageInput): Page {
+  return page(
+    'Authorize access',
+    html`<h1>Authorize ${input.clientName}?</h1>
+<p class="muted">Signed in as <strong>${input.username}</strong></p>
+<dl>
+<dt>Application</dt><dd>${input.clientName} <span class="muted">(<code>${input.clientId}</code>)</span></dd>
+<dt>Returns to</dt><dd><code>${input.redirectHost}</code></dd>
+<dt>Server</dt><dd><code>${input.resource}</code></dd>
+<dt>Access</dt><dd>${
+      input.scopes.length > 0
+        ? html`<ul class="scopes">${input.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>`
+        : html`<span class="muted">no scopes</span>`
+    }</dd>
+</dl>
+<p class="muted">Only approve applications you started yourself. You can revoke this later.</p>
+<form method="post" action="${input.action}">
+<input type="hidden" name="csrf" value="${input.csrfToken}">
+<input type="hidden" name="step" value="consent">
+<div class="actions">
+<button type="submit" name="decision" value="deny">Deny</button>
+<button class="primary" type="submit" name="decision" value="approve">Approve</button>
+</div>
+</form>`,
+    { formTargets: input.formTargets },
+  );
+}

@@ -1,0 +1,54 @@
+import { cspHash, html, SafeHtml } from './html.js';
+import { STYLE } from './style.js';
+
+const STYLE_HASH = cspHash(STYLE);
+
+export interface Page {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Wraps page content in the document and the headers every page carries: no framing, a CSP that
+ * allows no script and only our stylesheet, no referrer, no caching. `formTargets` are the origins
+ * a form on the page may end up at: Chromium applies form-action to the redirect after a POST too,
+ * so the client's redirect origin must be listed for approve/deny to arrive.
+ */
+export function page(title: string, content: SafeHtml, options: { status?: number; formTargets?: string[] } = {}): Page {
+  const formAction = ["'self'", ...(options.formTargets ?? [])].join(' ');
+  const document = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<style>${new SafeHtml(STYLE)}</style>
+</head>
+<body>
+<main>
+<div class="brand">context-auth</div>
+${content}
+</main>
+</body>
+</html>
+`;
+  return {
+    status: options.status ?? 200,
+    body: document.value,
+    headers: {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      'X-Frame-Options': 'DENY',
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Cache-Control': 'no-store',
+      Pragma: 'no-cache',
+    },
+  };
+}
+
+export function toResponse(result: Page, extraHeaders: Record<string, string> = {}): Response {
+  return new Response(result.body, { status: result.status, headers: { ...result.headers, ...extraHeaders } });
+}

@@ -1,0 +1,36 @@
+import { hashSecret, randomToken } from '../core/secrets.js';
+import type { SessionRecord } from '../store/store.js';
+import type { ServerContext } from './context.js';
+import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './http/cookies.js';
+
+/** The signed-in user of this browser, if any (the cookie holds a random id; the store its hash). */
+export async function currentSession(ctx: ServerContext, request: Request): Promise<SessionRecord | undefined> {
+  const id = readCookie(request, SESSION_COOKIE);
+  if (!id) return undefined;
+  return ctx.config.store.getSession(hashSecret(id), ctx.config.now());
+}
+
+/** Starts a session after a successful login; returns the Set-Cookie header value. */
+export async function startSession(ctx: ServerContext, userId: string): Promise<{ session: SessionRecord; cookie: string }> {
+  const now = ctx.config.now();
+  const id = randomToken(32);
+  const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl };
+  await ctx.config.store.createSession(session);
+  return { session, cookie: cookieFor(ctx, SESSION_COOKIE, id, ctx.config.sessionTtl) };
+}
+
+/**
+ * The browser binding: a random value in a cookie whose hash each interaction keeps, so a login
+ * or consent form can only be completed by the browser that started it (no login CSRF, no
+ * consent pushed from another site).
+ */
+export function browserBinding(ctx: ServerContext, request: Request): { value: string; cookie?: string } {
+  const existing = readCookie(request, BROWSER_COOKIE);
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { value: existing };
+  const value = randomToken(32);
+  return { value, cookie: cookieFor(ctx, BROWSER_COOKIE, value, 365 * 24 * 3600) };
+}
+
+function cookieFor(ctx: ServerContext, name: string, value: string, maxAge: number): string {
+  return setCookie(name, value, { path: ctx.config.basePath || '/', maxAge, secure: ctx.config.secureCookies });
+}

@@ -1,0 +1,94 @@
+import { SignJWT, jwtVerify, createLocalJWKSet, type JWTPayload } from 'jose';
+import { formatScope } from '../core/scopes.js';
+import { hashSecret, randomToken } from '../core/secrets.js';
+import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
+import type { ResolvedConfig } from './config.js';
+import type { SigningKeys } from './keys.js';
+
+export interface IssuedTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+}
+
+/** Claims of our access tokens (RFC 9068 §2.2). */
+export interface AccessTokenClaims extends JWTPayload {
+  iss: string;
+  sub: string;
+  aud: string;
+  client_id: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  auth_time?: number;
+}
+
+/**
+ * Signs a JWT access token bound to one resource (`aud`) and records its `jti` under the grant,
+ * so revocation and introspection can see it.
+ */
+export async function issueAccessToken(
+  config: ResolvedConfig,
+  keys: SigningKeys,
+  grant: GrantRecord,
+  scope: string[],
+  resource: string,
+): Promise<{ token: string; expiresIn: number; jti: string }> {
+  const now = config.now();
+  const jti = randomToken(16);
+  const expiresAt = now + config.accessTokenTtl;
+  const signing = await keys.current();
+  const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope) };
+  if (grant.authTime !== null) claims.auth_time = grant.authTime;
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'at+jwt' })
+    .setIssuer(config.issuer)
+    .setSubject(grant.userId ?? grant.clientId)
+    .setAudience(resource)
+    .setJti(jti)
+    .setIssuedAt(now)
+    .setExpirationTime(expiresAt)
+    .sign(signing.key);
+  await config.store.saveAccessToken({ jti, grantId: grant.id, clientId: grant.clientId, expiresAt, revokedAt: null });
+  return { token, expiresIn: config.accessTokenTtl, jti };
+}
+
+/** A new refresh token for the grant: the caller saves (or rotates to) the returned record. */
+export function newRefreshToken(config: ResolvedConfig, grant: GrantRecord, scope: string[]): { token: string; record: RefreshTokenRecord } {
+  const now = config.now();
+  const token = randomToken(32);
+  return {
+    token,
+    record: {
+      tokenHash: hashSecret(token),
+      grantId: grant.id,
+      clientId: grant.clientId,
+      scope: [...scope],
+      createdAt: now,
+      expiresAt: now + config.refreshTokenTtl,
+      consumedAt: null,
+    },
+  };
+}
+
+/**
+ * Verifies one of our own access tokens (signature with a published key, issuer, type, expiry).
+ * Audience is not checked here: revocation and introspection accept tokens for any of our resources.
+ */
+export async function verifyOwnAccessToken(config: ResolvedConfig, keys: SigningKeys, token: string): Promise<AccessTokenClaims | undefined> {
+  try {
+    const jwks = createLocalJWKSet(await keys.publicJwks());
+    const { payload } = await jwtVerify(token, jwks, {
+      issuer: config.issuer,
+      typ: 'at+jwt',
+      currentDate: new Date(config.now() * 1000),
+    });
+    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string') return undefined;
+    return payload as AccessTokenClaims;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,34 @@
+import { OAuthError } from './errors.js';
+
+/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/** Parses a space-delimited scope string into a sorted, de-duplicated list. */
+export function parseScope(value: string | undefined | null): string[] {
+  if (value === undefined || value === null) return [];
+  const tokens = value.split(' ').filter((token) => token.length > 0);
+  for (const token of tokens) {
+    if (!SCOPE_TOKEN.test(token)) throw new OAuthError('invalid_scope', 'scope contains an invalid character');
+  }
+  return [...new Set(tokens)].sort();
+}
+
+export function formatScope(scopes: readonly string[]): string {
+  return [...new Set(scopes)].sort().join(' ');
+}
+
+export function isSubset(subset: readonly string[], superset: readonly string[]): boolean {
+  const set = new Set(superset);
+  return subset.every((scope) => set.has(scope));
+}
+
+/**
+ * The scopes a request ends up with: the requested ones (each must be allowed), or the defaults
+ * when none were requested (RFC 6749 §3.3 lets the server pick a default).
+ */
+export function resolveScope(requested: readonly string[], allowed: readonly string[], defaults: readonly string[]): string[] {
+  if (requested.length === 0) return defaults.filter((scope) => allowed.includes(scope));
+  const unknown = requested.filter((scope) => !allowed.includes(scope));
+  if (unknown.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${unknown.join(' ')}`);
+  return [...requested];
+}

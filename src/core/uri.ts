@@ -1,0 +1,76 @@
+import { OAuthError } from './errors.js';
+
+/** Hosts that name this machine; http is allowed only on these (spec: redirect URIs, issuer). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]' || host === '::1';
+}
+
+function parseAbsolute(input: string): URL | undefined {
+  // `new URL` accepts leading/trailing spaces and control characters silently; we do not.
+  if (input.length === 0 || input !== input.trim() || /[\u0000-\u001f\u007f\s]/.test(input)) return undefined;
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(input)) return undefined;
+  try {
+    return new URL(input);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Canonical server URI (spec, Revision B, "Canonical server URI rules"; RFC 8707 section 2):
+ * absolute with a scheme, no fragment, lowercase scheme and host (uppercase accepted), and no
+ * trailing slash (a lone "/" path is dropped too). Throws `invalid_target` otherwise.
+ */
+export function canonicalizeResourceUri(input: string): string {
+  const url = parseAbsolute(input);
+  if (!url) throw new OAuthError('invalid_target', 'resource must be an absolute URI');
+  if (input.includes('#')) throw new OAuthError('invalid_target', 'resource must not contain a fragment');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new OAuthError('invalid_target', 'resource must be an http or https URI');
+  }
+  if (url.username || url.password) throw new OAuthError('invalid_target', 'resource must not contain credentials');
+  let path = url.pathname;
+  while (path.endsWith('/')) path = path.slice(0, -1);
+  return `${url.protocol}//${url.host}${path}${url.search}`;
+}
+
+/** True when `input` is a canonical resource URI already. */
+export function isCanonicalResourceUri(input: string): boolean {
+  try {
+    return canonicalizeResourceUri(input) === input;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Issuer identifier (RFC 8414 section 2): https (http only on loopback, for development), no
+ * query, no fragment, and no trailing slash so that `issuer` equals the URL it is served for.
+ */
+export function normalizeIssuer(input: string): string {
+  const url = parseAbsolute(input);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new Error(`issuer must be an absolute https URL: ${JSON.stringify(input)}`);
+  }
+  if (url.search || url.hash || input.includes('#') || input.includes('?')) {
+    throw new Error('issuer must not contain a query or fragment');
+  }
+  if (url.username || url.password) throw new Error('issuer must not contain credentials');
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new Error('issuer must use https unless its host is loopback (localhost, 127.0.0.1, [::1])');
+  }
+  let path = url.pathname;
+  while (path.endsWith('/')) path = path.slice(0, -1);
+  return `${url.protocol}//${url.host}${path}`;
+}
+
+/**
+ * The RFC 8414 / RFC 9728 well-known URL for an identifier: the well-known segment is inserted
+ * between the host and the path ("path-inserted form").
+ */
+export function wellKnownUrl(identifier: string, suffix: string): string {
+  const url = new URL(identifier);
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
+  return `${url.origin}/.well-known/${suffix}${path}`;
+}

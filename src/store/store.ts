@@ -1,0 +1,245 @@
+/**
+ * The store: every piece of state the authorization server keeps. Implementations (memory,
+ * SQLite, later PostgreSQL) pass one shared test suite (test/store/store-suite.ts).
+ *
+ * Rules every implementation keeps:
+ * - Times are whole seconds since the epoch, passed in by the caller (so tests control the clock).
+ * - Secrets are never stored: codes, refresh tokens, client secrets and session ids arrive here
+ *   already hashed (core/secrets.ts `hashSecret`).
+ * - Single use is one atomic operation (`consume…`, `rotate…`), never read-then-write.
+ * - Methods are async so a networked database fits behind the same interface.
+ */
+
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+
+export interface ClientRecord {
+  clientId: string;
+  /** SHA-256 of the secret; null for public clients. */
+  clientSecretHash: string | null;
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  redirectUris: string[];
+  grantTypes: GrantType[];
+  responseTypes: string[];
+  clientName: string | null;
+  /** Scopes this client may ask for; null means any the server supports. */
+  scope: string | null;
+  /** The registered metadata as the client sent it (validated), echoed by registration. */
+  metadata: Record<string, unknown>;
+  /** Set by an operator only (`clients add --introspect`): may introspect tokens of other clients. */
+  canIntrospect: boolean;
+  /** 'dynamic' (RFC 7591) or 'admin' (CLI / API). */
+  registeredBy: 'dynamic' | 'admin';
+  createdAt: number;
+}
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  passwordHash: string;
+  createdAt: number;
+}
+
+/** An authorization request waiting for the user to log in and consent. */
+export interface InteractionRecord {
+  id: string;
+  clientId: string;
+  /** The validated authorization request (see authorization-server/endpoints/authorize.ts). */
+  request: AuthorizationRequest;
+  /** SHA-256 of the cookie value that binds this interaction to the browser that started it. */
+  browserBindingHash: string;
+  /** The anti-CSRF token echoed by the pages' forms. */
+  csrfToken: string;
+  userId: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  /** Whether redirect_uri was sent (then the token request must repeat it, OAuth 2.1 §4.1.3). */
+  redirectUriProvided: boolean;
+  state: string | null;
+  scope: string[];
+  resource: string;
+  codeChallenge: string;
+  codeChallengeMethod: 'S256';
+  prompt: string[];
+}
+
+export interface SessionRecord {
+  idHash: string;
+  userId: string;
+  authTime: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface ConsentRecord {
+  userId: string;
+  clientId: string;
+  resource: string;
+  scope: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A grant: the family of codes, refresh tokens and access tokens one authorization produced. */
+export interface GrantRecord {
+  id: string;
+  clientId: string;
+  /** Null for client_credentials. */
+  userId: string | null;
+  scope: string[];
+  resource: string;
+  authTime: number | null;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface AuthorizationCodeRecord {
+  codeHash: string;
+  grantId: string;
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  redirectUriProvided: boolean;
+  codeChallenge: string;
+  scope: string[];
+  resource: string;
+  authTime: number;
+  createdAt: number;
+  expiresAt: number;
+  consumedAt: number | null;
+}
+
+export interface RefreshTokenRecord {
+  tokenHash: string;
+  grantId: string;
+  clientId: string;
+  scope: string[];
+  createdAt: number;
+  expiresAt: number;
+  /** Set when the token was rotated (used); a second use is a replay. */
+  consumedAt: number | null;
+}
+
+export interface AccessTokenRecord {
+  jti: string;
+  grantId: string;
+  clientId: string;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+export interface SigningKeyRecord {
+  kid: string;
+  alg: string;
+  /** JSON of the private JWK. */
+  privateJwk: string;
+  /** JSON of the public JWK. */
+  publicJwk: string;
+  status: 'current' | 'previous' | 'retired';
+  createdAt: number;
+}
+
+export type ConsumeResult<T> =
+  | { status: 'ok'; record: T }
+  /** It existed and was already used: the caller treats this as a replay. */
+  | { status: 'replayed'; record: T }
+  | { status: 'expired'; record: T }
+  | { status: 'missing' };
+
+export class StoreConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreConflictError';
+  }
+}
+
+/** The database cannot be reached or answered with a failure; turned into 503 temporarily_unavailable. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export interface Store {
+  /** Releases connections and file handles. */
+  close(): Promise<void>;
+
+  // Clients
+  createClient(client: ClientRecord): Promise<void>;
+  getClient(clientId: string): Promise<ClientRecord | undefined>;
+  listClients(): Promise<ClientRecord[]>;
+  /** Deletes the client and everything issued to it (grants, codes, tokens, consents). */
+  deleteClient(clientId: string): Promise<boolean>;
+
+  // Users
+  /** Throws StoreConflictError when the username is taken. */
+  createUser(user: UserRecord): Promise<void>;
+  getUserById(id: string): Promise<UserRecord | undefined>;
+  getUserByUsername(username: string): Promise<UserRecord | undefined>;
+  listUsers(): Promise<UserRecord[]>;
+  /** Deletes the user and their sessions, consents and grants. */
+  deleteUser(username: string): Promise<boolean>;
+
+  // Interactions (pending authorization requests)
+  createInteraction(interaction: InteractionRecord): Promise<void>;
+  /** Returns the interaction unless it is missing or expired at `now`. */
+  getInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
+  setInteractionUser(id: string, userId: string): Promise<void>;
+  /** Atomically removes and returns the interaction, so one consent yields one code. */
+  consumeInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
+
+  // Browser sessions
+  createSession(session: SessionRecord): Promise<void>;
+  getSession(idHash: string, now: number): Promise<SessionRecord | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+
+  // Consents
+  getConsent(userId: string, clientId: string, resource: string): Promise<ConsentRecord | undefined>;
+  /** Creates or widens the consent (union of scopes). */
+  saveConsent(consent: ConsentRecord): Promise<void>;
+  listConsents(filter: { userId?: string; clientId?: string }): Promise<ConsentRecord[]>;
+  /** Removes the user's consents for the client and revokes the grants they produced; returns how many consents. */
+  revokeConsents(userId: string, clientId: string, now: number): Promise<number>;
+
+  // Grants
+  createGrant(grant: GrantRecord): Promise<void>;
+  getGrant(id: string): Promise<GrantRecord | undefined>;
+  /** Revokes the grant and with it every refresh and access token of its family. */
+  revokeGrant(id: string, now: number): Promise<void>;
+
+  // Authorization codes
+  saveAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
+  /** Marks the code used if it was unused and unexpired, atomically. */
+  consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeResult<AuthorizationCodeRecord>>;
+
+  // Refresh tokens
+  saveRefreshToken(token: RefreshTokenRecord): Promise<void>;
+  getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
+  /**
+   * Atomically marks `oldHash` used and saves `next` in its place, if `oldHash` is unused,
+   * unexpired and its grant is not revoked. Otherwise saves nothing and says why.
+   */
+  rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<ConsumeResult<RefreshTokenRecord> | { status: 'revoked'; record: RefreshTokenRecord }>;
+
+  // Access tokens (a record per issued JWT, for revocation and introspection)
+  saveAccessToken(token: AccessTokenRecord): Promise<void>;
+  getAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
+  revokeAccessToken(jti: string, now: number): Promise<void>;
+
+  // Signing keys
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+  /** Saves `key` as current; the current one becomes previous and the previous one retired. Atomic. */
+  rotateSigningKey(key: SigningKeyRecord): Promise<void>;
+  /** Saves `key` as current only if there is no current key yet; returns the current key either way. */
+  ensureSigningKey(key: SigningKeyRecord): Promise<SigningKeyRecord>;
+
+  // Maintenance
+  /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants); returns how many rows. */
+  sweepExpired(now: number): Promise<number>;
+}

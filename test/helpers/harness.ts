@@ -1,0 +1,212 @@
+/**
+ * An authorization server on the in-memory store with a controllable clock, and small helpers
+ * that speak to it through its Web handler the way a client and a browser would.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
+import { hashPassword } from '../../src/core/passwords.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import type { Store } from '../../src/store/store.js';
+
+export const ISSUER = 'http://127.0.0.1:9999';
+export const RESOURCE = 'http://127.0.0.1:9999/mcp';
+export const OTHER_RESOURCE = 'http://127.0.0.1:9999/other';
+export const REDIRECT_URI = 'http://127.0.0.1:33333/callback';
+
+/** The two revisions, as data: what differs is whether the client sends `resource`. */
+export const REVISIONS = [
+  { name: 'Revision A (2025-03-26)', resource: undefined },
+  { name: 'Revision B (2025-06-18)', resource: RESOURCE },
+] as const;
+export type Revision = (typeof REVISIONS)[number];
+
+export interface Harness {
+  server: AuthorizationServer;
+  store: Store;
+  clock: { now: number };
+  log: Record<string, unknown>[];
+  request(path: string, init?: RequestInit): Promise<Response>;
+}
+
+export function createHarness(overrides: Partial<AuthorizationServerOptions> = {}): Harness {
+  const store = createMemoryStore();
+  const clock = { now: 1_800_000_000 };
+  const log: Record<string, unknown>[] = [];
+  const server = createAuthorizationServer({
+    issuer: ISSUER,
+    store,
+    resources: [RESOURCE, OTHER_RESOURCE],
+    now: () => clock.now,
+    log: (event) => log.push(event),
+    ...overrides,
+  });
+  return {
+    server,
+    store,
+    clock,
+    log,
+    request: (path, init) => server.handle(new Request(new URL(path, ISSUER), init)),
+  };
+}
+
+export function form(values: Record<string, string | undefined>): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(values)) if (value !== undefined) params.append(key, value);
+  return params;
+}
+
+export function postForm(h: Harness, path: string, values: Record<string, string | undefined>, headers: Record<string, string> = {}): Promise<Response> {
+  return h.request(path, { method: 'POST', body: form(values), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+}
+
+export function basic(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+export interface TestClient {
+  client_id: string;
+  client_secret?: string;
+  [key: string]: unknown;
+}
+
+export async function registerClient(h: Harness, metadata: Record<string, unknown> = {}): Promise<TestClient> {
+  const response = await h.request('/register', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Test Client',
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      ...metadata,
+    }),
+  });
+  if (response.status !== 201) throw new Error(`registration failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as TestClient;
+}
+
+export async function addUser(h: Harness, username = 'alice', password = 'correct horse battery'): Promise<{ id: string; username: string; password: string }> {
+  const id = `user-${username}`;
+  await h.store.createUser({ id, username, passwordHash: await hashPassword(password), createdAt: h.clock.now });
+  return { id, username, password };
+}
+
+/** A minimal cookie jar: what a browser would keep between our hops. */
+export class Browser {
+  private cookies = new Map<string, string>();
+
+  constructor(private readonly h: Harness) {}
+
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const response = await this.h.request(path, { ...init, headers, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    return response;
+  }
+
+  submit(path: string, values: Record<string, string>): Promise<Response> {
+    return this.fetch(path, { method: 'POST', body: form(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+
+  clearCookies(): void {
+    this.cookies.clear();
+  }
+}
+
+/** Reads the hidden CSRF token and the form action out of a login or consent page. */
+export function parseForm(html: string): { action: string; csrf: string } {
+  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!action || !csrf) throw new Error(`no form on the page:\n${html.slice(0, 500)}`);
+  return { action: action.replace(/&amp;/g, '&'), csrf };
+}
+
+export function authorizeUrl(params: Record<string, string | undefined>): string {
+  return `/authorize?${form(params).toString()}`;
+}
+
+export interface AuthorizeOptions {
+  client: TestClient;
+  user: { username: string; password: string };
+  resource?: string | undefined;
+  scope?: string;
+  state?: string;
+  redirectUri?: string;
+  browser?: Browser;
+  decision?: 'approve' | 'deny';
+}
+
+/**
+ * Drives GET /authorize → login form → consent form like a browser, and returns the final
+ * redirect's URL (with code or error) and the PKCE verifier to redeem the code with.
+ */
+export async function authorize(h: Harness, options: AuthorizeOptions): Promise<{ location: URL; verifier: string; browser: Browser }> {
+  const browser = options.browser ?? new Browser(h);
+  const { verifier, challenge } = pkcePair();
+  let response = await browser.fetch(
+    authorizeUrl({
+      response_type: 'code',
+      client_id: options.client.client_id,
+      redirect_uri: options.redirectUri ?? REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: options.state ?? 'state-123',
+      scope: options.scope,
+      resource: options.resource,
+    }),
+  );
+  for (let hop = 0; hop < 5; hop++) {
+    if (response.status !== 303) throw new Error(`unexpected ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    const location = new URL(response.headers.get('location')!, ISSUER);
+    if (!location.pathname.startsWith('/interaction/')) return { location, verifier, browser };
+    const page = await browser.fetch(location.pathname);
+    const html = await page.text();
+    const { action, csrf } = parseForm(html);
+    if (html.includes('name="password"')) {
+      response = await browser.submit(action, { csrf, step: 'login', username: options.user.username, password: options.user.password });
+    } else {
+      response = await browser.submit(action, { csrf, step: 'consent', decision: options.decision ?? 'approve' });
+    }
+  }
+  throw new Error('too many hops');
+}
+
+export async function redeemCode(
+  h: Harness,
+  client: TestClient,
+  code: string,
+  verifier: string,
+  extra: Record<string, string | undefined> = {},
+): Promise<Response> {
+  return postForm(h, '/token', {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT_URI,
+    client_id: client.client_id,
+    ...extra,
+  });
+}
+
+/** Registers a public client, signs a user in, consents and redeems the code: a whole Revision A or B flow. */
+export async function obtainTokens(h: Harness, revision: Revision, options: Partial<AuthorizeOptions> = {}): Promise<{ client: TestClient; tokens: Record<string, unknown> }> {
+  const client = options.client ?? (await registerClient(h));
+  const existing = await h.store.getUserByUsername('alice');
+  const user = options.user ?? (existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h));
+  const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, ...options });
+  const code = location.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${location}`);
+  const response = await redeemCode(h, client, code, verifier, { resource: revision.resource });
+  if (response.status !== 200) throw new Error(`token failed: ${response.status} ${await response.text()}`);
+  return { client, tokens: (await response.json()) as Record<string, unknown> };
+}
