@@ -1,0 +1,3 @@
+export * from './store.js';
+export { createMemoryStore } from './memory.js';
+export { openSqliteStore } from './sqlite.js';

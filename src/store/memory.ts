@@ -1,0 +1,270 @@
+/**
+ * The in-memory store, for unit tests. It keeps the SQLite store's semantics, foreign keys and
+ * cascades included, so a test that passes here does not fail against a real database.
+ * Every method body is synchronous (no await), so each check-and-write is atomic by construction.
+ * Records are copied in and out, so callers cannot change stored state by mutating them.
+ */
+import {
+  StoreConflictError,
+  type AccessTokenRecord,
+  type AuthorizationCodeRecord,
+  type ClientRecord,
+  type ConsentRecord,
+  type GrantRecord,
+  type InteractionRecord,
+  type RefreshTokenRecord,
+  type SessionRecord,
+  type SigningKeyRecord,
+  type Store,
+  type UserRecord,
+} from './store.js';
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Byte-order comparison, like SQLite's default collation (localeCompare would differ). */
+const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function insert<T>(map: Map<string, T>, key: string, value: T, what: string): void {
+  if (map.has(key)) throw new StoreConflictError(`${what} already exists: ${key}`);
+  map.set(key, copy(value));
+}
+
+/** What SQLite's foreign keys do: refuse a row that points at nothing. */
+function requireRef(map: Map<string, unknown>, key: string | null, what: string): void {
+  if (key !== null && !map.has(key)) throw new Error(`foreign key violation: no ${what} ${key}`);
+}
+
+function deleteWhere<T>(map: Map<string, T>, predicate: (value: T) => boolean): number {
+  let count = 0;
+  for (const [key, value] of map) {
+    if (predicate(value)) {
+      map.delete(key);
+      count++;
+    }
+  }
+  return count;
+}
+
+const consentKey = (userId: string, clientId: string, resource: string): string => JSON.stringify([userId, clientId, resource]);
+
+export function createMemoryStore(): Store {
+  const clients = new Map<string, ClientRecord>();
+  const users = new Map<string, UserRecord>();
+  const interactions = new Map<string, InteractionRecord>();
+  const sessions = new Map<string, SessionRecord>();
+  const consents = new Map<string, ConsentRecord>();
+  const grants = new Map<string, GrantRecord>();
+  const codes = new Map<string, AuthorizationCodeRecord>();
+  const refreshTokens = new Map<string, RefreshTokenRecord>();
+  const accessTokens = new Map<string, AccessTokenRecord>();
+  // Insertion order breaks ties between keys created in the same second.
+  const signingKeys: SigningKeyRecord[] = [];
+
+  /** Deletes grants and, like ON DELETE CASCADE, their codes and tokens. */
+  const deleteGrants = (predicate: (grant: GrantRecord) => boolean): void => {
+    for (const grant of [...grants.values()].filter(predicate)) {
+      grants.delete(grant.id);
+      const ofGrant = (row: { grantId: string }): boolean => row.grantId === grant.id;
+      deleteWhere(codes, ofGrant);
+      deleteWhere(refreshTokens, ofGrant);
+      deleteWhere(accessTokens, ofGrant);
+    }
+  };
+
+  const findUserByUsername = (username: string): UserRecord | undefined =>
+    [...users.values()].find((user) => user.username === username);
+
+  return {
+    async close() {},
+
+    async createClient(client) {
+      insert(clients, client.clientId, client, 'client');
+    },
+    async getClient(clientId) {
+      return copy(clients.get(clientId));
+    },
+    async listClients() {
+      return [...clients.values()].sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.clientId, b.clientId)).map(copy);
+    },
+    async deleteClient(clientId) {
+      if (!clients.delete(clientId)) return false;
+      deleteWhere(interactions, (i) => i.clientId === clientId);
+      deleteWhere(consents, (c) => c.clientId === clientId);
+      deleteGrants((g) => g.clientId === clientId);
+      return true;
+    },
+
+    async createUser(user) {
+      if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
+      insert(users, user.id, user, 'user');
+    },
+    async getUserById(id) {
+      return copy(users.get(id));
+    },
+    async getUserByUsername(username) {
+      return copy(findUserByUsername(username));
+    },
+    async listUsers() {
+      return [...users.values()].sort((a, b) => compare(a.username, b.username)).map(copy);
+    },
+    async deleteUser(username) {
+      const user = findUserByUsername(username);
+      if (!user) return false;
+      users.delete(user.id);
+      deleteWhere(interactions, (i) => i.userId === user.id);
+      deleteWhere(sessions, (s) => s.userId === user.id);
+      deleteWhere(consents, (c) => c.userId === user.id);
+      deleteGrants((g) => g.userId === user.id);
+      return true;
+    },
+
+    async createInteraction(interaction) {
+      requireRef(clients, interaction.clientId, 'client');
+      requireRef(users, interaction.userId, 'user');
+      insert(interactions, interaction.id, interaction, 'interaction');
+    },
+    async getInteraction(id, now) {
+      const interaction = interactions.get(id);
+      return interaction && interaction.expiresAt > now ? copy(interaction) : undefined;
+    },
+    async setInteractionUser(id, userId) {
+      const interaction = interactions.get(id);
+      if (!interaction) return;
+      requireRef(users, userId, 'user');
+      interaction.userId = userId;
+    },
+    async consumeInteraction(id, now) {
+      const interaction = interactions.get(id);
+      if (!interaction || interaction.expiresAt <= now) return undefined;
+      interactions.delete(id);
+      return copy(interaction);
+    },
+
+    async createSession(session) {
+      requireRef(users, session.userId, 'user');
+      insert(sessions, session.idHash, session, 'session');
+    },
+    async getSession(idHash, now) {
+      const session = sessions.get(idHash);
+      return session && session.expiresAt > now ? copy(session) : undefined;
+    },
+    async deleteSession(idHash) {
+      sessions.delete(idHash);
+    },
+
+    async getConsent(userId, clientId, resource) {
+      return copy(consents.get(consentKey(userId, clientId, resource)));
+    },
+    async saveConsent(consent) {
+      requireRef(users, consent.userId, 'user');
+      requireRef(clients, consent.clientId, 'client');
+      const key = consentKey(consent.userId, consent.clientId, consent.resource);
+      const existing = consents.get(key);
+      const scope = [...new Set([...(existing?.scope ?? []), ...consent.scope])].sort();
+      consents.set(key, { ...copy(consent), scope, createdAt: existing?.createdAt ?? consent.createdAt });
+    },
+    async listConsents(filter) {
+      return [...consents.values()]
+        .filter((c) => (filter.userId === undefined || c.userId === filter.userId) && (filter.clientId === undefined || c.clientId === filter.clientId))
+        .sort((a, b) => compare(a.userId, b.userId) || compare(a.clientId, b.clientId) || compare(a.resource, b.resource))
+        .map(copy);
+    },
+    async revokeConsents(userId, clientId, now) {
+      const count = deleteWhere(consents, (c) => c.userId === userId && c.clientId === clientId);
+      for (const grant of grants.values()) {
+        if (grant.userId === userId && grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
+      }
+      return count;
+    },
+
+    async createGrant(grant) {
+      requireRef(clients, grant.clientId, 'client');
+      requireRef(users, grant.userId, 'user');
+      insert(grants, grant.id, grant, 'grant');
+    },
+    async getGrant(id) {
+      return copy(grants.get(id));
+    },
+    async revokeGrant(id, now) {
+      const grant = grants.get(id);
+      if (grant && grant.revokedAt === null) grant.revokedAt = now;
+    },
+
+    async saveAuthorizationCode(code) {
+      requireRef(grants, code.grantId, 'grant');
+      insert(codes, code.codeHash, code, 'authorization code');
+    },
+    async consumeAuthorizationCode(codeHash, now) {
+      const code = codes.get(codeHash);
+      if (!code) return { status: 'missing' };
+      if (code.consumedAt !== null) return { status: 'replayed', record: copy(code) };
+      if (code.expiresAt <= now) return { status: 'expired', record: copy(code) };
+      code.consumedAt = now;
+      return { status: 'ok', record: copy(code) };
+    },
+
+    async saveRefreshToken(token) {
+      requireRef(grants, token.grantId, 'grant');
+      insert(refreshTokens, token.tokenHash, token, 'refresh token');
+    },
+    async getRefreshToken(tokenHash) {
+      return copy(refreshTokens.get(tokenHash));
+    },
+    async rotateRefreshToken(oldHash, next, now) {
+      const old = refreshTokens.get(oldHash);
+      if (!old) return { status: 'missing' };
+      if (old.consumedAt !== null) return { status: 'replayed', record: copy(old) };
+      if (old.expiresAt <= now) return { status: 'expired', record: copy(old) };
+      const revokedAt = grants.get(old.grantId)?.revokedAt ?? null;
+      if (revokedAt !== null) return { status: 'revoked', record: copy(old) };
+      // Validate the insert before consuming, as the SQLite transaction would roll back.
+      requireRef(grants, next.grantId, 'grant');
+      if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
+      old.consumedAt = now;
+      refreshTokens.set(next.tokenHash, copy(next));
+      return { status: 'ok', record: copy(old) };
+    },
+
+    async saveAccessToken(token) {
+      requireRef(grants, token.grantId, 'grant');
+      insert(accessTokens, token.jti, token, 'access token');
+    },
+    async getAccessToken(jti) {
+      return copy(accessTokens.get(jti));
+    },
+    async revokeAccessToken(jti, now) {
+      const token = accessTokens.get(jti);
+      if (token && token.revokedAt === null) token.revokedAt = now;
+    },
+
+    async listSigningKeys() {
+      return [...signingKeys].reverse().sort((a, b) => b.createdAt - a.createdAt).map(copy);
+    },
+    async rotateSigningKey(key) {
+      if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreConflictError(`signing key already exists: ${key.kid}`);
+      for (const k of signingKeys) {
+        if (k.status === 'previous') k.status = 'retired';
+        else if (k.status === 'current') k.status = 'previous';
+      }
+      signingKeys.push({ ...copy(key), status: 'current' });
+    },
+    async ensureSigningKey(key) {
+      const current = signingKeys.find((k) => k.status === 'current');
+      if (current) return copy(current);
+      if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreConflictError(`signing key already exists: ${key.kid}`);
+      const created: SigningKeyRecord = { ...copy(key), status: 'current' };
+      signingKeys.push(created);
+      return copy(created);
+    },
+
+    async sweepExpired(now) {
+      const expired = (row: { expiresAt: number }): boolean => row.expiresAt <= now;
+      let count = deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(accessTokens, expired);
+      count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired);
+      const hasChildren = (grantId: string): boolean =>
+        [codes, refreshTokens, accessTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
+      count += deleteWhere(grants, (g) => g.createdAt < now - 60 && !hasChildren(g.id));
+      return count;
+    },
+  };
+}

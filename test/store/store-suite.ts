@@ -1,0 +1,855 @@
+/**
+ * The one behaviour suite every Store implementation passes (memory, SQLite, later PostgreSQL).
+ * Nothing here may depend on one backend: `open` returns a fresh, empty store for each test.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import {
+  StoreConflictError,
+  type AccessTokenRecord,
+  type AuthorizationCodeRecord,
+  type ClientRecord,
+  type ConsentRecord,
+  type ConsumeResult,
+  type GrantRecord,
+  type InteractionRecord,
+  type RefreshTokenRecord,
+  type SessionRecord,
+  type SigningKeyRecord,
+  type Store,
+  type UserRecord,
+} from '../../src/store/index.js';
+
+/** The tests' clock: whole seconds, passed to every time-dependent method. */
+export const NOW = 1_700_000_000;
+
+let counter = 0;
+const uniqueId = (prefix: string): string => `${prefix}-${++counter}`;
+
+// ---------------------------------------------------------------------------------------------
+// Record factories: valid records with unique ids; override what a test cares about.
+
+export function makeClient(overrides: Partial<ClientRecord> = {}): ClientRecord {
+  return {
+    clientId: uniqueId('client'),
+    clientSecretHash: null,
+    tokenEndpointAuthMethod: 'none',
+    redirectUris: ['https://app.example/callback', 'http://127.0.0.1/callback'],
+    grantTypes: ['authorization_code', 'refresh_token'],
+    responseTypes: ['code'],
+    clientName: 'Example App',
+    scope: null,
+    metadata: { client_name: 'Example App', redirect_uris: ['https://app.example/callback'], nested: { a: [1, 2] } },
+    canIntrospect: false,
+    registeredBy: 'dynamic',
+    createdAt: NOW,
+    ...overrides,
+  };
+}
+
+export function makeUser(overrides: Partial<UserRecord> = {}): UserRecord {
+  const id = uniqueId('user');
+  return { id, username: `name-of-${id}`, passwordHash: 'scrypt$hash', createdAt: NOW, ...overrides };
+}
+
+export function makeInteraction(clientId: string, overrides: Partial<InteractionRecord> = {}): InteractionRecord {
+  return {
+    id: uniqueId('interaction'),
+    clientId,
+    request: {
+      clientId,
+      redirectUri: 'https://app.example/callback',
+      redirectUriProvided: true,
+      state: 'xyz',
+      scope: ['read', 'write'],
+      resource: 'https://mcp.example/',
+      codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      codeChallengeMethod: 'S256',
+      prompt: [],
+    },
+    browserBindingHash: 'binding-hash',
+    csrfToken: 'csrf',
+    userId: null,
+    createdAt: NOW,
+    expiresAt: NOW + 600,
+    ...overrides,
+  };
+}
+
+export function makeSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return { idHash: uniqueId('session'), userId, authTime: NOW, createdAt: NOW, expiresAt: NOW + 3600, ...overrides };
+}
+
+export function makeConsent(userId: string, clientId: string, overrides: Partial<ConsentRecord> = {}): ConsentRecord {
+  return { userId, clientId, resource: 'https://mcp.example/', scope: ['read'], createdAt: NOW, updatedAt: NOW, ...overrides };
+}
+
+export function makeGrant(clientId: string, userId: string | null, overrides: Partial<GrantRecord> = {}): GrantRecord {
+  return {
+    id: uniqueId('grant'),
+    clientId,
+    userId,
+    scope: ['read'],
+    resource: 'https://mcp.example/',
+    authTime: userId === null ? null : NOW,
+    createdAt: NOW,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+export function makeCode(grant: GrantRecord, overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
+  return {
+    codeHash: uniqueId('code'),
+    grantId: grant.id,
+    clientId: grant.clientId,
+    userId: grant.userId ?? 'no-user',
+    redirectUri: 'https://app.example/callback',
+    redirectUriProvided: true,
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    scope: grant.scope,
+    resource: grant.resource,
+    authTime: NOW,
+    createdAt: NOW,
+    expiresAt: NOW + 60,
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+export function makeRefreshToken(grant: GrantRecord, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
+  return {
+    tokenHash: uniqueId('refresh'),
+    grantId: grant.id,
+    clientId: grant.clientId,
+    scope: grant.scope,
+    createdAt: NOW,
+    expiresAt: NOW + 86_400,
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+export function makeAccessToken(grant: GrantRecord, overrides: Partial<AccessTokenRecord> = {}): AccessTokenRecord {
+  return { jti: uniqueId('jti'), grantId: grant.id, clientId: grant.clientId, expiresAt: NOW + 3600, revokedAt: null, ...overrides };
+}
+
+export function makeSigningKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
+  const kid = uniqueId('kid');
+  return {
+    kid,
+    alg: 'ES256',
+    privateJwk: JSON.stringify({ kty: 'EC', kid, d: 'private' }),
+    publicJwk: JSON.stringify({ kty: 'EC', kid }),
+    status: 'current',
+    createdAt: NOW,
+    ...overrides,
+  };
+}
+
+/** Asserts the status of a consume/rotate result and returns its record. */
+function expectRecord<T>(result: ConsumeResult<T> | { status: 'revoked'; record: T }, status: string): T {
+  assert.equal(result.status, status);
+  assert.ok('record' in result, `a ${status} result carries the record`);
+  return result.record;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function runStoreSuite(name: string, open: () => Promise<Store> | Store, cleanup?: () => Promise<void> | void): void {
+  describe(name, () => {
+    let store: Store;
+
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+    if (cleanup) after(cleanup);
+
+    /** A client, a user and an authorization_code grant between them. */
+    async function seed(grantOverrides: Partial<GrantRecord> = {}) {
+      const client = makeClient();
+      const user = makeUser();
+      await store.createClient(client);
+      await store.createUser(user);
+      const grant = makeGrant(client.clientId, user.id, grantOverrides);
+      await store.createGrant(grant);
+      return { client, user, grant };
+    }
+
+    describe('clients', () => {
+      it('round-trips every field', async () => {
+        const client = makeClient({
+          clientSecretHash: 'secret-hash',
+          tokenEndpointAuthMethod: 'client_secret_basic',
+          grantTypes: ['client_credentials'],
+          clientName: null,
+          scope: 'read write',
+          canIntrospect: true,
+          registeredBy: 'admin',
+        });
+        await store.createClient(client);
+        assert.deepEqual(await store.getClient(client.clientId), client);
+        const publicClient = makeClient();
+        await store.createClient(publicClient);
+        assert.deepEqual(await store.getClient(publicClient.clientId), publicClient);
+      });
+
+      it('returns undefined for an unknown client', async () => {
+        assert.equal(await store.getClient('nope'), undefined);
+      });
+
+      it('refuses a duplicate client id', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        await assert.rejects(store.createClient(makeClient({ clientId: client.clientId })), StoreConflictError);
+        assert.deepEqual(await store.getClient(client.clientId), client);
+      });
+
+      it('lists clients oldest first', async () => {
+        const newer = makeClient({ createdAt: NOW + 10 });
+        const older = makeClient({ createdAt: NOW - 10 });
+        await store.createClient(newer);
+        await store.createClient(older);
+        assert.deepEqual(await store.listClients(), [older, newer]);
+      });
+
+      it('deletes a client once', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        assert.equal(await store.deleteClient(client.clientId), true);
+        assert.equal(await store.getClient(client.clientId), undefined);
+        assert.equal(await store.deleteClient(client.clientId), false);
+        assert.equal(await store.deleteClient('nope'), false);
+      });
+
+      it('deleting a client deletes its grants, codes, tokens, consents and interactions, and nothing else', async () => {
+        const { client, user, grant } = await seed();
+        const other = makeClient();
+        await store.createClient(other);
+        const otherGrant = makeGrant(other.clientId, user.id);
+        await store.createGrant(otherGrant);
+
+        const code = makeCode(grant);
+        const refresh = makeRefreshToken(grant);
+        const access = makeAccessToken(grant);
+        const interaction = makeInteraction(client.clientId);
+        await store.saveAuthorizationCode(code);
+        await store.saveRefreshToken(refresh);
+        await store.saveAccessToken(access);
+        await store.createInteraction(interaction);
+        await store.saveConsent(makeConsent(user.id, client.clientId));
+        const otherRefresh = makeRefreshToken(otherGrant);
+        await store.saveRefreshToken(otherRefresh);
+        await store.saveConsent(makeConsent(user.id, other.clientId));
+
+        assert.equal(await store.deleteClient(client.clientId), true);
+
+        assert.equal(await store.getGrant(grant.id), undefined);
+        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'missing');
+        assert.equal(await store.getRefreshToken(refresh.tokenHash), undefined);
+        assert.equal(await store.getAccessToken(access.jti), undefined);
+        assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
+        assert.deepEqual(await store.listConsents({ clientId: client.clientId }), []);
+
+        assert.ok(await store.getUserById(user.id));
+        assert.ok(await store.getGrant(otherGrant.id));
+        assert.ok(await store.getRefreshToken(otherRefresh.tokenHash));
+        assert.equal((await store.listConsents({ userId: user.id })).length, 1);
+      });
+    });
+
+    describe('users', () => {
+      it('finds a user by id and by username', async () => {
+        const user = makeUser();
+        await store.createUser(user);
+        assert.deepEqual(await store.getUserById(user.id), user);
+        assert.deepEqual(await store.getUserByUsername(user.username), user);
+        assert.equal(await store.getUserById('nope'), undefined);
+        assert.equal(await store.getUserByUsername('nope'), undefined);
+      });
+
+      it('refuses a taken username', async () => {
+        const user = makeUser({ username: 'alice' });
+        await store.createUser(user);
+        await assert.rejects(store.createUser(makeUser({ username: 'alice' })), StoreConflictError);
+        assert.deepEqual(await store.listUsers(), [user]);
+      });
+
+      it('refuses a duplicate user id', async () => {
+        const user = makeUser();
+        await store.createUser(user);
+        await assert.rejects(store.createUser(makeUser({ id: user.id })), StoreConflictError);
+      });
+
+      it('lists users by username', async () => {
+        const bob = makeUser({ username: 'bob' });
+        const alice = makeUser({ username: 'alice' });
+        await store.createUser(bob);
+        await store.createUser(alice);
+        assert.deepEqual(await store.listUsers(), [alice, bob]);
+      });
+
+      it('deleting a user deletes their sessions, consents, interactions and grants, and nothing else', async () => {
+        const { client, user, grant } = await seed();
+        const other = makeUser();
+        await store.createUser(other);
+        const otherGrant = makeGrant(client.clientId, other.id);
+        await store.createGrant(otherGrant);
+
+        const session = makeSession(user.id);
+        const otherSession = makeSession(other.id);
+        const interaction = makeInteraction(client.clientId, { userId: user.id });
+        const code = makeCode(grant);
+        const refresh = makeRefreshToken(grant);
+        const access = makeAccessToken(grant);
+        await store.createSession(session);
+        await store.createSession(otherSession);
+        await store.createInteraction(interaction);
+        await store.saveConsent(makeConsent(user.id, client.clientId));
+        await store.saveConsent(makeConsent(other.id, client.clientId));
+        await store.saveAuthorizationCode(code);
+        await store.saveRefreshToken(refresh);
+        await store.saveAccessToken(access);
+
+        assert.equal(await store.deleteUser(user.username), true);
+
+        assert.equal(await store.getUserById(user.id), undefined);
+        assert.equal(await store.getSession(session.idHash, NOW), undefined);
+        assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
+        assert.deepEqual(await store.listConsents({ userId: user.id }), []);
+        assert.equal(await store.getGrant(grant.id), undefined);
+        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'missing');
+        assert.equal(await store.getRefreshToken(refresh.tokenHash), undefined);
+        assert.equal(await store.getAccessToken(access.jti), undefined);
+
+        assert.ok(await store.getClient(client.clientId));
+        assert.ok(await store.getSession(otherSession.idHash, NOW));
+        assert.ok(await store.getGrant(otherGrant.id));
+        assert.equal((await store.listConsents({ userId: other.id })).length, 1);
+        assert.equal(await store.deleteUser(user.username), false);
+      });
+    });
+
+    describe('interactions', () => {
+      it('round-trips and hides an expired interaction', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        const interaction = makeInteraction(client.clientId, { expiresAt: NOW + 100 });
+        await store.createInteraction(interaction);
+        assert.deepEqual(await store.getInteraction(interaction.id, NOW + 99), interaction);
+        assert.equal(await store.getInteraction(interaction.id, NOW + 100), undefined);
+        assert.equal(await store.getInteraction(interaction.id, NOW + 1000), undefined);
+        assert.equal(await store.getInteraction('nope', NOW), undefined);
+      });
+
+      it('records the user who logged in', async () => {
+        const { client, user } = await seed();
+        const interaction = makeInteraction(client.clientId);
+        await store.createInteraction(interaction);
+        await store.setInteractionUser(interaction.id, user.id);
+        assert.equal((await store.getInteraction(interaction.id, NOW))?.userId, user.id);
+      });
+
+      it('is consumed once', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        const interaction = makeInteraction(client.clientId);
+        await store.createInteraction(interaction);
+        assert.deepEqual(await store.consumeInteraction(interaction.id, NOW), interaction);
+        assert.equal(await store.consumeInteraction(interaction.id, NOW), undefined);
+        assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
+      });
+
+      it('cannot be consumed once expired, nor when unknown', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        const interaction = makeInteraction(client.clientId, { expiresAt: NOW });
+        await store.createInteraction(interaction);
+        assert.equal(await store.consumeInteraction(interaction.id, NOW), undefined);
+        assert.equal(await store.consumeInteraction('nope', NOW), undefined);
+      });
+
+      it('refuses an interaction for an unknown client', async () => {
+        await assert.rejects(store.createInteraction(makeInteraction('no-such-client')));
+      });
+
+      it('concurrent consumers get it exactly once', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        const interaction = makeInteraction(client.clientId);
+        await store.createInteraction(interaction);
+        const results = await Promise.all(Array.from({ length: 50 }, () => store.consumeInteraction(interaction.id, NOW)));
+        assert.equal(results.filter((r) => r !== undefined).length, 1);
+      });
+    });
+
+    describe('sessions', () => {
+      it('round-trips, hides expired sessions and deletes', async () => {
+        const user = makeUser();
+        await store.createUser(user);
+        const session = makeSession(user.id, { expiresAt: NOW + 10 });
+        await store.createSession(session);
+        assert.deepEqual(await store.getSession(session.idHash, NOW), session);
+        assert.equal(await store.getSession(session.idHash, NOW + 10), undefined);
+        await store.deleteSession(session.idHash);
+        assert.equal(await store.getSession(session.idHash, NOW), undefined);
+        await store.deleteSession('nope');
+      });
+
+      it('refuses a session for an unknown user', async () => {
+        await assert.rejects(store.createSession(makeSession('no-such-user')));
+      });
+    });
+
+    describe('consents', () => {
+      it('saves and reads a consent', async () => {
+        const { client, user } = await seed();
+        assert.equal(await store.getConsent(user.id, client.clientId, 'https://mcp.example/'), undefined);
+        const consent = makeConsent(user.id, client.clientId, { scope: ['read', 'admin'] });
+        await store.saveConsent(consent);
+        assert.deepEqual(await store.getConsent(user.id, client.clientId, consent.resource), { ...consent, scope: ['admin', 'read'] });
+      });
+
+      it('widens a consent to the union of scopes, sorted and de-duplicated, keeping createdAt', async () => {
+        const { client, user } = await seed();
+        await store.saveConsent(makeConsent(user.id, client.clientId, { scope: ['write', 'read'] }));
+        await store.saveConsent(makeConsent(user.id, client.clientId, { scope: ['admin', 'read', 'read'], createdAt: NOW + 50, updatedAt: NOW + 50 }));
+        const consent = await store.getConsent(user.id, client.clientId, 'https://mcp.example/');
+        assert.deepEqual(consent?.scope, ['admin', 'read', 'write']);
+        assert.equal(consent?.createdAt, NOW);
+        assert.equal(consent?.updatedAt, NOW + 50);
+      });
+
+      it('keeps consents for different resources apart', async () => {
+        const { client, user } = await seed();
+        await store.saveConsent(makeConsent(user.id, client.clientId, { resource: 'https://a.example/', scope: ['a'] }));
+        await store.saveConsent(makeConsent(user.id, client.clientId, { resource: 'https://b.example/', scope: ['b'] }));
+        assert.deepEqual((await store.getConsent(user.id, client.clientId, 'https://a.example/'))?.scope, ['a']);
+        assert.deepEqual((await store.getConsent(user.id, client.clientId, 'https://b.example/'))?.scope, ['b']);
+      });
+
+      it('lists consents by user, by client, by both or all', async () => {
+        const { client, user } = await seed();
+        const otherClient = makeClient();
+        const otherUser = makeUser();
+        await store.createClient(otherClient);
+        await store.createUser(otherUser);
+        const pairs: Array<[string, string]> = [
+          [user.id, client.clientId],
+          [user.id, otherClient.clientId],
+          [otherUser.id, client.clientId],
+        ];
+        for (const [userId, clientId] of pairs) await store.saveConsent(makeConsent(userId, clientId));
+
+        const key = (c: ConsentRecord) => `${c.userId}|${c.clientId}`;
+        const keys = async (filter: { userId?: string; clientId?: string }) => (await store.listConsents(filter)).map(key).sort();
+        assert.deepEqual(await keys({}), pairs.map(([u, c]) => `${u}|${c}`).sort());
+        assert.deepEqual(await keys({ userId: user.id }), [`${user.id}|${client.clientId}`, `${user.id}|${otherClient.clientId}`].sort());
+        assert.deepEqual(await keys({ clientId: client.clientId }), [`${user.id}|${client.clientId}`, `${otherUser.id}|${client.clientId}`].sort());
+        assert.deepEqual(await keys({ userId: otherUser.id, clientId: otherClient.clientId }), []);
+      });
+
+      it('revokeConsents deletes the consents and revokes the grants of that user and client only', async () => {
+        const { client, user, grant } = await seed();
+        const alreadyRevoked = makeGrant(client.clientId, user.id, { revokedAt: NOW - 5 });
+        const otherClient = makeClient();
+        await store.createClient(otherClient);
+        const otherGrant = makeGrant(otherClient.clientId, user.id);
+        await store.createGrant(alreadyRevoked);
+        await store.createGrant(otherGrant);
+        await store.saveConsent(makeConsent(user.id, client.clientId, { resource: 'https://a.example/' }));
+        await store.saveConsent(makeConsent(user.id, client.clientId, { resource: 'https://b.example/' }));
+        await store.saveConsent(makeConsent(user.id, otherClient.clientId));
+
+        assert.equal(await store.revokeConsents(user.id, client.clientId, NOW + 1), 2);
+
+        assert.deepEqual(await store.listConsents({ userId: user.id, clientId: client.clientId }), []);
+        assert.equal((await store.getGrant(grant.id))?.revokedAt, NOW + 1);
+        assert.equal((await store.getGrant(alreadyRevoked.id))?.revokedAt, NOW - 5);
+        assert.equal((await store.getGrant(otherGrant.id))?.revokedAt, null);
+        assert.equal((await store.listConsents({ userId: user.id })).length, 1);
+        assert.equal(await store.revokeConsents(user.id, client.clientId, NOW + 2), 0);
+      });
+
+      it('refuses a consent for an unknown user or client', async () => {
+        const { client, user } = await seed();
+        await assert.rejects(store.saveConsent(makeConsent('no-such-user', client.clientId)));
+        await assert.rejects(store.saveConsent(makeConsent(user.id, 'no-such-client')));
+      });
+    });
+
+    describe('grants', () => {
+      it('round-trips a user grant and a client_credentials grant', async () => {
+        const { client, grant } = await seed();
+        assert.deepEqual(await store.getGrant(grant.id), grant);
+        const machine = makeGrant(client.clientId, null, { scope: [] });
+        await store.createGrant(machine);
+        assert.deepEqual(await store.getGrant(machine.id), machine);
+        assert.equal(await store.getGrant('nope'), undefined);
+      });
+
+      it('revokes once: the first revocation time stays', async () => {
+        const { grant } = await seed();
+        await store.revokeGrant(grant.id, NOW + 1);
+        await store.revokeGrant(grant.id, NOW + 2);
+        assert.equal((await store.getGrant(grant.id))?.revokedAt, NOW + 1);
+        await store.revokeGrant('nope', NOW);
+      });
+
+      it('refuses a grant for an unknown client or user', async () => {
+        const { client, user } = await seed();
+        await assert.rejects(store.createGrant(makeGrant('no-such-client', user.id)));
+        await assert.rejects(store.createGrant(makeGrant(client.clientId, 'no-such-user')));
+      });
+
+      it('refuses a duplicate grant id', async () => {
+        const { grant } = await seed();
+        await assert.rejects(store.createGrant(grant), StoreConflictError);
+      });
+    });
+
+    describe('authorization codes', () => {
+      it('is consumed once, then reported as replayed', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant);
+        await store.saveAuthorizationCode(code);
+        const first = expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 1), 'ok');
+        assert.deepEqual(first, { ...code, consumedAt: NOW + 1 });
+        const second = expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 2), 'replayed');
+        assert.equal(second.consumedAt, NOW + 1);
+      });
+
+      it('is expired at and after expiresAt, and stays unused', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant, { expiresAt: NOW + 60 });
+        await store.saveAuthorizationCode(code);
+        assert.deepEqual(expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 60), 'expired'), code);
+        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW + 600)).status, 'expired');
+      });
+
+      it('a used code stays a replay after it expires', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant, { expiresAt: NOW + 60 });
+        await store.saveAuthorizationCode(code);
+        expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'ok');
+        expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 120), 'replayed');
+      });
+
+      it('is missing when unknown', async () => {
+        assert.deepEqual(await store.consumeAuthorizationCode('nope', NOW), { status: 'missing' });
+      });
+
+      it('refuses a duplicate code and a code for an unknown grant', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant);
+        await store.saveAuthorizationCode(code);
+        await assert.rejects(store.saveAuthorizationCode(code), StoreConflictError);
+        await assert.rejects(store.saveAuthorizationCode(makeCode({ ...grant, id: 'no-such-grant' })));
+      });
+
+      it('50 concurrent consumers: exactly one gets it', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant);
+        await store.saveAuthorizationCode(code);
+        const results = await Promise.all(Array.from({ length: 50 }, () => store.consumeAuthorizationCode(code.codeHash, NOW)));
+        assert.equal(results.filter((r) => r.status === 'ok').length, 1);
+        assert.equal(results.filter((r) => r.status === 'replayed').length, 49);
+      });
+    });
+
+    describe('refresh tokens', () => {
+      it('round-trips', async () => {
+        const { grant } = await seed();
+        const token = makeRefreshToken(grant);
+        await store.saveRefreshToken(token);
+        assert.deepEqual(await store.getRefreshToken(token.tokenHash), token);
+        assert.equal(await store.getRefreshToken('nope'), undefined);
+      });
+
+      it('rotates: the old one is used, the new one is stored', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant);
+        const next = makeRefreshToken(grant, { createdAt: NOW + 5 });
+        await store.saveRefreshToken(old);
+        const used = expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 5), 'ok');
+        assert.deepEqual(used, { ...old, consumedAt: NOW + 5 });
+        assert.deepEqual(await store.getRefreshToken(old.tokenHash), { ...old, consumedAt: NOW + 5 });
+        assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
+      });
+
+      it('a reused token is a replay and its replacement is not saved', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        const stolen = makeRefreshToken(grant);
+        const replayed = expectRecord(await store.rotateRefreshToken(old.tokenHash, stolen, NOW + 1), 'replayed');
+        assert.equal(replayed.consumedAt, NOW);
+        assert.equal(await store.getRefreshToken(stolen.tokenHash), undefined);
+      });
+
+      it('an expired token is not rotated', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant, { expiresAt: NOW + 10 });
+        const next = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 10), 'expired'), old);
+        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
+        assert.equal((await store.getRefreshToken(old.tokenHash))?.consumedAt, null);
+      });
+
+      it('a token of a revoked grant is not rotated, nor consumed', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant);
+        const next = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        await store.revokeGrant(grant.id, NOW);
+        assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 1), 'revoked'), old);
+        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
+        assert.equal((await store.getRefreshToken(old.tokenHash))?.consumedAt, null);
+      });
+
+      it('an unknown token is missing and nothing is saved', async () => {
+        const { grant } = await seed();
+        const next = makeRefreshToken(grant);
+        assert.deepEqual(await store.rotateRefreshToken('nope', next, NOW), { status: 'missing' });
+        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
+      });
+
+      it('a failed insert of the replacement leaves the old token unused', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant);
+        const existing = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        await store.saveRefreshToken(existing);
+        await assert.rejects(store.rotateRefreshToken(old.tokenHash, existing, NOW), StoreConflictError);
+        assert.equal((await store.getRefreshToken(old.tokenHash))?.consumedAt, null);
+      });
+
+      it('50 concurrent rotations: exactly one wins and exactly one new token is stored', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        const nexts = Array.from({ length: 50 }, () => makeRefreshToken(grant));
+        const results = await Promise.all(nexts.map((next) => store.rotateRefreshToken(old.tokenHash, next, NOW)));
+        assert.equal(results.filter((r) => r.status === 'ok').length, 1);
+        assert.equal(results.filter((r) => r.status === 'replayed').length, 49);
+        const stored = await Promise.all(nexts.map((next) => store.getRefreshToken(next.tokenHash)));
+        assert.equal(stored.filter((t) => t !== undefined).length, 1);
+        const winner = results.findIndex((r) => r.status === 'ok');
+        assert.deepEqual(stored[winner], nexts[winner]);
+      });
+    });
+
+    describe('access tokens', () => {
+      it('round-trips and revokes once', async () => {
+        const { grant } = await seed();
+        const token = makeAccessToken(grant);
+        await store.saveAccessToken(token);
+        assert.deepEqual(await store.getAccessToken(token.jti), token);
+        await store.revokeAccessToken(token.jti, NOW + 1);
+        await store.revokeAccessToken(token.jti, NOW + 2);
+        assert.deepEqual(await store.getAccessToken(token.jti), { ...token, revokedAt: NOW + 1 });
+        assert.equal(await store.getAccessToken('nope'), undefined);
+        await store.revokeAccessToken('nope', NOW);
+      });
+
+      it('after revokeGrant, the token record is still found and its grant reads as revoked', async () => {
+        const { grant } = await seed();
+        const token = makeAccessToken(grant);
+        await store.saveAccessToken(token);
+        await store.revokeGrant(grant.id, NOW + 3);
+        const found = await store.getAccessToken(token.jti);
+        assert.ok(found);
+        assert.equal((await store.getGrant(found.grantId))?.revokedAt, NOW + 3);
+      });
+    });
+
+    describe('signing keys', () => {
+      it('starts empty', async () => {
+        assert.deepEqual(await store.listSigningKeys(), []);
+      });
+
+      it('rotates current → previous → retired, listing newest first', async () => {
+        const k1 = makeSigningKey({ createdAt: NOW });
+        const k2 = makeSigningKey({ createdAt: NOW + 10 });
+        const k3 = makeSigningKey({ createdAt: NOW + 20, status: 'retired' });
+        await store.rotateSigningKey(k1);
+        assert.deepEqual(await store.listSigningKeys(), [k1]);
+        await store.rotateSigningKey(k2);
+        assert.deepEqual(await store.listSigningKeys(), [k2, { ...k1, status: 'previous' }]);
+        await store.rotateSigningKey(k3);
+        assert.deepEqual(await store.listSigningKeys(), [
+          { ...k3, status: 'current' },
+          { ...k2, status: 'previous' },
+          { ...k1, status: 'retired' },
+        ]);
+        const k4 = makeSigningKey({ createdAt: NOW + 30 });
+        await store.rotateSigningKey(k4);
+        assert.deepEqual(
+          (await store.listSigningKeys()).map((k) => [k.kid, k.status]),
+          [[k4.kid, 'current'], [k3.kid, 'previous'], [k2.kid, 'retired'], [k1.kid, 'retired']],
+        );
+      });
+
+      it('orders keys created in the same second by rotation order', async () => {
+        const k1 = makeSigningKey();
+        const k2 = makeSigningKey();
+        await store.rotateSigningKey(k1);
+        await store.rotateSigningKey(k2);
+        assert.deepEqual((await store.listSigningKeys()).map((k) => k.kid), [k2.kid, k1.kid]);
+      });
+
+      it('ensureSigningKey saves the first key only', async () => {
+        const first = makeSigningKey();
+        const second = makeSigningKey();
+        assert.deepEqual(await store.ensureSigningKey(first), first);
+        assert.deepEqual(await store.ensureSigningKey(second), first);
+        assert.deepEqual(await store.listSigningKeys(), [first]);
+      });
+
+      it('ensureSigningKey returns the current key after a rotation', async () => {
+        await store.ensureSigningKey(makeSigningKey());
+        const rotated = makeSigningKey({ createdAt: NOW + 1 });
+        await store.rotateSigningKey(rotated);
+        assert.deepEqual(await store.ensureSigningKey(makeSigningKey()), rotated);
+        assert.equal((await store.listSigningKeys()).length, 2);
+      });
+
+      it('concurrent ensureSigningKey calls agree on one key', async () => {
+        const keys = Array.from({ length: 20 }, () => makeSigningKey());
+        const results = await Promise.all(keys.map((key) => store.ensureSigningKey(key)));
+        assert.equal(new Set(results.map((k) => k.kid)).size, 1);
+        assert.equal((await store.listSigningKeys()).length, 1);
+      });
+    });
+
+    describe('sweepExpired', () => {
+      it('removes expired rows and orphaned old grants, keeps live ones, and counts', async () => {
+        const { client, user } = await seed();
+        const old = NOW - 1000;
+        const deadGrant = makeGrant(client.clientId, user.id, { createdAt: old });
+        const emptyOldGrant = makeGrant(client.clientId, user.id, { createdAt: old });
+        const emptyNewGrant = makeGrant(client.clientId, user.id, { createdAt: NOW - 30 });
+        const liveGrant = makeGrant(client.clientId, user.id, { createdAt: old });
+        for (const grant of [deadGrant, emptyOldGrant, emptyNewGrant, liveGrant]) await store.createGrant(grant);
+
+        const deadCode = makeCode(deadGrant, { expiresAt: NOW });
+        const deadRefresh = makeRefreshToken(deadGrant, { expiresAt: NOW - 1 });
+        const deadAccess = makeAccessToken(deadGrant, { expiresAt: NOW - 1 });
+        const deadSession = makeSession(user.id, { expiresAt: NOW });
+        const deadInteraction = makeInteraction(client.clientId, { expiresAt: NOW - 1 });
+        const liveCode = makeCode(liveGrant, { expiresAt: NOW + 1 });
+        const liveRefresh = makeRefreshToken(liveGrant);
+        const liveAccess = makeAccessToken(liveGrant);
+        const liveSession = makeSession(user.id);
+        const liveInteraction = makeInteraction(client.clientId);
+        await store.saveAuthorizationCode(deadCode);
+        await store.saveRefreshToken(deadRefresh);
+        await store.saveAccessToken(deadAccess);
+        await store.createSession(deadSession);
+        await store.createInteraction(deadInteraction);
+        await store.saveAuthorizationCode(liveCode);
+        await store.saveRefreshToken(liveRefresh);
+        await store.saveAccessToken(liveAccess);
+        await store.createSession(liveSession);
+        await store.createInteraction(liveInteraction);
+
+        // 5 expired rows + the dead grant + the old empty grant (the initial seed grant is new).
+        assert.equal(await store.sweepExpired(NOW), 7);
+
+        assert.equal((await store.consumeAuthorizationCode(deadCode.codeHash, NOW - 10)).status, 'missing');
+        assert.equal(await store.getRefreshToken(deadRefresh.tokenHash), undefined);
+        assert.equal(await store.getAccessToken(deadAccess.jti), undefined);
+        assert.equal(await store.getSession(deadSession.idHash, NOW - 10), undefined);
+        assert.equal(await store.getInteraction(deadInteraction.id, NOW - 10), undefined);
+        assert.equal(await store.getGrant(deadGrant.id), undefined);
+        assert.equal(await store.getGrant(emptyOldGrant.id), undefined);
+
+        assert.ok(await store.getGrant(emptyNewGrant.id));
+        assert.ok(await store.getGrant(liveGrant.id));
+        assert.ok(await store.getRefreshToken(liveRefresh.tokenHash));
+        assert.ok(await store.getAccessToken(liveAccess.jti));
+        assert.ok(await store.getSession(liveSession.idHash, NOW));
+        assert.ok(await store.getInteraction(liveInteraction.id, NOW));
+        expectRecord(await store.consumeAuthorizationCode(liveCode.codeHash, NOW), 'ok');
+
+        assert.equal(await store.sweepExpired(NOW), 0);
+      });
+
+      it('returns 0 on an empty store', async () => {
+        assert.equal(await store.sweepExpired(NOW), 0);
+      });
+    });
+
+    describe('copies', () => {
+      it('mutating an input after saving it does not change the store', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        client.redirectUris.push('https://evil.example/');
+        client.metadata['injected'] = true;
+        const stored = await store.getClient(client.clientId);
+        assert.deepEqual(stored?.redirectUris, ['https://app.example/callback', 'http://127.0.0.1/callback']);
+        assert.equal(stored?.metadata['injected'], undefined);
+      });
+
+      it('mutating a returned record does not change the store', async () => {
+        const { client, user, grant } = await seed();
+        const fetchedClient = await store.getClient(client.clientId);
+        assert.ok(fetchedClient);
+        fetchedClient.redirectUris.push('https://evil.example/');
+        (fetchedClient.metadata['nested'] as { a: number[] }).a.push(3);
+        const listed = await store.listClients();
+        listed[0]?.grantTypes.push('client_credentials');
+        assert.deepEqual(await store.getClient(client.clientId), client);
+
+        const fetchedGrant = await store.getGrant(grant.id);
+        assert.ok(fetchedGrant);
+        fetchedGrant.scope.push('admin');
+        fetchedGrant.revokedAt = NOW;
+        assert.deepEqual(await store.getGrant(grant.id), grant);
+
+        const fetchedUser = await store.getUserById(user.id);
+        assert.ok(fetchedUser);
+        fetchedUser.username = 'mallory';
+        assert.deepEqual(await store.getUserByUsername(user.username), user);
+
+        const interaction = makeInteraction(client.clientId);
+        await store.createInteraction(interaction);
+        const fetchedInteraction = await store.getInteraction(interaction.id, NOW);
+        assert.ok(fetchedInteraction);
+        fetchedInteraction.request.scope.push('admin');
+        assert.deepEqual(await store.getInteraction(interaction.id, NOW), interaction);
+
+        await store.saveConsent(makeConsent(user.id, client.clientId));
+        const consents = await store.listConsents({});
+        consents[0]?.scope.push('admin');
+        assert.deepEqual((await store.getConsent(user.id, client.clientId, 'https://mcp.example/'))?.scope, ['read']);
+      });
+
+      it('mutating a consume or rotate result does not change the store', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant);
+        await store.saveAuthorizationCode(code);
+        const used = expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'ok');
+        used.consumedAt = null;
+        used.scope.push('admin');
+        expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'replayed');
+
+        const token = makeRefreshToken(grant);
+        await store.saveRefreshToken(token);
+        const rotated = expectRecord(await store.rotateRefreshToken(token.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        rotated.consumedAt = null;
+        assert.equal((await store.getRefreshToken(token.tokenHash))?.consumedAt, NOW);
+
+        const key = makeSigningKey();
+        const ensured = await store.ensureSigningKey(key);
+        ensured.status = 'retired';
+        assert.equal((await store.listSigningKeys())[0]?.status, 'current');
+      });
+    });
+  });
+}
