@@ -30,7 +30,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (![n, r, p].every((value) => Number.isInteger(value) && value > 0)) return false;
   const salt = Buffer.from(parts[4]!, 'base64url');
   const expected = Buffer.from(parts[5]!, 'base64url');
-  const key = await derive(password, salt, n, r, p);
+  // Parameters scrypt refuses (N not a power of two, over the memory limit) make a malformed hash, not an error.
+  const key = await derive(password, salt, n, r, p).catch(() => undefined);
+  if (!key) return false;
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

@@ -7,6 +7,7 @@ import { isLoopbackHost } from './uri.js';
 export function redirectUriProblem(input: string): string | undefined {
   if (typeof input !== 'string' || input.length === 0) return 'redirect URI must be a non-empty string';
   if (input.length > 2000) return 'redirect URI is too long';
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (/[\u0000-\u0020\u007f]/.test(input)) return 'redirect URI must not contain spaces or control characters';
   if (input.includes('#')) return 'redirect URI must not contain a fragment';
   let url: URL;
@@ -28,34 +29,22 @@ export function redirectUriProblem(input: string): string | undefined {
   return undefined;
 }
 
+/** `http://<loopback host>[:port]<rest>` without its port; undefined for any other URI. */
+const LOOPBACK_HTTP = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?(?=[/?]|$)/;
+function withoutLoopbackPort(uri: string): string | undefined {
+  const match = LOOPBACK_HTTP.exec(uri);
+  return match ? `http://${match[1]}${uri.slice(match[0].length)}` : undefined;
+}
+
 /**
- * Exact match against the registered URIs (OAuth 2.1 §4.1.3), except that a loopback http URI
- * may differ in port only, because native apps pick a free port at run time (RFC 8252 §7.3).
+ * Exact match against the registered URIs (OAuth 2.1 §4.1.3: simple string comparison), except
+ * that a loopback http URI may differ in port only, because native apps pick a free port at run
+ * time (RFC 8252 §7.3). The rest is compared as a string too, not after `new URL` has quietly
+ * dropped tabs, newlines or surrounding spaces, resolved dot segments or emptied a bare "?".
  */
 export function matchRedirectUri(registered: readonly string[], requested: string): boolean {
   if (registered.includes(requested)) return true;
-  let req: URL;
-  try {
-    req = new URL(requested);
-  } catch {
-    return false;
-  }
-  if (req.protocol !== 'http:' || !isLoopbackHost(req.hostname) || requested.includes('#')) return false;
-  return registered.some((candidate) => {
-    let reg: URL;
-    try {
-      reg = new URL(candidate);
-    } catch {
-      return false;
-    }
-    return (
-      reg.protocol === 'http:' &&
-      reg.hostname === req.hostname &&
-      reg.pathname === req.pathname &&
-      reg.search === req.search &&
-      !reg.username &&
-      !req.username &&
-      !req.password
-    );
-  });
+  if (redirectUriProblem(requested) !== undefined) return false;
+  const key = withoutLoopbackPort(requested);
+  return key !== undefined && registered.some((candidate) => withoutLoopbackPort(candidate) === key);
 }

@@ -8,8 +8,12 @@ export function isLoopbackHost(hostname: string): boolean {
 
 function parseAbsolute(input: string): URL | undefined {
   // `new URL` accepts leading/trailing spaces and control characters silently; we do not.
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (input.length === 0 || input !== input.trim() || /[\u0000-\u001f\u007f\s]/.test(input)) return undefined;
   if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(input)) return undefined;
+  // Nor its fix-ups of "https:host", "https:/host", "https:///host" and backslashes: an http(s)
+  // URI has an authority (RFC 9110 section 4.2), and "\\" is not a URI character (RFC 3986).
+  if (input.includes('\\') || (/^https?:/i.test(input) && !/^https?:\/\/[^/]/i.test(input))) return undefined;
   try {
     return new URL(input);
   } catch {
@@ -67,10 +71,11 @@ export function normalizeIssuer(input: string): string {
 
 /**
  * The RFC 8414 / RFC 9728 well-known URL for an identifier: the well-known segment is inserted
- * between the host and the path ("path-inserted form").
+ * between the host and the path and/or query ("path-inserted form").
  */
 export function wellKnownUrl(identifier: string, suffix: string): string {
   const url = new URL(identifier);
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
-  return `${url.origin}/.well-known/${suffix}${path}`;
+  // RFC 9728 section 3.1: the query, if any, stays after the path (issuers have none).
+  return `${url.origin}/.well-known/${suffix}${path}${url.search}`;
 }

@@ -2,8 +2,11 @@
  * An authorization server on the in-memory store with a controllable clock, and small helpers
  * that speak to it through its Web handler the way a client and a browser would.
  */
+import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
+import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
+import { registerClient as createClient } from '../../src/authorization-server/clients.js';
 import { hashPassword } from '../../src/core/passwords.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/store.js';
@@ -99,13 +102,17 @@ export async function addUser(h: Harness, username = 'alice', password = 'correc
 /** A minimal cookie jar: what a browser would keep between our hops. */
 export class Browser {
   private cookies = new Map<string, string>();
+  private readonly send: (path: string, init: RequestInit) => Promise<Response>;
 
-  constructor(private readonly h: Harness) {}
+  /** Speaks to a harness in-process, or to anything through `send` (a real server over HTTP). */
+  constructor(target: Harness | ((path: string, init: RequestInit) => Promise<Response>)) {
+    this.send = typeof target === 'function' ? target : (path, init) => target.request(path, init);
+  }
 
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
-    const response = await this.h.request(path, { ...init, headers, redirect: 'manual' });
+    const response = await this.send(path, { ...init, headers, redirect: 'manual' });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(';');
       const eq = pair!.indexOf('=');
@@ -153,7 +160,7 @@ export interface AuthorizeOptions {
 export async function authorize(h: Harness, options: AuthorizeOptions): Promise<{ location: URL; verifier: string; browser: Browser }> {
   const browser = options.browser ?? new Browser(h);
   const { verifier, challenge } = pkcePair();
-  let response = await browser.fetch(
+  const response = await browser.fetch(
     authorizeUrl({
       response_type: 'code',
       client_id: options.client.client_id,
@@ -165,17 +172,33 @@ export async function authorize(h: Harness, options: AuthorizeOptions): Promise<
       resource: options.resource,
     }),
   );
+  const location = await signInAndConsent(browser, response, options.user, options.decision ?? 'approve', ISSUER);
+  return { location, verifier, browser };
+}
+
+/**
+ * From the /authorize response on: fills the login form and the consent form like a person
+ * would, and returns the URL the server finally sends the browser to (the client's callback).
+ */
+export async function signInAndConsent(
+  browser: Browser,
+  first: Response,
+  user: { username: string; password: string },
+  decision: 'approve' | 'deny',
+  base: string,
+): Promise<URL> {
+  let response = first;
   for (let hop = 0; hop < 5; hop++) {
     if (response.status !== 303) throw new Error(`unexpected ${response.status}: ${(await response.text()).slice(0, 300)}`);
-    const location = new URL(response.headers.get('location')!, ISSUER);
-    if (!location.pathname.startsWith('/interaction/')) return { location, verifier, browser };
+    const location = new URL(response.headers.get('location')!, base);
+    if (location.origin !== new URL(base).origin || !location.pathname.includes('/interaction/')) return location;
     const page = await browser.fetch(location.pathname);
     const html = await page.text();
     const { action, csrf } = parseForm(html);
     if (html.includes('name="password"')) {
-      response = await browser.submit(action, { csrf, step: 'login', username: options.user.username, password: options.user.password });
+      response = await browser.submit(action, { csrf, step: 'login', username: user.username, password: user.password });
     } else {
-      response = await browser.submit(action, { csrf, step: 'consent', decision: options.decision ?? 'approve' });
+      response = await browser.submit(action, { csrf, step: 'consent', decision });
     }
   }
   throw new Error('too many hops');
@@ -209,4 +232,104 @@ export async function obtainTokens(h: Harness, revision: Revision, options: Part
   const response = await redeemCode(h, client, code, verifier, { resource: revision.resource });
   if (response.status !== 200) throw new Error(`token failed: ${response.status} ${await response.text()}`);
   return { client, tokens: (await response.json()) as Record<string, unknown> };
+}
+
+/** The claims of a JWT, unverified: for asserting what a token says (aud, scope), not whether it is valid. */
+export function jwtClaims(token: unknown): Record<string, unknown> {
+  if (typeof token !== 'string') throw new Error(`not a token: ${String(token)}`);
+  const payload = token.split('.')[1];
+  if (!payload) throw new Error('not a JWT');
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+/** A valid authorization request's parameters for `client`, with a fresh PKCE pair; override any of them. */
+export function authorizationRequest(
+  client: TestClient,
+  revision: Revision,
+  overrides: Record<string, string | undefined> = {},
+): { params: Record<string, string | undefined>; verifier: string } {
+  const { verifier, challenge } = pkcePair();
+  return {
+    verifier,
+    params: {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'state-123',
+      resource: revision.resource,
+      ...overrides,
+    },
+  };
+}
+
+/**
+ * Follows an /authorize response through the login and consent pages like `authorize` does, and
+ * returns the final redirect (to the client) and the pages seen on the way ('login', 'consent').
+ */
+export async function completeInteraction(
+  browser: Browser,
+  response: Response,
+  options: { user: { username: string; password: string }; decision?: 'approve' | 'deny' },
+): Promise<{ location: URL; pages: ('login' | 'consent')[] }> {
+  const pages: ('login' | 'consent')[] = [];
+  for (let hop = 0; hop < 5; hop++) {
+    if (response.status !== 303) throw new Error(`unexpected ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    const location = new URL(response.headers.get('location')!, ISSUER);
+    if (location.origin !== ISSUER || !location.pathname.startsWith('/interaction/')) return { location, pages };
+    const html = await (await browser.fetch(location.pathname)).text();
+    const { action, csrf } = parseForm(html);
+    if (html.includes('name="password"')) {
+      pages.push('login');
+      response = await browser.submit(action, { csrf, step: 'login', username: options.user.username, password: options.user.password });
+    } else {
+      pages.push('consent');
+      response = await browser.submit(action, { csrf, step: 'consent', decision: options.decision ?? 'approve' });
+    }
+  }
+  throw new Error('too many hops');
+}
+
+/** Asserts an OAuth JSON error response (RFC 6749 §5.2) with this status (and code) and returns its body. */
+export async function expectOAuthError(response: Response, status: number, error?: string): Promise<{ error: string; error_description?: string }> {
+  const text = await response.text();
+  assert.equal(response.status, status, `expected ${status} ${error ?? ''}, got ${response.status}: ${text.slice(0, 300)}`);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  const body = JSON.parse(text) as { error: string; error_description?: string };
+  assert.equal(typeof body.error, 'string');
+  if (error !== undefined) assert.equal(body.error, error, text);
+  assert.doesNotMatch(text, /\n\s+at |stack/i, 'no stack trace in an error body');
+  return body;
+}
+
+/** POSTs a form to `path`, authenticating as `client` with the method it registered (none, Basic or post). */
+export function postAs(h: Harness, path: string, client: TestClient, values: Record<string, string | undefined>): Promise<Response> {
+  const method = client.token_endpoint_auth_method;
+  if (method === 'client_secret_basic') return postForm(h, path, values, { authorization: basic(client.client_id, client.client_secret!) });
+  const secret = method === 'client_secret_post' ? client.client_secret : undefined;
+  return postForm(h, path, { client_id: client.client_id, client_secret: secret, ...values });
+}
+
+/** Registers a confidential client for client_credentials only (no redirect URIs). */
+export function registerServiceClient(
+  h: Harness,
+  method: 'client_secret_basic' | 'client_secret_post' = 'client_secret_basic',
+  metadata: Record<string, unknown> = {},
+): Promise<TestClient> {
+  return registerClient(h, { token_endpoint_auth_method: method, grant_types: ['client_credentials'], redirect_uris: undefined, ...metadata });
+}
+
+/** A resource server: a confidential client an operator created with `canIntrospect` (not via /register). */
+export async function addResourceServer(h: Harness): Promise<TestClient> {
+  const metadata = validateClientMetadata({ client_name: 'Resource server', grant_types: ['client_credentials'] }, h.server.config.scopesSupported);
+  const { client, clientSecret } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin', canIntrospect: true });
+  return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
+}
+
+/** POST /introspect as `caller`; fails unless the answer is 200. */
+export async function introspect(h: Harness, token: unknown, caller: TestClient): Promise<Record<string, unknown>> {
+  const response = await postAs(h, '/introspect', caller, { token: String(token) });
+  if (response.status !== 200) throw new Error(`introspection failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
 }

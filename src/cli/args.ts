@@ -1,0 +1,34 @@
+import { usageError } from './errors.js';
+
+/** Options every verb takes. */
+export const COMMON_OPTIONS = {
+  data: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Runs node:util parseArgs (passed in, so each verb keeps its precise types) with our error wording. */
+export function parsed<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split(/\.( |$)/)[0]! : String(error);
+    throw usageError(message);
+  }
+}
+
+export function print(value: unknown): void {
+  process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A plain aligned table for humans; `--json` prints the rows instead. */
+export function table(rows: Record<string, string>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((row) => line(columns.map((c) => row[c] ?? '')))].join('\n');
+}
+
+export function isoTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -1,0 +1,33 @@
+import { parseArgs } from 'node:util';
+import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { nowSeconds, withStore } from './data.js';
+import { CliError, usageError } from './errors.js';
+
+export const CONSENTS_HELP = `context-auth consents list [--user NAME] [--client CLIENT_ID]
+context-auth consents revoke --user NAME --client CLIENT_ID   forget the consent and revoke its tokens`;
+
+export async function consentsCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() =>
+    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{ user: { type: 'string' }, client: { type: 'string' } } }, allowPositionals: true, strict: true }),
+  );
+  const [action, ...rest] = positionals;
+  if (values.help || !action) return print(CONSENTS_HELP);
+  if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
+  await withStore(values.data, async (store) => {
+    const user = values.user === undefined ? undefined : await store.getUserByUsername(values.user);
+    if (values.user !== undefined && !user) throw new CliError(`There is no user named ${values.user}.`);
+    if (action === 'list') {
+      const consents = await store.listConsents({ ...(user ? { userId: user.id } : {}), ...(values.client ? { clientId: values.client } : {}) });
+      const names = new Map((await store.listUsers()).map((u) => [u.id, u.username]));
+      const rows = consents.map((c) => ({ user: names.get(c.userId) ?? c.userId, client_id: c.clientId, resource: c.resource, scope: c.scope.join(' '), updated: isoTime(c.updatedAt) }));
+      return print(values.json ? rows : table(rows, ['user', 'client_id', 'resource', 'scope', 'updated']));
+    }
+    if (action === 'revoke') {
+      if (!user || !values.client) throw usageError('consents revoke needs --user and --client');
+      const count = await store.revokeConsents(user.id, values.client, nowSeconds());
+      if (count === 0) throw new CliError(`${values.user} has not consented to ${values.client}.`);
+      return print(values.json ? { revoked: count } : `Revoked ${count} consent(s); the tokens they produced no longer work.`);
+    }
+    throw usageError(`unknown consents action ${action}`);
+  });
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+import { createRequire } from 'node:module';
+import { StoreUnavailableError } from '../store/store.js';
+import { print } from './args.js';
+import { CLIENTS_HELP, clientsCommand } from './clients.js';
+import { CONSENTS_HELP, consentsCommand } from './consents.js';
+import { CliError, usageError } from './errors.js';
+import { KEYS_HELP, keysCommand } from './keys.js';
+import { SERVE_HELP, serveCommand } from './serve.js';
+import { USERS_HELP, usersCommand } from './users.js';
+
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve: serveCommand,
+  users: usersCommand,
+  clients: clientsCommand,
+  keys: keysCommand,
+  consents: consentsCommand,
+};
+
+const HELP = `context-auth: OAuth 2.1 authorization for context (MCP) servers
+
+${SERVE_HELP}
+
+${USERS_HELP}
+
+${CLIENTS_HELP}
+
+${KEYS_HELP}
+
+${CONSENTS_HELP}
+
+Every command takes --data DIR and --json.`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') return print(HELP);
+  if (command === '--version') {
+    const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+    return print(pkg.version);
+  }
+  const run = commands[command];
+  if (!run) throw usageError(`unknown command ${command}`);
+  await run(rest);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof CliError) {
+    process.stderr.write(`context-auth: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  if (error instanceof StoreUnavailableError) {
+    process.stderr.write(`context-auth: the database is unavailable: ${error.message}\n`);
+    process.exit(1);
+  }
+  // Anything else is a bug: say so in one line; CONTEXT_AUTH_DEBUG=1 shows the stack.
+  process.stderr.write(`context-auth: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
+  if (process.env.CONTEXT_AUTH_DEBUG) console.error(error);
+  process.exit(1);
+});

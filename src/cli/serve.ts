@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { createAuthorizationServer } from '../authorization-server/index.js';
+import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/uri.js';
+import { parseArgs } from 'node:util';
+import { COMMON_OPTIONS, parsed, print } from './args.js';
+import { nowSeconds, openStore } from './data.js';
+import { CliError, usageError } from './errors.js';
+
+export const SERVE_HELP = `context-auth serve [options]
+  --port N                 port to listen on (default 8080; 0 picks a free one)
+  --host H                 address to listen on (default 127.0.0.1)
+  --issuer URL             public URL of this server (default http://<host>:<port>); https unless loopback
+  --tls-cert F --tls-key F serve https directly
+  --resource URL           another context server this server issues tokens for (repeatable)
+  --registration MODE      open (default) | closed | token (needs CONTEXT_AUTH_REGISTRATION_TOKEN)
+  --access-token-ttl S     access token lifetime in seconds (default 600)
+  --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
+  --quiet                  no audit log lines on stderr`;
+
+const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+
+function listenAddress(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw usageError(`--${name} must be a whole number from ${min} to ${max}`);
+  return parsed;
+}
+
+function registrationPolicy(mode: string | undefined): 'open' | 'closed' | { initialAccessToken: string } {
+  if (mode === undefined || mode === 'open') return 'open';
+  if (mode === 'closed') return 'closed';
+  if (mode === 'token') {
+    const token = process.env.CONTEXT_AUTH_REGISTRATION_TOKEN;
+    if (!token || token.length < 16) throw new CliError('--registration token needs CONTEXT_AUTH_REGISTRATION_TOKEN set to at least 16 characters.');
+    return { initialAccessToken: token };
+  }
+  throw usageError('--registration must be open, closed or token');
+}
+
+export async function serveCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() =>
+    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{
+    port: { type: 'string' },
+    host: { type: 'string' },
+    issuer: { type: 'string' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
+    resource: { type: 'string', multiple: true },
+    registration: { type: 'string' },
+    'access-token-ttl': { type: 'string' },
+    quiet: { type: 'boolean' },
+  } }, allowPositionals: true, strict: true }),
+  );
+  if (values.help) return print(SERVE_HELP);
+  if (positionals.length > 0) throw usageError(`unexpected argument ${positionals[0]}`);
+  const host = values.host ?? '127.0.0.1';
+  const port = integer('port', values.port, 8080, 0, 65535);
+  const accessTokenTtl = integer('access-token-ttl', values['access-token-ttl'], 600, 30, 86400);
+  const registration = registrationPolicy(values.registration);
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw usageError('--tls-cert and --tls-key go together');
+  const tls = values['tls-cert'] && values['tls-key'] ? readTls(values['tls-cert'], values['tls-key']) : undefined;
+
+  // The authorization endpoints MUST be served over https (spec, "Authorization server rules");
+  // plain http is for this machine only, or behind a proxy that terminates TLS for an https issuer.
+  const loopback = isLoopbackHost(host);
+  if (!loopback && !tls && !values.issuer?.startsWith('https://')) {
+    throw new CliError(`Refusing plain http on ${host}: give --tls-cert/--tls-key, or an https --issuer when a proxy terminates TLS.`);
+  }
+  if (!loopback && !values.issuer) throw new CliError(`Give --issuer, the public URL clients reach this server at, when listening on ${host}.`);
+
+  const { store, location } = openStore(values.data);
+  let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const server = createAdaptorServer({
+    fetch: (request: Request) => handler(request),
+    ...(tls ? { createServer: createHttpsServer, serverOptions: tls } : {}),
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is in use; choose another with --port.`));
+      else if (error.code === 'EACCES') reject(new CliError(`Not allowed to listen on ${listenAddress(host, port)}; choose a port above 1023.`));
+      else reject(new CliError(`Cannot listen on ${listenAddress(host, port)}: ${error.message}`));
+    });
+    server.listen(port, host, () => resolve());
+  }).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  const actualPort = (server.address() as AddressInfo).port;
+
+  let issuer: string;
+  try {
+    issuer = normalizeIssuer(values.issuer ?? `${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)}`);
+  } catch (error) {
+    server.close();
+    await store.close();
+    throw new CliError(`Invalid --issuer: ${(error as Error).message}.`);
+  }
+  const defaultResource = `${issuer}/mcp`;
+  let resources: string[];
+  try {
+    resources = [defaultResource, ...(values.resource ?? []).map((r) => canonicalizeResourceUri(r))];
+  } catch {
+    server.close();
+    await store.close();
+    throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
+  }
+  const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+  const authorizationServer = createAuthorizationServer({ issuer, store, resources, registration, accessTokenTtl, log });
+  await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
+
+  const app = new Hono();
+  app.route('/', authorizationServer.app);
+  app.notFound(() => Response.json({ error: 'not_found', error_description: 'no such endpoint' }, { status: 404 }));
+  handler = (request) => app.fetch(request);
+
+  const sweeper = setInterval(() => {
+    store.sweepExpired(nowSeconds()).catch((error: unknown) => log({ event: 'sweep_failed', message: (error as Error).message }));
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+
+  print(`context-auth serve
+  issuer        ${issuer}
+  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
+  resource      ${defaultResource}
+  data          ${location}
+  registration  ${typeof registration === 'string' ? registration : 'initial access token'}
+Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      clearInterval(sweeper);
+      server.close(() => resolve());
+      // Idle keep-alive connections would hold close() open.
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await store.close();
+}
+
+function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer } {
+  try {
+    return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
+  } catch (error) {
+    throw new CliError(`Cannot read the TLS files: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { hashPassword } from '../core/passwords.js';
+import { StoreConflictError } from '../store/store.js';
+import { parseArgs } from 'node:util';
+import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { nowSeconds, withStore } from './data.js';
+import { CliError, usageError } from './errors.js';
+import { readPassword } from './prompt.js';
+
+export const USERS_HELP = `context-auth users add NAME      add a user (password from stdin, or asked for)
+context-auth users list          list users
+context-auth users remove NAME   remove a user with their sessions, consents and grants`;
+
+const USERNAME = /^[A-Za-z0-9._@+-]{1,64}$/;
+const MIN_PASSWORD = 8;
+
+export async function usersCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() =>
+    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{} }, allowPositionals: true, strict: true }),
+  );
+  const [action, name, ...rest] = positionals;
+  if (values.help || !action) return print(USERS_HELP);
+  if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
+
+  if (action === 'add') {
+    if (!name) throw usageError('users add needs a NAME');
+    if (!USERNAME.test(name)) throw new CliError('A username is 1 to 64 letters, digits or . _ @ + -');
+    const password = await readPassword();
+    if (password.length < MIN_PASSWORD) throw new CliError(`The password must have at least ${MIN_PASSWORD} characters.`);
+    const passwordHash = await hashPassword(password);
+    await withStore(values.data, async (store) => {
+      try {
+        await store.createUser({ id: randomUUID(), username: name, passwordHash, createdAt: nowSeconds() });
+      } catch (error) {
+        if (error instanceof StoreConflictError) throw new CliError(`A user named ${name} exists already.`);
+        throw error;
+      }
+    });
+    return print(values.json ? { username: name, added: true } : `Added user ${name}.`);
+  }
+  if (action === 'list') {
+    const users = await withStore(values.data, (store) => store.listUsers());
+    if (values.json) return print(users.map((user) => ({ id: user.id, username: user.username, created_at: user.createdAt })));
+    return print(table(users.map((user) => ({ username: user.username, id: user.id, created: isoTime(user.createdAt) })), ['username', 'id', 'created']));
+  }
+  if (action === 'remove') {
+    if (!name) throw usageError('users remove needs a NAME');
+    const removed = await withStore(values.data, (store) => store.deleteUser(name));
+    if (!removed) throw new CliError(`There is no user named ${name}.`);
+    return print(values.json ? { username: name, removed: true } : `Removed user ${name}.`);
+  }
+  throw usageError(`unknown users action ${action}`);
+}

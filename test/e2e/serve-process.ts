@@ -1,0 +1,76 @@
+/** Runs the built CLI (`dist/cli/main.js`) as a child process, the way a user runs it. */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+export function tempDataFolder(): string {
+  return mkdtempSync(join(tmpdir(), 'ca-e2e-'));
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Runs one CLI command to completion. */
+export async function cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(input ?? '');
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, stdout, stderr };
+}
+
+export interface RunningServer {
+  issuer: string;
+  process: ChildProcessWithoutNullStreams;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `context-auth serve` and waits for it to say where it listens. */
+export async function startServe(args: string[]): Promise<RunningServer> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: 'pipe' });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const issuer = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stdout}\n${stderr}`)), 15_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /issuer\s+(\S+)/.exec(stdout);
+      if (match && stdout.includes('Listening on')) {
+        clearTimeout(timer);
+        resolvePromise(match[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`));
+    });
+  });
+  return {
+    issuer,
+    process: child,
+    output: () => stdout + stderr,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return code;
+    },
+  };
+}
