@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createAuthorizationServer } from '../authorization-server/index.js';
+import { mountDemoMcpServer } from '../demo/mcp-server.js';
+import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/uri.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
@@ -118,6 +120,17 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   const app = new Hono();
   app.route('/', authorizationServer.app);
+  // The demo context server, co-hosted (Revision A's shape) and protected as any Revision B server.
+  // Its verifier reaches the JWKS in-process, so it works behind a proxy whose public URL this machine cannot call.
+  const protection = protectedResource({
+    resource: defaultResource,
+    authorizationServers: [issuer],
+    scopesSupported: authorizationServer.config.scopesSupported,
+    resourceName: 'context-auth demo MCP server',
+    verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
+  });
+  honoProtectedResourceMetadata(app, protection);
+  mountDemoMcpServer(app, '/mcp', protection);
   app.notFound(() => Response.json({ error: 'not_found', error_description: 'no such endpoint' }, { status: 404 }));
   handler = (request) => app.fetch(request);
 
@@ -129,7 +142,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   print(`context-auth serve
   issuer        ${issuer}
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
-  resource      ${defaultResource}
+  mcp server    ${defaultResource}
+  resource md   ${protection.metadataUrl}
   data          ${location}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);

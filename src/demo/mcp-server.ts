@@ -1,0 +1,92 @@
+import type { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { ProtectedResource } from '../resource-server/guard.js';
+import { toMcpAuthInfo } from '../resource-server/guard.js';
+
+/** The scope every request to the demo needs, and the extra one its admin tool needs (for 403 and step-up). */
+export const BASE_SCOPE = 'mcp:tools';
+export const ADMIN_SCOPE = 'mcp:admin';
+const TOOL_SCOPES: Record<string, string[]> = { admin_report: [BASE_SCOPE, ADMIN_SCOPE] };
+
+const startedAt = Date.now();
+
+/** The demo MCP server: `whoami` shows who the token says you are; `admin_report` needs mcp:admin. */
+export function createDemoMcpServer(): McpServer {
+  const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
+  server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, (extra) => {
+    const auth = extra.authInfo;
+    const identity = {
+      subject: auth?.extra?.subject ?? null,
+      client_id: auth?.clientId ?? null,
+      scopes: auth?.scopes ?? [],
+      resource: auth?.resource?.href ?? null,
+    };
+    return { content: [{ type: 'text', text: JSON.stringify(identity) }], structuredContent: identity };
+  });
+  server.registerTool('admin_report', { description: `Server facts for operators; needs the ${ADMIN_SCOPE} scope.` }, (extra) => {
+    // The route already refused tokens without the scope; checking again keeps the tool safe if mounted elsewhere.
+    if (!extra.authInfo?.scopes.includes(ADMIN_SCOPE)) {
+      return { isError: true, content: [{ type: 'text', text: `needs the ${ADMIN_SCOPE} scope` }] };
+    }
+    const report = { uptime_seconds: Math.round((Date.now() - startedAt) / 1000), node: process.version };
+    return { content: [{ type: 'text', text: JSON.stringify(report) }], structuredContent: report };
+  });
+  return server;
+}
+
+/** The scopes a JSON-RPC body needs beyond the base one: those of the tools it calls. */
+function scopesForBody(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  const needed = new Set<string>();
+  for (const message of messages) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+    if (method === 'tools/call' && typeof params?.name === 'string') for (const scope of TOOL_SCOPES[params.name] ?? []) needed.add(scope);
+  }
+  return [...needed];
+}
+
+/**
+ * Mounts the demo at `path`, behind the bearer guard: the token is checked before anything of the
+ * request is read; then the tools it calls decide whether a wider scope is needed (403 with the
+ * scopes to step up to). The received token is never passed on to anything upstream.
+ */
+export function mountDemoMcpServer(app: Hono, path: string, protection: ProtectedResource): void {
+  app.use(
+    path,
+    cors({
+      origin: '*',
+      allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+      exposeHeaders: ['WWW-Authenticate', 'Mcp-Session-Id'],
+      allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    }),
+  );
+  app.all(path, async (c) => {
+    const request = c.req.raw;
+    const base = await protection.authenticate(request, [BASE_SCOPE]);
+    if (!base.ok) return base.response;
+    let body: unknown;
+    if (request.method === 'POST') {
+      body = await request.json().catch(() => undefined);
+      if (body === undefined) {
+        return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }, { status: 400 });
+      }
+      const extra = scopesForBody(body);
+      if (extra.length > 0) {
+        const stepUp = await protection.authenticate(request, extra);
+        if (!stepUp.ok) return stepUp.response;
+      }
+    }
+    // Stateless: a fresh server and transport per request, so any replica can answer any request.
+    const server = createDemoMcpServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, { authInfo: toMcpAuthInfo(base.auth, protection.resource), ...(body === undefined ? {} : { parsedBody: body }) });
+    } finally {
+      void server.close();
+    }
+  });
+}

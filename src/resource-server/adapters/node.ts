@@ -1,0 +1,42 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toMcpAuthInfo, type ProtectedResource } from '../guard.js';
+import type { VerifiedToken } from '../types.js';
+
+type Next = (error?: unknown) => void;
+
+/** What the middleware adds to the request: `auth` is the MCP SDK's AuthInfo, `verifiedToken` ours. */
+export type AuthenticatedRequest = IncomingMessage & { auth?: ReturnType<typeof toMcpAuthInfo>; verifiedToken?: VerifiedToken };
+
+/**
+ * `(req, res, next)` middleware for Express, Connect and plain node:http. It sets `req.auth` in
+ * the shape the MCP SDK's StreamableHTTPServerTransport reads, so SDK tools see `extra.authInfo`.
+ */
+export function nodeBearerAuth(protection: ProtectedResource, options: { requiredScopes?: string[] } = {}) {
+  return (req: AuthenticatedRequest, res: ServerResponse, next: Next): void => {
+    protection.check(req.headers.authorization, options.requiredScopes).then(
+      (result) => {
+        if (!result.ok) {
+          res.writeHead(result.status, result.headers).end(JSON.stringify(result.body));
+          return;
+        }
+        req.verifiedToken = result.auth;
+        req.auth = toMcpAuthInfo(result.auth, protection.resource);
+        next();
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}
+
+/** `(req, res, next)` handler that answers GET on the metadata paths and passes everything else on. */
+export function nodeProtectedResourceMetadata(protection: ProtectedResource) {
+  const body = JSON.stringify(protection.metadata);
+  return (req: IncomingMessage, res: ServerResponse, next: Next): void => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if ((req.method === 'GET' || req.method === 'HEAD') && protection.metadataPaths.includes(path)) {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' }).end(body);
+      return;
+    }
+    next();
+  };
+}
