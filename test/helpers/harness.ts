@@ -333,3 +333,21 @@ export async function introspect(h: Harness, token: unknown, caller: TestClient)
   if (response.status !== 200) throw new Error(`introspection failed: ${response.status} ${await response.text()}`);
   return (await response.json()) as Record<string, unknown>;
 }
+
+/** Like `obtainTokens` for any client: the code is redeemed with the client's own authentication method. */
+export async function obtainTokensAs(h: Harness, revision: Revision, client: TestClient, options: Partial<AuthorizeOptions> = {}): Promise<Record<string, string>> {
+  const existing = await h.store.getUserByUsername('alice');
+  const user = options.user ?? (existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h));
+  const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, ...options });
+  const code = location.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${location}`);
+  const response = await postAs(h, '/token', client, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: options.redirectUri ?? REDIRECT_URI,
+    resource: revision.resource,
+  });
+  if (response.status !== 200) throw new Error(`token failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Record<string, string>;
+}

@@ -5,10 +5,12 @@ export const STYLE = `
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9da7b3; --bg: #0d1117;
   --card: #161b22; --line: #30363d; --accent: #4493f8; --danger: #f85149; } }
 * { box-sizing: border-box; }
-body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: var(--bg);
+body { margin: 0; padding: 16px 0; min-height: 100vh; display: grid; place-items: center; background: var(--bg);
   color: var(--fg); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 main { width: min(420px, calc(100vw - 32px)); background: var(--card); border: 1px solid var(--line);
-  border-radius: 12px; padding: 28px; box-shadow: 0 8px 24px rgba(0,0,0,.08); }
+  border-radius: 12px; padding: 28px; box-shadow: 0 8px 24px rgba(0,0,0,.08);
+  /* Client names are chosen by whoever registers: a long unbroken one must wrap, not overflow the card. */
+  overflow-wrap: anywhere; }
 h1 { font-size: 1.35rem; margin: 0 0 4px; }
 p { margin: 8px 0; }
 .muted { color: var(--muted); font-size: .9rem; }
