@@ -38,6 +38,8 @@ export interface ProtectedResource {
 }
 
 function audienceMatches(audience: string[], resource: string): boolean {
+  // Our own tokens carry the canonical form already: skip URL parsing on the hot path.
+  if (audience.includes(resource)) return true;
   return audience.some((value) => {
     try {
       return canonicalizeResourceUri(value) === resource;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseScope } from '../core/scopes.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { InvalidTokenError, VerifiedTokenCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { InvalidTokenError, ExpiringCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface IntrospectionVerifierOptions {
   /** The introspection endpoint; found through `authorizationServer`'s metadata when absent. */
@@ -26,7 +26,7 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
   const fetchImpl = options.fetch ?? fetch;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const cacheSeconds = options.cacheSeconds ?? 30;
-  const cache = new VerifiedTokenCache(options.cacheSize);
+  const cache = new ExpiringCache<VerifiedToken>(options.cacheSize);
   const credentials = `Basic ${Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64')}`;
   let endpoint: Promise<string> | undefined = options.endpoint ? Promise.resolve(options.endpoint) : undefined;
 

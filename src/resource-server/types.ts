@@ -20,8 +20,8 @@ export interface TokenVerifier {
 
 /** The token is not valid here: expired, forged, revoked, wrong issuer… (→ 401 invalid_token). */
 export class InvalidTokenError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'InvalidTokenError';
   }
 }
@@ -34,13 +34,13 @@ export class VerifierUnavailableError extends Error {
   }
 }
 
-/** A bounded cache of verified tokens, each entry dropped at its own expiry. */
-export class VerifiedTokenCache {
-  private readonly entries = new Map<string, { value: VerifiedToken; until: number }>();
+/** A bounded map whose entries each expire at their own time (verified tokens until exp, refusals briefly). */
+export class ExpiringCache<T> {
+  private readonly entries = new Map<string, { value: T; until: number }>();
 
   constructor(private readonly maxEntries = 10_000) {}
 
-  get(key: string, now: number): VerifiedToken | undefined {
+  get(key: string, now: number): T | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.until <= now) {
@@ -50,7 +50,7 @@ export class VerifiedTokenCache {
     return entry.value;
   }
 
-  set(key: string, value: VerifiedToken, until: number): void {
+  set(key: string, value: T, until: number): void {
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: the first key is the oldest entry.
       this.entries.delete(this.entries.keys().next().value!);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import { parseScope } from '../core/scopes.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { InvalidTokenError, VerifiedTokenCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { InvalidTokenError, ExpiringCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -32,7 +32,11 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const clockTolerance = options.clockToleranceSeconds ?? 10;
   const cooldownDuration = (options.jwksCooldownSeconds ?? 5) * 1000;
-  const cache = new VerifiedTokenCache(options.cacheSize);
+  const cache = new ExpiringCache<VerifiedToken>(options.cacheSize);
+  // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
+  // replaying one costs a hash, not a signature check. Never cached: an unknown key id, which
+  // a key rotation can make valid within seconds.
+  const refused = new ExpiringCache<string>(options.cacheSize);
   const keySets = new Map<string, Promise<RemoteJwks>>();
 
   function keySetFor(issuer: string): Promise<RemoteJwks> {
@@ -54,47 +58,59 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       const key = createHash('sha256').update(token).digest('base64url');
       const cached = cache.get(key, now());
       if (cached) return cached;
-
-      let unverified: JWTPayload;
+      const refusal = refused.get(key, now());
+      if (refusal !== undefined) throw new InvalidTokenError(refusal);
       try {
-        unverified = decodeJwt(token);
-      } catch {
-        throw new InvalidTokenError('the access token is not a JWT');
-      }
-      if (typeof unverified.iss !== 'string' || !issuers.has(unverified.iss)) {
-        throw new InvalidTokenError('the access token was not issued by a trusted authorization server');
-      }
-      const keySet = await keySetFor(unverified.iss);
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(token, keySet, {
-          issuer: unverified.iss,
-          typ: 'at+jwt',
-          clockTolerance,
-          currentDate: new Date(now() * 1000),
-        }));
+        const verified = await verifyUncached(token);
+        cache.set(key, verified, verified.expiresAt + clockTolerance);
+        return verified;
       } catch (error) {
-        if (error instanceof errors.JWKSTimeout || (error instanceof Error && /fetch failed|ECONNREFUSED/.test(error.message))) {
-          throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
+        if (error instanceof InvalidTokenError && !(error.cause instanceof errors.JWKSNoMatchingKey)) {
+          refused.set(key, error.message, now() + 60);
         }
-        if (error instanceof errors.JWTExpired) throw new InvalidTokenError('the access token has expired');
-        throw new InvalidTokenError('the access token is invalid');
+        throw error;
       }
-      if (typeof payload.exp !== 'number' || typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') {
-        throw new InvalidTokenError('the access token lacks exp, sub or client_id');
-      }
-      const verified: VerifiedToken = {
-        token,
-        subject: payload.sub,
-        clientId: payload.client_id,
-        scopes: parseScope(typeof payload.scope === 'string' ? payload.scope : ''),
-        audience: Array.isArray(payload.aud) ? payload.aud : payload.aud === undefined ? [] : [payload.aud],
-        issuer: unverified.iss,
-        expiresAt: payload.exp,
-        claims: payload as Record<string, unknown>,
-      };
-      cache.set(key, verified, payload.exp + clockTolerance);
-      return verified;
     },
   };
+
+  async function verifyUncached(token: string): Promise<VerifiedToken> {
+    let unverified: JWTPayload;
+    try {
+      unverified = decodeJwt(token);
+    } catch {
+      throw new InvalidTokenError('the access token is not a JWT');
+    }
+    if (typeof unverified.iss !== 'string' || !issuers.has(unverified.iss)) {
+      throw new InvalidTokenError('the access token was not issued by a trusted authorization server');
+    }
+    const keySet = await keySetFor(unverified.iss);
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keySet, {
+        issuer: unverified.iss,
+        typ: 'at+jwt',
+        clockTolerance,
+        currentDate: new Date(now() * 1000),
+      }));
+    } catch (error) {
+      if (error instanceof errors.JWKSTimeout || (error instanceof Error && /fetch failed|ECONNREFUSED/.test(error.message))) {
+        throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
+      }
+      if (error instanceof errors.JWTExpired) throw new InvalidTokenError('the access token has expired');
+      throw new InvalidTokenError('the access token is invalid', { cause: error });
+    }
+    if (typeof payload.exp !== 'number' || typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') {
+      throw new InvalidTokenError('the access token lacks exp, sub or client_id');
+    }
+    return {
+      token,
+      subject: payload.sub,
+      clientId: payload.client_id,
+      scopes: parseScope(typeof payload.scope === 'string' ? payload.scope : ''),
+      audience: Array.isArray(payload.aud) ? payload.aud : payload.aud === undefined ? [] : [payload.aud],
+      issuer: unverified.iss,
+      expiresAt: payload.exp,
+      claims: payload as Record<string, unknown>,
+    };
+  }
 }

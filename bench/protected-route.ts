@@ -1,0 +1,65 @@
+/**
+ * npm run bench: throughput of a light JSON-RPC request on the same server, side by side in one
+ * run: unprotected, protected with a valid token, and protected with an invalid token (a JWT
+ * whose signature is wrong, and plain garbage). Rounds alternate the routes so that machine noise
+ * falls on all of them alike; the table reports medians and ratios to the unprotected route.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import autocannon from 'autocannon';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = 32;
+
+const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'protected-route-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const [line] = (await once(child.stdout, 'data')) as [Buffer];
+const { port, token } = JSON.parse(line.toString()) as { port: number; token: string };
+const [header, payload] = token.split('.');
+const forged = `${header}.${payload}.${Buffer.alloc(64, 7).toString('base64url')}`;
+
+const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+const cases = [
+  { name: 'unprotected', path: '/open', authorization: undefined, expect: 200 },
+  { name: 'protected, valid token', path: '/mcp', authorization: `Bearer ${token}`, expect: 200 },
+  { name: 'protected, bad signature', path: '/mcp', authorization: `Bearer ${forged}`, expect: 401 },
+  { name: 'protected, garbage token', path: '/mcp', authorization: 'Bearer not-a-jwt', expect: 401 },
+];
+
+async function measure(testCase: (typeof cases)[number]): Promise<number> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${testCase.path}`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    body,
+    headers: { 'content-type': 'application/json', ...(testCase.authorization ? { authorization: testCase.authorization } : {}) },
+  });
+  const wrong = result.non2xx > 0 && testCase.expect === 200 ? result.non2xx : testCase.expect !== 200 ? result['2xx'] : 0;
+  if (wrong > 0 || result.errors > 0) throw new Error(`${testCase.name}: ${wrong} unexpected statuses, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+const samples = new Map(cases.map((c) => [c.name, [] as number[]]));
+for (const testCase of cases) await measure(testCase); // warm-up: JIT, JWKS fetch, token cache
+for (let round = 0; round < ROUNDS; round++) {
+  // Rotate the order each round so no route always runs first or last.
+  for (let i = 0; i < cases.length; i++) {
+    const testCase = cases[(i + round) % cases.length]!;
+    samples.get(testCase.name)!.push(await measure(testCase));
+  }
+}
+child.kill('SIGTERM');
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const baseline = median(samples.get('unprotected')!);
+console.log(`\nProtected route throughput (${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} connections, medians)\n`);
+console.log('| route | requests/s | vs unprotected | target |');
+console.log('|---|---:|---:|---|');
+for (const testCase of cases) {
+  const value = median(samples.get(testCase.name)!);
+  const ratio = value / baseline;
+  const target = testCase.name === 'unprotected' ? '' : testCase.expect === 200 ? '≥ 0.95' : '≥ 1.00';
+  console.log(`| ${testCase.name} | ${Math.round(value)} | ${ratio.toFixed(2)} | ${target} |`);
+}
