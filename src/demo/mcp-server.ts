@@ -67,24 +67,26 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     const request = c.req.raw;
     const base = await protection.authenticate(request, [BASE_SCOPE]);
     if (!base.ok) return base.response;
-    let body: unknown;
-    if (request.method === 'POST') {
-      body = await request.json().catch(() => undefined);
-      if (body === undefined) {
-        return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }, { status: 400 });
-      }
-      const extra = scopesForBody(body);
-      if (extra.length > 0) {
-        const stepUp = await protection.authenticate(request, extra);
-        if (!stepUp.ok) return stepUp.response;
-      }
+    // Stateless: no standalone SSE stream (GET) and no session to end (DELETE). A 405 tells an
+    // SDK client so; an empty stream would make it reconnect every second forever.
+    if (request.method !== 'POST') {
+      return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } }, { status: 405, headers: { Allow: 'POST' } });
+    }
+    const body: unknown = await request.json().catch(() => undefined);
+    if (body === undefined) {
+      return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }, { status: 400 });
+    }
+    const extra = scopesForBody(body);
+    if (extra.length > 0) {
+      const stepUp = await protection.authenticate(request, extra);
+      if (!stepUp.ok) return stepUp.response;
     }
     // Stateless: a fresh server and transport per request, so any replica can answer any request.
     const server = createDemoMcpServer();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(request, { authInfo: toMcpAuthInfo(base.auth, protection.resource), ...(body === undefined ? {} : { parsedBody: body }) });
+      return await transport.handleRequest(request, { authInfo: toMcpAuthInfo(base.auth, protection.resource), parsedBody: body });
     } finally {
       void server.close();
     }

@@ -69,9 +69,14 @@ export async function resolveRedirectTarget({ params, repeated }: AuthorizationP
   return { client, redirectUri, redirectUriProvided: requested !== undefined, state: state !== null && state.length <= MAX_STATE_LENGTH ? state : null };
 }
 
-/** The scopes a client may ask for: its registered ones (if any) among those the server supports. */
+/**
+ * The scopes a client may ask for. An operator's `--scope` on an admin-registered client is a
+ * limit. A dynamically registered client's `scope` is only what it expected to need (MCP clients
+ * send the first 401 challenge's scope): holding it to that would make every later step-up fail,
+ * and the user consents to each scope anyway.
+ */
 export function allowedScopes(client: ClientRecord, config: ResolvedConfig): string[] {
-  if (client.scope === null) return config.scopesSupported;
+  if (client.scope === null || client.registeredBy === 'dynamic') return config.scopesSupported;
   const registered = parseScope(client.scope);
   return config.scopesSupported.filter((scope) => registered.includes(scope));
 }
