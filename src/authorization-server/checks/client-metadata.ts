@@ -52,7 +52,8 @@ function webUrl(field: string, value: unknown): string {
  * accepted and silently dropped.
  */
 export function validateClientMetadata(body: Record<string, unknown>, scopesSupported: readonly string[]): ValidClientMetadata {
-  const method = body.token_endpoint_auth_method ?? 'client_secret_basic';
+  // Only an absent field takes the default; `null` is a wrong value like any other (not `??`).
+  const method = body.token_endpoint_auth_method === undefined ? 'client_secret_basic' : body.token_endpoint_auth_method;
   if (typeof method !== 'string' || !AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
     invalid(`token_endpoint_auth_method must be one of ${AUTH_METHODS.join(', ')}`);
   }

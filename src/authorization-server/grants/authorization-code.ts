@@ -70,7 +70,8 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
   const record = result.record;
 
   if (record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'authorization code was issued to another client');
-  if (record.redirectUriProvided && params.get('redirect_uri') !== record.redirectUri) {
+  // Required when the authorization request had it; when it did not, one sent anyway must still match.
+  if ((record.redirectUriProvided || params.has('redirect_uri')) && params.get('redirect_uri') !== record.redirectUri) {
     throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   }
   if (!verifyCodeVerifier(params.get('code_verifier'), record.codeChallenge)) {

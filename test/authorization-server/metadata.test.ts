@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createHarness, ISSUER, type Harness } from '../helpers/harness.js';
+
+const WELL_KNOWN = '/.well-known/oauth-authorization-server';
+const TENANT_ISSUER = 'http://127.0.0.1:9999/tenant';
+
+async function metadata(h: Harness, path = WELL_KNOWN, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const response = await h.request(path, { headers });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe('authorization server metadata (RFC 8414)', () => {
+  it('describes the server: endpoints, PKCE S256, code flow, grants, client authentication, scopes, iss parameter', async () => {
+    const doc = await metadata(createHarness());
+    assert.equal(doc.issuer, ISSUER);
+    assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
+    assert.deepEqual(doc.response_types_supported, ['code']);
+    assert.deepEqual(new Set(doc.grant_types_supported as string[]), new Set(['authorization_code', 'refresh_token', 'client_credentials']));
+    assert.deepEqual(new Set(doc.token_endpoint_auth_methods_supported as string[]), new Set(['none', 'client_secret_basic', 'client_secret_post']));
+    assert.deepEqual(doc.scopes_supported, ['mcp:tools', 'mcp:admin']);
+    assert.equal(doc.jwks_uri, `${ISSUER}/jwks`);
+    assert.equal(doc.revocation_endpoint, `${ISSUER}/revoke`);
+    assert.equal(doc.introspection_endpoint, `${ISSUER}/introspect`);
+    assert.equal(doc.authorization_response_iss_parameter_supported, true);
+  });
+
+  it('uses the Revision A default paths /authorize, /token and /register at the root', async () => {
+    const doc = await metadata(createHarness());
+    assert.equal(doc.authorization_endpoint, `${ISSUER}/authorize`);
+    assert.equal(doc.token_endpoint, `${ISSUER}/token`);
+    assert.equal(doc.registration_endpoint, `${ISSUER}/register`);
+  });
+
+  it('answers every protocol version header, known or not, with the same document', async () => {
+    const h = createHarness();
+    const plain = await metadata(h);
+    const variants: Record<string, string>[] = [
+      { 'Context-Protocol-Version': '2025-03-26' },
+      { 'MCP-Protocol-Version': '2025-03-26' },
+      { 'MCP-Protocol-Version': '2025-06-18' },
+      { 'Context-Protocol-Version': '2099-01-01' },
+      { 'MCP-Protocol-Version': 'not-a-date' },
+    ];
+    for (const headers of variants) {
+      assert.deepEqual(await metadata(h, WELL_KNOWN, headers), plain, JSON.stringify(headers));
+    }
+  });
+
+  it('states the issuer without a trailing slash even when configured with one', async () => {
+    assert.equal((await metadata(createHarness({ issuer: `${ISSUER}/` }))).issuer, ISSUER);
+  });
+
+  it('serves an issuer with a path at the path-inserted well-known URL, with issuer equal to that URL', async () => {
+    for (const configured of [TENANT_ISSUER, `${TENANT_ISSUER}/`]) {
+      const h = createHarness({ issuer: configured });
+      const doc = await metadata(h, `${WELL_KNOWN}/tenant`);
+      assert.equal(doc.issuer, TENANT_ISSUER);
+      assert.equal(doc.token_endpoint, `${TENANT_ISSUER}/token`);
+      assert.equal(doc.authorization_endpoint, `${TENANT_ISSUER}/authorize`);
+    }
+  });
+
+  for (const issuer of [ISSUER, TENANT_ISSUER]) {
+    it(`advertises only endpoints that exist (issuer ${issuer})`, async () => {
+      const h = createHarness({ issuer });
+      const path = new URL(issuer).pathname.replace(/\/$/, '');
+      const doc = await metadata(h, `${WELL_KNOWN}${path}`);
+      for (const field of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'introspection_endpoint', 'jwks_uri']) {
+        const url = doc[field] as string;
+        assert.ok(url.startsWith(`${issuer}/`), `${field}: ${url}`);
+        const response = await h.request(url, { method: field === 'jwks_uri' || field === 'authorization_endpoint' ? 'GET' : 'POST' });
+        assert.notEqual(response.status, 404, `${field} ${url}`);
+        assert.ok(response.status < 500, `${field} ${url}: ${response.status}`);
+      }
+    });
+  }
+
+  it('leaves registration_endpoint out when registration is closed', async () => {
+    const doc = await metadata(createHarness({ registration: 'closed' }));
+    assert.equal(doc.registration_endpoint, undefined);
+  });
+});
