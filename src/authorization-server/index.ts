@@ -10,6 +10,7 @@ import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenEndpoint } from './endpoints/token.js';
+import { notFound } from './http/responses.js';
 import { route } from './http/routes.js';
 import { SigningKeys } from './keys.js';
 
@@ -60,6 +61,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: (request, params) => interactionSubmit(ctx, request, params.id!) },
     pages,
   );
+
+  app.notFound(notFound);
 
   return { app, handle: async (request) => app.fetch(request), config, keys };
 }

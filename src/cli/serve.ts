@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createAuthorizationServer } from '../authorization-server/index.js';
+import { notFound } from '../authorization-server/http/responses.js';
 import { mountDemoMcpServer } from '../demo/mcp-server.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/uri.js';
@@ -131,7 +132,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   });
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection);
-  app.notFound(() => Response.json({ error: 'not_found', error_description: 'no such endpoint' }, { status: 404 }));
+  app.notFound(notFound);
   handler = (request) => app.fetch(request);
 
   const sweeper = setInterval(() => {

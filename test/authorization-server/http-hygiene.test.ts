@@ -209,7 +209,7 @@ describe('malformed requests get a 4xx OAuth error, never a 5xx', () => {
     });
   }
 
-  it('answers an unknown path with a JSON 404', { todo: 'index.ts installs no notFound handler: Hono answers text/plain "404 Not Found"' }, async () => {
+  it('answers an unknown path with a JSON 404', async () => {
     await expectOAuthError(await createHarness().request('/no-such-endpoint'), 404);
   });
 });

@@ -1,7 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hashSecret } from '../../src/core/secrets.js';
-import { createHarness, expectOAuthError, REDIRECT_URI, registerClient, type Harness } from '../helpers/harness.js';
+import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
+import { registerClient as createClient } from '../../src/authorization-server/clients.js';
+import {
+  addUser,
+  authorize,
+  basic,
+  createHarness,
+  expectOAuthError,
+  obtainTokens,
+  postForm,
+  REDIRECT_URI,
+  registerClient,
+  REVISIONS,
+  type Harness,
+} from '../helpers/harness.js';
 
 const VALID = { client_name: 'Test Client', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' };
 const INITIAL_ACCESS_TOKEN = 'initial-access-token-0123456789';
@@ -171,5 +185,44 @@ describe('dynamic client registration (RFC 7591)', () => {
       const response = await register(h, VALID, { authorization: `Bearer ${INITIAL_ACCESS_TOKEN}` });
       assert.equal(response.status, 201);
     });
+  });
+});
+
+describe('registration of machine (client_credentials) clients', () => {
+  const MACHINE = { client_name: 'Batch job', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', scope: 'mcp:tools' };
+
+  it('refuses them under open registration: nobody would consent to their tokens', async () => {
+    const h = createHarness();
+    await expectOAuthError(await register(h, MACHINE), 400, 'invalid_client_metadata');
+    assert.equal((await h.store.listClients()).length, 0);
+  });
+
+  it('accepts them behind an initial access token, and holds them to their registered scope', async () => {
+    const h = createHarness({ registration: { initialAccessToken: INITIAL_ACCESS_TOKEN } });
+    const response = await register(h, MACHINE, { authorization: `Bearer ${INITIAL_ACCESS_TOKEN}` });
+    assert.equal(response.status, 201);
+    const client = (await response.json()) as { client_id: string; client_secret: string };
+    const token = (scope: string) =>
+      postForm(h, '/token', { grant_type: 'client_credentials', scope }, { authorization: basic(client.client_id, client.client_secret) });
+    assert.equal((await token('mcp:tools')).status, 200);
+    await expectOAuthError(await token('mcp:admin'), 400, 'invalid_scope');
+  });
+});
+
+describe('a dynamic client’s registered scope in the user flow', () => {
+  it('is no limit: the user consents to a step-up the client did not foresee', async () => {
+    const h = createHarness();
+    const client = await registerClient(h, { scope: 'mcp:tools' });
+    const { tokens } = await obtainTokens(h, REVISIONS[1], { client, scope: 'mcp:tools mcp:admin' });
+    assert.equal(tokens.scope, 'mcp:admin mcp:tools');
+  });
+
+  it('is a limit for a client an operator registered with --scope', async () => {
+    const h = createHarness();
+    const metadata = validateClientMetadata({ client_name: 'Ops', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], scope: 'mcp:tools' }, h.server.config.scopesSupported);
+    const { client } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
+    const user = await addUser(h);
+    const { location } = await authorize(h, { client: { client_id: client.clientId }, user, scope: 'mcp:admin' });
+    assert.equal(location.searchParams.get('error'), 'invalid_scope');
   });
 });

@@ -312,12 +312,15 @@ export function postAs(h: Harness, path: string, client: TestClient, values: Rec
 }
 
 /** Registers a confidential client for client_credentials only (no redirect URIs). */
-export function registerServiceClient(
+/** A client_credentials client, created as an operator would (open registration refuses them). */
+export async function registerServiceClient(
   h: Harness,
   method: 'client_secret_basic' | 'client_secret_post' = 'client_secret_basic',
   metadata: Record<string, unknown> = {},
 ): Promise<TestClient> {
-  return registerClient(h, { token_endpoint_auth_method: method, grant_types: ['client_credentials'], redirect_uris: undefined, ...metadata });
+  const valid = validateClientMetadata({ token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata }, h.server.config.scopesSupported);
+  const { client, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
+  return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: method };
 }
 
 /** A resource server: a confidential client an operator created with `canIntrospect` (not via /register). */

@@ -70,13 +70,14 @@ export async function resolveRedirectTarget({ params, repeated }: AuthorizationP
 }
 
 /**
- * The scopes a client may ask for. An operator's `--scope` on an admin-registered client is a
- * limit. A dynamically registered client's `scope` is only what it expected to need (MCP clients
- * send the first 401 challenge's scope): holding it to that would make every later step-up fail,
- * and the user consents to each scope anyway.
+ * The scopes a client may ask for. Where nobody consents (client credentials), and for clients an
+ * operator registered, the registered `scope` is a limit. In the user's flow a dynamically
+ * registered client's `scope` is only what it expected to need (MCP clients send the first 401
+ * challenge's scope): holding it to that would make every later step-up fail, and the user
+ * consents to each scope anyway.
  */
-export function allowedScopes(client: ClientRecord, config: ResolvedConfig): string[] {
-  if (client.scope === null || client.registeredBy === 'dynamic') return config.scopesSupported;
+export function allowedScopes(client: ClientRecord, config: ResolvedConfig, flow: 'user' | 'client'): string[] {
+  if (client.scope === null || (flow === 'user' && client.registeredBy === 'dynamic')) return config.scopesSupported;
   const registered = parseScope(client.scope);
   return config.scopesSupported.filter((scope) => registered.includes(scope));
 }
@@ -119,7 +120,7 @@ export function validateAuthorizationRequest(
   }
   const codeChallenge = checkCodeChallenge(params.get('code_challenge'), params.get('code_challenge_method'));
   const resource = resolveResource(resources, config);
-  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(target.client, config), config.defaultScopes);
+  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(target.client, config, 'user'), config.defaultScopes);
   const prompt = (params.get('prompt') ?? '').split(' ').filter((value) => value !== '');
   if (prompt.includes('none') && prompt.length > 1) {
     throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other prompt values');

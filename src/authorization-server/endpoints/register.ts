@@ -25,6 +25,12 @@ export async function registerEndpoint(ctx: ServerContext, request: Request): Pr
   checkRegistrationAllowed(ctx, request);
   const body = await readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
   const metadata = validateClientMetadata(body, ctx.config.scopesSupported);
+  // A client_credentials client gets tokens with no user involved: with open registration that
+  // would hand anyone on the network a token for the context server. Only an operator (the CLI,
+  // or registration behind an initial access token) may create one.
+  if (metadata.grantTypes.includes('client_credentials') && ctx.config.registration === 'open') {
+    throw new OAuthError('invalid_client_metadata', 'client_credentials clients are created by an operator (context-auth clients add), not by open registration');
+  }
   const registered = await registerClient(ctx.config.store, metadata, ctx.config.now(), { registeredBy: 'dynamic' });
   ctx.config.log({ event: 'client_registered', client_id: registered.client.clientId, method: metadata.tokenEndpointAuthMethod });
   return json(registrationResponse(registered), 201);

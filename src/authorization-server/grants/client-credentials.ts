@@ -16,7 +16,7 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
   if (!client.grantTypes.includes('client_credentials')) {
     throw new OAuthError('unauthorized_client', 'this client is not registered for the client_credentials grant');
   }
-  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config), ctx.config.defaultScopes);
+  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes);
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
   const now = ctx.config.now();
   const grant: GrantRecord = {

@@ -28,3 +28,8 @@ export function toOAuthError(error: unknown, log: (event: Record<string, unknown
 export function errorJson(error: OAuthError): Response {
   return json(error.toJSON(), error.status, error.headers);
 }
+
+/** The answer for a path nobody serves: JSON like every other error, not a framework's text. */
+export function notFound(): Response {
+  return errorJson(new OAuthError('not_found', 'no such endpoint'));
+}
