@@ -13,10 +13,14 @@ export interface BearerChallenge {
   realm?: string;
 }
 
-/** Quotes a parameter value (RFC 9110 quoted-string): backslash-escape `"` and `\`, drop controls. */
+/**
+ * Quotes a parameter value (RFC 9110 quoted-string): backslash-escape `"` and `\`, drop controls,
+ * and turn non-ASCII into `?` (RFC 6750 §3 allows ASCII only; Headers and node:http would throw).
+ */
 function quote(value: string): string {
   // eslint-disable-next-line no-control-regex -- header values must not carry control characters
-  return `"${value.replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  const safe = value.replace(/[\u0000-\u001f\u007f]/g, '').replace(/[^\u0000-\u007f]/gu, '?');
+  return `"${safe.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
 export function bearerChallenge(challenge: BearerChallenge): string {
@@ -82,7 +86,8 @@ export function parseWwwAuthenticate(header: string): ParsedChallenge[] {
     challenges.push(current);
     rest = afterName;
     const token68 = /^\s+([A-Za-z0-9\-._~+/]+=*)\s*(,|$)/.exec(rest);
-    if (token68 && !/^\s+[!#$%&'*+\-.^_`|~0-9A-Za-z]+\s*=[^=]/.test(rest)) {
+    // `abc=, Next …` is token68 with one padding character, not a parameter: a parameter's value is never empty.
+    if (token68 && !/^\s+[!#$%&'*+\-.^_`|~0-9A-Za-z]+\s*=\s*[^=,\s]/.test(rest)) {
       current.token68 = token68[1]!;
       rest = rest.slice(token68[0].length);
     }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { parseScope } from '../core/scopes.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
 import { InvalidTokenError, ExpiringCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
@@ -17,7 +17,16 @@ export interface JwtVerifierOptions {
   fetch?: typeof fetch;
 }
 
-type RemoteJwks = ReturnType<typeof createRemoteJWKSet>;
+/** Errors of the key lookup that are the token's fault (its kid or alg matches no published key). */
+function isKeyMismatch(error: unknown): boolean {
+  return error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported;
+}
+
+/** Refusals that time or a rotation can turn into acceptance: an unknown kid, an nbf still ahead. */
+function mayBecomeValid(error: InvalidTokenError): boolean {
+  const cause = error.cause;
+  return cause instanceof errors.JWKSNoMatchingKey || (cause instanceof errors.JWTClaimValidationFailed && cause.claim === 'nbf');
+}
 
 /**
  * Verifies RFC 9068 JWT access tokens locally: signature against the issuer's JWKS (fetched
@@ -35,16 +44,27 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const cache = new ExpiringCache<VerifiedToken>(options.cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
   // replaying one costs a hash, not a signature check. Never cached: an unknown key id, which
-  // a key rotation can make valid within seconds.
+  // a key rotation can make valid within seconds, nor an nbf that is still ahead.
   const refused = new ExpiringCache<string>(options.cacheSize);
-  const keySets = new Map<string, Promise<RemoteJwks>>();
+  const keySets = new Map<string, Promise<JWTVerifyGetKey>>();
 
-  function keySetFor(issuer: string): Promise<RemoteJwks> {
+  function keySetFor(issuer: string): Promise<JWTVerifyGetKey> {
     let keySet = keySets.get(issuer);
     if (!keySet) {
       keySet = fetchAuthorizationServerMetadata(issuer, fetchImpl).then((metadata) => {
         if (typeof metadata.jwks_uri !== 'string') throw new VerifierUnavailableError(`${issuer} publishes no jwks_uri`);
-        return createRemoteJWKSet(new URL(metadata.jwks_uri), { cooldownDuration, timeoutDuration: 10_000, [customFetch]: fetchImpl });
+        const remote = createRemoteJWKSet(new URL(metadata.jwks_uri), { cooldownDuration, timeoutDuration: 10_000, [customFetch]: fetchImpl });
+        // A JWKS we cannot fetch or read (network error, 5xx, not JSON) is not the token's fault:
+        // 503 rather than a 401 that would also be remembered as a refusal.
+        const getKey: JWTVerifyGetKey = async (header, token) => {
+          try {
+            return await remote(header, token);
+          } catch (error) {
+            if (isKeyMismatch(error)) throw error;
+            throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
+          }
+        };
+        return getKey;
       });
       // A failed discovery is retried on the next request rather than remembered.
       keySet.catch(() => keySets.delete(issuer));
@@ -65,7 +85,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
         cache.set(key, verified, verified.expiresAt + clockTolerance);
         return verified;
       } catch (error) {
-        if (error instanceof InvalidTokenError && !(error.cause instanceof errors.JWKSNoMatchingKey)) {
+        if (error instanceof InvalidTokenError && !mayBecomeValid(error)) {
           refused.set(key, error.message, now() + 60);
         }
         throw error;
@@ -93,9 +113,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
         currentDate: new Date(now() * 1000),
       }));
     } catch (error) {
-      if (error instanceof errors.JWKSTimeout || (error instanceof Error && /fetch failed|ECONNREFUSED/.test(error.message))) {
-        throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
-      }
+      if (error instanceof VerifierUnavailableError) throw error;
       if (error instanceof errors.JWTExpired) throw new InvalidTokenError('the access token has expired');
       throw new InvalidTokenError('the access token is invalid', { cause: error });
     }

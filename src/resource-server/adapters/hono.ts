@@ -1,4 +1,4 @@
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Env, Hono, MiddlewareHandler } from 'hono';
 import type { ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
@@ -14,7 +14,7 @@ export function honoBearerAuth(protection: ProtectedResource, options: { require
   };
 }
 
-/** Serves the protected resource metadata at its well-known paths. */
-export function honoProtectedResourceMetadata(app: Hono, protection: ProtectedResource): void {
+/** Serves the protected resource metadata at its well-known paths. Generic so an app typed with AuthVariables fits too. */
+export function honoProtectedResourceMetadata<E extends Env>(app: Hono<E>, protection: ProtectedResource): void {
   for (const path of protection.metadataPaths) app.get(path, () => protection.metadataResponse());
 }

@@ -1,0 +1,163 @@
+/**
+ * The demo MCP server (`mountDemoMcpServer`) co-hosted with the authorization server in one Hono
+ * app, as `serve` wires it: whoami shows the token's identity, admin_report needs mcp:admin
+ * (403 insufficient_scope otherwise), and a Revision A client finds the AS metadata and default
+ * paths at the base URL while its first token-less request gets the Revision B challenge.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Hono } from 'hono';
+import { ADMIN_SCOPE, BASE_SCOPE, mountDemoMcpServer } from '../../src/demo/mcp-server.js';
+import { findBearerChallenge } from '../../src/core/www-authenticate.js';
+import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
+import { protectedResource, type ProtectedResource } from '../../src/resource-server/guard.js';
+import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
+import type { TokenVerifier } from '../../src/resource-server/types.js';
+import { obtainTokens } from '../helpers/harness.js';
+import {
+  accessToken,
+  bearer,
+  createHarness,
+  expectDenied,
+  ISSUER,
+  METADATA_URL,
+  RESOURCE,
+  REVISIONS,
+  toolCall,
+  toolResult,
+  VERIFIERS,
+  type Harness,
+} from './setup.js';
+
+/** One app at ISSUER: the AS, the resource metadata and the demo at /mcp (as `serve` builds it). */
+function coHosted(h: Harness, verifier?: TokenVerifier): { app: Hono; protection: ProtectedResource; send(path: string, init?: RequestInit): Promise<Response> } {
+  const app = new Hono();
+  app.route('/', h.server.app);
+  const protection = protectedResource({
+    resource: RESOURCE,
+    authorizationServers: [ISSUER],
+    scopesSupported: h.server.config.scopesSupported,
+    resourceName: 'demo',
+    // serve's own wiring: the JWT verifier reaching the JWKS in-process through the same app.
+    verifier: verifier ?? jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
+  });
+  honoProtectedResourceMetadata(app, protection);
+  mountDemoMcpServer(app, '/mcp', protection);
+  app.notFound(() => Response.json({ error: 'not_found', error_description: 'no such endpoint' }, { status: 404 }));
+  return { app, protection, send: async (path, init) => app.fetch(new Request(new URL(path, ISSUER), init)) };
+}
+
+function rpc(method: string, authorization?: string, params: Record<string, unknown> = {}): RequestInit {
+  const init = toolCall('x', authorization);
+  return { ...init, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) };
+}
+
+for (const revision of REVISIONS) {
+  for (const kind of VERIFIERS) {
+    describe(`demo MCP server — ${revision.name}, ${kind.name} verifier`, () => {
+      it('whoami returns the subject, client id and scopes of the token', async () => {
+        const h = createHarness();
+        const { verifier } = await kind.create(h);
+        const { send } = coHosted(h, verifier);
+        const { client, tokens } = await obtainTokens(h, revision);
+        const identity = await toolResult(await send('/mcp', toolCall('whoami', bearer(String(tokens.access_token)))));
+        assert.deepEqual(identity, { subject: 'user-alice', client_id: client.client_id, scopes: [BASE_SCOPE], resource: RESOURCE });
+      });
+
+      it('admin_report without mcp:admin → HTTP 403 insufficient_scope naming mcp:admin; with it → the report', async () => {
+        const h = createHarness();
+        const { verifier } = await kind.create(h);
+        const { send } = coHosted(h, verifier);
+        const narrow = await accessToken(h, revision);
+        const challenge = await expectDenied(await send('/mcp', toolCall('admin_report', bearer(narrow))), 403, 'insufficient_scope');
+        assert.ok(challenge.scope?.split(' ').includes(ADMIN_SCOPE), challenge.scope);
+        // Also when the call hides in a batch.
+        const batch = { ...toolCall('x', bearer(narrow)), body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'admin_report', arguments: {} } }]) };
+        await expectDenied(await send('/mcp', batch), 403, 'insufficient_scope');
+
+        const wide = await accessToken(h, revision, { scope: `${BASE_SCOPE} ${ADMIN_SCOPE}` });
+        const report = await toolResult(await send('/mcp', toolCall('admin_report', bearer(wide))));
+        assert.equal(typeof report.uptime_seconds, 'number');
+        assert.equal(report.node, process.version);
+        const identity = await toolResult(await send('/mcp', toolCall('whoami', bearer(wide))));
+        assert.deepEqual(identity.scopes, [ADMIN_SCOPE, BASE_SCOPE]);
+      });
+
+      it('every request needs mcp:tools: a token with mcp:admin alone → 403 naming mcp:tools', async () => {
+        const h = createHarness();
+        const { verifier } = await kind.create(h);
+        const { send } = coHosted(h, verifier);
+        const adminOnly = await accessToken(h, revision, { scope: ADMIN_SCOPE });
+        const challenge = await expectDenied(await send('/mcp', rpc('tools/list', bearer(adminOnly))), 403, 'insufficient_scope');
+        assert.equal(challenge.scope, BASE_SCOPE);
+      });
+
+      it('lists its tools to a valid token; refuses one in the query string', async () => {
+        const h = createHarness();
+        const { verifier } = await kind.create(h);
+        const { send } = coHosted(h, verifier);
+        const token = await accessToken(h, revision);
+        const response = await send('/mcp', rpc('tools/list', bearer(token)));
+        assert.equal(response.status, 200);
+        const { result } = (await response.json()) as { result: { tools: { name: string }[] } };
+        assert.deepEqual(result.tools.map((tool) => tool.name).sort(), ['admin_report', 'whoami']);
+        await expectDenied(await send(`/mcp?access_token=${token}`, rpc('tools/list')), 401, 'unauthorized');
+      });
+
+      it('an expired token → 401 invalid_token before the body is looked at', async () => {
+        const h = createHarness();
+        const { verifier } = await kind.create(h);
+        const { send } = coHosted(h, verifier);
+        const token = await accessToken(h, revision);
+        h.clock.now += 611;
+        await expectDenied(await send('/mcp', { ...rpc('tools/list', bearer(token)), body: 'not json' }), 401, 'invalid_token');
+      });
+    });
+  }
+
+  describe(`Revision A co-hosting — ${revision.name} client`, () => {
+    it('AS metadata and the default paths at the base URL; the first token-less /mcp request gets the Revision B challenge', async () => {
+      const h = createHarness();
+      const { send } = coHosted(h);
+      const metadata = await send('/.well-known/oauth-authorization-server', { headers: { 'Context-Protocol-Version': '2025-03-26' } });
+      assert.equal(metadata.status, 200);
+      const document = (await metadata.json()) as Record<string, string>;
+      assert.equal(document.issuer, ISSUER);
+      assert.equal(document.authorization_endpoint, `${ISSUER}/authorize`);
+      assert.equal(document.token_endpoint, `${ISSUER}/token`);
+      assert.equal(document.registration_endpoint, `${ISSUER}/register`);
+      // The default paths exist (a wrong request, not a 404).
+      assert.notEqual((await send('/authorize')).status, 404);
+      assert.notEqual((await send('/token', { method: 'POST' })).status, 404);
+      assert.notEqual((await send('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404);
+      assert.equal((await send('/nothing-here')).status, 404);
+
+      const first = await send('/mcp', rpc('initialize', undefined, { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+      const challenge = await expectDenied(first, 401, 'unauthorized');
+      assert.equal(challenge.resource_metadata, METADATA_URL);
+      assert.equal(challenge.scope, BASE_SCOPE);
+      const resourceMetadata = (await (await send(challenge.resource_metadata!)).json()) as Record<string, unknown>;
+      assert.deepEqual(resourceMetadata.authorization_servers, [ISSUER]);
+      assert.equal(resourceMetadata.resource, RESOURCE);
+
+      // Whichever way the client found the AS, its token works here.
+      const token = await accessToken(h, revision);
+      assert.equal((await send('/mcp', rpc('tools/list', bearer(token)))).status, 200);
+    });
+
+    it('browsers can read the challenge: CORS exposes WWW-Authenticate, and the preflight allows Authorization', async () => {
+      const h = createHarness();
+      const { send } = coHosted(h);
+      const denied = await send('/mcp', { ...rpc('tools/list'), headers: { ...(rpc('tools/list').headers as Record<string, string>), origin: 'https://app.example' } });
+      assert.equal(denied.status, 401);
+      assert.match(denied.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/i);
+      const preflight = await send('/mcp', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      });
+      assert.ok(preflight.status === 204 || preflight.status === 200);
+      assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/i);
+      assert.ok(findBearerChallenge(denied.headers.get('www-authenticate')));
+    });
+  });
+}

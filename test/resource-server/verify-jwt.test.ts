@@ -1,0 +1,365 @@
+/**
+ * Local JWT verification (RFC 9068): keys from the JWKS the AS metadata names, fetched once and
+ * refetched on an unknown kid (rate-limited), `iss` among the trusted servers, `aud` naming this
+ * server (guard), exp/nbf with a small tolerance, and a verified-token cache bounded by exp.
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { serve, type ServerType } from '@hono/node-server';
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { createAuthorizationServer, rotateSigningKeys, type AuthorizationServer } from '../../src/authorization-server/index.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { InvalidTokenError, VerifierUnavailableError } from '../../src/resource-server/types.js';
+import { jwtVerifier, type JwtVerifierOptions } from '../../src/resource-server/verify-jwt.js';
+import {
+  accessToken,
+  ask,
+  bearer,
+  count,
+  createHarness,
+  createOtherAuthorizationServer,
+  expectDenied,
+  ISSUER,
+  mintToken,
+  OTHER_ISSUER,
+  protect,
+  RESOURCE,
+  REVISIONS,
+  routeFetch,
+  type Harness,
+} from './setup.js';
+
+const METADATA = '/.well-known/oauth-authorization-server';
+
+function verifierFor(h: Harness, calls: string[], options: Partial<JwtVerifierOptions> = {}) {
+  return jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server], calls), ...options });
+}
+
+/** A token with an unknown kid: signed with a throwaway key, otherwise well-formed and from our issuer. */
+async function unknownKidToken(now: number): Promise<string> {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return new SignJWT({ client_id: 'c', scope: 'mcp:tools' })
+    .setProtectedHeader({ alg: 'ES256', kid: randomBytes(9).toString('base64url'), typ: 'at+jwt' })
+    .setIssuer(ISSUER)
+    .setSubject('mallory')
+    .setAudience(RESOURCE)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .sign(privateKey);
+}
+
+for (const revision of REVISIONS) {
+  describe(`JWT verifier: keys — ${revision.name}`, () => {
+    it('finds the JWKS through the AS metadata and fetches each once for many verifications', async () => {
+      const h = createHarness();
+      const calls: string[] = [];
+      const verifier = verifierFor(h, calls);
+      const first = await accessToken(h, revision);
+      const second = await accessToken(h, revision, { scope: 'mcp:tools mcp:admin' });
+      const minted = await Promise.all(Array.from({ length: 20 }, () => mintToken(h.server, h.clock.now)));
+      // Concurrent first requests share one discovery…
+      await Promise.all([first, second, ...minted].map((token) => verifier.verify(token)));
+      // …and later ones, new tokens included, use the cached keys.
+      for (let i = 0; i < 10; i++) await verifier.verify(await mintToken(h.server, h.clock.now));
+      await verifier.verify(first);
+      assert.deepEqual(calls, [`GET ${METADATA}`, 'GET /jwks']);
+    });
+
+    it('picks up a rotated signing key on its unknown kid, without a restart', async (t) => {
+      t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+      const h = createHarness();
+      const calls: string[] = [];
+      const protection = protect(h, verifierFor(h, calls));
+      const before = await accessToken(h, revision);
+      assert.equal((await ask(protection, bearer(before))).status, 200);
+
+      await rotateSigningKeys(h.store, h.clock.now);
+      h.server.keys.invalidate();
+      const afterRotation = await accessToken(h, revision);
+      const kid = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+      assert.notEqual(kid(afterRotation), kid(before), 'the new token is signed with the new key');
+
+      t.mock.timers.tick(6_000); // past the refetch cooldown (5 s by default)
+      assert.equal((await ask(protection, bearer(afterRotation))).status, 200);
+      assert.equal(count(calls, '/jwks'), 2, 'the unknown kid made it refetch the JWKS once');
+      assert.equal(count(calls, METADATA), 1, 'the metadata is not fetched again');
+      // The previous key stays published, so tokens signed before the rotation still pass.
+      assert.equal((await ask(protection, bearer(await mintToken(h.server, h.clock.now)))).status, 200);
+      const stillValid = await verifierFor(h, []).verify(before);
+      assert.equal(stillValid.subject, 'user-alice');
+    });
+  });
+}
+
+describe('JWT verifier: refetch rate limit', () => {
+  it('a flood of tokens with random unknown kids causes at most a couple of JWKS fetches', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const h = createHarness();
+    const calls: string[] = [];
+    const protection = protect(h, verifierFor(h, calls));
+    const flood = await Promise.all(Array.from({ length: 50 }, () => unknownKidToken(h.clock.now)));
+    for (const token of flood) await expectDenied(await ask(protection, bearer(token)), 401, 'invalid_token');
+    await Promise.all(flood.map(async (token) => expectDenied(await ask(protection, bearer(token)), 401, 'invalid_token')));
+    assert.ok(count(calls, '/jwks') <= 2, `JWKS fetched ${count(calls, '/jwks')} times`);
+    // After the cooldown one more unknown kid may refetch, once, and the flood goes on being refused.
+    t.mock.timers.tick(6_000);
+    await Promise.all(flood.map(async (token) => expectDenied(await ask(protection, bearer(token)), 401, 'invalid_token')));
+    assert.ok(count(calls, '/jwks') <= 3, `JWKS fetched ${count(calls, '/jwks')} times`);
+    assert.equal(count(calls, METADATA), 1);
+    // Genuine tokens keep working meanwhile.
+    assert.equal((await ask(protection, bearer(await mintToken(h.server, h.clock.now)))).status, 200);
+  });
+});
+
+describe('JWT verifier: issuer', () => {
+  it('refuses a token whose iss is not a configured server, without contacting that server', async () => {
+    const h = createHarness();
+    const other = createOtherAuthorizationServer(h.clock);
+    const calls: string[] = [];
+    const verifier = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server, other.server], calls) });
+    const foreign = await mintToken(other.server, h.clock.now);
+    await assert.rejects(verifier.verify(foreign), InvalidTokenError);
+    assert.deepEqual(calls, []);
+    await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, { iss: undefined })), InvalidTokenError);
+    await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, { iss: `${ISSUER}/` })), InvalidTokenError);
+  });
+
+  it('trusts several authorization servers, each with its own keys from its own metadata', async () => {
+    const h = createHarness();
+    const other = createOtherAuthorizationServer(h.clock);
+    const calls: string[] = [];
+    const verifier = jwtVerifier({ authorizationServers: [ISSUER, OTHER_ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server, other.server], calls) });
+    assert.equal((await verifier.verify(await mintToken(h.server, h.clock.now))).issuer, ISSUER);
+    assert.equal((await verifier.verify(await mintToken(other.server, h.clock.now))).issuer, OTHER_ISSUER);
+    assert.equal(count(calls, METADATA), 2);
+    assert.equal(count(calls, '/jwks'), 2);
+    // One server's key does not vouch for the other's issuer.
+    const ourKid = (await h.server.keys.current()).kid;
+    await assert.rejects(verifier.verify(await mintToken(other.server, h.clock.now, { iss: ISSUER }, { kid: ourKid })), InvalidTokenError);
+  });
+});
+
+describe('JWT verifier: audience (checked by the guard)', () => {
+  it('accepts an aud list that contains the canonical URI, and aud written non-canonically', async () => {
+    const h = createHarness();
+    const protection = protect(h, verifierFor(h, []));
+    for (const aud of [[RESOURCE], ['http://127.0.0.1:9999/other', RESOURCE], `${RESOURCE}/`, 'HTTP://127.0.0.1:9999/mcp']) {
+      const response = await ask(protection, bearer(await mintToken(h.server, h.clock.now, { aud })));
+      assert.equal(response.status, 200, JSON.stringify(aud));
+    }
+  });
+
+  it('accepts an uppercase-host variant of the canonical URI in aud', async () => {
+    const h = createHarness();
+    const protection = protect(h, verifierFor(h, []), {
+      resource: 'http://localhost:9999/mcp',
+      metadataUrl: 'http://localhost:9999/.well-known/oauth-protected-resource/mcp',
+    });
+    const token = await mintToken(h.server, h.clock.now, { aud: 'http://LOCALHOST:9999/mcp' });
+    assert.equal((await ask(protection, bearer(token))).status, 200);
+    const upperScheme = await mintToken(h.server, h.clock.now, { aud: 'HTTP://LocalHost:9999/mcp' });
+    assert.equal((await ask(protection, bearer(upperScheme))).status, 200);
+  });
+
+  it('refuses aud that names another server, a prefix or an extension of it, or nothing', async () => {
+    const h = createHarness();
+    const protection = protect(h, verifierFor(h, []));
+    for (const aud of ['http://127.0.0.1:9999/other', 'http://127.0.0.1:9999', `${RESOURCE}/extra`, `${RESOURCE}#x`, 'https://127.0.0.1:9999/mcp', 'http://127.0.0.1:9998/mcp', [], undefined]) {
+      const response = await ask(protection, bearer(await mintToken(h.server, h.clock.now, { aud })));
+      await expectDenied(response, 401, 'invalid_token');
+    }
+  });
+});
+
+describe('JWT verifier: time claims', () => {
+  it('exp with a small clock tolerance (10 s by default)', async () => {
+    const h = createHarness();
+    const now = h.clock.now;
+    const verifier = verifierFor(h, []);
+    await verifier.verify(await mintToken(h.server, now, { exp: now - 5 }));
+    await assert.rejects(verifier.verify(await mintToken(h.server, now, { exp: now - 11 })), /expired/);
+    const strict = verifierFor(h, [], { clockToleranceSeconds: 0 });
+    await assert.rejects(strict.verify(await mintToken(h.server, now, { exp: now })), InvalidTokenError);
+  });
+
+  it('nbf with the same tolerance', async () => {
+    const h = createHarness();
+    const now = h.clock.now;
+    const verifier = verifierFor(h, []);
+    await verifier.verify(await mintToken(h.server, now, { nbf: now + 5 }));
+    await assert.rejects(verifier.verify(await mintToken(h.server, now, { nbf: now + 60 })), InvalidTokenError);
+  });
+
+  it('a token refused for an nbf still ahead is accepted once nbf arrives (its refusal is not remembered)', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const early = await mintToken(h.server, h.clock.now, { nbf: h.clock.now + 30 });
+    await assert.rejects(verifier.verify(early), InvalidTokenError);
+    h.clock.now += 25; // within the tolerance of nbf now
+    assert.equal((await verifier.verify(early)).subject, 'user-alice');
+  });
+
+  it('a refused token stays refused (remembered), and a valid one is unaffected', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const expired = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
+    await assert.rejects(verifier.verify(expired), /expired/);
+    await assert.rejects(verifier.verify(expired), /expired/);
+    assert.equal((await verifier.verify(await mintToken(h.server, h.clock.now))).subject, 'user-alice');
+  });
+
+  it('refuses a token without exp, sub or client_id', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    for (const claim of ['exp', 'sub', 'client_id']) {
+      await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, { [claim]: undefined })), InvalidTokenError, claim);
+    }
+  });
+});
+
+describe('JWT verifier: token type and algorithm', () => {
+  it('refuses a JWT that is not an access token (typ other than at+jwt)', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    for (const typ of ['JWT', 'application/jwt', undefined]) {
+      await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, {}, { typ })), InvalidTokenError, String(typ));
+    }
+  });
+
+  it('refuses alg none and HMAC tokens', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const claims = { iss: ISSUER, sub: 'mallory', aud: RESOURCE, client_id: 'c', scope: 'mcp:admin', exp: h.clock.now + 600 };
+    const unsecured = new UnsecuredJWT(claims).encode();
+    await assert.rejects(verifier.verify(unsecured), InvalidTokenError);
+    const kid = (await h.server.keys.current()).kid;
+    const hmac = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid, typ: 'at+jwt' }).sign(new TextEncoder().encode('x'.repeat(32)));
+    await assert.rejects(verifier.verify(hmac), InvalidTokenError);
+  });
+});
+
+describe('JWT verifier: verified-token cache', () => {
+  it('answers a repeated token from the cache, and refuses it once past exp', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const token = await mintToken(h.server, h.clock.now);
+    const first = await verifier.verify(token);
+    h.clock.now += 500;
+    assert.equal(await verifier.verify(token), first, 'the same cached object');
+    h.clock.now += 100 + 10; // exp + the tolerance
+    await assert.rejects(verifier.verify(token), /expired/);
+  });
+
+  it('is bounded in size: the oldest entry goes first', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, [], { cacheSize: 2 });
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => mintToken(h.server, h.clock.now)));
+    const firstA = await verifier.verify(a!);
+    const firstC = await verifier.verify(b!).then(() => verifier.verify(c!));
+    assert.equal(await verifier.verify(c!), firstC, 'still cached');
+    assert.notEqual(await verifier.verify(a!), firstA, 'evicted, so verified anew');
+  });
+});
+
+describe('JWT verifier: the authorization server cannot be reached', () => {
+  it('metadata unreachable → 503 temporarily_unavailable, and a later request retries discovery', async () => {
+    const h = createHarness();
+    const calls: string[] = [];
+    let down = true;
+    const reach = routeFetch([h.server], calls);
+    const verifier = jwtVerifier({
+      authorizationServers: [ISSUER],
+      now: () => h.clock.now,
+      fetch: (input, init) => (down ? Promise.reject(new TypeError('fetch failed')) : reach(input, init)),
+    });
+    const protection = protect(h, verifier);
+    const token = await mintToken(h.server, h.clock.now);
+    await expectDenied(await ask(protection, bearer(token)), 503, 'temporarily_unavailable');
+    down = false;
+    assert.equal((await ask(protection, bearer(token))).status, 200);
+  });
+
+  it('metadata answering 404 on both well-known URLs, or naming another issuer → 503', async () => {
+    const h = createHarness();
+    const notFound = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: async () => new Response('no', { status: 404 }) });
+    await assert.rejects(notFound.verify(await mintToken(h.server, h.clock.now)), VerifierUnavailableError);
+    const impostor = jwtVerifier({
+      authorizationServers: [ISSUER],
+      now: () => h.clock.now,
+      fetch: async () => Response.json({ issuer: OTHER_ISSUER, jwks_uri: `${OTHER_ISSUER}/jwks` }),
+    });
+    await assert.rejects(impostor.verify(await mintToken(h.server, h.clock.now)), VerifierUnavailableError);
+  });
+
+  it('JWKS unreachable or failing (metadata fine) → 503, not 401', async () => {
+    const h = createHarness();
+    const token = await mintToken(h.server, h.clock.now);
+    const reach = routeFetch([h.server]);
+    for (const jwks of [
+      () => Promise.reject(new TypeError('fetch failed')),
+      () => Promise.reject(new Error('socket hang up')),
+      () => Promise.resolve(new Response('oops', { status: 500 })),
+      () => Promise.resolve(new Response('<html>', { status: 200, headers: { 'content-type': 'text/html' } })),
+    ]) {
+      const verifier = jwtVerifier({
+        authorizationServers: [ISSUER],
+        now: () => h.clock.now,
+        fetch: (input, init) => (new URL(new Request(input).url).pathname === '/jwks' ? jwks() : reach(input, init)),
+      });
+      await expectDenied(await ask(protect(h, verifier), bearer(token)), 503, 'temporarily_unavailable');
+    }
+  });
+
+  it('a valid token refused with 503 while the JWKS failed is accepted as soon as it is back', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const h = createHarness();
+    const token = await mintToken(h.server, h.clock.now);
+    const reach = routeFetch([h.server]);
+    let jwksDown = true;
+    const verifier = jwtVerifier({
+      authorizationServers: [ISSUER],
+      now: () => h.clock.now,
+      fetch: (input, init) =>
+        jwksDown && new URL(new Request(input).url).pathname === '/jwks' ? Promise.resolve(new Response('busy', { status: 503 })) : reach(input, init),
+    });
+    const protection = protect(h, verifier);
+    await expectDenied(await ask(protection, bearer(token)), 503, 'temporarily_unavailable');
+    jwksDown = false;
+    assert.equal((await ask(protection, bearer(token))).status, 200);
+  });
+});
+
+describe('JWT verifier against an authorization server on a real port', () => {
+  let http: ServerType;
+  let auth: AuthorizationServer | undefined;
+  let issuer: string;
+  const clock = { now: Math.floor(Date.now() / 1000) };
+
+  before(async () => {
+    http = serve({ fetch: (request: Request) => (auth ? auth.handle(request) : new Response('starting', { status: 503 })), port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => (http.listening ? resolve() : http.once('listening', () => resolve())));
+    issuer = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+    auth = createAuthorizationServer({ issuer, store: createMemoryStore(), resources: [`${issuer}/mcp`], now: () => clock.now });
+  });
+
+  after(() => new Promise<void>((resolve) => http.close(() => resolve())));
+
+  it('verifies over HTTP with the global fetch, and answers 503 once the server is gone', async () => {
+    const verifier = jwtVerifier({ authorizationServers: [issuer] });
+    const token = await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` });
+    const verified = await verifier.verify(token);
+    assert.equal(verified.issuer, issuer);
+    assert.deepEqual(verified.audience, [`${issuer}/mcp`]);
+
+    await new Promise<void>((resolve) => {
+      http.close(() => resolve());
+      (http as unknown as { closeAllConnections(): void }).closeAllConnections();
+    });
+    const fresh = jwtVerifier({ authorizationServers: [issuer] });
+    await assert.rejects(fresh.verify(token), VerifierUnavailableError);
+    // The running verifier still has the keys and a cached answer.
+    assert.equal((await verifier.verify(token)).subject, 'user-alice');
+    assert.equal((await verifier.verify(await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` }))).subject, 'user-alice');
+  });
+});
