@@ -36,12 +36,19 @@ export class SigningKeys {
   private cached: { at: number; current: { kid: string; alg: string; key: CryptoKey }; published: JWK[] } | undefined;
   private loading: Promise<NonNullable<SigningKeys['cached']>> | undefined;
 
+  /**
+   * @param activationSeconds a rotated key is published at once but signs only this long after it
+   *   was made, so resource servers whose JWKS refetch is still cooling down (ours: 5 s) already
+   *   know it when the first token signed with it arrives.
+   */
   constructor(
     private readonly store: Store,
     private readonly now: () => number,
     private readonly cacheSeconds = 5,
+    private readonly activationSeconds = 10,
   ) {}
 
+  /** The key to sign with now: the newest one, once its activation delay has passed. */
   async current(): Promise<{ kid: string; alg: string; key: CryptoKey }> {
     return (await this.load()).current;
   }
@@ -75,8 +82,10 @@ export class SigningKeys {
     const published = keys
       .filter((key) => key.status === 'current' || key.status === 'previous')
       .map((key) => JSON.parse(key.publicJwk) as JWK);
-    const privateKey = (await importJWK(JSON.parse(current.privateJwk) as JWK, current.alg)) as CryptoKey;
-    this.cached = { at: now, current: { kid: current.kid, alg: current.alg, key: privateKey }, published };
+    const previous = keys.find((key) => key.status === 'previous');
+    const signing = previous && now - current.createdAt < this.activationSeconds ? previous : current;
+    const privateKey = (await importJWK(JSON.parse(signing.privateJwk) as JWK, signing.alg)) as CryptoKey;
+    this.cached = { at: now, current: { kid: signing.kid, alg: signing.alg, key: privateKey }, published };
     return this.cached;
   }
 }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { parseScope } from '../core/scopes.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { InvalidTokenError, ExpiringCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface IntrospectionVerifierOptions {
   /** The introspection endpoint; found through `authorizationServer`'s metadata when absent. */
@@ -71,7 +70,7 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
         token,
         subject: typeof body.sub === 'string' ? body.sub : '',
         clientId: typeof body.client_id === 'string' ? body.client_id : '',
-        scopes: parseScope(typeof body.scope === 'string' ? body.scope : ''),
+        scopes: scopesOf(body.scope),
         audience: Array.isArray(body.aud) ? body.aud.filter((a): a is string => typeof a === 'string') : typeof body.aud === 'string' ? [body.aud] : [],
         issuer: typeof body.iss === 'string' ? body.iss : options.authorizationServer,
         expiresAt: exp ?? now() + cacheSeconds,

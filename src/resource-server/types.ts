@@ -62,3 +62,11 @@ export class ExpiringCache<T> {
     this.entries.clear();
   }
 }
+
+/**
+ * The scopes a token claims. Lenient on purpose: the issuer is trusted and its signature checked,
+ * so an odd character must not turn a valid request into a 500; it only fails scope checks.
+ */
+export function scopesOf(claim: unknown): string[] {
+  return typeof claim === 'string' ? [...new Set(claim.split(' ').filter((scope) => scope !== ''))] : [];
+}

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { parseScope } from '../core/scopes.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { InvalidTokenError, ExpiringCache, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -124,7 +123,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       token,
       subject: payload.sub,
       clientId: payload.client_id,
-      scopes: parseScope(typeof payload.scope === 'string' ? payload.scope : ''),
+      scopes: scopesOf(payload.scope),
       audience: Array.isArray(payload.aud) ? payload.aud : payload.aud === undefined ? [] : [payload.aud],
       issuer: unverified.iss,
       expiresAt: payload.exp,

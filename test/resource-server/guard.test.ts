@@ -293,3 +293,13 @@ describe('the guard reads nothing but the Authorization header', () => {
     if (!none.ok) assert.equal(none.status, 401);
   });
 });
+
+describe('a trusted issuer’s token with an odd scope claim', () => {
+  it('is judged on its scopes (403), never a 500', async () => {
+    const h = createHarness();
+    const protection = protect(h, (await VERIFIERS[0]!.create(h)).verifier, { requiredScopes: ['mcp:tools'] });
+    const token = await mintToken(h.server, h.clock.now, { scope: 'mcp:"tools" \u00e9' });
+    const response = await ask(protection, bearer(token));
+    assert.equal(response.status, 403);
+  });
+});

@@ -75,6 +75,7 @@ for (const revision of REVISIONS) {
       assert.equal((await ask(protection, bearer(before))).status, 200);
 
       await rotateSigningKeys(h.store, h.clock.now);
+      h.clock.now += 10; // the new key signs once its activation delay has passed
       h.server.keys.invalidate();
       const afterRotation = await accessToken(h, revision);
       const kid = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
