@@ -161,6 +161,23 @@ describe('context-auth serve, end to end', () => {
     assert.ok(published.includes(kids[0]!), 'the previous key stays published');
   });
 
+  it('revokes a consent from the CLI: its tokens die and the next login asks again', async () => {
+    const listed = await cli(['consents', 'list', '--json', '--data', data]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const consents = JSON.parse(listed.stdout) as { user: string; client_id: string; resource: string }[];
+    assert.deepEqual(consents.map((c) => [c.user, c.client_id, c.resource]), [[USER.username, clientId, `${issuer}/mcp`]]);
+    const revoked = await cli(['consents', 'revoke', '--user', USER.username, '--client', clientId, '--data', data]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal((await refresh(liveRefresh)).status, 400);
+    // The session is still there, so the login page is skipped, but the consent page is back.
+    const { challenge } = pkcePair();
+    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const first = await browser.fetch(`/authorize?${query}`);
+    assert.equal(first.status, 303);
+    const page = await (await browser.fetch(first.headers.get('location')!)).text();
+    assert.match(page, /name="decision" value="approve"/);
+  });
+
   it('answers CLI mistakes with one sentence and a non-zero exit', async () => {
     const duplicate = await cli(['users', 'add', USER.username, '--data', data], 'another password\n');
     assert.equal(duplicate.code, 1);
