@@ -1,0 +1,54 @@
+/**
+ * The entry the MCP conformance runner calls (`npm run conformance:client -- <server-url>`): our
+ * client library behind the official SDK's Streamable HTTP transport, with a headless "person"
+ * who approves whatever the authorization server shows, and a store that lasts one run.
+ *
+ * The runner appends the server URL as the last argument and sets MCP_CONFORMANCE_SCENARIO;
+ * MCP_CONFORMANCE_CONTEXT carries a pre-registered client where a scenario has one.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ContextClient } from '../src/client/session.js';
+import { MemoryTokenStore } from '../src/client/token-store.js';
+
+/** The client ID metadata document URL the conformance scenarios expect a client to offer. */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+
+const serverUrl = process.argv.at(-1);
+if (!serverUrl || !URL.canParse(serverUrl)) {
+  console.error('usage: conformance/client.ts <server-url>');
+  process.exit(2);
+}
+const context = process.env.MCP_CONFORMANCE_CONTEXT ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as { client_id?: string; client_secret?: string }) : {};
+
+/** Plays the person: opens the authorization URL, and follows its redirect to our loopback callback. */
+async function approveHeadlessly(url: URL): Promise<void> {
+  const response = await fetch(url, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  if (!location) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
+  await fetch(new URL(location, url));
+}
+
+const auth = new ContextClient({
+  serverUrl,
+  store: new MemoryTokenStore(),
+  clientName: 'context-auth conformance client',
+  clientMetadataUrl: CLIENT_METADATA_URL,
+  ...(context.client_id ? { clientId: context.client_id } : {}),
+  ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+  openAuthorizationUrl: approveHeadlessly,
+  onProgress: (message) => console.error(`[context-auth] ${message}`),
+});
+
+const client = new Client({ name: 'context-auth-conformance', version: '0.1.0' }, { capabilities: {} });
+const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { fetch: auth.fetch });
+try {
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  for (const tool of tools) await client.callTool({ name: tool.name, arguments: {} });
+  await transport.close();
+  process.exit(0);
+} catch (error) {
+  console.error(`[context-auth] ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,203 @@
+import type { AuthorizationServer } from 'oauth4webapi';
+import { canonicalizeResourceUri, wellKnownUrl } from '../core/uri.js';
+import { findBearerChallenge } from '../core/www-authenticate.js';
+import { ClientError } from './errors.js';
+import { assertSecureUrl, getJson } from './http.js';
+
+/** The protocol version a Revision A client announces on discovery (spec: Context-Protocol-Version). */
+export const REVISION_A_VERSION = '2025-03-26';
+
+export interface Discovery {
+  /** B: found through protected resource metadata; A: the server is its own authorization server. */
+  revision: 'A' | 'B';
+  /** The context server URL, canonical. */
+  serverUrl: string;
+  /** Revision B: the `resource` to send (the metadata's resource identifier). Absent in Revision A. */
+  resource?: string;
+  resourceMetadataUrl?: string;
+  /** Every authorization server the resource named; `issuer` is the one chosen. */
+  authorizationServers: string[];
+  issuer: string;
+  authorizationServer: AuthorizationServer;
+  /** The scope the 401 challenge asked for, if any. */
+  challengeScope?: string;
+  scopesSupported?: string[];
+}
+
+export interface DiscoveryOptions {
+  fetch?: typeof fetch;
+  /** The WWW-Authenticate of a 401 the server already gave; without it the server is probed. */
+  wwwAuthenticate?: string | null;
+  /** Orders the authorization servers to try (default: as listed); the first whose metadata loads wins. */
+  chooseAuthorizationServers?: (servers: string[]) => string[] | Promise<string[]>;
+  /** Told about each step, for progress output. */
+  onStep?: (message: string) => void;
+}
+
+/** An MCP initialize without a token: the request whose 401 starts discovery. */
+async function probe(fetchImpl: typeof fetch, serverUrl: string): Promise<string | null> {
+  let response: Response;
+  try {
+    response = await fetchImpl(serverUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'context-auth', version: '0' } } }),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(15_000),
+    });
+  } catch (error) {
+    throw new ClientError('discovery_failed', `cannot reach ${serverUrl}: ${(error as Error).message}`, { cause: error });
+  }
+  await response.body?.cancel();
+  return response.status === 401 ? response.headers.get('www-authenticate') : null;
+}
+
+/**
+ * RFC 9728 §3.3: the metadata must be about the server we asked for. We accept its identifier
+ * when it is the server's canonical URI or a parent path on the same origin (a resource that
+ * covers several endpoints), and nothing else.
+ */
+function resourceCovers(resource: string, serverUrl: string): boolean {
+  let canonical: string;
+  try {
+    canonical = canonicalizeResourceUri(resource);
+  } catch {
+    return false;
+  }
+  if (canonical === serverUrl) return true;
+  const a = new URL(canonical);
+  const b = new URL(serverUrl);
+  if (a.origin !== b.origin || a.search) return false;
+  const prefix = a.pathname.replace(/\/$/, '');
+  return b.pathname === prefix || b.pathname.startsWith(`${prefix}/`);
+}
+
+async function findResourceMetadata(
+  fetchImpl: typeof fetch,
+  serverUrl: string,
+  advertised: string | undefined,
+): Promise<{ url: string; body: Record<string, unknown> } | undefined> {
+  const origin = new URL(serverUrl).origin;
+  const candidates = [...new Set([advertised, wellKnownUrl(serverUrl, 'oauth-protected-resource'), `${origin}/.well-known/oauth-protected-resource`].filter((u): u is string => !!u))];
+  for (const url of candidates) {
+    assertSecureUrl(url, 'protected resource metadata');
+    const { body } = await getJson(fetchImpl, url);
+    if (!body) continue;
+    if (typeof body.resource !== 'string' || !resourceCovers(body.resource, serverUrl)) {
+      throw new ClientError('metadata_mismatch', `${url} describes ${String(body.resource)}, not ${serverUrl}`);
+    }
+    return { url, body };
+  }
+  return undefined;
+}
+
+/** RFC 8414 §3.1 path insertion, then OpenID Connect discovery (both its forms), issuer checked. */
+async function fetchAuthorizationServerMetadata(fetchImpl: typeof fetch, issuer: string): Promise<AuthorizationServer | undefined> {
+  const url = new URL(issuer);
+  const path = url.pathname.replace(/\/$/, '');
+  const candidates = [
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+    `${url.origin}/.well-known/openid-configuration${path}`,
+    ...(path ? [`${url.origin}${path}/.well-known/openid-configuration`] : []),
+  ];
+  for (const candidate of candidates) {
+    const { body } = await getJson(fetchImpl, candidate);
+    if (!body) continue;
+    if (body.issuer !== issuer) throw new ClientError('metadata_mismatch', `${candidate} names the issuer ${String(body.issuer)}, not ${issuer}`);
+    return body as unknown as AuthorizationServer;
+  }
+  return undefined;
+}
+
+/**
+ * Revision A (spec, "Revision A discovery"): metadata at the authorization base URL (the server URL
+ * without its path), announced with Context-Protocol-Version; on 404 the default paths there.
+ */
+async function revisionAMetadata(fetchImpl: typeof fetch, serverUrl: string, onStep: (message: string) => void): Promise<AuthorizationServer> {
+  const base = new URL(serverUrl).origin;
+  const url = `${base}/.well-known/oauth-authorization-server`;
+  onStep(`no protected resource metadata; trying ${url}`);
+  const { status, body } = await getJson(fetchImpl, url, { 'Context-Protocol-Version': REVISION_A_VERSION, 'MCP-Protocol-Version': REVISION_A_VERSION });
+  if (body) {
+    // Revision A servers may put their endpoints under a path (issuer https://host/oauth) while
+    // serving the metadata at the origin; the server itself is the trust anchor here, so we ask
+    // only that the issuer is on its origin.
+    if (typeof body.issuer !== 'string' || !URL.canParse(body.issuer) || new URL(body.issuer).origin !== base) {
+      throw new ClientError('metadata_mismatch', `${url} names the issuer ${String(body.issuer)}, which is not on ${base}`);
+    }
+    return body as unknown as AuthorizationServer;
+  }
+  if (status !== 404) throw new ClientError('discovery_failed', `${url} answered ${status}`);
+  onStep(`no metadata (404): using ${base}/authorize, /token and /register`);
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    registration_endpoint: `${base}/register`,
+  };
+}
+
+/** Finds the authorization server for a context server, by Revision B if the server supports it, else Revision A. */
+export async function discover(serverUrlInput: string, options: DiscoveryOptions = {}): Promise<Discovery> {
+  const fetchImpl = options.fetch ?? fetch;
+  const onStep = options.onStep ?? (() => {});
+  let serverUrl: string;
+  try {
+    serverUrl = canonicalizeResourceUri(serverUrlInput);
+  } catch {
+    throw new ClientError('discovery_failed', `not a server URL: ${serverUrlInput}`);
+  }
+  assertSecureUrl(serverUrl, 'the context server URL');
+
+  const wwwAuthenticate = options.wwwAuthenticate !== undefined ? options.wwwAuthenticate : await probe(fetchImpl, serverUrl);
+  const challenge = findBearerChallenge(wwwAuthenticate);
+  const challengeScope = challenge?.scope || undefined;
+  onStep(challenge?.resource_metadata ? `401 points to ${challenge.resource_metadata}` : `discovering ${serverUrl}`);
+
+  const prm = await findResourceMetadata(fetchImpl, serverUrl, challenge?.resource_metadata);
+  if (!prm) {
+    const authorizationServer = await revisionAMetadata(fetchImpl, serverUrl, onStep);
+    return {
+      revision: 'A',
+      serverUrl,
+      authorizationServers: [authorizationServer.issuer],
+      issuer: authorizationServer.issuer,
+      authorizationServer,
+      ...(challengeScope ? { challengeScope } : {}),
+      ...(Array.isArray(authorizationServer.scopes_supported) ? { scopesSupported: authorizationServer.scopes_supported } : {}),
+    };
+  }
+
+  const listed = prm.body.authorization_servers;
+  if (!Array.isArray(listed) || listed.length === 0 || !listed.every((s) => typeof s === 'string')) {
+    throw new ClientError('metadata_mismatch', `${prm.url} lists no authorization_servers`);
+  }
+  const ordered = options.chooseAuthorizationServers ? await options.chooseAuthorizationServers([...listed]) : [...listed];
+  const problems: string[] = [];
+  for (const issuer of ordered) {
+    try {
+      assertSecureUrl(issuer, 'the authorization server');
+      const authorizationServer = await fetchAuthorizationServerMetadata(fetchImpl, issuer);
+      if (!authorizationServer) {
+        problems.push(`${issuer}: no metadata`);
+        continue;
+      }
+      onStep(`authorization server ${issuer}`);
+      const scopesSupported = prm.body.scopes_supported ?? authorizationServer.scopes_supported;
+      return {
+        revision: 'B',
+        serverUrl,
+        resource: canonicalizeResourceUri(prm.body.resource as string),
+        resourceMetadataUrl: prm.url,
+        authorizationServers: listed,
+        issuer,
+        authorizationServer,
+        ...(challengeScope ? { challengeScope } : {}),
+        ...(Array.isArray(scopesSupported) ? { scopesSupported: scopesSupported as string[] } : {}),
+      };
+    } catch (error) {
+      problems.push(`${issuer}: ${(error as Error).message}`);
+    }
+  }
+  throw new ClientError('no_authorization_server', `no usable authorization server for ${serverUrl} (${problems.join('; ')})`);
+}

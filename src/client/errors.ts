@@ -1,0 +1,26 @@
+/** Stable codes for what can go wrong on the client side, so callers can branch without parsing text. */
+export type ClientErrorCode =
+  | 'discovery_failed'
+  | 'metadata_mismatch'
+  | 'no_authorization_server'
+  | 'registration_unavailable'
+  | 'registration_failed'
+  | 'authorization_failed'
+  | 'state_mismatch'
+  | 'issuer_mismatch'
+  | 'authorization_timeout'
+  | 'token_request_failed'
+  | 'login_required'
+  | 'insecure_url'
+  | 'storage_failed';
+
+export class ClientError extends Error {
+  constructor(
+    readonly code: ClientErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ClientError';
+  }
+}

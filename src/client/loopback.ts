@@ -1,0 +1,156 @@
+/**
+ * The loopback redirect of a native client (RFC 8252 §7.3): a one-shot HTTP server on 127.0.0.1
+ * that waits for the browser to come back with `code` (or `error`), shows a short page and closes.
+ * It checks nothing of the answer: state and issuer are the caller's to verify.
+ */
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ClientError } from './errors.js';
+
+export interface LoopbackOptions {
+  /** 0 (default) lets the system pick a free port. */
+  port?: number;
+  /** Default '/callback'. */
+  path?: string;
+  /** How long wait() waits for the browser (default 5 minutes). */
+  timeoutMs?: number;
+}
+
+export interface LoopbackCallback {
+  redirectUri: string;
+  /** The callback's query parameters, `code` or `error` among them; the server is closed by then. */
+  wait(): Promise<URLSearchParams>;
+  /** Stops listening; a wait() still pending rejects. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}';
+// Nothing may load: no scripts, no images, no frames; only the one inline style, by its hash.
+const CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function sendPage(response: http.ServerResponse, status: number, title: string, message: string, headers: Record<string, string> = {}): void {
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`;
+  response.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'content-security-policy': CSP,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    // The page's URL carries the code: it must not travel anywhere as a Referer.
+    'referrer-policy': 'no-referrer',
+    ...headers,
+  });
+  response.end(body);
+}
+
+function listen(server: http.Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      const message =
+        error.code === 'EADDRINUSE'
+          ? `cannot listen for the authorization callback: port ${port} on 127.0.0.1 is in use; choose another port, or none to use a free one`
+          : `cannot listen for the authorization callback on 127.0.0.1:${port}: ${error.message}`;
+      reject(new ClientError('authorization_failed', message, { cause: error }));
+    };
+    server.once('error', onError);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export async function startLoopback(options: LoopbackOptions = {}): Promise<LoopbackCallback> {
+  const callbackPath = options.path ?? '/callback';
+  if (!callbackPath.startsWith('/') || /[?#\s]/.test(callbackPath)) {
+    throw new ClientError('authorization_failed', `the loopback path must start with "/" and hold no query, fragment or spaces: ${callbackPath}`);
+  }
+  const timeoutMs = options.timeoutMs ?? 5 * 60_000;
+
+  let settle: { resolve: (params: URLSearchParams) => void; reject: (error: Error) => void } | undefined;
+  const result = new Promise<URLSearchParams>((resolve, reject) => (settle = { resolve, reject }));
+  // Nobody may be waiting yet when the timeout fires: that must not be an unhandled rejection.
+  result.catch(() => undefined);
+
+  let port = 0;
+  let closing: Promise<void> | undefined;
+
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    // Only the redirect URI's own host: a web page that rebinds its name to 127.0.0.1 sends another Host.
+    if (request.headers.host !== `127.0.0.1:${port}`) {
+      sendPage(response, 400, 'Bad request', 'This address only answers the sign-in redirect.');
+      return;
+    }
+    if (url.pathname !== callbackPath) {
+      sendPage(response, 404, 'Not found', 'Nothing here.');
+      return;
+    }
+    if (request.method !== 'GET') {
+      sendPage(response, 405, 'Method not allowed', 'Only GET is accepted here.', { allow: 'GET' });
+      return;
+    }
+    const params = url.searchParams;
+    const error = params.get('error');
+    if (params.get('code') === null && error === null) {
+      sendPage(response, 400, 'Bad request', 'This page expects the authorization server’s answer (a code or an error).');
+      return;
+    }
+    if (!settle) {
+      sendPage(response, 409, 'Already answered', 'This sign-in has already been completed. You can close this window.');
+      return;
+    }
+    const { resolve } = settle;
+    settle = undefined;
+    clearTimeout(timer);
+    // Resolve once the server is closed, so that the caller knows nothing more can arrive.
+    response.once('close', () => void shutDown().then(() => resolve(params)));
+    response.setHeader('connection', 'close');
+    if (error === null) {
+      sendPage(response, 200, 'Signed in', 'Signed in. You can close this window and return to the terminal.');
+    } else {
+      sendPage(response, 200, 'Authorization failed', `Authorization failed: ${error.slice(0, 200)}`);
+    }
+  });
+
+  function shutDown(): Promise<void> {
+    closing ??= new Promise((resolve) => {
+      clearTimeout(timer);
+      server.close(() => resolve());
+      // Browsers keep spare connections open; they would hold close() up until they idle out.
+      server.closeAllConnections();
+    });
+    return closing;
+  }
+
+  function fail(error: ClientError): Promise<void> {
+    const pending = settle;
+    settle = undefined;
+    return shutDown().then(() => pending?.reject(error));
+  }
+
+  port = await listen(server, options.port ?? 0);
+  // Started once listening (before any request can be handled: this runs in the same turn).
+  const timer = setTimeout(() => {
+    void fail(new ClientError('authorization_timeout', `no answer from the browser within ${Math.round(timeoutMs / 1000)} s; run the sign-in again`));
+  }, timeoutMs);
+  // The listening server keeps the process alive while it waits; the timer alone need not.
+  timer.unref();
+
+  return {
+    redirectUri: `http://127.0.0.1:${port}${callbackPath}`,
+    wait: () => result,
+    close: () => fail(new ClientError('authorization_failed', 'the authorization callback listener was closed before the browser returned')),
+  };
+}

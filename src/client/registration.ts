@@ -1,0 +1,147 @@
+import * as oauth from 'oauth4webapi';
+import { ClientError } from './errors.js';
+import { isInsecureLoopback } from './http.js';
+import type { Discovery } from './discovery.js';
+import type { StoredClient, TokenStore } from './types.js';
+
+export interface ClientRegistrationOptions {
+  /** A client registered by other means (spec: "Dynamic client registration", rule 2). */
+  clientId?: string;
+  clientSecret?: string;
+  /** Name shown on consent pages when registering dynamically. */
+  clientName?: string;
+  /**
+   * An https URL of a client ID metadata document describing this client: used as the client id
+   * where the authorization server says it supports such documents, instead of registering.
+   */
+  clientMetadataUrl?: string;
+  /** Asks the person for a client id (and secret) when nothing else works; undefined means they gave none. */
+  askForClient?: (issuer: string) => Promise<{ clientId: string; clientSecret?: string } | undefined>;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+/**
+ * The client to use at this authorization server, in order: the one given in options; our client
+ * ID metadata document's URL where the server accepts those; one registered earlier (cached per authorization server); a new one from dynamic registration (a
+ * public client with our loopback redirect URI); one the person types in; else a clear error.
+ */
+export async function obtainClient(discovery: Discovery, redirectUri: string, store: TokenStore, options: ClientRegistrationOptions): Promise<StoredClient> {
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const issuer = discovery.issuer;
+  if (options.clientId) {
+    return {
+      issuer,
+      clientId: options.clientId,
+      ...(options.clientSecret ? { clientSecret: options.clientSecret } : {}),
+      tokenEndpointAuthMethod: options.clientSecret ? preferredSecretMethod(discovery) : 'none',
+      redirectUris: [redirectUri],
+      source: 'options',
+      createdAt: now(),
+    };
+  }
+  if (options.clientMetadataUrl && discovery.authorizationServer.client_id_metadata_document_supported === true) {
+    return {
+      issuer,
+      clientId: options.clientMetadataUrl,
+      tokenEndpointAuthMethod: 'none',
+      redirectUris: [redirectUri],
+      source: 'options',
+      createdAt: now(),
+    };
+  }
+  const cached = await store.getClient(issuer);
+  if (cached) return cached;
+
+  if (discovery.authorizationServer.registration_endpoint) {
+    const registered = await register(discovery, redirectUri, options.clientName ?? 'context-auth', options.fetch ?? fetch, now);
+    await store.saveClient(registered);
+    return registered;
+  }
+  const typed = options.askForClient ? await options.askForClient(issuer) : undefined;
+  if (typed?.clientId) {
+    const client: StoredClient = {
+      issuer,
+      clientId: typed.clientId,
+      ...(typed.clientSecret ? { clientSecret: typed.clientSecret } : {}),
+      tokenEndpointAuthMethod: typed.clientSecret ? preferredSecretMethod(discovery) : 'none',
+      redirectUris: [redirectUri],
+      source: 'prompt',
+      createdAt: now(),
+    };
+    await store.saveClient(client);
+    return client;
+  }
+  throw new ClientError(
+    'registration_unavailable',
+    `${issuer} offers no dynamic client registration: register a client there and pass its client id (and secret)`,
+  );
+}
+
+/** Basic unless the server says it supports only post (RFC 8414 default is basic). */
+function preferredSecretMethod(discovery: Discovery): 'client_secret_basic' | 'client_secret_post' {
+  const supported = discovery.authorizationServer.token_endpoint_auth_methods_supported;
+  return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic';
+}
+
+async function register(discovery: Discovery, redirectUri: string, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
+  const as = discovery.authorizationServer;
+  let response: Response;
+  try {
+    response = await oauth.dynamicClientRegistrationRequest(
+      as,
+      {
+        client_name: clientName,
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+      { [oauth.customFetch]: fetchImpl, [oauth.allowInsecureRequests]: isInsecureLoopback(as.registration_endpoint!) },
+    );
+  } catch (error) {
+    throw new ClientError('registration_failed', `cannot reach ${as.registration_endpoint}: ${(error as Error).message}`, { cause: error });
+  }
+  // Parsed by hand: servers in the wild omit fields RFC 7591 makes conditional (client_secret_expires_at).
+  const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  if (!response.ok || !body || typeof body.client_id !== 'string' || body.client_id === '') {
+    const detail = body && typeof body.error === 'string' ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}` : `HTTP ${response.status}`;
+    throw new ClientError('registration_failed', `registration at ${as.registration_endpoint} failed (${detail})`);
+  }
+  const method = body.token_endpoint_auth_method;
+  return {
+    issuer: discovery.issuer,
+    clientId: body.client_id,
+    ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret } : {}),
+    tokenEndpointAuthMethod: method === 'client_secret_basic' || method === 'client_secret_post' ? method : typeof body.client_secret === 'string' ? 'client_secret_basic' : 'none',
+    redirectUris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : [redirectUri],
+    source: 'dynamic',
+    createdAt: now(),
+  };
+}
+
+/** application/x-www-form-urlencoded, as RFC 6749 §2.3.1 asks of Basic credentials. */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
+}
+
+/**
+ * client_secret_basic with the encoding RFC 6749 §2.3.1 gives (oauth4webapi also encodes
+ * characters such as "-", which servers that do not decode then refuse).
+ */
+function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
+  return (_as, _client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64')}`);
+  };
+}
+
+/** oauth4webapi's view of our stored client, and how it authenticates. */
+export function asOAuthClient(client: StoredClient): { client: oauth.Client; auth: oauth.ClientAuth } {
+  const auth =
+    client.tokenEndpointAuthMethod === 'client_secret_basic' && client.clientSecret
+      ? clientSecretBasic(client.clientId, client.clientSecret)
+      : client.tokenEndpointAuthMethod === 'client_secret_post' && client.clientSecret
+        ? oauth.ClientSecretPost(client.clientSecret)
+        : oauth.None();
+  return { client: { client_id: client.clientId, token_endpoint_auth_method: client.tokenEndpointAuthMethod }, auth };
+}

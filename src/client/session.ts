@@ -1,0 +1,297 @@
+import * as oauth from 'oauth4webapi';
+import { formatScope, parseScope } from '../core/scopes.js';
+import { canonicalizeResourceUri } from '../core/uri.js';
+import { findBearerChallenge } from '../core/www-authenticate.js';
+import { isInvalidGrant, planAuthorization, redeemCallback, tokenError } from './authorize.js';
+import { discover, type Discovery } from './discovery.js';
+import { ClientError } from './errors.js';
+import { isInsecureLoopback } from './http.js';
+import { startLoopback } from './loopback.js';
+import { openBrowser } from './open-browser.js';
+import { asOAuthClient, obtainClient, type ClientRegistrationOptions } from './registration.js';
+import { FileTokenStore } from './token-store.js';
+import type { StoredClient, StoredGrant, TokenStore } from './types.js';
+
+export interface ContextClientOptions extends ClientRegistrationOptions {
+  /** The context server, e.g. https://mcp.example.com/mcp. */
+  serverUrl: string;
+  /** Where registrations and tokens live. Default: a 0600 file in the user's config folder. */
+  store?: TokenStore;
+  /** 'authorization_code' (a person, through the browser; default) or 'client_credentials' (a program). */
+  grantType?: 'authorization_code' | 'client_credentials';
+  /** Scope to ask for; default: the 401 challenge's, else the server's scopes_supported. */
+  scope?: string;
+  /**
+   * Shows the authorization URL to the person. Default: the system browser, or the URL printed
+   * through `onProgress` when there is none. Tests and headless runners pass their own.
+   */
+  openAuthorizationUrl?: (url: URL) => Promise<void>;
+  /** Never open a browser: print the URL instead (`--no-browser`). */
+  noBrowser?: boolean;
+  /** Fixed loopback callback port; default: the one registered earlier, else a random one. */
+  redirectPort?: number;
+  /** How long to wait for the person to finish in the browser. Default 5 minutes. */
+  authorizationTimeoutMs?: number;
+  /** Refresh this many seconds before the access token expires. Default 60. */
+  refreshLeewaySeconds?: number;
+  /** When false, a missing or dead grant is an error (login_required) instead of a browser flow. */
+  interactive?: boolean;
+  chooseAuthorizationServers?: (servers: string[]) => string[] | Promise<string[]>;
+  /** Progress for people: one line per step of a first login. */
+  onProgress?: (message: string) => void;
+}
+
+/**
+ * A connection to one context server: discovery, registration, the browser flow, token storage
+ * and refresh, and `fetch`, which does all of it on demand. One instance per server.
+ */
+export class ContextClient {
+  readonly serverUrl: string;
+  readonly store: TokenStore;
+  private readonly options: ContextClientOptions;
+  private readonly fetchImpl: typeof fetch;
+  private readonly now: () => number;
+  private discovery: Promise<Discovery> | undefined;
+
+  constructor(options: ContextClientOptions) {
+    this.options = options;
+    this.serverUrl = canonicalizeResourceUri(options.serverUrl);
+    this.store = options.store ?? new FileTokenStore();
+    this.fetchImpl = options.fetch ?? fetch;
+    this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  private progress(message: string): void {
+    this.options.onProgress?.(message);
+  }
+
+  /** Discovery, done once per instance unless a fresh 401 challenge asks for it again. */
+  async discover(wwwAuthenticate?: string | null): Promise<Discovery> {
+    if (!this.discovery || wwwAuthenticate !== undefined) {
+      this.progress(`Discovering the authorization server for ${this.serverUrl}`);
+      this.discovery = discover(this.serverUrl, {
+        fetch: this.fetchImpl,
+        ...(wwwAuthenticate !== undefined ? { wwwAuthenticate } : {}),
+        ...(this.options.chooseAuthorizationServers ? { chooseAuthorizationServers: this.options.chooseAuthorizationServers } : {}),
+        onStep: (message) => this.progress(`  ${message}`),
+      });
+      this.discovery.catch(() => (this.discovery = undefined));
+    }
+    return this.discovery;
+  }
+
+  /** The stored grant for this server, if any. */
+  grant(): Promise<StoredGrant | undefined> {
+    return this.store.getGrant(this.serverUrl);
+  }
+
+  /**
+   * Runs the whole authorization: discovery, a client, the browser (or the client credentials
+   * grant for programs), the code exchange, and stores the tokens.
+   */
+  async login(options: { scope?: string; wwwAuthenticate?: string | null } = {}): Promise<StoredGrant> {
+    const discovery = await this.discover(options.wwwAuthenticate);
+    if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope);
+    if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
+
+    const cached = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
+    const port = this.options.redirectPort ?? registeredLoopbackPort(cached);
+    const loopback = await startLoopback({ ...(port ? { port } : {}), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 }).catch(async (error: unknown) => {
+      // The port we registered with is taken: RFC 8252 servers accept any loopback port.
+      if (port !== undefined && this.options.redirectPort === undefined) return startLoopback({ timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
+      throw error;
+    });
+    try {
+      const client = await this.registeredClient(discovery, loopback.redirectUri);
+      const scope = options.scope ?? this.options.scope ?? discovery.challengeScope ?? discovery.scopesSupported?.join(' ');
+      const plan = await planAuthorization(discovery, client, loopback.redirectUri, scope || undefined);
+      await this.showAuthorizationUrl(plan.url);
+      this.progress('Waiting for the browser…');
+      const callback = await loopback.wait();
+      this.progress('Exchanging the code for tokens');
+      const tokens = await redeemCallback(discovery, client, plan, callback, this.fetchImpl);
+      return await this.saveTokens(discovery, client.clientId, tokens, scope);
+    } finally {
+      await loopback.close();
+    }
+  }
+
+  private async registeredClient(discovery: Discovery, redirectUri: string): Promise<StoredClient> {
+    const before = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
+    if (!before && !this.options.clientId && discovery.authorizationServer.registration_endpoint) this.progress(`Registering a client at ${discovery.issuer}`);
+    return obtainClient(discovery, redirectUri, this.store, { ...this.options, fetch: this.fetchImpl, now: this.now });
+  }
+
+  private async showAuthorizationUrl(url: URL): Promise<void> {
+    if (this.options.openAuthorizationUrl) return this.options.openAuthorizationUrl(url);
+    if (!this.options.noBrowser && (await openBrowser(url.href))) {
+      this.progress(`Opened the browser at ${url.origin}; if nothing appears, open:\n${url.href}`);
+      return;
+    }
+    this.progress(`Open this URL in a browser to authorize:\n${url.href}`);
+  }
+
+  private async clientCredentials(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
+    if (!this.options.clientId || !this.options.clientSecret) {
+      throw new ClientError('registration_unavailable', 'the client credentials grant needs a client id and secret');
+    }
+    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, fetch: this.fetchImpl, now: this.now });
+    const { client: oauthClient, auth } = asOAuthClient(client);
+    const as = discovery.authorizationServer;
+    const requested = scope ?? this.options.scope;
+    const parameters: Record<string, string> = { ...(requested ? { scope: requested } : {}), ...(discovery.resource ? { resource: discovery.resource } : {}) };
+    try {
+      const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, {
+        [oauth.customFetch]: this.fetchImpl,
+        [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
+      });
+      const tokens = await oauth.processClientCredentialsResponse(as, oauthClient, response);
+      return await this.saveTokens(discovery, client.clientId, tokens, requested);
+    } catch (error) {
+      throw tokenError(error, 'the client credentials grant failed');
+    }
+  }
+
+  private async saveTokens(discovery: Discovery, clientId: string, tokens: oauth.TokenEndpointResponse, requestedScope: string | undefined): Promise<StoredGrant> {
+    const now = this.now();
+    const scope = tokens.scope ?? requestedScope;
+    const grant: StoredGrant = {
+      serverUrl: this.serverUrl,
+      issuer: discovery.issuer,
+      ...(discovery.resource ? { resource: discovery.resource } : {}),
+      revision: discovery.revision,
+      clientId,
+      accessToken: tokens.access_token,
+      ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in } : {}),
+      ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
+      ...(scope ? { scope } : {}),
+      updatedAt: now,
+    };
+    await this.store.saveGrant(grant);
+    return grant;
+  }
+
+  private expiresSoon(grant: StoredGrant): boolean {
+    return grant.expiresAt !== undefined && grant.expiresAt - (this.options.refreshLeewaySeconds ?? 60) <= this.now();
+  }
+
+  /**
+   * Refreshes the grant, one refresh at a time per grant across requests and processes. Inside
+   * the lock the store is read again: if another request or process refreshed meanwhile, its
+   * result is used instead of spending the (now rotated) refresh token again. The new refresh
+   * token is stored before the new access token is handed out.
+   */
+  async refresh(stale: StoredGrant): Promise<StoredGrant> {
+    return this.store.withLock(`grant ${stale.serverUrl} ${stale.issuer}`, async () => {
+      const current = await this.store.getGrant(stale.serverUrl, stale.issuer);
+      if (!current) throw new ClientError('login_required', `no stored authorization for ${this.serverUrl}`);
+      if (current.accessToken !== stale.accessToken && !this.expiresSoon(current)) return current;
+      if (!current.refreshToken) {
+        if (this.options.grantType === 'client_credentials') return this.login();
+        throw new ClientError('login_required', `the access token for ${this.serverUrl} expired and there is no refresh token`);
+      }
+      const discovery = await this.discover();
+      const client = this.options.clientId
+        ? await obtainClient(discovery, '', this.store, { ...this.options, fetch: this.fetchImpl, now: this.now })
+        : await this.store.getClient(current.issuer);
+      if (!client) throw new ClientError('login_required', `the client registration for ${current.issuer} is gone`);
+      const { client: oauthClient, auth } = asOAuthClient(client);
+      const as = discovery.authorizationServer;
+      try {
+        const response = await oauth.refreshTokenGrantRequest(as, oauthClient, auth, current.refreshToken, {
+          [oauth.customFetch]: this.fetchImpl,
+          [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
+          ...(current.resource ? { additionalParameters: { resource: current.resource } } : {}),
+        });
+        const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
+        // A server that does not rotate keeps the old refresh token valid: keep it then.
+        return await this.saveTokens(discovery, client.clientId, { ...tokens, refresh_token: tokens.refresh_token ?? current.refreshToken }, current.scope);
+      } catch (error) {
+        const failure = tokenError(error, 'the refresh failed');
+        if (isInvalidGrant(failure)) {
+          // The grant is dead (expired, revoked, or a reuse was detected): forget it, start over.
+          await this.store.deleteGrant(current.serverUrl, current.issuer);
+          throw new ClientError('login_required', `the authorization for ${this.serverUrl} ended (${failure.message}); log in again`, { cause: failure });
+        }
+        throw failure;
+      }
+    });
+  }
+
+  /** A usable access token: stored, refreshed ahead of expiry, or (interactively) a new login. */
+  async accessToken(): Promise<string> {
+    let grant = await this.grant();
+    if (grant && this.expiresSoon(grant)) grant = await this.refreshOrLogin(grant);
+    if (!grant) grant = await this.login();
+    return grant.accessToken;
+  }
+
+  private async refreshOrLogin(grant: StoredGrant, scope?: string): Promise<StoredGrant> {
+    try {
+      return await this.refresh(grant);
+    } catch (error) {
+      if (error instanceof ClientError && error.code === 'login_required' && this.options.interactive !== false) return this.login(scope ? { scope } : {});
+      throw error;
+    }
+  }
+
+  /** Forgets the stored tokens for this server. */
+  async logout(): Promise<number> {
+    return this.store.deleteGrant(this.serverUrl);
+  }
+
+  /**
+   * `fetch` for the context server: the bearer token on every request to the server's origin and
+   * none anywhere else, never in the URL. One reaction to 401 (refresh, else authorize again) and
+   * to 403 insufficient_scope (authorize again for the union of scopes), then the request is
+   * repeated once.
+   */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    if (new URL(request.url).origin !== new URL(this.serverUrl).origin) return this.fetchImpl(request);
+    const replay = request.clone();
+    let grant = await this.grant();
+    if (grant && this.expiresSoon(grant)) grant = await this.refreshOrLogin(grant).catch(() => undefined);
+    const response = await this.send(request, grant);
+
+    const challenge = findBearerChallenge(response.headers.get('www-authenticate'));
+    if (response.status === 401) {
+      await response.body?.cancel();
+      const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
+        ? await this.refreshOrLogin({ ...grant, expiresAt: 0 })
+        : await this.login({ wwwAuthenticate: response.headers.get('www-authenticate') });
+      return this.send(replay, renewed);
+    }
+    // Step up only when the challenge asks for a scope we do not hold yet: a server that keeps
+    // refusing the scopes it asked for must not send the person to the browser again and again.
+    const held = parseScope(grant?.scope);
+    const wanted = parseScope(challenge?.scope);
+    const stepUp = wanted.length > 0 && wanted.some((scope) => !held.includes(scope));
+    if (response.status === 403 && challenge?.error === 'insufficient_scope' && stepUp && this.options.interactive !== false) {
+      await response.body?.cancel();
+      const scope = formatScope([...held, ...wanted]);
+      this.progress(`The server needs more access (${challenge.scope ?? 'more scope'}); authorizing again`);
+      return this.send(replay, await this.login({ scope }));
+    }
+    return response;
+  };
+
+  private send(request: Request, grant: StoredGrant | undefined): Promise<Response> {
+    const headers = new Headers(request.headers);
+    if (grant) headers.set('authorization', `Bearer ${grant.accessToken}`);
+    return this.fetchImpl(new Request(request, { headers }));
+  }
+}
+
+/** The port of a loopback redirect URI registered earlier, so the same registration keeps working. */
+function registeredLoopbackPort(client: StoredClient | undefined): number | undefined {
+  const uri = client?.redirectUris.find((candidate) => candidate.startsWith('http://127.0.0.1:'));
+  if (!uri) return undefined;
+  const port = Number(new URL(uri).port);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
+}
+
+/** `fetch` for one context server, authorizing as needed (see ContextClient.fetch). */
+export function createAuthFetch(options: ContextClientOptions): typeof fetch {
+  return new ContextClient(options).fetch as typeof fetch;
+}

@@ -1,0 +1,436 @@
+/**
+ * Where the client keeps registrations and tokens: in memory (tests, programs that keep nothing)
+ * or in one JSON file only its owner can read. The file may be shared by several processes at once
+ * (two terminals running the CLI), so every read goes to the file, every write replaces it
+ * atomically under a lock file, and withLock excludes across processes too.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ClientError } from './errors.js';
+import type { StoredClient, StoredGrant, TokenStore } from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// What both stores hold, and the lookups they share
+
+interface Credentials {
+  /** Keyed by issuer. */
+  clients: Map<string, StoredClient>;
+  /** Keyed by "<serverUrl> <issuer>". */
+  grants: Map<string, StoredGrant>;
+}
+
+const emptyCredentials = (): Credentials => ({ clients: new Map(), grants: new Map() });
+const grantKey = (serverUrl: string, issuer: string): string => `${serverUrl} ${issuer}`;
+// Callers get and give copies: a caller changing a returned grant must not change the store.
+const copy = <T>(value: T): T => structuredClone(value);
+
+function matchingGrants(data: Credentials, serverUrl: string, issuer?: string): StoredGrant[] {
+  return [...data.grants.values()].filter(
+    (grant) => grant.serverUrl === serverUrl && (issuer === undefined || grant.issuer === issuer),
+  );
+}
+
+/** The grant for one issuer, or without one the most recently updated grant for the server. */
+function findGrant(data: Credentials, serverUrl: string, issuer?: string): StoredGrant | undefined {
+  let latest: StoredGrant | undefined;
+  for (const grant of matchingGrants(data, serverUrl, issuer)) {
+    if (!latest || grant.updatedAt > latest.updatedAt) latest = grant;
+  }
+  return latest;
+}
+
+function removeGrants(data: Credentials, serverUrl: string, issuer?: string): number {
+  const doomed = matchingGrants(data, serverUrl, issuer);
+  for (const grant of doomed) data.grants.delete(grantKey(grant.serverUrl, grant.issuer));
+  return doomed.length;
+}
+
+/**
+ * Runs actions one after another per key: each waits for the promise of the one before. The
+ * chain's links only ever resolve, so one failed action does not fail those queued behind it.
+ */
+class Serialiser {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, action: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => done);
+    this.tails.set(key, tail);
+    await previous;
+    try {
+      return await action();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+/** Keeps everything in this process; withLock serialises per name within it. */
+export class MemoryTokenStore implements TokenStore {
+  private readonly data = emptyCredentials();
+  private readonly locks = new Serialiser();
+
+  async getClient(issuer: string): Promise<StoredClient | undefined> {
+    const client = this.data.clients.get(issuer);
+    return client && copy(client);
+  }
+
+  async saveClient(client: StoredClient): Promise<void> {
+    this.data.clients.set(client.issuer, copy(client));
+  }
+
+  async deleteClient(issuer: string): Promise<void> {
+    this.data.clients.delete(issuer);
+  }
+
+  async getGrant(serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
+    const grant = findGrant(this.data, serverUrl, issuer);
+    return grant && copy(grant);
+  }
+
+  async saveGrant(grant: StoredGrant): Promise<void> {
+    this.data.grants.set(grantKey(grant.serverUrl, grant.issuer), copy(grant));
+  }
+
+  async deleteGrant(serverUrl: string, issuer?: string): Promise<number> {
+    return removeGrants(this.data, serverUrl, issuer);
+  }
+
+  async listGrants(): Promise<StoredGrant[]> {
+    return [...this.data.grants.values()].map(copy);
+  }
+
+  withLock<T>(name: string, action: () => Promise<T>): Promise<T> {
+    return this.locks.run(name, action);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file: format
+
+/** `$CONTEXT_AUTH_CREDENTIALS`, else `$XDG_CONFIG_HOME/context-auth/credentials.json` (~/.config by default). */
+export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.CONTEXT_AUTH_CREDENTIALS) return path.resolve(env.CONTEXT_AUTH_CREDENTIALS);
+  // The XDG spec says a relative XDG_CONFIG_HOME is invalid and must be ignored.
+  const xdg = env.XDG_CONFIG_HOME;
+  const configHome = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.config');
+  return path.join(configHome, 'context-auth', 'credentials.json');
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isStoredClient = (value: unknown): value is StoredClient =>
+  isRecord(value) && typeof value.issuer === 'string' && typeof value.clientId === 'string';
+
+const isStoredGrant = (value: unknown): value is StoredGrant =>
+  isRecord(value) &&
+  typeof value.serverUrl === 'string' &&
+  typeof value.issuer === 'string' &&
+  typeof value.accessToken === 'string' &&
+  typeof value.updatedAt === 'number';
+
+/** Parses the file; anything unexpected is an error, so a file we do not understand is never overwritten. */
+function parseCredentials(text: string, file: string): Credentials {
+  // An empty file holds nothing to lose (e.g. made by `touch`): treat it as missing.
+  if (text.trim() === '') return emptyCredentials();
+  const corrupt = (why: string): ClientError =>
+    new ClientError('storage_failed', `the credentials file ${file} ${why}; it was left untouched — fix it, or delete it and sign in again`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw corrupt('is not valid JSON');
+  }
+  if (!isRecord(raw)) throw corrupt('is not a JSON object');
+  if (raw.version !== 1) {
+    throw corrupt(
+      typeof raw.version === 'number' && raw.version > 1
+        ? `has version ${raw.version}, newer than this program understands`
+        : 'has no supported "version" (expected 1)',
+    );
+  }
+  const data = emptyCredentials();
+  for (const [section, check] of [['clients', isStoredClient], ['grants', isStoredGrant]] as const) {
+    const entries = raw[section] ?? {};
+    if (!isRecord(entries)) throw corrupt(`has a "${section}" that is not an object`);
+    for (const [key, value] of Object.entries(entries)) {
+      if (!check(value)) throw corrupt(`has an invalid entry ${section}[${JSON.stringify(key)}]`);
+    }
+  }
+  // Keys are recomputed from the values, so a hand-edited key cannot make two entries for one pair.
+  for (const client of Object.values(raw.clients ?? {}) as StoredClient[]) data.clients.set(client.issuer, client);
+  for (const grant of Object.values(raw.grants ?? {}) as StoredGrant[]) data.grants.set(grantKey(grant.serverUrl, grant.issuer), grant);
+  return data;
+}
+
+function formatCredentials(data: Credentials): string {
+  // Object.fromEntries defines own properties, so even an issuer named "__proto__" round-trips.
+  const document = { version: 1, clients: Object.fromEntries(data.clients), grants: Object.fromEntries(data.grants) };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file: locks across processes
+
+interface LockTiming {
+  timeoutMs: number;
+  staleMs: number;
+}
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function makeFolder(folder: string): Promise<void> {
+  try {
+    await fs.mkdir(folder, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new ClientError('storage_failed', `cannot create the credentials folder ${folder}: ${reason(error)}`, { cause: error });
+  }
+}
+
+/** True unless the process is known to be gone (EPERM means it exists but belongs to someone else). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errorCode(error) !== 'ESRCH';
+  }
+}
+
+/** Creates the lock file if nobody holds it; false when it already exists. */
+async function tryCreateLock(lockPath: string, content: string, folderMade = false): Promise<boolean> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(lockPath, 'wx', 0o600);
+  } catch (error) {
+    const code = errorCode(error);
+    // Windows answers EPERM for a file that is being deleted: as good as "held" for a moment.
+    if (code === 'EEXIST' || (code === 'EPERM' && process.platform === 'win32')) return false;
+    if (code === 'ENOENT' && !folderMade) {
+      await makeFolder(path.dirname(lockPath));
+      return tryCreateLock(lockPath, content, true);
+    }
+    throw new ClientError('storage_failed', `cannot create the lock file ${lockPath}: ${reason(error)}`, { cause: error });
+  }
+  try {
+    await handle.writeFile(content, 'utf8');
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.rm(lockPath, { force: true }).catch(() => undefined);
+    throw new ClientError('storage_failed', `cannot write the lock file ${lockPath}: ${reason(error)}`, { cause: error });
+  }
+  await handle.close();
+  return true;
+}
+
+/**
+ * A lock is stale when its holder is gone (same host, pid not alive) or when it has not been
+ * touched for `staleMs`: holders refresh the file's mtime while they work, so only a holder that
+ * hangs or died on another host ages out. An unreadable content (a holder caught between creating
+ * and writing the file) is judged by age only.
+ */
+function isStale(text: string, mtimeMs: number, staleMs: number): boolean {
+  if (Date.now() - mtimeMs > staleMs) return true;
+  let owner: unknown;
+  try {
+    owner = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  if (!isRecord(owner) || typeof owner.pid !== 'number' || !Number.isInteger(owner.pid) || owner.pid <= 0) return false;
+  const sameHost = owner.host === undefined || owner.host === os.hostname();
+  return sameHost && !isAlive(owner.pid);
+}
+
+/** Removes the lock if stale; true when the caller should try to create it again at once. */
+async function removeIfStale(lockPath: string, staleMs: number): Promise<boolean> {
+  let text: string;
+  let mtimeMs: number;
+  try {
+    [text, { mtimeMs }] = await Promise.all([fs.readFile(lockPath, 'utf8'), fs.stat(lockPath)]);
+  } catch (error) {
+    return errorCode(error) === 'ENOENT';
+  }
+  if (!isStale(text, mtimeMs, staleMs)) return false;
+  // Another waiter may have removed the stale lock and taken a fresh one meanwhile: remove only
+  // the file that was judged (a small window remains; lock files cannot close it entirely).
+  const again = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
+  if (again !== text) return again === undefined;
+  await fs.rm(lockPath, { force: true }).catch(() => undefined);
+  return true;
+}
+
+async function acquireLock(lockPath: string, timing: LockTiming): Promise<string> {
+  const deadline = Date.now() + timing.timeoutMs;
+  for (;;) {
+    const content = JSON.stringify({ pid: process.pid, host: os.hostname(), at: Date.now(), id: randomBytes(8).toString('hex') });
+    if (await tryCreateLock(lockPath, content)) return content;
+    if (await removeIfStale(lockPath, timing.staleMs)) continue;
+    if (Date.now() >= deadline) {
+      throw new ClientError(
+        'storage_failed',
+        `timed out waiting for the credentials lock ${lockPath} after ${Math.round(timing.timeoutMs / 1000)} s; ` +
+          'another context-auth process holds it — if none is running, delete that file',
+      );
+    }
+    await sleep(25 + Math.random() * 25);
+  }
+}
+
+/** Removes the lock only if it is still ours (a stale-lock takeover may have replaced it). */
+async function releaseLock(lockPath: string, content: string): Promise<void> {
+  const current = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
+  if (current === content) await fs.rm(lockPath, { force: true }).catch(() => undefined);
+}
+
+// Module-wide, keyed by lock path: two FileTokenStore objects on one file share one queue.
+const inProcess = new Serialiser();
+
+/** Holds `lockPath` (in this process through the queue, across processes through the file) while `action` runs. */
+function withLockFile<T>(lockPath: string, timing: LockTiming, action: () => Promise<T>): Promise<T> {
+  return inProcess.run(lockPath, async () => {
+    const content = await acquireLock(lockPath, timing);
+    const heartbeat = setInterval(() => {
+      const now = new Date();
+      fs.utimes(lockPath, now, now).catch(() => undefined);
+    }, Math.max(10, timing.staleMs / 3));
+    heartbeat.unref();
+    try {
+      return await action();
+    } finally {
+      clearInterval(heartbeat);
+      await releaseLock(lockPath, content);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file: the store
+
+export interface FileTokenStoreOptions {
+  /** How long to wait for a lock another process holds (default 30 s). */
+  lockTimeoutMs?: number;
+  /** How long an untouched lock is honoured before it counts as abandoned (default 60 s). */
+  lockStaleMs?: number;
+}
+
+/**
+ * One JSON file `{ version: 1, clients: { [issuer]: … }, grants: { ["<serverUrl> <issuer>"]: … } }`,
+ * mode 0600 in a 0700 folder. Every method re-reads the file; every change is a read-modify-write
+ * under `<path>.lock` and lands with an atomic rename, so concurrent saves of different keys from
+ * different processes are all kept. Named locks are `<path>.<sha256(name), 16 hex>.lock`.
+ */
+export class FileTokenStore implements TokenStore {
+  readonly path: string;
+  private readonly timing: LockTiming;
+
+  constructor(filePath: string = defaultCredentialsPath(), options: FileTokenStoreOptions = {}) {
+    this.path = path.resolve(filePath);
+    this.timing = { timeoutMs: options.lockTimeoutMs ?? 30_000, staleMs: options.lockStaleMs ?? 60_000 };
+  }
+
+  async getClient(issuer: string): Promise<StoredClient | undefined> {
+    return (await this.read()).clients.get(issuer);
+  }
+
+  async saveClient(client: StoredClient): Promise<void> {
+    await this.update((data) => {
+      data.clients.set(client.issuer, copy(client));
+      return true;
+    });
+  }
+
+  async deleteClient(issuer: string): Promise<void> {
+    await this.update((data) => data.clients.delete(issuer));
+  }
+
+  async getGrant(serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
+    return findGrant(await this.read(), serverUrl, issuer);
+  }
+
+  async saveGrant(grant: StoredGrant): Promise<void> {
+    await this.update((data) => {
+      data.grants.set(grantKey(grant.serverUrl, grant.issuer), copy(grant));
+      return true;
+    });
+  }
+
+  async deleteGrant(serverUrl: string, issuer?: string): Promise<number> {
+    let removed = 0;
+    await this.update((data) => (removed = removeGrants(data, serverUrl, issuer)) > 0);
+    return removed;
+  }
+
+  async listGrants(): Promise<StoredGrant[]> {
+    return [...(await this.read()).grants.values()];
+  }
+
+  /** Not re-entrant: calling withLock(name) inside withLock(name) waits forever. The store's own methods may be called inside. */
+  withLock<T>(name: string, action: () => Promise<T>): Promise<T> {
+    const digest = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 16);
+    return withLockFile(`${this.path}.${digest}.lock`, this.timing, action);
+  }
+
+  /** The read-modify-write of every change; `change` says whether anything changed (nothing to write otherwise). */
+  private update(change: (data: Credentials) => boolean): Promise<void> {
+    // `<path>.lock` cannot collide with a named lock, which always has a digest before ".lock".
+    return withLockFile(`${this.path}.lock`, this.timing, async () => {
+      const data = await this.read();
+      if (change(data)) await this.write(data);
+    });
+  }
+
+  private async read(): Promise<Credentials> {
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.path, 'r');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return emptyCredentials();
+      throw new ClientError('storage_failed', `cannot read the credentials file ${this.path}: ${reason(error)}`, { cause: error });
+    }
+    let text: string;
+    try {
+      text = await handle.readFile('utf8');
+      // A file made or copied with a looser mode is tightened the first time it is read.
+      if (process.platform !== 'win32' && ((await handle.stat()).mode & 0o077) !== 0) {
+        await handle.chmod(0o600).catch(() => undefined);
+      }
+    } catch (error) {
+      throw new ClientError('storage_failed', `cannot read the credentials file ${this.path}: ${reason(error)}`, { cause: error });
+    } finally {
+      await handle.close();
+    }
+    return parseCredentials(text, this.path);
+  }
+
+  /** Writes a 0600 temp file next to the target and renames it over: readers see the old file or the new, never half. */
+  private async write(data: Credentials): Promise<void> {
+    // Through a symlink (dotfiles), the file it points to is replaced, not the link.
+    const target = await fs.realpath(this.path).catch(() => this.path);
+    const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      const handle = await fs.open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(formatCredentials(data), 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fs.rename(temp, target);
+    } catch (error) {
+      await fs.rm(temp, { force: true }).catch(() => undefined);
+      throw new ClientError('storage_failed', `cannot write the credentials file ${this.path}: ${reason(error)}`, { cause: error });
+    }
+  }
+}

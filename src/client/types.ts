@@ -1,0 +1,48 @@
+/** A client registration the client holds for one authorization server. */
+export interface StoredClient {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  tokenEndpointAuthMethod: 'none' | 'client_secret_basic' | 'client_secret_post';
+  redirectUris: string[];
+  /** 'dynamic' (RFC 7591), 'options' (given by the caller), 'prompt' (typed by the person). */
+  source: 'dynamic' | 'options' | 'prompt';
+  createdAt: number;
+}
+
+/** Tokens for one (context server, authorization server) pair. */
+export interface StoredGrant {
+  /** The context server URL, canonical: what the grant is looked up by. */
+  serverUrl: string;
+  issuer: string;
+  /** Revision B's resource indicator, when one was used. */
+  resource?: string;
+  revision: 'A' | 'B';
+  clientId: string;
+  accessToken: string;
+  /** Seconds since the epoch; absent when the server said nothing. */
+  expiresAt?: number;
+  refreshToken?: string;
+  scope?: string;
+  updatedAt: number;
+}
+
+/**
+ * Where the client keeps registrations and tokens. The default is a 0600 JSON file in the user's
+ * config folder; anything implementing this (an OS keychain, a database) can replace it.
+ */
+export interface TokenStore {
+  getClient(issuer: string): Promise<StoredClient | undefined>;
+  saveClient(client: StoredClient): Promise<void>;
+  deleteClient(issuer: string): Promise<void>;
+  /** The grant for a server, for one issuer or (without `issuer`) the most recently updated one. */
+  getGrant(serverUrl: string, issuer?: string): Promise<StoredGrant | undefined>;
+  saveGrant(grant: StoredGrant): Promise<void>;
+  deleteGrant(serverUrl: string, issuer?: string): Promise<number>;
+  listGrants(): Promise<StoredGrant[]>;
+  /**
+   * Runs `action` while holding an exclusive lock named `name`, across concurrent calls in this
+   * process and across processes sharing the store: one refresh at a time per grant.
+   */
+  withLock<T>(name: string, action: () => Promise<T>): Promise<T>;
+}

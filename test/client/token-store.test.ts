@@ -1,0 +1,440 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ClientError } from '../../src/client/errors.js';
+import { defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
+import type { StoredClient, StoredGrant, TokenStore } from '../../src/client/types.js';
+
+const MODULE = fileURLToPath(new URL('../../src/client/token-store.ts', import.meta.url));
+const PROJECT = fileURLToPath(new URL('../../', import.meta.url));
+const SERVER = 'https://context.example/mcp';
+const ISSUER = 'https://auth.example';
+const OTHER_ISSUER = 'https://login.example';
+
+function makeClient(overrides: Partial<StoredClient> = {}): StoredClient {
+  return {
+    issuer: ISSUER,
+    clientId: 'client-1',
+    tokenEndpointAuthMethod: 'none',
+    redirectUris: ['http://127.0.0.1/callback'],
+    source: 'dynamic',
+    createdAt: 1_700_000_000,
+    ...overrides,
+  };
+}
+
+function makeGrant(overrides: Partial<StoredGrant> = {}): StoredGrant {
+  return {
+    serverUrl: SERVER,
+    issuer: ISSUER,
+    resource: SERVER,
+    revision: 'B',
+    clientId: 'client-1',
+    accessToken: 'access-1',
+    expiresAt: 1_700_003_600,
+    refreshToken: 'refresh-1',
+    scope: 'read',
+    updatedAt: 1_700_000_000,
+    ...overrides,
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+let tempRoot: string;
+let folderCount = 0;
+before(async () => {
+  tempRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'context-auth-token-store-'));
+});
+after(async () => {
+  await fs.rm(tempRoot, { recursive: true, force: true });
+});
+
+/** A fresh folder per test; the credentials file inside it does not exist yet. */
+async function freshFolder(): Promise<string> {
+  const folder = path.join(tempRoot, `case-${++folderCount}`);
+  await fs.mkdir(folder);
+  return folder;
+}
+
+const kinds: { name: string; open: () => Promise<TokenStore> }[] = [
+  { name: 'MemoryTokenStore', open: async () => new MemoryTokenStore() },
+  { name: 'FileTokenStore', open: async () => new FileTokenStore(path.join(await freshFolder(), 'credentials.json')) },
+];
+
+for (const kind of kinds) {
+  describe(`${kind.name}: behaviour every TokenStore shares`, () => {
+    it('starts empty', async () => {
+      const store = await kind.open();
+      assert.equal(await store.getClient(ISSUER), undefined);
+      assert.equal(await store.getGrant(SERVER), undefined);
+      assert.equal(await store.getGrant(SERVER, ISSUER), undefined);
+      assert.deepEqual(await store.listGrants(), []);
+      assert.equal(await store.deleteGrant(SERVER), 0);
+      await store.deleteClient(ISSUER);
+    });
+
+    it('saves, replaces and deletes clients per issuer', async () => {
+      const store = await kind.open();
+      const client = makeClient({ clientSecret: 'secret', tokenEndpointAuthMethod: 'client_secret_basic' });
+      await store.saveClient(client);
+      await store.saveClient(makeClient({ issuer: OTHER_ISSUER, clientId: 'other' }));
+      assert.deepEqual(await store.getClient(ISSUER), client);
+      await store.saveClient({ ...client, clientId: 'client-2' });
+      assert.equal((await store.getClient(ISSUER))?.clientId, 'client-2');
+      await store.deleteClient(ISSUER);
+      assert.equal(await store.getClient(ISSUER), undefined);
+      assert.equal((await store.getClient(OTHER_ISSUER))?.clientId, 'other');
+    });
+
+    it('keeps one grant per (server, issuer) and finds it by issuer', async () => {
+      const store = await kind.open();
+      const grant = makeGrant();
+      await store.saveGrant(grant);
+      await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'other', updatedAt: 1 }));
+      await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'elsewhere' }));
+      assert.deepEqual(await store.getGrant(SERVER, ISSUER), grant);
+      assert.equal((await store.getGrant(SERVER, OTHER_ISSUER))?.accessToken, 'other');
+      assert.equal(await store.getGrant(SERVER, 'https://unknown.example'), undefined);
+      await store.saveGrant({ ...grant, accessToken: 'access-2', updatedAt: grant.updatedAt + 10 });
+      assert.equal((await store.getGrant(SERVER, ISSUER))?.accessToken, 'access-2');
+      assert.equal((await store.listGrants()).length, 3);
+    });
+
+    it('without an issuer, returns the most recently updated grant for the server', async () => {
+      const store = await kind.open();
+      await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'older', updatedAt: 100 }));
+      await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'newer', updatedAt: 200 }));
+      await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'newest', updatedAt: 300 }));
+      assert.equal((await store.getGrant(SERVER))?.accessToken, 'newer');
+      await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'refreshed', updatedAt: 250 }));
+      assert.equal((await store.getGrant(SERVER))?.accessToken, 'refreshed');
+    });
+
+    it('deletes grants for one issuer or for the whole server, counting them', async () => {
+      const store = await kind.open();
+      await store.saveGrant(makeGrant({ issuer: ISSUER }));
+      await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER }));
+      await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp' }));
+      assert.equal(await store.deleteGrant(SERVER, ISSUER), 1);
+      assert.equal(await store.deleteGrant(SERVER, ISSUER), 0);
+      await store.saveGrant(makeGrant({ issuer: ISSUER }));
+      assert.equal(await store.deleteGrant(SERVER), 2);
+      assert.equal(await store.getGrant(SERVER), undefined);
+      assert.deepEqual((await store.listGrants()).map((grant) => grant.serverUrl), ['https://elsewhere.example/mcp']);
+    });
+
+    it('hands out copies: changing a saved or returned object changes nothing stored', async () => {
+      const store = await kind.open();
+      const grant = makeGrant();
+      await store.saveGrant(grant);
+      grant.accessToken = 'changed after save';
+      const returned = await store.getGrant(SERVER, ISSUER);
+      assert.equal(returned?.accessToken, 'access-1');
+      returned!.accessToken = 'changed after get';
+      assert.equal((await store.getGrant(SERVER, ISSUER))?.accessToken, 'access-1');
+      const client = makeClient();
+      await store.saveClient(client);
+      client.redirectUris.push('http://127.0.0.1/other');
+      assert.deepEqual((await store.getClient(ISSUER))?.redirectUris, ['http://127.0.0.1/callback']);
+    });
+
+    it('keeps concurrent saves of different keys', async () => {
+      const store = await kind.open();
+      await Promise.all(
+        Array.from({ length: 15 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example/mcp` }))),
+      );
+      assert.equal((await store.listGrants()).length, 15);
+    });
+
+    it('withLock runs actions with one name one at a time, and returns their results', async () => {
+      const store = await kind.open();
+      const events: string[] = [];
+      const results = await Promise.all(
+        [0, 1, 2].map((i) =>
+          store.withLock('refresh https://context.example', async () => {
+            events.push(`start ${i}`);
+            await sleep(15);
+            events.push(`end ${i}`);
+            return i * 10;
+          }),
+        ),
+      );
+      assert.deepEqual(results, [0, 10, 20]);
+      assert.deepEqual(events, ['start 0', 'end 0', 'start 1', 'end 1', 'start 2', 'end 2']);
+    });
+
+    it('withLock lets different names run at the same time', async () => {
+      const store = await kind.open();
+      let inside = 0;
+      let most = 0;
+      await Promise.all(
+        ['a', 'b', 'c'].map((name) =>
+          store.withLock(name, async () => {
+            most = Math.max(most, ++inside);
+            await sleep(20);
+            inside--;
+          }),
+        ),
+      );
+      assert.equal(most, 3);
+    });
+
+    it('withLock releases the lock when the action throws', async () => {
+      const store = await kind.open();
+      await assert.rejects(
+        store.withLock('x', async () => {
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal(await store.withLock('x', async () => 'again'), 'again');
+    });
+
+    it('allows the store’s own methods inside withLock', async () => {
+      const store = await kind.open();
+      await store.withLock('refresh', async () => {
+        await store.saveGrant(makeGrant());
+        assert.equal((await store.getGrant(SERVER))?.accessToken, 'access-1');
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// FileTokenStore only
+
+/** Runs `body` in `count` node processes importing the store; each starts once all are ready. */
+async function runChildren(count: number, folder: string, body: string): Promise<void> {
+  const children = Array.from({ length: count }, (_, index) => {
+    const script = `
+      import fs from 'node:fs';
+      const { FileTokenStore } = await import(${JSON.stringify(pathToFileURL(MODULE).href)});
+      const index = ${index};
+      const folder = ${JSON.stringify(folder)};
+      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      fs.writeFileSync(folder + '/ready-' + index, '');
+      while (fs.readdirSync(folder).filter((name) => name.startsWith('ready-')).length < ${count}) await sleep(5);
+      ${body}
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: PROJECT,
+      stdio: ['ignore', 'inherit', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    return new Promise<void>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child ${index} exited with ${code}: ${stderr}`))));
+    });
+  });
+  await Promise.all(children);
+  for (let index = 0; index < count; index++) await fs.rm(path.join(folder, `ready-${index}`));
+}
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+  await new Promise((resolve) => child.on('exit', resolve));
+  assert.ok(child.pid);
+  return child.pid;
+}
+
+const lockPathFor = (file: string, name: string): string =>
+  `${file}.${createHash('sha256').update(name).digest('hex').slice(0, 16)}.lock`;
+
+describe('FileTokenStore: the file', () => {
+  const posix = process.platform !== 'win32';
+
+  it('writes the documented format', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const store = new FileTokenStore(file);
+    await store.saveClient(makeClient());
+    await store.saveGrant(makeGrant());
+    const document = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+    assert.deepEqual(document, {
+      version: 1,
+      clients: { [ISSUER]: makeClient() },
+      grants: { [`${SERVER} ${ISSUER}`]: makeGrant() },
+    });
+  });
+
+  it('creates its folder 0700 and the file 0600', { skip: !posix }, async () => {
+    const folder = path.join(await freshFolder(), 'nested', 'context-auth');
+    const file = path.join(folder, 'credentials.json');
+    await new FileTokenStore(file).saveGrant(makeGrant());
+    assert.equal((await fs.stat(folder)).mode & 0o777, 0o700);
+    assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+  });
+
+  it('tightens an existing file’s mode to 0600', { skip: !posix }, async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.writeFile(file, JSON.stringify({ version: 1, clients: {}, grants: {} }), { mode: 0o644 });
+    await fs.chmod(file, 0o644);
+    assert.equal(await new FileTokenStore(file).getClient(ISSUER), undefined);
+    assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+  });
+
+  it('writes atomically and leaves no temporary or lock files behind', async () => {
+    const folder = await freshFolder();
+    const store = new FileTokenStore(path.join(folder, 'credentials.json'));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example` }))));
+    await store.deleteGrant('https://s0.example');
+    await store.withLock('refresh', async () => undefined);
+    assert.deepEqual(await fs.readdir(folder), ['credentials.json']);
+  });
+
+  it('is read again by every call: a new instance, or another writer, is seen', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const first = new FileTokenStore(file);
+    const second = new FileTokenStore(file);
+    await first.saveClient(makeClient());
+    await first.saveGrant(makeGrant());
+    assert.deepEqual(await second.getClient(ISSUER), makeClient());
+    assert.deepEqual(await new FileTokenStore(file).getGrant(SERVER), makeGrant());
+    await second.saveGrant(makeGrant({ accessToken: 'from second', updatedAt: 2_000_000_000 }));
+    assert.equal((await first.getGrant(SERVER))?.accessToken, 'from second');
+  });
+
+  it('refuses a corrupt file and leaves it untouched', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const store = new FileTokenStore(file);
+    for (const content of ['{"version": 1, "clients": {', '[]', '{"version": 2, "clients": {}, "grants": {}}', '{"version": 1, "grants": {"x": {"serverUrl": 1}}}']) {
+      await fs.writeFile(file, content);
+      const isStorageFailure = (error: unknown): boolean => {
+        assert.ok(error instanceof ClientError);
+        assert.equal(error.code, 'storage_failed');
+        assert.ok(error.message.includes(file), error.message);
+        return true;
+      };
+      await assert.rejects(store.getClient(ISSUER), isStorageFailure);
+      await assert.rejects(store.listGrants(), isStorageFailure);
+      await assert.rejects(store.saveGrant(makeGrant()), isStorageFailure);
+      await assert.rejects(store.deleteClient(ISSUER), isStorageFailure);
+      assert.equal(await fs.readFile(file, 'utf8'), content);
+    }
+  });
+
+  it('treats an empty file as empty', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.writeFile(file, '');
+    const store = new FileTokenStore(file);
+    assert.deepEqual(await store.listGrants(), []);
+    await store.saveGrant(makeGrant());
+    assert.equal((await store.listGrants()).length, 1);
+  });
+
+  it('keeps an issuer named "__proto__" as data', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await new FileTokenStore(file).saveClient(makeClient({ issuer: '__proto__' }));
+    assert.equal((await new FileTokenStore(file).getClient('__proto__'))?.clientId, 'client-1');
+  });
+
+  it('finds its default path from the environment', () => {
+    assert.equal(defaultCredentialsPath({ CONTEXT_AUTH_CREDENTIALS: '/tmp/x/creds.json', XDG_CONFIG_HOME: '/cfg' }), path.resolve('/tmp/x/creds.json'));
+    assert.equal(defaultCredentialsPath({ XDG_CONFIG_HOME: '/cfg' }), path.join('/cfg', 'context-auth', 'credentials.json'));
+    const home = path.join(os.homedir(), '.config', 'context-auth', 'credentials.json');
+    assert.equal(defaultCredentialsPath({}), home);
+    assert.equal(defaultCredentialsPath({ XDG_CONFIG_HOME: 'relative' }), home);
+  });
+});
+
+describe('FileTokenStore: several processes', () => {
+  it('keeps every grant when two processes save 20 each at the same time', async () => {
+    const folder = await freshFolder();
+    const file = path.join(folder, 'credentials.json');
+    await runChildren(
+      2,
+      folder,
+      `const store = new FileTokenStore(${JSON.stringify(file)});
+       await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveGrant({
+         serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
+         clientId: 'c', accessToken: 'a' + index + '-' + i, updatedAt: i,
+       })));`,
+    );
+    const grants = await new FileTokenStore(file).listGrants();
+    assert.equal(grants.length, 40);
+    assert.deepEqual((await fs.readdir(folder)).sort(), ['credentials.json']);
+  });
+
+  it('withLock excludes across processes', async () => {
+    const folder = await freshFolder();
+    const file = path.join(folder, 'credentials.json');
+    const markers = path.join(folder, 'markers.txt');
+    await runChildren(
+      2,
+      folder,
+      `const store = new FileTokenStore(${JSON.stringify(file)});
+       for (let round = 0; round < 8; round++) {
+         await store.withLock('refresh https://context.example', async () => {
+           fs.appendFileSync(${JSON.stringify(markers)}, index + ' start\\n');
+           await sleep(5 + Math.random() * 10);
+           fs.appendFileSync(${JSON.stringify(markers)}, index + ' end\\n');
+         });
+         await sleep(Math.random() * 5);
+       }`,
+    );
+    const lines = (await fs.readFile(markers, 'utf8')).trim().split('\n');
+    assert.equal(lines.length, 32);
+    for (let i = 0; i < lines.length; i += 2) {
+      const [who, what] = lines[i]!.split(' ');
+      assert.equal(what, 'start', `line ${i}: ${lines[i]}`);
+      assert.equal(lines[i + 1], `${who} end`, `line ${i + 1} interleaves: ${lines.join(' | ')}`);
+    }
+  });
+
+  it('takes over a lock left by a process that died', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const lockPath = lockPathFor(file, 'refresh');
+    await fs.writeFile(lockPath, JSON.stringify({ pid: await deadPid(), at: Date.now() }));
+    const store = new FileTokenStore(file, { lockTimeoutMs: 2_000 });
+    const started = Date.now();
+    assert.equal(await store.withLock('refresh', async () => 'taken'), 'taken');
+    assert.ok(Date.now() - started < 1_000);
+    await assert.rejects(fs.stat(lockPath), { code: 'ENOENT' });
+  });
+
+  it('takes over a lock untouched for longer than the stale age, even of a live pid', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const lockPath = lockPathFor(file, 'refresh');
+    const old = new Date(Date.now() - 120_000);
+    await fs.writeFile(lockPath, JSON.stringify({ pid: process.pid, at: old.getTime() }));
+    await fs.utimes(lockPath, old, old);
+    assert.equal(await new FileTokenStore(file, { lockTimeoutMs: 2_000 }).withLock('refresh', async () => 'taken'), 'taken');
+  });
+
+  it('times out on a lock a live process holds', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const lockPath = lockPathFor(file, 'refresh');
+    await fs.writeFile(lockPath, JSON.stringify({ pid: process.pid, at: Date.now() }));
+    const store = new FileTokenStore(file, { lockTimeoutMs: 200 });
+    await assert.rejects(store.withLock('refresh', async () => 'never'), (error: unknown) => {
+      assert.ok(error instanceof ClientError);
+      assert.equal(error.code, 'storage_failed');
+      assert.match(error.message, /timed out waiting for the credentials lock/);
+      return true;
+    });
+    // Someone else's lock is left alone.
+    assert.ok((await fs.stat(lockPath)).isFile());
+  });
+
+  it('keeps a long-held lock fresh, so it is not taken as stale', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const holder = new FileTokenStore(file, { lockStaleMs: 150 });
+    const waiter = new FileTokenStore(file, { lockStaleMs: 150, lockTimeoutMs: 2_000 });
+    // A second instance in the same process shares the in-process queue; to test the file itself,
+    // judge staleness the way another process would: by the lock file's age while the holder works.
+    const lockPath = lockPathFor(file, 'long');
+    await holder.withLock('long', async () => {
+      await sleep(400);
+      const age = Date.now() - (await fs.stat(lockPath)).mtimeMs;
+      assert.ok(age < 150, `lock file untouched for ${age} ms`);
+    });
+    assert.equal(await waiter.withLock('long', async () => 'after'), 'after');
+  });
+});
