@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
+import { ClientError } from '../client/errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { print } from './args.js';
 import { CLIENTS_HELP, clientsCommand } from './clients.js';
 import { CONSENTS_HELP, consentsCommand } from './consents.js';
 import { CliError, usageError } from './errors.js';
+import { CALL_HELP, callCommand } from './call.js';
 import { KEYS_HELP, keysCommand } from './keys.js';
+import { LOGIN_HELP, loginCommand } from './login.js';
+import { LOGOUT_HELP, logoutCommand } from './logout.js';
+import { STATUS_HELP, statusCommand } from './status.js';
 import { SERVE_HELP, serveCommand } from './serve.js';
 import { USERS_HELP, usersCommand } from './users.js';
 
@@ -15,6 +20,10 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   clients: clientsCommand,
   keys: keysCommand,
   consents: consentsCommand,
+  login: loginCommand,
+  call: callCommand,
+  logout: logoutCommand,
+  status: statusCommand,
 };
 
 const HELP = `context-auth: OAuth 2.1 authorization for context (MCP) servers
@@ -29,7 +38,17 @@ ${KEYS_HELP}
 
 ${CONSENTS_HELP}
 
-Every command takes --data DIR and --json.`;
+Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH_CREDENTIALS):
+
+${LOGIN_HELP}
+
+${CALL_HELP}
+
+${LOGOUT_HELP}
+
+${STATUS_HELP}
+
+Every command takes --json; the server-side ones take --data DIR.`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -47,6 +66,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof CliError) {
     process.stderr.write(`context-auth: ${error.message}\n`);
     process.exit(error.exitCode);
+  }
+  if (error instanceof ClientError) {
+    process.stderr.write(`context-auth: ${error.message}\n`);
+    process.exit(1);
   }
   if (error instanceof StoreUnavailableError) {
     process.stderr.write(`context-auth: the database is unavailable: ${error.message}\n`);

@@ -15,6 +15,7 @@ export interface Discovery {
   /** Revision B: the `resource` to send (the metadata's resource identifier). Absent in Revision A. */
   resource?: string;
   resourceMetadataUrl?: string;
+  resourceMetadata?: Record<string, unknown>;
   /** Every authorization server the resource named; `issuer` is the one chosen. */
   authorizationServers: string[];
   issuer: string;
@@ -189,6 +190,7 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
         serverUrl,
         resource: canonicalizeResourceUri(prm.body.resource as string),
         resourceMetadataUrl: prm.url,
+        resourceMetadata: prm.body,
         authorizationServers: listed,
         issuer,
         authorizationServer,

@@ -235,8 +235,30 @@ export class ContextClient {
     }
   }
 
-  /** Forgets the stored tokens for this server. */
+  /**
+   * Forgets the stored tokens for this server, after asking the authorization server to revoke
+   * the refresh token (RFC 7009) where it offers revocation. The revocation is best effort: the
+   * tokens are forgotten even when the server cannot be reached.
+   */
   async logout(): Promise<number> {
+    const grant = await this.grant();
+    if (grant?.refreshToken) {
+      try {
+        const discovery = await this.discover();
+        const client = await this.store.getClient(grant.issuer);
+        if (client && discovery.authorizationServer.revocation_endpoint) {
+          const { client: oauthClient, auth } = asOAuthClient(client);
+          const as = discovery.authorizationServer;
+          await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, {
+            [oauth.customFetch]: this.fetchImpl,
+            [oauth.allowInsecureRequests]: isInsecureLoopback(as.revocation_endpoint!),
+            additionalParameters: { token_type_hint: 'refresh_token' },
+          });
+        }
+      } catch (error) {
+        this.progress(`Could not revoke the token at the authorization server (${(error as Error).message}); forgetting it anyway`);
+      }
+    }
     return this.store.deleteGrant(this.serverUrl);
   }
 

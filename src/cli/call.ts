@@ -1,0 +1,51 @@
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import { ContextClient } from '../client/session.js';
+import { COMMON_OPTIONS, parsed, print } from './args.js';
+import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
+import { CliError, usageError } from './errors.js';
+
+export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON]
+    one MCP JSON-RPC call (initialize handled), logging in and refreshing as needed, e.g.
+    context-auth call http://127.0.0.1:8080/mcp tools/call '{"name":"whoami"}'`;
+
+function parseParams(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw usageError('PARAMS_JSON is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw usageError('PARAMS_JSON must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+export async function callCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() => parseArgs({ args, options: { ...COMMON_OPTIONS, ...CLIENT_OPTIONS }, allowPositionals: true, strict: true }));
+  if (values.help) return print(CALL_HELP);
+  const [url, method, paramsText, ...rest] = positionals;
+  if (!url || !method) throw usageError('call needs the server URL and a method');
+  if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
+  const params = parseParams(paramsText);
+
+  const auth = new ContextClient(clientOptions(url, values));
+  const client = new Client({ name: 'context-auth', version: '0.1.0' }, { capabilities: {} });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: auth.fetch });
+  try {
+    await client.connect(transport);
+    if (method === 'initialize') {
+      return print({ serverInfo: client.getServerVersion(), capabilities: client.getServerCapabilities(), instructions: client.getInstructions() });
+    }
+    const result = await client.request({ method, ...(params ? { params } : {}) }, z.looseObject({}));
+    print(result);
+    if ((result as { isError?: unknown }).isError === true) process.exitCode = 1;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`${method} failed: ${(error as Error).message}`);
+  } finally {
+    await transport.close().catch(() => {});
+  }
+}

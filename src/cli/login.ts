@@ -1,0 +1,32 @@
+import { parseArgs } from 'node:util';
+import { ContextClient } from '../client/session.js';
+import { COMMON_OPTIONS, parsed, print } from './args.js';
+import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
+import { usageError } from './errors.js';
+
+export const LOGIN_HELP = `context-auth login URL [--client-id ID] [--client-secret S] [--scope "a b"] [--no-browser]
+                      [--grant-type client_credentials] [--quiet] [--json]
+    authorize this machine for a context server (discovery, registration, browser, tokens)`;
+
+function minutes(expiresAt: number | undefined): string {
+  if (expiresAt === undefined) return 'no stated expiry';
+  return `expires in ${Math.max(0, Math.round((expiresAt - Date.now() / 1000) / 60))} min`;
+}
+
+export async function loginCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() => parseArgs({ args, options: { ...COMMON_OPTIONS, ...CLIENT_OPTIONS }, allowPositionals: true, strict: true }));
+  if (values.help) return print(LOGIN_HELP);
+  const [url, ...rest] = positionals;
+  if (!url) throw usageError('login needs the context server URL');
+  if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
+  const client = new ContextClient(clientOptions(url, values));
+  const grant = await client.login(values.scope ? { scope: values.scope } : {});
+  if (values.json) {
+    return print({ server: grant.serverUrl, issuer: grant.issuer, revision: grant.revision, client_id: grant.clientId, scope: grant.scope ?? null, expires_at: grant.expiresAt ?? null, refresh_token: Boolean(grant.refreshToken) });
+  }
+  print(`Logged in to ${grant.serverUrl}
+  authorization server  ${grant.issuer} (revision ${grant.revision})
+  client                ${grant.clientId}
+  scopes                ${grant.scope ?? '(none stated)'}
+  access token          ${minutes(grant.expiresAt)}${grant.refreshToken ? ', refreshed automatically' : ''}`);
+}

@@ -1,0 +1,18 @@
+import { parseArgs } from 'node:util';
+import { ContextClient } from '../client/session.js';
+import { COMMON_OPTIONS, parsed, print } from './args.js';
+import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
+import { CliError, usageError } from './errors.js';
+
+export const LOGOUT_HELP = `context-auth logout URL   revoke and forget the tokens for a context server`;
+
+export async function logoutCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() => parseArgs({ args, options: { ...COMMON_OPTIONS, ...CLIENT_OPTIONS }, allowPositionals: true, strict: true }));
+  if (values.help) return print(LOGOUT_HELP);
+  const [url, ...rest] = positionals;
+  if (!url) throw usageError('logout needs the context server URL');
+  if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
+  const removed = await new ContextClient({ ...clientOptions(url, values), interactive: false }).logout();
+  if (removed === 0) throw new CliError(`Not logged in to ${url}.`);
+  print(values.json ? { server: url, removed } : `Logged out of ${url}.`);
+}

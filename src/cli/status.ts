@@ -1,0 +1,28 @@
+import { parseArgs } from 'node:util';
+import { FileTokenStore } from '../client/token-store.js';
+import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { usageError } from './errors.js';
+
+export const STATUS_HELP = `context-auth status [--show-token]   stored authorizations and when they expire`;
+
+export async function statusCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parsed(() =>
+    parseArgs({ args, options: { ...COMMON_OPTIONS, 'show-token': { type: 'boolean' }, credentials: { type: 'string' } }, allowPositionals: true, strict: true }),
+  );
+  if (values.help) return print(STATUS_HELP);
+  if (positionals.length > 0) throw usageError(`unexpected argument ${positionals[0]}`);
+  const grants = await new FileTokenStore(values.credentials).listGrants();
+  const now = Math.floor(Date.now() / 1000);
+  const rows = grants.map((g) => ({
+    server: g.serverUrl,
+    issuer: g.issuer,
+    client_id: g.clientId,
+    scope: g.scope ?? '',
+    expires: g.expiresAt === undefined ? '' : `${isoTime(g.expiresAt)}${g.expiresAt <= now ? ' (expired)' : ''}`,
+    refresh: g.refreshToken ? 'yes' : 'no',
+    // Tokens are shown only on request: a terminal's scrollback is not a secret store.
+    ...(values['show-token'] ? { access_token: g.accessToken } : {}),
+  }));
+  if (values.json) return print(rows);
+  print(table(rows, ['server', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]));
+}

@@ -1,0 +1,10 @@
+export { ContextClient, createAuthFetch, type ContextClientOptions } from './session.js';
+export { discover, REVISION_A_VERSION, type Discovery, type DiscoveryOptions } from './discovery.js';
+export { obtainClient, type ClientRegistrationOptions } from './registration.js';
+export { FileTokenStore, MemoryTokenStore, defaultCredentialsPath } from './token-store.js';
+export { startLoopback, type LoopbackCallback } from './loopback.js';
+export { openBrowser } from './open-browser.js';
+export { McpSdkOAuthProvider, type McpSdkProviderOptions } from './mcp-sdk.js';
+export { stdioCredentials } from './stdio.js';
+export { ClientError, type ClientErrorCode } from './errors.js';
+export type { StoredClient, StoredGrant, TokenStore } from './types.js';

@@ -1,0 +1,224 @@
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { randomToken } from '../core/secrets.js';
+import { canonicalizeResourceUri } from '../core/uri.js';
+import { discover } from './discovery.js';
+import { ClientError } from './errors.js';
+import { startLoopback, type LoopbackCallback } from './loopback.js';
+import { openBrowser } from './open-browser.js';
+import { FileTokenStore } from './token-store.js';
+import type { TokenStore } from './types.js';
+
+export interface McpSdkProviderOptions {
+  serverUrl: string;
+  store?: TokenStore;
+  clientName?: string;
+  scope?: string;
+  /** Fixed loopback port; default random. */
+  redirectPort?: number;
+  noBrowser?: boolean;
+  /** How long `waitForAuthorizationCode` waits. Default 5 minutes. */
+  authorizationTimeoutMs?: number;
+  onProgress?: (message: string) => void;
+  fetch?: typeof fetch;
+  /** Shows the URL to the person; default: the system browser, or the URL printed. */
+  openAuthorizationUrl?: (url: URL) => Promise<void>;
+}
+
+/**
+ * An OAuthClientProvider for the official MCP SDK: its transports then use our discovery (handed
+ * over as discovery state), our token store (shared with the CLI and `ContextClient`), our
+ * loopback callback and browser handling, and our `state` check.
+ *
+ *   const provider = await McpSdkOAuthProvider.create({ serverUrl });
+ *   const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider });
+ *   try { await client.connect(transport) } catch (e) {
+ *     if (!(e instanceof UnauthorizedError)) throw e;
+ *     await transport.finishAuth(await provider.waitForAuthorizationCode());
+ *     await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }));
+ *   }
+ */
+export class McpSdkOAuthProvider implements OAuthClientProvider {
+  private verifier: string | undefined;
+  private expectedState: string | undefined;
+  private discovered: OAuthDiscoveryState | undefined;
+  private issuer: string | undefined;
+
+  private constructor(
+    private readonly options: McpSdkProviderOptions,
+    private readonly serverUrl: string,
+    private readonly store: TokenStore,
+    private loopback: LoopbackCallback,
+  ) {}
+
+  /** Starts the loopback callback first, since the SDK asks for the redirect URL synchronously. */
+  static async create(options: McpSdkProviderOptions): Promise<McpSdkOAuthProvider> {
+    const loopback = await startLoopback({
+      ...(options.redirectPort ? { port: options.redirectPort } : {}),
+      timeoutMs: options.authorizationTimeoutMs ?? 5 * 60_000,
+    });
+    return new McpSdkOAuthProvider(options, canonicalizeResourceUri(options.serverUrl), options.store ?? new FileTokenStore(), loopback);
+  }
+
+  get redirectUrl(): string {
+    return this.loopback.redirectUri;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.options.clientName ?? 'context-auth',
+      redirect_uris: [this.loopback.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(this.options.scope ? { scope: this.options.scope } : {}),
+    };
+  }
+
+  state(): string {
+    this.expectedState = randomToken(24);
+    return this.expectedState;
+  }
+
+  /** Our discovery, handed to the SDK so it does not repeat it. */
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    if (!this.discovered) {
+      const found = await discover(this.serverUrl, { ...(this.options.fetch ? { fetch: this.options.fetch } : {}), onStep: (m) => this.options.onProgress?.(m) });
+      this.issuer = found.issuer;
+      this.discovered = {
+        authorizationServerUrl: found.issuer,
+        authorizationServerMetadata: found.authorizationServer as unknown as NonNullable<OAuthDiscoveryState['authorizationServerMetadata']>,
+        ...(found.resourceMetadata ? { resourceMetadata: found.resourceMetadata as unknown as NonNullable<OAuthDiscoveryState['resourceMetadata']> } : {}),
+        ...(found.resourceMetadataUrl ? { resourceMetadataUrl: found.resourceMetadataUrl } : {}),
+      };
+    }
+    return this.discovered;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovered = state;
+    this.issuer = state.authorizationServerUrl;
+  }
+
+  private async currentIssuer(): Promise<string> {
+    if (!this.issuer) await this.discoveryState();
+    return this.issuer!;
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const issuer = await this.currentIssuer();
+    const client = await this.store.getClient(issuer);
+    if (!client) return undefined;
+    return {
+      client_id: client.clientId,
+      ...(client.clientSecret ? { client_secret: client.clientSecret } : {}),
+      redirect_uris: client.redirectUris,
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      issuer,
+    } as OAuthClientInformationMixed;
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    const issuer = (info as { issuer?: string }).issuer ?? (await this.currentIssuer());
+    const method = (info as { token_endpoint_auth_method?: string }).token_endpoint_auth_method;
+    await this.store.saveClient({
+      issuer,
+      clientId: info.client_id,
+      ...(info.client_secret ? { clientSecret: info.client_secret } : {}),
+      tokenEndpointAuthMethod: method === 'client_secret_basic' || method === 'client_secret_post' ? method : info.client_secret ? 'client_secret_basic' : 'none',
+      redirectUris: (info as { redirect_uris?: string[] }).redirect_uris ?? [this.loopback.redirectUri],
+      source: 'dynamic',
+      createdAt: Math.floor(Date.now() / 1000),
+    });
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    const grant = await this.store.getGrant(this.serverUrl);
+    if (!grant) return undefined;
+    const expiresIn = grant.expiresAt === undefined ? undefined : Math.max(0, grant.expiresAt - Math.floor(Date.now() / 1000));
+    return {
+      access_token: grant.accessToken,
+      token_type: 'Bearer',
+      ...(expiresIn === undefined ? {} : { expires_in: expiresIn }),
+      ...(grant.refreshToken ? { refresh_token: grant.refreshToken } : {}),
+      ...(grant.scope ? { scope: grant.scope } : {}),
+      issuer: grant.issuer,
+    } as OAuthTokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const now = Math.floor(Date.now() / 1000);
+    const issuer = (tokens as { issuer?: string }).issuer ?? (await this.currentIssuer());
+    const previous = await this.store.getGrant(this.serverUrl, issuer);
+    const discovered = await this.discoveryState();
+    const resource = typeof discovered?.resourceMetadata?.resource === 'string' ? discovered.resourceMetadata.resource : undefined;
+    const client = await this.store.getClient(issuer);
+    await this.store.saveGrant({
+      serverUrl: this.serverUrl,
+      issuer,
+      ...(resource ? { resource } : {}),
+      revision: resource ? 'B' : 'A',
+      clientId: client?.clientId ?? previous?.clientId ?? '',
+      accessToken: tokens.access_token,
+      ...(tokens.expires_in === undefined ? {} : { expiresAt: now + Number(tokens.expires_in) }),
+      // A server that does not rotate leaves the old refresh token valid.
+      ...(tokens.refresh_token ?? previous?.refreshToken ? { refreshToken: tokens.refresh_token ?? previous!.refreshToken! } : {}),
+      ...(tokens.scope ? { scope: tokens.scope } : {}),
+      updatedAt: now,
+    });
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (this.options.openAuthorizationUrl) return this.options.openAuthorizationUrl(url);
+    if (!this.options.noBrowser && (await openBrowser(url.href))) {
+      this.options.onProgress?.(`Opened the browser; if nothing appears, open:\n${url.href}`);
+      return;
+    }
+    this.options.onProgress?.(`Open this URL in a browser to authorize:\n${url.href}`);
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.verifier = codeVerifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new ClientError('authorization_failed', 'no authorization is in progress');
+    return this.verifier;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.serverUrl);
+    if (scope === 'all' || scope === 'client') await this.store.deleteClient(await this.currentIssuer());
+    if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
+    if (scope === 'all' || scope === 'discovery') this.discovered = undefined;
+  }
+
+  /**
+   * Waits for the browser to come back to the loopback callback and returns the code, after
+   * checking `state` (a missing or different one is discarded) and, where the server advertises
+   * RFC 9207, `iss`.
+   */
+  async waitForAuthorizationCode(): Promise<string> {
+    const params = await this.loopback.wait();
+    // The callback server closes after one answer; listen again on the same port (the SDK keeps
+    // using the same redirect URL) for a later step-up.
+    this.loopback = await startLoopback({ port: Number(new URL(this.loopback.redirectUri).port), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
+    if (!this.expectedState || params.get('state') !== this.expectedState) {
+      throw new ClientError('state_mismatch', 'the authorization response has a missing or wrong state; it was discarded');
+    }
+    const metadata = this.discovered?.authorizationServerMetadata as { authorization_response_iss_parameter_supported?: boolean; issuer?: string } | undefined;
+    if (metadata?.authorization_response_iss_parameter_supported && params.get('iss') !== metadata.issuer) {
+      throw new ClientError('issuer_mismatch', 'the authorization response comes from another issuer; it was discarded');
+    }
+    const error = params.get('error');
+    if (error) throw new ClientError('authorization_failed', `authorization refused: ${error}${params.get('error_description') ? ` (${params.get('error_description')})` : ''}`);
+    const code = params.get('code');
+    if (!code) throw new ClientError('authorization_failed', 'the authorization response has no code');
+    return code;
+  }
+
+  /** Stops the loopback callback server. */
+  close(): Promise<void> {
+    return this.loopback.close();
+  }
+}
