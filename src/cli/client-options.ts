@@ -53,9 +53,10 @@ export function clientOptions(serverUrl: string, flags: ClientFlags): ContextCli
     noBrowser: Boolean(flags['no-browser']),
     askForClient,
     clientName: 'context-auth CLI',
-    // The URL to open is printed even with --quiet: without it nobody could finish the login.
+    // The URL to open (on a line of its own) is printed even with --quiet: without it nobody could
+    // finish the login. Other progress lines mention URLs too, so it is the line break that tells.
     onProgress: (message) => {
-      if (!quiet || message.includes('http')) process.stderr.write(`${message}\n`);
+      if (!quiet || message.includes('\nhttp')) process.stderr.write(`${message}\n`);
     },
   };
 }

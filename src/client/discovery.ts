@@ -1,7 +1,7 @@
 import type { AuthorizationServer } from 'oauth4webapi';
 import { canonicalizeResourceUri, wellKnownUrl } from '../core/uri.js';
 import { findBearerChallenge } from '../core/www-authenticate.js';
-import { ClientError } from './errors.js';
+import { ClientError, type ClientErrorCode } from './errors.js';
 import { assertSecureUrl, getJson } from './http.js';
 
 /** The protocol version a Revision A client announces on discovery (spec: Context-Protocol-Version). */
@@ -175,12 +175,14 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
   }
   const ordered = options.chooseAuthorizationServers ? await options.chooseAuthorizationServers([...listed]) : [...listed];
   const problems: string[] = [];
+  const codes = new Set<ClientErrorCode>();
   for (const issuer of ordered) {
     try {
       assertSecureUrl(issuer, 'the authorization server');
       const authorizationServer = await fetchAuthorizationServerMetadata(fetchImpl, issuer);
       if (!authorizationServer) {
         problems.push(`${issuer}: no metadata`);
+        codes.add('no_authorization_server');
         continue;
       }
       onStep(`authorization server ${issuer}`);
@@ -199,7 +201,11 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
       };
     } catch (error) {
       problems.push(`${issuer}: ${(error as Error).message}`);
+      codes.add(error instanceof ClientError ? error.code : 'no_authorization_server');
     }
   }
-  throw new ClientError('no_authorization_server', `no usable authorization server for ${serverUrl} (${problems.join('; ')})`);
+  // When every server failed the same way (say the one listed names another issuer, or is plain
+  // http), that code is kept: a generic no_authorization_server hid metadata_mismatch and insecure_url.
+  const code = codes.size === 1 ? [...codes][0]! : 'no_authorization_server';
+  throw new ClientError(code, `no usable authorization server for ${serverUrl} (${problems.join('; ')})`);
 }

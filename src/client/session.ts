@@ -55,7 +55,11 @@ export class ContextClient {
 
   constructor(options: ContextClientOptions) {
     this.options = options;
-    this.serverUrl = canonicalizeResourceUri(options.serverUrl);
+    try {
+      this.serverUrl = canonicalizeResourceUri(options.serverUrl);
+    } catch (error) {
+      throw new ClientError('discovery_failed', `not a context server URL: ${options.serverUrl} (${(error as Error).message})`);
+    }
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
@@ -191,11 +195,7 @@ export class ContextClient {
         throw new ClientError('login_required', `the access token for ${this.serverUrl} expired and there is no refresh token`);
       }
       const discovery = await this.discover();
-      const client = this.options.clientId
-        ? await obtainClient(discovery, '', this.store, { ...this.options, fetch: this.fetchImpl, now: this.now })
-        : await this.store.getClient(current.issuer);
-      if (!client) throw new ClientError('login_required', `the client registration for ${current.issuer} is gone`);
-      const { client: oauthClient, auth } = asOAuthClient(client);
+      const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(current));
       const as = discovery.authorizationServer;
       try {
         const response = await oauth.refreshTokenGrantRequest(as, oauthClient, auth, current.refreshToken, {
@@ -205,7 +205,7 @@ export class ContextClient {
         });
         const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
         // A server that does not rotate keeps the old refresh token valid: keep it then.
-        return await this.saveTokens(discovery, client.clientId, { ...tokens, refresh_token: tokens.refresh_token ?? current.refreshToken }, current.scope);
+        return await this.saveTokens(discovery, current.clientId, { ...tokens, refresh_token: tokens.refresh_token ?? current.refreshToken }, current.scope);
       } catch (error) {
         const failure = tokenError(error, 'the refresh failed');
         if (isInvalidGrant(failure)) {
@@ -216,6 +216,28 @@ export class ContextClient {
         throw failure;
       }
     });
+  }
+
+  /**
+   * The client a stored grant belongs to: the one given in options, else the registration we
+   * keep for its authorization server, else (a client id given once and not kept) a public client
+   * with the grant's client id.
+   */
+  private async clientFor(grant: StoredGrant): Promise<StoredClient> {
+    if (this.options.clientId === grant.clientId) {
+      return {
+        issuer: grant.issuer,
+        clientId: grant.clientId,
+        ...(this.options.clientSecret ? { clientSecret: this.options.clientSecret } : {}),
+        tokenEndpointAuthMethod: this.options.clientSecret ? 'client_secret_basic' : 'none',
+        redirectUris: [],
+        source: 'options',
+        createdAt: this.now(),
+      };
+    }
+    const stored = await this.store.getClient(grant.issuer);
+    if (stored?.clientId === grant.clientId) return stored;
+    return { issuer: grant.issuer, clientId: grant.clientId, tokenEndpointAuthMethod: 'none', redirectUris: [], source: 'options', createdAt: this.now() };
   }
 
   /** A usable access token: stored, refreshed ahead of expiry, or (interactively) a new login. */
@@ -245,9 +267,8 @@ export class ContextClient {
     if (grant?.refreshToken) {
       try {
         const discovery = await this.discover();
-        const client = await this.store.getClient(grant.issuer);
-        if (client && discovery.authorizationServer.revocation_endpoint) {
-          const { client: oauthClient, auth } = asOAuthClient(client);
+        if (discovery.authorizationServer.revocation_endpoint) {
+          const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant));
           const as = discovery.authorizationServer;
           await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, {
             [oauth.customFetch]: this.fetchImpl,
@@ -273,7 +294,10 @@ export class ContextClient {
     if (new URL(request.url).origin !== new URL(this.serverUrl).origin) return this.fetchImpl(request);
     const replay = request.clone();
     let grant = await this.grant();
-    if (grant && this.expiresSoon(grant)) grant = await this.refreshOrLogin(grant).catch(() => undefined);
+    // Only the refresh is tried here: when it fails, the request goes without a token and its 401
+    // starts the one new authorization below. (Authorizing here too sent the person to the
+    // browser twice when that authorization failed and the 401 then authorized again.)
+    if (grant && this.expiresSoon(grant)) grant = await this.refresh(grant).catch(() => undefined);
     const response = await this.send(request, grant);
 
     const challenge = findBearerChallenge(response.headers.get('www-authenticate'));

@@ -74,3 +74,86 @@ export async function startServe(args: string[]): Promise<RunningServer> {
     },
   };
 }
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRunOptions {
+  /** Added to (and overriding) the test's own environment. */
+  env?: Record<string, string>;
+  /** Written to stdin, which is then closed. */
+  input?: string;
+  /** Killed (SIGKILL) after this long, so a CLI waiting for a browser cannot hang the suite. Default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface RunningCli {
+  process: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` in stderr (as output arrives); rejects if the CLI exits first. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** The CLI's exit, with everything it printed. */
+  exit: Promise<CliResult>;
+}
+
+/** Starts one CLI command with extra environment, and lets the test read its output while it runs. */
+export function startCli(args: string[], options: CliRunOptions = {}): RunningCli {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe', env: { ...process.env, ...options.env } });
+  let stdout = '';
+  let stderr = '';
+  let closed = false;
+  const watchers = new Set<() => void>();
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    for (const watcher of [...watchers]) watcher();
+  });
+  child.stdin.end(options.input ?? '');
+  const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+  const exit = new Promise<CliResult>((resolvePromise) => {
+    child.once('close', (code, signal) => {
+      closed = true;
+      clearTimeout(killer);
+      for (const watcher of [...watchers]) watcher();
+      resolvePromise({ code: code ?? (signal ? 128 : -1), stdout, stderr });
+    });
+  });
+  return {
+    process: child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exit,
+    waitForStderr: (pattern, timeoutMs = 15_000) =>
+      new Promise((resolvePromise, reject) => {
+        const check = (): void => {
+          const match = pattern.exec(stderr);
+          if (match) {
+            done();
+            resolvePromise(match);
+          } else if (closed) {
+            done();
+            reject(new Error(`the CLI exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}:\n${stdout}\n${stderr}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`no ${pattern} on stderr within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+        }, timeoutMs);
+        const done = (): void => {
+          clearTimeout(timer);
+          watchers.delete(check);
+        };
+        watchers.add(check);
+        check();
+      }),
+  };
+}
+
+/** Runs one CLI command to completion, like `cli`, with extra environment. */
+export function cliWithEnv(args: string[], options: CliRunOptions = {}): Promise<CliResult> {
+  return startCli(args, options).exit;
+}
