@@ -79,7 +79,7 @@ export async function obtainClient(discovery: Discovery, redirectUri: string, st
 }
 
 /** Basic unless the server says it supports only post (RFC 8414 default is basic). */
-function preferredSecretMethod(discovery: Discovery): 'client_secret_basic' | 'client_secret_post' {
+export function preferredSecretMethod(discovery: Discovery): 'client_secret_basic' | 'client_secret_post' {
   const supported = discovery.authorizationServer.token_endpoint_auth_methods_supported;
   return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic';
 }

@@ -8,7 +8,7 @@ import { ClientError } from './errors.js';
 import { isInsecureLoopback } from './http.js';
 import { startLoopback } from './loopback.js';
 import { openBrowser } from './open-browser.js';
-import { asOAuthClient, obtainClient, type ClientRegistrationOptions } from './registration.js';
+import { asOAuthClient, obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
@@ -195,7 +195,7 @@ export class ContextClient {
         throw new ClientError('login_required', `the access token for ${this.serverUrl} expired and there is no refresh token`);
       }
       const discovery = await this.discover();
-      const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(current));
+      const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(current, discovery));
       const as = discovery.authorizationServer;
       try {
         const response = await oauth.refreshTokenGrantRequest(as, oauthClient, auth, current.refreshToken, {
@@ -223,13 +223,13 @@ export class ContextClient {
    * keep for its authorization server, else (a client id given once and not kept) a public client
    * with the grant's client id.
    */
-  private async clientFor(grant: StoredGrant): Promise<StoredClient> {
+  private async clientFor(grant: StoredGrant, discovery: Discovery): Promise<StoredClient> {
     if (this.options.clientId === grant.clientId) {
       return {
         issuer: grant.issuer,
         clientId: grant.clientId,
         ...(this.options.clientSecret ? { clientSecret: this.options.clientSecret } : {}),
-        tokenEndpointAuthMethod: this.options.clientSecret ? 'client_secret_basic' : 'none',
+        tokenEndpointAuthMethod: this.options.clientSecret ? preferredSecretMethod(discovery) : 'none',
         redirectUris: [],
         source: 'options',
         createdAt: this.now(),
@@ -268,7 +268,7 @@ export class ContextClient {
       try {
         const discovery = await this.discover();
         if (discovery.authorizationServer.revocation_endpoint) {
-          const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant));
+          const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant, discovery));
           const as = discovery.authorizationServer;
           await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, {
             [oauth.customFetch]: this.fetchImpl,

@@ -226,3 +226,16 @@ describe('a dynamic client’s registered scope in the user flow', () => {
     assert.equal(location.searchParams.get('error'), 'invalid_scope');
   });
 });
+
+describe('registration refuses control characters in names and contacts', () => {
+  for (const [field, value] of [
+    ['client_name', 'Evil\u0000Client'],
+    ['software_id', 'id\nwith newline'],
+    ['contacts', ['ops@example.com\u0007']],
+  ] as const) {
+    it(`in ${field}`, async () => {
+      const h = createHarness();
+      await expectOAuthError(await register(h, { ...VALID, [field]: value }), 400, 'invalid_client_metadata');
+    });
+  }
+});

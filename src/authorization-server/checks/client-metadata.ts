@@ -20,6 +20,9 @@ const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token'
 const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
 const STRING_FIELDS = ['client_name', 'software_id', 'software_version'] as const;
 const MAX_REDIRECT_URIS = 20;
+// Shown on consent pages and stored as text (PostgreSQL refuses NUL): no control characters.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function invalid(description: string): never {
   throw new OAuthError('invalid_client_metadata', description);
@@ -95,6 +98,7 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     const value = body[field];
     if (value === undefined) continue;
     if (typeof value !== 'string' || value.trim() === '' || value.length > 200) invalid(`${field} must be a non-empty string of at most 200 characters`);
+    if (CONTROL.test(value)) invalid(`${field} must not contain control characters`);
     metadata[field] = value;
   }
   for (const field of URL_FIELDS) {
@@ -103,6 +107,7 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   const contacts = stringArray(body, 'contacts');
   if (contacts !== undefined) {
     if (contacts.length > 10 || contacts.some((contact) => contact.length > 200)) invalid('contacts: at most 10 entries of 200 characters');
+    if (contacts.some((contact) => CONTROL.test(contact))) invalid('contacts must not contain control characters');
     metadata.contacts = contacts;
   }
   let scope: string | null = null;
