@@ -3,6 +3,7 @@ import { usageError } from './errors.js';
 /** Options every verb takes. */
 export const COMMON_OPTIONS = {
   data: { type: 'string' },
+  store: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;

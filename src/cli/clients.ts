@@ -52,13 +52,13 @@ export async function clientsCommand(args: string[]): Promise<void> {
       if (error instanceof OAuthError) throw new CliError(`Cannot add the client: ${error.message}.`);
       throw error;
     }
-    const registered = await withStore(values.data, (store) =>
+    const registered = await withStore(values, (store) =>
       registerClient(store, metadata, nowSeconds(), { registeredBy: 'admin', canIntrospect: Boolean(values.introspect) }),
     );
     return print(registrationResponse(registered));
   }
   if (action === 'list') {
-    const clients = await withStore(values.data, (store) => store.listClients());
+    const clients = await withStore(values, (store) => store.listClients());
     if (values.json) {
       return print(clients.map((c) => ({ client_id: c.clientId, client_name: c.clientName, registered_by: c.registeredBy, created_at: c.createdAt, ...c.metadata })));
     }
@@ -78,7 +78,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
   }
   if (action === 'remove') {
     if (!id) throw usageError('clients remove needs a CLIENT_ID');
-    const removed = await withStore(values.data, (store) => store.deleteClient(id));
+    const removed = await withStore(values, (store) => store.deleteClient(id));
     if (!removed) throw new CliError(`There is no client ${id}.`);
     return print(values.json ? { client_id: id, removed: true } : `Removed client ${id} and everything issued to it.`);
   }

@@ -13,7 +13,7 @@ export async function consentsCommand(args: string[]): Promise<void> {
   const [action, ...rest] = positionals;
   if (values.help || !action) return print(CONSENTS_HELP);
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
-  await withStore(values.data, async (store) => {
+  await withStore(values, async (store) => {
     const user = values.user === undefined ? undefined : await store.getUserByUsername(values.user);
     if (values.user !== undefined && !user) throw new CliError(`There is no user named ${values.user}.`);
     if (action === 'list') {

@@ -16,11 +16,11 @@ export async function keysCommand(args: string[]): Promise<void> {
   if (values.help || !action) return print(KEYS_HELP);
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
   if (action === 'rotate') {
-    const key = await withStore(values.data, (store) => rotateSigningKeys(store, nowSeconds()));
+    const key = await withStore(values, (store) => rotateSigningKeys(store, nowSeconds()));
     return print(values.json ? { kid: key.kid, alg: key.alg, status: key.status } : `New current signing key ${key.kid} (${key.alg}). Running servers pick it up within seconds.`);
   }
   if (action === 'list') {
-    const keys = await withStore(values.data, (store) => store.listSigningKeys());
+    const keys = await withStore(values, (store) => store.listSigningKeys());
     if (values.json) return print(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created_at: k.createdAt, public_jwk: JSON.parse(k.publicJwk) as JWK })));
     return print(table(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created: isoTime(k.createdAt) })), ['kid', 'alg', 'status', 'created']));
   }

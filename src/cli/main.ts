@@ -48,7 +48,7 @@ ${LOGOUT_HELP}
 
 ${STATUS_HELP}
 
-Every command takes --json; the server-side ones take --data DIR.`;
+Every command takes --json; the server-side ones take --data DIR, or --store postgres://… (also $CONTEXT_AUTH_STORE).`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;

@@ -22,6 +22,7 @@ export const SERVE_HELP = `context-auth serve [options]
   --registration MODE      open (default) | closed | token (needs CONTEXT_AUTH_REGISTRATION_TOKEN)
   --access-token-ttl S     access token lifetime in seconds (default 600)
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
+  --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr`;
 
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
@@ -79,7 +80,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   }
   if (!loopback && !values.issuer) throw new CliError(`Give --issuer, the public URL clients reach this server at, when listening on ${host}.`);
 
-  const { store, location } = openStore(values.data);
+  const { store, location } = await openStore(values);
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   const server = createAdaptorServer({
     fetch: (request: Request) => handler(request),
@@ -145,7 +146,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
   mcp server    ${defaultResource}
   resource md   ${protection.metadataUrl}
-  data          ${location}
+  store         ${location}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 

@@ -28,7 +28,7 @@ export async function usersCommand(args: string[]): Promise<void> {
     const password = await readPassword();
     if (password.length < MIN_PASSWORD) throw new CliError(`The password must have at least ${MIN_PASSWORD} characters.`);
     const passwordHash = await hashPassword(password);
-    await withStore(values.data, async (store) => {
+    await withStore(values, async (store) => {
       try {
         await store.createUser({ id: randomUUID(), username: name, passwordHash, createdAt: nowSeconds() });
       } catch (error) {
@@ -39,13 +39,13 @@ export async function usersCommand(args: string[]): Promise<void> {
     return print(values.json ? { username: name, added: true } : `Added user ${name}.`);
   }
   if (action === 'list') {
-    const users = await withStore(values.data, (store) => store.listUsers());
+    const users = await withStore(values, (store) => store.listUsers());
     if (values.json) return print(users.map((user) => ({ id: user.id, username: user.username, created_at: user.createdAt })));
     return print(table(users.map((user) => ({ username: user.username, id: user.id, created: isoTime(user.createdAt) })), ['username', 'id', 'created']));
   }
   if (action === 'remove') {
     if (!name) throw usageError('users remove needs a NAME');
-    const removed = await withStore(values.data, (store) => store.deleteUser(name));
+    const removed = await withStore(values, (store) => store.deleteUser(name));
     if (!removed) throw new CliError(`There is no user named ${name}.`);
     return print(values.json ? { username: name, removed: true } : `Removed user ${name}.`);
   }

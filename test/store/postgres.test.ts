@@ -1,0 +1,321 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, describe, it } from 'node:test';
+import pg from 'pg';
+import { StoreUnavailableError, type Store } from '../../src/store/store.js';
+import { openPostgresStore } from '../../src/store/postgres.js';
+import { postgresMigrations } from '../../src/store/migrations/postgres.js';
+import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
+import { makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, runStoreSuite } from './store-suite.js';
+
+const TABLES = [
+  'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
+  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys',
+];
+
+/** Runs one statement on a database, outside any store. */
+async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(connectionString: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+// The shared suite: one new database for the suite; each test gets the store opened on it, emptied.
+const suiteDb = await startPostgres();
+runStoreSuite(
+  'PostgreSQL store',
+  async () => {
+    const store = await openPostgresStore({ connectionString: suiteDb.connectionString });
+    await sql(suiteDb.connectionString, `TRUNCATE ${TABLES.join(', ')} RESTART IDENTITY CASCADE`);
+    return store;
+  },
+  () => suiteDb.stop(),
+);
+
+describe('PostgreSQL store, PostgreSQL only', () => {
+  const databases: TestDatabase[] = [];
+  /** A new, empty database (migrations not applied yet). */
+  const newDatabase = async (): Promise<string> => {
+    const db = await startPostgres();
+    databases.push(db);
+    return db.connectionString;
+  };
+  after(async () => {
+    for (const db of databases) await db.stop();
+  });
+
+  it('applies migrations once: opening again changes nothing', async () => {
+    const connectionString = await newDatabase();
+    const user = makeUser();
+    const first = await openPostgresStore({ connectionString });
+    await first.createUser(user);
+    await first.close();
+    const second = await openPostgresStore({ connectionString });
+    try {
+      assert.deepEqual(await second.listUsers(), [user]);
+    } finally {
+      await second.close();
+    }
+    const versions = await sql<{ version: number }>(connectionString, 'SELECT version FROM context_auth_migrations ORDER BY version');
+    assert.deepEqual(versions.map((row) => row.version), postgresMigrations.map((_, index) => index + 1));
+  });
+
+  it('two stores opening the same new database at once both migrate it safely', async () => {
+    const connectionString = await newDatabase();
+    const stores = await Promise.all([openPostgresStore({ connectionString }), openPostgresStore({ connectionString })]);
+    try {
+      const [a, b] = stores as [Store, Store];
+      const user = makeUser();
+      await a.createUser(user);
+      assert.deepEqual(await b.getUserById(user.id), user);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+    const versions = await sql<{ count: string }>(connectionString, 'SELECT count(*)::text AS count FROM context_auth_migrations');
+    assert.equal(versions[0]?.count, String(postgresMigrations.length));
+  });
+
+  it('refuses a database from a newer version of the code', async () => {
+    const connectionString = await newDatabase();
+    await (await openPostgresStore({ connectionString })).close();
+    await sql(connectionString, 'INSERT INTO context_auth_migrations (version, applied_at) VALUES ($1, now())', [postgresMigrations.length + 1]);
+    await assert.rejects(openPostgresStore({ connectionString }), StoreUnavailableError);
+  });
+
+  it('keeps its state across closing and reopening the pool', async () => {
+    const connectionString = await newDatabase();
+    const client = makeClient();
+    const user = makeUser();
+    const grant = makeGrant(client.clientId, user.id);
+    const code = makeCode(grant);
+    let store = await openPostgresStore({ connectionString });
+    await store.createClient(client);
+    await store.createUser(user);
+    await store.createGrant(grant);
+    await store.saveAuthorizationCode(code);
+    assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'ok');
+    await store.close();
+    await store.close(); // twice is harmless
+    await assert.rejects(store.getClient(client.clientId), StoreUnavailableError);
+
+    store = await openPostgresStore({ connectionString });
+    try {
+      assert.deepEqual(await store.getClient(client.clientId), client);
+      assert.deepEqual(await store.getUserByUsername(user.username), user);
+      assert.deepEqual(await store.getGrant(grant.id), grant);
+      assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'replayed');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('parses bigint columns per pool, leaving the global pg.types alone', async () => {
+    const connectionString = await newDatabase();
+    const store = await openPostgresStore({ connectionString });
+    try {
+      const user = makeUser({ createdAt: 4_102_444_800 }); // beyond int4
+      await store.createUser(user);
+      assert.equal((await store.getUserById(user.id))?.createdAt, 4_102_444_800);
+      const [row] = await sql<{ value: unknown }>(connectionString, 'SELECT 1::bigint AS value');
+      assert.equal(row?.value, '1');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('replicas race: two stores (two pools) on one database, exactly one consumption and one rotation win', async () => {
+    const connectionString = await newDatabase();
+    const a = await openPostgresStore({ connectionString });
+    const b = await openPostgresStore({ connectionString });
+    try {
+      const client = makeClient();
+      const user = makeUser();
+      const grant = makeGrant(client.clientId, user.id);
+      const code = makeCode(grant);
+      const old = makeRefreshToken(grant);
+      await a.createClient(client);
+      await a.createUser(user);
+      await a.createGrant(grant);
+      await a.saveAuthorizationCode(code);
+      await a.saveRefreshToken(old);
+
+      const replicas = [a, b];
+      const attempts = 50;
+      const nexts = Array.from({ length: attempts * 2 }, () => makeRefreshToken(grant));
+      const [codes, rotations] = await Promise.all([
+        Promise.all(Array.from({ length: attempts * 2 }, (_, i) => replicas[i % 2]!.consumeAuthorizationCode(code.codeHash, NOW))),
+        Promise.all(nexts.map((next, i) => replicas[i % 2]!.rotateRefreshToken(old.tokenHash, next, NOW))),
+      ]);
+
+      assert.equal(codes.filter((r) => r.status === 'ok').length, 1);
+      assert.equal(codes.filter((r) => r.status === 'replayed').length, attempts * 2 - 1);
+      assert.equal(rotations.filter((r) => r.status === 'ok').length, 1);
+      assert.equal(rotations.filter((r) => r.status === 'replayed').length, attempts * 2 - 1);
+      const stored = await Promise.all(nexts.map((next) => b.getRefreshToken(next.tokenHash)));
+      assert.equal(stored.filter((t) => t !== undefined).length, 1);
+      const winner = rotations.findIndex((r) => r.status === 'ok');
+      assert.deepEqual(stored[winner], nexts[winner]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('replicas rotating signing keys at once leave exactly one current and one previous key', async () => {
+    const connectionString = await newDatabase();
+    const a = await openPostgresStore({ connectionString });
+    const b = await openPostgresStore({ connectionString });
+    try {
+      const keys = Array.from({ length: 20 }, () => makeSigningKey());
+      await Promise.all([
+        ...keys.map((key, i) => (i % 2 === 0 ? a : b).rotateSigningKey(key)),
+        ...Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? b : a).ensureSigningKey(makeSigningKey())),
+      ]);
+      const listed = await a.listSigningKeys();
+      const statuses = listed.map((key) => key.status);
+      assert.equal(statuses.filter((status) => status === 'current').length, 1);
+      assert.equal(statuses.filter((status) => status === 'previous').length, 1);
+      // Every rotation landed; an ensure that ran first may have added one more.
+      for (const key of keys) assert.ok(listed.some((k) => k.kid === key.kid), key.kid);
+      assert.ok(listed.length === keys.length || listed.length === keys.length + 1);
+      // Listed newest first: the current key is the last one inserted, then the previous one.
+      assert.equal(listed[0]?.status, 'current');
+      assert.equal(listed[1]?.status, 'previous');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('concurrent widenings of one consent from two replicas all land', async () => {
+    const connectionString = await newDatabase();
+    const a = await openPostgresStore({ connectionString });
+    const b = await openPostgresStore({ connectionString });
+    try {
+      const client = makeClient();
+      const user = makeUser();
+      await a.createClient(client);
+      await a.createUser(user);
+      const scopes = Array.from({ length: 20 }, (_, i) => `scope-${String(i).padStart(2, '0')}`);
+      await Promise.all(
+        scopes.map((scope, i) => (i % 2 === 0 ? a : b).saveConsent(makeConsent(user.id, client.clientId, { scope: [scope, 'read'] }))),
+      );
+      assert.deepEqual((await b.getConsent(user.id, client.clientId, 'https://mcp.example/'))?.scope, ['read', ...scopes].sort());
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('identifies itself as context-auth and applies statement_timeout: a statement stuck on a lock is StoreUnavailableError', async () => {
+    const connectionString = await newDatabase();
+    const store = await openPostgresStore({ connectionString, statementTimeoutMs: 300 });
+    const blocker = new pg.Client({ connectionString });
+    await blocker.connect();
+    try {
+      const names = await sql<{ application_name: string }>(
+        connectionString,
+        'SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> $1',
+        [''],
+      );
+      assert.deepEqual(names.map((row) => row.application_name), ['context-auth']);
+
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      await assert.rejects(store.getUserById('anyone'), StoreUnavailableError);
+      assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+      await blocker.query('ROLLBACK');
+      assert.equal(await store.getUserById('anyone'), undefined);
+    } finally {
+      await blocker.end();
+      await store.close();
+    }
+  });
+
+  it('a server that accepts but never answers: opening fails with StoreUnavailableError after the connection timeout', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    try {
+      const started = Date.now();
+      await assert.rejects(
+        openPostgresStore({ connectionString: `postgresql://context:s3cret@127.0.0.1:${port}/context_auth`, connectionTimeoutMs: 300 }),
+        (err: unknown) => err instanceof StoreUnavailableError && !err.message.includes('s3cret'),
+      );
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed >= 250 && elapsed < 3000, `took ${elapsed} ms`);
+    } finally {
+      silent.close();
+      silent.unref();
+    }
+  });
+
+  it('an unreachable database: opening fails fast with StoreUnavailableError, and no secret in the message', async () => {
+    const port = await closedPort();
+    const started = Date.now();
+    const err = await openPostgresStore({
+      connectionString: `postgresql://context:s3cret-pa55word@127.0.0.1:${port}/context_auth`,
+      connectionTimeoutMs: 3000,
+    }).then(
+      () => assert.fail('opened a store on a closed port'),
+      (error: unknown) => error,
+    );
+    assert.ok(err instanceof StoreUnavailableError, String(err));
+    assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+    assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}/context_auth`));
+    assert.doesNotMatch(err.message, /s3cret|pa55word/);
+    assert.doesNotMatch(err.stack ?? '', /s3cret|pa55word/);
+  });
+});
+
+describe('PostgreSQL store, the database going away', () => {
+  it('fails with StoreUnavailableError while the server is down, and the same store works again once it is back', async () => {
+    const server = await startPostgresServer();
+    try {
+      const connectionString = await server.createDatabase();
+      const store = await openPostgresStore({ connectionString, connectionTimeoutMs: 2000 });
+      try {
+        const client = makeClient();
+        const user = makeUser();
+        const grant = makeGrant(client.clientId, user.id);
+        const old = makeRefreshToken(grant);
+        await store.createClient(client);
+        await store.createUser(user);
+        await store.createGrant(grant);
+        await store.saveRefreshToken(old);
+        // Several pooled connections, idle when the server goes away.
+        await Promise.all(Array.from({ length: 5 }, () => store.getUserById(user.id)));
+
+        await server.pause();
+        await assert.rejects(store.getUserById(user.id), StoreUnavailableError);
+        await assert.rejects(store.createUser(makeUser()), StoreUnavailableError);
+        await assert.rejects(store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), StoreUnavailableError);
+        await assert.rejects(store.sweepExpired(NOW), StoreUnavailableError);
+
+        await server.resume();
+        assert.deepEqual(await store.getUserById(user.id), user);
+        const next = makeRefreshToken(grant);
+        assert.equal((await store.rotateRefreshToken(old.tokenHash, next, NOW)).status, 'ok');
+        assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+/** A port nothing listens on (bound, then released). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
