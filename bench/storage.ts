@@ -1,0 +1,135 @@
+/**
+ * npm run bench (second table): what the store costs, side by side in one run. For the embedded
+ * SQLite store, for PostgreSQL, and for two replicas sharing PostgreSQL (requests alternate
+ * between them, as a load balancer would), each served by the real `context-auth serve`:
+ *   - refresh grants/s: concurrent clients each rotating their own refresh token in a loop;
+ *   - cold flows/s: a new client registering (DCR), signing in (scrypt), consenting and
+ *     redeeming its code, start to finish.
+ */
+import { Browser, pkcePair, signInAndConsent } from '../test/helpers/harness.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+import { cli, freePort, startServe, tempDataFolder, type RunningServer } from '../test/e2e/serve-process.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const REFRESH_WORKERS = 16;
+const FLOW_WORKERS = 4;
+const USER = { username: 'bench', password: 'bench password 123' };
+const CALLBACK = 'http://127.0.0.1:9/callback';
+
+interface Backend {
+  name: string;
+  start(): Promise<{ servers: RunningServer[]; stop(): Promise<void> }>;
+}
+
+async function serveReplicas(count: number, storeArgs: string[]): Promise<{ servers: RunningServer[] }> {
+  const added = await cli(['users', 'add', USER.username, ...storeArgs], `${USER.password}\n`);
+  if (added.code !== 0) throw new Error(added.stderr);
+  const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
+  // Replicas share one issuer: it is the name tokens carry, whichever replica answered.
+  const issuer = `http://127.0.0.1:${ports[0]}`;
+  const servers = await Promise.all(ports.map((port) => startServe(['--port', String(port), '--issuer', issuer, '--quiet', ...storeArgs])));
+  return { servers };
+}
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite',
+    async start() {
+      const { servers } = await serveReplicas(1, ['--data', tempDataFolder()]);
+      return { servers, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async start() {
+      const db = await startPostgres();
+      const { servers } = await serveReplicas(1, ['--store', db.connectionString]);
+      return { servers, stop: async () => (await Promise.all(servers.map((s) => s.stop())), await db.stop()) };
+    },
+  },
+  {
+    name: 'PostgreSQL, 2 replicas',
+    async start() {
+      const db = await startPostgres();
+      const { servers } = await serveReplicas(2, ['--store', db.connectionString]);
+      return { servers, stop: async () => (await Promise.all(servers.map((s) => s.stop())), await db.stop()) };
+    },
+  },
+];
+
+/** Round-robin over the replicas' real addresses (the issuer names only the first). */
+function balancer(servers: RunningServer[]): () => string {
+  const origins = servers.map((s) => `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(s.output())![1]}`);
+  let next = 0;
+  return () => origins[next++ % origins.length]!;
+}
+
+async function post(origin: string, path: string, values: Record<string, string>): Promise<Response> {
+  return fetch(`${origin}${path}`, { method: 'POST', body: new URLSearchParams(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+}
+
+/** One whole first-time flow: register, sign in, consent, redeem. Returns the refresh token and client. */
+async function coldFlow(origin: () => string, issuer: string): Promise<{ clientId: string; refreshToken: string }> {
+  const at = origin();
+  const registration = await fetch(`${at}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'bench', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+  });
+  const { client_id: clientId } = (await registration.json()) as { client_id: string };
+  // The browser keeps to one replica (cookies are the session); a load balancer would not care.
+  const browser = new Browser((path, init) => fetch(new URL(path, at), init));
+  const { verifier, challenge } = pkcePair();
+  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource: `${issuer}/mcp` });
+  const callback = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', at);
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${callback}`);
+  const tokens = await post(origin(), '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK, client_id: clientId, resource: `${issuer}/mcp` });
+  if (tokens.status !== 200) throw new Error(`token: ${tokens.status} ${await tokens.text()}`);
+  return { clientId, refreshToken: ((await tokens.json()) as { refresh_token: string }).refresh_token };
+}
+
+async function forDuration(workers: number, work: (worker: number) => Promise<void>): Promise<number> {
+  const deadline = Date.now() + SECONDS * 1000;
+  const counts = await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      let done = 0;
+      while (Date.now() < deadline) {
+        await work(worker);
+        done++;
+      }
+      return done;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0) / SECONDS;
+}
+
+const rows: { name: string; refresh: number; flows: number }[] = [];
+for (const backend of backends) {
+  const { servers, stop } = await backend.start();
+  try {
+    const origin = balancer(servers);
+    const issuer = servers[0]!.issuer;
+    // Grants for the refresh loop, made before the clock starts.
+    const grants = await Promise.all(Array.from({ length: REFRESH_WORKERS }, () => coldFlow(origin, issuer)));
+    const refresh = await forDuration(REFRESH_WORKERS, async (worker) => {
+      const grant = grants[worker]!;
+      const response = await post(origin(), '/token', { grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
+      if (response.status !== 200) throw new Error(`refresh: ${response.status} ${await response.text()}`);
+      grant.refreshToken = ((await response.json()) as { refresh_token: string }).refresh_token;
+    });
+    const flows = await forDuration(FLOW_WORKERS, async () => void (await coldFlow(origin, issuer)));
+    rows.push({ name: backend.name, refresh, flows });
+  } finally {
+    await stop();
+  }
+}
+
+const base = rows[0]!;
+console.log(`\nStore throughput through \`context-auth serve\` (${SECONDS}s each; ${REFRESH_WORKERS} refreshing clients, ${FLOW_WORKERS} cold flows at a time)\n`);
+console.log('| store | refresh grants/s | vs SQLite | cold flows/s | vs SQLite |');
+console.log('|---|---:|---:|---:|---:|');
+for (const row of rows) {
+  console.log(`| ${row.name} | ${row.refresh.toFixed(0)} | ${(row.refresh / base.refresh).toFixed(2)} | ${row.flows.toFixed(1)} | ${(row.flows / base.flows).toFixed(2)} |`);
+}
+process.exit(0);
