@@ -83,8 +83,15 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
   }
 
   // The grant is revoked when the user withdrew consent (or an admin acted) after the code was issued.
+  // A revocation stamped at or after this code's consumption is, instead, a concurrent replay of this
+  // very code (the loser of the race, maybe on another replica) revoking the grant: this request won,
+  // so it still answers, with tokens born revoked (the refresh token is refused at once). Refusing
+  // here too would leave a race with no winner at all.
   const grant = await store.getGrant(record.grantId);
-  if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the authorization was revoked');
+  const consumedAt = record.consumedAt ?? now;
+  if (!grant || (grant.revokedAt !== null && grant.revokedAt < consumedAt)) {
+    throw new OAuthError('invalid_grant', 'the authorization was revoked');
+  }
   let refreshToken: string | undefined;
   if (client.grantTypes.includes('refresh_token')) {
     const refresh = newRefreshToken(ctx.config, grant, grant.scope);
