@@ -8,12 +8,14 @@ import { CliError, usageError } from './errors.js';
 
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
                          [--scope "a b"] [--introspect]
-    register a client; prints JSON with client_id (and client_secret, shown this once)
+    register a client; prints JSON with client_id (and client_secret, shown this once);
+    a client_credentials client gets only mcp:tools unless --scope says more
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
 /** The scopes operators may grant: those a default `serve` supports, unless --scope says otherwise. */
 const DEFAULT_SCOPES = ['mcp:tools', 'mcp:admin'];
+const MACHINE_DEFAULT_SCOPE = 'mcp:tools';
 
 export async function clientsCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() =>
@@ -36,6 +38,9 @@ export async function clientsCommand(args: string[]): Promise<void> {
     const grantTypes = values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []);
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
     const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || Boolean(values.introspect);
+    // A machine client's tokens carry no person's consent: it gets the base scope unless the
+    // operator names more with --scope.
+    const scope = values.scope ?? (grantTypes.includes('client_credentials') ? MACHINE_DEFAULT_SCOPE : undefined);
     let metadata;
     try {
       metadata = validateClientMetadata(
@@ -44,7 +49,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
           redirect_uris: redirectUris,
           grant_types: grantTypes,
           token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
-          ...(values.scope === undefined ? {} : { scope: values.scope }),
+          ...(scope === undefined ? {} : { scope }),
         },
         values.scope === undefined ? DEFAULT_SCOPES : values.scope.split(' ').filter(Boolean),
       );

@@ -178,6 +178,21 @@ describe('context-auth serve, end to end', () => {
     assert.match(page, /name="decision" value="approve"/);
   });
 
+  it('gives a machine client only the base scope unless --scope names more', async () => {
+    const added = await cli(['clients', 'add', '--name', 'batch', '--grant-type', 'client_credentials', '--data', data]);
+    assert.equal(added.code, 0, added.stderr);
+    const machine = JSON.parse(added.stdout) as { client_id: string; client_secret: string; scope: string };
+    assert.equal(machine.scope, 'mcp:tools');
+    const token = (scope: string) =>
+      fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${machine.client_id}:${machine.client_secret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope }),
+      });
+    assert.equal((await token('mcp:tools')).status, 200);
+    assert.equal(((await (await token('mcp:admin')).json()) as { error: string }).error, 'invalid_scope');
+  });
+
   it('answers CLI mistakes with one sentence and a non-zero exit', async () => {
     const duplicate = await cli(['users', 'add', USER.username, '--data', data], 'another password\n');
     assert.equal(duplicate.code, 1);
