@@ -27,6 +27,9 @@ const handler = async (c: { req: { json(): Promise<unknown> } }) => {
   return Response.json({ jsonrpc: '2.0', id: message.id ?? null, result: {} });
 };
 const app = new Hono();
+// CPU time spent by this process, read by the load generator around each measurement: a cost per
+// request that the other load on the machine disturbs far less than throughput does.
+app.get('/cpu', () => Response.json(process.cpuUsage()));
 app.post('/open', (c) => handler(c));
 app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
 

@@ -27,7 +27,13 @@ const cases = [
   { name: 'protected, garbage token', path: '/mcp', authorization: 'Bearer not-a-jwt', expect: 401 },
 ];
 
-async function measure(testCase: (typeof cases)[number]): Promise<number> {
+async function serverCpuMicros(): Promise<number> {
+  const usage = (await (await fetch(`http://127.0.0.1:${port}/cpu`)).json()) as { user: number; system: number };
+  return usage.user + usage.system;
+}
+
+async function measure(testCase: (typeof cases)[number]): Promise<{ rps: number; cpuPerRequest: number }> {
+  const cpuBefore = await serverCpuMicros();
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${testCase.path}`,
     method: 'POST',
@@ -38,28 +44,33 @@ async function measure(testCase: (typeof cases)[number]): Promise<number> {
   });
   const wrong = result.non2xx > 0 && testCase.expect === 200 ? result.non2xx : testCase.expect !== 200 ? result['2xx'] : 0;
   if (wrong > 0 || result.errors > 0) throw new Error(`${testCase.name}: ${wrong} unexpected statuses, ${result.errors} errors`);
-  return result.requests.average;
+  const cpu = (await serverCpuMicros()) - cpuBefore;
+  return { rps: result.requests.average, cpuPerRequest: cpu / result.requests.total };
 }
 
 const samples = new Map(cases.map((c) => [c.name, [] as number[]]));
+const cpuSamples = new Map(cases.map((c) => [c.name, [] as number[]]));
 for (const testCase of cases) await measure(testCase); // warm-up: JIT, JWKS fetch, token cache
 for (let round = 0; round < ROUNDS; round++) {
   // Rotate the order each round so no route always runs first or last.
   for (let i = 0; i < cases.length; i++) {
     const testCase = cases[(i + round) % cases.length]!;
-    samples.get(testCase.name)!.push(await measure(testCase));
+    const { rps, cpuPerRequest } = await measure(testCase);
+    samples.get(testCase.name)!.push(rps);
+    cpuSamples.get(testCase.name)!.push(cpuPerRequest);
   }
 }
 child.kill('SIGTERM');
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const baseline = median(samples.get('unprotected')!);
+const cpuBaseline = median(cpuSamples.get('unprotected')!);
 console.log(`\nProtected route throughput (${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} connections, medians)\n`);
-console.log('| route | requests/s | vs unprotected | target |');
-console.log('|---|---:|---:|---|');
+console.log('| route | requests/s | vs unprotected | target | server CPU µs/request | vs unprotected |');
+console.log('|---|---:|---:|---|---:|---:|');
 for (const testCase of cases) {
   const value = median(samples.get(testCase.name)!);
-  const ratio = value / baseline;
+  const cpu = median(cpuSamples.get(testCase.name)!);
   const target = testCase.name === 'unprotected' ? '' : testCase.expect === 200 ? '≥ 0.95' : '≥ 1.00';
-  console.log(`| ${testCase.name} | ${Math.round(value)} | ${ratio.toFixed(2)} | ${target} |`);
+  console.log(`| ${testCase.name} | ${Math.round(value)} | ${(value / baseline).toFixed(2)} | ${target} | ${cpu.toFixed(0)} | ${(cpu / cpuBaseline).toFixed(2)} |`);
 }

@@ -78,11 +78,10 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
   }
 
   async function check(authorization: string | null | undefined, requiredScopes = options.requiredScopes ?? []): Promise<GuardResult> {
-    const scope = formatScope(requiredScopes);
     const extracted = extractBearer(authorization);
     if (extracted.kind === 'none') {
       // RFC 6750 §3.1: no error code in the challenge when the request carried no credentials.
-      return deny(401, { scope }, 'unauthorized', 'this server requires an access token');
+      return deny(401, { scope: formatScope(requiredScopes) }, 'unauthorized', 'this server requires an access token');
     }
     if (extracted.kind === 'malformed') {
       return deny(400, { error: 'invalid_request', errorDescription: extracted.reason }, 'invalid_request', extracted.reason);
@@ -106,7 +105,7 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     const missing = requiredScopes.filter((needed) => !auth.scopes.includes(needed));
     if (missing.length > 0) {
       const description = `this request needs the scope ${formatScope(missing)}`;
-      return deny(403, { error: 'insufficient_scope', errorDescription: description, scope }, 'insufficient_scope', description);
+      return deny(403, { error: 'insufficient_scope', errorDescription: description, scope: formatScope(requiredScopes) }, 'insufficient_scope', description);
     }
     return { ok: true, auth };
   }
