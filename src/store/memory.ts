@@ -199,6 +199,8 @@ export function createMemoryStore(): Store {
       if (!code) return { status: 'missing' };
       if (code.consumedAt !== null) return { status: 'replayed', record: copy(code) };
       if (code.expiresAt <= now) return { status: 'expired', record: copy(code) };
+      const grant = grants.get(code.grantId);
+      if (grant && grant.revokedAt !== null) return { status: 'revoked', record: copy(code) };
       code.consumedAt = now;
       return { status: 'ok', record: copy(code) };
     },

@@ -18,7 +18,6 @@ import {
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
-  type ConsumeResult,
   type GrantRecord,
   type InteractionRecord,
   type RefreshTokenRecord,
@@ -351,7 +350,9 @@ const SQL = {
   insertCode: insertSql('authorization_codes', CODE_COLUMNS),
   getCode: 'SELECT * FROM authorization_codes WHERE code_hash = $1',
   consumeCode: `UPDATE authorization_codes SET consumed_at = $1
-    WHERE code_hash = $2 AND consumed_at IS NULL AND expires_at > $1 RETURNING *`,
+    WHERE code_hash = $2 AND consumed_at IS NULL AND expires_at > $1
+      AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = authorization_codes.grant_id AND g.revoked_at IS NOT NULL)
+    RETURNING *`,
 
   insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
   getRefresh: 'SELECT * FROM refresh_tokens WHERE token_hash = $1',
@@ -666,13 +667,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
     saveAuthorizationCode: (code) => run(async () => void (await query(SQL.insertCode, codeParams(code)))),
     consumeAuthorizationCode: (codeHash, now) =>
-      run(async (): Promise<ConsumeResult<AuthorizationCodeRecord>> => {
+      run(async (): Promise<Awaited<ReturnType<Store['consumeAuthorizationCode']>>> => {
         const used = await first<CodeRow>(SQL.consumeCode, [now, codeHash]);
         if (used) return { status: 'ok', record: codeFromRow(used) };
         // Only explains the failure; a used code never becomes usable again, so no race matters here.
         const row = await first<CodeRow>(SQL.getCode, [codeHash]);
         if (!row) return { status: 'missing' };
-        return { status: row.consumed_at !== null ? 'replayed' : 'expired', record: codeFromRow(row) };
+        const record = codeFromRow(row);
+        if (row.consumed_at !== null) return { status: 'replayed', record };
+        if (row.expires_at <= now) return { status: 'expired', record };
+        return { status: 'revoked', record };
       }),
 
     saveRefreshToken: (token) => run(async () => void (await query(SQL.insertRefresh, refreshParams(token)))),

@@ -15,7 +15,6 @@ import {
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
-  type ConsumeResult,
   type GrantRecord,
   type InteractionRecord,
   type RefreshTokenRecord,
@@ -486,7 +485,9 @@ export function openSqliteStore(options: { path: string }): Store {
     getCode: db.prepare<[string], CodeRow>('SELECT * FROM authorization_codes WHERE code_hash = ?'),
     consumeCode: db.prepare<[number, string, number], CodeRow>(
       `UPDATE authorization_codes SET consumed_at = ?
-       WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *`,
+       WHERE code_hash = ? AND consumed_at IS NULL AND expires_at > ?
+         AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = authorization_codes.grant_id AND g.revoked_at IS NOT NULL)
+       RETURNING *`,
     ),
 
     insertRefresh: db.prepare<RefreshTokenRow>(
@@ -616,13 +617,16 @@ export function openSqliteStore(options: { path: string }): Store {
 
     saveAuthorizationCode: (code) => run(() => void s.insertCode.run(codeToRow(code))),
     consumeAuthorizationCode: (codeHash, now) =>
-      run((): ConsumeResult<AuthorizationCodeRecord> => {
+      run((): Awaited<ReturnType<Store['consumeAuthorizationCode']>> => {
         const used = s.consumeCode.get(now, codeHash, now);
         if (used) return { status: 'ok', record: codeFromRow(used) };
         // Only explains the failure; a used code never becomes usable again, so no race matters here.
         const row = s.getCode.get(codeHash);
         if (!row) return { status: 'missing' };
-        return { status: row.consumed_at !== null ? 'replayed' : 'expired', record: codeFromRow(row) };
+        const record = codeFromRow(row);
+        if (row.consumed_at !== null) return { status: 'replayed', record };
+        if (row.expires_at <= now) return { status: 'expired', record };
+        return { status: 'revoked', record };
       }),
 
     saveRefreshToken: (token) => run(() => void s.insertRefresh.run(refreshToRow(token))),

@@ -215,8 +215,12 @@ export interface Store {
 
   // Authorization codes
   saveAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
-  /** Marks the code used if it was unused and unexpired, atomically. */
-  consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeResult<AuthorizationCodeRecord>>;
+  /**
+   * Marks the code used if it is unused, unexpired and its grant is not revoked, in one atomic
+   * step (like rotateRefreshToken): a winner of a concurrent redemption then needs no second
+   * look at its grant, which the loser's replay may already have revoked.
+   */
+  consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
 
   // Refresh tokens
   saveRefreshToken(token: RefreshTokenRecord): Promise<void>;

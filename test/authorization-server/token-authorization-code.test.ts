@@ -65,6 +65,14 @@ for (const revision of REVISIONS) {
       assert.deepEqual(await introspect(h, first.access_token, await addResourceServer(h)), { active: false });
     });
 
+    it('refuses a code whose consent was withdrawn before it was redeemed', async () => {
+      const h = createHarness();
+      const { client, code, verifier } = await issueCode(h, revision);
+      const user = (await h.store.getUserByUsername('alice'))!;
+      assert.equal(await h.store.revokeConsents(user.id, client.client_id, h.clock.now), 1);
+      await expectOAuthError(await redeemCode(h, client, code, verifier, { resource: revision.resource }), 400, 'invalid_grant');
+    });
+
     it('lets only one of two simultaneous redemptions of a code succeed', async () => {
       const h = createHarness();
       const { client, code, verifier } = await issueCode(h, revision);

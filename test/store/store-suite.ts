@@ -542,6 +542,16 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.consumeAuthorizationCode('nope', NOW), { status: 'missing' });
       });
 
+      it('is not consumed once its grant is revoked, and says so', async () => {
+        const { grant } = await seed();
+        const code = makeCode(grant);
+        await store.saveAuthorizationCode(code);
+        await store.revokeGrant(grant.id, NOW);
+        assert.deepEqual(expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 1), 'revoked'), code);
+        // Still unused: the refusal did not spend it.
+        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW + 2)).status, 'revoked');
+      });
+
       it('refuses a duplicate code and a code for an unknown grant', async () => {
         const { grant } = await seed();
         const code = makeCode(grant);

@@ -66,6 +66,8 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
     throw new OAuthError('invalid_grant', 'authorization code was already used; the tokens it produced are revoked');
   }
   if (result.status === 'expired') throw new OAuthError('invalid_grant', 'authorization code has expired');
+  // Withdrawn consent (or an operator) revoked the grant after the code was issued.
+  if (result.status === 'revoked') throw new OAuthError('invalid_grant', 'the authorization was revoked');
   if (result.status === 'missing') throw new OAuthError('invalid_grant', 'authorization code is invalid');
   const record = result.record;
 
@@ -82,16 +84,18 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
     throw new OAuthError('invalid_target', 'resource differs from the one the code was issued for');
   }
 
-  // The grant is revoked when the user withdrew consent (or an admin acted) after the code was issued.
-  // A revocation stamped at or after this code's consumption is, instead, a concurrent replay of this
-  // very code (the loser of the race, maybe on another replica) revoking the grant: this request won,
-  // so it still answers, with tokens born revoked (the refresh token is refused at once). Refusing
-  // here too would leave a race with no winner at all.
-  const grant = await store.getGrant(record.grantId);
-  const consumedAt = record.consumedAt ?? now;
-  if (!grant || (grant.revokedAt !== null && grant.revokedAt < consumedAt)) {
-    throw new OAuthError('invalid_grant', 'the authorization was revoked');
-  }
+  // The store consumed the code only while its grant stood, so the grant needs no second read
+  // here; a concurrent replay revoking it from now on revokes the tokens issued below with it.
+  const grant: GrantRecord = {
+    id: record.grantId,
+    clientId: record.clientId,
+    userId: record.userId,
+    scope: record.scope,
+    resource: record.resource,
+    authTime: record.authTime,
+    createdAt: record.createdAt,
+    revokedAt: null,
+  };
   let refreshToken: string | undefined;
   if (client.grantTypes.includes('refresh_token')) {
     const refresh = newRefreshToken(ctx.config, grant, grant.scope);
