@@ -1,5 +1,5 @@
 import type { AuthorizationServer } from 'oauth4webapi';
-import { canonicalizeResourceUri, wellKnownUrl } from '../core/uri.js';
+import { authorizationServerMetadataUrls, canonicalizeResourceUri, wellKnownUrl } from '../core/uri.js';
 import { findBearerChallenge } from '../core/www-authenticate.js';
 import { ClientError, type ClientErrorCode } from './errors.js';
 import { assertSecureUrl, getJson } from './http.js';
@@ -94,14 +94,7 @@ async function findResourceMetadata(
 
 /** RFC 8414 §3.1 path insertion, then OpenID Connect discovery (both its forms), issuer checked. */
 async function fetchAuthorizationServerMetadata(fetchImpl: typeof fetch, issuer: string): Promise<AuthorizationServer | undefined> {
-  const url = new URL(issuer);
-  const path = url.pathname.replace(/\/$/, '');
-  const candidates = [
-    `${url.origin}/.well-known/oauth-authorization-server${path}`,
-    `${url.origin}/.well-known/openid-configuration${path}`,
-    ...(path ? [`${url.origin}${path}/.well-known/openid-configuration`] : []),
-  ];
-  for (const candidate of candidates) {
+  for (const candidate of authorizationServerMetadataUrls(issuer)) {
     const { body } = await getJson(fetchImpl, candidate);
     if (!body) continue;
     if (body.issuer !== issuer) throw new ClientError('metadata_mismatch', `${candidate} names the issuer ${String(body.issuer)}, not ${issuer}`);

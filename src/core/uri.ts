@@ -70,6 +70,21 @@ export function normalizeIssuer(input: string): string {
 }
 
 /**
+ * Where an authorization server's metadata may be, in the order to try: RFC 8414 path insertion,
+ * then OpenID Connect discovery with path insertion and with path appending (the last two differ
+ * only for an issuer with a path). Clients and resource servers both look here.
+ */
+export function authorizationServerMetadataUrls(issuer: string): string[] {
+  const url = new URL(issuer);
+  const path = url.pathname.replace(/\/$/, '');
+  return [
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+    `${url.origin}/.well-known/openid-configuration${path}`,
+    ...(path ? [`${url.origin}${path}/.well-known/openid-configuration`] : []),
+  ];
+}
+
+/**
  * The RFC 8414 / RFC 9728 well-known URL for an identifier: the well-known segment is inserted
  * between the host and the path and/or query ("path-inserted form").
  */

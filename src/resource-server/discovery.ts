@@ -1,14 +1,14 @@
-import { wellKnownUrl } from '../core/uri.js';
+import { authorizationServerMetadataUrls } from '../core/uri.js';
 import { VerifierUnavailableError } from './types.js';
 
 /**
- * Fetches an authorization server's RFC 8414 metadata (path-inserted well-known URL, then the
- * OpenID one) and checks that it names the issuer it was fetched for (RFC 8414 §3.3).
+ * Fetches an authorization server's metadata from the places clients look too
+ * (`authorizationServerMetadataUrls`) and checks that it names the issuer it was fetched for
+ * (RFC 8414 §3.3).
  */
 export async function fetchAuthorizationServerMetadata(issuer: string, fetchImpl: typeof fetch): Promise<Record<string, unknown>> {
-  const candidates = [wellKnownUrl(issuer, 'oauth-authorization-server'), `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`];
   let lastProblem = 'no metadata found';
-  for (const url of candidates) {
+  for (const url of authorizationServerMetadataUrls(issuer)) {
     let response: Response;
     try {
       response = await fetchImpl(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OAuthError } from '../../src/core/errors.js';
 import {
+  authorizationServerMetadataUrls,
   canonicalizeResourceUri,
   isCanonicalResourceUri,
   isLoopbackHost,
@@ -241,4 +242,21 @@ describe('isLoopbackHost', () => {
       assert.equal(isLoopbackHost(host), expected);
     });
   }
+});
+
+describe('authorizationServerMetadataUrls', () => {
+  it('tries RFC 8414 path insertion, then OpenID discovery inserted and appended', () => {
+    assert.deepEqual(authorizationServerMetadataUrls('https://as.example/tenant1'), [
+      'https://as.example/.well-known/oauth-authorization-server/tenant1',
+      'https://as.example/.well-known/openid-configuration/tenant1',
+      'https://as.example/tenant1/.well-known/openid-configuration',
+    ]);
+  });
+
+  it('has no appended form for an issuer at the root', () => {
+    assert.deepEqual(authorizationServerMetadataUrls('https://as.example'), [
+      'https://as.example/.well-known/oauth-authorization-server',
+      'https://as.example/.well-known/openid-configuration',
+    ]);
+  });
 });
