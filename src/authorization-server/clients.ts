@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
@@ -18,7 +19,9 @@ export async function registerClient(
   const confidential = metadata.tokenEndpointAuthMethod !== 'none';
   const clientSecret = confidential ? randomToken(32) : undefined;
   const client: ClientRecord = {
-    clientId: randomToken(16),
+    // Hex, not base64url: an id starting with "-" reads as an option on a command line
+    // (`context-auth consents revoke --client -x…`), and client ids are typed and pasted there.
+    clientId: randomBytes(16).toString('hex'),
     clientSecretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
     tokenEndpointAuthMethod: metadata.tokenEndpointAuthMethod,
     redirectUris: metadata.redirectUris,

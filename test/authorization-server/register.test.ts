@@ -239,3 +239,12 @@ describe('registration refuses control characters in names and contacts', () => 
     });
   }
 });
+
+describe('client ids', () => {
+  it('never start with "-", so they can follow an option on a command line', async () => {
+    const h = createHarness();
+    const ids = await Promise.all(Array.from({ length: 40 }, async () => (await registerClient(h)).client_id));
+    for (const id of ids) assert.match(id, /^[0-9a-f]{32}$/);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+});
