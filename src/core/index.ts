@@ -1,4 +1,5 @@
 export { OAuthError, isOAuthError, type OAuthErrorCode } from './errors.js';
+export type { AuthorizationRequest, GrantType, TokenEndpointAuthMethod } from './protocol.js';
 export { authorizationServerMetadataUrls, canonicalizeResourceUri, isCanonicalResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from './uri.js';
 export { checkCodeChallenge, s256, verifyCodeVerifier } from './pkce.js';
 export { matchRedirectUri, redirectUriProblem } from './redirect-uri.js';

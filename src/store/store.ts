@@ -10,8 +10,9 @@
  * - Methods are async so a networked database fits behind the same interface.
  */
 
-export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+import type { AuthorizationRequest, GrantType, TokenEndpointAuthMethod } from '../core/protocol.js';
+
+export type { AuthorizationRequest, GrantType, TokenEndpointAuthMethod };
 
 export interface ClientRecord {
   clientId: string;
@@ -44,7 +45,7 @@ export interface UserRecord {
 export interface InteractionRecord {
   id: string;
   clientId: string;
-  /** The validated authorization request (see authorization-server/endpoints/authorize.ts). */
+  /** The validated authorization request (see authorization-server/checks/authorization-request.ts). */
   request: AuthorizationRequest;
   /** SHA-256 of the cookie value that binds this interaction to the browser that started it. */
   browserBindingHash: string;
@@ -53,19 +54,6 @@ export interface InteractionRecord {
   userId: string | null;
   createdAt: number;
   expiresAt: number;
-}
-
-export interface AuthorizationRequest {
-  clientId: string;
-  redirectUri: string;
-  /** Whether redirect_uri was sent (then the token request must repeat it, OAuth 2.1 §4.1.3). */
-  redirectUriProvided: boolean;
-  state: string | null;
-  scope: string[];
-  resource: string;
-  codeChallenge: string;
-  codeChallengeMethod: 'S256';
-  prompt: string[];
 }
 
 export interface SessionRecord {

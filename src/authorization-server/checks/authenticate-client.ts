@@ -1,6 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
-import type { ClientRecord, Store, TokenEndpointAuthMethod } from '../../store/store.js';
+import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
+import type { ClientRecord, Store } from '../../store/store.js';
 import type { Params } from '../http/params.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="context-auth", charset="UTF-8"' };

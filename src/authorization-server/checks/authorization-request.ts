@@ -3,7 +3,8 @@ import { checkCodeChallenge } from '../../core/pkce.js';
 import { matchRedirectUri } from '../../core/redirect-uri.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
-import type { AuthorizationRequest, ClientRecord, Store } from '../../store/store.js';
+import type { AuthorizationRequest } from '../../core/protocol.js';
+import type { ClientRecord, Store } from '../../store/store.js';
 import type { ResolvedConfig } from '../config.js';
 
 export interface RedirectTarget {

@@ -2,7 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import { redirectUriProblem } from '../../core/redirect-uri.js';
 import { parseScope } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
-import type { GrantType, TokenEndpointAuthMethod } from '../../store/store.js';
+import type { GrantType, TokenEndpointAuthMethod } from '../../core/protocol.js';
 
 export interface ValidClientMetadata {
   redirectUris: string[];

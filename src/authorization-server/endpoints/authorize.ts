@@ -1,7 +1,8 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, randomToken } from '../../core/secrets.js';
 import { isSubset } from '../../core/scopes.js';
-import type { AuthorizationRequest, SessionRecord } from '../../store/store.js';
+import type { AuthorizationRequest } from '../../core/protocol.js';
+import type { SessionRecord } from '../../store/store.js';
 import {
   authorizationParams,
   authorizationResponseUrl,

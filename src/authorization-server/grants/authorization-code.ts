@@ -1,7 +1,8 @@
 import { OAuthError } from '../../core/errors.js';
 import { verifyCodeVerifier } from '../../core/pkce.js';
 import { hashSecret, randomToken } from '../../core/secrets.js';
-import type { AuthorizationRequest, ClientRecord, GrantRecord } from '../../store/store.js';
+import type { AuthorizationRequest } from '../../core/protocol.js';
+import type { ClientRecord, GrantRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
