@@ -1,0 +1,21 @@
+/**
+ * Protocol shapes shared by the authorization server's endpoints and the store that keeps them.
+ * They live here, below both, so the store needs nothing from the layers above it.
+ */
+
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+
+/** A validated authorization request (authorization-server/checks/authorization-request.ts). */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  /** Whether redirect_uri was sent (then the token request must repeat it, OAuth 2.1 §4.1.3). */
+  redirectUriProvided: boolean;
+  state: string | null;
+  scope: string[];
+  resource: string;
+  codeChallenge: string;
+  codeChallengeMethod: 'S256';
+  prompt: string[];
+}
