@@ -1,7 +1,9 @@
 /**
  * The one error type of the project. Thrown anywhere, turned into a response in one place
- * (authorization-server/http/errors.ts): JSON for API endpoints, a redirect for a trusted
- * authorization request, an HTML page before the redirect URI is trusted.
+ * (authorization-server/http/errors.ts, `errorResponse`): a redirect back to the client when the
+ * error carries a trusted redirect, else an HTML page on the browser routes, else JSON. So the
+ * error carries all that converter needs: the code and description (for the client's developer),
+ * a message for the person reading a page, and the redirect target once one is trusted.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -39,11 +41,24 @@ const defaultStatus: Partial<Record<OAuthErrorCode, number>> = {
   not_found: 404,
 };
 
+/**
+ * Where an authorization error is sent back to (OAuth 2.1 §4.1.2.1): a redirect URI already
+ * matched against the client's registration, the request's `state` (null when it had none) and
+ * our issuer for `iss` (RFC 9207).
+ */
+export interface TrustedRedirect {
+  uri: string;
+  state: string | null;
+  iss: string;
+}
+
 export class OAuthError extends Error {
   readonly code: OAuthErrorCode;
   readonly status: number;
   /** Extra response headers, e.g. WWW-Authenticate for invalid_client with Basic. */
   readonly headers: Record<string, string>;
+  #userMessage: string | undefined;
+  #redirect: TrustedRedirect | undefined;
 
   constructor(code: OAuthErrorCode, description: string, status?: number, headers: Record<string, string> = {}) {
     super(description);
@@ -53,8 +68,44 @@ export class OAuthError extends Error {
     this.headers = headers;
   }
 
+  /** For the client's developer: `error_description` in JSON and in redirects. */
   get description(): string {
     return this.message;
+  }
+
+  /** For the person in front of the browser, when the error is shown as a page; the description unless set. */
+  get userMessage(): string {
+    return this.#userMessage ?? this.message;
+  }
+
+  /** Set only once the redirect URI is trusted; until then an error must never redirect. */
+  get redirect(): TrustedRedirect | undefined {
+    return this.#redirect;
+  }
+
+  /** This error with a sentence for the person, where the description is written for developers. */
+  withUserMessage(message: string): OAuthError {
+    const copy = this.#copy();
+    copy.#userMessage = message;
+    return copy;
+  }
+
+  /**
+   * This error, to be sent back to the client's redirect URI instead of shown. Only the code
+   * that has matched that URI against the registration may call this.
+   */
+  redirectTo(target: TrustedRedirect): OAuthError {
+    const copy = this.#copy();
+    copy.#redirect = { ...target };
+    return copy;
+  }
+
+  // Copies rather than changing this error: one that was thrown stays what it was.
+  #copy(): OAuthError {
+    const copy = new OAuthError(this.code, this.message, this.status, { ...this.headers });
+    copy.#userMessage = this.#userMessage;
+    copy.#redirect = this.#redirect;
+    return copy;
   }
 
   toJSON(): { error: OAuthErrorCode; error_description: string } {

@@ -1,4 +1,4 @@
-export { OAuthError, isOAuthError, type OAuthErrorCode } from './errors.js';
+export { OAuthError, isOAuthError, type OAuthErrorCode, type TrustedRedirect } from './errors.js';
 export type { AuthorizationRequest, GrantType, TokenEndpointAuthMethod } from './protocol.js';
 export { authorizationServerMetadataUrls, canonicalizeResourceUri, isCanonicalResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from './uri.js';
 export { checkCodeChallenge, s256, verifyCodeVerifier } from './pkce.js';
