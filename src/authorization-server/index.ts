@@ -10,7 +10,7 @@ import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenEndpoint } from './endpoints/token.js';
-import { notFound } from './http/responses.js';
+import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import { SigningKeys } from './keys.js';
 

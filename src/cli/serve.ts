@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createAuthorizationServer } from '../authorization-server/index.js';
-import { notFound } from '../authorization-server/http/responses.js';
+import { notFound } from '../authorization-server/http/errors.js';
 import { mountDemoMcpServer } from '../demo/mcp-server.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/uri.js';

@@ -43,7 +43,8 @@ export function authorizationParams(entries: Iterable<[string, string]>): Author
 
 /**
  * Phase one: is the redirect URI trustworthy? Until it is, every error is shown to the user
- * and never sent anywhere (OAuth 2.1 §4.1.2.1).
+ * and never sent anywhere (OAuth 2.1 §4.1.2.1), so the errors thrown here carry no redirect and
+ * their descriptions are written for the person who will read them.
  */
 export async function resolveRedirectTarget({ params, repeated }: AuthorizationParams, store: Store): Promise<RedirectTarget> {
   if (repeated === 'client_id' || repeated === 'redirect_uri') {
@@ -52,7 +53,8 @@ export async function resolveRedirectTarget({ params, repeated }: AuthorizationP
   const clientId = params.get('client_id');
   if (!clientId) throw new OAuthError('invalid_request', 'The request names no client (client_id is missing).');
   const client = await store.getClient(clientId);
-  if (!client) throw new OAuthError('invalid_client', 'The application that sent you here is not registered with this server.');
+  // 400, not invalid_client's usual 401: nobody tried to authenticate; a person is shown a page.
+  if (!client) throw new OAuthError('invalid_client', 'The application that sent you here is not registered with this server.', 400);
   const requested = params.get('redirect_uri');
   let redirectUri: string;
   if (requested === undefined) {
@@ -137,14 +139,4 @@ export function validateAuthorizationRequest(
     codeChallengeMethod: 'S256',
     prompt,
   };
-}
-
-/** Where an authorization response goes: the redirect URI with our parameters added (RFC 9207 `iss` always). */
-export function authorizationResponseUrl(redirectUri: string, values: Record<string, string | null | undefined>, issuer: string): string {
-  const url = new URL(redirectUri);
-  for (const [key, value] of Object.entries(values)) {
-    if (value !== null && value !== undefined) url.searchParams.set(key, value);
-  }
-  url.searchParams.set('iss', issuer);
-  return url.toString();
 }

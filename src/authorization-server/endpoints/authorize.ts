@@ -1,61 +1,27 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, randomToken } from '../../core/secrets.js';
-import { isSubset } from '../../core/scopes.js';
 import type { AuthorizationRequest } from '../../core/protocol.js';
-import type { SessionRecord } from '../../store/store.js';
-import {
-  authorizationParams,
-  authorizationResponseUrl,
-  resolveRedirectTarget,
-  validateAuthorizationRequest,
-  type RedirectTarget,
-} from '../checks/authorization-request.js';
+import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
+import { authorizationParams, resolveRedirectTarget, validateAuthorizationRequest } from '../checks/authorization-request.js';
+import { consentCovers } from '../consent.js';
 import type { ServerContext } from '../context.js';
-import { createAuthorizationCode } from '../grants/authorization-code.js';
+import { toOAuthError } from '../http/errors.js';
 import { readText } from '../http/params.js';
-import { toOAuthError } from '../http/responses.js';
-import { toResponse } from '../pages/layout.js';
-import { errorPage } from '../pages/error.js';
+import { seeOther } from '../http/responses.js';
 import { browserBinding, currentSession } from '../sessions.js';
-
-/** 303 to a URL, with optional cookies: the shape of every browser hop here. */
-export function seeOther(location: string, cookies: string[] = []): Response {
-  const headers = new Headers({ Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-  for (const cookie of cookies) headers.append('Set-Cookie', cookie);
-  return new Response(null, { status: 303, headers });
-}
-
-export function errorRedirect(ctx: ServerContext, target: Pick<RedirectTarget, 'redirectUri' | 'state'>, error: OAuthError): Response {
-  return seeOther(
-    authorizationResponseUrl(target.redirectUri, { error: error.code, error_description: error.message, state: target.state }, ctx.config.issuer),
-  );
-}
-
-/** Issues the code and sends the browser back to the client (RFC 9207: with `iss`). */
-export async function completeAuthorization(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Response> {
-  const code = await createAuthorizationCode(ctx, request, session.userId, session.authTime);
-  ctx.config.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
-  return seeOther(authorizationResponseUrl(request.redirectUri, { code, state: request.state }, ctx.config.issuer), cookies);
-}
-
-/** True when the user already agreed to these scopes for this client and resource. */
-export async function consentCovers(ctx: ServerContext, userId: string, request: AuthorizationRequest): Promise<boolean> {
-  const consent = await ctx.config.store.getConsent(userId, request.clientId, request.resource);
-  return consent !== undefined && isSubset(request.scope, consent.scope);
-}
 
 /**
  * GET or POST /authorize (OAuth 2.1 §4.1.1). First the redirect URI must be trusted (until then
- * errors are shown as a page); then the request is validated (errors go back to the client);
- * then the user signs in and consents on our pages, unless a session and a remembered consent
- * already cover the request.
+ * errors are thrown plain, and shown as a page); then the request is validated (errors carry the
+ * trusted redirect, and go back to the client); then the user signs in and consents on our pages,
+ * unless a session and a remembered consent already cover the request.
  */
 export async function authorizeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   let entries: Iterable<[string, string]>;
   if (request.method === 'POST') {
     const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/x-www-form-urlencoded') {
-      return toResponse(errorPage(400, 'invalid_request', 'The authorization request must be a form post.'));
+      throw new OAuthError('invalid_request', 'The authorization request must be a form post.');
     }
     entries = new URLSearchParams(await readText(request, ctx.config.maxBodyBytes));
   } else {
@@ -63,19 +29,14 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   }
   const parsed = authorizationParams(entries);
 
-  let target: RedirectTarget;
-  try {
-    target = await resolveRedirectTarget(parsed, ctx.config.store);
-  } catch (error) {
-    const oauth = toOAuthError(error, ctx.config.log);
-    return toResponse(errorPage(oauth.status >= 500 ? oauth.status : 400, oauth.code, oauth.message));
-  }
+  const target = await resolveRedirectTarget(parsed, ctx.config.store);
+  const back = trustedRedirect(target, ctx.config.issuer);
 
   let authorization: AuthorizationRequest;
   try {
     authorization = validateAuthorizationRequest(parsed, target, ctx.config);
   } catch (error) {
-    return errorRedirect(ctx, target, toOAuthError(error, ctx.config.log));
+    throw toOAuthError(error, ctx.config.log).redirectTo(back);
   }
 
   const session = authorization.prompt.includes('login') ? undefined : await currentSession(ctx, request);
@@ -85,7 +46,7 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   }
   if (noPrompt) {
     const code = session ? 'consent_required' : 'login_required';
-    return errorRedirect(ctx, target, new OAuthError(code, session ? 'the user has not consented yet' : 'the user is not signed in'));
+    throw new OAuthError(code, session ? 'the user has not consented yet' : 'the user is not signed in').redirectTo(back);
   }
 
   const now = ctx.config.now();

@@ -2,17 +2,44 @@ import { OAuthError } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import type { InteractionRecord } from '../../store/store.js';
+import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
+import { consentCovers, rememberConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
 import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
-import { readText, singleValued } from '../http/params.js';
+import { readText, singleValued, type Params } from '../http/params.js';
+import { seeOther } from '../http/responses.js';
 import { consentPage } from '../pages/consent.js';
-import { errorPage } from '../pages/error.js';
 import { toResponse } from '../pages/layout.js';
 import { loginPage } from '../pages/login.js';
-import { completeAuthorization, consentCovers, errorRedirect, seeOther } from './authorize.js';
 import { currentSession, startSession } from '../sessions.js';
 
-const EXPIRED = 'This sign-in page has expired or was opened in another browser. Go back to the application and start again.';
+/*
+ * Errors here are thrown and shown as a page (http/errors.ts); only a denial goes back to the
+ * client. The person reading the page needs what to do next, so each error carries that sentence.
+ */
+
+function expired(): OAuthError {
+  return new OAuthError('invalid_request', 'the interaction is unknown, expired, finished or bound to another browser').withUserMessage(
+    'This sign-in page has expired or was opened in another browser. Go back to the application and start again.',
+  );
+}
+
+/**
+ * The posted form. A person submitted our own form, so whatever is wrong with the body (too
+ * large, not UTF-8, a repeated field) is one 400 page saying what; no program reads the status.
+ */
+async function readInteractionForm(request: Request, maxBytes: number): Promise<Params> {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') {
+    throw new OAuthError('invalid_request', 'the form must be application/x-www-form-urlencoded').withUserMessage('Unexpected form encoding.');
+  }
+  try {
+    return singleValued(new URLSearchParams(await readText(request, maxBytes)));
+  } catch (error) {
+    if (error instanceof OAuthError) throw new OAuthError('invalid_request', error.description);
+    throw new OAuthError('invalid_request', 'the form body could not be read').withUserMessage('Malformed form.');
+  }
+}
 
 /** The interaction, if it exists, is unexpired and belongs to this browser. */
 async function loadInteraction(ctx: ServerContext, request: Request, id: string): Promise<InteractionRecord | undefined> {
@@ -29,7 +56,11 @@ function formTargets(interaction: InteractionRecord): string[] {
 
 async function renderStep(ctx: ServerContext, interaction: InteractionRecord, error?: { message: string; username: string }): Promise<Response> {
   const client = await ctx.config.store.getClient(interaction.clientId);
-  if (!client) return toResponse(errorPage(400, 'invalid_client', 'The application was removed while you were signing in.'));
+  if (!client) {
+    throw new OAuthError('invalid_client', 'the client was deleted during the interaction', 400).withUserMessage(
+      'The application was removed while you were signing in.',
+    );
+  }
   const action = `${ctx.config.basePath}/interaction/${interaction.id}`;
   const clientName = client.clientName ?? client.clientId;
   const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
@@ -63,7 +94,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
 /** GET /interaction/:id: the login page, or the consent page once signed in. */
 export async function interactionPage(ctx: ServerContext, request: Request, id: string): Promise<Response> {
   const interaction = await loadInteraction(ctx, request, id);
-  if (!interaction) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+  if (!interaction) throw expired();
   return renderStep(ctx, interaction);
 }
 
@@ -71,17 +102,12 @@ export async function interactionPage(ctx: ServerContext, request: Request, id: 
 export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
   const { store } = ctx.config;
   const interaction = await loadInteraction(ctx, request, id);
-  if (!interaction) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') return toResponse(errorPage(400, 'invalid_request', 'Unexpected form encoding.'));
-  let form: Map<string, string>;
-  try {
-    form = singleValued(new URLSearchParams(await readText(request, ctx.config.maxBodyBytes)));
-  } catch (error) {
-    return toResponse(errorPage(400, 'invalid_request', error instanceof OAuthError ? error.message : 'Malformed form.'));
-  }
+  if (!interaction) throw expired();
+  const form = await readInteractionForm(request, ctx.config.maxBodyBytes);
   if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {
-    return toResponse(errorPage(403, 'invalid_request', 'The form could not be verified. Reload the page and try again.'));
+    throw new OAuthError('invalid_request', 'the csrf token does not match the interaction', 403).withUserMessage(
+      'The form could not be verified. Reload the page and try again.',
+    );
   }
 
   if (form.get('step') === 'login') {
@@ -98,7 +124,7 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
     if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
       const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
-      if (!consumed) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+      if (!consumed) throw expired();
       return completeAuthorization(ctx, consumed.request, session, [cookie]);
     }
     await store.setInteractionUser(interaction.id, user.id);
@@ -108,30 +134,25 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
   if (form.get('step') === 'consent') {
     const session = await currentSession(ctx, request);
     if (!session || interaction.userId === null || session.userId !== interaction.userId) {
-      return toResponse(errorPage(400, 'invalid_request', 'Your session ended. Go back to the application and start again.'));
+      throw new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(
+        'Your session ended. Go back to the application and start again.',
+      );
     }
     const decision = form.get('decision');
     if (decision !== 'approve' && decision !== 'deny') {
-      return toResponse(errorPage(400, 'invalid_request', 'Choose Approve or Deny.'));
+      throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
     }
     // Consuming first makes a double-submitted form yield one code at most.
     const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
-    if (!consumed) return toResponse(errorPage(400, 'invalid_request', EXPIRED));
+    if (!consumed) throw expired();
     if (decision === 'deny') {
       ctx.config.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
-      return errorRedirect(ctx, consumed.request, new OAuthError('access_denied', 'the user denied the request'));
+      // The stored request was validated by /authorize, its redirect URI with it.
+      throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
     }
-    const now = ctx.config.now();
-    await store.saveConsent({
-      userId: session.userId,
-      clientId: consumed.clientId,
-      resource: consumed.request.resource,
-      scope: consumed.request.scope,
-      createdAt: now,
-      updatedAt: now,
-    });
+    await rememberConsent(ctx, session.userId, consumed.request);
     ctx.config.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
     return completeAuthorization(ctx, consumed.request, session);
   }
-  return toResponse(errorPage(400, 'invalid_request', 'Unexpected form.'));
+  throw new OAuthError('invalid_request', 'step must be login or consent').withUserMessage('Unexpected form.');
 }

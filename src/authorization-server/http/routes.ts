@@ -1,8 +1,6 @@
 import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
-import { errorPage } from '../pages/error.js';
-import { toResponse } from '../pages/layout.js';
-import { errorJson, toOAuthError } from './responses.js';
+import { errorResponse } from './errors.js';
 
 export type Handler = (request: Request, params: Record<string, string>) => Promise<Response> | Response;
 
@@ -20,9 +18,11 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 }
 
 /**
- * Registers one path with its methods. Every other method gets 405 with `Allow`; API routes
- * answer errors as OAuth JSON, `html` routes (the browser pages) as an error page; `cors` routes (metadata, token, registration, revocation) are
- * readable from browsers, and the HTML pages never are.
+ * Registers one path with its methods. Every other method gets 405 with `Allow` (as JSON even on
+ * the browser routes: no person follows a link with PUT). What a handler throws becomes a response
+ * in http/errors.ts: OAuth JSON on API routes, on `html` routes (the browser pages) an error page
+ * or, once the redirect URI is trusted, a redirect to the client. `cors` routes (metadata, token,
+ * registration, revocation) are readable from browsers, and the HTML pages never are.
  */
 export function route(
   app: Hono,
@@ -38,13 +38,12 @@ export function route(
     const handler = methods[method as 'GET' | 'POST'];
     let response: Response;
     if (!handler) {
-      response = errorJson(new OAuthError('method_not_allowed', `use ${allowed}`, 405, { Allow: allowed }));
+      response = errorResponse(new OAuthError('method_not_allowed', `use ${allowed}`, 405, { Allow: allowed }), 'json', options.log);
     } else {
       try {
         response = await handler(c.req.raw, c.req.param() as Record<string, string>);
       } catch (error) {
-        const oauth = toOAuthError(error, options.log);
-        response = options.html ? toResponse(errorPage(oauth.status, oauth.code, oauth.message)) : errorJson(oauth);
+        response = errorResponse(error, options.html ? 'html' : 'json', options.log);
       }
     }
     return options.cors ? withHeaders(response, cors) : response;

@@ -1,0 +1,27 @@
+import { isSubset } from '../core/scopes.js';
+import type { AuthorizationRequest } from '../core/protocol.js';
+import type { ServerContext } from './context.js';
+
+/**
+ * The user's remembered consent, per client and resource. /authorize and the interaction pages
+ * both ask whether it covers a request, so it lives here, below both.
+ */
+
+/** True when the user already agreed to these scopes for this client and resource. */
+export async function consentCovers(ctx: ServerContext, userId: string, request: AuthorizationRequest): Promise<boolean> {
+  const consent = await ctx.config.store.getConsent(userId, request.clientId, request.resource);
+  return consent !== undefined && isSubset(request.scope, consent.scope);
+}
+
+/** Remembers that the user approved this request's scopes for its client and resource. */
+export async function rememberConsent(ctx: ServerContext, userId: string, request: AuthorizationRequest): Promise<void> {
+  const now = ctx.config.now();
+  await ctx.config.store.saveConsent({
+    userId,
+    clientId: request.clientId,
+    resource: request.resource,
+    scope: request.scope,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
