@@ -2,8 +2,9 @@ import { html } from './html.js';
 import { page, type Page } from './layout.js';
 
 /**
- * Shown instead of redirecting when the redirect URI cannot be trusted (unknown client,
- * unregistered redirect URI): OAuth 2.1 §4.1.2.1 forbids redirecting then.
+ * Any error on the browser routes that carries no trusted redirect (http/errors.ts). At /authorize
+ * that means the redirect URI cannot be trusted (unknown client, unregistered redirect URI), and
+ * OAuth 2.1 §4.1.2.1 forbids redirecting then; on the interaction pages, anything but a denial.
  */
 export function errorPage(status: number, error: string, description: string): Page {
   return page(
