@@ -1,5 +1,37 @@
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
+import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
+import type { UpstreamSignInPolicy } from './upstream/policy.js';
+import type { UpstreamProviderOptions } from './upstream/provider.js';
+import { UpstreamProviders } from './upstream/registry.js';
+
+/** Sign-in through upstream identity providers: the spec's third-party authorization. */
+export interface UpstreamOptions {
+  /** Offered as buttons on the sign-in page, in this order. */
+  providers: UpstreamProviderOptions[];
+  /** Seals upstream tokens at rest (AES-256-GCM). */
+  secretBox: SecretBox;
+  /** Whether local usernames and passwords are offered too. Default true. */
+  localUsers?: boolean;
+  /** Seconds one upstream sign-in may carry our grants before the person must sign in upstream again. Default: 24 hours. */
+  sessionTtl?: number;
+  /** Who may sign in (email domains, addresses, a hook). Default: anyone the provider signs in. */
+  policy?: UpstreamSignInPolicy;
+  /** Allows http:// providers on loopback (development and tests only). Default false. */
+  allowLoopbackHttp?: boolean;
+  /** Replaces fetch for requests to the providers (proxies, tests). */
+  fetch?: typeof fetch;
+}
+
+export interface ResolvedUpstreamConfig {
+  providers: UpstreamProviders;
+  secretBox: SecretBox;
+  localUsers: boolean;
+  sessionTtl: number;
+  policy: UpstreamSignInPolicy;
+  /** `<issuer>/upstream/callback`: what the operator registers at each provider. */
+  callbackUrl: string;
+}
 
 /** Options of `createAuthorizationServer`. Defaults are documented where they are declared. */
 export interface AuthorizationServerOptions {
@@ -40,6 +72,8 @@ export interface AuthorizationServerOptions {
   registration?: 'open' | 'closed' | { initialAccessToken: string };
   /** Largest accepted request body in bytes. Default: 64 KiB. */
   maxBodyBytes?: number;
+  /** Sign-in through upstream identity providers. Default: local users only. */
+  upstream?: UpstreamOptions;
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */
@@ -64,6 +98,7 @@ export interface ResolvedConfig {
   registration: 'open' | 'closed' | { initialAccessToken: string };
   maxBodyBytes: number;
   secureCookies: boolean;
+  upstream: ResolvedUpstreamConfig | null;
   now: () => number;
   log: (event: Record<string, unknown>) => void;
 }
@@ -114,7 +149,25 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     registration,
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
+    upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     log: options.log ?? (() => {}),
+  };
+}
+
+function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): ResolvedUpstreamConfig | null {
+  if (options.providers.length === 0) {
+    if (options.localUsers === false) throw new Error('with local users off, at least one upstream provider is needed');
+    return null;
+  }
+  if (!options.secretBox) throw new Error('upstream.secretBox is required: upstream tokens are kept sealed');
+  const resolve = { ...(options.fetch ? { fetch: options.fetch } : {}), allowLoopbackHttp: options.allowLoopbackHttp ?? false };
+  return {
+    providers: new UpstreamProviders(options.providers, resolve),
+    secretBox: options.secretBox,
+    localUsers: options.localUsers ?? true,
+    sessionTtl: positiveInteger('upstream.sessionTtl', options.sessionTtl, 24 * 3600),
+    policy: options.policy ?? {},
+    callbackUrl: `${issuer}/upstream/callback`,
   };
 }

@@ -7,3 +7,4 @@ export { formatScope, isSubset, parseScope, resolveScope } from './scopes.js';
 export { bearerChallenge, findBearerChallenge, parseWwwAuthenticate, type BearerChallenge, type ParsedChallenge } from './www-authenticate.js';
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';
+export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKeyId, type SecretKey } from './secret-box.js';

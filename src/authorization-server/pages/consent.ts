@@ -4,7 +4,10 @@ import { page, type Page } from './layout.js';
 export interface ConsentPageInput {
   action: string;
   csrfToken: string;
-  username: string;
+  /** Who is signed in; absent when the person signs in upstream after approving. */
+  username?: string;
+  /** The upstream provider the person will sign in at once they approve (per-client consent before forwarding). */
+  upstreamName?: string;
   clientName: string;
   clientId: string;
   redirectHost: string;
@@ -21,7 +24,11 @@ export function consentPage(input: ConsentPageInput): Page {
   return page(
     'Authorize access',
     html`<h1>Authorize ${input.clientName}?</h1>
-<p class="muted">Signed in as <strong>${input.username}</strong></p>
+${
+      input.username !== undefined
+        ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
+        : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
+    }
 <dl>
 <dt>Application</dt><dd>${input.clientName} <span class="muted">(<code>${input.clientId}</code>)</span></dd>
 <dt>Returns to</dt><dd><code>${input.redirectHost}</code></dd>

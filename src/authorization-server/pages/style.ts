@@ -27,6 +27,8 @@ button.primary { background: var(--accent); border-color: var(--accent); color: 
 dl { margin: 16px 0; display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; }
 dt { color: var(--muted); }
 dd { margin: 0; overflow-wrap: anywhere; }
+form.providers { display: grid; gap: 10px; margin-top: 20px; }
+.or { text-align: center; margin: 20px 0 0; }
 ul.scopes { margin: 4px 0; padding-left: 20px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
 `;

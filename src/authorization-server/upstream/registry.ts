@@ -1,0 +1,56 @@
+/**
+ * The configured upstream providers. OpenID providers are discovered on first use and the result
+ * kept; a discovery that fails is not kept, so a provider that was down at start works once it is
+ * back. `ready()` resolves them all, for a server that wants to refuse to start on a bad setting.
+ */
+import { OAuthError } from '../../core/errors.js';
+import { describe, resolveUpstream, type ResolveOptions, type ResolvedUpstream, type UpstreamProviderOptions } from './provider.js';
+
+export class UpstreamProviders {
+  private readonly options = new Map<string, UpstreamProviderOptions>();
+  private readonly resolved = new Map<string, Promise<ResolvedUpstream>>();
+
+  constructor(
+    providers: UpstreamProviderOptions[],
+    private readonly resolveOptions: ResolveOptions = {},
+  ) {
+    for (const provider of providers) {
+      if (this.options.has(provider.id)) throw new Error(`two upstream providers are named ${provider.id}`);
+      this.options.set(provider.id, provider);
+    }
+  }
+
+  /** Id and button label of each provider, in configuration order. */
+  list(): Array<{ id: string; name: string }> {
+    return [...this.options.values()].map((p) => ({ id: p.id, name: p.name ?? p.id }));
+  }
+
+  has(id: string): boolean {
+    return this.options.has(id);
+  }
+
+  /** Resolves every provider; throws the first configuration or discovery problem. */
+  async ready(): Promise<void> {
+    for (const id of this.options.keys()) await this.resolve(id);
+  }
+
+  /** The provider ready for a request; temporarily_unavailable when its discovery fails now. */
+  async get(id: string): Promise<ResolvedUpstream> {
+    if (!this.options.has(id)) throw new OAuthError('invalid_request', `there is no sign-in provider named ${id}`);
+    try {
+      return await this.resolve(id);
+    } catch (error) {
+      throw new OAuthError('temporarily_unavailable', `the sign-in provider ${this.options.get(id)!.name ?? id} cannot be reached (${describe(error)}); try again shortly`, 503, { 'Retry-After': '5' });
+    }
+  }
+
+  private resolve(id: string): Promise<ResolvedUpstream> {
+    let pending = this.resolved.get(id);
+    if (!pending) {
+      pending = resolveUpstream(this.options.get(id)!, this.resolveOptions);
+      this.resolved.set(id, pending);
+      pending.catch(() => this.resolved.delete(id));
+    }
+    return pending;
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The upstream side of third-party authorization against a real OpenID provider
+ * (node-oidc-provider): both kinds of provider, and every check that guards the sign-in and the
+ * session behind a grant. Each defence has a test that fails when it is removed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { OAuthError } from '../../src/core/errors.js';
+import { beginUpstream, checkUpstream, finishUpstream, upstreamUserinfo, type PendingUpstream } from '../../src/authorization-server/upstream/flow.js';
+import { githubProfile, resolveUpstream, type ResolvedUpstream, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
+import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
+
+const CALLBACK = 'http://127.0.0.1:9/upstream/callback';
+const now = (): number => Math.floor(Date.now() / 1000);
+
+/** A person's browser at the provider: follows its redirects (with its cookies) until our callback. */
+async function signInUpstream(url: URL): Promise<URL> {
+  const cookies = new Map<string, string>();
+  let next = url.href;
+  for (let hop = 0; hop < 10; hop++) {
+    if (next.startsWith(CALLBACK)) return new URL(next);
+    const response = await fetch(next, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    const location = response.headers.get('location');
+    if (!location) throw new Error(`the provider stopped at ${next} with ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    next = new URL(location, next).href;
+  }
+  throw new Error('too many redirects');
+}
+
+async function rejects(promise: Promise<unknown>, code: string, pattern?: RegExp): Promise<OAuthError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof OAuthError, `expected an OAuthError, got ${String(error)}`);
+    assert.equal(error.code, code, error.message);
+    if (pattern) assert.match(error.message, pattern);
+    return error;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+describe('upstream sign-in through a real OpenID provider', () => {
+  let idp: TestOidcProvider;
+  let oidc: ResolvedUpstream;
+  let github: ResolvedUpstream;
+
+  const oidcOptions = (): UpstreamProviderOptions => ({ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scope: 'openid email profile' });
+
+  before(async () => {
+    idp = await startOidcProvider({ redirectUris: [CALLBACK] });
+    oidc = await resolveUpstream(oidcOptions(), { allowLoopbackHttp: true });
+    // The same provider as a GitHub-style OAuth 2.0 provider: no openid scope, so no ID token;
+    // identity from its /api/user, shaped like GitHub's.
+    github = await resolveUpstream(
+      {
+        kind: 'oauth2', id: 'hub', name: 'Hub', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scope: 'read:user',
+        authorizationEndpoint: `${idp.issuer}/auth`, tokenEndpoint: `${idp.issuer}/token`, userinfoEndpoint: `${idp.issuer}/api/user`,
+        issuesIssParameter: true, profile: githubProfile,
+      },
+      { allowLoopbackHttp: true },
+    );
+  });
+  after(() => idp.stop());
+
+  async function signIn(up: ResolvedUpstream): Promise<{ pending: PendingUpstream; callback: URL }> {
+    const { url, pending } = await beginUpstream(up, CALLBACK);
+    return { pending, callback: await signInUpstream(url) };
+  }
+
+  it('sends PKCE, state and (for OpenID) a nonce upstream', async () => {
+    const { url, pending } = await beginUpstream(oidc, CALLBACK);
+    assert.equal(url.origin + url.pathname, `${idp.issuer}/auth`);
+    assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+    assert.ok((url.searchParams.get('code_challenge') ?? '').length >= 43);
+    assert.equal(url.searchParams.get('state'), pending.state);
+    assert.equal(url.searchParams.get('nonce'), pending.nonce);
+    assert.equal(url.searchParams.get('redirect_uri'), CALLBACK);
+    assert.equal((await beginUpstream(github, CALLBACK)).url.searchParams.get('nonce'), null);
+  });
+
+  it('OpenID: signs the person in, with their identity from the verified ID token and user-info', async () => {
+    const { pending, callback } = await signIn(oidc);
+    const result = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+    assert.deepEqual(result.identity, { issuer: idp.issuer, subject: 'alice-sub', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    assert.ok(result.tokens.accessToken);
+    assert.ok(result.tokens.refreshToken);
+    assert.ok(result.tokens.expiresAt! > now());
+  });
+
+  it('GitHub-style OAuth 2.0: identity from the user-info API through the mapping', async () => {
+    const { pending, callback } = await signIn(github);
+    const result = await finishUpstream(github, CALLBACK, callback, pending, now());
+    assert.deepEqual(result.identity, { issuer: idp.issuer, subject: '1001', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+  });
+
+  it('a callback whose state is not ours is refused before any code is exchanged', async () => {
+    const { pending, callback } = await signIn(oidc);
+    await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, state: 'another sign-in' }, now()), 'access_denied', /does not belong/);
+  });
+
+  it('a callback with another issuer (mix-up) is refused', async () => {
+    const { pending, callback } = await signIn(oidc);
+    callback.searchParams.set('iss', 'https://evil.example');
+    await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'access_denied', /does not belong/);
+  });
+
+  it('an ID token with another nonce is refused', async () => {
+    const { pending, callback } = await signIn(oidc);
+    await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()), 'access_denied', /failed its checks/);
+  });
+
+  it('the PKCE verifier is checked upstream: the wrong one gets no tokens', async () => {
+    const { pending, callback } = await signIn(oidc);
+    await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()), 'access_denied');
+  });
+
+  it('an ID token whose signature does not verify is refused', async () => {
+    // The token response passes through a tampering proxy that changes the ID token's subject
+    // and keeps its signature: only the signature check can tell.
+    const tampering = await resolveUpstream(oidcOptions(), {
+      allowLoopbackHttp: true,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (!String(input).endsWith('/token')) return response;
+        const body = (await response.json()) as { id_token: string };
+        const [header, payload, signature] = body.id_token.split('.');
+        const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+        const forged = Buffer.from(JSON.stringify({ ...claims, email: 'mallory@example.com' })).toString('base64url');
+        return Response.json({ ...body, id_token: `${header}.${forged}.${signature}` }, { status: response.status, headers: { 'cache-control': 'no-store' } });
+      },
+    });
+    const { pending, callback } = await signIn(tampering);
+    await rejects(finishUpstream(tampering, CALLBACK, callback, pending, now()), 'access_denied', /failed its checks/);
+  });
+
+  it('an ID token for another audience is refused', async () => {
+    const { pending, callback } = await signIn(oidc);
+    const stranger: ResolvedUpstream = { ...oidc, client: { client_id: 'someone-else' } };
+    await rejects(finishUpstream(stranger, CALLBACK, callback, pending, now()), 'access_denied');
+  });
+
+  it('the person declining upstream is access_denied, with a sentence for them', async () => {
+    idp.decide({ deny: true });
+    try {
+      const { pending, callback } = await signIn(oidc);
+      await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'access_denied', /declined/);
+    } finally {
+      idp.decide({ account: 'alice-sub' });
+    }
+  });
+
+  it('a provider that is down is temporarily_unavailable, never a crash', async () => {
+    const { pending, callback } = await signIn(oidc);
+    await idp.stop();
+    try {
+      await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'temporarily_unavailable', /could not be reached/);
+    } finally {
+      await idp.start();
+    }
+  });
+
+  it('a provider whose discovery cannot be read is named at start', async () => {
+    await assert.rejects(resolveUpstream({ ...oidcOptions(), issuer: 'http://127.0.0.1:9' } as UpstreamProviderOptions, { allowLoopbackHttp: true }), /upstream corp: cannot read the OpenID configuration/);
+    await assert.rejects(resolveUpstream(oidcOptions()), /must be an https URL/);
+  });
+
+  describe('the session behind a grant', () => {
+    it('a live session is valid; user-info answers for a tool', async () => {
+      const { pending, callback } = await signIn(oidc);
+      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      assert.deepEqual(await checkUpstream(oidc, identity.subject, tokens, now()), { status: 'valid' });
+      const info = await upstreamUserinfo(oidc, tokens.accessToken);
+      assert.equal(info.email, 'alice@example.com');
+    });
+
+    it('an expired upstream access token is renewed transparently (and the refresh token rotated)', async () => {
+      const { pending, callback } = await signIn(oidc);
+      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      const later = tokens.expiresAt! + 1;
+      const check = await checkUpstream(oidc, identity.subject, tokens, later);
+      assert.equal(check.status, 'renewed');
+      if (check.status !== 'renewed') return;
+      assert.notEqual(check.tokens.accessToken, tokens.accessToken);
+      assert.notEqual(check.tokens.refreshToken, tokens.refreshToken);
+      assert.equal((await upstreamUserinfo(oidc, check.tokens.accessToken)).sub, 'alice-sub');
+    });
+
+    it('revoked upstream: the check says refused, so our grant can be ended', async () => {
+      const { pending, callback } = await signIn(oidc);
+      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      await idp.revoke(tokens.accessToken);
+      await idp.revoke(tokens.refreshToken!);
+      const live = await checkUpstream(oidc, identity.subject, tokens, now());
+      assert.equal(live.status, 'refused');
+      const expired = await checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1);
+      assert.equal(expired.status, 'refused');
+      await rejects(upstreamUserinfo(oidc, tokens.accessToken), 'invalid_token');
+    });
+
+    it('a user removed upstream: refused', async () => {
+      const extra = { id: 'bob-sub', email: 'bob@example.com', name: 'Bob', username: 'bob', numericId: 1002 };
+      idp.accounts.set(extra.id, extra);
+      idp.decide({ account: extra.id });
+      try {
+        const { pending, callback } = await signIn(github);
+        const { identity, tokens } = await finishUpstream(github, CALLBACK, callback, pending, now());
+        assert.equal(identity.subject, '1002');
+        idp.accounts.delete(extra.id);
+        assert.equal((await checkUpstream(github, identity.subject, tokens, now())).status, 'refused');
+      } finally {
+        idp.decide({ account: 'alice-sub' });
+      }
+    });
+
+    it('an expired session without a refresh token is refused, not kept alive', async () => {
+      const { pending, callback } = await signIn(github);
+      const { identity, tokens } = await finishUpstream(github, CALLBACK, callback, pending, now());
+      const check = await checkUpstream(github, identity.subject, { ...tokens, refreshToken: null, expiresAt: now() - 1 }, now());
+      assert.equal(check.status, 'refused');
+    });
+
+    it('a provider that is down during the check: temporarily_unavailable (the grant is kept)', async () => {
+      const { pending, callback } = await signIn(oidc);
+      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      await idp.stop();
+      try {
+        await rejects(checkUpstream(oidc, identity.subject, tokens, now()), 'temporarily_unavailable');
+        await rejects(checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1), 'temporarily_unavailable');
+      } finally {
+        await idp.start();
+      }
+    });
+  });
+});

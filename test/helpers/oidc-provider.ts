@@ -1,0 +1,156 @@
+/**
+ * A real upstream identity provider for the tests: node-oidc-provider (OpenID Certified), on a
+ * loopback port, with one confidential client registered for our callback. The person's sign-in
+ * is finished programmatically through its interaction API (`decide` says who signs in, or that
+ * they decline). It also serves a GitHub-style `/api/user` (user-info of a plain OAuth 2.0
+ * provider, authenticated with the provider's own access tokens), so one provider plays both kinds.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider from 'oidc-provider';
+
+export interface UpstreamAccount {
+  id: string;
+  email: string;
+  name: string;
+  username: string;
+  /** GitHub-style numeric id, for /api/user. */
+  numericId: number;
+}
+
+export type Decision = { account: string } | { deny: true };
+
+export interface TestOidcProvider {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  accounts: Map<string, UpstreamAccount>;
+  /** Who signs in at the next interaction; default: the first account. */
+  decide: (decision: Decision) => void;
+  /** Lifetime of the access tokens it issues from now on, in seconds. */
+  setAccessTokenTtl: (seconds: number) => void;
+  /** RFC 7009 revocation with the client's own credentials (what an admin's "sign out everywhere" does). */
+  revoke: (token: string) => Promise<void>;
+  /** Stops answering (connections refused) until `start` again on the same port. */
+  stop: () => Promise<void>;
+  start: () => Promise<void>;
+}
+
+export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[] }): Promise<TestOidcProvider> {
+  const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
+  let decision: Decision = { account: [...accounts.keys()][0]! };
+  let accessTokenTtl = 3600;
+  const clientId = 'context-auth-upstream';
+  const clientSecret = 'a-secret-the-operator-copied-from-the-provider-console';
+
+  // Bind first, so the issuer (which names the port) is known before the provider is made.
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://127.0.0.1:${port}`;
+
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: options.redirectUris, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' }] },
+    cookies: { keys: ['test cookie key, not a secret'] },
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'read:user'],
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
+    features: { devInteractions: { enabled: false }, revocation: { enabled: true } },
+    // Refresh tokens whenever the client may use them, rotated at every use.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: { AccessToken: () => accessTokenTtl },
+    findAccount: async (_ctx, id) => {
+      const account = accounts.get(id);
+      if (!account) return undefined;
+      return {
+        accountId: id,
+        claims: async () => ({ sub: id, email: account.email, email_verified: true, name: account.name, preferred_username: account.username }),
+      };
+    },
+  });
+  const callback = provider.callback();
+
+  const handler = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', issuer).pathname;
+    if (path.startsWith('/interaction/')) return interact(req, res);
+    if (path === '/api/user') return githubUser(req, res);
+    callback(req, res);
+  };
+
+  /** The person at the provider's pages: signs in as `decision` says, then consents to what was asked. */
+  const interact = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const details = await provider.interactionDetails(req, res);
+    if ('deny' in decision) {
+      await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the person declined' }, { mergeWithLastSubmission: false });
+      return;
+    }
+    if (details.prompt.name === 'login') {
+      await provider.interactionFinished(req, res, { login: { accountId: decision.account } }, { mergeWithLastSubmission: false });
+      return;
+    }
+    const grant = details.grantId
+      ? (await provider.Grant.find(details.grantId))!
+      : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
+    const missing = details.prompt.details;
+    if (missing.missingOIDCScope) grant.addOIDCScope((missing.missingOIDCScope as string[]).join(' '));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims as string[]);
+    if (details.params.scope) grant.addOIDCScope(details.params.scope as string);
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  };
+
+  /** GitHub's GET /user: the account behind a valid access token, or 401. */
+  const githubUser = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const found = token ? await provider.AccessToken.find(token) : undefined;
+    const account = found && !found.isExpired ? accounts.get(found.accountId!) : undefined;
+    if (!account) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' });
+      res.end(JSON.stringify({ message: 'Bad credentials' }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: account.numericId, login: account.username, name: account.name, email: account.email }));
+  };
+
+  server.on('request', (req, res) => {
+    handler(req, res).catch((error: unknown) => {
+      res.writeHead(500).end(String(error));
+    });
+  });
+
+  const sockets = new Set<import('node:net').Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    accounts,
+    decide: (next) => {
+      decision = next;
+    },
+    setAccessTokenTtl: (seconds) => {
+      accessTokenTtl = seconds;
+    },
+    revoke: async (token) => {
+      const response = await fetch(`${issuer}/token/revocation`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+        body: new URLSearchParams({ token }),
+      });
+      if (!response.ok) throw new Error(`revocation failed: ${response.status} ${await response.text()}`);
+    },
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    start: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+  };
+}
