@@ -1,8 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import type { Discovery } from './discovery.js';
-import { isInsecureLoopback } from './http.js';
-import { asOAuthClient } from './registration.js';
+import { asOAuthClient, requestOptions, tokenError } from './oauth-requests.js';
 import type { StoredClient } from './types.js';
 
 export interface AuthorizationRequestPlan {
@@ -58,28 +57,11 @@ export async function redeemCallback(
     if (/iss/i.test(message)) throw new ClientError('issuer_mismatch', 'the authorization response comes from another issuer; it was discarded', { cause: error });
     throw new ClientError('authorization_failed', `the authorization response is invalid: ${message}`, { cause: error });
   }
-  const options = {
-    [oauth.customFetch]: fetchImpl,
-    [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
-    ...(discovery.resource ? { additionalParameters: { resource: discovery.resource } } : {}),
-  };
+  const options = requestOptions(fetchImpl, as.token_endpoint ?? discovery.issuer, discovery.resource ? { resource: discovery.resource } : undefined);
   try {
     const response = await oauth.authorizationCodeGrantRequest(as, oauthClient, auth, params, plan.redirectUri, plan.codeVerifier, options);
     return await oauth.processAuthorizationCodeResponse(as, oauthClient, response);
   } catch (error) {
     throw tokenError(error, 'the code exchange failed');
   }
-}
-
-/** One wording for every token endpoint failure, keeping the OAuth error code visible. */
-export function tokenError(error: unknown, what: string): ClientError {
-  if (error instanceof ClientError) return error;
-  if (error instanceof oauth.ResponseBodyError) {
-    return new ClientError('token_request_failed', `${what}: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
-  }
-  return new ClientError('token_request_failed', `${what}: ${(error as Error).message}`, { cause: error });
-}
-
-export function isInvalidGrant(error: unknown): boolean {
-  return error instanceof ClientError && error.cause instanceof oauth.ResponseBodyError && error.cause.error === 'invalid_grant';
 }

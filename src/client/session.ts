@@ -2,13 +2,13 @@ import * as oauth from 'oauth4webapi';
 import { formatScope, parseScope } from '../core/scopes.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { findBearerChallenge } from '../core/www-authenticate.js';
-import { isInvalidGrant, planAuthorization, redeemCallback, tokenError } from './authorize.js';
+import { planAuthorization, redeemCallback } from './authorize.js';
 import { discover, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
-import { isInsecureLoopback } from './http.js';
 import { startLoopback } from './loopback.js';
 import { openBrowser } from './open-browser.js';
-import { asOAuthClient, obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
+import { asOAuthClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
+import { obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
@@ -145,10 +145,7 @@ export class ContextClient {
     const requested = scope ?? this.options.scope;
     const parameters: Record<string, string> = { ...(requested ? { scope: requested } : {}), ...(discovery.resource ? { resource: discovery.resource } : {}) };
     try {
-      const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, {
-        [oauth.customFetch]: this.fetchImpl,
-        [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
-      });
+      const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer));
       const tokens = await oauth.processClientCredentialsResponse(as, oauthClient, response);
       return await this.saveTokens(discovery, client.clientId, tokens, requested);
     } catch (error) {
@@ -198,11 +195,13 @@ export class ContextClient {
       const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(current, discovery));
       const as = discovery.authorizationServer;
       try {
-        const response = await oauth.refreshTokenGrantRequest(as, oauthClient, auth, current.refreshToken, {
-          [oauth.customFetch]: this.fetchImpl,
-          [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
-          ...(current.resource ? { additionalParameters: { resource: current.resource } } : {}),
-        });
+        const response = await oauth.refreshTokenGrantRequest(
+          as,
+          oauthClient,
+          auth,
+          current.refreshToken,
+          requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer, current.resource ? { resource: current.resource } : undefined),
+        );
         const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
         // A server that does not rotate keeps the old refresh token valid: keep it then.
         return await this.saveTokens(discovery, current.clientId, { ...tokens, refresh_token: tokens.refresh_token ?? current.refreshToken }, current.scope);
@@ -270,11 +269,7 @@ export class ContextClient {
         if (discovery.authorizationServer.revocation_endpoint) {
           const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant, discovery));
           const as = discovery.authorizationServer;
-          await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, {
-            [oauth.customFetch]: this.fetchImpl,
-            [oauth.allowInsecureRequests]: isInsecureLoopback(as.revocation_endpoint!),
-            additionalParameters: { token_type_hint: 'refresh_token' },
-          });
+          await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, requestOptions(this.fetchImpl, as.revocation_endpoint!, { token_type_hint: 'refresh_token' }));
         }
       } catch (error) {
         this.progress(`Could not revoke the token at the authorization server (${(error as Error).message}); forgetting it anyway`);
