@@ -1,7 +1,9 @@
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AuthorizationServer } from 'oauth4webapi';
 import { randomToken } from '../core/secrets.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
+import { validateCallback } from './authorize.js';
 import { discover } from './discovery.js';
 import { ClientError } from './errors.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
@@ -194,25 +196,20 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * Waits for the browser to come back to the loopback callback and returns the code, after
-   * checking `state` (a missing or different one is discarded) and, where the server advertises
-   * RFC 9207, `iss`.
+   * Waits for the browser to come back to the loopback callback and returns the code, after the
+   * checks ContextClient makes too (validateCallback: `iss`, `state`, `error`).
    */
   async waitForAuthorizationCode(): Promise<string> {
     const params = await this.loopback.wait();
     // The callback server closes after one answer; listen again on the same port (the SDK keeps
     // using the same redirect URL) for a later step-up.
     this.loopback = await startLoopback({ port: Number(new URL(this.loopback.redirectUri).port), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
-    if (!this.expectedState || params.get('state') !== this.expectedState) {
-      throw new ClientError('state_mismatch', 'the authorization response has a missing or wrong state; it was discarded');
-    }
-    const metadata = this.discovered?.authorizationServerMetadata as { authorization_response_iss_parameter_supported?: boolean; issuer?: string } | undefined;
-    if (metadata?.authorization_response_iss_parameter_supported && params.get('iss') !== metadata.issuer) {
-      throw new ClientError('issuer_mismatch', 'the authorization response comes from another issuer; it was discarded');
-    }
-    const error = params.get('error');
-    if (error) throw new ClientError('authorization_failed', `authorization refused: ${error}${params.get('error_description') ? ` (${params.get('error_description')})` : ''}`);
-    const code = params.get('code');
+    const issuer = await this.currentIssuer();
+    // The SDK may have handed over discovery state without metadata: then only the issuer is known.
+    const metadata = (this.discovered?.authorizationServerMetadata ?? { issuer }) as unknown as AuthorizationServer;
+    const client = await this.store.getClient(issuer);
+    if (!client) throw new ClientError('authorization_failed', `no client is registered at ${issuer}`);
+    const code = validateCallback(metadata, client.clientId, params, this.expectedState).get('code');
     if (!code) throw new ClientError('authorization_failed', 'the authorization response has no code');
     return code;
   }
