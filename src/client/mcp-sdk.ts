@@ -6,25 +6,22 @@ import { canonicalizeResourceUri } from '../core/uri.js';
 import { validateCallback } from './authorize.js';
 import { discover } from './discovery.js';
 import { ClientError } from './errors.js';
+import { toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
-import { openBrowser } from './open-browser.js';
+import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { FileTokenStore } from './token-store.js';
 import type { TokenStore } from './types.js';
 
-export interface McpSdkProviderOptions {
+export interface McpSdkProviderOptions extends PresentOptions {
   serverUrl: string;
   store?: TokenStore;
   clientName?: string;
   scope?: string;
   /** Fixed loopback port; default random. */
   redirectPort?: number;
-  noBrowser?: boolean;
   /** How long `waitForAuthorizationCode` waits. Default 5 minutes. */
   authorizationTimeoutMs?: number;
-  onProgress?: (message: string) => void;
   fetch?: typeof fetch;
-  /** Shows the URL to the person; default: the system browser, or the URL printed. */
-  openAuthorizationUrl?: (url: URL) => Promise<void>;
 }
 
 /**
@@ -149,34 +146,26 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    const now = Math.floor(Date.now() / 1000);
     const issuer = (tokens as { issuer?: string }).issuer ?? (await this.currentIssuer());
     const previous = await this.store.getGrant(this.serverUrl, issuer);
     const discovered = await this.discoveryState();
     const resource = typeof discovered?.resourceMetadata?.resource === 'string' ? discovered.resourceMetadata.resource : undefined;
     const client = await this.store.getClient(issuer);
-    await this.store.saveGrant({
-      serverUrl: this.serverUrl,
-      issuer,
-      ...(resource ? { resource } : {}),
-      revision: resource ? 'B' : 'A',
-      clientId: client?.clientId ?? previous?.clientId ?? '',
-      accessToken: tokens.access_token,
-      ...(tokens.expires_in === undefined ? {} : { expiresAt: now + Number(tokens.expires_in) }),
-      // A server that does not rotate leaves the old refresh token valid.
-      ...(tokens.refresh_token ?? previous?.refreshToken ? { refreshToken: tokens.refresh_token ?? previous!.refreshToken! } : {}),
-      ...(tokens.scope ? { scope: tokens.scope } : {}),
-      updatedAt: now,
-    });
+    await this.store.saveGrant(
+      toStoredGrant(tokens, {
+        serverUrl: this.serverUrl,
+        issuer,
+        resource,
+        revision: resource ? 'B' : 'A',
+        clientId: client?.clientId ?? previous?.clientId ?? '',
+        now: Math.floor(Date.now() / 1000),
+        refreshToken: previous?.refreshToken,
+      }),
+    );
   }
 
-  async redirectToAuthorization(url: URL): Promise<void> {
-    if (this.options.openAuthorizationUrl) return this.options.openAuthorizationUrl(url);
-    if (!this.options.noBrowser && (await openBrowser(url.href))) {
-      this.options.onProgress?.(`Opened the browser; if nothing appears, open:\n${url.href}`);
-      return;
-    }
-    this.options.onProgress?.(`Open this URL in a browser to authorize:\n${url.href}`);
+  redirectToAuthorization(url: URL): Promise<void> {
+    return presentAuthorizationUrl(url, this.options);
   }
 
   saveCodeVerifier(codeVerifier: string): void {

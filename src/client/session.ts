@@ -5,14 +5,15 @@ import { findBearerChallenge } from '../core/www-authenticate.js';
 import { planAuthorization, redeemCallback } from './authorize.js';
 import { discover, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
+import { toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { startLoopback } from './loopback.js';
-import { openBrowser } from './open-browser.js';
+import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { asOAuthClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
 import { obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
-export interface ContextClientOptions extends ClientRegistrationOptions {
+export interface ContextClientOptions extends ClientRegistrationOptions, PresentOptions {
   /** The context server, e.g. https://mcp.example.com/mcp. */
   serverUrl: string;
   /** Where registrations and tokens live. Default: a 0600 file in the user's config folder. */
@@ -21,13 +22,6 @@ export interface ContextClientOptions extends ClientRegistrationOptions {
   grantType?: 'authorization_code' | 'client_credentials';
   /** Scope to ask for; default: the 401 challenge's, else the server's scopes_supported. */
   scope?: string;
-  /**
-   * Shows the authorization URL to the person. Default: the system browser, or the URL printed
-   * through `onProgress` when there is none. Tests and headless runners pass their own.
-   */
-  openAuthorizationUrl?: (url: URL) => Promise<void>;
-  /** Never open a browser: print the URL instead (`--no-browser`). */
-  noBrowser?: boolean;
   /** Fixed loopback callback port; default: the one registered earlier, else a random one. */
   redirectPort?: number;
   /** How long to wait for the person to finish in the browser. Default 5 minutes. */
@@ -37,8 +31,6 @@ export interface ContextClientOptions extends ClientRegistrationOptions {
   /** When false, a missing or dead grant is an error (login_required) instead of a browser flow. */
   interactive?: boolean;
   chooseAuthorizationServers?: (servers: string[]) => string[] | Promise<string[]>;
-  /** Progress for people: one line per step of a first login. */
-  onProgress?: (message: string) => void;
 }
 
 /**
@@ -109,12 +101,12 @@ export class ContextClient {
       const client = await this.registeredClient(discovery, loopback.redirectUri);
       const scope = options.scope ?? this.options.scope ?? discovery.challengeScope ?? discovery.scopesSupported?.join(' ');
       const plan = await planAuthorization(discovery, client, loopback.redirectUri, scope || undefined);
-      await this.showAuthorizationUrl(plan.url);
+      await presentAuthorizationUrl(plan.url, this.options);
       this.progress('Waiting for the browser…');
       const callback = await loopback.wait();
       this.progress('Exchanging the code for tokens');
       const tokens = await redeemCallback(discovery, client, plan, callback, this.fetchImpl);
-      return await this.saveTokens(discovery, client.clientId, tokens, scope);
+      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: scope });
     } finally {
       await loopback.close();
     }
@@ -124,15 +116,6 @@ export class ContextClient {
     const before = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
     if (!before && !this.options.clientId && discovery.authorizationServer.registration_endpoint) this.progress(`Registering a client at ${discovery.issuer}`);
     return obtainClient(discovery, redirectUri, this.store, { ...this.options, fetch: this.fetchImpl, now: this.now });
-  }
-
-  private async showAuthorizationUrl(url: URL): Promise<void> {
-    if (this.options.openAuthorizationUrl) return this.options.openAuthorizationUrl(url);
-    if (!this.options.noBrowser && (await openBrowser(url.href))) {
-      this.progress(`Opened the browser at ${url.origin}; if nothing appears, open:\n${url.href}`);
-      return;
-    }
-    this.progress(`Open this URL in a browser to authorize:\n${url.href}`);
   }
 
   private async clientCredentials(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
@@ -147,27 +130,14 @@ export class ContextClient {
     try {
       const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer));
       const tokens = await oauth.processClientCredentialsResponse(as, oauthClient, response);
-      return await this.saveTokens(discovery, client.clientId, tokens, requested);
+      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested });
     } catch (error) {
       throw tokenError(error, 'the client credentials grant failed');
     }
   }
 
-  private async saveTokens(discovery: Discovery, clientId: string, tokens: oauth.TokenEndpointResponse, requestedScope: string | undefined): Promise<StoredGrant> {
-    const now = this.now();
-    const scope = tokens.scope ?? requestedScope;
-    const grant: StoredGrant = {
-      serverUrl: this.serverUrl,
-      issuer: discovery.issuer,
-      ...(discovery.resource ? { resource: discovery.resource } : {}),
-      revision: discovery.revision,
-      clientId,
-      accessToken: tokens.access_token,
-      ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in } : {}),
-      ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
-      ...(scope ? { scope } : {}),
-      updatedAt: now,
-    };
+  private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken'>): Promise<StoredGrant> {
+    const grant = toStoredGrant(tokens, { serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
     await this.store.saveGrant(grant);
     return grant;
   }
@@ -203,8 +173,7 @@ export class ContextClient {
           requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer, current.resource ? { resource: current.resource } : undefined),
         );
         const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
-        // A server that does not rotate keeps the old refresh token valid: keep it then.
-        return await this.saveTokens(discovery, current.clientId, { ...tokens, refresh_token: tokens.refresh_token ?? current.refreshToken }, current.scope);
+        return await this.saveTokens(discovery, tokens, { clientId: current.clientId, requestedScope: current.scope, refreshToken: current.refreshToken });
       } catch (error) {
         const failure = tokenError(error, 'the refresh failed');
         if (isInvalidGrant(failure)) {
