@@ -1,7 +1,6 @@
 import * as oauth from 'oauth4webapi';
-import { formatScope, parseScope } from '../core/scopes.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
-import { findBearerChallenge } from '../core/www-authenticate.js';
+import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
 import { planAuthorization, redeemCallback } from './authorize.js';
 import { discover, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
@@ -37,13 +36,15 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
  * A connection to one context server: discovery, registration, the browser flow, token storage
  * and refresh, and `fetch`, which does all of it on demand. One instance per server.
  */
-export class ContextClient {
+export class ContextClient implements FetchSession {
   readonly serverUrl: string;
   readonly store: TokenStore;
   private readonly options: ContextClientOptions;
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
   private discovery: Promise<Discovery> | undefined;
+  /** `fetch` for the context server, authorizing as needed (auth-fetch.ts). */
+  readonly fetch: AuthFetch;
 
   constructor(options: ContextClientOptions) {
     this.options = options;
@@ -55,6 +56,7 @@ export class ContextClient {
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.fetch = authorizedFetch(this, { fetch: this.fetchImpl, interactive: options.interactive !== false, onProgress: (message) => this.progress(message) });
   }
 
   private progress(message: string): void {
@@ -142,7 +144,8 @@ export class ContextClient {
     return grant;
   }
 
-  private expiresSoon(grant: StoredGrant): boolean {
+  /** Whether the grant is due for a refresh (within the leeway of its expiry). */
+  expiresSoon(grant: StoredGrant): boolean {
     return grant.expiresAt !== undefined && grant.expiresAt - (this.options.refreshLeewaySeconds ?? 60) <= this.now();
   }
 
@@ -216,11 +219,12 @@ export class ContextClient {
     return grant.accessToken;
   }
 
-  private async refreshOrLogin(grant: StoredGrant, scope?: string): Promise<StoredGrant> {
+  /** A refreshed grant, else (when the grant is dead and a person may be asked) a new login. */
+  async refreshOrLogin(grant: StoredGrant): Promise<StoredGrant> {
     try {
       return await this.refresh(grant);
     } catch (error) {
-      if (error instanceof ClientError && error.code === 'login_required' && this.options.interactive !== false) return this.login(scope ? { scope } : {});
+      if (error instanceof ClientError && error.code === 'login_required' && this.options.interactive !== false) return this.login();
       throw error;
     }
   }
@@ -246,51 +250,6 @@ export class ContextClient {
     }
     return this.store.deleteGrant(this.serverUrl);
   }
-
-  /**
-   * `fetch` for the context server: the bearer token on every request to the server's origin and
-   * none anywhere else, never in the URL. One reaction to 401 (refresh, else authorize again) and
-   * to 403 insufficient_scope (authorize again for the union of scopes), then the request is
-   * repeated once.
-   */
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    if (new URL(request.url).origin !== new URL(this.serverUrl).origin) return this.fetchImpl(request);
-    const replay = request.clone();
-    let grant = await this.grant();
-    // Only the refresh is tried here: when it fails, the request goes without a token and its 401
-    // starts the one new authorization below. (Authorizing here too sent the person to the
-    // browser twice when that authorization failed and the 401 then authorized again.)
-    if (grant && this.expiresSoon(grant)) grant = await this.refresh(grant).catch(() => undefined);
-    const response = await this.send(request, grant);
-
-    const challenge = findBearerChallenge(response.headers.get('www-authenticate'));
-    if (response.status === 401) {
-      await response.body?.cancel();
-      const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
-        ? await this.refreshOrLogin({ ...grant, expiresAt: 0 })
-        : await this.login({ wwwAuthenticate: response.headers.get('www-authenticate') });
-      return this.send(replay, renewed);
-    }
-    // Step up only when the challenge asks for a scope we do not hold yet: a server that keeps
-    // refusing the scopes it asked for must not send the person to the browser again and again.
-    const held = parseScope(grant?.scope);
-    const wanted = parseScope(challenge?.scope);
-    const stepUp = wanted.length > 0 && wanted.some((scope) => !held.includes(scope));
-    if (response.status === 403 && challenge?.error === 'insufficient_scope' && stepUp && this.options.interactive !== false) {
-      await response.body?.cancel();
-      const scope = formatScope([...held, ...wanted]);
-      this.progress(`The server needs more access (${challenge.scope ?? 'more scope'}); authorizing again`);
-      return this.send(replay, await this.login({ scope }));
-    }
-    return response;
-  };
-
-  private send(request: Request, grant: StoredGrant | undefined): Promise<Response> {
-    const headers = new Headers(request.headers);
-    if (grant) headers.set('authorization', `Bearer ${grant.accessToken}`);
-    return this.fetchImpl(new Request(request, { headers }));
-  }
 }
 
 /** The port of a loopback redirect URI registered earlier, so the same registration keeps working. */
@@ -301,7 +260,10 @@ function registeredLoopbackPort(client: StoredClient | undefined): number | unde
   return Number.isInteger(port) && port > 0 ? port : undefined;
 }
 
-/** `fetch` for one context server, authorizing as needed (see ContextClient.fetch). */
+/**
+ * `fetch` for one context server, authorizing as needed (auth-fetch.ts). It lives here, beside the
+ * ContextClient it makes, so that auth-fetch.ts and this file do not import each other.
+ */
 export function createAuthFetch(options: ContextClientOptions): typeof fetch {
   return new ContextClient(options).fetch as typeof fetch;
 }
