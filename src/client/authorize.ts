@@ -40,17 +40,24 @@ const issuerMismatch = (cause: unknown): ClientError =>
 /**
  * Tells oauth4webapi's refusals of an authorization response apart by what it says it expected
  * (its `cause`), not by its wording: `expected` is our state for a missing or wrong `state`, the
- * issuer for a foreign `iss`; a missing `iss` has no `expected` at all.
+ * issuer for a foreign `iss`; a missing `iss` has no `expected`; a repeated parameter, no cause.
  */
-function callbackError(error: unknown, as: oauth.AuthorizationServer, expectedState: string): ClientError {
+function callbackError(error: unknown, as: oauth.AuthorizationServer, callback: URLSearchParams, expectedState: string): ClientError {
   if (error instanceof oauth.AuthorizationResponseError) {
     return new ClientError('authorization_failed', `authorization refused: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
   }
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
-    const cause = (error.cause ?? {}) as { expected?: unknown; parameters?: URLSearchParams };
-    if ('expected' in cause && cause.expected === expectedState) return stateMismatch(error);
-    if ('expected' in cause && cause.expected === as.issuer) return issuerMismatch(error);
-    if (!('expected' in cause) && as.authorization_response_iss_parameter_supported && !cause.parameters?.has('iss')) return issuerMismatch(error);
+    const cause = error.cause as { expected?: unknown } | undefined;
+    if (cause === undefined) {
+      // oauth4webapi reads `iss` before `state`, so a repeated `iss` is what it refused first.
+      if (callback.getAll('iss').length > 1) return issuerMismatch(error);
+      if (callback.getAll('state').length > 1) return stateMismatch(error);
+    } else if ('expected' in cause) {
+      if (cause.expected === expectedState) return stateMismatch(error);
+      if (cause.expected === as.issuer) return issuerMismatch(error);
+    } else if (as.authorization_response_iss_parameter_supported && !callback.get('iss')) {
+      return issuerMismatch(error);
+    }
   }
   return new ClientError('authorization_failed', `the authorization response is invalid: ${(error as Error).message}`, { cause: error });
 }
@@ -66,7 +73,7 @@ export function validateCallback(as: oauth.AuthorizationServer, clientId: string
   try {
     return oauth.validateAuthResponse(as, { client_id: clientId }, callback, expectedState);
   } catch (error) {
-    throw callbackError(error, as, expectedState);
+    throw callbackError(error, as, callback, expectedState);
   }
 }
 

@@ -13,9 +13,9 @@ const STATE = 'our-state-0123456789';
 const withIss: AuthorizationServer = { issuer: ISSUER, authorization_response_iss_parameter_supported: true };
 const withoutIss: AuthorizationServer = { issuer: ISSUER };
 
-const callback = (params: Record<string, string>): URLSearchParams => new URLSearchParams(params);
-const check = (as: AuthorizationServer, params: Record<string, string>, state: string | undefined = STATE): URLSearchParams =>
-  validateCallback(as, 'client-1', callback(params), state);
+type Params = Record<string, string> | string[][];
+const check = (as: AuthorizationServer, params: Params, state: string | undefined = STATE): URLSearchParams =>
+  validateCallback(as, 'client-1', new URLSearchParams(params), state);
 
 describe('validateCallback', () => {
   it('passes a response with our state and the issuer, and returns its code', () => {
@@ -31,6 +31,10 @@ describe('validateCallback', () => {
     assert.throws(() => check(withIss, { code: 'c', iss: ISSUER }), clientError('state_mismatch'));
   });
 
+  it('a repeated state, even with ours among them: state_mismatch', () => {
+    assert.throws(() => check(withIss, [['code', 'c'], ['state', STATE], ['state', 'forged'], ['iss', ISSUER]]), clientError('state_mismatch'));
+  });
+
   it('no state of ours (nothing was asked): state_mismatch, even for a stateless response', () => {
     assert.throws(() => check(withoutIss, { code: 'c' }, undefined), clientError('state_mismatch'));
   });
@@ -42,6 +46,14 @@ describe('validateCallback', () => {
 
   it('a missing iss where the server advertises authorization_response_iss_parameter_supported: issuer_mismatch', () => {
     assert.throws(() => check(withIss, { code: 'c', state: STATE }), clientError('issuer_mismatch'));
+  });
+
+  it('an empty iss where the server advertises it: issuer_mismatch', () => {
+    assert.throws(() => check(withIss, { code: 'c', state: STATE, iss: '' }), clientError('issuer_mismatch'));
+  });
+
+  it('a repeated iss, even with the issuer among them: issuer_mismatch', () => {
+    assert.throws(() => check(withIss, [['code', 'c'], ['state', STATE], ['iss', ISSUER], ['iss', 'https://evil.example']]), clientError('issuer_mismatch'));
   });
 
   it('an error response with our state: authorization_failed naming the error', () => {
