@@ -54,7 +54,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   static async create(options: McpSdkProviderOptions): Promise<McpSdkOAuthProvider> {
     const loopback = await startLoopback({
       ...(options.redirectPort ? { port: options.redirectPort } : {}),
-      timeoutMs: options.authorizationTimeoutMs ?? 5 * 60_000,
+      timeoutMs: options.authorizationTimeoutMs,
     });
     return new McpSdkOAuthProvider(options, canonicalizeResourceUri(options.serverUrl), options.store ?? new FileTokenStore(), loopback);
   }
@@ -192,7 +192,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     const params = await this.loopback.wait();
     // The callback server closes after one answer; listen again on the same port (the SDK keeps
     // using the same redirect URL) for a later step-up.
-    this.loopback = await startLoopback({ port: Number(new URL(this.loopback.redirectUri).port), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
+    this.loopback = await startLoopback({ port: Number(new URL(this.loopback.redirectUri).port), timeoutMs: this.options.authorizationTimeoutMs });
     const issuer = await this.currentIssuer();
     // The SDK may have handed over discovery state without metadata: then only the issuer is known.
     const metadata = (this.discovered?.authorizationServerMetadata ?? { issuer }) as unknown as AuthorizationServer;

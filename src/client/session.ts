@@ -94,9 +94,9 @@ export class ContextClient implements FetchSession {
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
     const port = this.options.redirectPort ?? registeredLoopbackPort(cached);
-    const loopback = await startLoopback({ ...(port ? { port } : {}), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 }).catch(async (error: unknown) => {
+    const loopback = await startLoopback({ ...(port ? { port } : {}), timeoutMs: this.options.authorizationTimeoutMs }).catch(async (error: unknown) => {
       // The port we registered with is taken: RFC 8252 servers accept any loopback port.
-      if (port !== undefined && this.options.redirectPort === undefined) return startLoopback({ timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
+      if (port !== undefined && this.options.redirectPort === undefined) return startLoopback({ timeoutMs: this.options.authorizationTimeoutMs });
       throw error;
     });
     try {
