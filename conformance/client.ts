@@ -8,8 +8,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ContextClient } from '../src/client/session.js';
-import { MemoryTokenStore } from '../src/client/token-store.js';
+import { ContextClient, MemoryTokenStore } from '../src/client/index.js';
 
 /** The client ID metadata document URL the conformance scenarios expect a client to offer. */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
-import { ContextClient } from '../client/session.js';
+import { ContextClient } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';

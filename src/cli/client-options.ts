@@ -1,6 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import type { ContextClientOptions } from '../client/session.js';
-import { FileTokenStore } from '../client/token-store.js';
+import { FileTokenStore, type ContextClientOptions } from '../client/index.js';
 
 /** Options of the client verbs (login, call, logout, status). */
 export const CLIENT_OPTIONS = {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ContextClient } from '../client/session.js';
+import { ContextClient } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
-import { ClientError } from '../client/errors.js';
+import { ClientError } from '../client/index.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { print } from './args.js';
 import { CLIENTS_HELP, clientsCommand } from './clients.js';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { FileTokenStore } from '../client/token-store.js';
+import { FileTokenStore } from '../client/index.js';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { usageError } from './errors.js';
 

@@ -1,8 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import type { Discovery } from './discovery.js';
-import { isInsecureLoopback } from './http.js';
-import { asOAuthClient } from './registration.js';
+import { asOAuthClient, requestOptions, tokenError } from './oauth-requests.js';
 import type { StoredClient } from './types.js';
 
 export interface AuthorizationRequestPlan {
@@ -33,10 +32,52 @@ export async function planAuthorization(discovery: Discovery, client: StoredClie
   return { url, state, codeVerifier, redirectUri };
 }
 
+const stateMismatch = (cause?: unknown): ClientError =>
+  new ClientError('state_mismatch', 'the authorization response has a missing or wrong state; it was discarded', { cause });
+const issuerMismatch = (cause: unknown): ClientError =>
+  new ClientError('issuer_mismatch', 'the authorization response comes from another issuer; it was discarded', { cause });
+
 /**
- * Checks the callback (state must match, `iss` must match when the server advertises RFC 9207,
- * an `error` is reported) and redeems the code with the verifier and the same `resource`.
+ * Tells oauth4webapi's refusals of an authorization response apart by what it says it expected
+ * (its `cause`), not by its wording: `expected` is our state for a missing or wrong `state`, the
+ * issuer for a foreign `iss`; a missing `iss` has no `expected`; a repeated parameter, no cause.
  */
+function callbackError(error: unknown, as: oauth.AuthorizationServer, callback: URLSearchParams, expectedState: string): ClientError {
+  if (error instanceof oauth.AuthorizationResponseError) {
+    return new ClientError('authorization_failed', `authorization refused: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
+  }
+  if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
+    const cause = error.cause as { expected?: unknown } | undefined;
+    if (cause === undefined) {
+      // oauth4webapi reads `iss` before `state`, so a repeated `iss` is what it refused first.
+      if (callback.getAll('iss').length > 1) return issuerMismatch(error);
+      if (callback.getAll('state').length > 1) return stateMismatch(error);
+    } else if ('expected' in cause) {
+      if (cause.expected === expectedState) return stateMismatch(error);
+      if (cause.expected === as.issuer) return issuerMismatch(error);
+    } else if (as.authorization_response_iss_parameter_supported && !callback.get('iss')) {
+      return issuerMismatch(error);
+    }
+  }
+  return new ClientError('authorization_failed', `the authorization response is invalid: ${(error as Error).message}`, { cause: error });
+}
+
+/**
+ * Checks the callback through oauth4webapi: `iss` must be the issuer when the server advertises
+ * RFC 9207 (or sends one anyway), `state` must be ours, and an `error` is reported. Returns the
+ * parameters the code exchange takes.
+ */
+export function validateCallback(as: oauth.AuthorizationServer, clientId: string, callback: URLSearchParams, expectedState: string | undefined): URLSearchParams {
+  // oauth4webapi reads no expected state as "expect none" and would let a stateless response pass.
+  if (expectedState === undefined) throw stateMismatch();
+  try {
+    return oauth.validateAuthResponse(as, { client_id: clientId }, callback, expectedState);
+  } catch (error) {
+    throw callbackError(error, as, callback, expectedState);
+  }
+}
+
+/** Checks the callback (validateCallback) and redeems the code with the verifier and the same `resource`. */
 export async function redeemCallback(
   discovery: Discovery,
   client: StoredClient,
@@ -45,41 +86,13 @@ export async function redeemCallback(
   fetchImpl: typeof fetch,
 ): Promise<oauth.TokenEndpointResponse> {
   const as = discovery.authorizationServer;
+  const params = validateCallback(as, client.clientId, callback, plan.state);
   const { client: oauthClient, auth } = asOAuthClient(client);
-  let params: URLSearchParams;
-  try {
-    params = oauth.validateAuthResponse(as, oauthClient, callback, plan.state);
-  } catch (error) {
-    if (error instanceof oauth.AuthorizationResponseError) {
-      throw new ClientError('authorization_failed', `authorization refused: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
-    }
-    const message = (error as Error).message;
-    if (/state/i.test(message)) throw new ClientError('state_mismatch', 'the authorization response has a missing or wrong state; it was discarded', { cause: error });
-    if (/iss/i.test(message)) throw new ClientError('issuer_mismatch', 'the authorization response comes from another issuer; it was discarded', { cause: error });
-    throw new ClientError('authorization_failed', `the authorization response is invalid: ${message}`, { cause: error });
-  }
-  const options = {
-    [oauth.customFetch]: fetchImpl,
-    [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
-    ...(discovery.resource ? { additionalParameters: { resource: discovery.resource } } : {}),
-  };
+  const options = requestOptions(fetchImpl, as.token_endpoint ?? discovery.issuer, discovery.resource ? { resource: discovery.resource } : undefined);
   try {
     const response = await oauth.authorizationCodeGrantRequest(as, oauthClient, auth, params, plan.redirectUri, plan.codeVerifier, options);
     return await oauth.processAuthorizationCodeResponse(as, oauthClient, response);
   } catch (error) {
     throw tokenError(error, 'the code exchange failed');
   }
-}
-
-/** One wording for every token endpoint failure, keeping the OAuth error code visible. */
-export function tokenError(error: unknown, what: string): ClientError {
-  if (error instanceof ClientError) return error;
-  if (error instanceof oauth.ResponseBodyError) {
-    return new ClientError('token_request_failed', `${what}: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
-  }
-  return new ClientError('token_request_failed', `${what}: ${(error as Error).message}`, { cause: error });
-}
-
-export function isInvalidGrant(error: unknown): boolean {
-  return error instanceof ClientError && error.cause instanceof oauth.ResponseBodyError && error.cause.error === 'invalid_grant';
 }

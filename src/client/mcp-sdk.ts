@@ -1,28 +1,27 @@
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AuthorizationServer } from 'oauth4webapi';
 import { randomToken } from '../core/secrets.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
+import { validateCallback } from './authorize.js';
 import { discover } from './discovery.js';
 import { ClientError } from './errors.js';
+import { toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
-import { openBrowser } from './open-browser.js';
+import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { FileTokenStore } from './token-store.js';
 import type { TokenStore } from './types.js';
 
-export interface McpSdkProviderOptions {
+export interface McpSdkProviderOptions extends PresentOptions {
   serverUrl: string;
   store?: TokenStore;
   clientName?: string;
   scope?: string;
   /** Fixed loopback port; default random. */
   redirectPort?: number;
-  noBrowser?: boolean;
   /** How long `waitForAuthorizationCode` waits. Default 5 minutes. */
   authorizationTimeoutMs?: number;
-  onProgress?: (message: string) => void;
   fetch?: typeof fetch;
-  /** Shows the URL to the person; default: the system browser, or the URL printed. */
-  openAuthorizationUrl?: (url: URL) => Promise<void>;
 }
 
 /**
@@ -55,7 +54,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   static async create(options: McpSdkProviderOptions): Promise<McpSdkOAuthProvider> {
     const loopback = await startLoopback({
       ...(options.redirectPort ? { port: options.redirectPort } : {}),
-      timeoutMs: options.authorizationTimeoutMs ?? 5 * 60_000,
+      timeoutMs: options.authorizationTimeoutMs,
     });
     return new McpSdkOAuthProvider(options, canonicalizeResourceUri(options.serverUrl), options.store ?? new FileTokenStore(), loopback);
   }
@@ -147,34 +146,26 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    const now = Math.floor(Date.now() / 1000);
     const issuer = (tokens as { issuer?: string }).issuer ?? (await this.currentIssuer());
     const previous = await this.store.getGrant(this.serverUrl, issuer);
     const discovered = await this.discoveryState();
     const resource = typeof discovered?.resourceMetadata?.resource === 'string' ? discovered.resourceMetadata.resource : undefined;
     const client = await this.store.getClient(issuer);
-    await this.store.saveGrant({
-      serverUrl: this.serverUrl,
-      issuer,
-      ...(resource ? { resource } : {}),
-      revision: resource ? 'B' : 'A',
-      clientId: client?.clientId ?? previous?.clientId ?? '',
-      accessToken: tokens.access_token,
-      ...(tokens.expires_in === undefined ? {} : { expiresAt: now + Number(tokens.expires_in) }),
-      // A server that does not rotate leaves the old refresh token valid.
-      ...(tokens.refresh_token ?? previous?.refreshToken ? { refreshToken: tokens.refresh_token ?? previous!.refreshToken! } : {}),
-      ...(tokens.scope ? { scope: tokens.scope } : {}),
-      updatedAt: now,
-    });
+    await this.store.saveGrant(
+      toStoredGrant(tokens, {
+        serverUrl: this.serverUrl,
+        issuer,
+        resource,
+        revision: resource ? 'B' : 'A',
+        clientId: client?.clientId ?? previous?.clientId ?? '',
+        now: Math.floor(Date.now() / 1000),
+        refreshToken: previous?.refreshToken,
+      }),
+    );
   }
 
-  async redirectToAuthorization(url: URL): Promise<void> {
-    if (this.options.openAuthorizationUrl) return this.options.openAuthorizationUrl(url);
-    if (!this.options.noBrowser && (await openBrowser(url.href))) {
-      this.options.onProgress?.(`Opened the browser; if nothing appears, open:\n${url.href}`);
-      return;
-    }
-    this.options.onProgress?.(`Open this URL in a browser to authorize:\n${url.href}`);
+  redirectToAuthorization(url: URL): Promise<void> {
+    return presentAuthorizationUrl(url, this.options);
   }
 
   saveCodeVerifier(codeVerifier: string): void {
@@ -194,25 +185,20 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * Waits for the browser to come back to the loopback callback and returns the code, after
-   * checking `state` (a missing or different one is discarded) and, where the server advertises
-   * RFC 9207, `iss`.
+   * Waits for the browser to come back to the loopback callback and returns the code, after the
+   * checks ContextClient makes too (validateCallback: `iss`, `state`, `error`).
    */
   async waitForAuthorizationCode(): Promise<string> {
     const params = await this.loopback.wait();
     // The callback server closes after one answer; listen again on the same port (the SDK keeps
     // using the same redirect URL) for a later step-up.
-    this.loopback = await startLoopback({ port: Number(new URL(this.loopback.redirectUri).port), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
-    if (!this.expectedState || params.get('state') !== this.expectedState) {
-      throw new ClientError('state_mismatch', 'the authorization response has a missing or wrong state; it was discarded');
-    }
-    const metadata = this.discovered?.authorizationServerMetadata as { authorization_response_iss_parameter_supported?: boolean; issuer?: string } | undefined;
-    if (metadata?.authorization_response_iss_parameter_supported && params.get('iss') !== metadata.issuer) {
-      throw new ClientError('issuer_mismatch', 'the authorization response comes from another issuer; it was discarded');
-    }
-    const error = params.get('error');
-    if (error) throw new ClientError('authorization_failed', `authorization refused: ${error}${params.get('error_description') ? ` (${params.get('error_description')})` : ''}`);
-    const code = params.get('code');
+    this.loopback = await startLoopback({ port: Number(new URL(this.loopback.redirectUri).port), timeoutMs: this.options.authorizationTimeoutMs });
+    const issuer = await this.currentIssuer();
+    // The SDK may have handed over discovery state without metadata: then only the issuer is known.
+    const metadata = (this.discovered?.authorizationServerMetadata ?? { issuer }) as unknown as AuthorizationServer;
+    const client = await this.store.getClient(issuer);
+    if (!client) throw new ClientError('authorization_failed', `no client is registered at ${issuer}`);
+    const code = validateCallback(metadata, client.clientId, params, this.expectedState).get('code');
     if (!code) throw new ClientError('authorization_failed', 'the authorization response has no code');
     return code;
   }

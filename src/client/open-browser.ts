@@ -1,6 +1,6 @@
 /**
- * Opens a URL in the person's browser with the platform's opener. Best effort: false (never an
- * exception) when it cannot, so the caller falls back to printing the URL.
+ * Shows the authorization URL to the person. Opening the browser with the platform's opener is
+ * best effort: false (never an exception) when it cannot, and the URL is printed instead.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
 
@@ -45,4 +45,29 @@ export async function openBrowser(url: string): Promise<boolean> {
       resolve(false);
     }
   });
+}
+
+export interface PresentOptions {
+  /**
+   * Shows the authorization URL to the person. Default: the system browser, or the URL printed
+   * through `onProgress` when there is none. Tests and headless runners pass their own.
+   */
+  openAuthorizationUrl?: (url: URL) => Promise<void>;
+  /** Never open a browser: print the URL instead (`--no-browser`). */
+  noBrowser?: boolean;
+  /** Progress for people: one line per step of a first login. */
+  onProgress?: (message: string) => void;
+}
+
+/**
+ * Shows the authorization URL to the person: through the caller's own opener, else the system
+ * browser, else printed. The URL is printed after opening too: the browser may not come up.
+ */
+export async function presentAuthorizationUrl(url: URL, options: PresentOptions): Promise<void> {
+  if (options.openAuthorizationUrl) return options.openAuthorizationUrl(url);
+  if (!options.noBrowser && (await openBrowser(url.href))) {
+    options.onProgress?.(`Opened the browser at ${url.origin}; if nothing appears, open:\n${url.href}`);
+    return;
+  }
+  options.onProgress?.(`Open this URL in a browser to authorize:\n${url.href}`);
 }

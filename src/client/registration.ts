@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
-import { isInsecureLoopback } from './http.js';
+import { requestOptions } from './oauth-requests.js';
 import type { Discovery } from './discovery.js';
 import type { StoredClient, TokenStore } from './types.js';
 
@@ -97,7 +97,7 @@ async function register(discovery: Discovery, redirectUri: string, clientName: s
         response_types: ['code'],
         token_endpoint_auth_method: 'none',
       },
-      { [oauth.customFetch]: fetchImpl, [oauth.allowInsecureRequests]: isInsecureLoopback(as.registration_endpoint!) },
+      requestOptions(fetchImpl, as.registration_endpoint!),
     );
   } catch (error) {
     throw new ClientError('registration_failed', `cannot reach ${as.registration_endpoint}: ${(error as Error).message}`, { cause: error });
@@ -118,30 +118,4 @@ async function register(discovery: Discovery, redirectUri: string, clientName: s
     source: 'dynamic',
     createdAt: now(),
   };
-}
-
-/** application/x-www-form-urlencoded, as RFC 6749 §2.3.1 asks of Basic credentials. */
-function formEncode(value: string): string {
-  return new URLSearchParams({ v: value }).toString().slice(2);
-}
-
-/**
- * client_secret_basic with the encoding RFC 6749 §2.3.1 gives (oauth4webapi also encodes
- * characters such as "-", which servers that do not decode then refuse).
- */
-function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
-  return (_as, _client, _body, headers) => {
-    headers.set('authorization', `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64')}`);
-  };
-}
-
-/** oauth4webapi's view of our stored client, and how it authenticates. */
-export function asOAuthClient(client: StoredClient): { client: oauth.Client; auth: oauth.ClientAuth } {
-  const auth =
-    client.tokenEndpointAuthMethod === 'client_secret_basic' && client.clientSecret
-      ? clientSecretBasic(client.clientId, client.clientSecret)
-      : client.tokenEndpointAuthMethod === 'client_secret_post' && client.clientSecret
-        ? oauth.ClientSecretPost(client.clientSecret)
-        : oauth.None();
-  return { client: { client_id: client.clientId, token_endpoint_auth_method: client.tokenEndpointAuthMethod }, auth };
 }

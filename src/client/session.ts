@@ -1,18 +1,18 @@
 import * as oauth from 'oauth4webapi';
-import { formatScope, parseScope } from '../core/scopes.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
-import { findBearerChallenge } from '../core/www-authenticate.js';
-import { isInvalidGrant, planAuthorization, redeemCallback, tokenError } from './authorize.js';
+import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
+import { planAuthorization, redeemCallback } from './authorize.js';
 import { discover, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
-import { isInsecureLoopback } from './http.js';
+import { toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { startLoopback } from './loopback.js';
-import { openBrowser } from './open-browser.js';
-import { asOAuthClient, obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
+import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
+import { asOAuthClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
+import { obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
-export interface ContextClientOptions extends ClientRegistrationOptions {
+export interface ContextClientOptions extends ClientRegistrationOptions, PresentOptions {
   /** The context server, e.g. https://mcp.example.com/mcp. */
   serverUrl: string;
   /** Where registrations and tokens live. Default: a 0600 file in the user's config folder. */
@@ -21,13 +21,6 @@ export interface ContextClientOptions extends ClientRegistrationOptions {
   grantType?: 'authorization_code' | 'client_credentials';
   /** Scope to ask for; default: the 401 challenge's, else the server's scopes_supported. */
   scope?: string;
-  /**
-   * Shows the authorization URL to the person. Default: the system browser, or the URL printed
-   * through `onProgress` when there is none. Tests and headless runners pass their own.
-   */
-  openAuthorizationUrl?: (url: URL) => Promise<void>;
-  /** Never open a browser: print the URL instead (`--no-browser`). */
-  noBrowser?: boolean;
   /** Fixed loopback callback port; default: the one registered earlier, else a random one. */
   redirectPort?: number;
   /** How long to wait for the person to finish in the browser. Default 5 minutes. */
@@ -37,21 +30,21 @@ export interface ContextClientOptions extends ClientRegistrationOptions {
   /** When false, a missing or dead grant is an error (login_required) instead of a browser flow. */
   interactive?: boolean;
   chooseAuthorizationServers?: (servers: string[]) => string[] | Promise<string[]>;
-  /** Progress for people: one line per step of a first login. */
-  onProgress?: (message: string) => void;
 }
 
 /**
  * A connection to one context server: discovery, registration, the browser flow, token storage
  * and refresh, and `fetch`, which does all of it on demand. One instance per server.
  */
-export class ContextClient {
+export class ContextClient implements FetchSession {
   readonly serverUrl: string;
   readonly store: TokenStore;
   private readonly options: ContextClientOptions;
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
   private discovery: Promise<Discovery> | undefined;
+  /** `fetch` for the context server, authorizing as needed (auth-fetch.ts). */
+  readonly fetch: AuthFetch;
 
   constructor(options: ContextClientOptions) {
     this.options = options;
@@ -63,6 +56,7 @@ export class ContextClient {
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.fetch = authorizedFetch(this, { fetch: this.fetchImpl, interactive: options.interactive !== false, onProgress: (message) => this.progress(message) });
   }
 
   private progress(message: string): void {
@@ -100,21 +94,21 @@ export class ContextClient {
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
     const port = this.options.redirectPort ?? registeredLoopbackPort(cached);
-    const loopback = await startLoopback({ ...(port ? { port } : {}), timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 }).catch(async (error: unknown) => {
+    const loopback = await startLoopback({ ...(port ? { port } : {}), timeoutMs: this.options.authorizationTimeoutMs }).catch(async (error: unknown) => {
       // The port we registered with is taken: RFC 8252 servers accept any loopback port.
-      if (port !== undefined && this.options.redirectPort === undefined) return startLoopback({ timeoutMs: this.options.authorizationTimeoutMs ?? 5 * 60_000 });
+      if (port !== undefined && this.options.redirectPort === undefined) return startLoopback({ timeoutMs: this.options.authorizationTimeoutMs });
       throw error;
     });
     try {
       const client = await this.registeredClient(discovery, loopback.redirectUri);
       const scope = options.scope ?? this.options.scope ?? discovery.challengeScope ?? discovery.scopesSupported?.join(' ');
       const plan = await planAuthorization(discovery, client, loopback.redirectUri, scope || undefined);
-      await this.showAuthorizationUrl(plan.url);
+      await presentAuthorizationUrl(plan.url, this.options);
       this.progress('Waiting for the browser…');
       const callback = await loopback.wait();
       this.progress('Exchanging the code for tokens');
       const tokens = await redeemCallback(discovery, client, plan, callback, this.fetchImpl);
-      return await this.saveTokens(discovery, client.clientId, tokens, scope);
+      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: scope });
     } finally {
       await loopback.close();
     }
@@ -124,15 +118,6 @@ export class ContextClient {
     const before = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
     if (!before && !this.options.clientId && discovery.authorizationServer.registration_endpoint) this.progress(`Registering a client at ${discovery.issuer}`);
     return obtainClient(discovery, redirectUri, this.store, { ...this.options, fetch: this.fetchImpl, now: this.now });
-  }
-
-  private async showAuthorizationUrl(url: URL): Promise<void> {
-    if (this.options.openAuthorizationUrl) return this.options.openAuthorizationUrl(url);
-    if (!this.options.noBrowser && (await openBrowser(url.href))) {
-      this.progress(`Opened the browser at ${url.origin}; if nothing appears, open:\n${url.href}`);
-      return;
-    }
-    this.progress(`Open this URL in a browser to authorize:\n${url.href}`);
   }
 
   private async clientCredentials(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
@@ -145,37 +130,22 @@ export class ContextClient {
     const requested = scope ?? this.options.scope;
     const parameters: Record<string, string> = { ...(requested ? { scope: requested } : {}), ...(discovery.resource ? { resource: discovery.resource } : {}) };
     try {
-      const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, {
-        [oauth.customFetch]: this.fetchImpl,
-        [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
-      });
+      const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer));
       const tokens = await oauth.processClientCredentialsResponse(as, oauthClient, response);
-      return await this.saveTokens(discovery, client.clientId, tokens, requested);
+      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested });
     } catch (error) {
       throw tokenError(error, 'the client credentials grant failed');
     }
   }
 
-  private async saveTokens(discovery: Discovery, clientId: string, tokens: oauth.TokenEndpointResponse, requestedScope: string | undefined): Promise<StoredGrant> {
-    const now = this.now();
-    const scope = tokens.scope ?? requestedScope;
-    const grant: StoredGrant = {
-      serverUrl: this.serverUrl,
-      issuer: discovery.issuer,
-      ...(discovery.resource ? { resource: discovery.resource } : {}),
-      revision: discovery.revision,
-      clientId,
-      accessToken: tokens.access_token,
-      ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in } : {}),
-      ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
-      ...(scope ? { scope } : {}),
-      updatedAt: now,
-    };
+  private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken'>): Promise<StoredGrant> {
+    const grant = toStoredGrant(tokens, { serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
     await this.store.saveGrant(grant);
     return grant;
   }
 
-  private expiresSoon(grant: StoredGrant): boolean {
+  /** Whether the grant is due for a refresh (within the leeway of its expiry). */
+  expiresSoon(grant: StoredGrant): boolean {
     return grant.expiresAt !== undefined && grant.expiresAt - (this.options.refreshLeewaySeconds ?? 60) <= this.now();
   }
 
@@ -198,14 +168,15 @@ export class ContextClient {
       const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(current, discovery));
       const as = discovery.authorizationServer;
       try {
-        const response = await oauth.refreshTokenGrantRequest(as, oauthClient, auth, current.refreshToken, {
-          [oauth.customFetch]: this.fetchImpl,
-          [oauth.allowInsecureRequests]: isInsecureLoopback(as.token_endpoint ?? discovery.issuer),
-          ...(current.resource ? { additionalParameters: { resource: current.resource } } : {}),
-        });
+        const response = await oauth.refreshTokenGrantRequest(
+          as,
+          oauthClient,
+          auth,
+          current.refreshToken,
+          requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer, current.resource ? { resource: current.resource } : undefined),
+        );
         const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
-        // A server that does not rotate keeps the old refresh token valid: keep it then.
-        return await this.saveTokens(discovery, current.clientId, { ...tokens, refresh_token: tokens.refresh_token ?? current.refreshToken }, current.scope);
+        return await this.saveTokens(discovery, tokens, { clientId: current.clientId, requestedScope: current.scope, refreshToken: current.refreshToken });
       } catch (error) {
         const failure = tokenError(error, 'the refresh failed');
         if (isInvalidGrant(failure)) {
@@ -248,11 +219,12 @@ export class ContextClient {
     return grant.accessToken;
   }
 
-  private async refreshOrLogin(grant: StoredGrant, scope?: string): Promise<StoredGrant> {
+  /** A refreshed grant, else (when the grant is dead and a person may be asked) a new login. */
+  async refreshOrLogin(grant: StoredGrant): Promise<StoredGrant> {
     try {
       return await this.refresh(grant);
     } catch (error) {
-      if (error instanceof ClientError && error.code === 'login_required' && this.options.interactive !== false) return this.login(scope ? { scope } : {});
+      if (error instanceof ClientError && error.code === 'login_required' && this.options.interactive !== false) return this.login();
       throw error;
     }
   }
@@ -270,62 +242,13 @@ export class ContextClient {
         if (discovery.authorizationServer.revocation_endpoint) {
           const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant, discovery));
           const as = discovery.authorizationServer;
-          await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, {
-            [oauth.customFetch]: this.fetchImpl,
-            [oauth.allowInsecureRequests]: isInsecureLoopback(as.revocation_endpoint!),
-            additionalParameters: { token_type_hint: 'refresh_token' },
-          });
+          await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, requestOptions(this.fetchImpl, as.revocation_endpoint!, { token_type_hint: 'refresh_token' }));
         }
       } catch (error) {
         this.progress(`Could not revoke the token at the authorization server (${(error as Error).message}); forgetting it anyway`);
       }
     }
     return this.store.deleteGrant(this.serverUrl);
-  }
-
-  /**
-   * `fetch` for the context server: the bearer token on every request to the server's origin and
-   * none anywhere else, never in the URL. One reaction to 401 (refresh, else authorize again) and
-   * to 403 insufficient_scope (authorize again for the union of scopes), then the request is
-   * repeated once.
-   */
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    if (new URL(request.url).origin !== new URL(this.serverUrl).origin) return this.fetchImpl(request);
-    const replay = request.clone();
-    let grant = await this.grant();
-    // Only the refresh is tried here: when it fails, the request goes without a token and its 401
-    // starts the one new authorization below. (Authorizing here too sent the person to the
-    // browser twice when that authorization failed and the 401 then authorized again.)
-    if (grant && this.expiresSoon(grant)) grant = await this.refresh(grant).catch(() => undefined);
-    const response = await this.send(request, grant);
-
-    const challenge = findBearerChallenge(response.headers.get('www-authenticate'));
-    if (response.status === 401) {
-      await response.body?.cancel();
-      const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
-        ? await this.refreshOrLogin({ ...grant, expiresAt: 0 })
-        : await this.login({ wwwAuthenticate: response.headers.get('www-authenticate') });
-      return this.send(replay, renewed);
-    }
-    // Step up only when the challenge asks for a scope we do not hold yet: a server that keeps
-    // refusing the scopes it asked for must not send the person to the browser again and again.
-    const held = parseScope(grant?.scope);
-    const wanted = parseScope(challenge?.scope);
-    const stepUp = wanted.length > 0 && wanted.some((scope) => !held.includes(scope));
-    if (response.status === 403 && challenge?.error === 'insufficient_scope' && stepUp && this.options.interactive !== false) {
-      await response.body?.cancel();
-      const scope = formatScope([...held, ...wanted]);
-      this.progress(`The server needs more access (${challenge.scope ?? 'more scope'}); authorizing again`);
-      return this.send(replay, await this.login({ scope }));
-    }
-    return response;
-  };
-
-  private send(request: Request, grant: StoredGrant | undefined): Promise<Response> {
-    const headers = new Headers(request.headers);
-    if (grant) headers.set('authorization', `Bearer ${grant.accessToken}`);
-    return this.fetchImpl(new Request(request, { headers }));
   }
 }
 
@@ -337,7 +260,10 @@ function registeredLoopbackPort(client: StoredClient | undefined): number | unde
   return Number.isInteger(port) && port > 0 ? port : undefined;
 }
 
-/** `fetch` for one context server, authorizing as needed (see ContextClient.fetch). */
+/**
+ * `fetch` for one context server, authorizing as needed (auth-fetch.ts). It lives here, beside the
+ * ContextClient it makes, so that auth-fetch.ts and this file do not import each other.
+ */
 export function createAuthFetch(options: ContextClientOptions): typeof fetch {
   return new ContextClient(options).fetch as typeof fetch;
 }

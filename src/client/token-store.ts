@@ -2,13 +2,14 @@
  * Where the client keeps registrations and tokens: in memory (tests, programs that keep nothing)
  * or in one JSON file only its owner can read. The file may be shared by several processes at once
  * (two terminals running the CLI), so every read goes to the file, every write replaces it
- * atomically under a lock file, and withLock excludes across processes too.
+ * atomically under a lock file, and withLock excludes across processes too (file-lock.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientError } from './errors.js';
+import { errorCode, reason, Serialiser, withLockFile, type LockTiming } from './file-lock.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -45,29 +46,6 @@ function removeGrants(data: Credentials, serverUrl: string, issuer?: string): nu
   const doomed = matchingGrants(data, serverUrl, issuer);
   for (const grant of doomed) data.grants.delete(grantKey(grant.serverUrl, grant.issuer));
   return doomed.length;
-}
-
-/**
- * Runs actions one after another per key: each waits for the promise of the one before. The
- * chain's links only ever resolve, so one failed action does not fail those queued behind it.
- */
-class Serialiser {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, action: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const done = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => done);
-    this.tails.set(key, tail);
-    await previous;
-    try {
-      return await action();
-    } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,143 +154,6 @@ function formatCredentials(data: Credentials): string {
   // Object.fromEntries defines own properties, so even an issuer named "__proto__" round-trips.
   const document = { version: 1, clients: Object.fromEntries(data.clients), grants: Object.fromEntries(data.grants) };
   return `${JSON.stringify(document, null, 2)}\n`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The file: locks across processes
-
-interface LockTiming {
-  timeoutMs: number;
-  staleMs: number;
-}
-
-const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
-const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function makeFolder(folder: string): Promise<void> {
-  try {
-    await fs.mkdir(folder, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new ClientError('storage_failed', `cannot create the credentials folder ${folder}: ${reason(error)}`, { cause: error });
-  }
-}
-
-/** True unless the process is known to be gone (EPERM means it exists but belongs to someone else). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorCode(error) !== 'ESRCH';
-  }
-}
-
-/** Creates the lock file if nobody holds it; false when it already exists. */
-async function tryCreateLock(lockPath: string, content: string, folderMade = false): Promise<boolean> {
-  let handle: fs.FileHandle;
-  try {
-    handle = await fs.open(lockPath, 'wx', 0o600);
-  } catch (error) {
-    const code = errorCode(error);
-    // Windows answers EPERM for a file that is being deleted: as good as "held" for a moment.
-    if (code === 'EEXIST' || (code === 'EPERM' && process.platform === 'win32')) return false;
-    if (code === 'ENOENT' && !folderMade) {
-      await makeFolder(path.dirname(lockPath));
-      return tryCreateLock(lockPath, content, true);
-    }
-    throw new ClientError('storage_failed', `cannot create the lock file ${lockPath}: ${reason(error)}`, { cause: error });
-  }
-  try {
-    await handle.writeFile(content, 'utf8');
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await fs.rm(lockPath, { force: true }).catch(() => undefined);
-    throw new ClientError('storage_failed', `cannot write the lock file ${lockPath}: ${reason(error)}`, { cause: error });
-  }
-  await handle.close();
-  return true;
-}
-
-/**
- * A lock is stale when its holder is gone (same host, pid not alive) or when it has not been
- * touched for `staleMs`: holders refresh the file's mtime while they work, so only a holder that
- * hangs or died on another host ages out. An unreadable content (a holder caught between creating
- * and writing the file) is judged by age only.
- */
-function isStale(text: string, mtimeMs: number, staleMs: number): boolean {
-  if (Date.now() - mtimeMs > staleMs) return true;
-  let owner: unknown;
-  try {
-    owner = JSON.parse(text);
-  } catch {
-    return false;
-  }
-  if (!isRecord(owner) || typeof owner.pid !== 'number' || !Number.isInteger(owner.pid) || owner.pid <= 0) return false;
-  const sameHost = owner.host === undefined || owner.host === os.hostname();
-  return sameHost && !isAlive(owner.pid);
-}
-
-/** Removes the lock if stale; true when the caller should try to create it again at once. */
-async function removeIfStale(lockPath: string, staleMs: number): Promise<boolean> {
-  let text: string;
-  let mtimeMs: number;
-  try {
-    [text, { mtimeMs }] = await Promise.all([fs.readFile(lockPath, 'utf8'), fs.stat(lockPath)]);
-  } catch (error) {
-    return errorCode(error) === 'ENOENT';
-  }
-  if (!isStale(text, mtimeMs, staleMs)) return false;
-  // Another waiter may have removed the stale lock and taken a fresh one meanwhile: remove only
-  // the file that was judged (a small window remains; lock files cannot close it entirely).
-  const again = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
-  if (again !== text) return again === undefined;
-  await fs.rm(lockPath, { force: true }).catch(() => undefined);
-  return true;
-}
-
-async function acquireLock(lockPath: string, timing: LockTiming): Promise<string> {
-  const deadline = Date.now() + timing.timeoutMs;
-  for (;;) {
-    const content = JSON.stringify({ pid: process.pid, host: os.hostname(), at: Date.now(), id: randomBytes(8).toString('hex') });
-    if (await tryCreateLock(lockPath, content)) return content;
-    if (await removeIfStale(lockPath, timing.staleMs)) continue;
-    if (Date.now() >= deadline) {
-      throw new ClientError(
-        'storage_failed',
-        `timed out waiting for the credentials lock ${lockPath} after ${Math.round(timing.timeoutMs / 1000)} s; ` +
-          'another context-auth process holds it — if none is running, delete that file',
-      );
-    }
-    await sleep(25 + Math.random() * 25);
-  }
-}
-
-/** Removes the lock only if it is still ours (a stale-lock takeover may have replaced it). */
-async function releaseLock(lockPath: string, content: string): Promise<void> {
-  const current = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
-  if (current === content) await fs.rm(lockPath, { force: true }).catch(() => undefined);
-}
-
-// Module-wide, keyed by lock path: two FileTokenStore objects on one file share one queue.
-const inProcess = new Serialiser();
-
-/** Holds `lockPath` (in this process through the queue, across processes through the file) while `action` runs. */
-function withLockFile<T>(lockPath: string, timing: LockTiming, action: () => Promise<T>): Promise<T> {
-  return inProcess.run(lockPath, async () => {
-    const content = await acquireLock(lockPath, timing);
-    const heartbeat = setInterval(() => {
-      const now = new Date();
-      fs.utimes(lockPath, now, now).catch(() => undefined);
-    }, Math.max(10, timing.staleMs / 3));
-    heartbeat.unref();
-    try {
-      return await action();
-    } finally {
-      clearInterval(heartbeat);
-      await releaseLock(lockPath, content);
-    }
-  });
 }
 
 // ---------------------------------------------------------------------------------------------

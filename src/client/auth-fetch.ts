@@ -1,0 +1,71 @@
+/**
+ * `fetch` for one context server (DESIGN §5, authFetch): the bearer token on every request to the
+ * server's origin and none anywhere else, never in the URL. One reaction to 401 (refresh, else
+ * authorize again) and to 403 insufficient_scope (authorize again for the union of scopes), then
+ * the request is repeated once.
+ */
+import { formatScope, parseScope } from '../core/scopes.js';
+import { findBearerChallenge } from '../core/www-authenticate.js';
+import type { StoredGrant } from './types.js';
+
+/** What fetching asks of the session that holds the grant (ContextClient). */
+export interface FetchSession {
+  readonly serverUrl: string;
+  grant(): Promise<StoredGrant | undefined>;
+  expiresSoon(grant: StoredGrant): boolean;
+  refresh(grant: StoredGrant): Promise<StoredGrant>;
+  /** A refresh, else (when a person may be asked) a new authorization. */
+  refreshOrLogin(grant: StoredGrant): Promise<StoredGrant>;
+  login(options: { scope?: string; wwwAuthenticate?: string | null }): Promise<StoredGrant>;
+}
+
+export interface AuthFetchOptions {
+  /** What actually sends the requests. */
+  fetch: typeof fetch;
+  /** False: never send a person to the browser for more scope. */
+  interactive: boolean;
+  onProgress: (message: string) => void;
+}
+
+export type AuthFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export function authorizedFetch(session: FetchSession, options: AuthFetchOptions): AuthFetch {
+  const send = (request: Request, grant: StoredGrant | undefined): Promise<Response> => {
+    const headers = new Headers(request.headers);
+    if (grant) headers.set('authorization', `Bearer ${grant.accessToken}`);
+    return options.fetch(new Request(request, { headers }));
+  };
+
+  return async (input, init) => {
+    const request = new Request(input, init);
+    if (new URL(request.url).origin !== new URL(session.serverUrl).origin) return options.fetch(request);
+    const replay = request.clone();
+    let grant = await session.grant();
+    // Only the refresh is tried here: when it fails, the request goes without a token and its 401
+    // starts the one new authorization below. (Authorizing here too sent the person to the
+    // browser twice when that authorization failed and the 401 then authorized again.)
+    if (grant && session.expiresSoon(grant)) grant = await session.refresh(grant).catch(() => undefined);
+    const response = await send(request, grant);
+
+    const challenge = findBearerChallenge(response.headers.get('www-authenticate'));
+    if (response.status === 401) {
+      await response.body?.cancel();
+      const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
+        ? await session.refreshOrLogin({ ...grant, expiresAt: 0 })
+        : await session.login({ wwwAuthenticate: response.headers.get('www-authenticate') });
+      return send(replay, renewed);
+    }
+    // Step up only when the challenge asks for a scope we do not hold yet: a server that keeps
+    // refusing the scopes it asked for must not send the person to the browser again and again.
+    const held = parseScope(grant?.scope);
+    const wanted = parseScope(challenge?.scope);
+    const stepUp = wanted.length > 0 && wanted.some((scope) => !held.includes(scope));
+    if (response.status === 403 && challenge?.error === 'insufficient_scope' && stepUp && options.interactive) {
+      await response.body?.cancel();
+      const scope = formatScope([...held, ...wanted]);
+      options.onProgress(`The server needs more access (${challenge.scope ?? 'more scope'}); authorizing again`);
+      return send(replay, await session.login({ scope }));
+    }
+    return response;
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * How we call oauth4webapi: our stored client as its client and authentication, the options every
+ * request to the authorization server shares, and its failures as ClientErrors.
+ */
+import * as oauth from 'oauth4webapi';
+import { ClientError } from './errors.js';
+import { isInsecureLoopback } from './http.js';
+import type { StoredClient } from './types.js';
+
+/** application/x-www-form-urlencoded, as RFC 6749 §2.3.1 asks of Basic credentials. */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
+}
+
+/**
+ * client_secret_basic with the encoding RFC 6749 §2.3.1 gives (oauth4webapi also encodes
+ * characters such as "-", which servers that do not decode then refuse).
+ */
+function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
+  return (_as, _client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64')}`);
+  };
+}
+
+/** oauth4webapi's view of our stored client, and how it authenticates. */
+export function asOAuthClient(client: StoredClient): { client: oauth.Client; auth: oauth.ClientAuth } {
+  const auth =
+    client.tokenEndpointAuthMethod === 'client_secret_basic' && client.clientSecret
+      ? clientSecretBasic(client.clientId, client.clientSecret)
+      : client.tokenEndpointAuthMethod === 'client_secret_post' && client.clientSecret
+        ? oauth.ClientSecretPost(client.clientSecret)
+        : oauth.None();
+  return { client: { client_id: client.clientId, token_endpoint_auth_method: client.tokenEndpointAuthMethod }, auth };
+}
+
+/**
+ * The options of one request to `endpoint`: our fetch (tests and callers inject theirs), plain
+ * http only to this machine (oauth4webapi refuses it unless told), and any extra body parameters.
+ */
+export function requestOptions(fetchImpl: typeof fetch, endpoint: string, additionalParameters?: Record<string, string>) {
+  return {
+    [oauth.customFetch]: fetchImpl,
+    [oauth.allowInsecureRequests]: isInsecureLoopback(endpoint),
+    ...(additionalParameters ? { additionalParameters } : {}),
+  };
+}
+
+/** One wording for every token endpoint failure, keeping the OAuth error code visible. */
+export function tokenError(error: unknown, what: string): ClientError {
+  if (error instanceof ClientError) return error;
+  if (error instanceof oauth.ResponseBodyError) {
+    return new ClientError('token_request_failed', `${what}: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
+  }
+  return new ClientError('token_request_failed', `${what}: ${(error as Error).message}`, { cause: error });
+}
+
+export function isInvalidGrant(error: unknown): boolean {
+  return error instanceof ClientError && error.cause instanceof oauth.ResponseBodyError && error.cause.error === 'invalid_grant';
+}
