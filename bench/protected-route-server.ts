@@ -5,11 +5,9 @@
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createAuthorizationServer } from '../src/authorization-server/index.js';
-import { registerClient } from '../src/authorization-server/clients.js';
-import { validateClientMetadata } from '../src/authorization-server/checks/client-metadata.js';
+import { createAuthorizationServer, registerClient, validateClientMetadata } from '../src/authorization-server/index.js';
 import { honoBearerAuth, jwtVerifier, protectedResource } from '../src/resource-server/index.js';
-import { createMemoryStore } from '../src/store/memory.js';
+import { createMemoryStore } from '../src/store/index.js';
 
 const issuer = 'http://127.0.0.1:1';
 const resource = `${issuer}/mcp`;

@@ -19,6 +19,8 @@ export { authorizationServerMetadata } from './endpoints/metadata.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { registerClient, registrationResponse } from './clients.js';
 export { validateClientMetadata } from './checks/client-metadata.js';
+/** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
+export { notFound } from './http/errors.js';
 
 export interface AuthorizationServer {
   /** The Hono app with every endpoint; mount it or serve it as it is. */

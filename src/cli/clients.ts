@@ -1,6 +1,5 @@
-import { validateClientMetadata } from '../authorization-server/checks/client-metadata.js';
-import { registerClient, registrationResponse } from '../authorization-server/clients.js';
-import { OAuthError } from '../core/errors.js';
+import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
+import { OAuthError } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';

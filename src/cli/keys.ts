@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import { rotateSigningKeys } from '../authorization-server/keys.js';
+import { rotateSigningKeys } from '../authorization-server/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';

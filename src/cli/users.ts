@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '../core/passwords.js';
+import { hashPassword } from '../core/index.js';
 import { StoreConflictError } from '../store/store.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';

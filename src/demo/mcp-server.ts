@@ -2,8 +2,7 @@ import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { ProtectedResource } from '../resource-server/guard.js';
-import { toMcpAuthInfo } from '../resource-server/guard.js';
+import { toMcpAuthInfo, type ProtectedResource } from '../resource-server/index.js';
 
 /** The scope every request to the demo needs, and the extra one its admin tool needs (for 403 and step-up). */
 export const BASE_SCOPE = 'mcp:tools';

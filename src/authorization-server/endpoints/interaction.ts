@@ -1,11 +1,11 @@
 import { OAuthError } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
-import { hashSecret, safeEqual } from '../../core/secrets.js';
+import { safeEqual } from '../../core/secrets.js';
 import type { InteractionRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { consentCovers, rememberConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
-import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
+import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { readText, singleValued, type Params } from '../http/params.js';
 import { seeOther } from '../http/responses.js';
 import { consentPage } from '../pages/consent.js';
@@ -17,12 +17,6 @@ import { currentSession, startSession } from '../sessions.js';
  * Errors here are thrown and shown as a page (http/errors.ts); only a denial goes back to the
  * client. The person reading the page needs what to do next, so each error carries that sentence.
  */
-
-function expired(): OAuthError {
-  return new OAuthError('invalid_request', 'the interaction is unknown, expired, finished or bound to another browser').withUserMessage(
-    'This sign-in page has expired or was opened in another browser. Go back to the application and start again.',
-  );
-}
 
 /**
  * The posted form. A person submitted our own form, so whatever is wrong with the body (too
@@ -39,14 +33,6 @@ async function readInteractionForm(request: Request, maxBytes: number): Promise<
     if (error instanceof OAuthError) throw new OAuthError('invalid_request', error.description);
     throw new OAuthError('invalid_request', 'the form body could not be read').withUserMessage('Malformed form.');
   }
-}
-
-/** The interaction, if it exists, is unexpired and belongs to this browser. */
-async function loadInteraction(ctx: ServerContext, request: Request, id: string): Promise<InteractionRecord | undefined> {
-  const interaction = await ctx.config.store.getInteraction(id, ctx.config.now());
-  const binding = readCookie(request, BROWSER_COOKIE);
-  if (!interaction || !binding || !safeEqual(hashSecret(binding), interaction.browserBindingHash)) return undefined;
-  return interaction;
 }
 
 /** The origins the page's form may lead to: ours, and the client's, for the final redirect. */
@@ -94,7 +80,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
 /** GET /interaction/:id: the login page, or the consent page once signed in. */
 export async function interactionPage(ctx: ServerContext, request: Request, id: string): Promise<Response> {
   const interaction = await loadInteraction(ctx, request, id);
-  if (!interaction) throw expired();
+  if (!interaction) throw expiredInteraction();
   return renderStep(ctx, interaction);
 }
 
@@ -102,7 +88,7 @@ export async function interactionPage(ctx: ServerContext, request: Request, id: 
 export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
   const { store } = ctx.config;
   const interaction = await loadInteraction(ctx, request, id);
-  if (!interaction) throw expired();
+  if (!interaction) throw expiredInteraction();
   const form = await readInteractionForm(request, ctx.config.maxBodyBytes);
   if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {
     throw new OAuthError('invalid_request', 'the csrf token does not match the interaction', 403).withUserMessage(
@@ -124,7 +110,7 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
     if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
       const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
-      if (!consumed) throw expired();
+      if (!consumed) throw expiredInteraction();
       return completeAuthorization(ctx, consumed.request, session, [cookie]);
     }
     await store.setInteractionUser(interaction.id, user.id);
@@ -144,7 +130,7 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     }
     // Consuming first makes a double-submitted form yield one code at most.
     const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
-    if (!consumed) throw expired();
+    if (!consumed) throw expiredInteraction();
     if (decision === 'deny') {
       ctx.config.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
       // The stored request was validated by /authorize, its redirect URI with it.

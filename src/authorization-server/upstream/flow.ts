@@ -41,13 +41,24 @@ export type UpstreamCheck =
   /** The upstream no longer honours the session (revoked, expired, user removed): end our grant too. */
   | { status: 'refused'; reason: string };
 
+/** The handle `beginUpstream` put in front of the state, or null. */
+export function stateHandle(callback: URL): string | null {
+  const state = callback.searchParams.get('state') ?? '';
+  const dot = state.indexOf('.');
+  return dot > 0 ? state.slice(0, dot) : null;
+}
+
 /** Renew this many seconds before the upstream access token expires. */
 const EXPIRY_MARGIN = 30;
 
-/** Step 2: the URL to send the person to, and what to keep until the callback. */
-export async function beginUpstream(up: ResolvedUpstream, redirectUri: string): Promise<{ url: URL; pending: PendingUpstream }> {
+/**
+ * Step 2: the URL to send the person to, and what to keep until the callback. `handle` (our
+ * interaction id) leads the `state`, so the callback finds what it kept; the random rest is what
+ * makes the state unguessable, and the whole is compared with what was kept.
+ */
+export async function beginUpstream(up: ResolvedUpstream, redirectUri: string, handle = ''): Promise<{ url: URL; pending: PendingUpstream }> {
   const codeVerifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
+  const state = handle ? `${handle}.${oauth.generateRandomState()}` : oauth.generateRandomState();
   const nonce = up.kind === 'oidc' ? oauth.generateRandomNonce() : null;
   const url = new URL(up.as.authorization_endpoint!);
   const params = url.searchParams;
