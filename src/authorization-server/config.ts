@@ -5,6 +5,9 @@ import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { UpstreamProviders } from './upstream/registry.js';
 
+/** Where upstream providers send the person back, under the issuer. */
+export const UPSTREAM_CALLBACK_PATH = '/upstream/callback';
+
 /** Sign-in through upstream identity providers: the spec's third-party authorization. */
 export interface UpstreamOptions {
   /** Offered as buttons on the sign-in page, in this order. */
@@ -168,6 +171,6 @@ function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): Resolv
     localUsers: options.localUsers ?? true,
     sessionTtl: positiveInteger('upstream.sessionTtl', options.sessionTtl, 24 * 3600),
     policy: options.policy ?? {},
-    callbackUrl: `${issuer}/upstream/callback`,
+    callbackUrl: `${issuer}${UPSTREAM_CALLBACK_PATH}`,
   };
 }

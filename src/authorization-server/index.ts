@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { wellKnownUrl } from '../core/uri.js';
-import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig } from './config.js';
+import { resolveConfig, UPSTREAM_CALLBACK_PATH, type AuthorizationServerOptions, type ResolvedConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
@@ -10,6 +10,7 @@ import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenEndpoint } from './endpoints/token.js';
+import { upstreamCallbackEndpoint } from './endpoints/upstream-callback.js';
 import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import { SigningKeys } from './keys.js';
@@ -63,6 +64,10 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: (request, params) => interactionSubmit(ctx, request, params.id!) },
     pages,
   );
+
+  if (config.upstream) {
+    route(app, base + UPSTREAM_CALLBACK_PATH, { GET: (request) => upstreamCallbackEndpoint(ctx, request) }, pages);
+  }
 
   app.notFound(notFound);
 

@@ -3,18 +3,25 @@ import type { SessionRecord } from '../store/store.js';
 import type { ServerContext } from './context.js';
 import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './http/cookies.js';
 
-/** The signed-in user of this browser, if any (the cookie holds a random id; the store its hash). */
+/**
+ * The signed-in user of this browser, if any (the cookie holds a random id; the store its hash).
+ * A session started by an upstream sign-in ends with that upstream session's maximum lifetime.
+ */
 export async function currentSession(ctx: ServerContext, request: Request): Promise<SessionRecord | undefined> {
   const id = readCookie(request, SESSION_COOKIE);
   if (!id) return undefined;
-  return ctx.config.store.getSession(hashSecret(id), ctx.config.now());
+  const { store, now } = ctx.config;
+  const session = await store.getSession(hashSecret(id), now());
+  if (!session || session.upstreamSessionId === null) return session;
+  const upstream = await store.getUpstreamSession(session.upstreamSessionId);
+  return upstream && upstream.expiresAt > now() ? session : undefined;
 }
 
 /** Starts a session after a successful login; returns the Set-Cookie header value. */
-export async function startSession(ctx: ServerContext, userId: string): Promise<{ session: SessionRecord; cookie: string }> {
+export async function startSession(ctx: ServerContext, userId: string, upstreamSessionId: string | null = null): Promise<{ session: SessionRecord; cookie: string }> {
   const now = ctx.config.now();
   const id = randomToken(32);
-  const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl };
+  const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl, upstreamSessionId };
   await ctx.config.store.createSession(session);
   return { session, cookie: cookieFor(ctx, SESSION_COOKIE, id, ctx.config.sessionTtl) };
 }

@@ -2,6 +2,9 @@ import { SignJWT, jwtVerify, createLocalJWKSet, type JWTPayload } from 'jose';
 import { formatScope } from '../core/scopes.js';
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
+
+/** What issuing a token needs of its grant. */
+export type TokenFamily = Pick<GrantRecord, 'id' | 'clientId' | 'userId' | 'scope' | 'resource' | 'authTime'>;
 import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './keys.js';
 
@@ -33,7 +36,7 @@ export interface AccessTokenClaims extends JWTPayload {
 export async function issueAccessToken(
   config: ResolvedConfig,
   keys: SigningKeys,
-  grant: GrantRecord,
+  grant: TokenFamily,
   scope: string[],
   resource: string,
 ): Promise<{ token: string; expiresIn: number; jti: string }> {
@@ -57,7 +60,7 @@ export async function issueAccessToken(
 }
 
 /** A new refresh token for the grant: the caller saves (or rotates to) the returned record. */
-export function newRefreshToken(config: ResolvedConfig, grant: GrantRecord, scope: string[]): { token: string; record: RefreshTokenRecord } {
+export function newRefreshToken(config: ResolvedConfig, grant: TokenFamily, scope: string[]): { token: string; record: RefreshTokenRecord } {
   const now = config.now();
   const token = randomToken(32);
   return {

@@ -12,6 +12,7 @@ import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { loginPage } from '../pages/login.js';
 import { currentSession, startSession } from '../sessions.js';
+import { chooseUpstream, forwardUpstream } from '../upstream/sign-in.js';
 
 /*
  * Errors here are thrown and shown as a page (http/errors.ts); only a denial goes back to the
@@ -35,9 +36,12 @@ async function readInteractionForm(request: Request, maxBytes: number): Promise<
   }
 }
 
-/** The origins the page's form may lead to: ours, and the client's, for the final redirect. */
-function formTargets(interaction: InteractionRecord): string[] {
-  return [new URL(interaction.request.redirectUri).origin];
+/**
+ * The origins the page's form may lead to: ours, the client's (for the final redirect), and the
+ * upstream provider's, where approving sends a person who signs in there.
+ */
+function formTargets(interaction: InteractionRecord, upstreamOrigin?: string): string[] {
+  return [new URL(interaction.request.redirectUri).origin, ...(upstreamOrigin ? [upstreamOrigin] : [])];
 }
 
 async function renderStep(ctx: ServerContext, interaction: InteractionRecord, error?: { message: string; username: string }): Promise<Response> {
@@ -50,6 +54,25 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
   const action = `${ctx.config.basePath}/interaction/${interaction.id}`;
   const clientName = client.clientName ?? client.clientId;
   const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
+  const redirect = new URL(interaction.request.redirectUri);
+  const upstream = ctx.config.upstream;
+  if (!user && interaction.upstream && upstream) {
+    // Consent before anything is forwarded upstream: the person approves this client first.
+    const up = await upstream.providers.get(interaction.upstream.provider);
+    return toResponse(
+      consentPage({
+        action,
+        csrfToken: interaction.csrfToken,
+        upstreamName: up.name,
+        clientName,
+        clientId: client.clientId,
+        redirectHost: redirect.host,
+        scopes: interaction.request.scope,
+        resource: interaction.request.resource,
+        formTargets: formTargets(interaction, new URL(up.as.authorization_endpoint!).origin),
+      }),
+    );
+  }
   if (!user) {
     return toResponse(
       loginPage({
@@ -57,11 +80,12 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
         csrfToken: interaction.csrfToken,
         clientName,
         formTargets: formTargets(interaction),
+        providers: upstream?.providers.list() ?? [],
+        localUsers: upstream?.localUsers ?? true,
         ...(error ? { error: error.message, username: error.username } : {}),
       }),
     );
   }
-  const redirect = new URL(interaction.request.redirectUri);
   return toResponse(
     consentPage({
       action,
@@ -96,7 +120,14 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     );
   }
 
+  if (form.get('step') === 'upstream') {
+    return chooseUpstream(ctx, interaction, form.get('provider') ?? '');
+  }
+
   if (form.get('step') === 'login') {
+    if (ctx.config.upstream?.localUsers === false) {
+      throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers offered.');
+    }
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
     const user = username ? await store.getUserByUsername(username) : undefined;
@@ -115,6 +146,16 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     }
     await store.setInteractionUser(interaction.id, user.id);
     return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`, [cookie]);
+  }
+
+  if (form.get('step') === 'consent' && interaction.userId === null && interaction.upstream) {
+    const decision = form.get('decision');
+    if (decision === 'approve') return forwardUpstream(ctx, interaction);
+    if (decision !== 'deny') throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
+    const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+    if (!consumed) throw expiredInteraction();
+    ctx.config.log({ event: 'consent_denied', client_id: consumed.clientId, provider: interaction.upstream.provider });
+    throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
   }
 
   if (form.get('step') === 'consent') {
@@ -140,5 +181,5 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     ctx.config.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
     return completeAuthorization(ctx, consumed.request, session);
   }
-  throw new OAuthError('invalid_request', 'step must be login or consent').withUserMessage('Unexpected form.');
+  throw new OAuthError('invalid_request', 'step must be login, upstream or consent').withUserMessage('Unexpected form.');
 }

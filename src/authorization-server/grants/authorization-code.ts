@@ -6,7 +6,7 @@ import type { ClientRecord, GrantRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
-import type { IssuedTokens } from '../tokens.js';
+import type { IssuedTokens, TokenFamily } from '../tokens.js';
 import { newRefreshToken } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
 
@@ -14,7 +14,13 @@ import { tokenResponse } from './token-response.js';
  * Issues a code for an approved request: the grant (the family its tokens will belong to) is
  * created now, and the code, stored only as a hash, is bound to everything it must be checked against.
  */
-export async function createAuthorizationCode(ctx: ServerContext, request: AuthorizationRequest, userId: string, authTime: number): Promise<string> {
+export async function createAuthorizationCode(
+  ctx: ServerContext,
+  request: AuthorizationRequest,
+  userId: string,
+  authTime: number,
+  upstreamSessionId: string | null = null,
+): Promise<string> {
   const now = ctx.config.now();
   const code = randomToken(32);
   const grant: GrantRecord = {
@@ -26,6 +32,7 @@ export async function createAuthorizationCode(ctx: ServerContext, request: Autho
     authTime,
     createdAt: now,
     revokedAt: null,
+    upstreamSessionId,
   };
   await ctx.config.store.createGrant(grant);
   await ctx.config.store.saveAuthorizationCode({
@@ -87,15 +94,13 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
 
   // The store consumed the code only while its grant stood, so the grant needs no second read
   // here; a concurrent replay revoking it from now on revokes the tokens issued below with it.
-  const grant: GrantRecord = {
+  const grant: TokenFamily = {
     id: record.grantId,
     clientId: record.clientId,
     userId: record.userId,
     scope: record.scope,
     resource: record.resource,
     authTime: record.authTime,
-    createdAt: record.createdAt,
-    revokedAt: null,
   };
   let refreshToken: string | undefined;
   if (client.grantTypes.includes('refresh_token')) {

@@ -28,6 +28,7 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
     authTime: null,
     createdAt: now,
     revokedAt: null,
+    upstreamSessionId: null,
   };
   await ctx.config.store.createGrant(grant);
   ctx.config.log({ event: 'token_issued', grant_type: 'client_credentials', client_id: client.clientId, grant_id: grant.id });

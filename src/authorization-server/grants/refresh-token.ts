@@ -7,6 +7,7 @@ import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import { newRefreshToken, type IssuedTokens } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
+import { upstreamTokensOfGrant } from '../upstream/session.js';
 
 /**
  * grant_type=refresh_token (OAuth 2.1 §4.3), rotated at every use for every client (RFC 9700
@@ -35,6 +36,11 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
   if (params.has('resource') && resolveResource([params.get('resource')!], ctx.config) !== grant.resource) {
     throw new OAuthError('invalid_target', 'resource is not one this grant covers');
   }
+
+  // Third-party authorization: a grant that rests on an upstream sign-in is honoured only while
+  // the upstream still honours that sign-in (checked before the token is spent, so an upstream
+  // that is down leaves the client's refresh token usable for a retry).
+  if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
 
   // The new refresh token keeps the family's full scope (RFC 6749 §6); only the access token narrows.
   const next = newRefreshToken(ctx.config, grant, record.scope);

@@ -1,10 +1,9 @@
 import { formatScope } from '../../core/scopes.js';
-import type { GrantRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
-import { issueAccessToken, type IssuedTokens } from '../tokens.js';
+import { issueAccessToken, type IssuedTokens, type TokenFamily } from '../tokens.js';
 
 /** Signs the access token for a grant and shapes the token response (RFC 6749 §5.1). */
-export async function tokenResponse(ctx: ServerContext, grant: GrantRecord, scope: string[], refreshToken?: string): Promise<IssuedTokens> {
+export async function tokenResponse(ctx: ServerContext, grant: TokenFamily, scope: string[], refreshToken?: string): Promise<IssuedTokens> {
   const access = await issueAccessToken(ctx.config, ctx.keys, grant, scope, grant.resource);
   const body: IssuedTokens = {
     access_token: access.token,

@@ -1,0 +1,40 @@
+/**
+ * The upstream session behind our grants: its lifetime, and its tokens checked (renewed when they
+ * expire) before we honour a grant that rests on it: at every refresh, and when a tool asks for
+ * the upstream access token. When the upstream refuses, or the session outlived its maximum, the
+ * grant is revoked and the client must send the person through sign-in again.
+ */
+import { OAuthError } from '../../core/errors.js';
+import type { GrantRecord } from '../../store/store.js';
+import type { ServerContext } from '../context.js';
+import { checkUpstream, type UpstreamTokens } from './flow.js';
+
+/** The grant's upstream tokens, current; revokes the grant and throws invalid_grant when the upstream session is over. */
+export async function upstreamTokensOfGrant(ctx: ServerContext, grant: GrantRecord): Promise<UpstreamTokens> {
+  const { store, now, log } = ctx.config;
+  const end = async (reason: string): Promise<never> => {
+    await store.revokeGrant(grant.id, now());
+    log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason });
+    throw new OAuthError('invalid_grant', `${reason}; sign in again`);
+  };
+  const upstream = ctx.config.upstream;
+  if (!upstream || grant.upstreamSessionId === null) return end('the grant rests on an upstream sign-in this server no longer offers');
+  const session = await store.getUpstreamSession(grant.upstreamSessionId);
+  if (!session) return end('the upstream sign-in behind this grant is gone');
+  if (session.expiresAt <= now()) return end('the upstream sign-in behind this grant reached its maximum lifetime');
+  if (!upstream.providers.has(session.provider)) return end(`the upstream provider ${session.provider} is no longer configured`);
+
+  const up = await upstream.providers.get(session.provider);
+  const tokens = JSON.parse(upstream.secretBox.open(session.sealedTokens, session.id)) as UpstreamTokens;
+  const check = await checkUpstream(up, session.subject, tokens, now());
+  if (check.status === 'refused') return end(check.reason);
+  if (check.status === 'renewed') {
+    await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(check.tokens), session.id));
+    return check.tokens;
+  }
+  // Re-seal under the newest key when the operator rotated it, so the old key can be dropped.
+  if (upstream.secretBox.isStale(session.sealedTokens)) {
+    await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(tokens), session.id));
+  }
+  return tokens;
+}

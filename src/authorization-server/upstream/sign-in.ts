@@ -1,0 +1,130 @@
+/**
+ * Third-party authorization, our side (the spec's steps 1–6), in the order a person goes through it:
+ * 1. /authorize validated the client's request completely (nothing goes upstream for a request
+ *    we would refuse) and bound it to this browser;
+ * 2. on the sign-in page the person picks a provider (`chooseUpstream`);
+ * 3. our consent page names the client: every dynamically registered client reaches the provider
+ *    through our one client id, so the person approves each one before anything is forwarded
+ *    (`forwardUpstream`, after approval, sends them upstream with PKCE, state and nonce);
+ * 4. the callback (`finishUpstreamSignIn`) must come back to the browser that started, checks and
+ *    redeems the upstream code, maps the identity to a local user, keeps the upstream tokens sealed
+ *    in an upstream session, and issues our own code, bound to that session, to the client.
+ */
+import { OAuthError } from '../../core/errors.js';
+import { randomToken } from '../../core/secrets.js';
+import type { InteractionRecord, UpstreamSessionRecord } from '../../store/store.js';
+import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
+import type { ResolvedUpstreamConfig } from '../config.js';
+import { rememberConsent } from '../consent.js';
+import type { ServerContext } from '../context.js';
+import { seeOther } from '../http/responses.js';
+import { expiredInteraction, loadInteraction } from '../interactions.js';
+import { startSession } from '../sessions.js';
+import { beginUpstream, finishUpstream, stateHandle, type PendingUpstream, type UpstreamTokens } from './flow.js';
+import { refusalOf } from './policy.js';
+import { upstreamUser } from './users.js';
+
+export function upstreamConfig(ctx: ServerContext): ResolvedUpstreamConfig {
+  if (!ctx.config.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
+  return ctx.config.upstream;
+}
+
+/** Step 2: remembers the provider chosen; the consent page comes next. */
+export async function chooseUpstream(ctx: ServerContext, interaction: InteractionRecord, provider: string): Promise<Response> {
+  const upstream = upstreamConfig(ctx);
+  if (!upstream.providers.has(provider)) {
+    throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
+  }
+  await ctx.config.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
+  return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`);
+}
+
+/** Step 3, once the person approved the client: off to the provider. */
+export async function forwardUpstream(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
+  const upstream = upstreamConfig(ctx);
+  const chosen = interaction.upstream;
+  if (!chosen) throw expiredInteraction();
+  const up = await upstream.providers.get(chosen.provider).catch((error: unknown) => {
+    throw asRedirect(ctx, interaction, error);
+  });
+  const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
+  // The PKCE verifier and nonce are secrets until the callback: kept sealed, bound to this interaction.
+  const sealedPending = upstream.secretBox.seal(JSON.stringify(pending), interaction.id);
+  await ctx.config.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
+  ctx.config.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
+  return seeOther(url.href);
+}
+
+/** Step 4: GET <issuer>/upstream/callback. */
+export async function finishUpstreamSignIn(ctx: ServerContext, request: Request): Promise<Response> {
+  const upstream = upstreamConfig(ctx);
+  const { store, now, log } = ctx.config;
+  const callback = new URL(request.url);
+  const handle = stateHandle(callback);
+  const interaction = handle ? await loadInteraction(ctx, request, handle) : undefined;
+  // No interaction of this browser: an old or forged link, or one opened elsewhere. No code, and
+  // nowhere trusted to send the browser.
+  if (!interaction?.upstream?.sealedPending) throw expiredInteraction();
+  // Single use: a second arrival of the same callback finds nothing.
+  const consumed = await store.consumeInteraction(interaction.id, now());
+  if (!consumed?.upstream?.sealedPending) throw expiredInteraction();
+
+  try {
+    const pending = JSON.parse(upstream.secretBox.open(consumed.upstream.sealedPending, consumed.id)) as PendingUpstream;
+    const up = await upstream.providers.get(pending.providerId);
+    const { identity, tokens } = await finishUpstream(up, upstream.callbackUrl, callback, pending, now());
+    const refusal = await refusalOf(identity, up.id, upstream.policy);
+    if (refusal) {
+      log({ event: 'upstream_refused', provider: up.id, client_id: consumed.clientId });
+      throw new OAuthError('access_denied', refusal);
+    }
+    const user = await upstreamUser(ctx, up.id, identity);
+    const upstreamSession = await createUpstreamSession(ctx, upstream, user.id, up.id, identity.subject, tokens);
+    const { session, cookie } = await startSession(ctx, user.id, upstreamSession.id);
+    log({ event: 'login', user_id: user.id, client_id: consumed.clientId, provider: up.id });
+    // The person approved this client on our consent page before we forwarded them (step 3).
+    await rememberConsent(ctx, user.id, consumed.request);
+    log({ event: 'consent_granted', user_id: user.id, client_id: consumed.clientId });
+    return await completeAuthorization(ctx, consumed.request, session, [cookie]);
+  } catch (error) {
+    throw asRedirect(ctx, consumed, error);
+  }
+}
+
+async function createUpstreamSession(
+  ctx: ServerContext,
+  upstream: ResolvedUpstreamConfig,
+  userId: string,
+  provider: string,
+  subject: string,
+  tokens: UpstreamTokens,
+): Promise<UpstreamSessionRecord> {
+  const now = ctx.config.now();
+  const id = randomToken(16);
+  const record: UpstreamSessionRecord = {
+    id,
+    userId,
+    provider,
+    subject,
+    sealedTokens: upstream.secretBox.seal(JSON.stringify(tokens), id),
+    createdAt: now,
+    expiresAt: now + upstream.sessionTtl,
+  };
+  await ctx.config.store.createUpstreamSession(record);
+  return record;
+}
+
+/**
+ * Errors after /authorize trusted the redirect URI go back to the client with our own code
+ * (access_denied, temporarily_unavailable, server_error), never as a 5xx page the client never sees.
+ */
+function asRedirect(ctx: ServerContext, interaction: InteractionRecord, error: unknown): OAuthError {
+  let oauth: OAuthError;
+  if (error instanceof OAuthError) oauth = error;
+  else {
+    ctx.config.log({ event: 'upstream_error', message: error instanceof Error ? error.message : String(error) });
+    oauth = new OAuthError('server_error', 'the sign-in could not be completed');
+  }
+  if (oauth.redirect) return oauth;
+  return oauth.redirectTo(trustedRedirect(interaction.request, ctx.config.issuer));
+}
