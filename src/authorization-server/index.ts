@@ -14,8 +14,13 @@ import { upstreamCallbackEndpoint } from './endpoints/upstream-callback.js';
 import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import { SigningKeys } from './keys.js';
+import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 
-export type { AuthorizationServerOptions, ResolvedConfig } from './config.js';
+export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
+export type { UpstreamAccess } from './upstream/tool-access.js';
+export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
+export { githubProvider, githubProfile } from './upstream/provider.js';
+export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export { authorizationServerMetadata } from './endpoints/metadata.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { registerClient, registrationResponse } from './clients.js';
@@ -30,6 +35,14 @@ export interface AuthorizationServer {
   handle(request: Request): Promise<Response>;
   config: ResolvedConfig;
   keys: SigningKeys;
+  /**
+   * Third-party authorization, for tools of a context server beside this one: the provider's
+   * access to the person behind one of our access tokens (by its `jti` claim), or null when that
+   * token did not come from an upstream sign-in.
+   */
+  upstreamAccess(jti: string): Promise<UpstreamAccess | null>;
+  /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
+  upstreamReady(): Promise<void>;
 }
 
 /**
@@ -71,5 +84,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
 
   app.notFound(notFound);
 
-  return { app, handle: async (request) => app.fetch(request), config, keys };
+  return {
+    app,
+    handle: async (request) => app.fetch(request),
+    config,
+    keys,
+    upstreamAccess: (jti) => upstreamAccessFor(ctx, jti),
+    upstreamReady: async () => config.upstream?.providers.ready(),
+  };
 }

@@ -1,0 +1,41 @@
+/**
+ * For tools of a context server that runs beside this authorization server: the upstream session
+ * of the grant behind a request, so a tool can call the provider's APIs for the person. The token
+ * the tool is given is the provider's own, current (renewed when it expired); the token the
+ * context server received is never passed on.
+ */
+import { OAuthError } from '../../core/errors.js';
+import type { ServerContext } from '../context.js';
+import { upstreamUserinfo } from './flow.js';
+import { upstreamTokensOfGrant } from './session.js';
+
+export interface UpstreamAccess {
+  /** The provider this person signed in with, and who they are there. */
+  provider: string;
+  /** The provider's access token for this person, current. */
+  accessToken(): Promise<string>;
+  /** The provider's user-info for this person, fetched with that token. */
+  userinfo(): Promise<Record<string, unknown>>;
+}
+
+/**
+ * The upstream access behind one of our access tokens (by its `jti`), or null when its grant did
+ * not come from an upstream sign-in. Throws invalid_grant when the upstream session is over (the
+ * grant is then revoked) and temporarily_unavailable when the provider cannot be reached.
+ */
+export async function upstreamAccessFor(ctx: ServerContext, jti: string): Promise<UpstreamAccess | null> {
+  const { store } = ctx.config;
+  const record = await store.getAccessToken(jti);
+  const grant = record ? await store.getGrant(record.grantId) : undefined;
+  if (!grant || grant.upstreamSessionId === null || !ctx.config.upstream) return null;
+  if (grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the grant behind this token was revoked');
+  const session = await store.getUpstreamSession(grant.upstreamSessionId);
+  if (!session) return null;
+  const providers = ctx.config.upstream.providers;
+  const accessToken = async (): Promise<string> => (await upstreamTokensOfGrant(ctx, grant)).accessToken;
+  return {
+    provider: session.provider,
+    accessToken,
+    userinfo: async () => upstreamUserinfo(await providers.get(session.provider), await accessToken()),
+  };
+}

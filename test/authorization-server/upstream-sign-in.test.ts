@@ -1,0 +1,373 @@
+/**
+ * Third-party authorization end to end through our authorization server, with a real OpenID
+ * provider (node-oidc-provider) upstream: both revisions, a GitHub-style provider, consent before
+ * forwarding, the browser binding at the callback, and the upstream session behind every refresh.
+ * Each defence has a test here that fails when it is removed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { UpstreamOptions } from '../../src/authorization-server/config.js';
+import { githubProfile, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
+import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
+import {
+  ISSUER,
+  REDIRECT_URI,
+  REVISIONS,
+  authorizeUrl,
+  createHarness,
+  jwtClaims,
+  parseForm,
+  pkcePair,
+  postForm,
+  redeemCode,
+  registerClient,
+  type Harness,
+  type TestClient,
+} from '../helpers/harness.js';
+import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
+
+const CALLBACK = `${ISSUER}/upstream/callback`;
+
+/**
+ * A browser that talks to our server in-process and to the provider over HTTP, keeping one cookie
+ * jar per host as browsers do (both are 127.0.0.1, so like a browser it shares them across ports).
+ */
+class TwoSiteBrowser {
+  private cookies = new Map<string, string>();
+  constructor(private readonly h: Harness) {}
+
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const target = new URL(url, ISSUER);
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const request = { ...init, headers, redirect: 'manual' as const };
+    const response = target.origin === ISSUER ? await this.h.request(target.pathname + target.search, request) : await fetch(target, request);
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    return response;
+  }
+
+  submit(url: string, values: Record<string, string>): Promise<Response> {
+    return this.fetch(url, { method: 'POST', body: new URLSearchParams(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+
+  /** Follows redirects until a page (200/4xx) or a URL `stop` accepts. */
+  async follow(response: Response, stop: (url: URL) => boolean): Promise<{ response: Response; url: URL | null }> {
+    let current = response;
+    for (let hop = 0; hop < 15; hop++) {
+      const location = current.headers.get('location');
+      if (!location || current.status < 300 || current.status >= 400) return { response: current, url: null };
+      const url = new URL(location, ISSUER);
+      if (stop(url)) return { response: current, url };
+      current = await this.fetch(url.href);
+    }
+    throw new Error('too many redirects');
+  }
+}
+
+const atClient = (url: URL): boolean => url.href.startsWith(REDIRECT_URI);
+const atUpstream = (idp: TestOidcProvider) => (url: URL): boolean => url.origin === new URL(idp.issuer).origin;
+
+describe('sign-in through an upstream provider', () => {
+  let idp: TestOidcProvider;
+  const key = generateSecretKey();
+  let providerOptions: (idp: TestOidcProvider) => UpstreamProviderOptions[];
+
+  before(async () => {
+    idp = await startOidcProvider({ redirectUris: [CALLBACK] });
+    providerOptions = (p) => [
+      { kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret },
+      {
+        kind: 'oauth2', id: 'hub', name: 'Hub', issuer: 'https://hub.example', clientId: p.clientId, clientSecret: p.clientSecret, scope: 'read:user',
+        authorizationEndpoint: `${p.issuer}/auth`, tokenEndpoint: `${p.issuer}/token`, userinfoEndpoint: `${p.issuer}/api/user`, profile: githubProfile,
+      },
+    ];
+  });
+  after(() => idp.stop());
+  beforeEach(() => idp.decide({ account: 'alice-sub' }));
+
+  function harness(upstream: Partial<UpstreamOptions> = {}): Harness {
+    return createHarness({
+      upstream: { providers: providerOptions(idp), secretBox: new SecretBox(parseSecretKeys(key, 'test')), allowLoopbackHttp: true, ...upstream },
+    });
+  }
+
+  /** /authorize → sign-in page → the provider's button → our consent page (returned, not yet decided). */
+  async function toConsent(h: Harness, browser: TwoSiteBrowser, client: TestClient, provider: string, resource?: string): Promise<{ html: string; verifier: string; csp: string }> {
+    const { verifier, challenge } = pkcePair();
+    const start = await browser.fetch(
+      authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 'client-state', resource }),
+    );
+    assert.equal(start.status, 303);
+    const login = await (await browser.fetch(start.headers.get('location')!)).text();
+    assert.match(login, /Sign in with Corp SSO/);
+    const { action, csrf } = parseForm(login);
+    const chosen = await browser.submit(action, { csrf, step: 'upstream', provider });
+    assert.equal(chosen.status, 303);
+    const consent = await browser.fetch(chosen.headers.get('location')!);
+    assert.equal(consent.status, 200);
+    return { html: await consent.text(), verifier, csp: consent.headers.get('content-security-policy') ?? '' };
+  }
+
+  /** Approves on our consent page and goes through the provider; returns where the browser lands. */
+  async function approveAndSignIn(browser: TwoSiteBrowser, consentHtml: string): Promise<URL> {
+    const { action, csrf } = parseForm(consentHtml);
+    const { url } = await browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), atClient);
+    assert.ok(url, 'the browser should arrive back at the client');
+    return url;
+  }
+
+  async function signedIn(h: Harness, revision: (typeof REVISIONS)[number] = REVISIONS[1], provider = 'corp'): Promise<{ client: TestClient; tokens: Record<string, string>; browser: TwoSiteBrowser }> {
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const { html, verifier } = await toConsent(h, browser, client, provider, revision.resource);
+    const back = await approveAndSignIn(browser, html);
+    const code = back.searchParams.get('code');
+    assert.ok(code, `expected a code, got ${back.href}`);
+    const response = await redeemCode(h, client, code, verifier, { resource: revision.resource });
+    assert.equal(response.status, 200, await response.clone().text());
+    return { client, tokens: (await response.json()) as Record<string, string>, browser };
+  }
+
+  const refresh = (h: Harness, client: TestClient, token: string): Promise<Response> =>
+    postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: token, client_id: client.client_id });
+
+  for (const revision of REVISIONS) {
+    it(`${revision.name}: sign-in upstream, our consent, our code; the token names the local user`, async () => {
+      const h = harness();
+      const { tokens } = await signedIn(h, revision);
+      const claims = jwtClaims(tokens.access_token);
+      const user = await h.store.getUserById(claims.sub as string);
+      assert.equal(user?.username, 'corp:alice');
+      assert.equal(user?.passwordHash, null);
+      assert.deepEqual((await h.store.listUserIdentities()).map((i) => [i.provider, i.subject, i.email]), [['corp', 'alice-sub', 'alice@example.com']]);
+      assert.equal(claims.aud, revision.resource ?? 'http://127.0.0.1:9999/mcp');
+      // The client saw only our tokens: nothing the provider issued is in the response.
+      assert.deepEqual(Object.keys(tokens).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+    });
+  }
+
+  it('a GitHub-style provider: identity from its user API', async () => {
+    const h = harness();
+    const { tokens } = await signedIn(h, REVISIONS[1], 'hub');
+    const user = await h.store.getUserById(jwtClaims(tokens.access_token).sub as string);
+    assert.equal(user?.username, 'hub:alice');
+    const [identity] = await h.store.listUserIdentities();
+    assert.deepEqual([identity?.issuer, identity?.subject], ['https://hub.example', '1001']);
+  });
+
+  it('the second sign-in finds the same local user', async () => {
+    const h = harness();
+    const first = await signedIn(h);
+    const second = await signedIn(h);
+    assert.equal(jwtClaims(first.tokens.access_token).sub, jwtClaims(second.tokens.access_token).sub);
+    assert.equal((await h.store.listUsers()).length, 1);
+  });
+
+  it('consent comes before anything is forwarded: the page names the client and the provider; deny never goes upstream', async () => {
+    const h = harness();
+    const client = await registerClient(h, { client_name: 'Suspicious Tool' });
+    const browser = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
+    assert.match(html, /Authorize Suspicious Tool\?/);
+    assert.match(html, /Next you sign in with <strong>Corp SSO<\/strong>/);
+    const { action, csrf } = parseForm(html);
+    const denied = await browser.submit(action, { csrf, step: 'consent', decision: 'deny' });
+    const location = new URL(denied.headers.get('location')!);
+    assert.ok(atClient(location));
+    assert.equal(location.searchParams.get('error'), 'access_denied');
+    assert.equal(location.searchParams.get('state'), 'client-state');
+  });
+
+  it('the consent page allows its form to lead to the provider (CSP form-action), and only that', async () => {
+    const h = harness();
+    const { csp } = await toConsent(h, new TwoSiteBrowser(h), await registerClient(h), 'corp');
+    assert.match(csp, /form-action 'self' http:\/\/127\.0\.0\.1:33333 (\S+);/);
+    assert.equal(/form-action 'self' \S+ (\S+);/.exec(csp)?.[1], new URL(idp.issuer).origin);
+  });
+
+  it('a callback opened in another browser yields no code (confused deputy)', async () => {
+    const h = harness();
+    const client = await registerClient(h);
+    // The attacker starts a request in their own browser and sends the upstream link to a victim.
+    const attacker = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, attacker, client, 'corp', REVISIONS[1].resource);
+    const { action, csrf } = parseForm(html);
+    const { url: upstreamUrl } = await attacker.follow(await attacker.submit(action, { csrf, step: 'consent', decision: 'approve' }), atUpstream(idp));
+    assert.ok(upstreamUrl);
+    const victim = new TwoSiteBrowser(h);
+    const { response } = await victim.follow(await victim.fetch(upstreamUrl.href), atClient);
+    // The victim's browser reached our callback without the binding cookie of the attacker's request.
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get('location'), null);
+    assert.match(await response.text(), /opened in another browser/);
+    assert.equal((await h.store.listUsers()).length, 0);
+  });
+
+  it('the callback works once: a replayed callback URL finds nothing', async () => {
+    const h = harness();
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
+    const { action, csrf } = parseForm(html);
+    const { url: callback } = await browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), (u) => u.href.startsWith(CALLBACK));
+    assert.ok(callback);
+    const first = await browser.fetch(callback.href);
+    assert.equal(first.status, 303);
+    assert.ok(new URL(first.headers.get('location')!).searchParams.get('code'));
+    const again = await browser.fetch(callback.href);
+    assert.equal(again.status, 400);
+  });
+
+  it('declining at the provider: the client gets access_denied, with its state and our iss', async () => {
+    const h = harness();
+    idp.decide({ deny: true });
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
+    const back = await approveAndSignIn(browser, html);
+    assert.equal(back.searchParams.get('error'), 'access_denied');
+    assert.equal(back.searchParams.get('state'), 'client-state');
+    assert.equal(back.searchParams.get('iss'), ISSUER);
+  });
+
+  it('the provider down at the callback: temporarily_unavailable to the client, never a 5xx page', async () => {
+    const h = harness();
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
+    const { action, csrf } = parseForm(html);
+    const { url: callback } = await browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), (u) => u.href.startsWith(CALLBACK));
+    await idp.stop();
+    try {
+      const response = await browser.fetch(callback!.href);
+      assert.equal(response.status, 303);
+      assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'temporarily_unavailable');
+    } finally {
+      await idp.start();
+    }
+  });
+
+  it('who may sign in: a refused identity gets access_denied and no account', async () => {
+    const h = harness({ policy: { allowDomains: ['other.example'] } });
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
+    const back = await approveAndSignIn(browser, html);
+    assert.equal(back.searchParams.get('error'), 'access_denied');
+    assert.match(back.searchParams.get('error_description') ?? '', /not allowed/);
+    assert.equal((await h.store.listUsers()).length, 0);
+  });
+
+  it('upstream tokens are sealed at rest: unreadable without the key', async () => {
+    const h = harness();
+    const { tokens } = await signedIn(h);
+    const grant = await grantOf(h, tokens.access_token!);
+    const session = await h.store.getUpstreamSession(grant.upstreamSessionId!);
+    assert.ok(session);
+    assert.ok(!session.sealedTokens.includes('.') || session.sealedTokens.startsWith('v1.'));
+    const opened = JSON.parse(new SecretBox(parseSecretKeys(key, 'test')).open(session.sealedTokens, session.id)) as { accessToken: string };
+    assert.ok(opened.accessToken.length > 10);
+    assert.ok(!session.sealedTokens.includes(opened.accessToken));
+    assert.throws(() => new SecretBox(parseSecretKeys(generateSecretKey(), 'other')).open(session.sealedTokens, session.id));
+  });
+
+  async function grantOf(h: Harness, accessToken: string) {
+    const record = await h.store.getAccessToken(jwtClaims(accessToken).jti as string);
+    const grant = await h.store.getGrant(record!.grantId);
+    assert.ok(grant);
+    return grant;
+  }
+
+  describe('the upstream session behind our grant', () => {
+    it('refresh works while the upstream session stands', async () => {
+      const h = harness();
+      const { client, tokens } = await signedIn(h);
+      const response = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(response.status, 200, await response.clone().text());
+    });
+
+    it('the upstream revokes: our refresh fails with invalid_grant and our grant is revoked', async () => {
+      const h = harness();
+      const { client, tokens } = await signedIn(h);
+      const grant = await grantOf(h, tokens.access_token!);
+      const session = await h.store.getUpstreamSession(grant.upstreamSessionId!);
+      const upstreamTokens = JSON.parse(new SecretBox(parseSecretKeys(key, 'test')).open(session!.sealedTokens, session!.id)) as { accessToken: string; refreshToken: string };
+      await idp.revoke(upstreamTokens.accessToken);
+      await idp.revoke(upstreamTokens.refreshToken);
+      const response = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(response.status, 400);
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
+      assert.notEqual((await h.store.getGrant(grant.id))?.revokedAt, null);
+    });
+
+    it('an expired upstream access token is renewed transparently at our refresh', async () => {
+      const h = harness();
+      idp.setAccessTokenTtl(120);
+      try {
+        const { client, tokens } = await signedIn(h);
+        const grant = await grantOf(h, tokens.access_token!);
+        const box = new SecretBox(parseSecretKeys(key, 'test'));
+        const before = JSON.parse(box.open((await h.store.getUpstreamSession(grant.upstreamSessionId!))!.sealedTokens, grant.upstreamSessionId!)) as { accessToken: string };
+        h.clock.now += 300;
+        const response = await refresh(h, client, tokens.refresh_token!);
+        assert.equal(response.status, 200, await response.clone().text());
+        const after = JSON.parse(box.open((await h.store.getUpstreamSession(grant.upstreamSessionId!))!.sealedTokens, grant.upstreamSessionId!)) as { accessToken: string };
+        assert.notEqual(after.accessToken, before.accessToken);
+      } finally {
+        idp.setAccessTokenTtl(3600);
+      }
+    });
+
+    it('the provider down at our refresh: temporarily_unavailable, the grant kept and the refresh token still good', async () => {
+      const h = harness();
+      const { client, tokens } = await signedIn(h);
+      await idp.stop();
+      try {
+        const response = await refresh(h, client, tokens.refresh_token!);
+        assert.equal(response.status, 503);
+      } finally {
+        await idp.start();
+      }
+      const retry = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(retry.status, 200, await retry.clone().text());
+    });
+
+    it('past the upstream session lifetime: refresh refused, grant revoked, and the browser must sign in upstream again', async () => {
+      const h = harness({ sessionTtl: 3600 });
+      const { client, tokens, browser } = await signedIn(h);
+      h.clock.now += 3601;
+      const response = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(response.status, 400);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /maximum lifetime/);
+      // The browser's session rested on the same upstream sign-in: /authorize asks again.
+      const again = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+      assert.match(again.headers.get('location') ?? '', /\/interaction\//);
+    });
+  });
+
+  it('local users off: the sign-in page has only the providers, and a password post is refused', async () => {
+    const h = harness({ localUsers: false });
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+    const html = await (await browser.fetch(start.headers.get('location')!)).text();
+    assert.doesNotMatch(html, /name="password"/);
+    const { action, csrf } = parseForm(html);
+    const refused = await browser.submit(action, { csrf, step: 'login', username: 'x', password: 'y' });
+    assert.equal(refused.status, 400);
+  });
+
+  it('a request we would refuse never reaches the sign-in page, so nothing goes upstream for it', async () => {
+    const h = harness();
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const response = await browser.fetch(
+      authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', resource: 'https://elsewhere.example/mcp' }),
+    );
+    assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'invalid_target');
+  });
+});
