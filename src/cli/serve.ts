@@ -9,7 +9,9 @@ import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '.
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
-import { nowSeconds, openStore } from './data.js';
+import { dataFolder, nowSeconds, openStore } from './data.js';
+import { loadSecretBox } from './secret-key.js';
+import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
 import { CliError, usageError } from './errors.js';
 
 export const SERVE_HELP = `context-auth serve [options]
@@ -22,7 +24,9 @@ export const SERVE_HELP = `context-auth serve [options]
   --access-token-ttl S     access token lifetime in seconds (default 600)
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
-  --quiet                  no audit log lines on stderr`;
+  --quiet                  no audit log lines on stderr
+Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
+${UPSTREAM_HELP}`;
 
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -60,6 +64,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     registration: { type: 'string' },
     'access-token-ttl': { type: 'string' },
     quiet: { type: 'boolean' },
+    ...UPSTREAM_OPTIONS,
   } }, allowPositionals: true, strict: true }),
   );
   if (values.help) return print(SERVE_HELP);
@@ -78,6 +83,13 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError(`Refusing plain http on ${host}: give --tls-cert/--tls-key, or an https --issuer when a proxy terminates TLS.`);
   }
   if (!loopback && !values.issuer) throw new CliError(`Give --issuer, the public URL clients reach this server at, when listening on ${host}.`);
+
+  // Upstream sign-in is read before anything starts, so a bad flag stops us with nothing open.
+  const sharedStore = Boolean(values.store ?? process.env.CONTEXT_AUTH_STORE);
+  const upstream = wantsUpstream(values)
+    ? upstreamOptions(values, loadSecretBox({ dataFolder: sharedStore ? null : dataFolder(values.data) }).box)
+    : undefined;
+  if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
 
   const { store, location } = await openStore(values);
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
@@ -116,8 +128,10 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
   }
   const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
-  const authorizationServer = createAuthorizationServer({ issuer, store, resources, registration, accessTokenTtl, log });
+  const authorizationServer = createAuthorizationServer({ issuer, store, resources, registration, accessTokenTtl, log, ...(upstream ? { upstream } : {}) });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
+  // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
+  await authorizationServer.upstreamReady().catch((error: unknown) => process.stderr.write(`warning: ${(error as Error).message}\n`));
 
   const app = new Hono();
   app.route('/', authorizationServer.app);
@@ -131,7 +145,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
   });
   honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection);
+  mountDemoMcpServer(app, '/mcp', protection, { upstream: upstream ? (auth) => authorizationServer.upstreamAccess(String(auth.claims.jti ?? '')) : undefined });
   app.notFound(notFound);
   handler = (request) => app.fetch(request);
 
@@ -146,7 +160,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   mcp server    ${defaultResource}
   resource md   ${protection.metadataUrl}
   store         ${location}
-  registration  ${typeof registration === 'string' ? registration : 'initial access token'}
+  registration  ${typeof registration === 'string' ? registration : 'initial access token'}${upstreamBanner(authorizationServer.config)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await new Promise<void>((resolve) => {
@@ -168,4 +182,13 @@ function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer
   } catch (error) {
     throw new CliError(`Cannot read the TLS files: ${(error as Error).message}`);
   }
+}
+
+/** The providers and the callback URL the operator registers at each of them. */
+function upstreamBanner(config: ReturnType<typeof createAuthorizationServer>['config']): string {
+  if (!config.upstream) return '';
+  const providers = config.upstream.providers.list().map((p) => `${p.name} (${p.id})`).join(', ');
+  return `
+  sign-in       ${providers}${config.upstream.localUsers ? ', local passwords' : ''}
+  callback      ${config.upstream.callbackUrl}   (register this redirect URI at each provider)`;
 }

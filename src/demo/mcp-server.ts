@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { toMcpAuthInfo, type ProtectedResource } from '../resource-server/index.js';
+import { toMcpAuthInfo, type ProtectedResource, type VerifiedToken } from '../resource-server/index.js';
 
 /** The scope every request to the demo needs, and the extra one its admin tool needs (for 403 and step-up). */
 export const BASE_SCOPE = 'mcp:tools';
@@ -11,8 +11,29 @@ const TOOL_SCOPES: Record<string, string[]> = { admin_report: [BASE_SCOPE, ADMIN
 
 const startedAt = Date.now();
 
-/** The demo MCP server: `whoami` shows who the token says you are; `admin_report` needs mcp:admin. */
-export function createDemoMcpServer(): McpServer {
+/**
+ * What a tool may do at the upstream identity provider for the person behind a request (see
+ * AuthorizationServer.upstreamAccess): the provider's own token, never the one we received.
+ */
+export interface DemoUpstreamAccess {
+  provider: string;
+  identity: { subject: string; email: string | null; name: string | null };
+  userinfo(): Promise<Record<string, unknown>>;
+}
+
+export interface DemoOptions {
+  /** The upstream access behind a verified token, when the person signed in through a provider. */
+  upstream?: ((auth: VerifiedToken) => Promise<DemoUpstreamAccess | null>) | undefined;
+}
+
+const text = (value: Record<string, unknown>) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value) }], structuredContent: value });
+
+/**
+ * The demo MCP server: `whoami` shows who the token says you are (and, after an upstream
+ * sign-in, who you are there); `admin_report` needs mcp:admin; `upstream_userinfo` calls the
+ * identity provider's user-info for you with its own token.
+ */
+export function createDemoMcpServer(upstream: DemoUpstreamAccess | Error | null = null): McpServer {
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
   server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, (extra) => {
     const auth = extra.authInfo;
@@ -21,8 +42,18 @@ export function createDemoMcpServer(): McpServer {
       client_id: auth?.clientId ?? null,
       scopes: auth?.scopes ?? [],
       resource: auth?.resource?.href ?? null,
+      ...(upstream instanceof Error ? { upstream_error: upstream.message } : upstream ? { upstream: { provider: upstream.provider, ...upstream.identity } } : {}),
     };
-    return { content: [{ type: 'text', text: JSON.stringify(identity) }], structuredContent: identity };
+    return text(identity);
+  });
+  server.registerTool('upstream_userinfo', { description: 'Your profile at the identity provider you signed in with, fetched for you with its own token.' }, async () => {
+    if (!upstream) return { isError: true, content: [{ type: 'text', text: 'you did not sign in through an identity provider' }] };
+    if (upstream instanceof Error) return { isError: true, content: [{ type: 'text', text: upstream.message }] };
+    try {
+      return text({ provider: upstream.provider, userinfo: await upstream.userinfo() });
+    } catch (error) {
+      return { isError: true, content: [{ type: 'text', text: `the identity provider refused: ${(error as Error).message}` }] };
+    }
   });
   server.registerTool('admin_report', { description: `Server facts for operators; needs the ${ADMIN_SCOPE} scope.` }, (extra) => {
     // The route already refused tokens without the scope; checking again keeps the tool safe if mounted elsewhere.
@@ -52,7 +83,7 @@ function scopesForBody(body: unknown): string[] {
  * request is read; then the tools it calls decide whether a wider scope is needed (403 with the
  * scopes to step up to). The received token is never passed on to anything upstream.
  */
-export function mountDemoMcpServer(app: Hono, path: string, protection: ProtectedResource): void {
+export function mountDemoMcpServer(app: Hono, path: string, protection: ProtectedResource, options: DemoOptions = {}): void {
   app.use(
     path,
     cors({
@@ -81,7 +112,9 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
       if (!stepUp.ok) return stepUp.response;
     }
     // Stateless: a fresh server and transport per request, so any replica can answer any request.
-    const server = createDemoMcpServer();
+    // An upstream session that ended shows in the tools that need it, not as a failed request.
+    const upstream = options.upstream ? await options.upstream(base.auth).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
+    const server = createDemoMcpServer(upstream);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -10,8 +10,10 @@ import { upstreamUserinfo } from './flow.js';
 import { upstreamTokensOfGrant } from './session.js';
 
 export interface UpstreamAccess {
-  /** The provider this person signed in with, and who they are there. */
+  /** The provider this person signed in with. */
   provider: string;
+  /** Who they are there, as recorded at their sign-in. */
+  identity: { subject: string; email: string | null; name: string | null };
   /** The provider's access token for this person, current. */
   accessToken(): Promise<string>;
   /** The provider's user-info for this person, fetched with that token. */
@@ -32,9 +34,11 @@ export async function upstreamAccessFor(ctx: ServerContext, jti: string): Promis
   const session = await store.getUpstreamSession(grant.upstreamSessionId);
   if (!session) return null;
   const providers = ctx.config.upstream.providers;
+  const recorded = (await store.listUserIdentities({ userId: session.userId })).find((i) => i.provider === session.provider && i.subject === session.subject);
   const accessToken = async (): Promise<string> => (await upstreamTokensOfGrant(ctx, grant)).accessToken;
   return {
     provider: session.provider,
+    identity: { subject: session.subject, email: recorded?.email ?? null, name: recorded?.name ?? null },
     accessToken,
     userinfo: async () => upstreamUserinfo(await providers.get(session.provider), await accessToken()),
   };
