@@ -2,6 +2,58 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+// ---------------------------------------------------------------------------------------------
+// Layering (DESIGN.md §2), checked on every `npm test`: data flows one way, and a layer that
+// reaches up or sideways fails the lint. One `no-restricted-imports` entry per folder, because a
+// later flat-config entry replaces an earlier one's options rather than adding to them.
+
+const FRAMEWORKS = ['hono', 'hono/*', '@hono/*', 'express', '@modelcontextprotocol/*'];
+const DRIVERS = ['better-sqlite3', 'pg'];
+
+/** A relative import into one of `folders` (siblings of the importing file's top folder). */
+const into = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`, message });
+const packages = (names, message) => ({ group: names, message });
+
+/** What the CLI, the benchmarks and the conformance entry may import: the package's public entry points. */
+const PUBLIC_ENTRY = '(authorization-server|resource-server|client|core|store)/index\\.js$|store/(sqlite|postgres)\\.js$';
+const onlyPublic = (prefix, extra = '') => ({
+  regex: `^${prefix}(?!${PUBLIC_ENTRY}${extra})`,
+  message: 'import the public entry point (index.js, store/sqlite.js, store/postgres.js), as a user of the package would',
+});
+
+const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+
+const layering = [
+  restrict(['src/core/**'], [
+    packages([...FRAMEWORKS, ...DRIVERS], 'core is pure protocol: no HTTP framework, no database driver'),
+    into(['store', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'core sits below everything; it imports nothing of ours but core'),
+  ]),
+  restrict(['src/store/**'], [
+    packages(FRAMEWORKS, 'the store knows nothing of HTTP'),
+    into(['authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
+  ]),
+  restrict(['src/authorization-server/**'], [
+    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core'),
+  ]),
+  // Endpoints are assembled from checks, grants and http helpers, never from each other.
+  restrict(['src/authorization-server/endpoints/**'], [
+    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core'),
+    { regex: '^\\./', message: 'no endpoint imports another: move what they share below the endpoints' },
+  ]),
+  restrict(['src/resource-server/**'], [
+    packages(DRIVERS, 'the resource server needs no database'),
+    into(['authorization-server', 'client', 'store', 'cli', 'demo'], 'the resource server is a role of its own; share code through core'),
+  ]),
+  restrict(['src/client/**'], [
+    packages(['hono', 'hono/*', '@hono/*', 'express', ...DRIVERS], 'the client runs without a server framework or a database'),
+    into(['authorization-server', 'resource-server', 'store', 'cli', 'demo'], 'the client is a role of its own; share code through core'),
+  ]),
+  restrict(['src/demo/**'], [onlyPublic('\\.\\./')]),
+  // The CLI is a thin shell over the public APIs (plus the demo server it runs).
+  restrict(['src/cli/**'], [onlyPublic('\\.\\./', '|demo/')]),
+  restrict(['bench/**', 'conformance/**'], [onlyPublic('\\.\\./src/')]),
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/'] },
   js.configs.recommended,
@@ -21,4 +73,5 @@ export default tseslint.config(
     files: ['src/cli/**', 'bench/**', 'test/**', 'conformance/**'],
     rules: { 'no-console': 'off' },
   },
+  ...layering,
 );

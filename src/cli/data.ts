@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openPostgresStore } from '../store/postgres.js';
 import { openSqliteStore } from '../store/sqlite.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/index.js';
 import { CliError } from './errors.js';
 
 export const DATABASE_FILE = 'context-auth.db';

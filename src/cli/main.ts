@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
 import { ClientError } from '../client/index.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { StoreUnavailableError } from '../store/index.js';
 import { print } from './args.js';
 import { CLIENTS_HELP, clientsCommand } from './clients.js';
 import { CONSENTS_HELP, consentsCommand } from './consents.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../core/index.js';
-import { StoreConflictError } from '../store/store.js';
+import { StoreConflictError } from '../store/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';

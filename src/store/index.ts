@@ -1,4 +1,7 @@
+/**
+ * `context-auth/store`: the interface, its errors and the in-memory store. The SQL stores have
+ * entry points of their own, `context-auth/store/sqlite` and `context-auth/store/postgres`, so
+ * importing one never loads the other's native driver.
+ */
 export * from './store.js';
 export { createMemoryStore } from './memory.js';
-export { openSqliteStore } from './sqlite.js';
-export { openPostgresStore, type PostgresStoreOptions } from './postgres.js';

@@ -6,6 +6,7 @@
  */
 import {
   StoreConflictError,
+  explainConsumeFailure,
   type AccessTokenRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
@@ -196,11 +197,8 @@ export function createMemoryStore(): Store {
     },
     async consumeAuthorizationCode(codeHash, now) {
       const code = codes.get(codeHash);
-      if (!code) return { status: 'missing' };
-      if (code.consumedAt !== null) return { status: 'replayed', record: copy(code) };
-      if (code.expiresAt <= now) return { status: 'expired', record: copy(code) };
-      const grant = grants.get(code.grantId);
-      if (grant && grant.revokedAt !== null) return { status: 'revoked', record: copy(code) };
+      const grantRevoked = code !== undefined && (grants.get(code.grantId)?.revokedAt ?? null) !== null;
+      if (!code || code.consumedAt !== null || code.expiresAt <= now || grantRevoked) return explainConsumeFailure(copy(code), now);
       code.consumedAt = now;
       return { status: 'ok', record: copy(code) };
     },
@@ -214,11 +212,8 @@ export function createMemoryStore(): Store {
     },
     async rotateRefreshToken(oldHash, next, now) {
       const old = refreshTokens.get(oldHash);
-      if (!old) return { status: 'missing' };
-      if (old.consumedAt !== null) return { status: 'replayed', record: copy(old) };
-      if (old.expiresAt <= now) return { status: 'expired', record: copy(old) };
-      const revokedAt = grants.get(old.grantId)?.revokedAt ?? null;
-      if (revokedAt !== null) return { status: 'revoked', record: copy(old) };
+      const grantRevoked = old !== undefined && (grants.get(old.grantId)?.revokedAt ?? null) !== null;
+      if (!old || old.consumedAt !== null || old.expiresAt <= now || grantRevoked) return explainConsumeFailure(copy(old), now);
       // Validate the insert before consuming, as the SQLite transaction would roll back.
       requireRef(grants, next.grantId, 'grant');
       if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);

@@ -1,31 +1,22 @@
 /**
  * The PostgreSQL store (node-postgres), so several `context-auth serve` replicas can share one
- * database. Same semantics, orderings and error mapping as the SQLite store (sqlite.ts).
+ * database: the driver of the shared SQL store (sql/sql-store.ts) over a connection pool, with the
+ * same semantics, orderings and error mapping as the SQLite store.
  *
  * Concurrency: the replicas (and the connections of one pool) race each other for real here, so
- * single use lives in the SQL itself — a conditional `UPDATE … RETURNING` or `DELETE … RETURNING`
- * that PostgreSQL re-checks against the latest row version when two of them meet, never a read
- * followed by a write. Changes spanning statements run in one transaction; signing key changes
- * and migrations additionally hold a transaction-scoped advisory lock, so concurrent callers in
+ * single use lives in the SQL itself (sql/statements.ts), never a read followed by a write.
+ * Programs that span statements run in one transaction on one connection; signing key changes
+ * and migrations also hold a transaction-scoped advisory lock, so concurrent callers in
  * different processes run one after the other.
  */
 import pg from 'pg';
-import { MIGRATION_LOCK, SIGNING_KEY_LOCK, postgresMigrations } from './migrations/postgres.js';
-import {
-  StoreConflictError,
-  StoreUnavailableError,
-  type AccessTokenRecord,
-  type AuthorizationCodeRecord,
-  type ClientRecord,
-  type ConsentRecord,
-  type GrantRecord,
-  type InteractionRecord,
-  type RefreshTokenRecord,
-  type SessionRecord,
-  type SigningKeyRecord,
-  type Store,
-  type UserRecord,
-} from './store.js';
+import { migrationDdl, postgres, render, type Statement } from './sql/dialect.js';
+import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
+import { sqlStore, type Program, type Step } from './sql/sql-store.js';
+import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
+
+/** Advisory lock key held while migrating (any constant unique to this package will do). */
+const MIGRATION_LOCK = 7_016_336_241_620_180_001n;
 
 export interface PostgresStoreOptions {
   /** `postgresql://user:password@host:5432/database?sslmode=…` (anything node-postgres accepts). */
@@ -37,357 +28,6 @@ export interface PostgresStoreOptions {
   /** Server-side `statement_timeout` (default 10 000 ms). */
   statementTimeoutMs?: number;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Rows (snake_case, as stored) and their mapping to records. bigint columns arrive as numbers
-// (the pool's own type parser, below), booleans as booleans and jsonb as fresh parsed values, so
-// every record returned is a new object the caller may mutate.
-
-type ClientRow = {
-  client_id: string;
-  client_secret_hash: string | null;
-  token_endpoint_auth_method: string;
-  redirect_uris: string[];
-  grant_types: string[];
-  response_types: string[];
-  client_name: string | null;
-  scope: string | null;
-  metadata: Record<string, unknown>;
-  can_introspect: boolean;
-  registered_by: string;
-  created_at: number;
-};
-
-type UserRow = {
-  id: string;
-  username: string;
-  password_hash: string;
-  created_at: number;
-};
-
-type InteractionRow = {
-  id: string;
-  client_id: string;
-  request: InteractionRecord['request'];
-  browser_binding_hash: string;
-  csrf_token: string;
-  user_id: string | null;
-  created_at: number;
-  expires_at: number;
-};
-
-type SessionRow = {
-  id_hash: string;
-  user_id: string;
-  auth_time: number;
-  created_at: number;
-  expires_at: number;
-};
-
-type ConsentRow = {
-  user_id: string;
-  client_id: string;
-  resource: string;
-  scope: string[];
-  created_at: number;
-  updated_at: number;
-};
-
-type GrantRow = {
-  id: string;
-  client_id: string;
-  user_id: string | null;
-  scope: string[];
-  resource: string;
-  auth_time: number | null;
-  created_at: number;
-  revoked_at: number | null;
-};
-
-type CodeRow = {
-  code_hash: string;
-  grant_id: string;
-  client_id: string;
-  user_id: string;
-  redirect_uri: string;
-  redirect_uri_provided: boolean;
-  code_challenge: string;
-  scope: string[];
-  resource: string;
-  auth_time: number;
-  created_at: number;
-  expires_at: number;
-  consumed_at: number | null;
-};
-
-type RefreshTokenRow = {
-  token_hash: string;
-  grant_id: string;
-  client_id: string;
-  scope: string[];
-  created_at: number;
-  expires_at: number;
-  consumed_at: number | null;
-};
-
-type AccessTokenRow = {
-  jti: string;
-  grant_id: string;
-  client_id: string;
-  expires_at: number;
-  revoked_at: number | null;
-};
-
-type SigningKeyRow = {
-  kid: string;
-  alg: string;
-  private_jwk: string;
-  public_jwk: string;
-  status: string;
-  created_at: number;
-};
-
-/**
- * jsonb parameters go in as JSON text: node-postgres would turn a JS array into a PostgreSQL
- * array literal, not JSON.
- */
-const json = (value: unknown): string => JSON.stringify(value);
-
-/** A record as the positional parameters of its INSERT, in the order of its column list. */
-type Params = unknown[];
-
-const CLIENT_COLUMNS = [
-  'client_id', 'client_secret_hash', 'token_endpoint_auth_method', 'redirect_uris', 'grant_types', 'response_types',
-  'client_name', 'scope', 'metadata', 'can_introspect', 'registered_by', 'created_at',
-] as const;
-const clientParams = (c: ClientRecord): Params => [
-  c.clientId, c.clientSecretHash, c.tokenEndpointAuthMethod, json(c.redirectUris), json(c.grantTypes), json(c.responseTypes),
-  c.clientName, c.scope, json(c.metadata), c.canIntrospect, c.registeredBy, c.createdAt,
-];
-const clientFromRow = (r: ClientRow): ClientRecord => ({
-  clientId: r.client_id,
-  clientSecretHash: r.client_secret_hash,
-  tokenEndpointAuthMethod: r.token_endpoint_auth_method as ClientRecord['tokenEndpointAuthMethod'],
-  redirectUris: r.redirect_uris,
-  grantTypes: r.grant_types as ClientRecord['grantTypes'],
-  responseTypes: r.response_types,
-  clientName: r.client_name,
-  scope: r.scope,
-  metadata: r.metadata,
-  canIntrospect: r.can_introspect,
-  registeredBy: r.registered_by as ClientRecord['registeredBy'],
-  createdAt: r.created_at,
-});
-
-const USER_COLUMNS = ['id', 'username', 'password_hash', 'created_at'] as const;
-const userParams = (u: UserRecord): Params => [u.id, u.username, u.passwordHash, u.createdAt];
-const userFromRow = (r: UserRow): UserRecord => ({
-  id: r.id,
-  username: r.username,
-  passwordHash: r.password_hash,
-  createdAt: r.created_at,
-});
-
-const INTERACTION_COLUMNS = ['id', 'client_id', 'request', 'browser_binding_hash', 'csrf_token', 'user_id', 'created_at', 'expires_at'] as const;
-const interactionParams = (i: InteractionRecord): Params => [
-  i.id, i.clientId, json(i.request), i.browserBindingHash, i.csrfToken, i.userId, i.createdAt, i.expiresAt,
-];
-const interactionFromRow = (r: InteractionRow): InteractionRecord => ({
-  id: r.id,
-  clientId: r.client_id,
-  request: r.request,
-  browserBindingHash: r.browser_binding_hash,
-  csrfToken: r.csrf_token,
-  userId: r.user_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-});
-
-const SESSION_COLUMNS = ['id_hash', 'user_id', 'auth_time', 'created_at', 'expires_at'] as const;
-const sessionParams = (s: SessionRecord): Params => [s.idHash, s.userId, s.authTime, s.createdAt, s.expiresAt];
-const sessionFromRow = (r: SessionRow): SessionRecord => ({
-  idHash: r.id_hash,
-  userId: r.user_id,
-  authTime: r.auth_time,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-});
-
-const CONSENT_COLUMNS = ['user_id', 'client_id', 'resource', 'scope', 'created_at', 'updated_at'] as const;
-const consentParams = (c: ConsentRecord): Params => [c.userId, c.clientId, c.resource, json(c.scope), c.createdAt, c.updatedAt];
-const consentFromRow = (r: ConsentRow): ConsentRecord => ({
-  userId: r.user_id,
-  clientId: r.client_id,
-  resource: r.resource,
-  scope: r.scope,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const GRANT_COLUMNS = ['id', 'client_id', 'user_id', 'scope', 'resource', 'auth_time', 'created_at', 'revoked_at'] as const;
-const grantParams = (g: GrantRecord): Params => [g.id, g.clientId, g.userId, json(g.scope), g.resource, g.authTime, g.createdAt, g.revokedAt];
-const grantFromRow = (r: GrantRow): GrantRecord => ({
-  id: r.id,
-  clientId: r.client_id,
-  userId: r.user_id,
-  scope: r.scope,
-  resource: r.resource,
-  authTime: r.auth_time,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
-
-const CODE_COLUMNS = [
-  'code_hash', 'grant_id', 'client_id', 'user_id', 'redirect_uri', 'redirect_uri_provided', 'code_challenge',
-  'scope', 'resource', 'auth_time', 'created_at', 'expires_at', 'consumed_at',
-] as const;
-const codeParams = (c: AuthorizationCodeRecord): Params => [
-  c.codeHash, c.grantId, c.clientId, c.userId, c.redirectUri, c.redirectUriProvided, c.codeChallenge,
-  json(c.scope), c.resource, c.authTime, c.createdAt, c.expiresAt, c.consumedAt,
-];
-const codeFromRow = (r: CodeRow): AuthorizationCodeRecord => ({
-  codeHash: r.code_hash,
-  grantId: r.grant_id,
-  clientId: r.client_id,
-  userId: r.user_id,
-  redirectUri: r.redirect_uri,
-  redirectUriProvided: r.redirect_uri_provided,
-  codeChallenge: r.code_challenge,
-  scope: r.scope,
-  resource: r.resource,
-  authTime: r.auth_time,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  consumedAt: r.consumed_at,
-});
-
-const REFRESH_COLUMNS = ['token_hash', 'grant_id', 'client_id', 'scope', 'created_at', 'expires_at', 'consumed_at'] as const;
-const refreshParams = (t: RefreshTokenRecord): Params => [
-  t.tokenHash, t.grantId, t.clientId, json(t.scope), t.createdAt, t.expiresAt, t.consumedAt,
-];
-const refreshFromRow = (r: RefreshTokenRow): RefreshTokenRecord => ({
-  tokenHash: r.token_hash,
-  grantId: r.grant_id,
-  clientId: r.client_id,
-  scope: r.scope,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  consumedAt: r.consumed_at,
-});
-
-const ACCESS_COLUMNS = ['jti', 'grant_id', 'client_id', 'expires_at', 'revoked_at'] as const;
-const accessParams = (t: AccessTokenRecord): Params => [t.jti, t.grantId, t.clientId, t.expiresAt, t.revokedAt];
-const accessFromRow = (r: AccessTokenRow): AccessTokenRecord => ({
-  jti: r.jti,
-  grantId: r.grant_id,
-  clientId: r.client_id,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
-});
-
-const KEY_COLUMNS = ['kid', 'alg', 'private_jwk', 'public_jwk', 'status', 'created_at'] as const;
-const keyParams = (k: SigningKeyRecord): Params => [k.kid, k.alg, k.privateJwk, k.publicJwk, k.status, k.createdAt];
-const keyFromRow = (r: SigningKeyRow): SigningKeyRecord => ({
-  kid: r.kid,
-  alg: r.alg,
-  privateJwk: r.private_jwk,
-  publicJwk: r.public_jwk,
-  status: r.status as SigningKeyRecord['status'],
-  createdAt: r.created_at,
-});
-
-/** `INSERT INTO table (a, b) VALUES ($1, $2)` for a list of columns. */
-function insertSql(table: string, columns: readonly string[]): string {
-  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Statements. Orderings compare with COLLATE "C" (byte order), like SQLite's BINARY collation,
-// whatever the database's locale. Times compared with arithmetic are cast to bigint explicitly.
-
-const SQL = {
-  insertClient: insertSql('clients', CLIENT_COLUMNS),
-  getClient: 'SELECT * FROM clients WHERE client_id = $1',
-  listClients: 'SELECT * FROM clients ORDER BY created_at, client_id COLLATE "C"',
-  deleteClient: 'DELETE FROM clients WHERE client_id = $1',
-
-  insertUser: insertSql('users', USER_COLUMNS),
-  getUserById: 'SELECT * FROM users WHERE id = $1',
-  getUserByUsername: 'SELECT * FROM users WHERE username = $1',
-  listUsers: 'SELECT * FROM users ORDER BY username COLLATE "C"',
-  deleteUser: 'DELETE FROM users WHERE username = $1',
-
-  insertInteraction: insertSql('interactions', INTERACTION_COLUMNS),
-  getInteraction: 'SELECT * FROM interactions WHERE id = $1 AND expires_at > $2',
-  setInteractionUser: 'UPDATE interactions SET user_id = $1 WHERE id = $2',
-  consumeInteraction: 'DELETE FROM interactions WHERE id = $1 AND expires_at > $2 RETURNING *',
-
-  insertSession: insertSql('sessions', SESSION_COLUMNS),
-  getSession: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > $2',
-  deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
-
-  getConsent: 'SELECT * FROM consents WHERE user_id = $1 AND client_id = $2 AND resource = $3',
-  // One statement, so concurrent widenings of the same consent both land: the conflicting insert
-  // locks the row and merges with its latest version. Scope values are ASCII (RFC 6749 §3.3),
-  // where byte order is JS's default sort order.
-  upsertConsent: `${insertSql('consents', CONSENT_COLUMNS)}
-    ON CONFLICT (user_id, client_id, resource) DO UPDATE SET
-      scope = (
-        SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb)
-        FROM (SELECT DISTINCT jsonb_array_elements_text(consents.scope || excluded.scope) AS value) AS merged
-      ),
-      updated_at = excluded.updated_at`,
-  listConsents: `SELECT * FROM consents
-    WHERE ($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR client_id = $2)
-    ORDER BY user_id COLLATE "C", client_id COLLATE "C", resource COLLATE "C"`,
-  deleteConsents: 'DELETE FROM consents WHERE user_id = $1 AND client_id = $2',
-  revokeGrantsOf: 'UPDATE grants SET revoked_at = $1 WHERE user_id = $2 AND client_id = $3 AND revoked_at IS NULL',
-
-  insertGrant: insertSql('grants', GRANT_COLUMNS),
-  getGrant: 'SELECT * FROM grants WHERE id = $1',
-  revokeGrant: 'UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
-
-  insertCode: insertSql('authorization_codes', CODE_COLUMNS),
-  getCode: 'SELECT * FROM authorization_codes WHERE code_hash = $1',
-  consumeCode: `UPDATE authorization_codes SET consumed_at = $1
-    WHERE code_hash = $2 AND consumed_at IS NULL AND expires_at > $1
-      AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = authorization_codes.grant_id AND g.revoked_at IS NOT NULL)
-    RETURNING *`,
-
-  insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
-  getRefresh: 'SELECT * FROM refresh_tokens WHERE token_hash = $1',
-  // The grant check sits in the same statement, so a revoked grant's token is left unconsumed.
-  consumeRefresh: `UPDATE refresh_tokens SET consumed_at = $1
-    WHERE token_hash = $2 AND consumed_at IS NULL AND expires_at > $1
-      AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = refresh_tokens.grant_id AND g.revoked_at IS NOT NULL)
-    RETURNING *`,
-
-  insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
-  getAccess: 'SELECT * FROM access_tokens WHERE jti = $1',
-  revokeAccess: 'UPDATE access_tokens SET revoked_at = $1 WHERE jti = $2 AND revoked_at IS NULL',
-
-  // seq breaks ties between keys created in the same second: the later insert is newer.
-  listKeys: 'SELECT * FROM signing_keys ORDER BY created_at DESC, seq DESC',
-  lockKeys: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
-  getCurrentKey: `SELECT * FROM signing_keys WHERE status = 'current'`,
-  insertKey: insertSql('signing_keys', KEY_COLUMNS),
-  retirePreviousKey: `UPDATE signing_keys SET status = 'retired' WHERE status = 'previous'`,
-  demoteCurrentKey: `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`,
-
-  sweep: [
-    'DELETE FROM authorization_codes WHERE expires_at <= $1',
-    'DELETE FROM refresh_tokens WHERE expires_at <= $1',
-    'DELETE FROM access_tokens WHERE expires_at <= $1',
-    'DELETE FROM sessions WHERE expires_at <= $1',
-    'DELETE FROM interactions WHERE expires_at <= $1',
-    // Grants last, once their codes and tokens are gone. The 60 s margin spares a grant created
-    // just now whose first code or token is about to be saved.
-    `DELETE FROM grants WHERE created_at < $1::bigint - 60
-       AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = grants.id)
-       AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)
-       AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.grant_id = grants.id)`,
-  ],
-} as const;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -496,13 +136,10 @@ async function migrate(client: pg.PoolClient): Promise<void> {
     );
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM context_auth_migrations');
     const version = rows[0]?.version ?? 0;
-    if (version > postgresMigrations.length) {
-      throw new Error(`database schema version ${version} is newer than this code knows (${postgresMigrations.length})`);
-    }
-    for (const [index, sql] of postgresMigrations.entries()) {
-      if (index < version) continue;
-      await client.query(sql);
-      await client.query('INSERT INTO context_auth_migrations (version, applied_at) VALUES ($1, now())', [index + 1]);
+    if (version > SCHEMA_VERSION) throw new Error(`database schema version ${version} is newer than this code knows (${SCHEMA_VERSION})`);
+    for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
+      for (const sql of migrationDdl(postgres, TABLES, next)) await client.query(sql);
+      await client.query('INSERT INTO context_auth_migrations (version, applied_at) VALUES ($1, now())', [next]);
     }
     await client.query('COMMIT');
   } catch (err) {
@@ -582,20 +219,28 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   };
 
-  const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], db?: Queryable): Promise<pg.QueryResult<R>> =>
-    db ? db.query<R>(sql, params) : withClient((client) => client.query<R>(sql, params));
-  const rows = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], db?: Queryable): Promise<R[]> =>
-    (await query<R>(sql, params, db)).rows;
-  const first = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], db?: Queryable): Promise<R | undefined> =>
-    (await rows<R>(sql, params, db))[0];
-  const changes = async (sql: string, params: unknown[], db?: Queryable): Promise<number> => (await query(sql, params, db)).rowCount ?? 0;
+  /** Runs a program's statements on `db`, one after another. */
+  const drive = async <T>(program: Program<T>, db: Queryable): Promise<T> => {
+    let next = program.next();
+    while (!next.done) next = program.next(await step(next.value, db));
+    return next.value;
+  };
+  const step = async ({ statement, params, mode }: Step, db: Queryable): Promise<unknown> => {
+    const sql = rendered(statement);
+    if (!sql) return mode === 'all' ? [] : mode === 'run' ? 0 : undefined;
+    const result = await db.query(sql.sql, sql.names.map((name) => params[name]));
+    if (mode === 'get') return result.rows[0];
+    if (mode === 'all') return result.rows;
+    return result.rowCount ?? 0;
+  };
+  const rendered = (statement: Statement) => render(postgres, statement);
 
   /** BEGIN … COMMIT on one connection; ROLLBACK on any error, which is rethrown. */
-  const transaction = <T>(fn: (db: pg.PoolClient) => Promise<T>): Promise<T> =>
+  const transaction = <T>(program: Program<T>): Promise<T> =>
     withClient(async (client, discard) => {
       await client.query('BEGIN');
       try {
-        const result = await fn(client);
+        const result = await drive(program, client);
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -618,127 +263,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw new StoreUnavailableError(`cannot open PostgreSQL store at ${target}: ${redact(message)}`, { cause: err });
   }
 
-  return {
+  return sqlStore(postgres, {
+    // One statement needs no transaction; several share one connection, in order.
+    run: (program) => run(() => withClient((client) => drive(program, client))),
+    transaction: (program) => run(() => transaction(program)),
     close: async () => {
       if (closed) return;
       closed = true;
       await pool.end();
     },
-
-    createClient: (client) => run(async () => void (await query(SQL.insertClient, clientParams(client)))),
-    getClient: (clientId) => run(async () => mapOptional(await first<ClientRow>(SQL.getClient, [clientId]), clientFromRow)),
-    listClients: () => run(async () => (await rows<ClientRow>(SQL.listClients)).map(clientFromRow)),
-    deleteClient: (clientId) => run(async () => (await changes(SQL.deleteClient, [clientId])) > 0),
-
-    createUser: (user) => run(async () => void (await query(SQL.insertUser, userParams(user)))),
-    getUserById: (id) => run(async () => mapOptional(await first<UserRow>(SQL.getUserById, [id]), userFromRow)),
-    getUserByUsername: (username) => run(async () => mapOptional(await first<UserRow>(SQL.getUserByUsername, [username]), userFromRow)),
-    listUsers: () => run(async () => (await rows<UserRow>(SQL.listUsers)).map(userFromRow)),
-    deleteUser: (username) => run(async () => (await changes(SQL.deleteUser, [username])) > 0),
-
-    createInteraction: (interaction) => run(async () => void (await query(SQL.insertInteraction, interactionParams(interaction)))),
-    getInteraction: (id, now) => run(async () => mapOptional(await first<InteractionRow>(SQL.getInteraction, [id, now]), interactionFromRow)),
-    setInteractionUser: (id, userId) => run(async () => void (await query(SQL.setInteractionUser, [userId, id]))),
-    consumeInteraction: (id, now) =>
-      run(async () => mapOptional(await first<InteractionRow>(SQL.consumeInteraction, [id, now]), interactionFromRow)),
-
-    createSession: (session) => run(async () => void (await query(SQL.insertSession, sessionParams(session)))),
-    getSession: (idHash, now) => run(async () => mapOptional(await first<SessionRow>(SQL.getSession, [idHash, now]), sessionFromRow)),
-    deleteSession: (idHash) => run(async () => void (await query(SQL.deleteSession, [idHash]))),
-
-    getConsent: (userId, clientId, resource) =>
-      run(async () => mapOptional(await first<ConsentRow>(SQL.getConsent, [userId, clientId, resource]), consentFromRow)),
-    saveConsent: (consent) =>
-      run(async () => void (await query(SQL.upsertConsent, consentParams({ ...consent, scope: [...new Set(consent.scope)].sort() })))),
-    listConsents: (filter) =>
-      run(async () => (await rows<ConsentRow>(SQL.listConsents, [filter.userId ?? null, filter.clientId ?? null])).map(consentFromRow)),
-    revokeConsents: (userId, clientId, now) =>
-      run(() =>
-        transaction(async (db) => {
-          const count = await changes(SQL.deleteConsents, [userId, clientId], db);
-          await query(SQL.revokeGrantsOf, [now, userId, clientId], db);
-          return count;
-        }),
-      ),
-
-    createGrant: (grant) => run(async () => void (await query(SQL.insertGrant, grantParams(grant)))),
-    getGrant: (id) => run(async () => mapOptional(await first<GrantRow>(SQL.getGrant, [id]), grantFromRow)),
-    revokeGrant: (id, now) => run(async () => void (await query(SQL.revokeGrant, [now, id]))),
-
-    saveAuthorizationCode: (code) => run(async () => void (await query(SQL.insertCode, codeParams(code)))),
-    consumeAuthorizationCode: (codeHash, now) =>
-      run(async (): Promise<Awaited<ReturnType<Store['consumeAuthorizationCode']>>> => {
-        const used = await first<CodeRow>(SQL.consumeCode, [now, codeHash]);
-        if (used) return { status: 'ok', record: codeFromRow(used) };
-        // Only explains the failure; a used code never becomes usable again, so no race matters here.
-        const row = await first<CodeRow>(SQL.getCode, [codeHash]);
-        if (!row) return { status: 'missing' };
-        const record = codeFromRow(row);
-        if (row.consumed_at !== null) return { status: 'replayed', record };
-        if (row.expires_at <= now) return { status: 'expired', record };
-        return { status: 'revoked', record };
-      }),
-
-    saveRefreshToken: (token) => run(async () => void (await query(SQL.insertRefresh, refreshParams(token)))),
-    getRefreshToken: (tokenHash) => run(async () => mapOptional(await first<RefreshTokenRow>(SQL.getRefresh, [tokenHash]), refreshFromRow)),
-    rotateRefreshToken: (oldHash, next, now) =>
-      run(() =>
-        transaction(async (db): Promise<Awaited<ReturnType<Store['rotateRefreshToken']>>> => {
-          // A concurrent rotation of the same token waits on the row lock, then re-checks the
-          // condition against the committed row: only one of them gets it back.
-          const used = await first<RefreshTokenRow>(SQL.consumeRefresh, [now, oldHash], db);
-          if (used) {
-            // A failure here (a duplicate hash) rolls the consumption back with it.
-            await query(SQL.insertRefresh, refreshParams(next), db);
-            return { status: 'ok', record: refreshFromRow(used) };
-          }
-          const row = await first<RefreshTokenRow>(SQL.getRefresh, [oldHash], db);
-          if (!row) return { status: 'missing' };
-          const record = refreshFromRow(row);
-          if (row.consumed_at !== null) return { status: 'replayed', record };
-          if (row.expires_at <= now) return { status: 'expired', record };
-          return { status: 'revoked', record };
-        }),
-      ),
-
-    saveAccessToken: (token) => run(async () => void (await query(SQL.insertAccess, accessParams(token)))),
-    getAccessToken: (jti) => run(async () => mapOptional(await first<AccessTokenRow>(SQL.getAccess, [jti]), accessFromRow)),
-    revokeAccessToken: (jti, now) => run(async () => void (await query(SQL.revokeAccess, [now, jti]))),
-
-    listSigningKeys: () => run(async () => (await rows<SigningKeyRow>(SQL.listKeys)).map(keyFromRow)),
-    rotateSigningKey: (key) =>
-      run(() =>
-        transaction(async (db) => {
-          await query(SQL.lockKeys, [], db);
-          await query(SQL.retirePreviousKey, [], db);
-          await query(SQL.demoteCurrentKey, [], db);
-          await query(SQL.insertKey, keyParams({ ...key, status: 'current' }), db);
-        }),
-      ),
-    ensureSigningKey: (key) =>
-      run(() =>
-        transaction(async (db) => {
-          // Under the lock, each statement sees what the previous holder committed.
-          await query(SQL.lockKeys, [], db);
-          const current = await first<SigningKeyRow>(SQL.getCurrentKey, [], db);
-          if (current) return keyFromRow(current);
-          const created: SigningKeyRecord = { ...key, status: 'current' };
-          await query(SQL.insertKey, keyParams(created), db);
-          return created;
-        }),
-      ),
-
-    sweepExpired: (now) =>
-      run(() =>
-        transaction(async (db) => {
-          let total = 0;
-          for (const sql of SQL.sweep) total += await changes(sql, [now], db);
-          return total;
-        }),
-      ),
-  };
-}
-
-function mapOptional<R, T>(row: R | undefined, map: (row: R) => T): T | undefined {
-  return row === undefined ? undefined : map(row);
+  });
 }

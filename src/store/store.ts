@@ -139,6 +139,21 @@ export type ConsumeResult<T> =
   | { status: 'expired'; record: T }
   | { status: 'missing' };
 
+/**
+ * Why a consume (`consume…`, `rotate…`) found nothing to consume, from the record as it stands:
+ * missing, already used (a replay), expired, or else its grant was revoked. One explanation for
+ * every store.
+ */
+export function explainConsumeFailure<T extends { consumedAt: number | null; expiresAt: number }>(
+  record: T | undefined,
+  now: number,
+): { status: 'missing' } | { status: 'replayed' | 'expired' | 'revoked'; record: T } {
+  if (!record) return { status: 'missing' };
+  if (record.consumedAt !== null) return { status: 'replayed', record };
+  if (record.expiresAt <= now) return { status: 'expired', record };
+  return { status: 'revoked', record };
+}
+
 export class StoreConflictError extends Error {
   constructor(message: string) {
     super(message);

@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
-import { postgresMigrations } from '../../src/store/migrations/postgres.js';
+import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
 import { makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, runStoreSuite } from './store-suite.js';
 
@@ -61,7 +61,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await second.close();
     }
     const versions = await sql<{ version: number }>(connectionString, 'SELECT version FROM context_auth_migrations ORDER BY version');
-    assert.deepEqual(versions.map((row) => row.version), postgresMigrations.map((_, index) => index + 1));
+    assert.deepEqual(versions.map((row) => row.version), Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1));
   });
 
   it('two stores opening the same new database at once both migrate it safely', async () => {
@@ -76,13 +76,13 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await Promise.all(stores.map((store) => store.close()));
     }
     const versions = await sql<{ count: string }>(connectionString, 'SELECT count(*)::text AS count FROM context_auth_migrations');
-    assert.equal(versions[0]?.count, String(postgresMigrations.length));
+    assert.equal(versions[0]?.count, String(SCHEMA_VERSION));
   });
 
   it('refuses a database from a newer version of the code', async () => {
     const connectionString = await newDatabase();
     await (await openPostgresStore({ connectionString })).close();
-    await sql(connectionString, 'INSERT INTO context_auth_migrations (version, applied_at) VALUES ($1, now())', [postgresMigrations.length + 1]);
+    await sql(connectionString, 'INSERT INTO context_auth_migrations (version, applied_at) VALUES ($1, now())', [SCHEMA_VERSION + 1]);
     await assert.rejects(openPostgresStore({ connectionString }), StoreUnavailableError);
   });
 

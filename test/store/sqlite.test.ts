@@ -7,8 +7,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { openSqliteStore, StoreUnavailableError } from '../../src/store/index.js';
-import { sqliteMigrations } from '../../src/store/migrations/sqlite.js';
+import { StoreUnavailableError } from '../../src/store/index.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW, runStoreSuite } from './store-suite.js';
 
 const suiteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-store-'));
@@ -97,7 +98,7 @@ describe('sqlite store, SQLite only', () => {
 
     const db = new Database(file, { readonly: true });
     try {
-      assert.equal(db.pragma('user_version', { simple: true }), sqliteMigrations.length);
+      assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
     } finally {
       db.close();
@@ -108,7 +109,7 @@ describe('sqlite store, SQLite only', () => {
     const file = newPath();
     await openSqliteStore({ path: file }).close();
     const db = new Database(file);
-    db.pragma(`user_version = ${sqliteMigrations.length + 1}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
     assert.throws(() => openSqliteStore({ path: file }), StoreUnavailableError);
   });

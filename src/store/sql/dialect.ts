@@ -1,0 +1,147 @@
+/**
+ * The real differences between SQLite and PostgreSQL, as data: column types, how parameters are
+ * written, how values are encoded, byte-order collation, the insertion-order column, merging two
+ * JSON arrays, and the advisory lock that serialises signing-key changes across replicas.
+ * Everything else (statements, schema, store logic) is written once.
+ */
+import type { Column, ColumnType, Index, Table } from './schema.js';
+
+export interface Dialect {
+  name: 'sqlite' | 'postgres';
+  /** Column type names. */
+  types: Record<ColumnType, string>;
+  /** After CREATE TABLE (…): SQLite's STRICT typing. */
+  tableSuffix: string;
+  /** `:name` in a statement becomes this. */
+  placeholder: (name: string, position: number) => string;
+  /** Values as the driver takes and gives them. */
+  encode: Record<ColumnType, (value: unknown) => unknown>;
+  decode: Record<ColumnType, (value: unknown) => unknown>;
+  /** Appended to a text column in ORDER BY: byte order, whatever the database's locale. */
+  binary: string;
+  /** The column that orders rows of an `insertionOrder` table by insertion. */
+  insertionOrder: string;
+  /** A JSON array holding the distinct values of two JSON arrays, sorted. */
+  mergeJsonArrays: (a: string, b: string) => string;
+  /** Serialises signing-key changes across processes within a transaction, or null where the transaction already does. */
+  keyLock: string | null;
+}
+
+const same = (value: unknown): unknown => value;
+const json = (value: unknown): string => JSON.stringify(value);
+
+/** Advisory lock key that serialises signing key changes across replicas. */
+export const SIGNING_KEY_LOCK = 7_016_336_241_620_180_002n;
+
+export const sqlite: Dialect = {
+  name: 'sqlite',
+  types: { text: 'TEXT', int: 'INTEGER', bool: 'INTEGER', json: 'TEXT' },
+  tableSuffix: ' STRICT',
+  placeholder: (name) => `@${name}`,
+  encode: { text: same, int: same, bool: (v) => (v === null ? null : v ? 1 : 0), json: (v) => (v === null ? null : json(v)) },
+  decode: { text: same, int: same, bool: (v) => (v === null ? null : v === 1), json: (v) => (v === null ? null : JSON.parse(v as string)) },
+  binary: '',
+  insertionOrder: 'rowid',
+  mergeJsonArrays: (a, b) => `(SELECT json_group_array(value ORDER BY value) FROM (SELECT value FROM json_each(${a}) UNION SELECT value FROM json_each(${b})))`,
+  // better-sqlite3 runs IMMEDIATE transactions: the write lock is taken at BEGIN.
+  keyLock: null,
+};
+
+export const postgres: Dialect = {
+  name: 'postgres',
+  types: { text: 'text', int: 'bigint', bool: 'boolean', json: 'jsonb' },
+  tableSuffix: '',
+  placeholder: (_, position) => `$${position}`,
+  // jsonb goes in as JSON text: node-postgres would turn a JS array into a PostgreSQL array
+  // literal. It comes out parsed, bigint as a number (the pool's type parser), boolean as boolean.
+  encode: { text: same, int: same, bool: same, json: (v) => (v === null ? null : json(v)) },
+  decode: { text: same, int: same, bool: same, json: same },
+  binary: ' COLLATE "C"',
+  insertionOrder: 'seq',
+  // Scope values are ASCII (RFC 6749 §3.3), where byte order is JS's default sort order.
+  mergeJsonArrays: (a, b) =>
+    `(SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb) FROM (SELECT DISTINCT jsonb_array_elements_text(${a} || ${b}) AS value) AS merged)`,
+  keyLock: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
+};
+
+// ---------------------------------------------------------------------------------------------
+// DDL
+
+function columnDdl(d: Dialect, c: Column, table: Table): string {
+  const parts = [c.name, d.types[c.type]];
+  if (table.primaryKey.length === 1 && table.primaryKey[0] === c.name) parts.push('PRIMARY KEY');
+  else if (!c.nullable) parts.push('NOT NULL');
+  if (c.unique) parts.push('UNIQUE');
+  if (c.type === 'bool' && d.name === 'sqlite') parts.push(`CHECK (${c.name} IN (0, 1))`);
+  if (c.oneOf) parts.push(`CHECK (${c.name} IN (${c.oneOf.map((v) => `'${v}'`).join(', ')}))`);
+  if (c.references) parts.push(`REFERENCES ${c.references.table} (${c.references.column}) ON DELETE CASCADE`);
+  return parts.join(' ');
+}
+
+function indexDdl(table: Table, index: Index): string {
+  const where = index.where ? ` WHERE ${index.where}` : '';
+  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${index.name} ON ${table.name} (${index.columns.join(', ')})${where}`;
+}
+
+/** The statements of migration `version`: new tables, then new columns, then new indexes. */
+export function migrationDdl(d: Dialect, tables: readonly Table[], version: number): string[] {
+  const statements: string[] = [];
+  for (const table of tables) {
+    if (table.since === version) {
+      const lines = table.columns.filter((c) => c.since <= version).map((c) => columnDdl(d, c, table));
+      if (table.insertionOrder && d.name === 'postgres') lines.unshift('seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE');
+      if (table.primaryKey.length > 1) lines.push(`PRIMARY KEY (${table.primaryKey.join(', ')})`);
+      statements.push(`CREATE TABLE ${table.name} (\n  ${lines.join(',\n  ')}\n)${d.tableSuffix}`);
+    } else if (table.since < version) {
+      for (const c of table.columns.filter((column) => column.since === version)) {
+        statements.push(`ALTER TABLE ${table.name} ADD COLUMN ${columnDdl(d, c, table)}`);
+      }
+    }
+    for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
+  }
+  return statements;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+/**
+ * A statement written once: SQL with `:name` parameters, `{binary}` and `{order}` where the
+ * dialects differ, or a function of the dialect for the rest. `null` means nothing to run.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string | ((d: Dialect) => string | null);
+}
+
+export interface Rendered {
+  sql: string;
+  /** Parameter names in the order of their positions. */
+  names: string[];
+}
+
+const rendered = new WeakMap<Statement, Map<string, Rendered | null>>();
+
+/** The statement in this dialect (computed once and kept). */
+export function render(d: Dialect, statement: Statement): Rendered | null {
+  let byDialect = rendered.get(statement);
+  if (!byDialect) rendered.set(statement, (byDialect = new Map()));
+  if (byDialect.has(d.name)) return byDialect.get(d.name)!;
+  const text = typeof statement.text === 'function' ? statement.text(d) : statement.text;
+  let result: Rendered | null = null;
+  if (text !== null) {
+    const names: string[] = [];
+    const sql = text
+      .replace(/\{binary\}/g, d.binary)
+      .replace(/\{order\}/g, d.insertionOrder)
+      // `::type` casts are PostgreSQL syntax, never parameters.
+      .replace(/(?<![:\w]):([a-z_]+)/g, (_, name: string) => {
+        let position = names.indexOf(name);
+        if (position < 0) position = names.push(name) - 1;
+        return d.placeholder(name, position + 1);
+      });
+    result = { sql, names };
+  }
+  byDialect.set(d.name, result);
+  return result;
+}

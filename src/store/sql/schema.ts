@@ -1,0 +1,216 @@
+/**
+ * The schema, described once: tables, columns (with the record field each maps to and how its
+ * value is encoded), keys, references and indexes. Each dialect's DDL (dialect.ts) and the
+ * row↔record mapping (mapping.ts) follow from it.
+ *
+ * Migrations are versions of this description: every table, column and index says `since` which
+ * version it exists. Migration n creates the tables of version n, adds the columns and indexes of
+ * version n to older tables, and is never changed once shipped (add a version instead).
+ * Codes and tokens reference only their grant: the grant carries the client and the user, so
+ * deleting a client or a user cascades through its grants to everything they issued.
+ */
+
+/** How a value is kept: text; int (epoch seconds and counts); bool; json (arrays and objects). */
+export type ColumnType = 'text' | 'int' | 'bool' | 'json';
+
+export interface Column {
+  name: string;
+  /** The record's property (camelCase of `name` unless given). */
+  field: string;
+  type: ColumnType;
+  nullable: boolean;
+  /** Allowed values (a CHECK constraint). */
+  oneOf?: readonly string[];
+  unique?: boolean;
+  references?: { table: string; column: string };
+  since: number;
+}
+
+export interface Index {
+  name: string;
+  columns: string[];
+  unique?: boolean;
+  /** A partial index's condition, in SQL both dialects read the same. */
+  where?: string;
+  since: number;
+}
+
+export interface Table {
+  name: string;
+  columns: Column[];
+  primaryKey: string[];
+  indexes: Index[];
+  /** Reads in insertion order (SQLite's rowid; an identity column in PostgreSQL). */
+  insertionOrder?: boolean;
+  since: number;
+}
+
+type ColumnOptions = Partial<Omit<Column, 'name' | 'type'>>;
+const camel = (name: string): string => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const col = (name: string, type: ColumnType, options: ColumnOptions = {}): Column => ({
+  name,
+  type,
+  field: options.field ?? camel(name),
+  nullable: options.nullable ?? false,
+  since: options.since ?? 1,
+  ...(options.oneOf ? { oneOf: options.oneOf } : {}),
+  ...(options.unique ? { unique: true } : {}),
+  ...(options.references ? { references: options.references } : {}),
+});
+const ref = (table: string, column: string) => ({ references: { table, column } });
+const index = (name: string, columns: string[], options: Partial<Omit<Index, 'name' | 'columns'>> = {}): Index => ({ name, columns, since: 1, ...options });
+
+export const CLIENTS: Table = {
+  name: 'clients',
+  since: 1,
+  primaryKey: ['client_id'],
+  columns: [
+    col('client_id', 'text'),
+    col('client_secret_hash', 'text', { nullable: true }),
+    col('token_endpoint_auth_method', 'text'),
+    col('redirect_uris', 'json'),
+    col('grant_types', 'json'),
+    col('response_types', 'json'),
+    col('client_name', 'text', { nullable: true }),
+    col('scope', 'text', { nullable: true }),
+    col('metadata', 'json'),
+    col('can_introspect', 'bool'),
+    col('registered_by', 'text', { oneOf: ['dynamic', 'admin'] }),
+    col('created_at', 'int'),
+  ],
+  indexes: [],
+};
+
+export const USERS: Table = {
+  name: 'users',
+  since: 1,
+  primaryKey: ['id'],
+  columns: [col('id', 'text'), col('username', 'text', { unique: true }), col('password_hash', 'text'), col('created_at', 'int')],
+  indexes: [],
+};
+
+export const INTERACTIONS: Table = {
+  name: 'interactions',
+  since: 1,
+  primaryKey: ['id'],
+  columns: [
+    col('id', 'text'),
+    col('client_id', 'text', ref('clients', 'client_id')),
+    col('request', 'json'),
+    col('browser_binding_hash', 'text'),
+    col('csrf_token', 'text'),
+    col('user_id', 'text', { nullable: true, ...ref('users', 'id') }),
+    col('created_at', 'int'),
+    col('expires_at', 'int'),
+  ],
+  indexes: [index('interactions_client_id', ['client_id']), index('interactions_user_id', ['user_id']), index('interactions_expires_at', ['expires_at'])],
+};
+
+export const SESSIONS: Table = {
+  name: 'sessions',
+  since: 1,
+  primaryKey: ['id_hash'],
+  columns: [col('id_hash', 'text'), col('user_id', 'text', ref('users', 'id')), col('auth_time', 'int'), col('created_at', 'int'), col('expires_at', 'int')],
+  indexes: [index('sessions_user_id', ['user_id']), index('sessions_expires_at', ['expires_at'])],
+};
+
+export const CONSENTS: Table = {
+  name: 'consents',
+  since: 1,
+  primaryKey: ['user_id', 'client_id', 'resource'],
+  columns: [
+    col('user_id', 'text', ref('users', 'id')),
+    col('client_id', 'text', ref('clients', 'client_id')),
+    col('resource', 'text'),
+    col('scope', 'json'),
+    col('created_at', 'int'),
+    col('updated_at', 'int'),
+  ],
+  indexes: [index('consents_client_id', ['client_id'])],
+};
+
+export const GRANTS: Table = {
+  name: 'grants',
+  since: 1,
+  primaryKey: ['id'],
+  columns: [
+    col('id', 'text'),
+    col('client_id', 'text', ref('clients', 'client_id')),
+    col('user_id', 'text', { nullable: true, ...ref('users', 'id') }),
+    col('scope', 'json'),
+    col('resource', 'text'),
+    col('auth_time', 'int', { nullable: true }),
+    col('created_at', 'int'),
+    col('revoked_at', 'int', { nullable: true }),
+  ],
+  indexes: [
+    index('grants_client_id', ['client_id']),
+    index('grants_user_id_client_id', ['user_id', 'client_id']),
+    // The sweep filters on it; until version 2 only the PostgreSQL schema had it.
+    index('grants_created_at', ['created_at'], { since: 2 }),
+  ],
+};
+
+const grantChild = (name: string, key: string, columns: Column[]): Table => ({
+  name,
+  since: 1,
+  primaryKey: [key],
+  columns: [col(key, 'text'), col('grant_id', 'text', ref('grants', 'id')), ...columns],
+  indexes: [index(`${name}_grant_id`, ['grant_id']), index(`${name}_expires_at`, ['expires_at'])],
+});
+
+export const AUTHORIZATION_CODES = grantChild('authorization_codes', 'code_hash', [
+  col('client_id', 'text'),
+  col('user_id', 'text'),
+  col('redirect_uri', 'text'),
+  col('redirect_uri_provided', 'bool'),
+  col('code_challenge', 'text'),
+  col('scope', 'json'),
+  col('resource', 'text'),
+  col('auth_time', 'int'),
+  col('created_at', 'int'),
+  col('expires_at', 'int'),
+  col('consumed_at', 'int', { nullable: true }),
+]);
+
+export const REFRESH_TOKENS = grantChild('refresh_tokens', 'token_hash', [
+  col('client_id', 'text'),
+  col('scope', 'json'),
+  col('created_at', 'int'),
+  col('expires_at', 'int'),
+  col('consumed_at', 'int', { nullable: true }),
+]);
+
+export const ACCESS_TOKENS = grantChild('access_tokens', 'jti', [
+  col('client_id', 'text'),
+  col('expires_at', 'int'),
+  col('revoked_at', 'int', { nullable: true }),
+]);
+
+export const SIGNING_KEYS: Table = {
+  name: 'signing_keys',
+  since: 1,
+  primaryKey: ['kid'],
+  insertionOrder: true,
+  columns: [
+    col('kid', 'text'),
+    col('alg', 'text'),
+    col('private_jwk', 'text'),
+    col('public_jwk', 'text'),
+    col('status', 'text', { oneOf: ['current', 'previous', 'retired'] }),
+    col('created_at', 'int'),
+  ],
+  // At most one current and one previous key, whatever the code does (or however many replicas).
+  indexes: [
+    index('signing_keys_one_current', ['status'], { unique: true, where: "status = 'current'" }),
+    index('signing_keys_one_previous', ['status'], { unique: true, where: "status = 'previous'" }),
+  ],
+};
+
+/** Every table, parents before children (the order they are created in). */
+export const TABLES: readonly Table[] = [CLIENTS, USERS, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS];
+
+/** The newest schema version this code knows. */
+export const SCHEMA_VERSION = Math.max(
+  ...TABLES.flatMap((t) => [t.since, ...t.columns.map((c) => c.since), ...t.indexes.map((i) => i.since)]),
+);

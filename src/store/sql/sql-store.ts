@@ -1,0 +1,178 @@
+/**
+ * The Store over SQL, written once for SQLite and PostgreSQL. Each method is a program: a
+ * generator that yields the statements to run and receives their results. A driver runs it:
+ * SQLite's synchronously, inside a better-sqlite3 IMMEDIATE transaction where one is needed (so
+ * single use is atomic across processes sharing the file); PostgreSQL's asynchronously, on one
+ * pooled connection between BEGIN and COMMIT. The same logic, the same statements, two drivers.
+ */
+import type {
+  AccessTokenRecord,
+  AuthorizationCodeRecord,
+  ClientRecord,
+  ConsentRecord,
+  GrantRecord,
+  InteractionRecord,
+  RefreshTokenRecord,
+  SessionRecord,
+  SigningKeyRecord,
+  Store,
+  UserRecord,
+} from '../store.js';
+import { explainConsumeFailure } from '../store.js';
+import type { Dialect, Statement } from './dialect.js';
+import { mapper } from './mapping.js';
+import { ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, USERS } from './schema.js';
+import { S } from './statements.js';
+
+export type Row = Record<string, unknown>;
+export type Step = { statement: Statement; params: Row; mode: 'get' | 'all' | 'run' };
+/** What a driver answers a step with: the row (or undefined), the rows, or the number of rows changed. */
+export type Program<T> = Generator<Step, T, unknown>;
+
+function* get(statement: Statement, params: Row = {}): Program<Row | undefined> {
+  return (yield { statement, params, mode: 'get' }) as Row | undefined;
+}
+function* all(statement: Statement, params: Row = {}): Program<Row[]> {
+  return (yield { statement, params, mode: 'all' }) as Row[];
+}
+function* exec(statement: Statement, params: Row = {}): Program<number> {
+  return (yield { statement, params, mode: 'run' }) as number;
+}
+
+export interface Driver {
+  /** Runs a program statement by statement. */
+  run<T>(program: Program<T>): Promise<T>;
+  /** Runs a program in one transaction: all of it, or (on any error) none of it. */
+  transaction<T>(program: Program<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function sqlStore(d: Dialect, driver: Driver): Store {
+  const client = mapper<ClientRecord>(d, CLIENTS);
+  const user = mapper<UserRecord>(d, USERS);
+  const interaction = mapper<InteractionRecord>(d, INTERACTIONS);
+  const session = mapper<SessionRecord>(d, SESSIONS);
+  const consent = mapper<ConsentRecord>(d, CONSENTS);
+  const grant = mapper<GrantRecord>(d, GRANTS);
+  const code = mapper<AuthorizationCodeRecord>(d, AUTHORIZATION_CODES);
+  const refresh = mapper<RefreshTokenRecord>(d, REFRESH_TOKENS);
+  const access = mapper<AccessTokenRecord>(d, ACCESS_TOKENS);
+  const key = mapper<SigningKeyRecord>(d, SIGNING_KEYS);
+
+  const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
+  const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
+  const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
+
+  return {
+    close: () => driver.close(),
+
+    createClient: (record) => run(ignore(exec(S.insertClient, client.params(record)))),
+    getClient: (clientId) => run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
+    listClients: () => run(then(all(S.listClients), (rows) => rows.map(client.record))),
+    deleteClient: (clientId) => run(then(exec(S.deleteClient, { client_id: clientId }), (n) => n > 0)),
+
+    createUser: (record) => run(ignore(exec(S.insertUser, user.params(record)))),
+    getUserById: (id) => run(then(get(S.getUserById, { id }), (row) => optional(row, user.record))),
+    getUserByUsername: (username) => run(then(get(S.getUserByUsername, { username }), (row) => optional(row, user.record))),
+    listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
+    deleteUser: (username) => run(then(exec(S.deleteUser, { username }), (n) => n > 0)),
+
+    createInteraction: (record) => run(ignore(exec(S.insertInteraction, interaction.params(record)))),
+    getInteraction: (id, now) => run(then(get(S.getInteraction, { id, now }), (row) => optional(row, interaction.record))),
+    setInteractionUser: (id, userId) => run(ignore(exec(S.setInteractionUser, { id, user_id: userId }))),
+    consumeInteraction: (id, now) => run(then(get(S.consumeInteraction, { id, now }), (row) => optional(row, interaction.record))),
+
+    createSession: (record) => run(ignore(exec(S.insertSession, session.params(record)))),
+    getSession: (idHash, now) => run(then(get(S.getSession, { id_hash: idHash, now }), (row) => optional(row, session.record))),
+    deleteSession: (idHash) => run(ignore(exec(S.deleteSession, { id_hash: idHash }))),
+
+    getConsent: (userId, clientId, resource) =>
+      run(then(get(S.getConsent, { user_id: userId, client_id: clientId, resource }), (row) => optional(row, consent.record))),
+    saveConsent: (record) => run(ignore(exec(S.upsertConsent, consent.params({ ...record, scope: [...new Set(record.scope)].sort() })))),
+    listConsents: (filter) =>
+      run(then(all(S.listConsents, { user_id: filter.userId ?? null, client_id: filter.clientId ?? null }), (rows) => rows.map(consent.record))),
+    revokeConsents: (userId, clientId, now) =>
+      inTransaction(
+        (function* () {
+          const count = yield* exec(S.deleteConsents, { user_id: userId, client_id: clientId });
+          yield* exec(S.revokeGrantsOf, { now, user_id: userId, client_id: clientId });
+          return count;
+        })(),
+      ),
+
+    createGrant: (record) => run(ignore(exec(S.insertGrant, grant.params(record)))),
+    getGrant: (id) => run(then(get(S.getGrant, { id }), (row) => optional(row, grant.record))),
+    revokeGrant: (id, now) => run(ignore(exec(S.revokeGrant, { id, now }))),
+
+    saveAuthorizationCode: (record) => run(ignore(exec(S.insertCode, code.params(record)))),
+    consumeAuthorizationCode: (codeHash, now) =>
+      run(
+        (function* () {
+          const used = yield* get(S.consumeCode, { now, code_hash: codeHash });
+          if (used) return { status: 'ok' as const, record: code.record(used) };
+          // Only explains the failure; a used code never becomes usable again, so no race matters here.
+          return explainConsumeFailure(optional(yield* get(S.getCode, { code_hash: codeHash }), code.record), now);
+        })(),
+      ),
+
+    saveRefreshToken: (record) => run(ignore(exec(S.insertRefresh, refresh.params(record)))),
+    getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
+    rotateRefreshToken: (oldHash, next, now) =>
+      inTransaction(
+        (function* () {
+          // A concurrent rotation of the same token waits on the row lock (PostgreSQL) or the
+          // write lock (SQLite), then re-checks the condition: only one of them gets it back.
+          const used = yield* get(S.consumeRefresh, { now, token_hash: oldHash });
+          if (used) {
+            // A failure here (a duplicate hash) rolls the consumption back with it.
+            yield* exec(S.insertRefresh, refresh.params(next));
+            return { status: 'ok' as const, record: refresh.record(used) };
+          }
+          return explainConsumeFailure(optional(yield* get(S.getRefresh, { token_hash: oldHash }), refresh.record), now);
+        })(),
+      ),
+
+    saveAccessToken: (record) => run(ignore(exec(S.insertAccess, access.params(record)))),
+    getAccessToken: (jti) => run(then(get(S.getAccess, { jti }), (row) => optional(row, access.record))),
+    revokeAccessToken: (jti, now) => run(ignore(exec(S.revokeAccess, { jti, now }))),
+
+    listSigningKeys: () => run(then(all(S.listKeys), (rows) => rows.map(key.record))),
+    rotateSigningKey: (record) =>
+      inTransaction(
+        (function* () {
+          yield* exec(S.lockKeys);
+          yield* exec(S.retirePreviousKey);
+          yield* exec(S.demoteCurrentKey);
+          yield* exec(S.insertKey, key.params({ ...record, status: 'current' }));
+        })(),
+      ),
+    ensureSigningKey: (record) =>
+      inTransaction(
+        (function* () {
+          // Under the lock, each statement sees what the previous holder committed.
+          yield* exec(S.lockKeys);
+          const current = yield* get(S.getCurrentKey);
+          if (current) return key.record(current);
+          const created: SigningKeyRecord = { ...record, status: 'current' };
+          yield* exec(S.insertKey, key.params(created));
+          return created;
+        })(),
+      ),
+
+    sweepExpired: (now) =>
+      inTransaction(
+        (function* () {
+          let total = 0;
+          for (const statement of S.sweep) total += yield* exec(statement, { now });
+          return total;
+        })(),
+      ),
+  };
+}
+
+/** A program's result, transformed. */
+function* then<A, B>(program: Program<A>, f: (value: A) => B): Program<B> {
+  return f(yield* program);
+}
+
+const ignore = (program: Program<unknown>): Program<void> => then(program, () => undefined);

@@ -1,0 +1,109 @@
+/**
+ * Every statement of the SQL stores, written once for both dialects (dialect.ts renders them).
+ * Single use lives in the SQL itself: a conditional `UPDATE … RETURNING` or `DELETE … RETURNING`
+ * that the database re-checks against the latest row when two requests meet, never a read
+ * followed by a write. Orderings are byte order ({binary}), like the memory store's.
+ */
+import type { Statement } from './dialect.js';
+import { ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, USERS, type Table } from './schema.js';
+
+const stmt = (name: string, text: Statement['text']): Statement => ({ name, text });
+
+/** `INSERT INTO table (a, b) VALUES (:a, :b)` for every column of the table. */
+const insert = (table: Table): Statement => {
+  const names = table.columns.map((c) => c.name);
+  return stmt(`insert ${table.name}`, `INSERT INTO ${table.name} (${names.join(', ')}) VALUES (${names.map((n) => `:${n}`).join(', ')})`);
+};
+
+/** A grant's token that is unused, unexpired and whose grant stands, marked used — or nothing. */
+const consume = (table: Table, key: string): Statement =>
+  stmt(
+    `consume ${table.name}`,
+    `UPDATE ${table.name} SET consumed_at = :now
+     WHERE ${key} = :${key} AND consumed_at IS NULL AND expires_at > :now
+       AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = ${table.name}.grant_id AND g.revoked_at IS NOT NULL)
+     RETURNING *`,
+  );
+
+export const S = {
+  insertClient: insert(CLIENTS),
+  getClient: stmt('getClient', 'SELECT * FROM clients WHERE client_id = :client_id'),
+  listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
+  deleteClient: stmt('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
+
+  insertUser: insert(USERS),
+  getUserById: stmt('getUserById', 'SELECT * FROM users WHERE id = :id'),
+  getUserByUsername: stmt('getUserByUsername', 'SELECT * FROM users WHERE username = :username'),
+  listUsers: stmt('listUsers', 'SELECT * FROM users ORDER BY username{binary}'),
+  deleteUser: stmt('deleteUser', 'DELETE FROM users WHERE username = :username'),
+
+  insertInteraction: insert(INTERACTIONS),
+  getInteraction: stmt('getInteraction', 'SELECT * FROM interactions WHERE id = :id AND expires_at > :now'),
+  setInteractionUser: stmt('setInteractionUser', 'UPDATE interactions SET user_id = :user_id WHERE id = :id'),
+  consumeInteraction: stmt('consumeInteraction', 'DELETE FROM interactions WHERE id = :id AND expires_at > :now RETURNING *'),
+
+  insertSession: insert(SESSIONS),
+  getSession: stmt('getSession', 'SELECT * FROM sessions WHERE id_hash = :id_hash AND expires_at > :now'),
+  deleteSession: stmt('deleteSession', 'DELETE FROM sessions WHERE id_hash = :id_hash'),
+
+  getConsent: stmt('getConsent', 'SELECT * FROM consents WHERE user_id = :user_id AND client_id = :client_id AND resource = :resource'),
+  // One statement, so concurrent widenings of the same consent both land: the conflicting insert
+  // locks the row and merges with its latest version.
+  upsertConsent: stmt(
+    'upsertConsent',
+    (d) => `${insert(CONSENTS).text as string}
+      ON CONFLICT (user_id, client_id, resource) DO UPDATE SET
+        scope = ${d.mergeJsonArrays('consents.scope', 'excluded.scope')},
+        updated_at = excluded.updated_at`,
+  ),
+  listConsents: stmt(
+    'listConsents',
+    `SELECT * FROM consents
+     WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) AND (CAST(:client_id AS TEXT) IS NULL OR client_id = :client_id)
+     ORDER BY user_id{binary}, client_id{binary}, resource{binary}`,
+  ),
+  deleteConsents: stmt('deleteConsents', 'DELETE FROM consents WHERE user_id = :user_id AND client_id = :client_id'),
+  revokeGrantsOf: stmt('revokeGrantsOf', 'UPDATE grants SET revoked_at = :now WHERE user_id = :user_id AND client_id = :client_id AND revoked_at IS NULL'),
+
+  insertGrant: insert(GRANTS),
+  getGrant: stmt('getGrant', 'SELECT * FROM grants WHERE id = :id'),
+  revokeGrant: stmt('revokeGrant', 'UPDATE grants SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL'),
+
+  insertCode: insert(AUTHORIZATION_CODES),
+  getCode: stmt('getCode', 'SELECT * FROM authorization_codes WHERE code_hash = :code_hash'),
+  consumeCode: consume(AUTHORIZATION_CODES, 'code_hash'),
+
+  insertRefresh: insert(REFRESH_TOKENS),
+  getRefresh: stmt('getRefresh', 'SELECT * FROM refresh_tokens WHERE token_hash = :token_hash'),
+  // The grant check sits in the same statement, so a revoked grant's token is left unconsumed.
+  consumeRefresh: consume(REFRESH_TOKENS, 'token_hash'),
+
+  insertAccess: insert(ACCESS_TOKENS),
+  getAccess: stmt('getAccess', 'SELECT * FROM access_tokens WHERE jti = :jti'),
+  revokeAccess: stmt('revokeAccess', 'UPDATE access_tokens SET revoked_at = :now WHERE jti = :jti AND revoked_at IS NULL'),
+
+  // The insertion order breaks ties between keys created in the same second: the later is newer.
+  listKeys: stmt('listKeys', 'SELECT * FROM signing_keys ORDER BY created_at DESC, {order} DESC'),
+  lockKeys: stmt('lockKeys', (d) => d.keyLock),
+  getCurrentKey: stmt('getCurrentKey', `SELECT * FROM signing_keys WHERE status = 'current'`),
+  insertKey: insert(SIGNING_KEYS),
+  retirePreviousKey: stmt('retirePreviousKey', `UPDATE signing_keys SET status = 'retired' WHERE status = 'previous'`),
+  demoteCurrentKey: stmt('demoteCurrentKey', `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`),
+
+  sweep: [
+    stmt('sweep codes', 'DELETE FROM authorization_codes WHERE expires_at <= :now'),
+    stmt('sweep refresh', 'DELETE FROM refresh_tokens WHERE expires_at <= :now'),
+    stmt('sweep access', 'DELETE FROM access_tokens WHERE expires_at <= :now'),
+    stmt('sweep sessions', 'DELETE FROM sessions WHERE expires_at <= :now'),
+    stmt('sweep interactions', 'DELETE FROM interactions WHERE expires_at <= :now'),
+    // Grants last, once their codes and tokens are gone. The 60 s margin spares a grant created
+    // just now whose first code or token is about to be saved.
+    stmt(
+      'sweep grants',
+      `DELETE FROM grants WHERE created_at < CAST(:now AS BIGINT) - 60
+         AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = grants.id)
+         AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)
+         AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.grant_id = grants.id)`,
+    ),
+  ],
+} as const;

@@ -1,0 +1,77 @@
+/**
+ * The layering rules of eslint.config.js, each shown failing on a deliberate violation and
+ * staying quiet on the import the layer is allowed: a rule that is removed or mistyped fails here.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const eslint = new ESLint({ cwd: root });
+
+/** The messages of no-restricted-imports for `source` linted as if it were the file `file`. */
+async function restrictedImports(file: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`${source}\nexport const used = x;\n`, { filePath: path.join(root, file) });
+  assert.ok(result);
+  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+const cases: Array<{ layer: string; file: string; refused: string[]; allowed: string[] }> = [
+  {
+    layer: 'core imports no framework, driver, store or role',
+    file: 'src/core/example.ts',
+    refused: ["import x from 'hono';", "import x from 'better-sqlite3';", "import x from 'pg';", "import x from '../store/store.js';", "import x from '../client/index.js';"],
+    allowed: ["import x from './errors.js';", "import x from 'node:crypto';"],
+  },
+  {
+    layer: 'the store imports nothing above it',
+    file: 'src/store/example.ts',
+    refused: ["import x from '../authorization-server/index.js';", "import x from '../resource-server/guard.js';", "import x from 'hono';"],
+    allowed: ["import x from '../core/protocol.js';", "import x from 'pg';"],
+  },
+  {
+    layer: 'no endpoint imports another',
+    file: 'src/authorization-server/endpoints/example.ts',
+    refused: ["import x from './authorize.js';", "import x from '../../client/index.js';"],
+    allowed: ["import x from '../http/responses.js';", "import x from '../../core/errors.js';"],
+  },
+  {
+    layer: 'the roles stay apart',
+    file: 'src/resource-server/example.ts',
+    refused: ["import x from '../authorization-server/tokens.js';", "import x from '../store/store.js';", "import x from 'pg';"],
+    allowed: ["import x from '../core/uri.js';", "import x from './guard.js';"],
+  },
+  {
+    layer: 'the client runs without servers or databases',
+    file: 'src/client/example.ts',
+    refused: ["import x from 'hono';", "import x from '../authorization-server/index.js';", "import x from 'better-sqlite3';"],
+    allowed: ["import x from 'oauth4webapi';", "import x from '../core/uri.js';"],
+  },
+  {
+    layer: 'the CLI uses the public entry points',
+    file: 'src/cli/example.ts',
+    refused: ["import x from '../authorization-server/keys.js';", "import x from '../client/session.js';", "import x from '../store/store.js';"],
+    allowed: ["import x from '../authorization-server/index.js';", "import x from '../store/sqlite.js';", "import x from '../demo/mcp-server.js';", "import x from './args.js';"],
+  },
+  {
+    layer: 'benchmarks use the public entry points',
+    file: 'bench/example.ts',
+    refused: ["import x from '../src/store/memory.js';", "import x from '../src/authorization-server/clients.js';"],
+    allowed: ["import x from '../src/store/index.js';", "import x from '../test/helpers/harness.js';"],
+  },
+];
+
+describe('layering lint rules', () => {
+  for (const { layer, file, refused, allowed } of cases) {
+    it(layer, async () => {
+      for (const source of refused) {
+        assert.equal((await restrictedImports(file, source)).length, 1, `${file}: ${source} should be refused`);
+      }
+      for (const source of allowed) {
+        assert.deepEqual(await restrictedImports(file, source), [], `${file}: ${source} should be allowed`);
+      }
+    });
+  }
+});

@@ -1,0 +1,47 @@
+/**
+ * Each SQL store has its own entry point, and importing one never loads the other's native driver
+ * (nor does `context-auth/store`, which has the interface and the memory store).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+/** The CommonJS modules (both drivers are) that importing `entry` loads, in a fresh process. */
+function modulesLoadedBy(entry: string): string[] {
+  const script = `await import(${JSON.stringify(path.join(root, entry))});
+    const { createRequire } = await import('node:module');
+    console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`;
+  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  return JSON.parse(output) as string[];
+}
+
+const loads = (modules: string[], pkg: string): boolean => modules.some((m) => m.includes(`${path.sep}node_modules${path.sep}${pkg}${path.sep}`));
+
+describe('store entry points', () => {
+  it('package.json exports context-auth/store/sqlite and context-auth/store/postgres', () => {
+    const exports = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { default: string }> }).exports;
+    assert.equal(exports['./store/sqlite']?.default, './dist/store/sqlite.js');
+    assert.equal(exports['./store/postgres']?.default, './dist/store/postgres.js');
+  });
+
+  it('the SQLite store loads better-sqlite3 and not pg', () => {
+    const modules = modulesLoadedBy('src/store/sqlite.ts');
+    assert.ok(loads(modules, 'better-sqlite3'));
+    assert.ok(!loads(modules, 'pg'));
+  });
+
+  it('the PostgreSQL store loads pg and not better-sqlite3', () => {
+    const modules = modulesLoadedBy('src/store/postgres.ts');
+    assert.ok(loads(modules, 'pg'));
+    assert.ok(!loads(modules, 'better-sqlite3'));
+  });
+
+  it('context-auth/store loads neither driver', () => {
+    const modules = modulesLoadedBy('src/store/index.ts');
+    assert.ok(!loads(modules, 'pg') && !loads(modules, 'better-sqlite3'));
+  });
+});
