@@ -17,6 +17,8 @@ import {
   type SessionRecord,
   type SigningKeyRecord,
   type Store,
+  type UpstreamSessionRecord,
+  type UserIdentityRecord,
   type UserRecord,
 } from './store.js';
 
@@ -58,6 +60,8 @@ export function createMemoryStore(): Store {
   const codes = new Map<string, AuthorizationCodeRecord>();
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   const accessTokens = new Map<string, AccessTokenRecord>();
+  const identities = new Map<string, UserIdentityRecord>();
+  const upstreamSessions = new Map<string, UpstreamSessionRecord>();
   // Insertion order breaks ties between keys created in the same second.
   const signingKeys: SigningKeyRecord[] = [];
 
@@ -71,6 +75,19 @@ export function createMemoryStore(): Store {
       deleteWhere(accessTokens, ofGrant);
     }
   };
+
+  /** Deletes upstream sessions and, like ON DELETE CASCADE, the browser sessions and grants resting on them. */
+  const deleteUpstreamSessions = (predicate: (session: UpstreamSessionRecord) => boolean): number => {
+    let count = 0;
+    for (const session of [...upstreamSessions.values()].filter(predicate)) {
+      upstreamSessions.delete(session.id);
+      deleteWhere(sessions, (s) => s.upstreamSessionId === session.id);
+      deleteGrants((g) => g.upstreamSessionId === session.id);
+      count++;
+    }
+    return count;
+  };
+  const identityKey = (issuer: string, subject: string): string => JSON.stringify([issuer, subject]);
 
   const findUserByUsername = (username: string): UserRecord | undefined =>
     [...users.values()].find((user) => user.username === username);
@@ -116,7 +133,27 @@ export function createMemoryStore(): Store {
       deleteWhere(sessions, (s) => s.userId === user.id);
       deleteWhere(consents, (c) => c.userId === user.id);
       deleteGrants((g) => g.userId === user.id);
+      deleteWhere(identities, (i) => i.userId === user.id);
+      deleteUpstreamSessions((s) => s.userId === user.id);
       return true;
+    },
+    async createUserWithIdentity(user, identity) {
+      const key = identityKey(identity.issuer, identity.subject);
+      if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
+      if (identities.has(key)) throw new StoreConflictError(`identity already linked: ${key}`);
+      if (identity.userId !== user.id) throw new Error(`foreign key violation: no user ${identity.userId}`);
+      insert(users, user.id, user, 'user');
+      identities.set(key, copy(identity));
+    },
+    async getUserByIdentity(issuer, subject) {
+      const identity = identities.get(identityKey(issuer, subject));
+      return identity ? copy(users.get(identity.userId)) : undefined;
+    },
+    async listUserIdentities(filter = {}) {
+      return [...identities.values()]
+        .filter((i) => filter.userId === undefined || i.userId === filter.userId)
+        .sort((a, b) => compare(a.userId, b.userId) || compare(a.issuer, b.issuer) || compare(a.subject, b.subject))
+        .map(copy);
     },
 
     async createInteraction(interaction) {
@@ -134,6 +171,10 @@ export function createMemoryStore(): Store {
       requireRef(users, userId, 'user');
       interaction.userId = userId;
     },
+    async setInteractionUpstream(id, upstream) {
+      const interaction = interactions.get(id);
+      if (interaction) interaction.upstream = copy(upstream);
+    },
     async consumeInteraction(id, now) {
       const interaction = interactions.get(id);
       if (!interaction || interaction.expiresAt <= now) return undefined;
@@ -143,6 +184,7 @@ export function createMemoryStore(): Store {
 
     async createSession(session) {
       requireRef(users, session.userId, 'user');
+      requireRef(upstreamSessions, session.upstreamSessionId, 'upstream session');
       insert(sessions, session.idHash, session, 'session');
     },
     async getSession(idHash, now) {
@@ -151,6 +193,18 @@ export function createMemoryStore(): Store {
     },
     async deleteSession(idHash) {
       sessions.delete(idHash);
+    },
+
+    async createUpstreamSession(session) {
+      requireRef(users, session.userId, 'user');
+      insert(upstreamSessions, session.id, session, 'upstream session');
+    },
+    async getUpstreamSession(id) {
+      return copy(upstreamSessions.get(id));
+    },
+    async updateUpstreamSessionTokens(id, sealedTokens) {
+      const session = upstreamSessions.get(id);
+      if (session) session.sealedTokens = sealedTokens;
     },
 
     async getConsent(userId, clientId, resource) {
@@ -181,6 +235,7 @@ export function createMemoryStore(): Store {
     async createGrant(grant) {
       requireRef(clients, grant.clientId, 'client');
       requireRef(users, grant.userId, 'user');
+      requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
       insert(grants, grant.id, grant, 'grant');
     },
     async getGrant(id) {
@@ -261,6 +316,8 @@ export function createMemoryStore(): Store {
       const hasChildren = (grantId: string): boolean =>
         [codes, refreshTokens, accessTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
       count += deleteWhere(grants, (g) => g.createdAt < now - 60 && !hasChildren(g.id));
+      const restedOn = (id: string): boolean => [...grants.values()].some((g) => g.upstreamSessionId === id) || [...sessions.values()].some((s) => s.upstreamSessionId === id);
+      count += deleteUpstreamSessions((s) => s.expiresAt <= now && !restedOn(s.id));
       return count;
     },
   };

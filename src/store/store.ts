@@ -37,8 +37,41 @@ export interface ClientRecord {
 export interface UserRecord {
   id: string;
   username: string;
-  passwordHash: string;
+  /** Null for a user who signs in only through an upstream provider. */
+  passwordHash: string | null;
   createdAt: number;
+}
+
+/** Who a local user is at an upstream identity provider: issuer + subject (never the email, which can change hands). */
+export interface UserIdentityRecord {
+  issuer: string;
+  subject: string;
+  /** The provider's configured id (e.g. 'google'). */
+  provider: string;
+  userId: string;
+  email: string | null;
+  name: string | null;
+  createdAt: number;
+}
+
+/** One sign-in at an upstream provider, behind a browser session and the grants it led to. */
+export interface UpstreamSessionRecord {
+  id: string;
+  userId: string;
+  provider: string;
+  subject: string;
+  /** The provider's tokens, sealed (core/secret-box.ts) with `id` as the owner. */
+  sealedTokens: string;
+  createdAt: number;
+  /** The maximum lifetime: after it, its grants end and the person signs in upstream again. */
+  expiresAt: number;
+}
+
+/** The upstream provider an interaction's person chose, and what its callback is checked against (sealed). */
+export interface InteractionUpstream {
+  provider: string;
+  /** Sealed state, nonce and PKCE verifier, owned by the interaction; null until the person is sent upstream. */
+  sealedPending: string | null;
 }
 
 /** An authorization request waiting for the user to log in and consent. */
@@ -54,6 +87,8 @@ export interface InteractionRecord {
   userId: string | null;
   createdAt: number;
   expiresAt: number;
+  /** Set once the person chooses an upstream provider. */
+  upstream: InteractionUpstream | null;
 }
 
 export interface SessionRecord {
@@ -62,6 +97,8 @@ export interface SessionRecord {
   authTime: number;
   createdAt: number;
   expiresAt: number;
+  /** The upstream sign-in this session came from, if any: the session ends with it. */
+  upstreamSessionId: string | null;
 }
 
 export interface ConsentRecord {
@@ -84,6 +121,8 @@ export interface GrantRecord {
   authTime: number | null;
   createdAt: number;
   revokedAt: number | null;
+  /** The upstream sign-in the grant rests on (third-party authorization), checked at every refresh. */
+  upstreamSessionId: string | null;
 }
 
 export interface AuthorizationCodeRecord {
@@ -186,6 +225,10 @@ export interface Store {
   getUserById(id: string): Promise<UserRecord | undefined>;
   getUserByUsername(username: string): Promise<UserRecord | undefined>;
   listUsers(): Promise<UserRecord[]>;
+  /** Creates the user and their upstream identity together; StoreConflictError when either is taken. */
+  createUserWithIdentity(user: UserRecord, identity: UserIdentityRecord): Promise<void>;
+  getUserByIdentity(issuer: string, subject: string): Promise<UserRecord | undefined>;
+  listUserIdentities(filter?: { userId?: string }): Promise<UserIdentityRecord[]>;
   /** Deletes the user and their sessions, consents and grants. */
   deleteUser(username: string): Promise<boolean>;
 
@@ -194,6 +237,7 @@ export interface Store {
   /** Returns the interaction unless it is missing or expired at `now`. */
   getInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
   setInteractionUser(id: string, userId: string): Promise<void>;
+  setInteractionUpstream(id: string, upstream: InteractionUpstream): Promise<void>;
   /** Atomically removes and returns the interaction, so one consent yields one code. */
   consumeInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
 
@@ -201,6 +245,12 @@ export interface Store {
   createSession(session: SessionRecord): Promise<void>;
   getSession(idHash: string, now: number): Promise<SessionRecord | undefined>;
   deleteSession(idHash: string): Promise<void>;
+
+  // Upstream sessions (third-party authorization)
+  createUpstreamSession(session: UpstreamSessionRecord): Promise<void>;
+  getUpstreamSession(id: string): Promise<UpstreamSessionRecord | undefined>;
+  /** Replaces the sealed tokens (after the provider renewed them, or to re-seal under a new key). */
+  updateUpstreamSessionTokens(id: string, sealedTokens: string): Promise<void>;
 
   // Consents
   getConsent(userId: string, clientId: string, resource: string): Promise<ConsentRecord | undefined>;
@@ -247,6 +297,6 @@ export interface Store {
   ensureSigningKey(key: SigningKeyRecord): Promise<SigningKeyRecord>;
 
   // Maintenance
-  /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants); returns how many rows. */
+  /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream sessions nothing rests on); returns how many rows. */
   sweepExpired(now: number): Promise<number>;
 }

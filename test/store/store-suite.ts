@@ -17,6 +17,8 @@ import {
   type SessionRecord,
   type SigningKeyRecord,
   type Store,
+  type UpstreamSessionRecord,
+  type UserIdentityRecord,
   type UserRecord,
 } from '../../src/store/index.js';
 
@@ -72,12 +74,13 @@ export function makeInteraction(clientId: string, overrides: Partial<Interaction
     userId: null,
     createdAt: NOW,
     expiresAt: NOW + 600,
+    upstream: null,
     ...overrides,
   };
 }
 
 export function makeSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  return { idHash: uniqueId('session'), userId, authTime: NOW, createdAt: NOW, expiresAt: NOW + 3600, ...overrides };
+  return { idHash: uniqueId('session'), userId, authTime: NOW, createdAt: NOW, expiresAt: NOW + 3600, upstreamSessionId: null, ...overrides };
 }
 
 export function makeConsent(userId: string, clientId: string, overrides: Partial<ConsentRecord> = {}): ConsentRecord {
@@ -94,6 +97,7 @@ export function makeGrant(clientId: string, userId: string | null, overrides: Pa
     authTime: userId === null ? null : NOW,
     createdAt: NOW,
     revokedAt: null,
+    upstreamSessionId: null,
     ...overrides,
   };
 }
@@ -792,6 +796,104 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
       it('returns 0 on an empty store', async () => {
         assert.equal(await store.sweepExpired(NOW), 0);
+      });
+    });
+
+    describe('upstream identities and sessions', () => {
+      const identityOf = (user: UserRecord, overrides: Partial<UserIdentityRecord> = {}): UserIdentityRecord => ({
+        issuer: 'https://idp.example',
+        subject: uniqueId('sub'),
+        provider: 'corp',
+        userId: user.id,
+        email: 'person@example.com',
+        name: 'A Person',
+        createdAt: NOW,
+        ...overrides,
+      });
+      const upstreamSessionOf = (user: UserRecord, overrides: Partial<UpstreamSessionRecord> = {}): UpstreamSessionRecord => ({
+        id: uniqueId('upstream'),
+        userId: user.id,
+        provider: 'corp',
+        subject: 'sub-1',
+        sealedTokens: 'v1.key.nonce.body',
+        createdAt: NOW,
+        expiresAt: NOW + 3600,
+        ...overrides,
+      });
+
+      it('a user without a password, with their identity, found by issuer and subject', async () => {
+        const user = makeUser({ passwordHash: null });
+        const identity = identityOf(user);
+        await store.createUserWithIdentity(user, identity);
+        assert.deepEqual(await store.getUserByIdentity(identity.issuer, identity.subject), user);
+        assert.deepEqual(await store.getUserById(user.id), user);
+        assert.equal(await store.getUserByIdentity(identity.issuer, 'someone-else'), undefined);
+        assert.equal(await store.getUserByIdentity('https://other.example', identity.subject), undefined);
+        assert.deepEqual(await store.listUserIdentities({ userId: user.id }), [identity]);
+      });
+
+      it('a taken username or identity is a conflict, and nothing is half-written', async () => {
+        const first = makeUser({ passwordHash: null });
+        const identity = identityOf(first);
+        await store.createUserWithIdentity(first, identity);
+        const second = makeUser({ passwordHash: null });
+        await assert.rejects(store.createUserWithIdentity(second, { ...identity, userId: second.id }), StoreConflictError);
+        assert.equal(await store.getUserById(second.id), undefined);
+        await assert.rejects(store.createUserWithIdentity({ ...second, username: first.username }, identityOf(second)), StoreConflictError);
+        assert.equal(await store.getUserById(second.id), undefined);
+        assert.equal((await store.listUserIdentities({ userId: second.id })).length, 0);
+      });
+
+      it('an interaction keeps the provider chosen', async () => {
+        const client = makeClient();
+        await store.createClient(client);
+        const interaction = makeInteraction(client.clientId);
+        await store.createInteraction(interaction);
+        const upstream = { provider: 'corp', sealedPending: 'v1.k.n.b' };
+        await store.setInteractionUpstream(interaction.id, upstream);
+        assert.deepEqual((await store.getInteraction(interaction.id, NOW))?.upstream, upstream);
+        assert.deepEqual((await store.consumeInteraction(interaction.id, NOW))?.upstream, upstream);
+      });
+
+      it('an upstream session, its tokens replaced; sessions and grants rest on it', async () => {
+        const { client, user } = await seed();
+        const upstream = upstreamSessionOf(user);
+        await store.createUpstreamSession(upstream);
+        assert.deepEqual(await store.getUpstreamSession(upstream.id), upstream);
+        await store.updateUpstreamSessionTokens(upstream.id, 'v1.key.nonce.renewed');
+        assert.equal((await store.getUpstreamSession(upstream.id))?.sealedTokens, 'v1.key.nonce.renewed');
+
+        const session = makeSession(user.id, { upstreamSessionId: upstream.id });
+        await store.createSession(session);
+        assert.deepEqual(await store.getSession(session.idHash, NOW), session);
+        const grant = makeGrant(client.clientId, user.id, { upstreamSessionId: upstream.id });
+        await store.createGrant(grant);
+        assert.deepEqual(await store.getGrant(grant.id), grant);
+        await assert.rejects(store.createGrant(makeGrant(client.clientId, user.id, { upstreamSessionId: 'no-such-session' })));
+      });
+
+      it('deleting the user deletes their identities and upstream sessions', async () => {
+        const user = makeUser({ passwordHash: null });
+        await store.createUserWithIdentity(user, identityOf(user));
+        const upstream = upstreamSessionOf(user);
+        await store.createUpstreamSession(upstream);
+        assert.equal(await store.deleteUser(user.username), true);
+        assert.equal(await store.getUpstreamSession(upstream.id), undefined);
+        assert.deepEqual(await store.listUserIdentities({ userId: user.id }), []);
+      });
+
+      it('sweeping removes an expired upstream session only once nothing rests on it', async () => {
+        const { client, user } = await seed();
+        const kept = upstreamSessionOf(user, { expiresAt: NOW - 1 });
+        const gone = upstreamSessionOf(user, { expiresAt: NOW - 1 });
+        await store.createUpstreamSession(kept);
+        await store.createUpstreamSession(gone);
+        const grant = makeGrant(client.clientId, user.id, { upstreamSessionId: kept.id });
+        await store.createGrant(grant);
+        await store.saveRefreshToken(makeRefreshToken(grant));
+        await store.sweepExpired(NOW);
+        assert.ok(await store.getUpstreamSession(kept.id));
+        assert.equal(await store.getUpstreamSession(gone.id), undefined);
       });
     });
 

@@ -61,6 +61,7 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
     userId: session?.userId ?? null,
     createdAt: now,
     expiresAt: now + ctx.config.interactionTtl,
+    upstream: null,
   });
   return seeOther(`${ctx.config.basePath}/interaction/${interactionId}`, binding.cookie ? [binding.cookie] : []);
 }

@@ -13,11 +13,13 @@ export interface Mapper<R> {
 }
 
 export function mapper<R>(d: Dialect, table: Table): Mapper<R> {
-  const columns: Array<Column & { enc: (v: unknown) => unknown; dec: (v: unknown) => unknown }> = table.columns.map((c) => ({
-    ...c,
-    enc: d.encode[c.type],
-    dec: d.decode[c.type],
-  }));
+  const columns: Array<Column & { enc: (v: unknown) => unknown; dec: (v: unknown) => unknown }> = table.columns.map((c) => {
+    const enc = d.encode[c.type];
+    const dec = d.decode[c.type];
+    const nullAs = c.nullAs;
+    if (nullAs === undefined) return { ...c, enc, dec };
+    return { ...c, enc: (v) => (v === null ? nullAs : enc(v)), dec: (v) => (v === nullAs ? null : dec(v)) };
+  });
   return {
     params(record) {
       const out: Record<string, unknown> = {};

@@ -15,6 +15,8 @@ export type ColumnType = 'text' | 'int' | 'bool' | 'json';
 
 export interface Column {
   name: string;
+  /** Stored as this text where the record has null (for a NOT NULL column made before null was allowed). */
+  nullAs?: string;
   /** The record's property (camelCase of `name` unless given). */
   field: string;
   type: ColumnType;
@@ -54,6 +56,7 @@ const col = (name: string, type: ColumnType, options: ColumnOptions = {}): Colum
   nullable: options.nullable ?? false,
   since: options.since ?? 1,
   ...(options.oneOf ? { oneOf: options.oneOf } : {}),
+  ...(options.nullAs !== undefined ? { nullAs: options.nullAs } : {}),
   ...(options.unique ? { unique: true } : {}),
   ...(options.references ? { references: options.references } : {}),
 });
@@ -85,8 +88,44 @@ export const USERS: Table = {
   name: 'users',
   since: 1,
   primaryKey: ['id'],
-  columns: [col('id', 'text'), col('username', 'text', { unique: true }), col('password_hash', 'text'), col('created_at', 'int')],
+  // A user who signs in upstream has no password: '' in the column, null in the record.
+  columns: [col('id', 'text'), col('username', 'text', { unique: true }), col('password_hash', 'text', { nullAs: '' }), col('created_at', 'int')],
   indexes: [],
+};
+
+/** Version 3: the upstream sign-in behind a browser session and a grant (third-party authorization). */
+export const UPSTREAM_SESSIONS: Table = {
+  name: 'upstream_sessions',
+  since: 3,
+  primaryKey: ['id'],
+  columns: [
+    col('id', 'text', { since: 3 }),
+    col('user_id', 'text', { since: 3, ...ref('users', 'id') }),
+    col('provider', 'text', { since: 3 }),
+    col('subject', 'text', { since: 3 }),
+    // The provider's tokens, sealed (AES-256-GCM) with this row's id bound in.
+    col('sealed_tokens', 'text', { since: 3 }),
+    col('created_at', 'int', { since: 3 }),
+    col('expires_at', 'int', { since: 3 }),
+  ],
+  indexes: [index('upstream_sessions_user_id', ['user_id'], { since: 3 }), index('upstream_sessions_expires_at', ['expires_at'], { since: 3 })],
+};
+
+/** Version 3: who a local user is at an upstream provider (issuer + subject, never the email). */
+export const USER_IDENTITIES: Table = {
+  name: 'user_identities',
+  since: 3,
+  primaryKey: ['issuer', 'subject'],
+  columns: [
+    col('issuer', 'text', { since: 3 }),
+    col('subject', 'text', { since: 3 }),
+    col('provider', 'text', { since: 3 }),
+    col('user_id', 'text', { since: 3, ...ref('users', 'id') }),
+    col('email', 'text', { since: 3, nullable: true }),
+    col('name', 'text', { since: 3, nullable: true }),
+    col('created_at', 'int', { since: 3 }),
+  ],
+  indexes: [index('user_identities_user_id', ['user_id'], { since: 3 })],
 };
 
 export const INTERACTIONS: Table = {
@@ -102,6 +141,8 @@ export const INTERACTIONS: Table = {
     col('user_id', 'text', { nullable: true, ...ref('users', 'id') }),
     col('created_at', 'int'),
     col('expires_at', 'int'),
+    // The upstream provider chosen, and (sealed) what its callback must be checked against.
+    col('upstream', 'json', { nullable: true, since: 3 }),
   ],
   indexes: [index('interactions_client_id', ['client_id']), index('interactions_user_id', ['user_id']), index('interactions_expires_at', ['expires_at'])],
 };
@@ -110,8 +151,15 @@ export const SESSIONS: Table = {
   name: 'sessions',
   since: 1,
   primaryKey: ['id_hash'],
-  columns: [col('id_hash', 'text'), col('user_id', 'text', ref('users', 'id')), col('auth_time', 'int'), col('created_at', 'int'), col('expires_at', 'int')],
-  indexes: [index('sessions_user_id', ['user_id']), index('sessions_expires_at', ['expires_at'])],
+  columns: [
+    col('id_hash', 'text'),
+    col('user_id', 'text', ref('users', 'id')),
+    col('auth_time', 'int'),
+    col('created_at', 'int'),
+    col('expires_at', 'int'),
+    col('upstream_session_id', 'text', { nullable: true, since: 3, ...ref('upstream_sessions', 'id') }),
+  ],
+  indexes: [index('sessions_user_id', ['user_id']), index('sessions_expires_at', ['expires_at']), index('sessions_upstream_session_id', ['upstream_session_id'], { since: 3 })],
 };
 
 export const CONSENTS: Table = {
@@ -142,9 +190,11 @@ export const GRANTS: Table = {
     col('auth_time', 'int', { nullable: true }),
     col('created_at', 'int'),
     col('revoked_at', 'int', { nullable: true }),
+    col('upstream_session_id', 'text', { nullable: true, since: 3, ...ref('upstream_sessions', 'id') }),
   ],
   indexes: [
     index('grants_client_id', ['client_id']),
+    index('grants_upstream_session_id', ['upstream_session_id'], { since: 3 }),
     index('grants_user_id_client_id', ['user_id', 'client_id']),
     // The sweep filters on it; until version 2 only the PostgreSQL schema had it.
     index('grants_created_at', ['created_at'], { since: 2 }),
@@ -208,7 +258,9 @@ export const SIGNING_KEYS: Table = {
 };
 
 /** Every table, parents before children (the order they are created in). */
-export const TABLES: readonly Table[] = [CLIENTS, USERS, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS];
+export const TABLES: readonly Table[] = [
+  CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
+];
 
 /** The newest schema version this code knows. */
 export const SCHEMA_VERSION = Math.max(

@@ -16,12 +16,16 @@ import type {
   SessionRecord,
   SigningKeyRecord,
   Store,
+  UpstreamSessionRecord,
+  UserIdentityRecord,
   UserRecord,
 } from '../store.js';
 import { explainConsumeFailure } from '../store.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
-import { ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, USERS } from './schema.js';
+import {
+  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+} from './schema.js';
 import { S } from './statements.js';
 
 export type Row = Record<string, unknown>;
@@ -58,6 +62,8 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
   const refresh = mapper<RefreshTokenRecord>(d, REFRESH_TOKENS);
   const access = mapper<AccessTokenRecord>(d, ACCESS_TOKENS);
   const key = mapper<SigningKeyRecord>(d, SIGNING_KEYS);
+  const identity = mapper<UserIdentityRecord>(d, USER_IDENTITIES);
+  const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
 
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
@@ -76,15 +82,29 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
     getUserByUsername: (username) => run(then(get(S.getUserByUsername, { username }), (row) => optional(row, user.record))),
     listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
     deleteUser: (username) => run(then(exec(S.deleteUser, { username }), (n) => n > 0)),
+    createUserWithIdentity: (userRecord, identityRecord) =>
+      inTransaction(
+        (function* () {
+          yield* exec(S.insertUser, user.params(userRecord));
+          yield* exec(S.insertIdentity, identity.params(identityRecord));
+        })(),
+      ),
+    getUserByIdentity: (issuer, subject) => run(then(get(S.getUserByIdentity, { issuer, subject }), (row) => optional(row, user.record))),
+    listUserIdentities: (filter = {}) => run(then(all(S.listIdentities, { user_id: filter.userId ?? null }), (rows) => rows.map(identity.record))),
 
     createInteraction: (record) => run(ignore(exec(S.insertInteraction, interaction.params(record)))),
     getInteraction: (id, now) => run(then(get(S.getInteraction, { id, now }), (row) => optional(row, interaction.record))),
     setInteractionUser: (id, userId) => run(ignore(exec(S.setInteractionUser, { id, user_id: userId }))),
+    setInteractionUpstream: (id, upstream) => run(ignore(exec(S.setInteractionUpstream, { id, upstream: d.encode.json(upstream) }))),
     consumeInteraction: (id, now) => run(then(get(S.consumeInteraction, { id, now }), (row) => optional(row, interaction.record))),
 
     createSession: (record) => run(ignore(exec(S.insertSession, session.params(record)))),
     getSession: (idHash, now) => run(then(get(S.getSession, { id_hash: idHash, now }), (row) => optional(row, session.record))),
     deleteSession: (idHash) => run(ignore(exec(S.deleteSession, { id_hash: idHash }))),
+
+    createUpstreamSession: (record) => run(ignore(exec(S.insertUpstreamSession, upstreamSession.params(record)))),
+    getUpstreamSession: (id) => run(then(get(S.getUpstreamSession, { id }), (row) => optional(row, upstreamSession.record))),
+    updateUpstreamSessionTokens: (id, sealedTokens) => run(ignore(exec(S.updateUpstreamTokens, { id, sealed_tokens: sealedTokens }))),
 
     getConsent: (userId, clientId, resource) =>
       run(then(get(S.getConsent, { user_id: userId, client_id: clientId, resource }), (row) => optional(row, consent.record))),

@@ -5,7 +5,9 @@
  * followed by a write. Orderings are byte order ({binary}), like the memory store's.
  */
 import type { Statement } from './dialect.js';
-import { ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, USERS, type Table } from './schema.js';
+import {
+  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS, type Table,
+} from './schema.js';
 
 const stmt = (name: string, text: Statement['text']): Statement => ({ name, text });
 
@@ -36,15 +38,26 @@ export const S = {
   getUserByUsername: stmt('getUserByUsername', 'SELECT * FROM users WHERE username = :username'),
   listUsers: stmt('listUsers', 'SELECT * FROM users ORDER BY username{binary}'),
   deleteUser: stmt('deleteUser', 'DELETE FROM users WHERE username = :username'),
+  insertIdentity: insert(USER_IDENTITIES),
+  getUserByIdentity: stmt('getUserByIdentity', 'SELECT u.* FROM users u JOIN user_identities i ON i.user_id = u.id WHERE i.issuer = :issuer AND i.subject = :subject'),
+  listIdentities: stmt(
+    'listIdentities',
+    'SELECT * FROM user_identities WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) ORDER BY user_id{binary}, issuer{binary}, subject{binary}',
+  ),
 
   insertInteraction: insert(INTERACTIONS),
   getInteraction: stmt('getInteraction', 'SELECT * FROM interactions WHERE id = :id AND expires_at > :now'),
   setInteractionUser: stmt('setInteractionUser', 'UPDATE interactions SET user_id = :user_id WHERE id = :id'),
+  setInteractionUpstream: stmt('setInteractionUpstream', 'UPDATE interactions SET upstream = :upstream WHERE id = :id'),
   consumeInteraction: stmt('consumeInteraction', 'DELETE FROM interactions WHERE id = :id AND expires_at > :now RETURNING *'),
 
   insertSession: insert(SESSIONS),
   getSession: stmt('getSession', 'SELECT * FROM sessions WHERE id_hash = :id_hash AND expires_at > :now'),
   deleteSession: stmt('deleteSession', 'DELETE FROM sessions WHERE id_hash = :id_hash'),
+
+  insertUpstreamSession: insert(UPSTREAM_SESSIONS),
+  getUpstreamSession: stmt('getUpstreamSession', 'SELECT * FROM upstream_sessions WHERE id = :id'),
+  updateUpstreamTokens: stmt('updateUpstreamTokens', 'UPDATE upstream_sessions SET sealed_tokens = :sealed_tokens WHERE id = :id'),
 
   getConsent: stmt('getConsent', 'SELECT * FROM consents WHERE user_id = :user_id AND client_id = :client_id AND resource = :resource'),
   // One statement, so concurrent widenings of the same consent both land: the conflicting insert
@@ -104,6 +117,13 @@ export const S = {
          AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = grants.id)
          AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)
          AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.grant_id = grants.id)`,
+    ),
+    // An upstream sign-in past its lifetime, once no grant or browser session rests on it.
+    stmt(
+      'sweep upstream sessions',
+      `DELETE FROM upstream_sessions WHERE expires_at <= :now
+         AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.upstream_session_id = upstream_sessions.id)
+         AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.upstream_session_id = upstream_sessions.id)`,
     ),
   ],
 } as const;
