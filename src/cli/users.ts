@@ -39,9 +39,22 @@ export async function usersCommand(args: string[]): Promise<void> {
     return print(values.json ? { username: name, added: true } : `Added user ${name}.`);
   }
   if (action === 'list') {
-    const users = await withStore(values, (store) => store.listUsers());
-    if (values.json) return print(users.map((user) => ({ id: user.id, username: user.username, created_at: user.createdAt })));
-    return print(table(users.map((user) => ({ username: user.username, id: user.id, created: isoTime(user.createdAt) })), ['username', 'id', 'created']));
+    const [users, identities] = await withStore(values, (store) => Promise.all([store.listUsers(), store.listUserIdentities()]));
+    // Where each user signs in: a local password, or an upstream provider (and who they are there).
+    const sourceOf = (userId: string, hasPassword: boolean) => {
+      const identity = identities.find((i) => i.userId === userId);
+      if (identity) return { provider: identity.provider, issuer: identity.issuer, subject: identity.subject, email: identity.email, name: identity.name };
+      return hasPassword ? 'password' : null;
+    };
+    if (values.json) {
+      return print(users.map((user) => ({ id: user.id, username: user.username, created_at: user.createdAt, source: sourceOf(user.id, user.passwordHash !== null) })));
+    }
+    const describe = (user: (typeof users)[number]): string => {
+      const source = sourceOf(user.id, user.passwordHash !== null);
+      if (typeof source === 'object' && source !== null) return `${source.provider}: ${source.email ?? source.subject}`;
+      return source ?? 'none';
+    };
+    return print(table(users.map((user) => ({ username: user.username, id: user.id, 'signs in with': describe(user), created: isoTime(user.createdAt) })), ['username', 'id', 'signs in with', 'created']));
   }
   if (action === 'remove') {
     if (!name) throw usageError('users remove needs a NAME');

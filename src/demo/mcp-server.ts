@@ -33,24 +33,29 @@ const text = (value: Record<string, unknown>) => ({ content: [{ type: 'text' as 
  * sign-in, who you are there); `admin_report` needs mcp:admin; `upstream_userinfo` calls the
  * identity provider's user-info for you with its own token.
  */
-export function createDemoMcpServer(upstream: DemoUpstreamAccess | Error | null = null): McpServer {
+export function createDemoMcpServer(upstreamOf: () => Promise<DemoUpstreamAccess | null> = async () => null): McpServer {
+  // Asked for only by the tools that use it: one store read or more, and maybe the provider.
+  const upstream = async (): Promise<DemoUpstreamAccess | Error | null> =>
+    upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
-  server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, (extra) => {
+  server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, async (extra) => {
     const auth = extra.authInfo;
+    const via = await upstream();
     const identity = {
       subject: auth?.extra?.subject ?? null,
       client_id: auth?.clientId ?? null,
       scopes: auth?.scopes ?? [],
       resource: auth?.resource?.href ?? null,
-      ...(upstream instanceof Error ? { upstream_error: upstream.message } : upstream ? { upstream: { provider: upstream.provider, ...upstream.identity } } : {}),
+      ...(via instanceof Error ? { upstream_error: via.message } : via ? { upstream: { provider: via.provider, ...via.identity } } : {}),
     };
     return text(identity);
   });
   server.registerTool('upstream_userinfo', { description: 'Your profile at the identity provider you signed in with, fetched for you with its own token.' }, async () => {
-    if (!upstream) return { isError: true, content: [{ type: 'text', text: 'you did not sign in through an identity provider' }] };
-    if (upstream instanceof Error) return { isError: true, content: [{ type: 'text', text: upstream.message }] };
+    const via = await upstream();
+    if (!via) return { isError: true, content: [{ type: 'text', text: 'you did not sign in through an identity provider' }] };
+    if (via instanceof Error) return { isError: true, content: [{ type: 'text', text: via.message }] };
     try {
-      return text({ provider: upstream.provider, userinfo: await upstream.userinfo() });
+      return text({ provider: via.provider, userinfo: await via.userinfo() });
     } catch (error) {
       return { isError: true, content: [{ type: 'text', text: `the identity provider refused: ${(error as Error).message}` }] };
     }
@@ -113,8 +118,8 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     }
     // Stateless: a fresh server and transport per request, so any replica can answer any request.
     // An upstream session that ended shows in the tools that need it, not as a failed request.
-    const upstream = options.upstream ? await options.upstream(base.auth).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
-    const server = createDemoMcpServer(upstream);
+    const upstreamOf = options.upstream;
+    const server = createDemoMcpServer(upstreamOf ? () => upstreamOf(base.auth) : undefined);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -34,10 +34,13 @@ const CALLBACK = `${ISSUER}/upstream/callback`;
  */
 class TwoSiteBrowser {
   private cookies = new Map<string, string>();
+  /** The URL of the last request: a relative Location resolves against it. */
+  private last = new URL(ISSUER);
   constructor(private readonly h: Harness) {}
 
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
-    const target = new URL(url, ISSUER);
+    const target = new URL(url, this.last);
+    this.last = target;
     const headers = new Headers(init.headers);
     if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     const request = { ...init, headers, redirect: 'manual' as const };
@@ -60,7 +63,7 @@ class TwoSiteBrowser {
     for (let hop = 0; hop < 15; hop++) {
       const location = current.headers.get('location');
       if (!location || current.status < 300 || current.status >= 400) return { response: current, url: null };
-      const url = new URL(location, ISSUER);
+      const url = new URL(location, this.last);
       if (stop(url)) return { response: current, url };
       current = await this.fetch(url.href);
     }
@@ -81,8 +84,11 @@ describe('sign-in through an upstream provider', () => {
     providerOptions = (p) => [
       { kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret },
       {
-        kind: 'oauth2', id: 'hub', name: 'Hub', issuer: 'https://hub.example', clientId: p.clientId, clientSecret: p.clientSecret, scope: 'read:user',
+        // The same provider as a GitHub-style one: no ID token, identity from its user API. It
+        // does send RFC 9207's iss (GitHub does not), which is then checked like any issuer's.
+        kind: 'oauth2', id: 'hub', name: 'Hub', issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret, scope: 'read:user',
         authorizationEndpoint: `${p.issuer}/auth`, tokenEndpoint: `${p.issuer}/token`, userinfoEndpoint: `${p.issuer}/api/user`, profile: githubProfile,
+        issuesIssParameter: true,
       },
     ];
   });
@@ -156,7 +162,7 @@ describe('sign-in through an upstream provider', () => {
     const user = await h.store.getUserById(jwtClaims(tokens.access_token).sub as string);
     assert.equal(user?.username, 'hub:alice');
     const [identity] = await h.store.listUserIdentities();
-    assert.deepEqual([identity?.issuer, identity?.subject], ['https://hub.example', '1001']);
+    assert.deepEqual([identity?.provider, identity?.subject], ['hub', '1001']);
   });
 
   it('the second sign-in finds the same local user', async () => {
