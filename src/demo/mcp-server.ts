@@ -33,10 +33,11 @@ const text = (value: Record<string, unknown>) => ({ content: [{ type: 'text' as 
  * sign-in, who you are there); `admin_report` needs mcp:admin; `upstream_userinfo` calls the
  * identity provider's user-info for you with its own token.
  */
-export function createDemoMcpServer(upstreamOf: () => Promise<DemoUpstreamAccess | null> = async () => null): McpServer {
-  // Asked for only by the tools that use it: one store read or more, and maybe the provider.
+export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAccess | null>): McpServer {
+  // Asked for only by the tools that use it (store reads, maybe the provider). An upstream
+  // session that ended shows in those tools, not as a failed request.
   const upstream = async (): Promise<DemoUpstreamAccess | Error | null> =>
-    upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    upstreamOf ? upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
   server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, async (extra) => {
     const auth = extra.authInfo;
@@ -50,7 +51,8 @@ export function createDemoMcpServer(upstreamOf: () => Promise<DemoUpstreamAccess
     };
     return text(identity);
   });
-  server.registerTool('upstream_userinfo', { description: 'Your profile at the identity provider you signed in with, fetched for you with its own token.' }, async () => {
+  // Offered only where people sign in through an identity provider.
+  if (upstreamOf) server.registerTool('upstream_userinfo', { description: 'Your profile at the identity provider you signed in with, fetched for you with its own token.' }, async () => {
     const via = await upstream();
     if (!via) return { isError: true, content: [{ type: 'text', text: 'you did not sign in through an identity provider' }] };
     if (via instanceof Error) return { isError: true, content: [{ type: 'text', text: via.message }] };
@@ -117,7 +119,6 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
       if (!stepUp.ok) return stepUp.response;
     }
     // Stateless: a fresh server and transport per request, so any replica can answer any request.
-    // An upstream session that ended shows in the tools that need it, not as a failed request.
     const upstreamOf = options.upstream;
     const server = createDemoMcpServer(upstreamOf ? () => upstreamOf(base.auth) : undefined);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
