@@ -37,7 +37,11 @@ export interface TestOidcProvider {
   start: () => Promise<void>;
 }
 
-export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[] }): Promise<TestOidcProvider> {
+/**
+ * `pages: true` shows the person a sign-in page at the provider (a button per account) instead of
+ * finishing the interaction at once, for a real browser to click through.
+ */
+export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean }): Promise<TestOidcProvider> {
   const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
@@ -83,6 +87,17 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
   /** The person at the provider's pages: signs in as `decision` says, then consents to what was asked. */
   const interact = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const details = await provider.interactionDetails(req, res);
+    if (options.pages && details.prompt.name === 'login') {
+      if (req.method === 'GET') {
+        const buttons = [...accounts.values()].map((a) => `<button name="account" value="${a.id}">Continue as ${a.name}</button>`).join('');
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(`<!doctype html><title>Test identity provider</title><h1>Test identity provider</h1><form method="post">${buttons}</form>`);
+        return;
+      }
+      let body = '';
+      for await (const chunk of req) body += String(chunk);
+      decision = { account: new URLSearchParams(body).get('account') ?? '' };
+    }
     if ('deny' in decision) {
       await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the person declined' }, { mergeWithLastSubmission: false });
       return;
