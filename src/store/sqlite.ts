@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
-import { sqlStore, type Program, type Row, type Step } from './sql/sql-store.js';
+import { sqlStore, type Program, type Step } from './sql/sql-store.js';
 
 /** Primary result codes after which the database cannot serve requests (until an operator acts). */
 const UNAVAILABLE_CODES = new Set([
@@ -98,8 +98,9 @@ export function openSqliteStore(options: { path: string }): Store {
   const step = ({ statement, params, mode }: Step): unknown => {
     const entry = prepare(statement);
     if (!entry) return mode === 'all' ? [] : mode === 'run' ? 0 : undefined;
-    const bound: Row = {};
-    for (const name of entry.names) bound[name] = params[name];
+    const names = entry.names;
+    const bound: unknown[] = new Array(names.length);
+    for (let i = 0; i < names.length; i++) bound[i] = params[names[i]!];
     if (mode === 'get') return entry.stmt.get(bound);
     if (mode === 'all') return entry.stmt.all(bound);
     return entry.stmt.run(bound).changes;

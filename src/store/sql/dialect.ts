@@ -12,8 +12,11 @@ export interface Dialect {
   types: Record<ColumnType, string>;
   /** After CREATE TABLE (…): SQLite's STRICT typing. */
   tableSuffix: string;
-  /** `:name` in a statement becomes this. */
-  placeholder: (name: string, position: number) => string;
+  /**
+   * `:name` in a statement becomes `?` (SQLite: one value per occurrence, bound by position, the
+   * fastest way into better-sqlite3) or `$n` (PostgreSQL: one value per name).
+   */
+  placeholders: 'each' | 'numbered';
   /** Values as the driver takes and gives them. */
   encode: Record<ColumnType, (value: unknown) => unknown>;
   decode: Record<ColumnType, (value: unknown) => unknown>;
@@ -27,7 +30,8 @@ export interface Dialect {
   keyLock: string | null;
 }
 
-const same = (value: unknown): unknown => value;
+/** The codec of a value that goes in and comes out as it is (mapping.ts skips calling it). */
+export const same = (value: unknown): unknown => value;
 const json = (value: unknown): string => JSON.stringify(value);
 
 /** Advisory lock key that serialises signing key changes across replicas. */
@@ -37,7 +41,7 @@ export const sqlite: Dialect = {
   name: 'sqlite',
   types: { text: 'TEXT', int: 'INTEGER', bool: 'INTEGER', json: 'TEXT' },
   tableSuffix: ' STRICT',
-  placeholder: (name) => `@${name}`,
+  placeholders: 'each',
   encode: { text: same, int: same, bool: (v) => (v === null ? null : v ? 1 : 0), json: (v) => (v === null ? null : json(v)) },
   decode: { text: same, int: same, bool: (v) => (v === null ? null : v === 1), json: (v) => (v === null ? null : JSON.parse(v as string)) },
   binary: '',
@@ -51,7 +55,7 @@ export const postgres: Dialect = {
   name: 'postgres',
   types: { text: 'text', int: 'bigint', bool: 'boolean', json: 'jsonb' },
   tableSuffix: '',
-  placeholder: (_, position) => `$${position}`,
+  placeholders: 'numbered',
   // jsonb goes in as JSON text: node-postgres would turn a JS array into a PostgreSQL array
   // literal. It comes out parsed, bigint as a number (the pool's type parser), boolean as boolean.
   encode: { text: same, int: same, bool: same, json: (v) => (v === null ? null : json(v)) },
@@ -116,7 +120,7 @@ export interface Statement {
 
 export interface Rendered {
   sql: string;
-  /** Parameter names in the order of their positions. */
+  /** The parameter bound at each position. */
   names: string[];
 }
 
@@ -136,9 +140,13 @@ export function render(d: Dialect, statement: Statement): Rendered | null {
       .replace(/\{order\}/g, d.insertionOrder)
       // `::type` casts are PostgreSQL syntax, never parameters.
       .replace(/(?<![:\w]):([a-z_]+)/g, (_, name: string) => {
+        if (d.placeholders === 'each') {
+          names.push(name);
+          return '?';
+        }
         let position = names.indexOf(name);
         if (position < 0) position = names.push(name) - 1;
-        return d.placeholder(name, position + 1);
+        return `$${position + 1}`;
       });
     result = { sql, names };
   }

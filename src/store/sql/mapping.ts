@@ -3,7 +3,7 @@
  * (encoded for the dialect), and a row read back becomes a fresh record (decoded), so callers may
  * mutate what they get.
  */
-import type { Dialect } from './dialect.js';
+import { same, type Dialect } from './dialect.js';
 import type { Column, Table } from './schema.js';
 
 export interface Mapper<R> {
@@ -13,23 +13,35 @@ export interface Mapper<R> {
 }
 
 export function mapper<R>(d: Dialect, table: Table): Mapper<R> {
-  const columns: Array<Column & { enc: (v: unknown) => unknown; dec: (v: unknown) => unknown }> = table.columns.map((c) => {
-    const enc = d.encode[c.type];
-    const dec = d.decode[c.type];
+  // Per column: its names and the codecs it needs (null where the value passes as it is: most
+  // columns, and this runs for every row of every query).
+  const columns = table.columns.map((c: Column) => {
+    let enc = d.encode[c.type] === same ? null : d.encode[c.type];
+    let dec = d.decode[c.type] === same ? null : d.decode[c.type];
     const nullAs = c.nullAs;
-    if (nullAs === undefined) return { ...c, enc, dec };
-    return { ...c, enc: (v) => (v === null ? nullAs : enc(v)), dec: (v) => (v === nullAs ? null : dec(v)) };
+    if (nullAs !== undefined) {
+      const [e, de] = [enc, dec];
+      enc = (v) => (v === null ? nullAs : e ? e(v) : v);
+      dec = (v) => (v === nullAs ? null : de ? de(v) : v);
+    }
+    return { name: c.name, field: c.field, enc, dec };
   });
   return {
     params(record) {
       const out: Record<string, unknown> = {};
       const source = record as Record<string, unknown>;
-      for (const c of columns) out[c.name] = c.enc(source[c.field] ?? null);
+      for (const c of columns) {
+        const value = source[c.field] ?? null;
+        out[c.name] = c.enc ? c.enc(value) : value;
+      }
       return out;
     },
     record(row) {
       const out: Record<string, unknown> = {};
-      for (const c of columns) out[c.field] = c.dec(row[c.name] ?? null);
+      for (const c of columns) {
+        const value = row[c.name] ?? null;
+        out[c.field] = c.dec ? c.dec(value) : value;
+      }
       return out as R;
     },
   };
