@@ -118,13 +118,20 @@ describe('sign-in through an upstream provider', () => {
     return { html: await consent.text(), verifier, csp: consent.headers.get('content-security-policy') ?? '' };
   }
 
+  /** Approves on our consent page and follows the redirects until `stop` (or a page). */
+  async function approveUntil(browser: TwoSiteBrowser, consentHtml: string, stop: (url: URL) => boolean): Promise<{ response: Response; url: URL | null }> {
+    const { action, csrf } = parseForm(consentHtml);
+    return browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), stop);
+  }
+
   /** Approves on our consent page and goes through the provider; returns where the browser lands. */
   async function approveAndSignIn(browser: TwoSiteBrowser, consentHtml: string): Promise<URL> {
-    const { action, csrf } = parseForm(consentHtml);
-    const { url } = await browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), atClient);
+    const { url } = await approveUntil(browser, consentHtml, atClient);
     assert.ok(url, 'the browser should arrive back at the client');
     return url;
   }
+
+  const atCallback = (url: URL): boolean => url.href.startsWith(CALLBACK);
 
   async function signedIn(h: Harness, revision: (typeof REVISIONS)[number] = REVISIONS[1], provider = 'corp'): Promise<{ client: TestClient; tokens: Record<string, string>; browser: TwoSiteBrowser }> {
     const client = await registerClient(h);
@@ -201,8 +208,7 @@ describe('sign-in through an upstream provider', () => {
     // The attacker starts a request in their own browser and sends the upstream link to a victim.
     const attacker = new TwoSiteBrowser(h);
     const { html } = await toConsent(h, attacker, client, 'corp', REVISIONS[1].resource);
-    const { action, csrf } = parseForm(html);
-    const { url: upstreamUrl } = await attacker.follow(await attacker.submit(action, { csrf, step: 'consent', decision: 'approve' }), atUpstream(idp));
+    const { url: upstreamUrl } = await approveUntil(attacker, html, atUpstream(idp));
     assert.ok(upstreamUrl);
     const victim = new TwoSiteBrowser(h);
     const { response } = await victim.follow(await victim.fetch(upstreamUrl.href), atClient);
@@ -218,8 +224,7 @@ describe('sign-in through an upstream provider', () => {
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
     const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
-    const { action, csrf } = parseForm(html);
-    const { url: callback } = await browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), (u) => u.href.startsWith(CALLBACK));
+    const { url: callback } = await approveUntil(browser, html, atCallback);
     assert.ok(callback);
     const first = await browser.fetch(callback.href);
     assert.equal(first.status, 303);
@@ -245,8 +250,7 @@ describe('sign-in through an upstream provider', () => {
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
     const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
-    const { action, csrf } = parseForm(html);
-    const { url: callback } = await browser.follow(await browser.submit(action, { csrf, step: 'consent', decision: 'approve' }), (u) => u.href.startsWith(CALLBACK));
+    const { url: callback } = await approveUntil(browser, html, atCallback);
     await idp.stop();
     try {
       const response = await browser.fetch(callback!.href);
