@@ -2,6 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
+import { isDocumentClientId } from './client-documents/documents.js';
+import type { ServerContext } from './context.js';
+
+/** How the endpoints find a client: in the store, or, for a URL client_id, from its metadata document. */
+export type ClientLookup = Pick<Store, 'getClient'>;
+
+export function clientLookup(ctx: ServerContext): ClientLookup {
+  const { store, clientDocuments, now } = ctx.config;
+  return {
+    getClient: async (clientId) => {
+      if (!isDocumentClientId(clientId)) return store.getClient(clientId);
+      // Turned off, a URL client is unknown, even one fetched while it was on.
+      if (!clientDocuments.enabled) return undefined;
+      return clientDocuments.client(clientId, store, now());
+    },
+  };
+}
 
 export interface RegisteredClient {
   client: ClientRecord;

@@ -1,6 +1,7 @@
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
+import { ClientDocuments, type ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { UpstreamProviders } from './upstream/registry.js';
@@ -77,6 +78,8 @@ export interface AuthorizationServerOptions {
   maxBodyBytes?: number;
   /** Sign-in through upstream identity providers. Default: local users only. */
   upstream?: UpstreamOptions;
+  /** Client ID metadata documents (a URL as client_id, MCP 2025-11-25). Default: accepted from any public https host. */
+  clientIdMetadataDocuments?: ClientDocumentsOptions;
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */
@@ -102,6 +105,7 @@ export interface ResolvedConfig {
   maxBodyBytes: number;
   secureCookies: boolean;
   upstream: ResolvedUpstreamConfig | null;
+  clientDocuments: ClientDocuments;
   now: () => number;
   log: (event: Record<string, unknown>) => void;
 }
@@ -153,6 +157,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
+    clientDocuments: new ClientDocuments(options.clientIdMetadataDocuments ?? {}, scopesSupported),
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     log: options.log ?? (() => {}),
   };

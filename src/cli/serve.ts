@@ -25,6 +25,9 @@ export const SERVE_HELP = `context-auth serve [options]
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
+  --client-documents on|off  accept an https URL as client_id (a client ID metadata document; default on)
+  --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
+  --allow-insecure-client-documents  accept documents at http://127.0.0.1 (tests only)
 Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
 ${UPSTREAM_HELP}`;
 
@@ -64,6 +67,9 @@ export async function serveCommand(args: string[]): Promise<void> {
     registration: { type: 'string' },
     'access-token-ttl': { type: 'string' },
     quiet: { type: 'boolean' },
+    'client-documents': { type: 'string' },
+    'client-document-host': { type: 'string', multiple: true },
+    'allow-insecure-client-documents': { type: 'boolean' },
     ...UPSTREAM_OPTIONS,
   } }, allowPositionals: true, strict: true }),
   );
@@ -73,6 +79,13 @@ export async function serveCommand(args: string[]): Promise<void> {
   const port = integer('port', values.port, 8080, 0, 65535);
   const accessTokenTtl = integer('access-token-ttl', values['access-token-ttl'], 600, 30, 86400);
   const registration = registrationPolicy(values.registration);
+  const documentsFlag = values['client-documents'] ?? 'on';
+  if (documentsFlag !== 'on' && documentsFlag !== 'off') throw usageError('--client-documents must be on or off');
+  const clientIdMetadataDocuments = {
+    enabled: documentsFlag === 'on',
+    allowHosts: values['client-document-host'] ?? [],
+    allowLoopbackHttp: values['allow-insecure-client-documents'] ?? false,
+  };
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw usageError('--tls-cert and --tls-key go together');
   const tls = values['tls-cert'] && values['tls-key'] ? readTls(values['tls-cert'], values['tls-key']) : undefined;
 
@@ -128,7 +141,9 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
   }
   const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
-  const authorizationServer = createAuthorizationServer({ issuer, store, resources, registration, accessTokenTtl, log, ...(upstream ? { upstream } : {}) });
+  const authorizationServer = createAuthorizationServer({
+    issuer, store, resources, registration, accessTokenTtl, log, clientIdMetadataDocuments, ...(upstream ? { upstream } : {}),
+  });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
   // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
   await authorizationServer.upstreamReady().catch((error: unknown) => process.stderr.write(`warning: ${(error as Error).message}\n`));
@@ -160,7 +175,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   mcp server    ${defaultResource}
   resource md   ${protection.metadataUrl}
   store         ${location}
-  registration  ${typeof registration === 'string' ? registration : 'initial access token'}${upstreamBanner(authorizationServer.config)}
+  registration  ${typeof registration === 'string' ? registration : 'initial access token'}
+  client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}${upstreamBanner(authorizationServer.config)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await new Promise<void>((resolve) => {

@@ -98,6 +98,10 @@ export function createMemoryStore(): Store {
     async createClient(client) {
       insert(clients, client.clientId, client, 'client');
     },
+    async saveClient(client) {
+      const existing = clients.get(client.clientId);
+      clients.set(client.clientId, { ...copy(client), createdAt: existing?.createdAt ?? client.createdAt });
+    },
     async getClient(clientId) {
       return copy(clients.get(clientId));
     },

@@ -215,6 +215,8 @@ export interface Store {
   // Clients
   createClient(client: ClientRecord): Promise<void>;
   getClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Creates the client, or replaces its metadata keeping its creation time (a metadata document fetched again). */
+  saveClient(client: ClientRecord): Promise<void>;
   listClients(): Promise<ClientRecord[]>;
   /** Deletes the client and everything issued to it (grants, codes, tokens, consents). */
   deleteClient(clientId: string): Promise<boolean>;

@@ -184,6 +184,14 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     }
 
     describe('clients', () => {
+      it('saveClient creates, then replaces the metadata and keeps the creation time', async () => {
+        const client = makeClient({ clientId: 'https://app.example/client.json', clientName: 'First' });
+        await store.saveClient(client);
+        assert.deepEqual(await store.getClient(client.clientId), client);
+        await store.saveClient({ ...client, clientName: 'Second', redirectUris: ['https://app.example/other'], createdAt: NOW + 100 });
+        assert.deepEqual(await store.getClient(client.clientId), { ...client, clientName: 'Second', redirectUris: ['https://app.example/other'] });
+      });
+
       it('round-trips every field', async () => {
         const client = makeClient({
           clientSecretHash: 'secret-hash',

@@ -1,7 +1,8 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
-import type { ClientRecord, Store } from '../../store/store.js';
+import type { ClientRecord } from '../../store/store.js';
+import type { ClientLookup } from '../clients.js';
 import type { Params } from '../http/params.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="context-auth", charset="UTF-8"' };
@@ -34,7 +35,7 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
  * constant time against the stored hash. Any failure is invalid_client (401).
  */
-export async function authenticateClient(request: Request, params: Params, store: Store): Promise<ClientRecord> {
+export async function authenticateClient(request: Request, params: Params, store: ClientLookup): Promise<ClientRecord> {
   const authorization = request.headers.get('authorization');
   const usesBasic = authorization !== null && /^basic /i.test(authorization);
   if (authorization !== null && !usesBasic) {

@@ -4,7 +4,8 @@ import { matchRedirectUri } from '../../core/redirect-uri.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
 import type { AuthorizationRequest } from '../../core/protocol.js';
-import type { ClientRecord, Store } from '../../store/store.js';
+import type { ClientRecord } from '../../store/store.js';
+import type { ClientLookup } from '../clients.js';
 import type { ResolvedConfig } from '../config.js';
 
 export interface RedirectTarget {
@@ -46,7 +47,7 @@ export function authorizationParams(entries: Iterable<[string, string]>): Author
  * and never sent anywhere (OAuth 2.1 §4.1.2.1), so the errors thrown here carry no redirect and
  * their descriptions are written for the person who will read them.
  */
-export async function resolveRedirectTarget({ params, repeated }: AuthorizationParams, store: Store): Promise<RedirectTarget> {
+export async function resolveRedirectTarget({ params, repeated }: AuthorizationParams, store: ClientLookup): Promise<RedirectTarget> {
   if (repeated === 'client_id' || repeated === 'redirect_uri') {
     throw new OAuthError('invalid_request', `parameter ${repeated} must not be repeated`);
   }

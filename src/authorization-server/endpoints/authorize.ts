@@ -4,6 +4,7 @@ import type { AuthorizationRequest } from '../../core/protocol.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { authorizationParams, resolveRedirectTarget, validateAuthorizationRequest } from '../checks/authorization-request.js';
 import { consentCovers } from '../consent.js';
+import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { toOAuthError } from '../http/errors.js';
 import { readText } from '../http/params.js';
@@ -29,7 +30,7 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   }
   const parsed = authorizationParams(entries);
 
-  const target = await resolveRedirectTarget(parsed, ctx.config.store);
+  const target = await resolveRedirectTarget(parsed, clientLookup(ctx));
   const back = trustedRedirect(target, ctx.config.issuer);
 
   let authorization: AuthorizationRequest;

@@ -4,6 +4,7 @@ import { safeEqual } from '../../core/secrets.js';
 import type { InteractionRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { consentCovers, rememberConsent } from '../consent.js';
+import { isDocumentClientId } from '../client-documents/documents.js';
 import type { ServerContext } from '../context.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { readText, singleValued, type Params } from '../http/params.js';
@@ -34,6 +35,11 @@ async function readInteractionForm(request: Request, maxBytes: number): Promise<
     if (error instanceof OAuthError) throw new OAuthError('invalid_request', error.description);
     throw new OAuthError('invalid_request', 'the form body could not be read').withUserMessage('Malformed form.');
   }
+}
+
+/** The site that publishes a metadata-document client, for the consent page to show. */
+function clientHostOf(clientId: string): { clientHost?: string } {
+  return isDocumentClientId(clientId) ? { clientHost: new URL(clientId).host } : {};
 }
 
 /**
@@ -93,6 +99,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
       username: user.username,
       clientName,
       clientId: client.clientId,
+      ...clientHostOf(client.clientId),
       redirectHost: redirect.host,
       scopes: interaction.request.scope,
       resource: interaction.request.resource,

@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
+import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
@@ -15,7 +16,7 @@ const INACTIVE = { active: false } as const;
 export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx.config;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(request, params, store);
+  const caller = await authenticateClient(request, params, clientLookup(ctx));
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'introspection requires a confidential client', 401);
   }

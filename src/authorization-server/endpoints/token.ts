@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
+import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { exchangeAuthorizationCode } from '../grants/authorization-code.js';
 import { clientCredentialsGrant } from '../grants/client-credentials.js';
@@ -18,7 +19,7 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
-  const client = await authenticateClient(request, params, ctx.config.store);
+  const client = await authenticateClient(request, params, clientLookup(ctx));
   if (!Object.hasOwn(grants, grantType)) {
     throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
   }

@@ -10,6 +10,8 @@ export interface ConsentPageInput {
   upstreamName?: string;
   clientName: string;
   clientId: string;
+  /** For a client that describes itself at a URL (a metadata document): that site, shown first. */
+  clientHost?: string;
   redirectHost: string;
   scopes: string[];
   resource: string;
@@ -24,6 +26,7 @@ export function consentPage(input: ConsentPageInput): Page {
   return page(
     'Authorize access',
     html`<h1>Authorize ${input.clientName}?</h1>
+${input.clientHost ? html`<p class="site">This application is published by <strong>${input.clientHost}</strong>. Approve only if you trust that site.</p>` : ''}
 ${
       input.username !== undefined
         ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`

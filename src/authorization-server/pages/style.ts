@@ -29,6 +29,7 @@ dt { color: var(--muted); }
 dd { margin: 0; overflow-wrap: anywhere; }
 form.providers { display: grid; gap: 10px; margin-top: 20px; }
 .or { text-align: center; margin: 20px 0 0; }
+.site { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
 ul.scopes { margin: 4px 0; padding-left: 20px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
 `;

@@ -73,6 +73,7 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
     close: () => driver.close(),
 
     createClient: (record) => run(ignore(exec(S.insertClient, client.params(record)))),
+    saveClient: (record) => run(ignore(exec(S.upsertClient, client.params(record)))),
     getClient: (clientId) => run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
     listClients: () => run(then(all(S.listClients), (rows) => rows.map(client.record))),
     deleteClient: (clientId) => run(then(exec(S.deleteClient, { client_id: clientId }), (n) => n > 0)),

@@ -29,6 +29,14 @@ const consume = (table: Table, key: string): Statement =>
 
 export const S = {
   insertClient: insert(CLIENTS),
+  // A client ID metadata document fetched again replaces what it said before; the row's age stays.
+  upsertClient: stmt(
+    'upsertClient',
+    `${insert(CLIENTS).text as string} ON CONFLICT (client_id) DO UPDATE SET ${CLIENTS.columns
+      .filter((c) => c.name !== 'client_id' && c.name !== 'created_at')
+      .map((c) => `${c.name} = excluded.${c.name}`)
+      .join(', ')}`,
+  ),
   getClient: stmt('getClient', 'SELECT * FROM clients WHERE client_id = :client_id'),
   listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
   deleteClient: stmt('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),

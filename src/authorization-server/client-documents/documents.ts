@@ -1,0 +1,135 @@
+/**
+ * Client ID metadata documents (MCP 2025-11-25, SEP-991): a client whose `client_id` is an https
+ * URL publishes its metadata there instead of registering. The document is fetched (with the
+ * defences of fetch-document.ts), must name itself (`client_id` equal to its URL), is validated
+ * like a registration, and becomes a client record, kept in the store (grants refer to it) and
+ * cached in memory for as long as its Cache-Control allows, within bounds.
+ */
+import { OAuthError } from '../../core/errors.js';
+import type { ClientRecord, Store } from '../../store/store.js';
+import { validateClientMetadata } from '../checks/client-metadata.js';
+import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
+
+export interface ClientDocumentsOptions {
+  /** Accept URL client ids. Default true. */
+  enabled?: boolean;
+  /** When non-empty, only documents on these hosts are accepted. */
+  allowHosts?: string[];
+  /** Tests only: documents at http://127.0.0.1 are accepted. Default false. */
+  allowLoopbackHttp?: boolean;
+  /** Longest wait for a document, in milliseconds. Default 5000 (connecting: at most 3000). */
+  timeoutMs?: number;
+  /** Replaces the HTTP request function: for tests that must prove no connection is attempted. */
+  request?: DocumentFetchOptions['request'];
+}
+
+/** Reuse a document this long when it says nothing; never less than MIN or more than MAX when it does. */
+const DEFAULT_TTL = 300;
+const MIN_TTL = 60;
+const MAX_TTL = 24 * 3600;
+const CACHE_ENTRIES = 1000;
+
+/** Whether a client_id is meant as a document URL (every registered client id is hex); checkUrl says whether it is acceptable. */
+export function isDocumentClientId(clientId: string): boolean {
+  return /^https?:\/\//i.test(clientId);
+}
+
+export class ClientDocuments {
+  readonly enabled: boolean;
+  private readonly allowHosts: string[];
+  private readonly fetchOptions: DocumentFetchOptions;
+  private readonly cache = new Map<string, { client: ClientRecord; until: number }>();
+
+  constructor(
+    options: ClientDocumentsOptions,
+    private readonly scopesSupported: readonly string[],
+    fetchOptions: Partial<DocumentFetchOptions> = {},
+  ) {
+    this.enabled = options.enabled ?? true;
+    this.allowHosts = (options.allowHosts ?? []).map((host) => host.toLowerCase());
+    this.fetchOptions = {
+      allowLoopbackHttp: options.allowLoopbackHttp ?? false,
+      ...(options.timeoutMs !== undefined ? { totalTimeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(3000, options.timeoutMs) } : {}),
+      ...(options.request ? { request: options.request } : {}),
+      ...fetchOptions,
+    };
+  }
+
+  /** The client a document URL describes, fetched or from the cache; throws why not. */
+  async client(clientId: string, store: Store, now: number): Promise<ClientRecord> {
+    const cached = this.cache.get(clientId);
+    if (cached && cached.until > now) return cached.client;
+    const url = this.checkUrl(clientId);
+    let fetched;
+    try {
+      fetched = await fetchClientDocument(url, this.fetchOptions);
+    } catch (error) {
+      if (!(error instanceof DocumentFetchError)) throw error;
+      const message = `The client's metadata document at ${url.host} could not be used: ${error.message}.`;
+      throw error.temporary ? new OAuthError('temporarily_unavailable', message, 503) : new OAuthError('invalid_client', message, 400);
+    }
+    const client = this.toClient(clientId, fetched.body, now);
+    await store.saveClient(client);
+    const ttl = fetched.maxAge === null ? DEFAULT_TTL : fetched.maxAge === 0 ? 0 : Math.min(MAX_TTL, Math.max(MIN_TTL, fetched.maxAge));
+    if (ttl > 0) {
+      this.cache.delete(clientId);
+      this.cache.set(clientId, { client, until: now + ttl });
+      if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return client;
+  }
+
+  private checkUrl(clientId: string): URL {
+    const refuse = (why: string): never => {
+      throw new OAuthError('invalid_client', `The client_id ${clientId.slice(0, 200)} is not an acceptable metadata document URL: ${why}.`, 400);
+    };
+    if (!this.enabled) refuse('this server does not accept client ID metadata documents');
+    let url: URL;
+    try {
+      url = new URL(clientId);
+    } catch {
+      return refuse('it is not a URL');
+    }
+    if (url.protocol !== 'https:' && !(this.fetchOptions.allowLoopbackHttp && isTestLoopbackUrl(url))) refuse('it must be https');
+    if (url.username || url.password) refuse('it must not carry credentials');
+    if (url.hash || clientId.includes('#')) refuse('it must not have a fragment');
+    if (url.pathname === '/' || url.pathname === '') refuse('it must have a path');
+    // The URL is an identifier: compared as written, so it must already be in its plain form.
+    if (url.href !== clientId) refuse('it must be written in its normalised form');
+    if (this.allowHosts.length > 0 && !this.allowHosts.includes(url.hostname.toLowerCase())) refuse(`${url.hostname} is not among the hosts this server accepts`);
+    return url;
+  }
+
+  private toClient(clientId: string, body: unknown, now: number): ClientRecord {
+    const bad = (why: string): never => {
+      throw new OAuthError('invalid_client', `The client's metadata document is not valid: ${why}.`, 400);
+    };
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return bad('it is not a JSON object');
+    const document = body as Record<string, unknown>;
+    if (document.client_id !== clientId) bad('its client_id is not the URL it was fetched from');
+    if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) bad('a public document cannot hold a client secret');
+    let valid;
+    try {
+      valid = validateClientMetadata({ token_endpoint_auth_method: 'none', ...document }, this.scopesSupported);
+    } catch (error) {
+      return bad(error instanceof OAuthError ? error.message : 'its metadata is malformed');
+    }
+    // Nothing a document says can be a secret, so only public clients, and no machine grants.
+    if (valid.tokenEndpointAuthMethod !== 'none') bad('token_endpoint_auth_method must be none');
+    if (!valid.grantTypes.includes('authorization_code')) bad('grant_types must include authorization_code');
+    return {
+      clientId,
+      clientSecretHash: null,
+      tokenEndpointAuthMethod: 'none',
+      redirectUris: valid.redirectUris,
+      grantTypes: valid.grantTypes,
+      responseTypes: valid.responseTypes,
+      clientName: valid.clientName,
+      scope: valid.scope,
+      metadata: { ...valid.metadata, client_id: clientId },
+      canIntrospect: false,
+      registeredBy: 'dynamic',
+      createdAt: now,
+    };
+  }
+}

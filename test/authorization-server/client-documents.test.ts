@@ -1,0 +1,207 @@
+/**
+ * Client ID metadata documents (MCP 2025-11-25): a client whose id is a URL, end to end through
+ * /authorize, the consent page and /token, and every defence of the fetch, each with a test that
+ * fails when the defence is removed. Documents are served by a real HTTP server on 127.0.0.1,
+ * allowed only through the switch named for tests; with the switch off, loopback is refused.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import {
+  Browser,
+  REDIRECT_URI,
+  REVISIONS,
+  addUser,
+  authorize,
+  authorizeUrl,
+  createHarness,
+  parseForm,
+  pkcePair,
+  redeemCode,
+  type Harness,
+} from '../helpers/harness.js';
+
+interface Served {
+  status?: number;
+  type?: string;
+  body?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+describe('client ID metadata documents', () => {
+  const routes = new Map<string, Served>();
+  const hits = new Map<string, number>();
+  let server: http.Server;
+  let base: string;
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      hits.set(path, (hits.get(path) ?? 0) + 1);
+      const served = routes.get(path);
+      if (!served) return void res.writeHead(404).end();
+      const send = () => {
+        res.writeHead(served.status ?? 200, { 'content-type': served.type ?? 'application/json', ...served.headers });
+        res.end(served.raw ?? JSON.stringify(served.body));
+      };
+      if (served.delayMs) setTimeout(send, served.delayMs);
+      else send();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** Serves a valid document for a new path; returns its URL (the client_id). */
+  function documentAt(path: string, overrides: Record<string, unknown> = {}, served: Served = {}): string {
+    const clientId = `${base}${path}`;
+    routes.set(path, { body: { client_id: clientId, client_name: 'Doc Client', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], ...overrides }, ...served });
+    return clientId;
+  }
+
+  const testSwitch = (extra: Record<string, unknown> = {}): Harness => createHarness({ clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500, ...extra } });
+
+  /** GET /authorize for a client: the first response (a redirect into the pages, or an error page). */
+  async function start(h: Harness, clientId: string, redirectUri = REDIRECT_URI): Promise<Response> {
+    return new Browser(h).fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's' }));
+  }
+
+  async function refused(response: Response, pattern: RegExp): Promise<void> {
+    const text = await response.text();
+    assert.ok(response.status >= 400, `refused, not ${response.status}`);
+    assert.equal(response.headers.get('location'), null, 'never redirected anywhere');
+    assert.match(text, pattern);
+  }
+
+  it('metadata says so, and says not when it is off', async () => {
+    const on = (await (await testSwitch().request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+    assert.equal(on.client_id_metadata_document_supported, true);
+    const off = createHarness({ clientIdMetadataDocuments: { enabled: false } });
+    const metadata = (await (await off.request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+    assert.equal(metadata.client_id_metadata_document_supported, false);
+  });
+
+  for (const revision of REVISIONS) {
+    it(`${revision.name}: a URL client signs in, consents (seeing its site) and redeems its code`, async () => {
+      const h = testSwitch();
+      const user = await addUser(h);
+      const clientId = documentAt(`/doc-${revision.resource ? 'b' : 'a'}.json`);
+      const client = { client_id: clientId };
+      const browser = new Browser(h);
+      const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', resource: revision.resource }));
+      const login = await browser.fetch(first.headers.get('location')!);
+      const { action, csrf } = parseForm(await login.text());
+      const afterLogin = await browser.submit(action, { csrf, step: 'login', username: user.username, password: user.password });
+      const consent = await (await browser.fetch(afterLogin.headers.get('location')!)).text();
+      assert.match(consent, new RegExp(`published by <strong>127\\.0\\.0\\.1:\\d+</strong>`), 'the consent page names the site');
+      assert.match(consent, /Doc Client/);
+
+      const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, browser });
+      const code = location.searchParams.get('code');
+      assert.ok(code, location.href);
+      const response = await redeemCode(h, client, code, verifier, { resource: revision.resource });
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.equal((await h.store.getClient(clientId))?.clientName, 'Doc Client');
+    });
+  }
+
+  describe('refused, each by its own defence', () => {
+    it('a private, loopback or link-local address, found before any connection (without the test switch)', async () => {
+      // Any attempt to connect is recorded and refused here: this test never sends a packet
+      // anywhere, even if the defence it checks were gone.
+      const attempts: string[] = [];
+      const request = ((url: URL) => {
+        attempts.push(String(url));
+        throw new Error('no connection may be attempted');
+      }) as unknown as typeof http.request;
+      const h = createHarness({ clientIdMetadataDocuments: { request } });
+      for (const clientId of ['https://10.0.0.1/client.json', 'https://169.254.169.254/latest.json', 'https://[::1]/c.json', 'https://localhost/c.json', 'https://192.168.1.10/c.json']) {
+        await refused(await start(h, clientId), /non-public address/);
+      }
+      assert.deepEqual(attempts, []);
+    });
+
+    it('plain http (other than the test switch), and URLs that are not plain identifiers', async () => {
+      const h = testSwitch();
+      await refused(await start(h, 'http://docs.example/c.json'), /must be https/);
+      await refused(await start(h, 'https://docs.example/'), /must have a path/);
+      await refused(await start(h, 'https://user:pw@docs.example/c.json'), /credentials/);
+      await refused(await start(h, `${base}/a/../c.json`), /normalised form/);
+    });
+
+    it('a redirect, even to a public address; never to a private one', async () => {
+      // The server answers with a redirect to a private address; it is never followed.
+      const h = testSwitch();
+      const clientId = documentAt('/moved.json', {}, { status: 302, headers: { location: 'http://10.0.0.1/internal.json' } });
+      await refused(await start(h, clientId), /redirects are not followed/);
+    });
+
+    it('a document over the size limit', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/big.json', { padding: 'x'.repeat(70 * 1024) });
+      await refused(await start(h, clientId), /larger than/);
+    });
+
+    it('a document that is not application/json', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/html.json', {}, { type: 'text/html' });
+      await refused(await start(h, clientId), /not application\/json/);
+    });
+
+    it('a document slower than the timeout', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/slow.json', {}, { delayMs: 1500 });
+      await refused(await start(h, clientId), /too long|in time/);
+    });
+
+    it('a document that names another client_id', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/other.json', { client_id: `${base}/someone-else.json` });
+      await refused(await start(h, clientId), /client_id is not the URL/);
+    });
+
+    it('a redirect_uri the document does not list', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/narrow.json');
+      await refused(await start(h, clientId, 'http://127.0.0.1:44444/elsewhere'), /not one the application registered/);
+    });
+
+    it('a document claiming a secret or a confidential method', async () => {
+      const h = testSwitch();
+      await refused(await start(h, documentAt('/secret.json', { client_secret: 'shh' })), /cannot hold a client secret/);
+      await refused(await start(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' })), /must be none/);
+    });
+
+    it('turned off: a URL client is unknown, even one used before; an allow-list refuses other hosts', async () => {
+      const store = createHarness().store;
+      const on = createHarness({ store, clientIdMetadataDocuments: { allowLoopbackHttp: true } });
+      const clientId = documentAt('/before.json');
+      assert.equal((await start(on, clientId)).status, 303);
+      const off = createHarness({ store, clientIdMetadataDocuments: { enabled: false, allowLoopbackHttp: true } });
+      await refused(await start(off, clientId), /not registered/);
+      const listed = testSwitch({ allowHosts: ['docs.example'] });
+      await refused(await start(listed, documentAt('/unlisted.json')), /not among the hosts/);
+    });
+  });
+
+  it('cached as its Cache-Control says, within bounds; no-store is fetched each time', async () => {
+    const h = testSwitch();
+    const cached = documentAt('/cached.json', {}, { headers: { 'cache-control': 'max-age=600' } });
+    await start(h, cached);
+    await start(h, cached);
+    assert.equal(hits.get('/cached.json'), 1);
+    h.clock.now += 601;
+    await start(h, cached);
+    assert.equal(hits.get('/cached.json'), 2);
+    const fresh = documentAt('/fresh.json', {}, { headers: { 'cache-control': 'no-store' } });
+    await start(h, fresh);
+    await start(h, fresh);
+    assert.equal(hits.get('/fresh.json'), 2);
+  });
+});
