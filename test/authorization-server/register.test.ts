@@ -248,3 +248,28 @@ describe('client ids', () => {
     assert.equal(new Set(ids).size, ids.length);
   });
 });
+
+describe('application_type (SEP-837)', () => {
+  const register = async (body: Record<string, unknown>): Promise<Response> => {
+    const h = createHarness();
+    return h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token_endpoint_auth_method: 'none', ...body }) });
+  };
+
+  it('native with a loopback redirect URI is kept and echoed', async () => {
+    const response = await register({ application_type: 'native', redirect_uris: ['http://127.0.0.1:7777/callback'] });
+    assert.equal(response.status, 201, await response.clone().text());
+    assert.equal(((await response.json()) as { application_type?: string }).application_type, 'native');
+  });
+
+  it('web refuses a loopback redirect URI; https is fine', async () => {
+    const refused = await register({ application_type: 'web', redirect_uris: ['http://localhost:7777/callback'] });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: string }).error, 'invalid_redirect_uri');
+    assert.equal((await register({ application_type: 'web', redirect_uris: ['https://app.example/callback'] })).status, 201);
+  });
+
+  it('an unknown application_type is refused; none at all is accepted as before', async () => {
+    assert.equal((await register({ application_type: 'desktop', redirect_uris: ['http://127.0.0.1/cb'] })).status, 400);
+    assert.equal((await register({ redirect_uris: ['http://127.0.0.1/cb'] })).status, 201);
+  });
+});

@@ -78,6 +78,12 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     invalid('client_credentials needs a confidential client (token_endpoint_auth_method other than none)');
   }
 
+  // SEP-837 / OpenID registration: a web client's redirect URIs are https on a real host; a
+  // native client's are loopback or https (RFC 8252 §7.2 claimed URLs). Absent, both are accepted
+  // as before, so clients that do not send it keep working.
+  const applicationType = body.application_type;
+  if (applicationType !== undefined && applicationType !== 'native' && applicationType !== 'web') invalid('application_type must be native or web');
+
   const redirectUris = stringArray(body, 'redirect_uris') ?? [];
   if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris is required for the authorization_code grant');
@@ -86,6 +92,9 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   for (const uri of redirectUris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw new OAuthError('invalid_redirect_uri', `${problem}: ${uri.slice(0, 200)}`);
+    if (applicationType === 'web' && isLoopbackHost(new URL(uri).hostname)) {
+      throw new OAuthError('invalid_redirect_uri', `a web application's redirect URIs must be https on a public host, not loopback: ${uri.slice(0, 200)}`);
+    }
   }
 
   const metadata: Record<string, unknown> = {
@@ -93,6 +102,7 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     token_endpoint_auth_method: method,
     grant_types: [...new Set(grantTypes)],
     response_types: [...new Set(responseTypes)],
+    ...(applicationType !== undefined ? { application_type: applicationType } : {}),
   };
   for (const field of STRING_FIELDS) {
     const value = body[field];
