@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashSecret, randomToken } from '../core/secrets.js';
-import type { ClientRecord, Store } from '../store/store.js';
+import { CLIENT_USE_GRANULARITY, type ClientRecord, type Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
 import { isDocumentClientId } from './client-documents/documents.js';
 import type { ServerContext } from './context.js';
@@ -50,6 +50,7 @@ export async function registerClient(
     canIntrospect: options.canIntrospect ?? false,
     registeredBy: options.registeredBy,
     createdAt: now,
+    lastUsedAt: null,
   };
   await store.createClient(client);
   return clientSecret === undefined ? { client } : { client, clientSecret };
@@ -64,4 +65,21 @@ export function registrationResponse(registered: RegisteredClient): Record<strin
     client_id_issued_at: client.createdAt,
     ...client.metadata,
   };
+}
+
+/**
+ * Records that a client came to /authorize or /token, for sweeping the ones nobody uses: one
+ * store write per client per day, and per process at most one attempt a day (remembered here),
+ * so the token endpoint's hot path almost never writes.
+ */
+export class ClientUse {
+  private readonly noted = new Map<string, number>();
+
+  async note(store: Store, clientId: string, now: number): Promise<void> {
+    const day = Math.floor(now / CLIENT_USE_GRANULARITY);
+    if (this.noted.get(clientId) === day) return;
+    if (this.noted.size >= 100_000) this.noted.clear();
+    this.noted.set(clientId, day);
+    await store.touchClient(clientId, now);
+  }
 }

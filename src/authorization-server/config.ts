@@ -74,6 +74,11 @@ export interface AuthorizationServerOptions {
    * { initialAccessToken } to require `Authorization: Bearer <token>` on /register.
    */
   registration?: 'open' | 'closed' | { initialAccessToken: string };
+  /**
+   * Seconds after its last use (or, never used, its registration) that a dynamically registered
+   * client is deleted by `sweep()`, with everything issued to it. 0 keeps them forever. Default: 30 days.
+   */
+  registrationTtl?: number;
   /** Largest accepted request body in bytes. Default: 64 KiB. */
   maxBodyBytes?: number;
   /** Sign-in through upstream identity providers. Default: local users only. */
@@ -102,6 +107,7 @@ export interface ResolvedConfig {
   interactionTtl: number;
   refreshReuseGraceSeconds: number;
   registration: 'open' | 'closed' | { initialAccessToken: string };
+  registrationTtl: number;
   maxBodyBytes: number;
   secureCookies: boolean;
   upstream: ResolvedUpstreamConfig | null;
@@ -154,6 +160,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     interactionTtl: positiveInteger('interactionTtl', options.interactionTtl, 600),
     refreshReuseGraceSeconds,
     registration,
+    registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,

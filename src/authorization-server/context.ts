@@ -1,8 +1,10 @@
 import type { ResolvedConfig } from './config.js';
+import type { ClientUse } from './clients.js';
 import type { SigningKeys } from './keys.js';
 
 /** What every endpoint and grant gets: the resolved configuration (with the store) and the keys. */
 export interface ServerContext {
   config: ResolvedConfig;
   keys: SigningKeys;
+  clientUse: ClientUse;
 }

@@ -13,6 +13,7 @@ import { tokenEndpoint } from './endpoints/token.js';
 import { upstreamCallbackEndpoint } from './endpoints/upstream-callback.js';
 import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
+import { ClientUse } from './clients.js';
 import { SigningKeys } from './keys.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 
@@ -43,6 +44,8 @@ export interface AuthorizationServer {
   upstreamAccess(jti: string): Promise<UpstreamAccess | null>;
   /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
   upstreamReady(): Promise<void>;
+  /** Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns how many rows. */
+  sweep(): Promise<number>;
 }
 
 /**
@@ -53,7 +56,7 @@ export interface AuthorizationServer {
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const config = resolveConfig(options);
   const keys = new SigningKeys(config.store, config.now);
-  const ctx: ServerContext = { config, keys };
+  const ctx: ServerContext = { config, keys, clientUse: new ClientUse() };
   const app = new Hono();
   const base = config.basePath;
   const api = { cors: true, log: config.log };
@@ -91,5 +94,9 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     keys,
     upstreamAccess: (jti) => upstreamAccessFor(ctx, jti),
     upstreamReady: async () => config.upstream?.providers.ready(),
+    sweep: () => {
+      const now = config.now();
+      return config.store.sweepExpired(now, config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {});
+    },
   };
 }

@@ -9,7 +9,7 @@ import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '.
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
-import { dataFolder, nowSeconds, openStore } from './data.js';
+import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
 import { CliError, usageError } from './errors.js';
@@ -21,6 +21,7 @@ export const SERVE_HELP = `context-auth serve [options]
   --tls-cert F --tls-key F serve https directly
   --resource URL           another context server this server issues tokens for (repeatable)
   --registration MODE      open (default) | closed | token (needs CONTEXT_AUTH_REGISTRATION_TOKEN)
+  --registration-ttl S     delete dynamically registered clients unused this long (default 2592000, 30 days; 0 never)
   --access-token-ttl S     access token lifetime in seconds (default 600)
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
@@ -65,6 +66,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     'tls-key': { type: 'string' },
     resource: { type: 'string', multiple: true },
     registration: { type: 'string' },
+    'registration-ttl': { type: 'string' },
     'access-token-ttl': { type: 'string' },
     quiet: { type: 'boolean' },
     'client-documents': { type: 'string' },
@@ -79,6 +81,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const port = integer('port', values.port, 8080, 0, 65535);
   const accessTokenTtl = integer('access-token-ttl', values['access-token-ttl'], 600, 30, 86400);
   const registration = registrationPolicy(values.registration);
+  const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
   const documentsFlag = values['client-documents'] ?? 'on';
   if (documentsFlag !== 'on' && documentsFlag !== 'off') throw usageError('--client-documents must be on or off');
   const clientIdMetadataDocuments = {
@@ -142,7 +145,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   }
   const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
   const authorizationServer = createAuthorizationServer({
-    issuer, store, resources, registration, accessTokenTtl, log, clientIdMetadataDocuments, ...(upstream ? { upstream } : {}),
+    issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments, ...(upstream ? { upstream } : {}),
   });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
   // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
@@ -165,7 +168,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   handler = (request) => app.fetch(request);
 
   const sweeper = setInterval(() => {
-    store.sweepExpired(nowSeconds()).catch((error: unknown) => log({ event: 'sweep_failed', message: (error as Error).message }));
+    authorizationServer.sweep().catch((error: unknown) => log({ event: 'sweep_failed', message: (error as Error).message }));
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
 

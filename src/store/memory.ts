@@ -5,6 +5,7 @@
  * Records are copied in and out, so callers cannot change stored state by mutating them.
  */
 import {
+  CLIENT_USE_GRANULARITY,
   StoreConflictError,
   explainConsumeFailure,
   type AccessTokenRecord,
@@ -89,6 +90,15 @@ export function createMemoryStore(): Store {
   };
   const identityKey = (issuer: string, subject: string): string => JSON.stringify([issuer, subject]);
 
+  /** Deletes the client and, like ON DELETE CASCADE, its interactions, consents and grants. */
+  const removeClient = (clientId: string): boolean => {
+    if (!clients.delete(clientId)) return false;
+    deleteWhere(interactions, (i) => i.clientId === clientId);
+    deleteWhere(consents, (c) => c.clientId === clientId);
+    deleteGrants((g) => g.clientId === clientId);
+    return true;
+  };
+
   const findUserByUsername = (username: string): UserRecord | undefined =>
     [...users.values()].find((user) => user.username === username);
 
@@ -100,7 +110,11 @@ export function createMemoryStore(): Store {
     },
     async saveClient(client) {
       const existing = clients.get(client.clientId);
-      clients.set(client.clientId, { ...copy(client), createdAt: existing?.createdAt ?? client.createdAt });
+      clients.set(client.clientId, { ...copy(client), createdAt: existing?.createdAt ?? client.createdAt, lastUsedAt: existing?.lastUsedAt ?? client.lastUsedAt });
+    },
+    async touchClient(clientId, now) {
+      const client = clients.get(clientId);
+      if (client && (client.lastUsedAt === null || client.lastUsedAt <= now - CLIENT_USE_GRANULARITY)) client.lastUsedAt = now;
     },
     async getClient(clientId) {
       return copy(clients.get(clientId));
@@ -109,11 +123,7 @@ export function createMemoryStore(): Store {
       return [...clients.values()].sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.clientId, b.clientId)).map(copy);
     },
     async deleteClient(clientId) {
-      if (!clients.delete(clientId)) return false;
-      deleteWhere(interactions, (i) => i.clientId === clientId);
-      deleteWhere(consents, (c) => c.clientId === clientId);
-      deleteGrants((g) => g.clientId === clientId);
-      return true;
+      return removeClient(clientId);
     },
 
     async createUser(user) {
@@ -313,9 +323,19 @@ export function createMemoryStore(): Store {
       return copy(created);
     },
 
-    async sweepExpired(now) {
+    async sweepExpired(now, options = {}) {
       const expired = (row: { expiresAt: number }): boolean => row.expiresAt <= now;
-      let count = deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(accessTokens, expired);
+      const before = options.unusedClientsBefore;
+      let count = 0;
+      if (before !== undefined) {
+        for (const client of [...clients.values()]) {
+          if (client.registeredBy === 'dynamic' && (client.lastUsedAt ?? client.createdAt) < before) {
+            removeClient(client.clientId);
+            count++;
+          }
+        }
+      }
+      count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(accessTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired);
       const hasChildren = (grantId: string): boolean =>
         [codes, refreshTokens, accessTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));

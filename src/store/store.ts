@@ -32,6 +32,8 @@ export interface ClientRecord {
   /** 'dynamic' (RFC 7591) or 'admin' (CLI / API). */
   registeredBy: 'dynamic' | 'admin';
   createdAt: number;
+  /** When it last came to /authorize or /token, to a day; null until then. */
+  lastUsedAt: number | null;
 }
 
 export interface UserRecord {
@@ -208,6 +210,14 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+export interface SweepOptions {
+  /** Also delete dynamically registered clients last used (or, never used, created) before this time. */
+  unusedClientsBefore?: number;
+}
+
+/** Clients record their use at most this often (a write per client per day, not per request). */
+export const CLIENT_USE_GRANULARITY = 24 * 3600;
+
 export interface Store {
   /** Releases connections and file handles. */
   close(): Promise<void>;
@@ -220,6 +230,8 @@ export interface Store {
   listClients(): Promise<ClientRecord[]>;
   /** Deletes the client and everything issued to it (grants, codes, tokens, consents). */
   deleteClient(clientId: string): Promise<boolean>;
+  /** Records that the client was used now, unless that was already recorded less than a day ago. */
+  touchClient(clientId: string, now: number): Promise<void>;
 
   // Users
   /** Throws StoreConflictError when the username is taken. */
@@ -300,5 +312,5 @@ export interface Store {
 
   // Maintenance
   /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream sessions nothing rests on); returns how many rows. */
-  sweepExpired(now: number): Promise<number>;
+  sweepExpired(now: number, options?: SweepOptions): Promise<number>;
 }

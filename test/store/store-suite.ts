@@ -45,6 +45,7 @@ export function makeClient(overrides: Partial<ClientRecord> = {}): ClientRecord 
     canIntrospect: false,
     registeredBy: 'dynamic',
     createdAt: NOW,
+    lastUsedAt: null,
     ...overrides,
   };
 }
@@ -190,6 +191,30 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.getClient(client.clientId), client);
         await store.saveClient({ ...client, clientName: 'Second', redirectUris: ['https://app.example/other'], createdAt: NOW + 100 });
         assert.deepEqual(await store.getClient(client.clientId), { ...client, clientName: 'Second', redirectUris: ['https://app.example/other'] });
+      });
+
+      it('touchClient records use at most once a day; sweeping removes dynamic clients unused since a time', async () => {
+        const used = makeClient();
+        const unused = makeClient();
+        const admin = makeClient({ registeredBy: 'admin' });
+        for (const client of [used, unused, admin]) await store.createClient(client);
+        await store.touchClient(used.clientId, NOW + 10);
+        await store.touchClient(used.clientId, NOW + 20);
+        assert.equal((await store.getClient(used.clientId))?.lastUsedAt, NOW + 10, 'within a day, not written again');
+        await store.touchClient(used.clientId, NOW + 10 + 86_400);
+        assert.equal((await store.getClient(used.clientId))?.lastUsedAt, NOW + 10 + 86_400);
+        await store.saveClient({ ...used, clientName: 'refetched' });
+        assert.equal((await store.getClient(used.clientId))?.lastUsedAt, NOW + 10 + 86_400, 'saveClient keeps the last use');
+
+        const user = makeUser();
+        await store.createUser(user);
+        const grant = makeGrant(unused.clientId, user.id);
+        await store.createGrant(grant);
+        await store.sweepExpired(NOW, { unusedClientsBefore: NOW + 100 });
+        assert.ok(await store.getClient(used.clientId));
+        assert.ok(await store.getClient(admin.clientId), 'operators\' clients are never swept');
+        assert.equal(await store.getClient(unused.clientId), undefined);
+        assert.equal(await store.getGrant(grant.id), undefined, 'with everything issued to it');
       });
 
       it('round-trips every field', async () => {

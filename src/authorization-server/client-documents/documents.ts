@@ -130,6 +130,7 @@ export class ClientDocuments {
       canIntrospect: false,
       registeredBy: 'dynamic',
       createdAt: now,
+      lastUsedAt: null,
     };
   }
 }

@@ -31,6 +31,7 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   const parsed = authorizationParams(entries);
 
   const target = await resolveRedirectTarget(parsed, clientLookup(ctx));
+  await ctx.clientUse.note(ctx.config.store, target.client.clientId, ctx.config.now());
   const back = trustedRedirect(target, ctx.config.issuer);
 
   let authorization: AuthorizationRequest;

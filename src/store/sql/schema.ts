@@ -80,6 +80,9 @@ export const CLIENTS: Table = {
     col('can_introspect', 'bool'),
     col('registered_by', 'text', { oneOf: ['dynamic', 'admin'] }),
     col('created_at', 'int'),
+    // Version 4: when the client last came to /authorize or /token (at most one write a day), so
+    // dynamically registered clients nobody uses can be swept.
+    col('last_used_at', 'int', { nullable: true, since: 4 }),
   ],
   indexes: [],
 };

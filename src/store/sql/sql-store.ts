@@ -20,7 +20,7 @@ import type {
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { explainConsumeFailure } from '../store.js';
+import { CLIENT_USE_GRANULARITY, explainConsumeFailure } from '../store.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
@@ -77,6 +77,7 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
     getClient: (clientId) => run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
     listClients: () => run(then(all(S.listClients), (rows) => rows.map(client.record))),
     deleteClient: (clientId) => run(then(exec(S.deleteClient, { client_id: clientId }), (n) => n > 0)),
+    touchClient: (clientId, now) => run(ignore(exec(S.touchClient, { client_id: clientId, now, granularity: CLIENT_USE_GRANULARITY }))),
 
     createUser: (record) => run(ignore(exec(S.insertUser, user.params(record)))),
     getUserById: (id) => run(then(get(S.getUserById, { id }), (row) => optional(row, user.record))),
@@ -180,10 +181,12 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
         })(),
       ),
 
-    sweepExpired: (now) =>
+    sweepExpired: (now, options = {}) =>
       inTransaction(
         (function* () {
           let total = 0;
+          // Unused clients first: what cascades from them is then swept with everything else.
+          if (options.unusedClientsBefore !== undefined) total += yield* exec(S.sweepUnusedClients, { before: options.unusedClientsBefore });
           for (const statement of S.sweep) total += yield* exec(statement, { now });
           return total;
         })(),

@@ -33,13 +33,21 @@ export const S = {
   upsertClient: stmt(
     'upsertClient',
     `${insert(CLIENTS).text as string} ON CONFLICT (client_id) DO UPDATE SET ${CLIENTS.columns
-      .filter((c) => c.name !== 'client_id' && c.name !== 'created_at')
+      .filter((c) => c.name !== 'client_id' && c.name !== 'created_at' && c.name !== 'last_used_at')
       .map((c) => `${c.name} = excluded.${c.name}`)
       .join(', ')}`,
   ),
   getClient: stmt('getClient', 'SELECT * FROM clients WHERE client_id = :client_id'),
   listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
   deleteClient: stmt('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
+  touchClient: stmt(
+    'touchClient',
+    'UPDATE clients SET last_used_at = :now WHERE client_id = :client_id AND (last_used_at IS NULL OR last_used_at <= CAST(:now AS BIGINT) - :granularity)',
+  ),
+  sweepUnusedClients: stmt(
+    'sweepUnusedClients',
+    `DELETE FROM clients WHERE registered_by = 'dynamic' AND coalesce(last_used_at, created_at) < :before`,
+  ),
 
   insertUser: insert(USERS),
   getUserById: stmt('getUserById', 'SELECT * FROM users WHERE id = :id'),
