@@ -64,14 +64,17 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return {
+    // application_type is OpenID Connect Registration's; the SDK's type does not name it but sends it on.
+    const metadata = {
       client_name: this.options.clientName ?? 'context-auth',
+      application_type: 'native',
       redirect_uris: [this.loopback.redirectUri],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       ...(this.options.scope ? { scope: this.options.scope } : {}),
     };
+    return metadata;
   }
 
   state(): string {
