@@ -162,6 +162,32 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     assert.equal((await store.getGrant(a.serverUrl))?.issuer, b.issuer);
   });
 
+  it('logout revokes each grant at the server that issued it, and sends a grant whose server is no longer listed nowhere', async () => {
+    listed = [a.issuer, b.issuer];
+    aDown = true;
+    const store = new MemoryTokenStore();
+    const atB = await contextClient(store).client.login();
+    assert.equal(atB.issuer, b.issuer);
+    aDown = false;
+
+    // Discovery now picks A; B's grant is revoked at B, and A never sees it.
+    const revocationsAtB = b.count('POST', '/revoke');
+    assert.equal(await contextClient(store).client.logout(), 1);
+    assert.deepEqual(received(a, atB.refreshToken!), []);
+    assert.equal(b.count('POST', '/revoke'), revocationsAtB + 1);
+    assert.equal(b.seen.filter((r) => r.path === '/revoke').at(-1)?.form?.get('token'), atB.refreshToken);
+
+    // A grant from a server the resource no longer lists is forgotten without being sent anywhere.
+    const atA = await contextClient(store).client.login();
+    assert.equal(atA.issuer, a.issuer);
+    listed = [b.issuer];
+    const revocationsAtA = a.count('POST', '/revoke');
+    assert.equal(await contextClient(store).client.logout(), 1);
+    assert.deepEqual(received(b, atA.refreshToken!), []);
+    assert.equal(a.count('POST', '/revoke'), revocationsAtA);
+    assert.equal(await store.getGrant(a.serverUrl), undefined);
+  });
+
   it('invalid_client on refresh forgets the grant and the client registration, so the next run does not repeat it', async () => {
     const store = new MemoryTokenStore();
     const grant = await contextClient(store).client.login();
