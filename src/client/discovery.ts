@@ -18,6 +18,8 @@ export interface Discovery {
   resourceMetadata?: Record<string, unknown>;
   /** Every authorization server the resource named; `issuer` is the one chosen. */
   authorizationServers: string[];
+  /** The authorization servers in the order to try them (chooseAuthorizationServers applied); `issuer` is among them. */
+  candidates: string[];
   issuer: string;
   authorizationServer: AuthorizationServer;
   /** The scope the 401 challenge asked for, if any. */
@@ -155,6 +157,7 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
       revision: 'A',
       serverUrl,
       authorizationServers: [authorizationServer.issuer],
+      candidates: [authorizationServer.issuer],
       issuer: authorizationServer.issuer,
       authorizationServer,
       ...(challengeScope ? { challengeScope } : {}),
@@ -187,6 +190,7 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
         resourceMetadataUrl: prm.url,
         resourceMetadata: prm.body,
         authorizationServers: listed,
+        candidates: ordered,
         issuer,
         authorizationServer,
         ...(challengeScope ? { challengeScope } : {}),
@@ -201,4 +205,22 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
   // http), that code is kept: a generic no_authorization_server hid metadata_mismatch and insecure_url.
   const code = codes.size === 1 ? [...codes][0]! : 'no_authorization_server';
   throw new ClientError(code, `no usable authorization server for ${serverUrl} (${problems.join('; ')})`);
+}
+
+/**
+ * The same discovery, with another of the authorization servers the resource lists: its own
+ * metadata, fetched and issuer-checked. Credentials bound to `issuer` are only ever sent with what
+ * this returns (SEP-2352), never with the metadata of whichever server discovery picked.
+ */
+export async function discoverIssuer(discovery: Discovery, issuer: string, fetchImpl: typeof fetch = fetch): Promise<Discovery> {
+  if (issuer === discovery.issuer) return discovery;
+  if (!discovery.authorizationServers.includes(issuer)) {
+    throw new ClientError('no_authorization_server', `${discovery.serverUrl} no longer lists the authorization server ${issuer}`);
+  }
+  assertSecureUrl(issuer, 'the authorization server');
+  const authorizationServer = await fetchAuthorizationServerMetadata(fetchImpl, issuer);
+  if (!authorizationServer) throw new ClientError('no_authorization_server', `${issuer}: no metadata`);
+  const scopesSupported = discovery.resourceMetadata?.scopes_supported ?? authorizationServer.scopes_supported;
+  const { scopesSupported: _previous, ...rest } = discovery;
+  return { ...rest, issuer, authorizationServer, ...(Array.isArray(scopesSupported) ? { scopesSupported: scopesSupported as string[] } : {}) };
 }

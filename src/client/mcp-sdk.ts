@@ -9,6 +9,7 @@ import { ClientError } from './errors.js';
 import { toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
+import { ContextClient } from './session.js';
 import { FileTokenStore } from './token-store.js';
 import type { TokenStore } from './types.js';
 
@@ -42,6 +43,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   private expectedState: string | undefined;
   private discovered: OAuthDiscoveryState | undefined;
   private issuer: string | undefined;
+  private context: ContextClient | undefined;
 
   private constructor(
     private readonly options: McpSdkProviderOptions,
@@ -64,14 +66,17 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return {
+    // application_type is OpenID Connect Registration's; the SDK's type does not name it but sends it on.
+    const metadata = {
       client_name: this.options.clientName ?? 'context-auth',
+      application_type: 'native',
       redirect_uris: [this.loopback.redirectUri],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       ...(this.options.scope ? { scope: this.options.scope } : {}),
     };
+    return metadata;
   }
 
   state(): string {
@@ -131,9 +136,27 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     });
   }
 
+  /**
+   * The stored tokens for the authorization server in use (a grant from another is never handed
+   * to the SDK). A grant due for a refresh is refreshed here, the way ContextClient does it: under
+   * the store's lock for that grant, reading the store again inside it, so two providers or
+   * processes sharing the credentials file present one refresh token once.
+   */
   async tokens(): Promise<OAuthTokens | undefined> {
-    const grant = await this.store.getGrant(this.serverUrl);
+    const issuer = await this.currentIssuer();
+    let grant = await this.store.getGrant(this.serverUrl, issuer);
     if (!grant) return undefined;
+    const refresher = this.refresher();
+    if (grant.refreshToken && refresher.expiresSoon(grant)) {
+      try {
+        grant = await refresher.refresh(grant);
+      } catch (error) {
+        // The grant is dead and forgotten: the SDK authorizes anew. Otherwise (the server is
+        // unreachable, say) the SDK gets what is stored and its 401 handling takes over.
+        if (error instanceof ClientError && error.code === 'login_required') return undefined;
+        this.options.onProgress?.(`Could not refresh the token (${(error as Error).message})`);
+      }
+    }
     const expiresIn = grant.expiresAt === undefined ? undefined : Math.max(0, grant.expiresAt - Math.floor(Date.now() / 1000));
     return {
       access_token: grant.accessToken,
@@ -143,6 +166,18 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
       ...(grant.scope ? { scope: grant.scope } : {}),
       issuer: grant.issuer,
     } as OAuthTokens;
+  }
+
+  /** What refreshes for this provider: a non-interactive ContextClient on the same store (same locks). */
+  private refresher(): ContextClient {
+    this.context ??= new ContextClient({
+      serverUrl: this.serverUrl,
+      store: this.store,
+      interactive: false,
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+      ...(this.options.onProgress ? { onProgress: this.options.onProgress } : {}),
+    });
+    return this.context;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
@@ -178,7 +213,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
-    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.serverUrl);
+    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.serverUrl, await this.currentIssuer());
     if (scope === 'all' || scope === 'client') await this.store.deleteClient(await this.currentIssuer());
     if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
     if (scope === 'all' || scope === 'discovery') this.discovered = undefined;

@@ -57,3 +57,15 @@ export function tokenError(error: unknown, what: string): ClientError {
 export function isInvalidGrant(error: unknown): boolean {
   return error instanceof ClientError && error.cause instanceof oauth.ResponseBodyError && error.cause.error === 'invalid_grant';
 }
+
+/**
+ * The authorization server no longer knows or accepts our client: an invalid_client answer, or a
+ * 401 from the token endpoint (RFC 6749 §5.2), which oauth4webapi reports as a challenge.
+ */
+export function isInvalidClient(error: unknown): boolean {
+  if (!(error instanceof ClientError)) return false;
+  const cause = error.cause;
+  if (cause instanceof oauth.ResponseBodyError) return cause.error === 'invalid_client' || cause.error === 'unauthorized_client';
+  if (cause instanceof oauth.WWWAuthenticateChallengeError) return cause.status === 401;
+  return false;
+}

@@ -92,6 +92,8 @@ async function register(discovery: Discovery, redirectUri: string, clientName: s
       as,
       {
         client_name: clientName,
+        // A program on the person's machine with a loopback redirect (RFC 8252; OIDC Registration).
+        application_type: 'native',
         redirect_uris: [redirectUri],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],

@@ -2,12 +2,12 @@ import * as oauth from 'oauth4webapi';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
 import { planAuthorization, redeemCallback } from './authorize.js';
-import { discover, type Discovery } from './discovery.js';
+import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
-import { asOAuthClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
+import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
 import { obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
@@ -100,18 +100,41 @@ export class ContextClient implements FetchSession {
       throw error;
     });
     try {
-      const client = await this.registeredClient(discovery, loopback.redirectUri);
-      const scope = options.scope ?? this.options.scope ?? discovery.challengeScope ?? discovery.scopesSupported?.join(' ');
-      const plan = await planAuthorization(discovery, client, loopback.redirectUri, scope || undefined);
+      const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, loopback.redirectUri);
+      const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
+      const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
       await presentAuthorizationUrl(plan.url, this.options);
       this.progress('Waiting for the browser…');
       const callback = await loopback.wait();
       this.progress('Exchanging the code for tokens');
-      const tokens = await redeemCallback(discovery, client, plan, callback, this.fetchImpl);
-      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: scope });
+      const tokens = await redeemCallback(chosen, client, plan, callback, this.fetchImpl);
+      return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope });
     } finally {
       await loopback.close();
     }
+  }
+
+  /**
+   * A client at the authorization server discovery chose, else (its registration failing or
+   * unavailable) at the next one the resource lists, in the order discovery tried them.
+   */
+  private async registeredClientAtAny(discovery: Discovery, redirectUri: string): Promise<{ discovery: Discovery; client: StoredClient }> {
+    const start = Math.max(0, discovery.candidates.indexOf(discovery.issuer));
+    const issuers = [discovery.issuer, ...discovery.candidates.slice(start + 1)];
+    let firstFailure: unknown;
+    for (const issuer of issuers) {
+      try {
+        const at = await discoverIssuer(discovery, issuer, this.fetchImpl);
+        return { discovery: at, client: await this.registeredClient(at, redirectUri) };
+      } catch (error) {
+        const code = error instanceof ClientError ? error.code : undefined;
+        // A client given in options is the caller's choice: no falling back to another server.
+        if (this.options.clientId || !(code === 'registration_failed' || code === 'registration_unavailable' || code === 'no_authorization_server' || code === 'discovery_failed' || code === 'metadata_mismatch')) throw error;
+        firstFailure ??= error;
+        if (issuer !== issuers.at(-1)) this.progress(`${(error as Error).message}; trying the next authorization server`);
+      }
+    }
+    throw firstFailure;
   }
 
   private async registeredClient(discovery: Discovery, redirectUri: string): Promise<StoredClient> {
@@ -164,8 +187,11 @@ export class ContextClient implements FetchSession {
         if (this.options.grantType === 'client_credentials') return this.login();
         throw new ClientError('login_required', `the access token for ${this.serverUrl} expired and there is no refresh token`);
       }
-      const discovery = await this.discover();
-      const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(current, discovery));
+      // The refresh token goes to the authorization server that issued it and to no other
+      // (SEP-2352): with its own metadata, and only while the resource still lists it.
+      const discovery = await this.issuerOf(current);
+      const client = await this.clientFor(current, discovery);
+      const { client: oauthClient, auth } = asOAuthClient(client);
       const as = discovery.authorizationServer;
       try {
         const response = await oauth.refreshTokenGrantRequest(
@@ -179,9 +205,11 @@ export class ContextClient implements FetchSession {
         return await this.saveTokens(discovery, tokens, { clientId: current.clientId, requestedScope: current.scope, refreshToken: current.refreshToken });
       } catch (error) {
         const failure = tokenError(error, 'the refresh failed');
-        if (isInvalidGrant(failure)) {
-          // The grant is dead (expired, revoked, or a reuse was detected): forget it, start over.
+        if (isInvalidGrant(failure) || isInvalidClient(failure)) {
+          // The grant is dead (expired, revoked, or a reuse was detected), or the server no longer
+          // knows our client: forget what failed, so the next run does not present it again.
           await this.store.deleteGrant(current.serverUrl, current.issuer);
+          if (isInvalidClient(failure) && client.source !== 'options') await this.forgetClient(current.issuer, client.clientId);
           throw new ClientError('login_required', `the authorization for ${this.serverUrl} ended (${failure.message}); log in again`, { cause: failure });
         }
         throw failure;
@@ -190,11 +218,37 @@ export class ContextClient implements FetchSession {
   }
 
   /**
+   * The discovery to use a stored grant with: its own issuer's metadata. When the resource no
+   * longer lists that issuer (it moved to another authorization server), the grant is forgotten
+   * unsent and the answer is login_required.
+   */
+  private async issuerOf(grant: StoredGrant): Promise<Discovery> {
+    const discovery = await this.discover();
+    if (!discovery.authorizationServers.includes(grant.issuer)) {
+      await this.store.deleteGrant(grant.serverUrl, grant.issuer);
+      throw new ClientError(
+        'login_required',
+        `${this.serverUrl} no longer uses the authorization server ${grant.issuer} (it lists ${discovery.authorizationServers.join(', ')}); its authorization was forgotten; log in again`,
+      );
+    }
+    return discoverIssuer(discovery, grant.issuer, this.fetchImpl);
+  }
+
+  /** Forgets the registration at `issuer`, if it is still the one with this client id. */
+  private async forgetClient(issuer: string, clientId: string): Promise<void> {
+    const stored = await this.store.getClient(issuer);
+    if (stored?.clientId === clientId) await this.store.deleteClient(issuer);
+  }
+
+  /**
    * The client a stored grant belongs to: the one given in options, else the registration we
    * keep for its authorization server, else (a client id given once and not kept) a public client
-   * with the grant's client id.
+   * with the grant's client id. Only ever with the grant's own issuer's discovery.
    */
   private async clientFor(grant: StoredGrant, discovery: Discovery): Promise<StoredClient> {
+    if (discovery.issuer !== grant.issuer) {
+      throw new ClientError('issuer_mismatch', `a grant from ${grant.issuer} is not presented to ${discovery.issuer}`);
+    }
     if (this.options.clientId === grant.clientId) {
       return {
         issuer: grant.issuer,
@@ -219,33 +273,42 @@ export class ContextClient implements FetchSession {
     return grant.accessToken;
   }
 
-  /** A refreshed grant, else (when the grant is dead and a person may be asked) a new login. */
+  /** A refreshed grant, else (when the grant is dead or its server unreachable, and a person may be asked) a new login. */
   async refreshOrLogin(grant: StoredGrant): Promise<StoredGrant> {
     try {
       return await this.refresh(grant);
     } catch (error) {
-      if (error instanceof ClientError && error.code === 'login_required' && this.options.interactive !== false) return this.login();
+      if (!(error instanceof ClientError) || this.options.interactive === false) throw error;
+      // login_required: the grant is gone. no_authorization_server: its issuer is listed but down;
+      // the grant is kept for when it is back, and login goes to a server that answers.
+      if (error.code === 'login_required' || error.code === 'no_authorization_server' || error.code === 'discovery_failed') {
+        if (error.code !== 'login_required') this.progress(`Cannot refresh at ${grant.issuer} (${error.message}); authorizing again`);
+        return this.login();
+      }
       throw error;
     }
   }
 
   /**
-   * Forgets the stored tokens for this server, after asking the authorization server to revoke
-   * the refresh token (RFC 7009) where it offers revocation. The revocation is best effort: the
-   * tokens are forgotten even when the server cannot be reached.
+   * Forgets the stored tokens for this server, after asking the authorization server that issued
+   * each refresh token to revoke it (RFC 7009), where it offers revocation and the resource still
+   * lists it. The revocation is best effort: the tokens are forgotten even when it fails.
    */
   async logout(): Promise<number> {
-    const grant = await this.grant();
-    if (grant?.refreshToken) {
+    const grants = (await this.store.listGrants()).filter((grant) => grant.serverUrl === this.serverUrl);
+    for (const grant of grants) {
+      if (!grant.refreshToken) continue;
       try {
         const discovery = await this.discover();
-        if (discovery.authorizationServer.revocation_endpoint) {
-          const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant, discovery));
-          const as = discovery.authorizationServer;
+        if (!discovery.authorizationServers.includes(grant.issuer)) continue;
+        const own = await discoverIssuer(discovery, grant.issuer, this.fetchImpl);
+        if (own.authorizationServer.revocation_endpoint) {
+          const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant, own));
+          const as = own.authorizationServer;
           await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, requestOptions(this.fetchImpl, as.revocation_endpoint!, { token_type_hint: 'refresh_token' }));
         }
       } catch (error) {
-        this.progress(`Could not revoke the token at the authorization server (${(error as Error).message}); forgetting it anyway`);
+        this.progress(`Could not revoke the token at ${grant.issuer} (${(error as Error).message}); forgetting it anyway`);
       }
     }
     return this.store.deleteGrant(this.serverUrl);

@@ -106,6 +106,8 @@ export interface ContextServerOptions {
   registration?: 'open' | 'closed';
   accessTokenTtl?: number;
   refreshTokenTtl?: number;
+  /** More resources the authorization server issues tokens for (another server's, when it is listed there too). */
+  extraResources?: string[];
   /** Routes registered before everything else, so they win over the real ones. */
   routes?: (app: Hono, origin: string, as: AuthorizationServer) => void;
 }
@@ -150,7 +152,7 @@ export async function startContextServer(options: ContextServerOptions = {}): Pr
   const as = createAuthorizationServer({
     issuer: origin,
     store,
-    resources: [serverUrl],
+    resources: [serverUrl, ...(options.extraResources ?? [])],
     registration: options.registration ?? 'open',
     now,
     log: (event) => log.push(event),
