@@ -1,7 +1,9 @@
 /**
  * The public MCP conformance suite (@modelcontextprotocol/conformance) runs our client entry
  * (conformance/client.ts) against its own test servers: every scenario of the `auth` and
- * `backcompat` suites must pass with no warning (the runner counts a warning as a failure).
+ * `backcompat` suites of the newest release must pass with no warning (the runner counts a
+ * warning as a failure), and the newest pre-release's auth scenarios for the later revisions:
+ * all of 2025-11-25's, and 2026-07-28's but for a baseline of known gaps (see the YAML file).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,12 +13,14 @@ import { describe, it } from 'node:test';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const RUNNER = resolve(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+/** The newest pre-release, installed beside it under an alias. */
+const NEXT_RUNNER = resolve(ROOT, 'node_modules/@modelcontextprotocol/conformance-next/dist/index.js');
 // Version 0.1.16 imports fs.globSync, which Node 20 lacks; the shim adds it to the runner only.
 const SHIM = resolve(ROOT, 'conformance/shim/register.mjs');
 const CLIENT = `${process.execPath} --import tsx ${resolve(ROOT, 'conformance/client.ts')}`;
 
-async function runSuite(suite: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', SHIM, RUNNER, 'client', '--command', CLIENT, '--suite', suite], {
+async function runSuite(suite: string, runner = RUNNER, extra: string[] = []): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', SHIM, runner, 'client', '--command', CLIENT, '--suite', suite, ...extra], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,4 +44,23 @@ describe('MCP conformance suite, client side', () => {
       assert.equal(code, 0, summary);
     });
   }
+
+  it('the newest pre-release: every auth scenario of 2025-11-25', { timeout: 300_000 }, async () => {
+    const { code, output } = await runSuite('auth', NEXT_RUNNER, ['--spec-version', '2025-11-25']);
+    const summary = output.slice(output.indexOf('=== SUITE SUMMARY ==='));
+    const total = /Total: (\d+) passed, (\d+) failed, (\d+) warnings/.exec(summary);
+    assert.ok(total, `no summary in the runner's output:\n${output.slice(-3000)}`);
+    assert.equal(`${total[2]} failed, ${total[3]} warnings`, '0 failed, 0 warnings', summary);
+    assert.ok(summary.includes('auth/basic-cimd'), 'the client ID metadata document scenario ran');
+    assert.equal(code, 0, summary);
+  });
+
+  it('the newest pre-release: 2026-07-28 auth scenarios, no failure outside the known baseline', { timeout: 300_000 }, async () => {
+    const baseline = resolve(ROOT, 'conformance/expected-failures-2026-07-28.yaml');
+    const { code, output } = await runSuite('auth', NEXT_RUNNER, ['--spec-version', '2026-07-28', '--expected-failures', baseline]);
+    const summary = output.slice(output.indexOf('=== SUITE SUMMARY ==='));
+    assert.match(summary, /Total: \d+ passed/, `no summary in the runner's output:\n${output.slice(-3000)}`);
+    assert.doesNotMatch(output, /Unexpected failures|Stale expected failures|remove passing entries/i, summary);
+    assert.equal(code, 0, output.slice(-3000));
+  });
 });
