@@ -26,8 +26,24 @@ export function redirectUriProblem(input: string): string | undefined {
     return `redirect URI scheme ${url.protocol} is not allowed; use https or http on a loopback host`;
   }
   if (url.username || url.password) return 'redirect URI must not contain credentials';
+  // RFC 3986 too, on the string as written: the WHATWG parser repairs `https:host/cb`,
+  // `https:////host/cb` and `https:\\host/cb` into a URI with a host, which a consent page would
+  // then show as if it had been registered that way.
+  const authority = RFC3986_HTTP.exec(input);
+  if (!authority) return 'redirect URI must be an absolute http(s) URI with a host, written as in RFC 3986 (scheme://host/path)';
+  // What the parser made of the host must be what was written (bar case and IDNA).
+  const written = authority[2]!.toLowerCase();
+  if (written !== url.hostname && written !== `[${url.hostname.replace(/^\[|\]$/g, '')}]` && !url.hostname.startsWith('xn--')) {
+    return 'redirect URI host is not written as a plain host name or address';
+  }
   return undefined;
 }
+
+/**
+ * RFC 3986 `scheme "://" authority path-abempty [ "?" query ]` for http(s): a non-empty host
+ * (reg-name, IPv4 or a bracketed IPv6 literal), an optional port, and no backslash or space anywhere.
+ */
+const RFC3986_HTTP = /^(https?):\/\/(?:[^/?#@\\\s]*@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]+)(?::\d{0,5})?(?:[/?][^\\\s]*)?$/i;
 
 /** `http://<loopback host>[:port]<rest>` without its port; undefined for any other URI. */
 const LOOPBACK_HTTP = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?(?=[/?]|$)/;
@@ -43,8 +59,9 @@ function withoutLoopbackPort(uri: string): string | undefined {
  * dropped tabs, newlines or surrounding spaces, resolved dot segments or emptied a bare "?".
  */
 export function matchRedirectUri(registered: readonly string[], requested: string): boolean {
-  if (registered.includes(requested)) return true;
+  // Checked first, so a URI registered before a rule existed cannot be used after it.
   if (redirectUriProblem(requested) !== undefined) return false;
+  if (registered.includes(requested)) return true;
   const key = withoutLoopbackPort(requested);
   return key !== undefined && registered.some((candidate) => withoutLoopbackPort(candidate) === key);
 }

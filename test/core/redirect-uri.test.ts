@@ -147,3 +147,15 @@ describe('matchRedirectUri', () => {
     });
   }
 });
+
+describe('redirect URIs the WHATWG parser would repair are refused (RFC 3986 first)', () => {
+  for (const uri of ['https:///cb', 'https:evil.example/cb', 'https:////evil.example/cb', 'https:\\\\evil.example/cb', 'https:/\\evil.example/cb', 'https://%65vil.example/cb']) {
+    it(uri, () => {
+      assert.notEqual(redirectUriProblem(uri), undefined);
+      assert.equal(matchRedirectUri([uri], uri), false, 'never matched either');
+    });
+  }
+  it('plain ones still pass, IPv6 literals and ports included', () => {
+    for (const uri of ['https://app.example/cb', 'https://app.example', 'https://app.example:8443/cb?x=1', 'http://[::1]:8080/cb', 'http://localhost/cb']) assert.equal(redirectUriProblem(uri), undefined, uri);
+  });
+});
