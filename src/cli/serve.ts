@@ -23,6 +23,8 @@ export const SERVE_HELP = `context-auth serve [options]
   --registration MODE      open (default) | closed | token (needs CONTEXT_AUTH_REGISTRATION_TOKEN)
   --registration-ttl S     delete dynamically registered clients unused this long (default 2592000, 30 days; 0 never)
   --access-token-ttl S     access token lifetime in seconds (default 600)
+  --header-timeout S       close a connection whose request headers take longer (default 10)
+  --max-connections N      refuse connections beyond this many at once (default 1000)
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
@@ -68,6 +70,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     registration: { type: 'string' },
     'registration-ttl': { type: 'string' },
     'access-token-ttl': { type: 'string' },
+    'header-timeout': { type: 'string' },
+    'max-connections': { type: 'string' },
     quiet: { type: 'boolean' },
     'client-documents': { type: 'string' },
     'client-document-host': { type: 'string', multiple: true },
@@ -80,6 +84,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   const host = values.host ?? '127.0.0.1';
   const port = integer('port', values.port, 8080, 0, 65535);
   const accessTokenTtl = integer('access-token-ttl', values['access-token-ttl'], 600, 30, 86400);
+  const headerTimeoutMs = integer('header-timeout', values['header-timeout'], 10, 1, 60) * 1000;
+  const maxConnections = integer('max-connections', values['max-connections'], 1000, 1, 100_000);
   const registration = registrationPolicy(values.registration);
   const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
   const documentsFlag = values['client-documents'] ?? 'on';
@@ -109,10 +115,21 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   const { store, location } = await openStore(values);
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  // Idle or slow sockets must not accumulate: headers (and whole requests) that take too long are
+  // cut off, well before Node's 60 s default, checked every second rather than every 30; and a
+  // connection cap.
+  const timeouts = {
+    headersTimeout: headerTimeoutMs,
+    requestTimeout: Math.max(headerTimeoutMs, 30_000),
+    keepAliveTimeout: Math.min(5_000, headerTimeoutMs),
+    connectionsCheckingInterval: Math.min(1_000, headerTimeoutMs),
+  };
   const server = createAdaptorServer({
     fetch: (request: Request) => handler(request),
-    ...(tls ? { createServer: createHttpsServer, serverOptions: tls } : {}),
+    serverOptions: { ...timeouts, ...(tls ?? {}) },
+    ...(tls ? { createServer: createHttpsServer } : {}),
   });
+  (server as unknown as { maxConnections: number }).maxConnections = maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is in use; choose another with --port.`));
