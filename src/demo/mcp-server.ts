@@ -2,7 +2,15 @@ import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { toMcpAuthInfo, type ProtectedResource, type VerifiedToken } from '../resource-server/index.js';
+import {
+  BodyTooLargeError,
+  DEFAULT_MAX_BODY_BYTES,
+  bodyTooLargeResponse,
+  readLimitedText,
+  toMcpAuthInfo,
+  type ProtectedResource,
+  type VerifiedToken,
+} from '../resource-server/index.js';
 
 /** The scope every request to the demo needs, and the extra one its admin tool needs (for 403 and step-up). */
 export const BASE_SCOPE = 'mcp:tools';
@@ -22,6 +30,8 @@ export interface DemoUpstreamAccess {
 }
 
 export interface DemoOptions {
+  /** Largest request body read, in bytes; a larger one is 413 before it is read. Default 1 MiB. */
+  maxBodyBytes?: number;
   /** The upstream access behind a verified token, when the person signed in through a provider. */
   upstream?: ((auth: VerifiedToken) => Promise<DemoUpstreamAccess | null>) | undefined;
 }
@@ -109,7 +119,20 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     if (request.method !== 'POST') {
       return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } }, { status: 405, headers: { Allow: 'POST' } });
     }
-    const body: unknown = await request.json().catch(() => undefined);
+    // Read only up to the cap: a token holder may send anything, and it is not all kept in memory.
+    let text: string;
+    try {
+      text = await readLimitedText(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) return bodyTooLargeResponse(error.maxBytes);
+      throw error;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
     if (body === undefined) {
       return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }, { status: 400 });
     }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_MAX_BODY_BYTES, declaresTooMuch } from '../body-limit.js';
 import { toMcpAuthInfo, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
@@ -11,7 +12,8 @@ export type AuthenticatedRequest = IncomingMessage & { auth?: ReturnType<typeof 
  * `(req, res, next)` middleware for Express, Connect and plain node:http. It sets `req.auth` in
  * the shape the MCP SDK's StreamableHTTPServerTransport reads, so SDK tools see `extra.authInfo`.
  */
-export function nodeBearerAuth(protection: ProtectedResource, options: { requiredScopes?: string[] } = {}) {
+export function nodeBearerAuth(protection: ProtectedResource, options: { requiredScopes?: string[]; maxBodyBytes?: number } = {}) {
+  const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return (req: AuthenticatedRequest, res: ServerResponse, next: Next): void => {
     protection.check(req.headers.authorization, options.requiredScopes).then(
       (result) => {
@@ -19,6 +21,7 @@ export function nodeBearerAuth(protection: ProtectedResource, options: { require
           res.writeHead(result.status, result.headers).end(JSON.stringify(result.body));
           return;
         }
+        if (!capBody(req, res, maxBytes)) return;
         req.verifiedToken = result.auth;
         req.auth = toMcpAuthInfo(result.auth, protection.resource);
         next();
@@ -26,6 +29,31 @@ export function nodeBearerAuth(protection: ProtectedResource, options: { require
       (error: unknown) => next(error),
     );
   };
+}
+
+/**
+ * Caps the request body (default 1 MiB): a larger declared length is answered 413 at once; a body
+ * that streams past the cap is answered 413 and its connection closed, whoever is reading it (a
+ * body parser downstream sees the stream end in an error). False when the request was refused.
+ */
+function capBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): boolean {
+  const refuse = (): void => {
+    if (!res.headersSent) {
+      res.writeHead(413, { 'Content-Type': 'application/json', Connection: 'close' });
+      res.end(JSON.stringify({ error: 'invalid_request', error_description: `the request body is larger than ${maxBytes} bytes` }));
+    }
+    req.destroy();
+  };
+  if (declaresTooMuch(req.headers['content-length'], maxBytes)) {
+    refuse();
+    return false;
+  }
+  let seen = 0;
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > maxBytes) refuse();
+  });
+  return true;
 }
 
 /** `(req, res, next)` handler that answers GET on the metadata paths and passes everything else on. */

@@ -1,0 +1,60 @@
+/**
+ * Request bodies capped before they are read: a token holder may still send a huge body, and a
+ * context server must not hold all of it in memory to find out. A declared Content-Length over
+ * the cap is refused at once; a body without one is counted as it streams and cut off at the cap.
+ */
+
+/** The default cap for bodies sent to a protected route: 1 MiB (JSON-RPC messages are small). */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the request body is larger than ${maxBytes} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** 413, in the OAuth-style JSON the guard answers with. */
+export function bodyTooLargeResponse(maxBytes: number): Response {
+  return Response.json({ error: 'invalid_request', error_description: `the request body is larger than ${maxBytes} bytes` }, { status: 413, headers: { Connection: 'close' } });
+}
+
+/** True when the request declares a body longer than the cap. */
+export function declaresTooMuch(contentLength: string | null | undefined, maxBytes: number): boolean {
+  const declared = Number(contentLength);
+  return Number.isFinite(declared) && declared > maxBytes;
+}
+
+/**
+ * The same request, its body stream cut off with BodyTooLargeError past `maxBytes`; null when
+ * it declares more than that (answer bodyTooLargeResponse). Not a Response in that case: servers
+ * that replace the global Response (the Node adapter of Hono) make `instanceof` unreliable.
+ */
+export function limitRequestBody(request: Request, maxBytes: number): Request | null {
+  if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;
+  if (!request.body) return request;
+  let seen = 0;
+  const counted = request.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > maxBytes) controller.error(new BodyTooLargeError(maxBytes));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Request(request, { body: counted, duplex: 'half' } as RequestInit);
+}
+
+/** Reads a body capped at `maxBytes`, as text; throws BodyTooLargeError past it. */
+export async function readLimitedText(request: Request, maxBytes: number): Promise<string> {
+  const limited = limitRequestBody(request, maxBytes);
+  if (limited === null) throw new BodyTooLargeError(maxBytes);
+  try {
+    return await limited.text();
+  } catch (error) {
+    // fetch wraps a stream's error in a TypeError whose cause is ours.
+    if (error instanceof BodyTooLargeError || (error as { cause?: unknown }).cause instanceof BodyTooLargeError) throw new BodyTooLargeError(maxBytes);
+    throw error;
+  }
+}
