@@ -109,7 +109,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   // Upstream sign-in is read before anything starts, so a bad flag stops us with nothing open.
   const sharedStore = Boolean(values.store ?? process.env.CONTEXT_AUTH_STORE);
   const upstream = wantsUpstream(values)
-    ? upstreamOptions(values, loadSecretBox({ dataFolder: sharedStore ? null : dataFolder(values.data) }).box)
+    ? upstreamOptions(values, () => loadSecretBox({ dataFolder: sharedStore ? null : dataFolder(values.data) }).box)
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
 

@@ -61,7 +61,8 @@ export function wantsUpstream(flags: UpstreamFlags): boolean {
   return (flags['upstream-issuer']?.length ?? 0) > 0 || flags['upstream-config'] !== undefined;
 }
 
-export function upstreamOptions(flags: UpstreamFlags, secretBox: SecretBox, env: NodeJS.ProcessEnv = process.env): UpstreamOptions {
+/** `secretBox` is called once the flags are known to be right, so a mistake creates no key file. */
+export function upstreamOptions(flags: UpstreamFlags, secretBox: () => SecretBox, env: NodeJS.ProcessEnv = process.env): UpstreamOptions {
   const providers = [...providersFromFlags(flags, env), ...(flags['upstream-config'] ? providersFromFile(flags['upstream-config'], env) : [])];
   const localUsers = flags['local-users'] ?? 'on';
   if (localUsers !== 'on' && localUsers !== 'off') throw usageError('--local-users must be on or off');
@@ -77,7 +78,7 @@ export function upstreamOptions(flags: UpstreamFlags, secretBox: SecretBox, env:
   }
   return {
     providers,
-    secretBox,
+    secretBox: secretBox(),
     localUsers: localUsers === 'on',
     ...(sessionTtl !== undefined ? { sessionTtl } : {}),
     policy: { allowDomains: flags['upstream-allow-domain'] ?? [], allowEmails: flags['upstream-allow-email'] ?? [] },
