@@ -79,6 +79,11 @@ export interface AuthorizationServerOptions {
    * client is deleted by `sweep()`, with everything issued to it. 0 keeps them forever. Default: 30 days.
    */
   registrationTtl?: number;
+  /**
+   * The address a request came from, for throttling sign-in by address as well as by account.
+   * Default: unknown (throttling by account only). `serve` gives the socket's peer address.
+   */
+  clientAddress?: (request: Request) => string | undefined;
   /** Largest accepted request body in bytes. Default: 64 KiB. */
   maxBodyBytes?: number;
   /** Sign-in through upstream identity providers. Default: local users only. */
@@ -108,6 +113,7 @@ export interface ResolvedConfig {
   refreshReuseGraceSeconds: number;
   registration: 'open' | 'closed' | { initialAccessToken: string };
   registrationTtl: number;
+  clientAddress: (request: Request) => string | undefined;
   maxBodyBytes: number;
   secureCookies: boolean;
   upstream: ResolvedUpstreamConfig | null;
@@ -161,6 +167,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     refreshReuseGraceSeconds,
     registration,
     registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
+    clientAddress: options.clientAddress ?? (() => undefined),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,

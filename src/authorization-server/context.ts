@@ -1,10 +1,12 @@
 import type { ResolvedConfig } from './config.js';
 import type { ClientUse } from './clients.js';
 import type { SigningKeys } from './keys.js';
+import type { SignInThrottle } from './sign-in-throttle.js';
 
 /** What every endpoint and grant gets: the resolved configuration (with the store) and the keys. */
 export interface ServerContext {
   config: ResolvedConfig;
   keys: SigningKeys;
   clientUse: ClientUse;
+  signInThrottle: SignInThrottle;
 }

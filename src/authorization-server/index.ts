@@ -15,6 +15,7 @@ import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import { ClientUse } from './clients.js';
 import { SigningKeys } from './keys.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 
 export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
@@ -56,7 +57,7 @@ export interface AuthorizationServer {
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const config = resolveConfig(options);
   const keys = new SigningKeys(config.store, config.now);
-  const ctx: ServerContext = { config, keys, clientUse: new ClientUse() };
+  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle() };
   const app = new Hono();
   const base = config.basePath;
   const api = { cors: true, log: config.log };

@@ -124,8 +124,15 @@ export async function serveCommand(args: string[]): Promise<void> {
     keepAliveTimeout: Math.min(5_000, headerTimeoutMs),
     connectionsCheckingInterval: Math.min(1_000, headerTimeoutMs),
   };
+  // The socket's peer address of each request, for throttling sign-in by address (behind a proxy
+  // this is the proxy's: throttling by account still holds).
+  const peers = new WeakMap<Request, string>();
   const server = createAdaptorServer({
-    fetch: (request: Request) => handler(request),
+    fetch: (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
+      const address = env?.incoming?.socket?.remoteAddress;
+      if (address) peers.set(request, address);
+      return handler(request);
+    },
     serverOptions: { ...timeouts, ...(tls ?? {}) },
     ...(tls ? { createServer: createHttpsServer } : {}),
   });
@@ -162,7 +169,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   }
   const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
   const authorizationServer = createAuthorizationServer({
-    issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments, ...(upstream ? { upstream } : {}),
+    issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
+    clientAddress: (request) => peers.get(request), ...(upstream ? { upstream } : {}),
   });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
   // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.

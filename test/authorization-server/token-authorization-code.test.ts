@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createAuthorizationCode } from '../../src/authorization-server/grants/authorization-code.js';
 import { ClientUse } from '../../src/authorization-server/clients.js';
+import { SignInThrottle } from '../../src/authorization-server/sign-in-throttle.js';
 import {
   addResourceServer,
   addUser,
@@ -130,7 +131,7 @@ describe('authorization_code grant — redirect_uri left out of the authorizatio
     const { verifier, challenge } = pkcePair();
     const issue = () =>
       createAuthorizationCode(
-        { config: h.server.config, keys: h.server.keys, clientUse: new ClientUse() },
+        { config: h.server.config, keys: h.server.keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle() },
         {
           clientId: client.client_id,
           redirectUri: REDIRECT_URI,

@@ -12,6 +12,7 @@ import { seeOther } from '../http/responses.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { loginPage } from '../pages/login.js';
+import { SignInThrottle } from '../sign-in-throttle.js';
 import { currentSession, startSession } from '../sessions.js';
 import { chooseUpstream, forwardUpstream } from '../upstream/sign-in.js';
 
@@ -50,7 +51,7 @@ function formTargets(interaction: InteractionRecord, upstreamOrigin?: string): s
   return [new URL(interaction.request.redirectUri).origin, ...(upstreamOrigin ? [upstreamOrigin] : [])];
 }
 
-async function renderStep(ctx: ServerContext, interaction: InteractionRecord, error?: { message: string; username: string }): Promise<Response> {
+async function renderStep(ctx: ServerContext, interaction: InteractionRecord, error?: { message: string; username: string; retryAfter?: number }): Promise<Response> {
   const client = await ctx.config.store.getClient(interaction.clientId);
   if (!client) {
     throw new OAuthError('invalid_client', 'the client was deleted during the interaction', 400).withUserMessage(
@@ -80,17 +81,17 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
     );
   }
   if (!user) {
-    return toResponse(
-      loginPage({
-        action,
-        csrfToken: interaction.csrfToken,
-        clientName,
-        formTargets: formTargets(interaction),
-        providers: upstream?.providers.list() ?? [],
-        localUsers: upstream?.localUsers ?? true,
-        ...(error ? { error: error.message, username: error.username } : {}),
-      }),
-    );
+    const page = loginPage({
+      action,
+      csrfToken: interaction.csrfToken,
+      clientName,
+      formTargets: formTargets(interaction),
+      providers: upstream?.providers.list() ?? [],
+      localUsers: upstream?.localUsers ?? true,
+      ...(error ? { error: error.message, username: error.username } : {}),
+    });
+    if (error?.retryAfter) return toResponse({ ...page, status: 429 }, { 'Retry-After': String(error.retryAfter) });
+    return toResponse(page);
   }
   return toResponse(
     consentPage({
@@ -137,13 +138,27 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     }
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
+    const now = ctx.config.now();
+    // Failed attempts slow further ones down, for the account and for the address (never a lockout).
+    const keys = SignInThrottle.keys(username, ctx.config.clientAddress(request));
+    const wait = ctx.signInThrottle.wait(keys, now);
+    if (wait > 0) {
+      ctx.config.log({ event: 'login_throttled', client_id: interaction.clientId });
+      return renderStep(ctx, interaction, {
+        message: `Too many failed sign-ins for this account or from this address. Try again in ${wait} second${wait === 1 ? '' : 's'}; each further failure doubles the wait, up to 15 minutes.`,
+        username: username.slice(0, 200),
+        retryAfter: wait,
+      });
+    }
     const user = username ? await store.getUserByUsername(username) : undefined;
     // Verify against a dummy hash for unknown users so the response time does not reveal them.
     const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !valid) {
+      ctx.signInThrottle.failed(keys, now);
       ctx.config.log({ event: 'login_failed', client_id: interaction.clientId });
       return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
     }
+    ctx.signInThrottle.succeeded(username);
     const { session, cookie } = await startSession(ctx, user.id);
     ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
     if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
