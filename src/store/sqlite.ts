@@ -63,6 +63,11 @@ function openDatabase(file: string): Database.Database {
   try {
     // busy_timeout first, so that switching to WAL waits for other processes instead of failing.
     db.pragma('busy_timeout = 5000');
+    // A new file gives back the pages sweeps free (reclaim below); this must come before anything
+    // writes the file, WAL mode included. A file made before stays as it is: switching it needs a
+    // VACUUM, an operator's call.
+    const { n: objects } = db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number };
+    if (objects === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
@@ -126,5 +131,14 @@ export function openSqliteStore(options: { path: string }): Store {
     run: (program) => settle(() => drive(program)),
     transaction: <T>(program: Program<T>) => settle(() => inTransaction.immediate(program) as T),
     close: () => settle(() => void db.close()),
+    // Freed pages back to the file system, a slice at a time with a yield in between.
+    reclaim: async () => {
+      for (let slice = 0; slice < 1000; slice++) {
+        const free = await settle(() => db.pragma('freelist_count', { simple: true }) as number);
+        if (free === 0 || (await settle(() => db.pragma('auto_vacuum', { simple: true }) as number)) !== 2) return;
+        await settle(() => db.pragma('incremental_vacuum(256)'));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
   });
 }

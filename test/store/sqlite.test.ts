@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../src/store/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
-import { makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW, runStoreSuite } from './store-suite.js';
+import { makeAccessToken, makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW, runStoreSuite } from './store-suite.js';
 
 const suiteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-store-'));
 let databases = 0;
@@ -219,6 +219,37 @@ describe('sqlite store, SQLite only', () => {
       assert.deepEqual(results.map((r) => r.rotation).sort(), ['ok', 'replayed', 'replayed', 'replayed', 'replayed', 'replayed']);
       const stored = await Promise.all(children.map((_, index) => store.getRefreshToken(`next-${index}`)));
       assert.equal(stored.filter((t) => t !== undefined).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('sqlite store: upkeep that does not stop the server', () => {
+  it('a sweep of many rows runs in batches that yield, and gives the space back', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ca-sweep-')), 'sweep.db');
+    const store = openSqliteStore({ path: file });
+    try {
+      const client = makeClient();
+      const user = makeUser();
+      await store.createClient(client);
+      await store.createUser(user);
+      const grant = makeGrant(client.clientId, user.id);
+      await store.createGrant(grant);
+      for (let i = 0; i < 5000; i++) await store.saveAccessToken(makeAccessToken(grant, { jti: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 }));
+      // Work queued before the sweep runs before the sweep ends: the sweep yields between batches.
+      let ranDuring = false;
+      const sweeping = store.sweepExpired(NOW);
+      setImmediate(() => (ranDuring = true));
+      assert.ok((await sweeping) >= 5000);
+      assert.ok(ranDuring, 'other work ran while the sweep was under way');
+      const db = new Database(file, { readonly: true });
+      try {
+        assert.equal(db.pragma('auto_vacuum', { simple: true }), 2, 'a new file reclaims space incrementally');
+        assert.equal(db.pragma('freelist_count', { simple: true }), 0, 'the freed pages were given back');
+      } finally {
+        db.close();
+      }
     } finally {
       await store.close();
     }

@@ -775,6 +775,17 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     });
 
     describe('sweepExpired', () => {
+      it('sweeps more rows than one batch holds, all of them', async () => {
+        const { grant } = await seed();
+        for (let i = 0; i < 1200; i++) await store.saveAccessToken(makeAccessToken(grant, { jti: `bulk-${i}`, expiresAt: NOW - 1 }));
+        const live = makeAccessToken(grant, { jti: 'live', expiresAt: NOW + 60 });
+        await store.saveAccessToken(live);
+        assert.ok((await store.sweepExpired(NOW)) >= 1200);
+        assert.equal(await store.getAccessToken('bulk-0'), undefined);
+        assert.equal(await store.getAccessToken('bulk-1199'), undefined);
+        assert.ok(await store.getAccessToken('live'));
+      });
+
       it('removes expired rows and orphaned old grants, keeps live ones, and counts', async () => {
         const { client, user } = await seed();
         const old = NOW - 1000;

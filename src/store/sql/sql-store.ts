@@ -43,12 +43,17 @@ function* exec(statement: Statement, params: Row = {}): Program<number> {
   return (yield { statement, params, mode: 'run' }) as number;
 }
 
+/** Rows one sweep statement deletes at most: a few milliseconds of work on SQLite. */
+export const SWEEP_BATCH = 500;
+
 export interface Driver {
   /** Runs a program statement by statement. */
   run<T>(program: Program<T>): Promise<T>;
   /** Runs a program in one transaction: all of it, or (on any error) none of it. */
   transaction<T>(program: Program<T>): Promise<T>;
   close(): Promise<void>;
+  /** After a sweep: give freed space back, where the database needs telling (SQLite). */
+  reclaim?(): Promise<void>;
 }
 
 export function sqlStore(d: Dialect, driver: Driver): Store {
@@ -181,16 +186,24 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
         })(),
       ),
 
-    sweepExpired: (now, options = {}) =>
-      inTransaction(
-        (function* () {
-          let total = 0;
-          // Unused clients first: what cascades from them is then swept with everything else.
-          if (options.unusedClientsBefore !== undefined) total += yield* exec(S.sweepUnusedClients, { before: options.unusedClientsBefore });
-          for (const statement of S.sweep) total += yield* exec(statement, { now });
-          return total;
-        })(),
-      ),
+    sweepExpired: async (now, options = {}) => {
+      // Batch after batch, each committed on its own, yielding between them so requests go on.
+      const drain = async (statement: Statement, params: Row): Promise<number> => {
+        let total = 0;
+        for (;;) {
+          const deleted = await run(exec(statement, { ...params, batch: SWEEP_BATCH }));
+          total += deleted;
+          if (deleted < SWEEP_BATCH) return total;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      let total = 0;
+      // Unused clients first: what cascades from them is then swept with everything else.
+      if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
+      for (const statement of S.sweep) total += await drain(statement, { now });
+      await driver.reclaim?.();
+      return total;
+    },
   };
 }
 

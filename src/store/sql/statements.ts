@@ -11,6 +11,10 @@ import {
 
 const stmt = (name: string, text: Statement['text']): Statement => ({ name, text });
 
+/** Deletes at most :batch rows of `table` matching `condition` (both dialects read it alike). */
+const batched = (table: string, key: string, condition: string): Statement =>
+  stmt(`sweep ${table}`, `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT :batch)`);
+
 /** `INSERT INTO table (a, b) VALUES (:a, :b)` for every column of the table. */
 const insert = (table: Table): Statement => {
   const names = table.columns.map((c) => c.name);
@@ -44,10 +48,7 @@ export const S = {
     'touchClient',
     'UPDATE clients SET last_used_at = :now WHERE client_id = :client_id AND (last_used_at IS NULL OR last_used_at <= CAST(:now AS BIGINT) - :granularity)',
   ),
-  sweepUnusedClients: stmt(
-    'sweepUnusedClients',
-    `DELETE FROM clients WHERE registered_by = 'dynamic' AND coalesce(last_used_at, created_at) < :before`,
-  ),
+  sweepUnusedClients: batched('clients', 'client_id', `registered_by = 'dynamic' AND coalesce(last_used_at, created_at) < :before`),
 
   insertUser: insert(USERS),
   getUserById: stmt('getUserById', 'SELECT * FROM users WHERE id = :id'),
@@ -119,25 +120,29 @@ export const S = {
   retirePreviousKey: stmt('retirePreviousKey', `UPDATE signing_keys SET status = 'retired' WHERE status = 'previous'`),
   demoteCurrentKey: stmt('demoteCurrentKey', `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`),
 
+  // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows
+  // never holds the database (or SQLite's event loop) for long.
   sweep: [
-    stmt('sweep codes', 'DELETE FROM authorization_codes WHERE expires_at <= :now'),
-    stmt('sweep refresh', 'DELETE FROM refresh_tokens WHERE expires_at <= :now'),
-    stmt('sweep access', 'DELETE FROM access_tokens WHERE expires_at <= :now'),
-    stmt('sweep sessions', 'DELETE FROM sessions WHERE expires_at <= :now'),
-    stmt('sweep interactions', 'DELETE FROM interactions WHERE expires_at <= :now'),
+    batched('authorization_codes', 'code_hash', 'expires_at <= :now'),
+    batched('refresh_tokens', 'token_hash', 'expires_at <= :now'),
+    batched('access_tokens', 'jti', 'expires_at <= :now'),
+    batched('sessions', 'id_hash', 'expires_at <= :now'),
+    batched('interactions', 'id', 'expires_at <= :now'),
     // Grants last, once their codes and tokens are gone. The 60 s margin spares a grant created
     // just now whose first code or token is about to be saved.
-    stmt(
-      'sweep grants',
-      `DELETE FROM grants WHERE created_at < CAST(:now AS BIGINT) - 60
+    batched(
+      'grants',
+      'id',
+      `created_at < CAST(:now AS BIGINT) - 60
          AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = grants.id)
          AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)
          AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.grant_id = grants.id)`,
     ),
     // An upstream sign-in past its lifetime, once no grant or browser session rests on it.
-    stmt(
-      'sweep upstream sessions',
-      `DELETE FROM upstream_sessions WHERE expires_at <= :now
+    batched(
+      'upstream_sessions',
+      'id',
+      `expires_at <= :now
          AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.upstream_session_id = upstream_sessions.id)
          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.upstream_session_id = upstream_sessions.id)`,
     ),
