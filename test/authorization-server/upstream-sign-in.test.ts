@@ -292,6 +292,27 @@ describe('sign-in through an upstream provider', () => {
     return grant;
   }
 
+  it('a tool reaches the provider for the person with one user-info call, and learns of a revocation from it', async () => {
+    const userinfoCalls: string[] = [];
+    const counting: typeof fetch = (input, init) => {
+      if (new URL(String(input)).pathname === '/me') userinfoCalls.push(String(input));
+      return fetch(input, init);
+    };
+    const h = harness({ fetch: counting });
+    const { tokens } = await signedIn(h);
+    const before = userinfoCalls.length;
+    const access = await h.server.upstreamAccess(jwtClaims(tokens.access_token).jti as string);
+    assert.ok(access);
+    assert.equal(access.identity.email, 'alice@example.com');
+    assert.equal((await access.userinfo()).sub, 'alice-sub');
+    assert.equal(userinfoCalls.length - before, 1, 'one call to the provider, not a probe and then the call');
+    const grant = await grantOf(h, tokens.access_token!);
+    const session = await h.store.getUpstreamSession(grant.upstreamSessionId!);
+    const upstreamTokens = JSON.parse(new SecretBox(parseSecretKeys(key, 'test')).open(session!.sealedTokens, session!.id)) as { accessToken: string };
+    await idp.revoke(upstreamTokens.accessToken);
+    await assert.rejects(access.userinfo(), /no longer accepts the session/);
+  });
+
   describe('the upstream session behind our grant', () => {
     it('refresh works while the upstream session stands', async () => {
       const h = harness();

@@ -112,13 +112,20 @@ export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, 
  * (it answers 401 for a revoked token). Throws temporarily_unavailable when the upstream cannot
  * be reached, so our grant is kept and the client may retry.
  */
-export async function checkUpstream(up: ResolvedUpstream, subject: string, tokens: UpstreamTokens, now: number): Promise<UpstreamCheck> {
+export async function checkUpstream(
+  up: ResolvedUpstream,
+  subject: string,
+  tokens: UpstreamTokens,
+  now: number,
+  options: { probe?: boolean } = {},
+): Promise<UpstreamCheck> {
   const expiring = tokens.expiresAt !== null && tokens.expiresAt - EXPIRY_MARGIN <= now;
   if (expiring) {
     if (!tokens.refreshToken) return { status: 'refused', reason: `the ${up.name} session expired and cannot be renewed` };
     return renewUpstream(up, subject, tokens.refreshToken, now);
   }
-  if (!up.as.userinfo_endpoint) return { status: 'valid' };
+  // Without a probe (a caller about to use the token anyway learns of a refusal from that call).
+  if (!up.as.userinfo_endpoint || options.probe === false) return { status: 'valid' };
   return refusedAsCheck(() =>
     guarded(up, 'session check', async () => {
       await readUserinfo(up, tokens.accessToken, up.kind === 'oidc' ? subject : oauth.skipSubjectCheck);

@@ -5,12 +5,20 @@
  * grant is revoked and the client must send the person through sign-in again.
  */
 import { OAuthError } from '../../core/errors.js';
-import type { GrantRecord } from '../../store/store.js';
+import type { GrantRecord, UpstreamSessionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { checkUpstream, type UpstreamTokens } from './flow.js';
 
-/** The grant's upstream tokens, current; revokes the grant and throws invalid_grant when the upstream session is over. */
-export async function upstreamTokensOfGrant(ctx: ServerContext, grant: GrantRecord): Promise<UpstreamTokens> {
+/**
+ * The grant's upstream tokens, current; revokes the grant and throws invalid_grant when the
+ * upstream session is over. `probe: false` renews an expiring token but skips asking user-info
+ * whether a live one still stands: for a caller about to use it, whose own call will tell.
+ */
+export async function upstreamTokensOfGrant(
+  ctx: ServerContext,
+  grant: GrantRecord,
+  options: { probe?: boolean; session?: UpstreamSessionRecord } = {},
+): Promise<UpstreamTokens> {
   const { store, now, log } = ctx.config;
   const end = async (reason: string): Promise<never> => {
     await store.revokeGrant(grant.id, now());
@@ -19,14 +27,14 @@ export async function upstreamTokensOfGrant(ctx: ServerContext, grant: GrantReco
   };
   const upstream = ctx.config.upstream;
   if (!upstream || grant.upstreamSessionId === null) return end('the grant rests on an upstream sign-in this server no longer offers');
-  const session = await store.getUpstreamSession(grant.upstreamSessionId);
+  const session = options.session ?? (await store.getUpstreamSession(grant.upstreamSessionId));
   if (!session) return end('the upstream sign-in behind this grant is gone');
   if (session.expiresAt <= now()) return end('the upstream sign-in behind this grant reached its maximum lifetime');
   if (!upstream.providers.has(session.provider)) return end(`the upstream provider ${session.provider} is no longer configured`);
 
   const up = await upstream.providers.get(session.provider);
   const tokens = JSON.parse(upstream.secretBox.open(session.sealedTokens, session.id)) as UpstreamTokens;
-  const check = await checkUpstream(up, session.subject, tokens, now());
+  const check = await checkUpstream(up, session.subject, tokens, now(), { probe: options.probe ?? true });
   if (check.status === 'refused') return end(check.reason);
   if (check.status === 'renewed') {
     await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(check.tokens), session.id));

@@ -35,7 +35,8 @@ export async function upstreamAccessFor(ctx: ServerContext, jti: string): Promis
   if (!session) return null;
   const providers = ctx.config.upstream.providers;
   const recorded = (await store.listUserIdentities({ userId: session.userId })).find((i) => i.provider === session.provider && i.subject === session.subject);
-  const accessToken = async (): Promise<string> => (await upstreamTokensOfGrant(ctx, grant)).accessToken;
+  // The session already read; and no user-info probe: the tool's own call to the provider tells.
+  const accessToken = async (): Promise<string> => (await upstreamTokensOfGrant(ctx, grant, { probe: false, session })).accessToken;
   return {
     provider: session.provider,
     identity: { subject: session.subject, email: recorded?.email ?? null, name: recorded?.name ?? null },
