@@ -1,13 +1,14 @@
 /**
  * The entry the MCP conformance runner calls (`npm run conformance:client -- <server-url>`): our
  * client library behind the official SDK's Streamable HTTP transport, with a headless "person"
- * who approves whatever the authorization server shows, and a store that lasts one run.
+ * who approves whatever the authorization server shows, and a store that lasts one run. The SDK v2
+ * client negotiates the era: it probes with `server/discover` (2026-07-28, no initialize) and falls
+ * back to `initialize` for a 2025-era server; either first request may be the one that meets the 401.
  *
  * The runner appends the server URL as the last argument and sets MCP_CONFORMANCE_SCENARIO;
  * MCP_CONFORMANCE_CONTEXT carries a pre-registered client where a scenario has one.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ContextClient, MemoryTokenStore } from '../src/client/index.js';
 
 /** The client ID metadata document URL the conformance scenarios expect a client to offer. */
@@ -39,7 +40,7 @@ const auth = new ContextClient({
   onProgress: (message) => console.error(`[context-auth] ${message}`),
 });
 
-const client = new Client({ name: 'context-auth-conformance', version: '0.1.0' }, { capabilities: {} });
+const client = new Client({ name: 'context-auth-conformance', version: '0.1.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
 const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { fetch: auth.fetch });
 try {
   await client.connect(transport);

@@ -1,5 +1,10 @@
 import type { StoredGrant } from './types.js';
 
+/** The store lock under which a grant is refreshed, by ContextClient and by the SDK through McpSdkOAuthProvider. */
+export function grantLockName(serverUrl: string, issuer: string): string {
+  return `grant ${serverUrl} ${issuer}`;
+}
+
 /** A token endpoint answer, as oauth4webapi and the MCP SDK both hand it over. */
 export interface TokenSet {
   access_token: string;

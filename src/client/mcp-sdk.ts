@@ -6,12 +6,12 @@ import { canonicalizeResourceUri } from '../core/uri.js';
 import { validateCallback } from './authorize.js';
 import { discover } from './discovery.js';
 import { ClientError } from './errors.js';
-import { toStoredGrant } from './grants.js';
+import { grantLockName, toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { ContextClient } from './session.js';
 import { FileTokenStore } from './token-store.js';
-import type { TokenStore } from './types.js';
+import type { StoredGrant, TokenStore } from './types.js';
 
 export interface McpSdkProviderOptions extends PresentOptions {
   serverUrl: string;
@@ -38,8 +38,18 @@ export interface McpSdkProviderOptions extends PresentOptions {
  *     await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }));
  *   }
  */
+/**
+ * The longest the grant's lock is held for the SDK's own refresh (see tokens()) when the SDK gives
+ * up without saying so (an error it throws): below the 30 s other holders wait for the lock.
+ */
+const SDK_REFRESH_HOLD_MS = 20_000;
+
 export class McpSdkOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined;
+  /** Set while the SDK's auth() runs: from its clientInformation() to its tokens() (see tokens()). */
+  private inAuth = false;
+  /** The grant's lock while the SDK refreshes with a refresh token we handed it; releases it. */
+  private held: (() => void) | undefined;
   private expectedState: string | undefined;
   private discovered: OAuthDiscoveryState | undefined;
   private issuer: string | undefined;
@@ -80,6 +90,9 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   state(): string {
+    // The SDK turns to a new authorization: no refresh of its follows in this auth() run.
+    this.inAuth = false;
+    this.release();
     this.expectedState = randomToken(24);
     return this.expectedState;
   }
@@ -110,6 +123,8 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    // Only the SDK's auth() asks for this; its next tokens() call is the one before its refresh.
+    this.inAuth = true;
     const issuer = await this.currentIssuer();
     const client = await this.store.getClient(issuer);
     if (!client) return undefined;
@@ -138,12 +153,29 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
 
   /**
    * The stored tokens for the authorization server in use (a grant from another is never handed
-   * to the SDK). A grant due for a refresh is refreshed here, the way ContextClient does it: under
-   * the store's lock for that grant, reading the store again inside it, so two providers or
-   * processes sharing the credentials file present one refresh token once.
+   * to the SDK). Refreshes are serialised like ContextClient's: under the store's lock for the
+   * grant, reading the store again inside it, so two providers or processes sharing the
+   * credentials file never present one refresh token twice.
+   *
+   * - Building a request's headers: a grant due for a refresh is refreshed here (ContextClient's
+   *   refresh, under the lock), and the SDK gets the access token only, never the refresh token.
+   * - Inside the SDK's auth() (after a 401 or 403), which refreshes with whatever refresh token this
+   *   returns, outside any lock of ours: the lock is taken here and held until the SDK saves the
+   *   new tokens (or turns to a new authorization, or gives up), and the refresh token handed over
+   *   is the one in the store now, read inside the lock. Whoever holds the lock next reads the
+   *   rotated one.
    */
   async tokens(): Promise<OAuthTokens | undefined> {
+    const forRefresh = this.inAuth;
+    this.inAuth = false;
     const issuer = await this.currentIssuer();
+    if (forRefresh) {
+      this.release();
+      await this.hold(grantLockName(this.serverUrl, issuer));
+      const current = await this.store.getGrant(this.serverUrl, issuer);
+      if (!current?.refreshToken) this.release();
+      return current && sdkTokens(current, true);
+    }
     let grant = await this.store.getGrant(this.serverUrl, issuer);
     if (!grant) return undefined;
     const refresher = this.refresher();
@@ -157,15 +189,30 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
         this.options.onProgress?.(`Could not refresh the token (${(error as Error).message})`);
       }
     }
-    const expiresIn = grant.expiresAt === undefined ? undefined : Math.max(0, grant.expiresAt - Math.floor(Date.now() / 1000));
-    return {
-      access_token: grant.accessToken,
-      token_type: 'Bearer',
-      ...(expiresIn === undefined ? {} : { expires_in: expiresIn }),
-      ...(grant.refreshToken ? { refresh_token: grant.refreshToken } : {}),
-      ...(grant.scope ? { scope: grant.scope } : {}),
-      issuer: grant.issuer,
-    } as OAuthTokens;
+    return sdkTokens(grant, false);
+  }
+
+  /** Takes the grant's lock and keeps it until release() (or SDK_REFRESH_HOLD_MS). */
+  private hold(name: string): Promise<void> {
+    return new Promise<void>((acquired, failed) => {
+      this.store
+        .withLock(name, () => new Promise<void>((release) => {
+          const timer = setTimeout(release, SDK_REFRESH_HOLD_MS);
+          timer.unref();
+          this.held = () => {
+            clearTimeout(timer);
+            release();
+          };
+          acquired();
+        }))
+        .catch(failed);
+    });
+  }
+
+  private release(): void {
+    const release = this.held;
+    this.held = undefined;
+    release?.();
   }
 
   /** What refreshes for this provider: a non-interactive ContextClient on the same store (same locks). */
@@ -181,6 +228,16 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    // The end of an SDK refresh or code exchange: the lock goes once the new grant is stored.
+    this.inAuth = false;
+    try {
+      await this.storeTokens(tokens);
+    } finally {
+      this.release();
+    }
+  }
+
+  private async storeTokens(tokens: OAuthTokens): Promise<void> {
     const issuer = (tokens as { issuer?: string }).issuer ?? (await this.currentIssuer());
     const previous = await this.store.getGrant(this.serverUrl, issuer);
     const discovered = await this.discoveryState();
@@ -213,6 +270,8 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    // The SDK's refresh was refused; it forgets and starts over (taking the lock again if it refreshes).
+    this.release();
     if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.serverUrl, await this.currentIssuer());
     if (scope === 'all' || scope === 'client') await this.store.deleteClient(await this.currentIssuer());
     if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
@@ -240,6 +299,20 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
 
   /** Stops the loopback callback server. */
   close(): Promise<void> {
+    this.release();
     return this.loopback.close();
   }
+}
+
+/** A stored grant as the SDK takes it; the refresh token only for the SDK's own refresh. */
+function sdkTokens(grant: StoredGrant, withRefreshToken: boolean): OAuthTokens {
+  const expiresIn = grant.expiresAt === undefined ? undefined : Math.max(0, grant.expiresAt - Math.floor(Date.now() / 1000));
+  return {
+    access_token: grant.accessToken,
+    token_type: 'Bearer',
+    ...(expiresIn === undefined ? {} : { expires_in: expiresIn }),
+    ...(withRefreshToken && grant.refreshToken ? { refresh_token: grant.refreshToken } : {}),
+    ...(grant.scope ? { scope: grant.scope } : {}),
+    issuer: grant.issuer,
+  } as OAuthTokens;
 }

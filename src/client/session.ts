@@ -4,7 +4,7 @@ import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch
 import { planAuthorization, redeemCallback } from './authorize.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
-import { toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
+import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
@@ -179,7 +179,7 @@ export class ContextClient implements FetchSession {
    * token is stored before the new access token is handed out.
    */
   async refresh(stale: StoredGrant): Promise<StoredGrant> {
-    return this.store.withLock(`grant ${stale.serverUrl} ${stale.issuer}`, async () => {
+    return this.store.withLock(grantLockName(stale.serverUrl, stale.issuer), async () => {
       const current = await this.store.getGrant(stale.serverUrl, stale.issuer);
       if (!current) throw new ClientError('login_required', `no stored authorization for ${this.serverUrl}`);
       if (current.accessToken !== stale.accessToken && !this.expiresSoon(current)) return current;

@@ -1,7 +1,8 @@
 import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+// The SDK v2 server: it speaks 2026-07-28 (no initialize; server/discover; the version and the
+// client in every request's _meta and headers) as well as the 2025 revisions (initialize).
+import { McpServer, WebStandardStreamableHTTPServerTransport, createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import {
   BodyTooLargeError,
   DEFAULT_MAX_BODY_BYTES,
@@ -49,8 +50,8 @@ export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAcces
   const upstream = async (): Promise<DemoUpstreamAccess | Error | null> =>
     upstreamOf ? upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
-  server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, async (extra) => {
-    const auth = extra.authInfo;
+  server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, async (ctx) => {
+    const auth = ctx.http?.authInfo;
     const via = await upstream();
     const identity = {
       subject: auth?.extra?.subject ?? null,
@@ -72,9 +73,9 @@ export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAcces
       return { isError: true, content: [{ type: 'text', text: `the identity provider refused: ${(error as Error).message}` }] };
     }
   });
-  server.registerTool('admin_report', { description: `Server facts for operators; needs the ${ADMIN_SCOPE} scope.` }, (extra) => {
+  server.registerTool('admin_report', { description: `Server facts for operators; needs the ${ADMIN_SCOPE} scope.` }, (ctx) => {
     // The route already refused tokens without the scope; checking again keeps the tool safe if mounted elsewhere.
-    if (!extra.authInfo?.scopes.includes(ADMIN_SCOPE)) {
+    if (!ctx.http?.authInfo?.scopes.includes(ADMIN_SCOPE)) {
       return { isError: true, content: [{ type: 'text', text: `needs the ${ADMIN_SCOPE} scope` }] };
     }
     const report = { uptime_seconds: Math.round((Date.now() - startedAt) / 1000), node: process.version };
@@ -101,11 +102,38 @@ function scopesForBody(body: unknown): string[] {
  * scopes to step up to). The received token is never passed on to anything upstream.
  */
 export function mountDemoMcpServer(app: Hono, path: string, protection: ProtectedResource, options: DemoOptions = {}): void {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const upstreamOf = options.upstream;
+  const serverFor = (auth: VerifiedToken) => createDemoMcpServer(upstreamOf ? () => upstreamOf(auth) : undefined);
+  // The verified token behind each modern request, for the factory (which is handed the request back).
+  const tokens = new WeakMap<Request, VerifiedToken>();
+  // 2026-07-28 requests (the version claimed in _meta): served per request, no initialize before.
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const auth = requestInfo ? tokens.get(requestInfo) : undefined;
+      if (!auth) throw new Error('the demo MCP server was reached without a verified token');
+      return serverFor(auth);
+    },
+    { legacy: 'reject', maxRequestBodySize: maxBodyBytes },
+  );
+  // 2025-era requests (initialize and what follows it) as before: a fresh server and transport per
+  // request, JSON answers. Stateless either way, so any replica can answer any request.
+  const legacy = async (request: Request, auth: VerifiedToken, body: unknown): Promise<Response> => {
+    const server = serverFor(auth);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, { authInfo: toMcpAuthInfo(auth, protection.resource), parsedBody: body });
+    } finally {
+      void server.close();
+    }
+  };
   app.use(
     path,
     cors({
       origin: '*',
-      allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+      // Mcp-Method and Mcp-Name: the request headers 2026-07-28 requires on every POST.
+      allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'],
       exposeHeaders: ['WWW-Authenticate', 'Mcp-Session-Id'],
       allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     }),
@@ -122,7 +150,7 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     // Read only up to the cap: a token holder may send anything, and it is not all kept in memory.
     let text: string;
     try {
-      text = await readLimitedText(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+      text = await readLimitedText(request, maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLargeError) return bodyTooLargeResponse(error.maxBytes);
       throw error;
@@ -141,15 +169,8 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
       const stepUp = await protection.authenticate(request, extra);
       if (!stepUp.ok) return stepUp.response;
     }
-    // Stateless: a fresh server and transport per request, so any replica can answer any request.
-    const upstreamOf = options.upstream;
-    const server = createDemoMcpServer(upstreamOf ? () => upstreamOf(base.auth) : undefined);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(request, { authInfo: toMcpAuthInfo(base.auth, protection.resource), parsedBody: body });
-    } finally {
-      void server.close();
-    }
+    if (await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes })) return legacy(request, base.auth, body);
+    tokens.set(request, base.auth);
+    return modern.fetch(request, { authInfo: toMcpAuthInfo(base.auth, protection.resource), parsedBody: body });
   });
 }

@@ -2,16 +2,21 @@
  * McpSdkOAuthProvider with the official MCP SDK client and its Streamable HTTP transport against a
  * Revision B server: the SDK's first connect ends in UnauthorizedError after the provider sent the
  * person to authorize; the code comes back through our loopback (state checked) and the SDK
- * redeems it; a new transport connects and calls tools. Tokens and client land in our store.
+ * redeems it; a new transport connects and calls tools. Tokens and client land in our store. Two
+ * providers on one credentials file whose token the server stops taking: the SDK refreshes after
+ * the 401 itself, and still no refresh token is presented twice.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpSdkOAuthProvider } from '../../src/client/mcp-sdk.js';
 import { ContextClient } from '../../src/client/session.js';
-import { MemoryTokenStore } from '../../src/client/token-store.js';
+import { FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import { clientError, person, recordingFetch, startContextServer, USER, type ContextServer, type Person, type SentRequest } from './setup.js';
 
 describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
@@ -131,5 +136,44 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     const result = await client.callTool({ name: 'whoami', arguments: {} });
     assert.equal((result.structuredContent as Record<string, unknown>).subject, USER.id);
     assert.equal(nobody.urls.length, 0);
+  });
+
+  it('two providers sharing one credentials file, both refused with 401: the SDK refreshes inside auth(), each refresh token presented once', async () => {
+    const own = await startContextServer();
+    const folder = mkdtempSync(join(tmpdir(), 'ca-sdk-refresh-'));
+    const file = join(folder, 'credentials.json');
+    try {
+      await new ContextClient({ serverUrl: own.serverUrl, store: new FileTokenStore(file), openAuthorizationUrl: person().open }).login();
+      // The server's clock passes the access token's expiry while the stored grant still looks
+      // fresh: neither provider refreshes ahead, both learn it from a 401, and the SDK's auth()
+      // refreshes with the refresh token the provider hands it.
+      own.clock.offset += 3600;
+      const nobody = person();
+      const providers2 = await Promise.all(
+        [1, 2].map(() => McpSdkOAuthProvider.create({ serverUrl: own.serverUrl, store: new FileTokenStore(file), openAuthorizationUrl: nobody.open, authorizationTimeoutMs: 10_000 })),
+      );
+      providers.push(...providers2);
+      const pair = providers2.map(() => sdkClient());
+      const before = own.tokenRequests('refresh_token').length;
+      await Promise.all(pair.map((client, i) => client.connect(new StreamableHTTPClientTransport(new URL(own.serverUrl), { authProvider: providers2[i]! }))));
+
+      const presented = own.tokenRequests('refresh_token').slice(before).map((r) => r.form?.get('refresh_token'));
+      assert.ok(presented.length >= 1, 'the SDK refreshed');
+      assert.equal(new Set(presented).size, presented.length, `a refresh token was presented twice: ${presented.length} refreshes, ${new Set(presented).size} tokens`);
+      assert.ok(own.count('POST', '/mcp') >= 4, 'both were refused first, then let in');
+      for (const client of pair) {
+        const result = await client.callTool({ name: 'whoami', arguments: {} });
+        assert.equal((result.structuredContent as Record<string, unknown>).subject, USER.id);
+      }
+      assert.equal(nobody.urls.length, 0, 'nobody was sent to authorize');
+      // What the file holds is alive: the grant family was not revoked as a replay.
+      const stored = await new FileTokenStore(file).getGrant(own.serverUrl);
+      assert.ok(stored?.refreshToken && !presented.includes(stored.refreshToken), 'the stored refresh token is the newest, not yet spent');
+      const after = await new ContextClient({ serverUrl: own.serverUrl, store: new FileTokenStore(file), interactive: false }).refresh({ ...stored, expiresAt: 0 });
+      assert.notEqual(after.refreshToken, stored.refreshToken);
+    } finally {
+      await own.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

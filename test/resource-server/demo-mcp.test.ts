@@ -2,7 +2,9 @@
  * The demo MCP server (`mountDemoMcpServer`) co-hosted with the authorization server in one Hono
  * app, as `serve` wires it: whoami shows the token's identity, admin_report needs mcp:admin
  * (403 insufficient_scope otherwise), and a Revision A client finds the AS metadata and default
- * paths at the base URL while its first token-less request gets the Revision B challenge.
+ * paths at the base URL while its first token-less request gets the Revision B challenge. A
+ * 2026-07-28 request (no initialize; version and client in `_meta` and headers) is served as well,
+ * behind the same guard and step-up.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -161,3 +163,90 @@ for (const revision of REVISIONS) {
     });
   });
 }
+
+/** A 2026-07-28 request: the version in the header and in `_meta`, Mcp-Method and Mcp-Name headers. */
+function modern(method: string, authorization?: string, params: Record<string, unknown> = {}): RequestInit {
+  const name = typeof params.name === 'string' ? params.name : undefined;
+  return {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+      ...(authorization === undefined ? {} : { authorization }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 3,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  };
+}
+
+describe('demo MCP server — a 2026-07-28 client (stateless, server/discover)', () => {
+  const revision = REVISIONS[REVISIONS.length - 1]!;
+
+  it('the token-less server/discover probe gets the 401 challenge, before its body is read', async () => {
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const challenge = await expectDenied(await send('/mcp', modern('server/discover')), 401, 'unauthorized');
+    assert.equal(challenge.resource_metadata, METADATA_URL);
+    // The body is not looked at: not even a malformed one changes the answer.
+    await expectDenied(await send('/mcp', { ...modern('server/discover'), body: '{not json' }), 401, 'unauthorized');
+  });
+
+  it('with a token: server/discover offers 2026-07-28, tools/call works without initialize, and the answer names the server', async () => {
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const { client, tokens } = await obtainTokens(h, revision);
+    const token = String(tokens.access_token);
+    const discovered = await send('/mcp', modern('server/discover', bearer(token)));
+    const text = await discovered.text();
+    assert.equal(discovered.status, 200, text);
+    const { result } = JSON.parse(text) as { result: { supportedVersions?: string[]; capabilities?: Record<string, unknown> } };
+    assert.ok(result.supportedVersions?.includes('2026-07-28'), text);
+    assert.ok(result.capabilities?.tools, text);
+    const identity = await toolResult(await send('/mcp', modern('tools/call', bearer(token), { name: 'whoami', arguments: {} })));
+    assert.deepEqual(identity, { subject: 'user-alice', client_id: client.client_id, scopes: [BASE_SCOPE], resource: RESOURCE });
+  });
+
+  it('admin_report: 403 insufficient_scope naming mcp:admin without it, the report with it', async () => {
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const narrow = await accessToken(h, revision);
+    const challenge = await expectDenied(await send('/mcp', modern('tools/call', bearer(narrow), { name: 'admin_report', arguments: {} })), 403, 'insufficient_scope');
+    assert.ok(challenge.scope?.split(' ').includes(ADMIN_SCOPE), challenge.scope);
+    const wide = await accessToken(h, revision, { scope: `${BASE_SCOPE} ${ADMIN_SCOPE}` });
+    const report = await toolResult(await send('/mcp', modern('tools/call', bearer(wide), { name: 'admin_report', arguments: {} })));
+    assert.equal(report.node, process.version);
+  });
+
+  it('a body over the cap → 413 on the modern path too', async () => {
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const token = await accessToken(h, revision);
+    const init = modern('tools/call', bearer(token), { name: 'whoami', arguments: { padding: 'x'.repeat(1_100_000) } });
+    assert.equal((await send('/mcp', init)).status, 413);
+  });
+
+  it('browsers may send the 2026-07-28 request headers: the preflight allows Mcp-Method and Mcp-Name', async () => {
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const preflight = await send('/mcp', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name' },
+    });
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    for (const header of ['mcp-method', 'mcp-name', 'mcp-protocol-version']) assert.ok(allowed.includes(header), allowed.join(','));
+  });
+});
