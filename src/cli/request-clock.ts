@@ -21,7 +21,10 @@ export class RequestClock {
     this.signingIn = Math.max(0, this.signingIn + (phase === 'started' ? 1 : -1));
     const paused = this.signingIn > 0;
     if (paused === wasPaused) return;
-    for (const deadline of this.running) (paused ? deadline.pause() : deadline.resume());
+    for (const deadline of this.running) {
+      if (paused) deadline.pause();
+      else deadline.resume();
+    }
   };
 
   /**
