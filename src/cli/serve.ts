@@ -113,7 +113,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
 
-  const { store, location } = await openStore(values);
+  const { store, location, created } = await openStore(values, { create: true });
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   // Idle or slow sockets must not accumulate: headers (and whole requests) that take too long are
   // cut off, well before Node's 60 s default, checked every second rather than every 30; and a
@@ -202,7 +202,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
   mcp server    ${defaultResource}
   resource md   ${protection.metadataUrl}
-  store         ${location}
+  store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
   client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}${upstreamBanner(authorizationServer.config)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
