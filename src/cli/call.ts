@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
-import { ContextClient } from '../client/index.js';
+import { ContextClient, failureReason } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';
@@ -49,7 +49,7 @@ export async function callCommand(args: string[]): Promise<void> {
     if ((result as { isError?: unknown }).isError === true) process.exitCode = 1;
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`${method} failed: ${(error as Error).message}`);
+    throw new CliError(`${method} failed: ${failureReason(error, url)}`, 1, { cause: error });
   } finally {
     await transport.close().catch(() => {});
   }
