@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -220,12 +221,34 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
   await store.close();
 }
 
+/**
+ * Reads and checks the TLS files before anything listens: a file that is not PEM, or a key that
+ * does not belong to the certificate, is named here instead of surfacing as an OpenSSL code.
+ */
 function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer } {
+  const read = (path: string, flag: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new CliError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const cert = read(certPath, '--tls-cert');
+  const key = read(keyPath, '--tls-key');
+  let certificate: X509Certificate;
   try {
-    return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
-  } catch (error) {
-    throw new CliError(`Cannot read the TLS files: ${(error as Error).message}`);
+    certificate = new X509Certificate(cert);
+  } catch {
+    throw new CliError(`--tls-cert ${certPath} is not a valid PEM certificate (expected -----BEGIN CERTIFICATE-----).`);
   }
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new CliError(`--tls-key ${keyPath} is not a valid, unencrypted PEM private key (expected -----BEGIN PRIVATE KEY----- or similar).`);
+  }
+  if (!certificate.checkPrivateKey(privateKey)) throw new CliError(`--tls-key ${keyPath} is not the private key of the certificate in ${certPath}.`);
+  return { cert, key };
 }
 
 /** The providers and the callback URL the operator registers at each of them. */
