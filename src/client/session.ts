@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
-import { planAuthorization, redeemCallback } from './authorize.js';
+import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
@@ -109,6 +109,8 @@ export class ContextClient implements FetchSession {
       const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
       const callback = await this.browserStep(plan.url, loopback.wait);
+      // A refusal (checked like a code: state, iss) is reported as it is, before any word of exchanging.
+      if (callback.has('error')) validateCallback(chosen.authorizationServer, client.clientId, callback, plan.state);
       this.progress('Exchanging the code for tokens');
       const tokens = await redeemCallback(chosen, client, plan, callback, this.fetchImpl);
       return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope });
