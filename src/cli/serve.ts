@@ -189,7 +189,15 @@ export async function serveCommand(args: string[]): Promise<void> {
     verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
   });
   honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection, { upstream: upstream ? (auth) => authorizationServer.upstreamAccess(String(auth.claims.jti ?? '')) : undefined });
+  mountDemoMcpServer(app, '/mcp', protection, {
+    upstream: upstream ? (auth) => authorizationServer.upstreamAccess(String(auth.claims.jti ?? '')) : undefined,
+    user: async (subject) => {
+      const user = await store.getUserById(subject);
+      if (!user) return null;
+      const identity = (await store.listUserIdentities({ userId: user.id }))[0];
+      return { username: user.username, name: identity?.name ?? null };
+    },
+  });
   app.notFound(notFound);
   handler = (request) => app.fetch(request);
 

@@ -51,6 +51,6 @@ describe('context-auth call waits for a sign-in slower than the MCP request time
     assert.equal(result.code, 0, result.stderr);
     assert.doesNotMatch(result.stderr, /timed out/i);
     const output = JSON.parse(result.stdout) as { content: { type: string; text: string }[] };
-    assert.match(output.content[0]!.text, /"subject"/);
+    assert.equal((JSON.parse(output.content[0]!.text) as { username: string }).username, USER.username);
   });
 });
