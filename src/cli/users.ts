@@ -72,7 +72,7 @@ export async function usersCommand(args: string[]): Promise<void> {
     if (!changed) throw new CliError(`There is no user named ${name}.`);
     // Tokens already issued to clients are not the password's: they stay until revoked.
     if (values.json) return print({ username: name, password_changed: true, sessions_ended: changed.sessionsEnded });
-    return print(`Changed the password of ${name}; ${changed.sessionsEnded} browser session${changed.sessionsEnded === 1 ? '' : 's'} ended. Clients they authorized keep their tokens: 'consents revoke' ends those.`);
+    return print(`Changed the password of ${name}; ${changed.sessionsEnded} browser session${changed.sessionsEnded === 1 ? '' : 's'} ended. Clients they authorized keep their tokens (see 'consents revoke').`);
   }
   if (action === 'remove') {
     if (!name) throw usageError('users remove needs a NAME');
