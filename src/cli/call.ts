@@ -2,10 +2,14 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
-import { ContextClient } from '../client/index.js';
+import { ContextClient, failureReason } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';
+import { NO_SDK_TIMEOUT, RequestClock } from './request-clock.js';
+
+/** How long the server has to answer one request; time spent signing in does not count. */
+const REQUEST_TIMEOUT_MS = 60_000;
 
 export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON]
     one MCP JSON-RPC call (initialize handled), logging in and refreshing as needed, e.g.
@@ -31,20 +35,21 @@ export async function callCommand(args: string[]): Promise<void> {
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
   const params = parseParams(paramsText);
 
-  const auth = new ContextClient(clientOptions(url, values));
+  const clock = new RequestClock(REQUEST_TIMEOUT_MS);
+  const auth = new ContextClient({ ...clientOptions(url, values), onSignIn: clock.onSignIn });
   const client = new Client({ name: 'context-auth', version: '0.1.0' }, { capabilities: {} });
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: auth.fetch });
   try {
-    await client.connect(transport);
+    await clock.run('initialize failed', (signal) => client.connect(transport, { signal, timeout: NO_SDK_TIMEOUT }));
     if (method === 'initialize') {
       return print({ serverInfo: client.getServerVersion(), capabilities: client.getServerCapabilities(), instructions: client.getInstructions() });
     }
-    const result = await client.request({ method, ...(params ? { params } : {}) }, z.looseObject({}));
+    const result = await clock.run(`${method} failed`, (signal) => client.request({ method, ...(params ? { params } : {}) }, z.looseObject({}), { signal, timeout: NO_SDK_TIMEOUT }));
     print(result);
     if ((result as { isError?: unknown }).isError === true) process.exitCode = 1;
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`${method} failed: ${(error as Error).message}`);
+    throw new CliError(`${method} failed: ${failureReason(error, url)}`, 1, { cause: error });
   } finally {
     await transport.close().catch(() => {});
   }

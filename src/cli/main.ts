@@ -1,11 +1,9 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
-import { ClientError } from '../client/index.js';
-import { StoreUnavailableError } from '../store/index.js';
 import { print } from './args.js';
 import { CLIENTS_HELP, clientsCommand } from './clients.js';
 import { CONSENTS_HELP, consentsCommand } from './consents.js';
-import { CliError, usageError } from './errors.js';
+import { describeFailure, usageError } from './errors.js';
 import { CALL_HELP, callCommand } from './call.js';
 import { KEYS_HELP, keysCommand } from './keys.js';
 import { LOGIN_HELP, loginCommand } from './login.js';
@@ -63,20 +61,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof CliError) {
-    process.stderr.write(`context-auth: ${error.message}\n`);
-    process.exit(error.exitCode);
-  }
-  if (error instanceof ClientError) {
-    process.stderr.write(`context-auth: ${error.message}\n`);
-    process.exit(1);
-  }
-  if (error instanceof StoreUnavailableError) {
-    process.stderr.write(`context-auth: the database is unavailable: ${error.message}\n`);
-    process.exit(1);
-  }
-  // Anything else is a bug: say so in one line; CONTEXT_AUTH_DEBUG=1 shows the stack.
-  process.stderr.write(`context-auth: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
-  if (process.env.CONTEXT_AUTH_DEBUG) console.error(error);
-  process.exit(1);
+  const failure = describeFailure(error);
+  // With --json, stdout always holds one JSON document: the result, or this error object.
+  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: failure.error, message: failure.message })}\n`);
+  else process.stderr.write(`context-auth: ${failure.message}\n`);
+  // CONTEXT_AUTH_DEBUG=1 shows the stack of a bug.
+  if (failure.unexpected && process.env.CONTEXT_AUTH_DEBUG) console.error(error);
+  process.exit(failure.exitCode);
 });

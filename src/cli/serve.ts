@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -113,7 +114,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
 
-  const { store, location } = await openStore(values);
+  const { store, location, created } = await openStore(values, { create: true });
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   // Idle or slow sockets must not accumulate: headers (and whole requests) that take too long are
   // cut off, well before Node's 60 s default, checked every second rather than every 30; and a
@@ -188,7 +189,15 @@ export async function serveCommand(args: string[]): Promise<void> {
     verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
   });
   honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection, { upstream: upstream ? (auth) => authorizationServer.upstreamAccess(String(auth.claims.jti ?? '')) : undefined });
+  mountDemoMcpServer(app, '/mcp', protection, {
+    upstream: upstream ? (auth) => authorizationServer.upstreamAccess(String(auth.claims.jti ?? '')) : undefined,
+    user: async (subject) => {
+      const user = await store.getUserById(subject);
+      if (!user) return null;
+      const identity = (await store.listUserIdentities({ userId: user.id }))[0];
+      return { username: user.username, name: identity?.name ?? null };
+    },
+  });
   app.notFound(notFound);
   handler = (request) => app.fetch(request);
 
@@ -202,7 +211,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
   mcp server    ${defaultResource}
   resource md   ${protection.metadataUrl}
-  store         ${location}
+  store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
   client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}${upstreamBanner(authorizationServer.config)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
@@ -220,12 +229,34 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
   await store.close();
 }
 
+/**
+ * Reads and checks the TLS files before anything listens: a file that is not PEM, or a key that
+ * does not belong to the certificate, is named here instead of surfacing as an OpenSSL code.
+ */
 function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer } {
+  const read = (path: string, flag: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new CliError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const cert = read(certPath, '--tls-cert');
+  const key = read(keyPath, '--tls-key');
+  let certificate: X509Certificate;
   try {
-    return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
-  } catch (error) {
-    throw new CliError(`Cannot read the TLS files: ${(error as Error).message}`);
+    certificate = new X509Certificate(cert);
+  } catch {
+    throw new CliError(`--tls-cert ${certPath} is not a valid PEM certificate (expected -----BEGIN CERTIFICATE-----).`);
   }
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new CliError(`--tls-key ${keyPath} is not a valid, unencrypted PEM private key (expected -----BEGIN PRIVATE KEY----- or similar).`);
+  }
+  if (!certificate.checkPrivateKey(privateKey)) throw new CliError(`--tls-key ${keyPath} is not the private key of the certificate in ${certPath}.`);
+  return { cert, key };
 }
 
 /** The providers and the callback URL the operator registers at each of them. */

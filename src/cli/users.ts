@@ -3,16 +3,24 @@ import { hashPassword } from '../core/index.js';
 import { StoreConflictError } from '../store/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
-import { nowSeconds, withStore } from './data.js';
+import { nowSeconds, openStore, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 import { readPassword } from './prompt.js';
 
 export const USERS_HELP = `context-auth users add NAME      add a user (password from stdin, or asked for)
 context-auth users list          list users
+context-auth users passwd NAME   set a new password (from stdin, or asked for); signs the user out of the browser
 context-auth users remove NAME   remove a user with their sessions, consents and grants`;
 
 const USERNAME = /^[A-Za-z0-9._@+-]{1,64}$/;
 const MIN_PASSWORD = 8;
+
+/** Reads a password (stdin, or a hidden prompt asked twice), checks its length and hashes it. */
+async function newPasswordHash(): Promise<string> {
+  const password = await readPassword();
+  if (password.length < MIN_PASSWORD) throw new CliError(`The password must have at least ${MIN_PASSWORD} characters.`);
+  return hashPassword(password);
+}
 
 export async function usersCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() =>
@@ -25,18 +33,19 @@ export async function usersCommand(args: string[]): Promise<void> {
   if (action === 'add') {
     if (!name) throw usageError('users add needs a NAME');
     if (!USERNAME.test(name)) throw new CliError('A username is 1 to 64 letters, digits or . _ @ + -');
-    const password = await readPassword();
-    if (password.length < MIN_PASSWORD) throw new CliError(`The password must have at least ${MIN_PASSWORD} characters.`);
-    const passwordHash = await hashPassword(password);
-    await withStore(values, async (store) => {
-      try {
-        await store.createUser({ id: randomUUID(), username: name, passwordHash, createdAt: nowSeconds() });
-      } catch (error) {
-        if (error instanceof StoreConflictError) throw new CliError(`A user named ${name} exists already.`);
-        throw error;
-      }
-    });
-    return print(values.json ? { username: name, added: true } : `Added user ${name}.`);
+    const passwordHash = await newPasswordHash();
+    const { store, location, created } = await openStore(values, { create: true });
+    try {
+      await store.createUser({ id: randomUUID(), username: name, passwordHash, createdAt: nowSeconds() });
+    } catch (error) {
+      if (error instanceof StoreConflictError) throw new CliError(`A user named ${name} exists already.`);
+      throw error;
+    } finally {
+      await store.close();
+    }
+    // A new database is worth a word: a mistyped --data is the usual reason for one.
+    if (values.json) return print({ username: name, added: true, ...(created ? { created_database: location } : {}) });
+    return print(created ? `Added user ${name} to a new database in ${location}.` : `Added user ${name}.`);
   }
   if (action === 'list') {
     const [users, identities] = await withStore(values, (store) => Promise.all([store.listUsers(), store.listUserIdentities()]));
@@ -55,6 +64,15 @@ export async function usersCommand(args: string[]): Promise<void> {
       return source ?? 'none';
     };
     return print(table(users.map((user) => ({ username: user.username, id: user.id, 'signs in with': describe(user), created: isoTime(user.createdAt) })), ['username', 'id', 'signs in with', 'created']));
+  }
+  if (action === 'passwd') {
+    if (!name) throw usageError('users passwd needs a NAME');
+    const passwordHash = await newPasswordHash();
+    const changed = await withStore(values, (store) => store.setUserPassword(name, passwordHash));
+    if (!changed) throw new CliError(`There is no user named ${name}.`);
+    // Tokens already issued to clients are not the password's: they stay until revoked.
+    if (values.json) return print({ username: name, password_changed: true, sessions_ended: changed.sessionsEnded });
+    return print(`Changed the password of ${name}; ${changed.sessionsEnded} browser session${changed.sessionsEnded === 1 ? '' : 's'} ended. Clients they authorized keep their tokens (see 'consents revoke').`);
   }
   if (action === 'remove') {
     if (!name) throw usageError('users remove needs a NAME');

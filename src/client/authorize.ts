@@ -44,7 +44,10 @@ const issuerMismatch = (cause: unknown): ClientError =>
  */
 function callbackError(error: unknown, as: oauth.AuthorizationServer, callback: URLSearchParams, expectedState: string): ClientError {
   if (error instanceof oauth.AuthorizationResponseError) {
-    return new ClientError('authorization_failed', `authorization refused: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
+    const detail = error.error_description ? ` (${error.error_description})` : '';
+    // The usual refusal is the person's own "Deny": say so plainly.
+    if (error.error === 'access_denied') return new ClientError('authorization_failed', `you denied access in the browser (access_denied${detail})`, { cause: error });
+    return new ClientError('authorization_failed', `authorization refused: ${error.error}${detail}`, { cause: error });
   }
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
     const cause = error.cause as { expected?: unknown } | undefined;

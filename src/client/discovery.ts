@@ -3,6 +3,7 @@ import { authorizationServerMetadataUrls, canonicalizeResourceUri, wellKnownUrl 
 import { findBearerChallenge } from '../core/www-authenticate.js';
 import { ClientError, type ClientErrorCode } from './errors.js';
 import { assertSecureUrl, getJson } from './http.js';
+import { failureReason } from './network-errors.js';
 
 /** The protocol version a Revision A client announces on discovery (spec: Context-Protocol-Version). */
 export const REVISION_A_VERSION = '2025-03-26';
@@ -49,7 +50,7 @@ async function probe(fetchImpl: typeof fetch, serverUrl: string): Promise<string
       signal: AbortSignal.timeout(15_000),
     });
   } catch (error) {
-    throw new ClientError('discovery_failed', `cannot reach ${serverUrl}: ${(error as Error).message}`, { cause: error });
+    throw new ClientError('discovery_failed', `cannot reach ${serverUrl}: ${failureReason(error, serverUrl)}`, { cause: error });
   }
   await response.body?.cancel();
   return response.status === 401 ? response.headers.get('www-authenticate') : null;

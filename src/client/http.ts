@@ -1,5 +1,6 @@
 import { isLoopbackHost } from '../core/uri.js';
 import { ClientError } from './errors.js';
+import { failureReason } from './network-errors.js';
 
 /**
  * Plain http is allowed only to this machine (development servers, tests); everything else must
@@ -27,7 +28,7 @@ export async function getJson(
   try {
     response = await fetchImpl(url, { headers: { accept: 'application/json', ...headers }, redirect: 'manual', signal: AbortSignal.timeout(15_000) });
   } catch (error) {
-    throw new ClientError('discovery_failed', `cannot reach ${url}: ${(error as Error).message}`, { cause: error });
+    throw new ClientError('discovery_failed', `cannot reach ${url}: ${failureReason(error, url)}`, { cause: error });
   }
   if (!response.ok) {
     await response.body?.cancel();

@@ -25,7 +25,19 @@ export interface LoopbackCallback {
   close(): Promise<void>;
 }
 
-const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}';
+// The look of the authorization server's pages (a card on a quiet background, light or dark), so
+// that the last page of a sign-in does not look like an error.
+const STYLE = [
+  ':root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--ok:#1a7f37;--bad:#cf222e}',
+  '@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--bg:#0d1117;--card:#161b22;--line:#30363d;--ok:#3fb950;--bad:#f85149}}',
+  '*{box-sizing:border-box}',
+  'body{margin:0;padding:16px 0;min-height:100vh;display:grid;place-items:center;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}',
+  'main{width:min(420px,calc(100vw - 32px));background:var(--card);border:1px solid var(--line);border-radius:12px;padding:28px;box-shadow:0 8px 24px rgba(0,0,0,.08);overflow-wrap:anywhere}',
+  '.brand{color:var(--muted);font-size:.8rem;letter-spacing:.08em;text-transform:uppercase;margin-bottom:16px}',
+  'h1{font-size:1.35rem;margin:0 0 8px}h1.ok{color:var(--ok)}h1.bad{color:var(--bad)}',
+  'p{margin:8px 0}.muted{color:var(--muted);font-size:.9rem}',
+  'code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}',
+].join('');
 // Nothing may load: no scripts, no images, no frames; only the one inline style, by its hash.
 const CSP = [
   "default-src 'none'",
@@ -38,8 +50,19 @@ const CSP = [
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function sendPage(response: http.ServerResponse, status: number, title: string, message: string, headers: Record<string, string> = {}): void {
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`;
+/** What a page says: a heading, a sentence, and how the heading is coloured. */
+interface PageText {
+  title: string;
+  message: string;
+  /** Optional second line, in grey. */
+  hint?: string;
+  tone?: 'ok' | 'bad';
+}
+
+function sendPage(response: http.ServerResponse, status: number, text: PageText, headers: Record<string, string> = {}): void {
+  const heading = `<h1${text.tone ? ` class="${text.tone}"` : ''}>${escapeHtml(text.title)}</h1>`;
+  const hint = text.hint ? `<p class="muted">${escapeHtml(text.hint)}</p>` : '';
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(text.title)}</title><style>${STYLE}</style></head><body><main><div class="brand">context-auth</div>${heading}<p>${escapeHtml(text.message)}</p>${hint}</main></body></html>`;
   response.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(body),
@@ -52,6 +75,14 @@ function sendPage(response: http.ServerResponse, status: number, title: string, 
     ...headers,
   });
   response.end(body);
+}
+
+/** The page for the authorization server's answer: signed in, denied, or another refusal. */
+function answerPage(error: string | null): PageText {
+  const back = 'You can close this window and return to the terminal.';
+  if (error === null) return { title: 'Signed in', message: back, tone: 'ok' };
+  if (error === 'access_denied') return { title: 'Access denied', message: 'You denied access; the application was not authorized.', hint: `${back} Run the command again to retry.`, tone: 'bad' };
+  return { title: 'Authorization failed', message: `The authorization server answered: ${error.slice(0, 200)}`, hint: back, tone: 'bad' };
 }
 
 function listen(server: http.Server, port: number): Promise<number> {
@@ -90,25 +121,25 @@ export async function startLoopback(options: LoopbackOptions = {}): Promise<Loop
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     // Only the redirect URI's own host: a web page that rebinds its name to 127.0.0.1 sends another Host.
     if (request.headers.host !== `127.0.0.1:${port}`) {
-      sendPage(response, 400, 'Bad request', 'This address only answers the sign-in redirect.');
+      sendPage(response, 400, { title: 'Bad request', message: 'This address only answers the sign-in redirect.' });
       return;
     }
     if (url.pathname !== callbackPath) {
-      sendPage(response, 404, 'Not found', 'Nothing here.');
+      sendPage(response, 404, { title: 'Not found', message: 'Nothing here.' });
       return;
     }
     if (request.method !== 'GET') {
-      sendPage(response, 405, 'Method not allowed', 'Only GET is accepted here.', { allow: 'GET' });
+      sendPage(response, 405, { title: 'Method not allowed', message: 'Only GET is accepted here.' }, { allow: 'GET' });
       return;
     }
     const params = url.searchParams;
     const error = params.get('error');
     if (params.get('code') === null && error === null) {
-      sendPage(response, 400, 'Bad request', 'This page expects the authorization server’s answer (a code or an error).');
+      sendPage(response, 400, { title: 'Bad request', message: 'This page expects the authorization server’s answer (a code or an error).' });
       return;
     }
     if (!settle) {
-      sendPage(response, 409, 'Already answered', 'This sign-in has already been completed. You can close this window.');
+      sendPage(response, 409, { title: 'Already answered', message: 'This sign-in has already been completed. You can close this window.' });
       return;
     }
     const { resolve } = settle;
@@ -117,11 +148,7 @@ export async function startLoopback(options: LoopbackOptions = {}): Promise<Loop
     // Resolve once the server is closed, so that the caller knows nothing more can arrive.
     response.once('close', () => void shutDown().then(() => resolve(params)));
     response.setHeader('connection', 'close');
-    if (error === null) {
-      sendPage(response, 200, 'Signed in', 'Signed in. You can close this window and return to the terminal.');
-    } else {
-      sendPage(response, 200, 'Authorization failed', `Authorization failed: ${error.slice(0, 200)}`);
-    }
+    sendPage(response, 200, answerPage(error));
   });
 
   function shutDown(): Promise<void> {

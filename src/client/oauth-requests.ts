@@ -6,6 +6,7 @@ import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import { isInsecureLoopback } from './http.js';
 import type { StoredClient } from './types.js';
+import { failureReason } from './network-errors.js';
 
 /** application/x-www-form-urlencoded, as RFC 6749 §2.3.1 asks of Basic credentials. */
 function formEncode(value: string): string {
@@ -51,7 +52,7 @@ export function tokenError(error: unknown, what: string): ClientError {
   if (error instanceof oauth.ResponseBodyError) {
     return new ClientError('token_request_failed', `${what}: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
   }
-  return new ClientError('token_request_failed', `${what}: ${(error as Error).message}`, { cause: error });
+  return new ClientError('token_request_failed', `${what}: ${failureReason(error)}`, { cause: error });
 }
 
 export function isInvalidGrant(error: unknown): boolean {

@@ -24,7 +24,17 @@ function opener(url: string): { command: string; args: string[]; options: SpawnO
   }
 }
 
-/** True when the opener started (not that a browser showed the page); false for a non-http(s) URL or no opener. */
+/**
+ * How long an opener that has not exited yet is given before we take it that a browser came up:
+ * xdg-open stays while some browsers run, but fails within moments when it finds none.
+ */
+const OPENER_VERDICT_MS = 3_000;
+
+/**
+ * True when the opener started and did not report failure (exit code 0, or still running after
+ * a moment), not that a person sees the page; false for a non-http(s) URL, no opener, or one
+ * that failed (xdg-open without any browser exits non-zero).
+ */
 export async function openBrowser(url: string): Promise<boolean> {
   let parsed: URL;
   try {
@@ -38,8 +48,16 @@ export async function openBrowser(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     try {
       const child = spawn(command, args, options);
-      child.once('spawn', () => resolve(true));
-      child.once('error', () => resolve(false));
+      // Not unref'd: the verdict must come even when nothing else keeps the process alive.
+      const verdict = setTimeout(() => resolve(true), OPENER_VERDICT_MS);
+      child.once('exit', (code) => {
+        clearTimeout(verdict);
+        resolve(code === 0);
+      });
+      child.once('error', () => {
+        clearTimeout(verdict);
+        resolve(false);
+      });
       child.unref();
     } catch {
       resolve(false);
@@ -69,5 +87,5 @@ export async function presentAuthorizationUrl(url: URL, options: PresentOptions)
     options.onProgress?.(`Opened the browser at ${url.origin}; if nothing appears, open:\n${url.href}`);
     return;
   }
-  options.onProgress?.(`Open this URL in a browser to authorize:\n${url.href}`);
+  options.onProgress?.(`${options.noBrowser ? '' : 'Could not open a browser. '}Open this URL in a browser to authorize:\n${url.href}`);
 }

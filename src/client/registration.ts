@@ -3,6 +3,7 @@ import { ClientError } from './errors.js';
 import { requestOptions } from './oauth-requests.js';
 import type { Discovery } from './discovery.js';
 import type { StoredClient, TokenStore } from './types.js';
+import { failureReason } from './network-errors.js';
 
 export interface ClientRegistrationOptions {
   /** A client registered by other means (spec: "Dynamic client registration", rule 2). */
@@ -102,7 +103,7 @@ async function register(discovery: Discovery, redirectUri: string, clientName: s
       requestOptions(fetchImpl, as.registration_endpoint!),
     );
   } catch (error) {
-    throw new ClientError('registration_failed', `cannot reach ${as.registration_endpoint}: ${(error as Error).message}`, { cause: error });
+    throw new ClientError('registration_failed', `cannot reach ${as.registration_endpoint}: ${failureReason(error, as.registration_endpoint)}`, { cause: error });
   }
   // Parsed by hand: servers in the wild omit fields RFC 7591 makes conditional (client_secret_expires_at).
   const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;

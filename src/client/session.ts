@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
-import { planAuthorization, redeemCallback } from './authorize.js';
+import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
@@ -29,6 +29,11 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
   refreshLeewaySeconds?: number;
   /** When false, a missing or dead grant is an error (login_required) instead of a browser flow. */
   interactive?: boolean;
+  /**
+   * Told when the person is sent to the browser ('started') and when the browser is back or the
+   * wait ended ('ended'): a caller's own request timeout can stop while a person signs in.
+   */
+  onSignIn?: (phase: 'started' | 'ended') => void;
   chooseAuthorizationServers?: (servers: string[]) => string[] | Promise<string[]>;
 }
 
@@ -103,14 +108,26 @@ export class ContextClient implements FetchSession {
       const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, loopback.redirectUri);
       const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
-      await presentAuthorizationUrl(plan.url, this.options);
-      this.progress('Waiting for the browser…');
-      const callback = await loopback.wait();
+      const callback = await this.browserStep(plan.url, loopback.wait);
+      // A refusal (checked like a code: state, iss) is reported as it is, before any word of exchanging.
+      if (callback.has('error')) validateCallback(chosen.authorizationServer, client.clientId, callback, plan.state);
       this.progress('Exchanging the code for tokens');
       const tokens = await redeemCallback(chosen, client, plan, callback, this.fetchImpl);
       return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope });
     } finally {
       await loopback.close();
+    }
+  }
+
+  /** Sends the person to the browser and waits for the callback, telling onSignIn around it. */
+  private async browserStep(url: URL, wait: () => Promise<URLSearchParams>): Promise<URLSearchParams> {
+    this.options.onSignIn?.('started');
+    try {
+      await presentAuthorizationUrl(url, this.options);
+      this.progress('Waiting for the browser…');
+      return await wait();
+    } finally {
+      this.options.onSignIn?.('ended');
     }
   }
 

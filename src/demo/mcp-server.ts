@@ -35,6 +35,14 @@ export interface DemoOptions {
   maxBodyBytes?: number;
   /** The upstream access behind a verified token, when the person signed in through a provider. */
   upstream?: ((auth: VerifiedToken) => Promise<DemoUpstreamAccess | null>) | undefined;
+  /** The person a token's subject is (username, and a display name where one is known), for whoami. */
+  user?: ((subject: string) => Promise<DemoUser | null>) | undefined;
+}
+
+/** Who a subject is to a person: the username they sign in with, and their name if known. */
+export interface DemoUser {
+  username: string;
+  name: string | null;
 }
 
 const text = (value: Record<string, unknown>) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value) }], structuredContent: value });
@@ -44,16 +52,20 @@ const text = (value: Record<string, unknown>) => ({ content: [{ type: 'text' as 
  * sign-in, who you are there); `admin_report` needs mcp:admin; `upstream_userinfo` calls the
  * identity provider's user-info for you with its own token.
  */
-export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAccess | null>): McpServer {
+export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAccess | null>, userOf?: (subject: string) => Promise<DemoUser | null>): McpServer {
   // Asked for only by the tools that use it (store reads, maybe the provider). An upstream
   // session that ended shows in those tools, not as a failed request.
   const upstream = async (): Promise<DemoUpstreamAccess | Error | null> =>
     upstreamOf ? upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
-  server.registerTool('whoami', { description: 'Who the access token says is calling: subject, client and scopes.' }, async (ctx) => {
+  server.registerTool('whoami', { description: 'Who the access token says is calling: username, subject, client and scopes.' }, async (ctx) => {
     const auth = ctx.http?.authInfo;
     const via = await upstream();
+    const subject = typeof auth?.extra?.subject === 'string' ? auth.extra.subject : null;
+    // A person knows their username, not the id the token carries: both are shown.
+    const user = userOf && subject ? await userOf(subject) : null;
     const identity = {
+      ...(user ? { username: user.username, name: user.name } : {}),
       subject: auth?.extra?.subject ?? null,
       client_id: auth?.clientId ?? null,
       scopes: auth?.scopes ?? [],
@@ -104,7 +116,7 @@ function scopesForBody(body: unknown): string[] {
 export function mountDemoMcpServer(app: Hono, path: string, protection: ProtectedResource, options: DemoOptions = {}): void {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const upstreamOf = options.upstream;
-  const serverFor = (auth: VerifiedToken) => createDemoMcpServer(upstreamOf ? () => upstreamOf(auth) : undefined);
+  const serverFor = (auth: VerifiedToken) => createDemoMcpServer(upstreamOf ? () => upstreamOf(auth) : undefined, options.user);
   // The verified token behind each modern request, for the factory (which is handed the request back).
   const tokens = new WeakMap<Request, VerifiedToken>();
   // 2026-07-28 requests (the version claimed in _meta): served per request, no initialize before.

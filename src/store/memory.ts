@@ -151,6 +151,14 @@ export function createMemoryStore(): Store {
       deleteUpstreamSessions((s) => s.userId === user.id);
       return true;
     },
+    async setUserPassword(username, passwordHash) {
+      const user = findUserByUsername(username);
+      if (!user) return undefined;
+      users.set(user.id, { ...user, passwordHash });
+      const sessionsEnded = deleteWhere(sessions, (s) => s.userId === user.id);
+      deleteWhere(interactions, (i) => i.userId === user.id);
+      return { sessionsEnded };
+    },
     async createUserWithIdentity(user, identity) {
       const key = identityKey(identity.issuer, identity.subject);
       if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);

@@ -245,6 +245,12 @@ export interface Store {
   listUserIdentities(filter?: { userId?: string }): Promise<UserIdentityRecord[]>;
   /** Deletes the user and their sessions, consents and grants. */
   deleteUser(username: string): Promise<boolean>;
+  /**
+   * Sets the user's password hash and, in the same transaction, ends their browser sessions and
+   * pending sign-ins (whoever knew the old password is signed out). Grants stay. Returns how many
+   * sessions ended, or undefined when there is no such user.
+   */
+  setUserPassword(username: string, passwordHash: string): Promise<{ sessionsEnded: number } | undefined>;
 
   // Interactions (pending authorization requests)
   createInteraction(interaction: InteractionRecord): Promise<void>;

@@ -23,6 +23,7 @@ import {
   type Harness,
   type Revision,
   type TestClient,
+  plainTokens,
 } from '../helpers/harness.js';
 
 async function setup(): Promise<{ h: Harness; client: TestClient; user: { username: string; password: string } }> {
@@ -386,7 +387,7 @@ describe('/authorize — resource (Revision B)', () => {
       const { h, client, user } = await setup();
       const request = authorizationRequest(client, revisionB, { resource: input });
       const page = await consentPageFor(h, request.params, user);
-      assert.match(page, /<code>http:\/\/127\.0\.0\.1:9999\/mcp<\/code>/);
+      assert.match(plainTokens(page), /<code>http:\/\/127\.0\.0\.1:9999\/mcp<\/code>/);
       const { claims } = await approveAndRedeem(h, client, user, request, { resource: RESOURCE });
       assert.equal(claims.aud, RESOURCE);
     });
@@ -435,7 +436,7 @@ describe('/authorize — without resource (Revision A)', () => {
     const csrf = /name="csrf" value="([^"]+)"/.exec(await (await browser.fetch(path)).text())![1]!;
     await browser.submit(path, { csrf, step: 'login', username: user.username, password: user.password });
     const consent = await (await browser.fetch(path)).text();
-    assert.match(consent, /<code>http:\/\/127\.0\.0\.1:9999\/other<\/code>/);
+    assert.match(plainTokens(consent), /<code>http:\/\/127\.0\.0\.1:9999\/other<\/code>/);
 
     const { claims } = await approveAndRedeem(h, client, user, authorizationRequest(client, REVISIONS[0]));
     assert.equal(claims.aud, OTHER_RESOURCE);

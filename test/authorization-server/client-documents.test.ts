@@ -20,6 +20,7 @@ import {
   pkcePair,
   redeemCode,
   type Harness,
+  plainTokens,
 } from '../helpers/harness.js';
 
 interface Served {
@@ -99,7 +100,7 @@ describe('client ID metadata documents', () => {
       const { action, csrf } = parseForm(await login.text());
       const afterLogin = await browser.submit(action, { csrf, step: 'login', username: user.username, password: user.password });
       const consent = await (await browser.fetch(afterLogin.headers.get('location')!)).text();
-      assert.match(consent, new RegExp(`published by <strong>127\\.0\\.0\\.1:\\d+</strong>`), 'the consent page names the site');
+      assert.match(plainTokens(consent), new RegExp(`published by <strong><code>127\\.0\\.0\\.1:\\d+</code></strong>`), 'the consent page names the site');
       assert.match(consent, /Doc Client/);
 
       const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, browser });

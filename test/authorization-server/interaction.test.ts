@@ -23,6 +23,7 @@ import {
   type Harness,
   type Revision,
   type TestClient,
+  plainTokens,
 } from '../helpers/harness.js';
 
 type User = { id: string; username: string; password: string };
@@ -173,7 +174,7 @@ for (const revision of REVISIONS) {
         const { consent } = await signIn(h, client, revision, user, { scope: 'mcp:tools mcp:admin' });
         assert.equal(consent.response.status, 200);
         assertPageHeaders(consent.response);
-        const html = consent.html;
+        const html = plainTokens(consent.html);
         assert.match(html, /Authorize Acme Notes\?/);
         assert.match(html, new RegExp(`<code>${client.client_id}</code>`));
         assert.match(html, /<code>127\.0\.0\.1:33333<\/code>/);

@@ -34,7 +34,8 @@ describe('loopback callback', () => {
     assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);
     assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
     const html = await response.text();
-    assert.match(html, /Signed in\. You can close this window and return to the terminal\./);
+    assert.match(html, /<h1 class="ok">Signed in<\/h1><p>You can close this window and return to the terminal\.<\/p>/);
+    assert.equal(html.match(/Signed in/g)?.length, 2, 'the title and the heading, not a third time');
     assert.doesNotMatch(html, /<script|src=|href=/);
     const params = await callback.wait();
     assert.equal(params.get('code'), 'abc');
@@ -50,7 +51,7 @@ describe('loopback callback', () => {
     const response = await fetch(`${callback.redirectUri}?error=${encodeURIComponent('<b>access_denied</b>')}&state=s`);
     assert.equal(response.status, 200);
     const html = await response.text();
-    assert.match(html, /Authorization failed: &lt;b&gt;access_denied&lt;\/b&gt;/);
+    assert.match(html, /<h1 class="bad">Authorization failed<\/h1><p>The authorization server answered: &lt;b&gt;access_denied&lt;\/b&gt;<\/p>/);
     assert.doesNotMatch(html, /<b>/);
     const params = await callback.wait();
     assert.equal(params.get('error'), '<b>access_denied</b>');

@@ -76,10 +76,13 @@ describe('forged or foreign authorization responses', () => {
     assert.equal(await client.grant(), undefined);
   });
 
-  it('the person says no: authorization_failed mentioning access_denied', async () => {
+  it('the person says no: authorization_failed saying so, and nothing about exchanging a code', async () => {
     const who = person({ decision: 'deny' });
-    const client = clientFor(server, who);
-    await assert.rejects(client.login(), clientError('authorization_failed', /access_denied/));
+    const progress: string[] = [];
+    const client = clientFor(server, who, { onProgress: (line) => progress.push(line) });
+    await assert.rejects(client.login(), clientError('authorization_failed', /^you denied access in the browser \(access_denied/));
+    assert.ok(progress.some((line) => line.startsWith('Waiting for the browser')), progress.join('\n'));
+    assert.ok(!progress.some((line) => /exchang/i.test(line)), progress.join('\n'));
     assert.equal(who.callbacks[0]!.searchParams.get('error'), 'access_denied');
     assert.equal(await client.grant(), undefined);
   });

@@ -201,7 +201,8 @@ describe('context-auth login, call, status and logout against context-auth serve
     assert.equal(whoami.code, 0, whoami.stderr);
     assert.equal(whoami.stderr, '', 'a stored, fresh token needs no discovery or login');
     const result = JSON.parse(whoami.stdout) as { structuredContent: Record<string, unknown>; content: { text: string }[] };
-    assert.deepEqual(result.structuredContent, { subject: userId, client_id: clientId, scopes: ['mcp:tools'], resource: mcp });
+    // The person's username first: the subject alone is an id nobody recognises.
+    assert.deepEqual(result.structuredContent, { username: USER.username, name: null, subject: userId, client_id: clientId, scopes: ['mcp:tools'], resource: mcp });
     assert.deepEqual(JSON.parse(result.content[0]!.text), result.structuredContent);
 
     const list = await run(['call', mcp, 'tools/list']);

@@ -286,6 +286,8 @@ describe('the official MCP SDK client against context-auth serve', () => {
     const result = await client.callTool({ name: 'whoami' });
     assert.notEqual(result.isError, true);
     assert.deepEqual(result.structuredContent, {
+      username: 'alice',
+      name: null,
       subject: aliceId,
       client_id: provider.savedClient!.client_id,
       scopes: ['mcp:tools'],

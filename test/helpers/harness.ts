@@ -52,6 +52,11 @@ export function createHarness(overrides: Partial<AuthorizationServerOptions> = {
   };
 }
 
+/** A page's HTML with identifiers (pages/html.ts token()) read as plain `<code>` text, for matching. */
+export function plainTokens(html: string): string {
+  return html.replace(/<code class="token">((?:<wbr>|<span>[^<]*<\/span>)*)<\/code>/g, (_, inner: string) => `<code>${inner.replace(/<wbr>|<\/?span>/g, '')}</code>`);
+}
+
 export function form(values: Record<string, string | undefined>): URLSearchParams {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(values)) if (value !== undefined) params.append(key, value);

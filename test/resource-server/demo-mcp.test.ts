@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Hono } from 'hono';
-import { ADMIN_SCOPE, BASE_SCOPE, mountDemoMcpServer } from '../../src/demo/mcp-server.js';
+import { ADMIN_SCOPE, BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../../src/demo/mcp-server.js';
 import { findBearerChallenge } from '../../src/core/www-authenticate.js';
 import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
 import { protectedResource, type ProtectedResource } from '../../src/resource-server/guard.js';
@@ -32,7 +32,7 @@ import {
 } from './setup.js';
 
 /** One app at ISSUER: the AS, the resource metadata and the demo at /mcp (as `serve` builds it). */
-function coHosted(h: Harness, verifier?: TokenVerifier): { app: Hono; protection: ProtectedResource; send(path: string, init?: RequestInit): Promise<Response> } {
+function coHosted(h: Harness, verifier?: TokenVerifier, options: DemoOptions = {}): { app: Hono; protection: ProtectedResource; send(path: string, init?: RequestInit): Promise<Response> } {
   const app = new Hono();
   app.route('/', h.server.app);
   const protection = protectedResource({
@@ -44,7 +44,7 @@ function coHosted(h: Harness, verifier?: TokenVerifier): { app: Hono; protection
     verifier: verifier ?? jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
   });
   honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection);
+  mountDemoMcpServer(app, '/mcp', protection, options);
   app.notFound(() => Response.json({ error: 'not_found', error_description: 'no such endpoint' }, { status: 404 }));
   return { app, protection, send: async (path, init) => app.fetch(new Request(new URL(path, ISSUER), init)) };
 }
@@ -64,6 +64,20 @@ for (const revision of REVISIONS) {
         const { client, tokens } = await obtainTokens(h, revision);
         const identity = await toolResult(await send('/mcp', toolCall('whoami', bearer(String(tokens.access_token)))));
         assert.deepEqual(identity, { subject: 'user-alice', client_id: client.client_id, scopes: [BASE_SCOPE], resource: RESOURCE });
+      });
+
+      it('whoami names the person (username, display name) when told how, as serve does', async () => {
+        const h = createHarness();
+        const { verifier } = await kind.create(h);
+        const { send } = coHosted(h, verifier, {
+          user: async (subject) => {
+            const user = await h.store.getUserById(subject);
+            return user ? { username: user.username, name: null } : null;
+          },
+        });
+        const { client, tokens } = await obtainTokens(h, revision);
+        const identity = await toolResult(await send('/mcp', toolCall('whoami', bearer(String(tokens.access_token)))));
+        assert.deepEqual(identity, { username: 'alice', name: null, subject: 'user-alice', client_id: client.client_id, scopes: [BASE_SCOPE], resource: RESOURCE });
       });
 
       it('admin_report without mcp:admin → HTTP 403 insufficient_scope naming mcp:admin; with it → the report', async () => {

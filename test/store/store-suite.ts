@@ -368,6 +368,31 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal((await store.listConsents({ userId: other.id })).length, 1);
         assert.equal(await store.deleteUser(user.username), false);
       });
+
+      it('a new password ends the user\'s sessions and pending sign-ins, and keeps their grants and other users\' sessions', async () => {
+        const { client, user, grant } = await seed();
+        const other = makeUser();
+        await store.createUser(other);
+        const sessions = [makeSession(user.id), makeSession(user.id)];
+        for (const session of sessions) await store.createSession(session);
+        const otherSession = makeSession(other.id);
+        await store.createSession(otherSession);
+        const signedIn = makeInteraction(client.clientId, { userId: user.id });
+        const notYet = makeInteraction(client.clientId);
+        await store.createInteraction(signedIn);
+        await store.createInteraction(notYet);
+
+        assert.deepEqual(await store.setUserPassword(user.username, 'scrypt$new'), { sessionsEnded: 2 });
+
+        assert.equal((await store.getUserById(user.id))?.passwordHash, 'scrypt$new');
+        assert.equal((await store.getUserById(other.id))?.passwordHash, other.passwordHash);
+        for (const session of sessions) assert.equal(await store.getSession(session.idHash, NOW), undefined);
+        assert.equal(await store.getInteraction(signedIn.id, NOW), undefined);
+        assert.ok(await store.getInteraction(notYet.id, NOW));
+        assert.ok(await store.getSession(otherSession.idHash, NOW));
+        assert.ok(await store.getGrant(grant.id));
+        assert.equal(await store.setUserPassword('nobody', 'scrypt$x'), undefined);
+      });
     });
 
     describe('interactions', () => {

@@ -1,4 +1,4 @@
-import { html } from './html.js';
+import { html, token } from './html.js';
 import { page, type Page } from './layout.js';
 
 export interface ConsentPageInput {
@@ -26,16 +26,16 @@ export function consentPage(input: ConsentPageInput): Page {
   return page(
     'Authorize access',
     html`<h1>Authorize ${input.clientName}?</h1>
-${input.clientHost ? html`<p class="site">This application is published by <strong>${input.clientHost}</strong>. Approve only if you trust that site.</p>` : ''}
+${input.clientHost ? html`<p class="site">This application is published by <strong>${token(input.clientHost)}</strong>. Approve only if you trust that site.</p>` : ''}
 ${
       input.username !== undefined
         ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
         : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
     }
 <dl>
-<dt>Application</dt><dd>${input.clientName} <span class="muted">(<code>${input.clientId}</code>)</span></dd>
-<dt>Returns to</dt><dd><code>${input.redirectHost}</code></dd>
-<dt>Server</dt><dd><code>${input.resource}</code></dd>
+<dt>Application</dt><dd>${input.clientName}<br><span class="muted">${token(input.clientId)}</span></dd>
+<dt>Returns to</dt><dd>${token(input.redirectHost)}</dd>
+<dt>Server</dt><dd>${token(input.resource)}</dd>
 <dt>Access</dt><dd>${
       input.scopes.length > 0
         ? html`<ul class="scopes">${input.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>`

@@ -39,3 +39,13 @@ export function html(strings: TemplateStringsArray, ...values: Interpolation[]):
 export function cspHash(content: string): string {
   return `'sha256-${createHash('sha256').update(content, 'utf8').digest('base64')}'`;
 }
+
+/**
+ * An identifier (client id, host, URL) that may wrap only between its parts: after `://`, `/`,
+ * `?` or `&`. Each part is an inline block, so a line breaks between parts and never inside one
+ * (unless a single part is wider than the whole line).
+ */
+export function token(value: string): SafeHtml {
+  const parts = value.match(/[^/?&]*(?:\/+|[?&]|$)/g)!.filter((part) => part !== '');
+  return html`<code class="token">${parts.map((part, i) => html`${i > 0 ? new SafeHtml('<wbr>') : ''}<span>${part}</span>`)}</code>`;
+}

@@ -24,9 +24,14 @@ button { flex: 1; padding: 10px 16px; font: inherit; font-weight: 600; border-ra
   border: 1px solid var(--line); background: var(--card); color: var(--fg); }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
-dl { margin: 16px 0; display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; }
-dt { color: var(--muted); }
-dd { margin: 0; overflow-wrap: anywhere; }
+/* Label above value: the values (ids, URLs) get the card's whole width, even at 360 px. */
+dl { margin: 16px 0; }
+dt { color: var(--muted); font-size: .8rem; margin-top: 12px; }
+dd { margin: 2px 0 0; overflow-wrap: anywhere; }
+/* An identifier breaks only between its parts (html.ts token()), never inside one. */
+code.token { font-size: .8rem; }
+code.token > span { display: inline-block; max-width: 100%; }
+@media (max-width: 400px) { main { padding: 20px; } }
 form.providers { display: grid; gap: 10px; margin-top: 20px; }
 .or { text-align: center; margin: 20px 0 0; }
 .site { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }

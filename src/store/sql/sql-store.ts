@@ -89,6 +89,16 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
     getUserByUsername: (username) => run(then(get(S.getUserByUsername, { username }), (row) => optional(row, user.record))),
     listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
     deleteUser: (username) => run(then(exec(S.deleteUser, { username }), (n) => n > 0)),
+    setUserPassword: (username, passwordHash) =>
+      inTransaction(
+        (function* () {
+          const changed = yield* get(S.setUserPassword, { username, password_hash: passwordHash });
+          if (!changed) return undefined;
+          const sessionsEnded = yield* exec(S.deleteSessionsOfUser, { user_id: changed.id });
+          yield* exec(S.deleteInteractionsOfUser, { user_id: changed.id });
+          return { sessionsEnded };
+        })(),
+      ),
     createUserWithIdentity: (userRecord, identityRecord) =>
       inTransaction(
         (function* () {

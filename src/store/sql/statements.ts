@@ -55,6 +55,9 @@ export const S = {
   getUserByUsername: stmt('getUserByUsername', 'SELECT * FROM users WHERE username = :username'),
   listUsers: stmt('listUsers', 'SELECT * FROM users ORDER BY username{binary}'),
   deleteUser: stmt('deleteUser', 'DELETE FROM users WHERE username = :username'),
+  setUserPassword: stmt('setUserPassword', 'UPDATE users SET password_hash = :password_hash WHERE username = :username RETURNING id'),
+  deleteSessionsOfUser: stmt('deleteSessionsOfUser', 'DELETE FROM sessions WHERE user_id = :user_id'),
+  deleteInteractionsOfUser: stmt('deleteInteractionsOfUser', 'DELETE FROM interactions WHERE user_id = :user_id'),
   insertIdentity: insert(USER_IDENTITIES),
   getUserByIdentity: stmt('getUserByIdentity', 'SELECT u.* FROM users u JOIN user_identities i ON i.user_id = u.id WHERE i.issuer = :issuer AND i.subject = :subject'),
   listIdentities: stmt(

@@ -1,0 +1,86 @@
+/**
+ * Errors as a user meets them from the CLI: what lies under "fetch failed" (a server that is down,
+ * a certificate nobody trusts), TLS files that are not PEM, and --json turning any error into one
+ * JSON object on stdout with a non-zero exit.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { selfSignedCertificate } from '../helpers/self-signed.js';
+import { cli, cliWithEnv, freePort, startServe, tempDataFolder, type CliResult } from './serve-process.js';
+
+const home = tempDataFolder();
+const env = { CONTEXT_AUTH_CREDENTIALS: join(home, 'credentials.json'), NODE_EXTRA_CA_CERTS: '' };
+
+/** The error is one line, the last on stderr (progress lines may come before it); returns it. */
+function oneLine(result: CliResult, code: number): string {
+  assert.equal(result.code, code, result.stderr);
+  assert.match(result.stderr, /(^|\n)context-auth: [^\n]+\n$/, `ends with one error line: ${JSON.stringify(result.stderr)}`);
+  assert.equal(result.stderr.match(/^context-auth: /gm)?.length, 1, 'one error line');
+  return `${result.stderr.trimEnd().split('\n').at(-1)!}\n`;
+}
+
+describe('the CLI says what lies under a failed request', { timeout: 60_000 }, () => {
+  it('a server that is down: could not connect, for call and login', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const call = oneLine(await cliWithEnv(['call', url, 'tools/list', '--no-browser'], { env }), 1);
+    assert.match(call, new RegExp(`could not connect to 127\\.0\\.0\\.1:${port} \\(connection refused\\)`));
+    assert.doesNotMatch(call, /fetch failed/);
+    const login = oneLine(await cliWithEnv(['login', url, '--no-browser'], { env }), 1);
+    assert.match(login, new RegExp(`cannot reach ${url}: could not connect to 127\\.0\\.0\\.1:${port}`));
+  });
+
+  it('a server whose certificate is not trusted: names the problem and NODE_EXTRA_CA_CERTS', async () => {
+    const { certPath, keyPath } = selfSignedCertificate();
+    const server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), '--tls-cert', certPath, '--tls-key', keyPath, '--quiet']);
+    try {
+      assert.match(server.issuer, /^https:/);
+      const result = oneLine(await cliWithEnv(['call', `${server.issuer}/mcp`, 'tools/list', '--no-browser'], { env }), 1);
+      assert.match(result, /TLS certificate of 127\.0\.0\.1:\d+ is not trusted: it is self-signed \(DEPTH_ZERO_SELF_SIGNED_CERT\).*NODE_EXTRA_CA_CERTS/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('serve names TLS files that are not what they should be', () => {
+  const { certPath, keyPath } = selfSignedCertificate();
+  const other = selfSignedCertificate();
+  const garbage = join(tempDataFolder(), 'garbage.pem');
+  writeFileSync(garbage, 'this is not PEM\n');
+  const serve = (cert: string, key: string) => cli(['serve', '--port', '0', '--data', tempDataFolder(), '--tls-cert', cert, '--tls-key', key]);
+
+  it('a certificate file that is not PEM', async () => {
+    const result = oneLine(await serve(garbage, keyPath), 1);
+    assert.equal(result, `context-auth: --tls-cert ${garbage} is not a valid PEM certificate (expected -----BEGIN CERTIFICATE-----).\n`);
+  });
+
+  it('a key file that is not PEM, or another certificate\'s key', async () => {
+    assert.match(oneLine(await serve(certPath, garbage), 1), new RegExp(`--tls-key ${garbage} is not a valid, unencrypted PEM private key`));
+    assert.match(oneLine(await serve(certPath, other.keyPath), 1), new RegExp(`--tls-key ${other.keyPath} is not the private key of the certificate in ${certPath}`));
+  });
+});
+
+describe('--json errors', () => {
+  it('are one JSON object on stdout, nothing on stderr, and a non-zero exit', async () => {
+    const missing = join(tempDataFolder(), 'nope');
+    const store = await cli(['users', 'list', '--json', '--data', missing]);
+    assert.equal(store.code, 1);
+    assert.equal(store.stderr, '');
+    assert.deepEqual(JSON.parse(store.stdout), { error: 'failed', message: `There is no context-auth database in ${missing}: check --data (or $CONTEXT_AUTH_DATA); 'context-auth serve' or 'users add' creates one.` });
+
+    const usage = await cli(['users', 'frobnicate', '--json']);
+    assert.equal(usage.code, 2);
+    assert.equal(usage.stderr, '');
+    assert.equal((JSON.parse(usage.stdout) as { error: string }).error, 'usage');
+
+    const port = await freePort();
+    const client = await cliWithEnv(['login', `http://127.0.0.1:${port}/mcp`, '--json'], { env });
+    assert.equal(client.code, 1);
+    const parsed = JSON.parse(client.stdout) as { error: string; message: string };
+    assert.equal(parsed.error, 'discovery_failed');
+    assert.match(parsed.message, /could not connect/);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * The pages a person sees, rendered by the real page functions and served with their real headers
+ * on loopback, for the layout tests: the consent page with realistic long values, and the
+ * client's loopback callback pages.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { consentPage } from '../../src/authorization-server/pages/consent.js';
+
+/** A dynamically registered client (a UUID) and a metadata-document client (a URL), as the server issues them. */
+export const CONSENT_CASES = {
+  registered: {
+    clientName: 'Claude Desktop',
+    clientId: '5d9c2f8e-7b1a-4c3e-9f0d-2a6b8e4c1d7f',
+    redirectHost: '127.0.0.1:53682',
+    resource: 'http://127.0.0.1:8080/mcp',
+  },
+  document: {
+    clientName: 'Example MCP client',
+    clientId: 'https://mcp-client.example.com/.well-known/oauth-client/metadata.json',
+    clientHost: 'mcp-client.example.com',
+    redirectHost: 'mcp-client.example.com',
+    resource: 'https://context.example.org/tenants/acme/mcp',
+  },
+} as const;
+
+export async function serveConsentPages(): Promise<{ url: (name: keyof typeof CONSENT_CASES) => string; server: Server }> {
+  const server = createServer((request, response) => {
+    const name = (request.url ?? '/').slice(1) as keyof typeof CONSENT_CASES;
+    const input = CONSENT_CASES[name];
+    if (!input) {
+      response.writeHead(404).end();
+      return;
+    }
+    const page = consentPage({ action: '/interaction/x', csrfToken: 'csrf', username: 'alice', scopes: ['mcp:tools', 'mcp:admin'], formTargets: [], ...input });
+    response.writeHead(page.status, page.headers).end(page.body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  return { url: (name) => `http://127.0.0.1:${port}/${name}`, server };
+}
