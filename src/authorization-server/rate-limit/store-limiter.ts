@@ -43,6 +43,10 @@ export class StoreRateLimiter implements RateLimiter {
     this.lease = leaseSize(limit);
   }
 
+  get size(): number {
+    return this.entries.size;
+  }
+
   take(key: string): RateDecision | Promise<RateDecision> {
     const entry = this.entries.use(key, () => ({ leased: 0, blockedUntil: 0, fetching: undefined }));
     if (entry.leased >= 1) {
