@@ -82,7 +82,11 @@ describe('rate limits per client address', () => {
     const h = limitedHarness({ rateLimits: { signIn: { burst: 2, perMinute: 2 } } });
     const user = await addUser(h);
     const client = await registerClient(h);
-    const browser = new Browser((path, init) => h.request(path, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers)), [PEER]: '203.0.113.5' } }));
+    const browser = new Browser((path, init) => {
+      const headers = new Headers(init.headers);
+      headers.set(PEER, '203.0.113.5');
+      return h.request(path, { ...init, headers });
+    });
     const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
     const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
     assert.equal((await browser.submit(action, { csrf, step: 'login', username: user.username, password: 'wrong' })).status, 401);
