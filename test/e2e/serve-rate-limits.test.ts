@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Browser, authorizeUrl, parseForm, pkcePair } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 const register = (issuer: string, headers: Record<string, string> = {}) =>
@@ -26,7 +27,7 @@ describe('serve: rate limits per client address', { timeout: 60_000 }, () => {
 
   let limited: RunningServer;
   before(async () => {
-    limited = await serve('--rate-limit', 'register=3/hour', '--rate-limit', 'token=off');
+    limited = await serve('--rate-limit', 'register=3/hour', '--rate-limit', 'token=2/minute', '--rate-limit', 'sign-in=2/minute');
   });
 
   it('--rate-limit register=3/hour: three registrations, then 429 with Retry-After (20 minutes a token) and OAuth JSON', async () => {
@@ -40,8 +41,36 @@ describe('serve: rate limits per client address', { timeout: 60_000 }, () => {
     assert.match(body.error_description, /too many requests/);
     // The header is the client's to write: without --trust-proxy it buys nothing.
     assert.equal((await register(limited.issuer, { 'x-forwarded-for': '203.0.113.77' })).status, 429);
-    assert.match(limited.output(), /rate limits\s+register 0\.05\/min,burst=3, token off, sign-in 60\/min,burst=60 per address \(in memory\)/);
+    assert.match(limited.output(), /rate limits\s+register 0\.05\/min,burst=3, token 2\/min,burst=2, sign-in 2\/min,burst=2 per address \(in memory\)/);
     assert.match(limited.output(), /"event":"rate_limited","limit":"register"/);
+  });
+
+  it('--rate-limit token=2/minute: the third token request is refused before any work, as OAuth JSON', async () => {
+    const token = () =>
+      fetch(`${limited.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'not-a-token', client_id: 'nobody' }),
+      });
+    assert.equal((await token()).status, 401);
+    assert.equal((await token()).status, 401);
+    const refused = await token();
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 29, 'one token every 30 s');
+    assert.equal(((await refused.json()) as { error: string }).error, 'temporarily_unavailable');
+  });
+
+  it('--rate-limit sign-in=2/minute: the third form post gets a page saying how long to wait', async () => {
+    const other = await serve('--rate-limit', 'sign-in=2/minute', '--quiet');
+    const { client_id } = (await (await register(other.issuer)).json()) as { client_id: string };
+    const browser = new Browser((path, init) => fetch(new URL(path, other.issuer), init));
+    const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+    const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
+    for (let i = 0; i < 2; i++) assert.equal((await browser.submit(action, { csrf, step: 'login', username: `nobody-${i}`, password: 'wrong' })).status, 401);
+    const refused = await browser.submit(action, { csrf, step: 'login', username: 'nobody', password: 'wrong' });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 29);
+    assert.match(await refused.text(), /Too many attempts from your network\. Wait \d+ seconds/);
   });
 
   it('--trust-proxy 127.0.0.1: the proxy\'s X-Forwarded-For names the client, each with its own budget', async () => {
