@@ -5,6 +5,8 @@ import { ClientDocuments, type ClientDocumentsOptions } from './client-documents
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { UpstreamProviders } from './upstream/registry.js';
+import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
+import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
 
 /** Where upstream providers send the person back, under the issuer. */
 export const UPSTREAM_CALLBACK_PATH = '/upstream/callback';
@@ -80,10 +82,22 @@ export interface AuthorizationServerOptions {
    */
   registrationTtl?: number;
   /**
-   * The address a request came from, for throttling sign-in by address as well as by account.
-   * Default: unknown (throttling by account only). `serve` gives the socket's peer address.
+   * The address a request came from (the socket's peer), for rate limits and for throttling
+   * sign-in by address as well as by account. Default: unknown (no limits by address; sign-in
+   * throttled by account only). `serve` gives the socket's peer address.
    */
   clientAddress?: (request: Request) => string | undefined;
+  /**
+   * Reverse proxies (IP addresses or CIDR ranges) whose `X-Forwarded-For` is believed: when the
+   * peer is one of them, the client is the rightmost hop that is not. Default: none — the header
+   * is never read, since anyone can send it.
+   */
+  trustProxy?: string[];
+  /**
+   * Token buckets per client address on /register, /token and the sign-in pages (429 with
+   * Retry-After). Defaults: rate-limit/limits.ts; each can be changed or turned off (`false`).
+   */
+  rateLimits?: RateLimitOptions;
   /** Largest accepted request body in bytes. Default: 64 KiB. */
   maxBodyBytes?: number;
   /** Sign-in through upstream identity providers. Default: local users only. */
@@ -113,12 +127,16 @@ export interface ResolvedConfig {
   refreshReuseGraceSeconds: number;
   registration: 'open' | 'closed' | { initialAccessToken: string };
   registrationTtl: number;
+  /** The client's address, proxies taken into account (`trustProxy`). */
   clientAddress: (request: Request) => string | undefined;
+  rateLimits: ResolvedRateLimits;
   maxBodyBytes: number;
   secureCookies: boolean;
   upstream: ResolvedUpstreamConfig | null;
   clientDocuments: ClientDocuments;
   now: () => number;
+  /** Milliseconds, for rate limits: the `now` option's seconds × 1000 when one is given, else the system clock. */
+  nowMs: () => number;
   log: (event: Record<string, unknown>) => void;
 }
 
@@ -167,14 +185,23 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     refreshReuseGraceSeconds,
     registration,
     registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
-    clientAddress: options.clientAddress ?? (() => undefined),
+    clientAddress: clientAddressOf(options),
+    rateLimits: resolveRateLimits(options.rateLimits, options.store.sharedByReplicas ?? false),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
     clientDocuments: new ClientDocuments(options.clientIdMetadataDocuments ?? {}, scopesSupported),
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
+    nowMs: options.now ? () => options.now!() * 1000 : () => Date.now(),
     log: options.log ?? (() => {}),
   };
+}
+
+function clientAddressOf(options: AuthorizationServerOptions): (request: Request) => string | undefined {
+  const peer = options.clientAddress ?? (() => undefined);
+  if (!options.trustProxy || options.trustProxy.length === 0) return peer;
+  const trusted = trustedProxies(options.trustProxy);
+  return (request) => forwardedClientAddress(peer(request), request.headers.get('x-forwarded-for'), trusted);
 }
 
 function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): ResolvedUpstreamConfig | null {

@@ -1,6 +1,7 @@
 import type { ResolvedConfig } from './config.js';
 import type { ClientUse } from './clients.js';
 import type { SigningKeys } from './keys.js';
+import type { RateLimits } from './rate-limit/rate-limits.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
 
 /** What every endpoint and grant gets: the resolved configuration (with the store) and the keys. */
@@ -9,4 +10,5 @@ export interface ServerContext {
   keys: SigningKeys;
   clientUse: ClientUse;
   signInThrottle: SignInThrottle;
+  rateLimits: RateLimits;
 }

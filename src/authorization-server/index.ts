@@ -16,9 +16,14 @@ import { route } from './http/routes.js';
 import { ClientUse } from './clients.js';
 import { SigningKeys } from './keys.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import { RateLimits } from './rate-limit/rate-limits.js';
+import type { RateLimitName } from './rate-limit/limits.js';
+import type { Handler } from './http/routes.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 
 export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
+export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
+export { DEFAULT_RATE_LIMITS } from './rate-limit/limits.js';
 export type { UpstreamAccess } from './upstream/tool-access.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
 export { githubProvider, githubProfile } from './upstream/provider.js';
@@ -57,7 +62,13 @@ export interface AuthorizationServer {
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const config = resolveConfig(options);
   const keys = new SigningKeys(config.store, config.now);
-  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle() };
+  const rateLimits = new RateLimits(config.rateLimits, config.store, config.nowMs, config.log);
+  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle(), rateLimits };
+  /** The handler, after the client address's budget for `name` is checked (before any work). */
+  const limited = (name: RateLimitName, handler: Handler): Handler => async (request, params) => {
+    await rateLimits.check(name, config.clientAddress(request));
+    return handler(request, params);
+  };
   const app = new Hono();
   const base = config.basePath;
   const api = { cors: true, log: config.log };
@@ -65,8 +76,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
 
   route(app, new URL(wellKnownUrl(config.issuer, 'oauth-authorization-server')).pathname, { GET: () => metadataEndpoint(config) }, api);
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
-  route(app, base + ENDPOINT_PATHS.token, { POST: (request) => tokenEndpoint(ctx, request) }, api);
-  route(app, base + ENDPOINT_PATHS.registration, { POST: (request) => registerEndpoint(ctx, request) }, api);
+  route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
+  route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: config.log });
   route(
@@ -78,12 +89,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(
     app,
     `${base}/interaction/:id`,
-    { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: (request, params) => interactionSubmit(ctx, request, params.id!) },
+    { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: limited('signIn', (request, params) => interactionSubmit(ctx, request, params.id!)) },
     pages,
   );
 
   if (config.upstream) {
-    route(app, base + UPSTREAM_CALLBACK_PATH, { GET: (request) => upstreamCallbackEndpoint(ctx, request) }, pages);
+    route(app, base + UPSTREAM_CALLBACK_PATH, { GET: limited('signIn', (request) => upstreamCallbackEndpoint(ctx, request)) }, pages);
   }
 
   app.notFound(notFound);

@@ -14,6 +14,7 @@ import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
 import { CliError, usageError } from './errors.js';
+import { RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
 export const SERVE_HELP = `context-auth serve [options]
   --port N                 port to listen on (default 8080; 0 picks a free one)
@@ -32,6 +33,7 @@ export const SERVE_HELP = `context-auth serve [options]
   --client-documents on|off  accept an https URL as client_id (a client ID metadata document; default on)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
   --allow-insecure-client-documents  accept documents at http://127.0.0.1 (tests only)
+${RATE_LIMIT_HELP}
 Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
 ${UPSTREAM_HELP}`;
 
@@ -77,6 +79,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     'client-documents': { type: 'string' },
     'client-document-host': { type: 'string', multiple: true },
     'allow-insecure-client-documents': { type: 'boolean' },
+    'rate-limit': { type: 'string', multiple: true },
+    'trust-proxy': { type: 'string', multiple: true },
     ...UPSTREAM_OPTIONS,
   } }, allowPositionals: true, strict: true }),
   );
@@ -96,6 +100,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     allowHosts: values['client-document-host'] ?? [],
     allowLoopbackHttp: values['allow-insecure-client-documents'] ?? false,
   };
+  const rateLimits = rateLimitOptions(values['rate-limit']);
+  const trustProxy = trustProxyOption(values['trust-proxy']);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw usageError('--tls-cert and --tls-key go together');
   const tls = values['tls-cert'] && values['tls-key'] ? readTls(values['tls-cert'], values['tls-key']) : undefined;
 
@@ -125,8 +131,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     keepAliveTimeout: Math.min(5_000, headerTimeoutMs),
     connectionsCheckingInterval: Math.min(1_000, headerTimeoutMs),
   };
-  // The socket's peer address of each request, for throttling sign-in by address (behind a proxy
-  // this is the proxy's: throttling by account still holds).
+  // The socket's peer address of each request, for rate limits and throttling sign-in by address
+  // (behind a proxy this is the proxy's, unless --trust-proxy names it).
   const peers = new WeakMap<Request, string>();
   const server = createAdaptorServer({
     fetch: (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
@@ -171,7 +177,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
   const authorizationServer = createAuthorizationServer({
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
-    clientAddress: (request) => peers.get(request), ...(upstream ? { upstream } : {}),
+    clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}),
   });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
   // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
@@ -213,6 +219,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   resource md   ${protection.metadataUrl}
   store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
+  rate limits   ${rateLimitBanner(rateLimits, authorizationServer.config.rateLimits.shared, trustProxy)}
   client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}${upstreamBanner(authorizationServer.config)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 

@@ -8,3 +8,4 @@ export { bearerChallenge, findBearerChallenge, parseWwwAuthenticate, type Bearer
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKeyId, type SecretKey } from './secret-box.js';
+export { addressBucket, forwardedClientAddress, trustedProxies } from './client-address.js';

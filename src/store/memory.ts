@@ -15,6 +15,7 @@ import {
   type GrantRecord,
   type InteractionRecord,
   type RefreshTokenRecord,
+  type RateTokensResult,
   type SessionRecord,
   type SigningKeyRecord,
   type Store,
@@ -22,6 +23,7 @@ import {
   type UserIdentityRecord,
   type UserRecord,
 } from './store.js';
+import { bucketParams, bucketResult, takeFromBucket, type BucketRow } from './rate-buckets.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -65,6 +67,7 @@ export function createMemoryStore(): Store {
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
   // Insertion order breaks ties between keys created in the same second.
   const signingKeys: SigningKeyRecord[] = [];
+  const rateBuckets = new Map<string, BucketRow>();
 
   /** Deletes grants and, like ON DELETE CASCADE, their codes and tokens. */
   const deleteGrants = (predicate: (grant: GrantRecord) => boolean): void => {
@@ -331,6 +334,13 @@ export function createMemoryStore(): Store {
       return copy(created);
     },
 
+    async takeRateTokens(request): Promise<RateTokensResult> {
+      const p = bucketParams(request);
+      const row = takeFromBucket(rateBuckets.get(p.key), p);
+      rateBuckets.set(p.key, row);
+      return bucketResult(row);
+    },
+
     async sweepExpired(now, options = {}) {
       const expired = (row: { expiresAt: number }): boolean => row.expiresAt <= now;
       const before = options.unusedClientsBefore;
@@ -344,7 +354,7 @@ export function createMemoryStore(): Store {
         }
       }
       count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(accessTokens, expired);
-      count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired);
+      count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired);
       const hasChildren = (grantId: string): boolean =>
         [codes, refreshTokens, accessTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
       count += deleteWhere(grants, (g) => g.createdAt < now - 60 && !hasChildren(g.id));

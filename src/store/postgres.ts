@@ -272,5 +272,5 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       closed = true;
       await pool.end();
     },
-  });
+  }, { sharedByReplicas: true });
 }

@@ -210,6 +210,28 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * Tokens asked of a shared token bucket, the rate limiter's budget that every replica of the
+ * server spends from (the key is opaque to the store). The bucket holds at most `burst` tokens and
+ * gains `perSecond` tokens a second; a bucket never seen before starts full.
+ */
+export interface RateTokensRequest {
+  key: string;
+  /** Tokens wanted: as many as the bucket holds, up to this, are granted. */
+  want: number;
+  burst: number;
+  perSecond: number;
+  /** Milliseconds since the epoch (finer than the seconds elsewhere: buckets refill continuously). */
+  nowMs: number;
+}
+
+export interface RateTokensResult {
+  /** Tokens granted, 0 to `want`. */
+  granted: number;
+  /** Tokens left in the bucket afterwards (a fraction when it is refilling). */
+  level: number;
+}
+
 export interface SweepOptions {
   /** Also delete dynamically registered clients last used (or, never used, created) before this time. */
   unusedClientsBefore?: number;
@@ -221,6 +243,11 @@ export const CLIENT_USE_GRANULARITY = 24 * 3600;
 export interface Store {
   /** Releases connections and file handles. */
   close(): Promise<void>;
+  /**
+   * True when several server processes serve from this store at once, as replicas (PostgreSQL):
+   * what one process would otherwise keep in memory, such as rate limits, must then live here.
+   */
+  readonly sharedByReplicas?: boolean;
 
   // Clients
   createClient(client: ClientRecord): Promise<void>;
@@ -316,7 +343,11 @@ export interface Store {
   /** Saves `key` as current only if there is no current key yet; returns the current key either way. */
   ensureSigningKey(key: SigningKeyRecord): Promise<SigningKeyRecord>;
 
+  // Rate limits shared by replicas
+  /** Takes tokens from a bucket in one atomic step (never more than it holds, however many replicas ask at once). */
+  takeRateTokens(request: RateTokensRequest): Promise<RateTokensResult>;
+
   // Maintenance
-  /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream sessions nothing rests on); returns how many rows. */
+  /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream sessions nothing rests on, rate-limit buckets full again); returns how many rows. */
   sweepExpired(now: number, options?: SweepOptions): Promise<number>;
 }

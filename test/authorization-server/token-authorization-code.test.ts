@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { createAuthorizationCode } from '../../src/authorization-server/grants/authorization-code.js';
 import { ClientUse } from '../../src/authorization-server/clients.js';
 import { SignInThrottle } from '../../src/authorization-server/sign-in-throttle.js';
+import { RateLimits } from '../../src/authorization-server/rate-limit/rate-limits.js';
 import {
   addResourceServer,
   addUser,
@@ -131,7 +132,13 @@ describe('authorization_code grant — redirect_uri left out of the authorizatio
     const { verifier, challenge } = pkcePair();
     const issue = () =>
       createAuthorizationCode(
-        { config: h.server.config, keys: h.server.keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle() },
+        {
+          config: h.server.config,
+          keys: h.server.keys,
+          clientUse: new ClientUse(),
+          signInThrottle: new SignInThrottle(),
+          rateLimits: new RateLimits(h.server.config.rateLimits, h.store, h.server.config.nowMs, () => {}),
+        },
         {
           clientId: client.client_id,
           redirectUri: REDIRECT_URI,

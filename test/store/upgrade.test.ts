@@ -37,6 +37,8 @@ async function assertRecordsOfV1(store: Store): Promise<void> {
   const next = { ...v1.refresh, tokenHash: 'refresh-hash-2', consumedAt: null };
   assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'ok');
   assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'replayed');
+  // Version 5's table: the shared rate-limit buckets.
+  assert.deepEqual(await store.takeRateTokens({ key: 'register:192.0.2.1', want: 1, burst: 2, perSecond: 1, nowMs: now * 1000 }), { granted: 1, level: 1 });
 }
 
 describe('upgrading a SQLite data folder made by release 0.1.0', () => {

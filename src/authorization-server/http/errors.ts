@@ -35,7 +35,7 @@ export function errorResponse(thrown: unknown, format: 'json' | 'html', log: Log
     const { uri, state, iss } = error.redirect;
     return seeOther(authorizationResponseUrl(uri, { error: error.code, error_description: error.description, state }, iss));
   }
-  if (format === 'html') return toResponse(errorPage(error.status, error.code, error.userMessage));
+  if (format === 'html') return toResponse(errorPage(error.status, error.code, error.userMessage), error.headers);
   return errorJson(error);
 }
 

@@ -28,6 +28,9 @@ export interface Dialect {
   mergeJsonArrays: (a: string, b: string) => string;
   /** Serialises signing-key changes across processes within a transaction, or null where the transaction already does. */
   keyLock: string | null;
+  /** The smaller and the larger of two values (SQLite's two-argument min and max). */
+  least: string;
+  greatest: string;
 }
 
 /** The codec of a value that goes in and comes out as it is (mapping.ts skips calling it). */
@@ -49,6 +52,8 @@ export const sqlite: Dialect = {
   mergeJsonArrays: (a, b) => `(SELECT json_group_array(value ORDER BY value) FROM (SELECT value FROM json_each(${a}) UNION SELECT value FROM json_each(${b})))`,
   // better-sqlite3 runs IMMEDIATE transactions: the write lock is taken at BEGIN.
   keyLock: null,
+  least: 'min',
+  greatest: 'max',
 };
 
 export const postgres: Dialect = {
@@ -66,6 +71,8 @@ export const postgres: Dialect = {
   mergeJsonArrays: (a, b) =>
     `(SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb) FROM (SELECT DISTINCT jsonb_array_elements_text(${a} || ${b}) AS value) AS merged)`,
   keyLock: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
+  least: 'least',
+  greatest: 'greatest',
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -260,9 +260,30 @@ export const SIGNING_KEYS: Table = {
   ],
 };
 
+/**
+ * Version 5: the rate limiters' token buckets, shared by replicas (rate-buckets.ts has the
+ * arithmetic). One row per client address and limit; a row whose bucket is full again is swept.
+ */
+export const RATE_LIMITS: Table = {
+  name: 'rate_limits',
+  since: 5,
+  primaryKey: ['bucket_key'],
+  columns: [
+    col('bucket_key', 'text', { since: 5 }),
+    // Billionths of a token, and the millisecond it was computed at.
+    col('level', 'int', { since: 5 }),
+    col('updated_at', 'int', { since: 5 }),
+    // Tokens the last request was granted: what the UPSERT that computes it returns.
+    col('granted', 'int', { since: 5 }),
+    col('expires_at', 'int', { since: 5 }),
+  ],
+  indexes: [index('rate_limits_expires_at', ['expires_at'], { since: 5 })],
+};
+
 /** Every table, parents before children (the order they are created in). */
 export const TABLES: readonly Table[] = [
   CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
+  RATE_LIMITS,
 ];
 
 /** The newest schema version this code knows. */

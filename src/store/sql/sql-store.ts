@@ -21,6 +21,7 @@ import type {
   UserRecord,
 } from '../store.js';
 import { CLIENT_USE_GRANULARITY, explainConsumeFailure } from '../store.js';
+import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
@@ -56,7 +57,7 @@ export interface Driver {
   reclaim?(): Promise<void>;
 }
 
-export function sqlStore(d: Dialect, driver: Driver): Store {
+export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): Store {
   const client = mapper<ClientRecord>(d, CLIENTS);
   const user = mapper<UserRecord>(d, USERS);
   const interaction = mapper<InteractionRecord>(d, INTERACTIONS);
@@ -75,6 +76,7 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
   const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
 
   return {
+    ...properties,
     close: () => driver.close(),
 
     createClient: (record) => run(ignore(exec(S.insertClient, client.params(record)))),
@@ -195,6 +197,14 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
           return created;
         })(),
       ),
+
+    takeRateTokens: (request) => {
+      const p = bucketParams(request);
+      // The insert's values are those of a bucket never seen; the conflict branch computes the rest.
+      const fresh = takeFromBucket(undefined, p);
+      const params = { ...p, bucket_key: p.key, level: fresh.level, updated_at: fresh.updatedAt, granted: fresh.granted };
+      return run(then(get(S.takeRateTokens, params), (row) => bucketResult(row as { granted: number; level: number })));
+    },
 
     sweepExpired: async (now, options = {}) => {
       // Batch after batch, each committed on its own, yielding between them so requests go on.

@@ -6,8 +6,31 @@
  */
 import type { Statement } from './dialect.js';
 import {
-  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS, type Table,
+  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  type Table,
 } from './schema.js';
+import type { Dialect } from './dialect.js';
+
+const int = (name: string): string => `CAST(:${name} AS BIGINT)`;
+
+/**
+ * A shared token bucket's whole step (rate-buckets.ts, `takeFromBucket`) in one UPSERT: a new
+ * bucket starts full; an existing one is refilled for the time passed (at most from empty to
+ * full, never backwards), then gives as many whole tokens as it holds, up to :want. Replicas
+ * asking at once queue on the row and each sees the level the previous one left.
+ */
+const takeRateTokens = (d: Dialect): string => {
+  const elapsed = `${d.least}(${d.greatest}(${int('now')} - rate_limits.updated_at, 0), ${int('fill_ms')})`;
+  const refilled = `${d.least}(${int('capacity')}, rate_limits.level + ${elapsed} * ${int('rate')})`;
+  const granted = `${d.least}(${int('want')}, ${refilled} / 1000000000)`;
+  return `${insert(RATE_LIMITS).text as string}
+    ON CONFLICT (bucket_key) DO UPDATE SET
+      granted = ${granted},
+      level = ${refilled} - ${granted} * 1000000000,
+      updated_at = ${d.greatest}(rate_limits.updated_at, ${int('now')}),
+      expires_at = excluded.expires_at
+    RETURNING granted, level`;
+};
 
 const stmt = (name: string, text: Statement['text']): Statement => ({ name, text });
 
@@ -123,6 +146,8 @@ export const S = {
   retirePreviousKey: stmt('retirePreviousKey', `UPDATE signing_keys SET status = 'retired' WHERE status = 'previous'`),
   demoteCurrentKey: stmt('demoteCurrentKey', `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`),
 
+  takeRateTokens: stmt('takeRateTokens', takeRateTokens),
+
   // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows
   // never holds the database (or SQLite's event loop) for long.
   sweep: [
@@ -131,6 +156,7 @@ export const S = {
     batched('access_tokens', 'jti', 'expires_at <= :now'),
     batched('sessions', 'id_hash', 'expires_at <= :now'),
     batched('interactions', 'id', 'expires_at <= :now'),
+    batched('rate_limits', 'bucket_key', 'expires_at <= :now'),
     // Grants last, once their codes and tokens are gone. The 60 s margin spares a grant created
     // just now whose first code or token is about to be saved.
     batched(

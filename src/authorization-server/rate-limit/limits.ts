@@ -1,0 +1,69 @@
+/**
+ * The rate limits, as the operator states them, and their defaults. Each is a token bucket per
+ * client address: `burst` requests at once, refilled at `perMinute`. The defaults stop floods
+ * (issue: 47,000 registrations a minute from one address) and leave room for many honest people
+ * behind one address (an office NAT):
+ * - register: 30 at once, then 60 an hour. A client registers once per server it is added to.
+ * - token: 300 at once, then 600 a minute (10 a second). Every refresh comes here, and a busy
+ *   service behind a NAT may refresh for many clients.
+ * - signIn: 60 at once, then 60 a minute, for every form post of the sign-in and consent pages and
+ *   every return from an upstream provider. Each password post costs a scrypt hash; the failure
+ *   back-off (sign-in-throttle.ts) is the defence against guessing, this one against volume.
+ */
+export interface RateLimit {
+  /** Requests allowed at once: the bucket's size. A whole number from 1 to 1,000,000. */
+  burst: number;
+  /** Requests a minute, sustained: the bucket's refill. May be a fraction (1 an hour is 1/60). */
+  perMinute: number;
+}
+
+export type RateLimitName = 'register' | 'token' | 'signIn';
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['register', 'token', 'signIn'];
+
+export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimit>> = {
+  register: { burst: 30, perMinute: 1 },
+  token: { burst: 300, perMinute: 600 },
+  signIn: { burst: 60, perMinute: 60 },
+};
+
+/** Client addresses remembered per limit; beyond it the least recently seen are forgotten. */
+export const DEFAULT_MAX_ADDRESSES = 100_000;
+
+export interface RateLimitOptions {
+  /** POST /register. `false` turns the limit off. */
+  register?: RateLimit | false;
+  /** POST /token. `false` turns the limit off. */
+  token?: RateLimit | false;
+  /** Sign-in and consent form posts, and returns from upstream providers. `false` turns the limit off. */
+  signIn?: RateLimit | false;
+  /**
+   * Keep the buckets in the store, so that replicas on one database share them. Default: when the
+   * store is shared by replicas (PostgreSQL); otherwise in this process's memory.
+   */
+  shared?: boolean;
+  /** Client addresses remembered per limit in memory (the map is bounded). Default 100,000. */
+  maxAddresses?: number;
+}
+
+export interface ResolvedRateLimits {
+  limits: Record<RateLimitName, RateLimit | null>;
+  shared: boolean;
+  maxAddresses: number;
+}
+
+export function validRateLimit(name: string, limit: RateLimit): RateLimit {
+  if (!Number.isInteger(limit.burst) || limit.burst < 1 || limit.burst > 1_000_000) throw new Error(`rateLimits.${name}.burst must be a whole number from 1 to 1,000,000`);
+  if (!(typeof limit.perMinute === 'number' && limit.perMinute > 0 && Number.isFinite(limit.perMinute))) throw new Error(`rateLimits.${name}.perMinute must be a positive number`);
+  return { burst: limit.burst, perMinute: limit.perMinute };
+}
+
+export function resolveRateLimits(options: RateLimitOptions = {}, storeShared: boolean): ResolvedRateLimits {
+  const limits = {} as Record<RateLimitName, RateLimit | null>;
+  for (const name of RATE_LIMIT_NAMES) {
+    const given = options[name];
+    limits[name] = given === false ? null : validRateLimit(name, given ?? DEFAULT_RATE_LIMITS[name]);
+  }
+  const maxAddresses = options.maxAddresses ?? DEFAULT_MAX_ADDRESSES;
+  if (!Number.isInteger(maxAddresses) || maxAddresses < 1) throw new Error('rateLimits.maxAddresses must be a positive whole number');
+  return { limits, shared: options.shared ?? storeShared, maxAddresses };
+}

@@ -1,0 +1,64 @@
+import { OAuthError } from '../../core/errors.js';
+import type { Store } from '../../store/store.js';
+import { addressBucket } from '../../core/client-address.js';
+import type { RateLimiter } from './limiter.js';
+import { RATE_LIMIT_NAMES, type RateLimitName, type ResolvedRateLimits } from './limits.js';
+import { MemoryRateLimiter } from './memory-limiter.js';
+import { StoreRateLimiter } from './store-limiter.js';
+
+/** At most one log line a minute per limit, however hard a flood presses. */
+const LOG_EVERY_MS = 60_000;
+
+/**
+ * The server's limits per client address, each checked before its endpoint does any work. Over a
+ * limit: 429 with Retry-After and `temporarily_unavailable`, the registered OAuth code for "try
+ * again later" (RFC 6749 §4.1.2.1) that this server also answers when its store is down, so a
+ * client that handles one handles both; the status and Retry-After say which and how long.
+ * A request whose address is unknown (no `clientAddress`) is not limited.
+ */
+export class RateLimits {
+  private readonly limiters = new Map<RateLimitName, RateLimiter>();
+  private readonly refusals = new Map<RateLimitName, { count: number; loggedAt: number }>();
+
+  constructor(
+    resolved: ResolvedRateLimits,
+    store: Store,
+    private readonly nowMs: () => number,
+    private readonly log: (event: Record<string, unknown>) => void,
+  ) {
+    for (const name of RATE_LIMIT_NAMES) {
+      const limit = resolved.limits[name];
+      if (!limit) continue;
+      this.limiters.set(
+        name,
+        resolved.shared ? new StoreRateLimiter(store, name, limit, nowMs, resolved.maxAddresses, log) : new MemoryRateLimiter(limit, nowMs, resolved.maxAddresses),
+      );
+    }
+  }
+
+  /** Spends one request of the address's `name` budget; throws the 429 when there is none. */
+  async check(name: RateLimitName, address: string | undefined): Promise<void> {
+    const limiter = this.limiters.get(name);
+    if (!limiter || address === undefined) return;
+    const decision = await limiter.take(addressBucket(address));
+    if (decision.allowed) return;
+    this.noteRefusal(name);
+    const seconds = decision.retryAfter;
+    const wait = `${seconds} second${seconds === 1 ? '' : 's'}`;
+    throw new OAuthError('temporarily_unavailable', `too many requests from this address; retry after ${wait}`, 429, { 'Retry-After': String(seconds) }).withUserMessage(
+      `Too many attempts from your network. Wait ${wait}, then go back and try again.`,
+    );
+  }
+
+  private noteRefusal(name: RateLimitName): void {
+    const now = this.nowMs();
+    const entry = this.refusals.get(name) ?? { count: 0, loggedAt: -Infinity };
+    entry.count++;
+    if (now - entry.loggedAt >= LOG_EVERY_MS) {
+      this.log({ event: 'rate_limited', limit: name, refused: entry.count });
+      entry.count = 0;
+      entry.loggedAt = now;
+    }
+    this.refusals.set(name, entry);
+  }
+}

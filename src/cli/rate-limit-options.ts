@@ -1,0 +1,62 @@
+/** `serve`'s flags for rate limits and trusted proxies, read into createAuthorizationServer options. */
+import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitOptions } from '../authorization-server/index.js';
+import { trustedProxies } from '../core/index.js';
+import { usageError } from './errors.js';
+
+const NAMES = { register: 'register', token: 'token', 'sign-in': 'signIn' } as const;
+const UNIT_MINUTES: Record<string, number> = { s: 1 / 60, sec: 1 / 60, second: 1 / 60, m: 1, min: 1, minute: 1, h: 60, hour: 60 };
+
+const describe = (limit: RateLimit): string => `${limit.perMinute}/min,burst=${limit.burst}`;
+
+export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token | sign-in; RATE N/second|minute|hour[,burst=B] (burst default N) or off
+                           (repeatable; defaults per client address: register ${describe(DEFAULT_RATE_LIMITS.register)},
+                           token ${describe(DEFAULT_RATE_LIMITS.token)}, sign-in ${describe(DEFAULT_RATE_LIMITS.signIn)})
+  --trust-proxy ADDR       a reverse proxy (address or CIDR; repeatable, or comma-separated) whose
+                           X-Forwarded-For names the client; default none: the header is ignored`;
+
+/** `register=60/hour`, `token=600/min,burst=300`, `sign-in=off`. */
+export function parseRateLimit(flag: string): [keyof typeof NAMES, RateLimit | false] {
+  const match = /^([a-z-]+)=(.+)$/.exec(flag.trim());
+  const name = match?.[1] as keyof typeof NAMES | undefined;
+  if (!match || !name || !Object.hasOwn(NAMES, name)) throw usageError(`--rate-limit ${flag}: give register=, token= or sign-in=`);
+  const spec = match[2]!.trim();
+  if (spec === 'off') return [name, false];
+  const rate = /^(\d+(?:\.\d+)?)\/([a-z]+)(?:,burst=(\d+))?$/.exec(spec);
+  const count = Number(rate?.[1]);
+  const minutes = UNIT_MINUTES[rate?.[2] ?? ''];
+  const burst = rate?.[3] !== undefined ? Number(rate[3]) : Math.max(1, Math.floor(count));
+  if (!rate || !minutes || !(count > 0) || !(burst >= 1 && burst <= 1_000_000)) {
+    throw usageError(`--rate-limit ${flag}: the rate is N/second, N/minute or N/hour (N > 0), optionally ,burst=B (1 to 1000000), or off`);
+  }
+  return [name, { perMinute: count / minutes, burst }];
+}
+
+export function rateLimitOptions(flags: readonly string[] = []): RateLimitOptions {
+  const options: RateLimitOptions = {};
+  for (const flag of flags) {
+    const [name, limit] = parseRateLimit(flag);
+    options[NAMES[name]] = limit;
+  }
+  return options;
+}
+
+/** Every --trust-proxy entry, split at commas, checked now so that a typo stops serve at start. */
+export function trustProxyOption(flags: readonly string[] = []): string[] {
+  const entries = flags.flatMap((flag) => flag.split(',')).map((entry) => entry.trim()).filter(Boolean);
+  try {
+    trustedProxies(entries);
+  } catch (error) {
+    throw usageError(`--trust-proxy: ${(error as Error).message.replace(/^trustProxy: /, '')}`);
+  }
+  return entries;
+}
+
+/** One banner line: what is limited, and where the buckets live. */
+export function rateLimitBanner(options: RateLimitOptions, shared: boolean, trustProxy: string[]): string {
+  const parts = (['register', 'token', 'sign-in'] as const).map((name) => {
+    const limit = options[NAMES[name]];
+    return `${name} ${limit === false ? 'off' : describe(limit ?? DEFAULT_RATE_LIMITS[NAMES[name]])}`;
+  });
+  const proxies = trustProxy.length > 0 ? `; X-Forwarded-For from ${trustProxy.join(', ')}` : '';
+  return `${parts.join(', ')} per address (${shared ? 'shared by replicas' : 'in memory'})${proxies}`;
+}
