@@ -8,3 +8,4 @@ export { bearerChallenge, findBearerChallenge, parseWwwAuthenticate, type Bearer
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKeyId, type SecretKey } from './secret-box.js';
+export { GRANT_ID_CLAIM, RevocationSet, type Revocation } from './revocation-set.js';

@@ -715,6 +715,93 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
     });
 
+    describe('revocations', () => {
+      it('revokeGrant records the grant until the latest exp of its access tokens, once', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 300 }));
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 600 }));
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW - 5 }));
+        assert.deepEqual(await store.listRevocations(0, NOW), []);
+        await store.revokeGrant(grant.id, NOW + 1);
+        await store.revokeGrant(grant.id, NOW + 2);
+        assert.deepEqual(await store.listRevocations(0, NOW + 2), [{ kind: 'grant', id: grant.id, revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
+      });
+
+      it('records nothing for a grant whose access tokens have all expired (nothing left to refuse)', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW }));
+        await store.revokeGrant(grant.id, NOW);
+        assert.deepEqual(await store.listRevocations(0, NOW), []);
+      });
+
+      it('lists from a cursor (revoked at or after it) and only what still affects an unexpired token', async () => {
+        const { grant } = await seed();
+        const early = makeAccessToken(grant, { expiresAt: NOW + 100 });
+        const late = makeAccessToken(grant, { expiresAt: NOW + 900 });
+        await store.saveAccessToken(early);
+        await store.saveAccessToken(late);
+        await store.revokeAccessToken(early.jti, NOW + 10);
+        await store.revokeAccessToken(late.jti, NOW + 20);
+        assert.deepEqual((await store.listRevocations(0, NOW + 20)).map((r) => [r.kind, r.id, r.revokedAt, r.expiresAt]), [
+          ['token', early.jti, NOW + 10, NOW + 100],
+          ['token', late.jti, NOW + 20, NOW + 900],
+        ]);
+        assert.deepEqual((await store.listRevocations(NOW + 11, NOW + 20)).map((r) => r.id), [late.jti]);
+        assert.deepEqual((await store.listRevocations(0, NOW + 100)).map((r) => r.id), [late.jti]);
+      });
+
+      it('revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand', async () => {
+        const { client, user, grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 500 }));
+        await store.saveConsent(makeConsent(user.id, client.clientId));
+        await store.revokeConsents(user.id, client.clientId, NOW + 1);
+        const second = await seed();
+        await store.saveAccessToken(makeAccessToken(second.grant, { expiresAt: NOW + 500 }));
+        await store.deleteClient(second.client.clientId, NOW + 2);
+        const third = await seed();
+        await store.saveAccessToken(makeAccessToken(third.grant, { expiresAt: NOW + 500 }));
+        await store.deleteUser(third.user.username, NOW + 3);
+        assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.revokedAt]), [
+          [grant.id, NOW + 1],
+          [second.grant.id, NOW + 2],
+          [third.grant.id, NOW + 3],
+        ]);
+      });
+
+      it('saves no access token for a revoked or missing grant', async () => {
+        const { grant } = await seed();
+        await store.revokeGrant(grant.id, NOW);
+        const token = makeAccessToken(grant);
+        assert.equal(await store.saveAccessToken(token), false);
+        assert.equal(await store.getAccessToken(token.jti), undefined);
+        assert.equal(await store.saveAccessToken(makeAccessToken(grant, { grantId: 'nope' })), false);
+      });
+
+      it('a revocation racing token saves covers every token saved (none saved after it)', async () => {
+        const { grant } = await seed();
+        const tokens = Array.from({ length: 30 }, (_, i) => makeAccessToken(grant, { expiresAt: NOW + 100 + i }));
+        const saves = tokens.map((token) => store.saveAccessToken(token));
+        const revoked = store.revokeGrant(grant.id, NOW);
+        const saved = await Promise.all(saves);
+        await revoked;
+        const latest = Math.max(0, ...tokens.filter((_, i) => saved[i]).map((t) => t.expiresAt));
+        const listed = await store.listRevocations(0, NOW);
+        if (latest === 0) assert.deepEqual(listed, []);
+        else assert.deepEqual(listed.map((r) => r.expiresAt), [latest]);
+        assert.equal(await store.saveAccessToken(makeAccessToken(grant)), false);
+      });
+
+      it('the sweep removes a revocation a minute after its last token expired', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 100 }));
+        await store.revokeGrant(grant.id, NOW);
+        await store.sweepExpired(NOW + 159);
+        assert.equal((await store.listRevocations(0, NOW)).length, 1);
+        await store.sweepExpired(NOW + 160);
+        assert.equal((await store.listRevocations(0, NOW)).length, 0);
+      });
+    });
+
     describe('signing keys', () => {
       it('starts empty', async () => {
         assert.deepEqual(await store.listSigningKeys(), []);

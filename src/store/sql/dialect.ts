@@ -28,7 +28,14 @@ export interface Dialect {
   mergeJsonArrays: (a: string, b: string) => string;
   /** Serialises signing-key changes across processes within a transaction, or null where the transaction already does. */
   keyLock: string | null;
+  /** After a SELECT, `{forShare}`: a row lock that waits for (and then re-reads) a concurrent update; '' where writes are serialised anyway. */
+  forShare: string;
+  /** Tells other processes, on commit, that a revocation was recorded; null where they poll instead. */
+  notifyRevocation: string | null;
 }
+
+/** The PostgreSQL channel revocations are announced on (store/postgres.ts listens). */
+export const REVOCATION_CHANNEL = 'context_auth_revocations';
 
 /** The codec of a value that goes in and comes out as it is (mapping.ts skips calling it). */
 export const same = (value: unknown): unknown => value;
@@ -49,6 +56,8 @@ export const sqlite: Dialect = {
   mergeJsonArrays: (a, b) => `(SELECT json_group_array(value ORDER BY value) FROM (SELECT value FROM json_each(${a}) UNION SELECT value FROM json_each(${b})))`,
   // better-sqlite3 runs IMMEDIATE transactions: the write lock is taken at BEGIN.
   keyLock: null,
+  forShare: '',
+  notifyRevocation: null,
 };
 
 export const postgres: Dialect = {
@@ -66,6 +75,8 @@ export const postgres: Dialect = {
   mergeJsonArrays: (a, b) =>
     `(SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb) FROM (SELECT DISTINCT jsonb_array_elements_text(${a} || ${b}) AS value) AS merged)`,
   keyLock: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
+  forShare: ' FOR SHARE',
+  notifyRevocation: `SELECT pg_notify('${REVOCATION_CHANNEL}', '')`,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +121,7 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
 // Statements
 
 /**
- * A statement written once: SQL with `:name` parameters, `{binary}` and `{order}` where the
+ * A statement written once: SQL with `:name` parameters, `{binary}`, `{order}` and `{forShare}` where the
  * dialects differ, or a function of the dialect for the rest. `null` means nothing to run.
  */
 export interface Statement {
@@ -138,6 +149,7 @@ export function render(d: Dialect, statement: Statement): Rendered | null {
     const sql = text
       .replace(/\{binary\}/g, d.binary)
       .replace(/\{order\}/g, d.insertionOrder)
+      .replace(/\{forShare\}/g, d.forShare)
       // `::type` casts are PostgreSQL syntax, never parameters.
       .replace(/(?<![:\w]):([a-z_]+)/g, (_, name: string) => {
         if (d.placeholders === 'each') {
