@@ -7,6 +7,7 @@ import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { jwksEndpoint } from './endpoints/jwks.js';
 import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
+import { REVOCATION_LIST_PATH } from './revocation-list.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -15,11 +16,15 @@ import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import { ClientUse } from './clients.js';
 import { SigningKeys } from './keys.js';
+import { Revocations } from './revocations.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 
 export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
 export type { UpstreamAccess } from './upstream/tool-access.js';
+export { Revocations, CURSOR_OVERLAP_SECONDS, type RevocationsOptions } from './revocations.js';
+export { REVOCATION_LIST_PATH } from './revocation-list.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
 export { githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
@@ -37,6 +42,12 @@ export interface AuthorizationServer {
   handle(request: Request): Promise<Response>;
   config: ResolvedConfig;
   keys: SigningKeys;
+  /**
+   * Revoked grants and tokens, for a guard beside this server (`protectedResource({ revocations })`):
+   * this process's revocations at once; other processes' once `start()` follows the store (about
+   * a second on SQLite, at once on PostgreSQL). Call `stop()` before closing the store.
+   */
+  revocations: Revocations;
   /**
    * Third-party authorization, for tools of a context server beside this one: the provider's
    * access to the person behind one of our access tokens (by its `jti` claim), or null when that
@@ -57,7 +68,8 @@ export interface AuthorizationServer {
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const config = resolveConfig(options);
   const keys = new SigningKeys(config.store, config.now);
-  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle() };
+  const revocations = new Revocations(config.store, config.now, config.accessTokenTtl, config.log);
+  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle(), revocations };
   const app = new Hono();
   const base = config.basePath;
   const api = { cors: true, log: config.log };
@@ -69,6 +81,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(app, base + ENDPOINT_PATHS.registration, { POST: (request) => registerEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: config.log });
+  route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request) }, { cors: false, log: config.log });
   route(
     app,
     base + ENDPOINT_PATHS.authorization,
@@ -93,6 +106,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     handle: async (request) => app.fetch(request),
     config,
     keys,
+    revocations,
     upstreamAccess: (jti) => upstreamAccessFor(ctx, jti),
     upstreamReady: async () => config.upstream?.providers.ready(),
     sweep: () => {

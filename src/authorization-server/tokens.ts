@@ -1,4 +1,6 @@
 import { SignJWT, jwtVerify, createLocalJWKSet, type JWTPayload } from 'jose';
+import { OAuthError } from '../core/errors.js';
+import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
@@ -27,11 +29,15 @@ export interface AccessTokenClaims extends JWTPayload {
   iat: number;
   exp: number;
   auth_time?: number;
+  /** Our private claim: the grant the token belongs to, so a resource server can refuse a revoked grant's tokens from memory. */
+  grant_id: string;
 }
 
 /**
  * Signs a JWT access token bound to one resource (`aud`) and records its `jti` under the grant,
- * so revocation and introspection can see it.
+ * so revocation and introspection can see it. The store saves the record only while the grant
+ * stands: a token whose grant was revoked meanwhile (a code replayed at the same moment) is never
+ * handed out, and the revocation's recorded expiry covers every token that was.
  */
 export async function issueAccessToken(
   config: ResolvedConfig,
@@ -44,7 +50,7 @@ export async function issueAccessToken(
   const jti = randomToken(16);
   const expiresAt = now + config.accessTokenTtl;
   const signing = await keys.current();
-  const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope) };
+  const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
   const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'at+jwt' })
@@ -55,7 +61,8 @@ export async function issueAccessToken(
     .setIssuedAt(now)
     .setExpirationTime(expiresAt)
     .sign(signing.key);
-  await config.store.saveAccessToken({ jti, grantId: grant.id, clientId: grant.clientId, expiresAt, revokedAt: null });
+  const saved = await config.store.saveAccessToken({ jti, grantId: grant.id, clientId: grant.clientId, expiresAt, revokedAt: null });
+  if (!saved) throw new OAuthError('invalid_grant', 'the authorization was revoked');
   return { token, expiresIn: config.accessTokenTtl, jti };
 }
 

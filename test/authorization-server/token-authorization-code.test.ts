@@ -131,7 +131,7 @@ describe('authorization_code grant — redirect_uri left out of the authorizatio
     const { verifier, challenge } = pkcePair();
     const issue = () =>
       createAuthorizationCode(
-        { config: h.server.config, keys: h.server.keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle() },
+        { config: h.server.config, keys: h.server.keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle(), revocations: h.server.revocations },
         {
           clientId: client.client_id,
           redirectUri: REDIRECT_URI,
