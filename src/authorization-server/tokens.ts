@@ -1,5 +1,4 @@
 import { SignJWT, jwtVerify, createLocalJWKSet, type JWTPayload } from 'jose';
-import { OAuthError } from '../core/errors.js';
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
 import { hashSecret, randomToken } from '../core/secrets.js';
@@ -35,9 +34,8 @@ export interface AccessTokenClaims extends JWTPayload {
 
 /**
  * Signs a JWT access token bound to one resource (`aud`) and records its `jti` under the grant,
- * so revocation and introspection can see it. The store saves the record only while the grant
- * stands: a token whose grant was revoked meanwhile (a code replayed at the same moment) is never
- * handed out, and the revocation's recorded expiry covers every token that was.
+ * so revocation and introspection can see it. A grant revoked meanwhile (a code replayed at the
+ * same moment) has its recorded revocation cover this token too, so resource servers refuse it.
  */
 export async function issueAccessToken(
   config: ResolvedConfig,
@@ -61,8 +59,7 @@ export async function issueAccessToken(
     .setIssuedAt(now)
     .setExpirationTime(expiresAt)
     .sign(signing.key);
-  const saved = await config.store.saveAccessToken({ jti, grantId: grant.id, clientId: grant.clientId, expiresAt, revokedAt: null });
-  if (!saved) throw new OAuthError('invalid_grant', 'the authorization was revoked');
+  await config.store.saveAccessToken({ jti, grantId: grant.id, clientId: grant.clientId, expiresAt, revokedAt: null });
   return { token, expiresIn: config.accessTokenTtl, jti };
 }
 

@@ -310,10 +310,14 @@ export function createMemoryStore(): Store {
     },
 
     async saveAccessToken(token) {
-      const grant = grants.get(token.grantId);
-      if (!grant || grant.revokedAt !== null) return false;
+      requireRef(grants, token.grantId, 'grant');
       insert(accessTokens, token.jti, token, 'access token');
-      return true;
+      const revokedAt = grants.get(token.grantId)!.revokedAt;
+      if (revokedAt !== null) {
+        const recorded = revocations.get(`grant:${token.grantId}`);
+        if (!recorded) recordRevocation('grant', token.grantId, revokedAt, token.expiresAt);
+        else recorded.expiresAt = Math.max(recorded.expiresAt, token.expiresAt);
+      }
     },
     async getAccessToken(jti) {
       return copy(accessTokens.get(jti));

@@ -322,10 +322,11 @@ export interface Store {
 
   // Access tokens (a record per issued JWT, for revocation and introspection)
   /**
-   * Saves the record if its grant stands, atomically against a concurrent revokeGrant (which then
-   * sees this token's expiry); false, saving nothing, when the grant is revoked or missing.
+   * Saves the record. Its grant's revocation, whether it comes at the same moment or came just
+   * before (a code replayed while its first redemption issues tokens), covers it: the recorded
+   * expiry is lengthened to this token's where needed.
    */
-  saveAccessToken(token: AccessTokenRecord): Promise<boolean>;
+  saveAccessToken(token: AccessTokenRecord): Promise<void>;
   getAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
   /** Marks the token revoked and records the revocation (listRevocations) while it is unexpired. */
   revokeAccessToken(jti: string, now: number): Promise<void>;

@@ -188,7 +188,15 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
         })(),
       ),
 
-    saveAccessToken: (token) => run(then(exec(S.insertAccess, access.params(token)), (n) => n > 0)),
+    saveAccessToken: (token) =>
+      inTransaction(
+        (function* () {
+          const grantRow = yield* get(S.lockGrant, { grant_id: token.grantId });
+          yield* exec(S.insertAccess, access.params(token));
+          const revokedAt = grantRow?.revoked_at ?? null;
+          if (revokedAt !== null) yield* record(S.recordLateAccess, { grant_id: token.grantId, revoked_at: revokedAt, expires_at: token.expiresAt });
+        })(),
+      ),
     getAccessToken: (jti) => run(then(get(S.getAccess, { jti }), (row) => optional(row, access.record))),
     revokeAccessToken: (jti, now) =>
       inTransaction(

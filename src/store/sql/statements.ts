@@ -36,8 +36,7 @@ const consume = (table: Table, key: string): Statement =>
 /**
  * Records as revoked the grants matching `condition` (on `g`) that were revoked at :now and still
  * have an unexpired access token, each kept until the latest of their exp. Runs after the UPDATE
- * that revoked them, in its transaction: from then on no token of theirs can be saved
- * (insertAccess), so that latest exp stays the latest.
+ * that revoked them, in its transaction; a token saved after it lengthens the record (recordLateAccess).
  */
 const recordRevokedGrants = (name: string, condition: string): Statement =>
   stmt(
@@ -140,14 +139,18 @@ export const S = {
   // The grant check sits in the same statement, so a revoked grant's token is left unconsumed.
   consumeRefresh: consume(REFRESH_TOKENS, 'token_hash'),
 
-  // Saved only while its grant stands. In PostgreSQL the grant's row is locked for share: a
-  // revocation under way is waited for and then seen, and one that comes after waits for this
-  // token's commit, so its recorded expiry covers this token.
-  insertAccess: stmt(
-    'insertAccess',
-    `INSERT INTO access_tokens (${ACCESS_TOKENS.columns.map((c) => c.name).join(', ')})
-     SELECT ${ACCESS_TOKENS.columns.map((c) => (c.type === 'int' ? `CAST(:${c.name} AS BIGINT)` : `:${c.name}`)).join(', ')}
-     WHERE EXISTS (SELECT 1 FROM grants WHERE id = :grant_id AND revoked_at IS NULL{forShare})`,
+  insertAccess: insert(ACCESS_TOKENS),
+  // Before a token is saved, its grant's row is locked for share (PostgreSQL): a revocation under
+  // way is waited for and then seen; one that comes later waits for this token's commit, so the
+  // expiry it records covers this token.
+  lockGrant: stmt('lockGrant', 'SELECT revoked_at FROM grants WHERE id = :grant_id{forShare}'),
+  // A token issued for a grant revoked meanwhile (a code replayed at the same moment): its
+  // grant's revocation is recorded, or lengthened, to cover it.
+  recordLateAccess: stmt(
+    'recordLateAccess',
+    `INSERT INTO revocations (kind, id, revoked_at, expires_at) VALUES ('grant', :grant_id, :revoked_at, :expires_at)
+     ON CONFLICT (kind, id) DO UPDATE SET expires_at =
+       CASE WHEN excluded.expires_at > revocations.expires_at THEN excluded.expires_at ELSE revocations.expires_at END`,
   ),
   getAccess: stmt('getAccess', 'SELECT * FROM access_tokens WHERE jti = :jti'),
   revokeAccess: stmt('revokeAccess', 'UPDATE access_tokens SET revoked_at = :now WHERE jti = :jti AND revoked_at IS NULL'),
