@@ -7,6 +7,7 @@ import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { jwksEndpoint } from './endpoints/jwks.js';
 import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
+import { REVOCATION_LIST_PATH } from './revocation-list.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -15,16 +16,20 @@ import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import { ClientUse } from './clients.js';
 import { SigningKeys } from './keys.js';
+import { Revocations } from './revocations.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { RateLimits } from './rate-limit/rate-limits.js';
 import type { RateLimitName } from './rate-limit/limits.js';
 import type { Handler } from './http/routes.js';
+import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 
 export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
 export { DEFAULT_RATE_LIMITS } from './rate-limit/limits.js';
 export type { UpstreamAccess } from './upstream/tool-access.js';
+export { Revocations, CURSOR_OVERLAP_SECONDS, type RevocationsOptions } from './revocations.js';
+export { REVOCATION_LIST_PATH } from './revocation-list.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
 export { githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
@@ -42,6 +47,12 @@ export interface AuthorizationServer {
   handle(request: Request): Promise<Response>;
   config: ResolvedConfig;
   keys: SigningKeys;
+  /**
+   * Revoked grants and tokens, for a guard beside this server (`protectedResource({ revocations })`):
+   * this process's revocations at once; other processes' once `start()` follows the store (about
+   * a second on SQLite, at once on PostgreSQL). Call `stop()` before closing the store.
+   */
+  revocations: Revocations;
   /**
    * Third-party authorization, for tools of a context server beside this one: the provider's
    * access to the person behind one of our access tokens (by its `jti` claim), or null when that
@@ -63,7 +74,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const config = resolveConfig(options);
   const keys = new SigningKeys(config.store, config.now);
   const rateLimits = new RateLimits(config.rateLimits, config.store, config.nowMs, config.log);
-  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle(), rateLimits };
+  const revocations = new Revocations(config.store, config.now, config.accessTokenTtl, config.log);
+  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle(), rateLimits, revocations };
   /** The handler, after the client address's budget for `name` is checked (before any work). */
   const limited = (name: RateLimitName, handler: Handler): Handler => async (request, params) => {
     await rateLimits.check(name, config.clientAddress(request));
@@ -80,6 +92,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: config.log });
+  route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request) }, { cors: false, log: config.log });
   route(
     app,
     base + ENDPOINT_PATHS.authorization,
@@ -104,6 +117,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     handle: async (request) => app.fetch(request),
     config,
     keys,
+    revocations,
     upstreamAccess: (jti) => upstreamAccessFor(ctx, jti),
     upstreamReady: async () => config.upstream?.providers.ready(),
     sweep: () => {

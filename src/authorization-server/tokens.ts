@@ -1,4 +1,5 @@
 import { SignJWT, jwtVerify, createLocalJWKSet, type JWTPayload } from 'jose';
+import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
@@ -27,11 +28,14 @@ export interface AccessTokenClaims extends JWTPayload {
   iat: number;
   exp: number;
   auth_time?: number;
+  /** Our private claim: the grant the token belongs to, so a resource server can refuse a revoked grant's tokens from memory. */
+  grant_id: string;
 }
 
 /**
  * Signs a JWT access token bound to one resource (`aud`) and records its `jti` under the grant,
- * so revocation and introspection can see it.
+ * so revocation and introspection can see it. A grant revoked meanwhile (a code replayed at the
+ * same moment) has its recorded revocation cover this token too, so resource servers refuse it.
  */
 export async function issueAccessToken(
   config: ResolvedConfig,
@@ -44,7 +48,7 @@ export async function issueAccessToken(
   const jti = randomToken(16);
   const expiresAt = now + config.accessTokenTtl;
   const signing = await keys.current();
-  const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope) };
+  const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
   const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'at+jwt' })

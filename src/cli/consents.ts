@@ -4,7 +4,10 @@ import { nowSeconds, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 
 export const CONSENTS_HELP = `context-auth consents list [--user NAME] [--client CLIENT_ID]
-context-auth consents revoke --user NAME --client CLIENT_ID   forget the consent and revoke its tokens`;
+context-auth consents revoke --user NAME --client CLIENT_ID   forget the consent and revoke its tokens
+  Refresh tokens stop at once. Access tokens are refused within about a second by serve on the
+  same data folder or database, by remote context servers polling its revocation list within
+  their interval, and elsewhere only when they expire (--access-token-ttl, 10 minutes by default).`;
 
 export async function consentsCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() =>
@@ -26,7 +29,11 @@ export async function consentsCommand(args: string[]): Promise<void> {
       if (!user || !values.client) throw usageError('consents revoke needs --user and --client');
       const count = await store.revokeConsents(user.id, values.client, nowSeconds());
       if (count === 0) throw new CliError(`${values.user} has not consented to ${values.client}.`);
-      return print(values.json ? { revoked: count } : `Revoked ${count} consent(s); the tokens they produced no longer work.`);
+      return print(
+        values.json
+          ? { revoked: count }
+          : `Revoked ${count} consent(s). Their refresh tokens no longer work; their access tokens are refused within about a second by serve on this store, and elsewhere when they expire (unless that context server follows the revocation list).`,
+      );
     }
     throw usageError(`unknown consents action ${action}`);
   });

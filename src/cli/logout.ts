@@ -4,7 +4,9 @@ import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';
 
-export const LOGOUT_HELP = `context-auth logout URL   revoke and forget the tokens for a context server`;
+export const LOGOUT_HELP = `context-auth logout URL   revoke and forget the tokens for a context server
+  The authorization server revokes the grant; a context server that follows its revocations (as
+  serve's own does) refuses the access token at once, any other until it expires.`;
 
 export async function logoutCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() => parseArgs({ args, options: { ...COMMON_OPTIONS, ...CLIENT_OPTIONS }, allowPositionals: true, strict: true }));
@@ -14,5 +16,9 @@ export async function logoutCommand(args: string[]): Promise<void> {
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
   const removed = await new ContextClient({ ...clientOptions(url, values), interactive: false }).logout();
   if (removed === 0) throw new CliError(`Not logged in to ${url}.`);
-  print(values.json ? { server: url, removed } : `Logged out of ${url}.`);
+  print(
+    values.json
+      ? { server: url, removed }
+      : `Logged out of ${url}: the tokens are forgotten here and revoked at the authorization server. A context server that follows its revocations refuses the access token at once; any other accepts it until it expires.`,
+  );
 }

@@ -180,6 +180,9 @@ export async function serveCommand(args: string[]): Promise<void> {
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}),
   });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
+  // The co-hosted /mcp refuses revoked tokens at once: this process's revocations before the
+  // response, other processes' (the CLI, replicas) within a second (SQLite) or at once (PostgreSQL).
+  await authorizationServer.revocations.start();
   // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
   await authorizationServer.upstreamReady().catch((error: unknown) => process.stderr.write(`warning: ${(error as Error).message}\n`));
 
@@ -192,6 +195,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     authorizationServers: [issuer],
     scopesSupported: authorizationServer.config.scopesSupported,
     resourceName: 'context-auth demo MCP server',
+    revocations: authorizationServer.revocations,
     verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
   });
   honoProtectedResourceMetadata(app, protection);
@@ -233,6 +237,7 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  await authorizationServer.revocations.stop();
   await store.close();
 }
 

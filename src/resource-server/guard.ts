@@ -3,7 +3,7 @@ import { canonicalizeResourceUri } from '../core/uri.js';
 import { bearerChallenge, type BearerChallenge } from '../core/www-authenticate.js';
 import { extractBearer } from './bearer.js';
 import { protectedResourceMetadata, protectedResourceMetadataUrl } from './metadata.js';
-import { InvalidTokenError, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { InvalidTokenError, VerifierUnavailableError, type RevocationCheck, type TokenVerifier, type VerifiedToken } from './types.js';
 import { jwtVerifier } from './verify-jwt.js';
 
 export interface ProtectedResourceOptions {
@@ -16,6 +16,12 @@ export interface ProtectedResourceOptions {
   requiredScopes?: string[];
   /** How tokens are checked. Default: local JWT verification against the servers' JWKS. */
   verifier?: TokenVerifier;
+  /**
+   * Revoked grants and tokens to refuse before they expire, checked in memory on every request:
+   * `revocationFeed({ url, … })` for a remote authorization server, or a co-hosted one's
+   * `revocations`. Default: none (a revoked token works until its exp).
+   */
+  revocations?: RevocationCheck;
   resourceName?: string;
   /** Where the metadata is published. Default: RFC 9728's path-inserted URL for `resource`. */
   metadataUrl?: string;
@@ -97,6 +103,11 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
         return deny(503, {}, 'temporarily_unavailable', 'the token cannot be checked right now; try again shortly');
       }
       throw error;
+    }
+    // After the verifier, whose cache of verified tokens must not outlive a revocation.
+    if (options.revocations?.isRevoked(auth)) {
+      const description = 'the access token has been revoked';
+      return deny(401, { error: 'invalid_token', errorDescription: description }, 'invalid_token', description);
     }
     if (!audienceMatches(auth.audience, resource)) {
       const description = 'the access token was not issued for this server';

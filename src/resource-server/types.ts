@@ -18,6 +18,15 @@ export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken>;
 }
 
+/**
+ * Revocations the guard consults after every verification (cached or not): a lookup in memory,
+ * never I/O. `revocationFeed()` polls a remote authorization server; an authorization server in
+ * the same process offers its `revocations`.
+ */
+export interface RevocationCheck {
+  isRevoked(token: VerifiedToken): boolean;
+}
+
 /** The token is not valid here: expired, forged, revoked, wrong issuer… (→ 401 invalid_token). */
 export class InvalidTokenError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -6,8 +6,10 @@
  */
 import {
   CLIENT_USE_GRANULARITY,
+  REVOCATION_MARGIN,
   StoreConflictError,
   explainConsumeFailure,
+  systemNow,
   type AccessTokenRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
@@ -16,6 +18,7 @@ import {
   type InteractionRecord,
   type RefreshTokenRecord,
   type RateTokensResult,
+  type RevocationRecord,
   type SessionRecord,
   type SigningKeyRecord,
   type Store,
@@ -65,6 +68,7 @@ export function createMemoryStore(): Store {
   const accessTokens = new Map<string, AccessTokenRecord>();
   const identities = new Map<string, UserIdentityRecord>();
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
+  const revocations = new Map<string, RevocationRecord>();
   // Insertion order breaks ties between keys created in the same second.
   const signingKeys: SigningKeyRecord[] = [];
   const rateBuckets = new Map<string, BucketRow>();
@@ -92,6 +96,21 @@ export function createMemoryStore(): Store {
     return count;
   };
   const identityKey = (issuer: string, subject: string): string => JSON.stringify([issuer, subject]);
+
+  /** Records a revocation, as the SQL stores do: only while a token it affects is unexpired, never twice. */
+  const recordRevocation = (kind: RevocationRecord['kind'], id: string, now: number, expiresAt: number): void => {
+    const key = `${kind}:${id}`;
+    if (expiresAt > now && !revocations.has(key)) revocations.set(key, { kind, id, revokedAt: now, expiresAt });
+  };
+  /** Revokes the standing grants that match, recording each with the latest expiry of its access tokens. */
+  const revokeGrantsWhere = (predicate: (grant: GrantRecord) => boolean, now: number): void => {
+    for (const grant of grants.values()) {
+      if (grant.revokedAt !== null || !predicate(grant)) continue;
+      grant.revokedAt = now;
+      const latest = Math.max(0, ...[...accessTokens.values()].filter((t) => t.grantId === grant.id).map((t) => t.expiresAt));
+      recordRevocation('grant', grant.id, now, latest);
+    }
+  };
 
   /** Deletes the client and, like ON DELETE CASCADE, its interactions, consents and grants. */
   const removeClient = (clientId: string): boolean => {
@@ -125,7 +144,8 @@ export function createMemoryStore(): Store {
     async listClients() {
       return [...clients.values()].sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.clientId, b.clientId)).map(copy);
     },
-    async deleteClient(clientId) {
+    async deleteClient(clientId, now = systemNow()) {
+      revokeGrantsWhere((g) => g.clientId === clientId, now);
       return removeClient(clientId);
     },
 
@@ -142,9 +162,10 @@ export function createMemoryStore(): Store {
     async listUsers() {
       return [...users.values()].sort((a, b) => compare(a.username, b.username)).map(copy);
     },
-    async deleteUser(username) {
+    async deleteUser(username, now = systemNow()) {
       const user = findUserByUsername(username);
       if (!user) return false;
+      revokeGrantsWhere((g) => g.userId === user.id, now);
       users.delete(user.id);
       deleteWhere(interactions, (i) => i.userId === user.id);
       deleteWhere(sessions, (s) => s.userId === user.id);
@@ -251,9 +272,7 @@ export function createMemoryStore(): Store {
     },
     async revokeConsents(userId, clientId, now) {
       const count = deleteWhere(consents, (c) => c.userId === userId && c.clientId === clientId);
-      for (const grant of grants.values()) {
-        if (grant.userId === userId && grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
-      }
+      revokeGrantsWhere((g) => g.userId === userId && g.clientId === clientId, now);
       return count;
     },
 
@@ -267,8 +286,7 @@ export function createMemoryStore(): Store {
       return copy(grants.get(id));
     },
     async revokeGrant(id, now) {
-      const grant = grants.get(id);
-      if (grant && grant.revokedAt === null) grant.revokedAt = now;
+      revokeGrantsWhere((g) => g.id === id, now);
     },
 
     async saveAuthorizationCode(code) {
@@ -305,13 +323,28 @@ export function createMemoryStore(): Store {
     async saveAccessToken(token) {
       requireRef(grants, token.grantId, 'grant');
       insert(accessTokens, token.jti, token, 'access token');
+      const revokedAt = grants.get(token.grantId)!.revokedAt;
+      if (revokedAt !== null) {
+        const recorded = revocations.get(`grant:${token.grantId}`);
+        if (!recorded) recordRevocation('grant', token.grantId, revokedAt, token.expiresAt);
+        else recorded.expiresAt = Math.max(recorded.expiresAt, token.expiresAt);
+      }
     },
     async getAccessToken(jti) {
       return copy(accessTokens.get(jti));
     },
     async revokeAccessToken(jti, now) {
       const token = accessTokens.get(jti);
-      if (token && token.revokedAt === null) token.revokedAt = now;
+      if (token && token.revokedAt === null) {
+        token.revokedAt = now;
+        recordRevocation('token', jti, now, token.expiresAt);
+      }
+    },
+    async listRevocations(since, now) {
+      return [...revocations.values()]
+        .filter((r) => r.revokedAt >= since && r.expiresAt > now)
+        .sort((a, b) => compare(a.revokedAt, b.revokedAt) || compare(a.kind, b.kind) || compare(a.id, b.id))
+        .map(copy);
     },
 
     async listSigningKeys() {
@@ -355,6 +388,7 @@ export function createMemoryStore(): Store {
       }
       count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(accessTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired);
+      count += deleteWhere(revocations, (r) => r.expiresAt <= now - REVOCATION_MARGIN);
       const hasChildren = (grantId: string): boolean =>
         [codes, refreshTokens, accessTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
       count += deleteWhere(grants, (g) => g.createdAt < now - 60 && !hasChildren(g.id));

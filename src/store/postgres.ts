@@ -10,7 +10,7 @@
  * different processes run one after the other.
  */
 import pg from 'pg';
-import { migrationDdl, postgres, render, type Statement } from './sql/dialect.js';
+import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { sqlStore, type Program, type Step } from './sql/sql-store.js';
 import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
@@ -263,7 +263,54 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw new StoreUnavailableError(`cannot open PostgreSQL store at ${target}: ${redact(message)}`, { cause: err });
   }
 
-  return sqlStore(postgres, {
+  /**
+   * LISTEN on a connection of its own (a pooled one would be handed to other work). A lost
+   * connection is reopened a second later; each (re)connection calls `onChange`, so the caller
+   * reads what was announced while nobody listened.
+   */
+  const watchRevocations = async (onChange: () => void): Promise<() => Promise<void>> => {
+    let stopped = false;
+    let listener: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      if (stopped) return;
+      const client = new pg.Client({
+        connectionString: options.connectionString,
+        connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+        application_name: 'context-auth revocations',
+        keepAlive: true,
+      });
+      const reconnect = (): void => {
+        if (listener !== client) return;
+        listener = undefined;
+        client.end().catch(() => undefined);
+        if (!stopped) (retry = setTimeout(() => void connect(), 1000)).unref();
+      };
+      client.on('error', reconnect);
+      client.on('end', reconnect);
+      client.on('notification', (message) => {
+        if (message.channel === REVOCATION_CHANNEL) onChange();
+      });
+      listener = client;
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${REVOCATION_CHANNEL}`);
+        onChange();
+      } catch {
+        reconnect();
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      const client = listener;
+      listener = undefined;
+      await client?.end().catch(() => undefined);
+    };
+  };
+
+  const store = sqlStore(postgres, {
     // One statement needs no transaction; several share one connection, in order.
     run: (program) => run(() => withClient((client) => drive(program, client))),
     transaction: (program) => run(() => transaction(program)),
@@ -273,4 +320,5 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await pool.end();
     },
   }, { sharedByReplicas: true });
+  return { ...store, watchRevocations };
 }

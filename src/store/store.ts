@@ -3,7 +3,8 @@
  * SQLite, later PostgreSQL) pass one shared test suite (test/store/store-suite.ts).
  *
  * Rules every implementation keeps:
- * - Times are whole seconds since the epoch, passed in by the caller (so tests control the clock).
+ * - Times are whole seconds since the epoch, passed in by the caller (so tests control the clock;
+ *   where `now` is optional, the system clock).
  * - Secrets are never stored: codes, refresh tokens, client secrets and session ids arrive here
  *   already hashed (core/secrets.ts `hashSecret`).
  * - Single use is one atomic operation (`consume…`, `rotate…`), never read-then-write.
@@ -162,6 +163,18 @@ export interface AccessTokenRecord {
   revokedAt: number | null;
 }
 
+/**
+ * A revocation that resource servers must learn of: a grant (every access token it issued) or one
+ * access token (by jti). Recorded only while some access token it affects is unexpired, and kept
+ * until `expiresAt`, the latest `exp` among them; then the sweep removes it.
+ */
+export interface RevocationRecord {
+  kind: 'grant' | 'token';
+  id: string;
+  revokedAt: number;
+  expiresAt: number;
+}
+
 export interface SigningKeyRecord {
   kid: string;
   alg: string;
@@ -237,6 +250,12 @@ export interface SweepOptions {
   unusedClientsBefore?: number;
 }
 
+/** Seconds a revocation is kept after its last token expired: resource servers' clock tolerance, and a late poll. */
+export const REVOCATION_MARGIN = 60;
+
+/** The clock of the methods whose `now` is optional (operators' deletions). */
+export const systemNow = (): number => Math.floor(Date.now() / 1000);
+
 /** Clients record their use at most this often (a write per client per day, not per request). */
 export const CLIENT_USE_GRANULARITY = 24 * 3600;
 
@@ -255,8 +274,8 @@ export interface Store {
   /** Creates the client, or replaces its metadata keeping its creation time (a metadata document fetched again). */
   saveClient(client: ClientRecord): Promise<void>;
   listClients(): Promise<ClientRecord[]>;
-  /** Deletes the client and everything issued to it (grants, codes, tokens, consents). */
-  deleteClient(clientId: string): Promise<boolean>;
+  /** Deletes the client and everything issued to it (grants, codes, tokens, consents), recording its grants' revocations. */
+  deleteClient(clientId: string, now?: number): Promise<boolean>;
   /** Records that the client was used now, unless that was already recorded less than a day ago. */
   touchClient(clientId: string, now: number): Promise<void>;
 
@@ -270,8 +289,8 @@ export interface Store {
   createUserWithIdentity(user: UserRecord, identity: UserIdentityRecord): Promise<void>;
   getUserByIdentity(issuer: string, subject: string): Promise<UserRecord | undefined>;
   listUserIdentities(filter?: { userId?: string }): Promise<UserIdentityRecord[]>;
-  /** Deletes the user and their sessions, consents and grants. */
-  deleteUser(username: string): Promise<boolean>;
+  /** Deletes the user and their sessions, consents and grants, recording the grants' revocations. */
+  deleteUser(username: string, now?: number): Promise<boolean>;
   /**
    * Sets the user's password hash and, in the same transaction, ends their browser sessions and
    * pending sign-ins (whoever knew the old password is signed out). Grants stay. Returns how many
@@ -304,13 +323,16 @@ export interface Store {
   /** Creates or widens the consent (union of scopes). */
   saveConsent(consent: ConsentRecord): Promise<void>;
   listConsents(filter: { userId?: string; clientId?: string }): Promise<ConsentRecord[]>;
-  /** Removes the user's consents for the client and revokes the grants they produced; returns how many consents. */
+  /** Removes the user's consents for the client and revokes the grants they produced (recording revocations); returns how many consents. */
   revokeConsents(userId: string, clientId: string, now: number): Promise<number>;
 
   // Grants
   createGrant(grant: GrantRecord): Promise<void>;
   getGrant(id: string): Promise<GrantRecord | undefined>;
-  /** Revokes the grant and with it every refresh and access token of its family. */
+  /**
+   * Revokes the grant and with it every refresh and access token of its family, and records the
+   * revocation (listRevocations) while any of its access tokens is unexpired, in one transaction.
+   */
   revokeGrant(id: string, now: number): Promise<void>;
 
   // Authorization codes
@@ -332,9 +354,26 @@ export interface Store {
   rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<ConsumeResult<RefreshTokenRecord> | { status: 'revoked'; record: RefreshTokenRecord }>;
 
   // Access tokens (a record per issued JWT, for revocation and introspection)
+  /**
+   * Saves the record. Its grant's revocation, whether it comes at the same moment or came just
+   * before (a code replayed while its first redemption issues tokens), covers it: the recorded
+   * expiry is lengthened to this token's where needed.
+   */
   saveAccessToken(token: AccessTokenRecord): Promise<void>;
   getAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
+  /** Marks the token revoked and records the revocation (listRevocations) while it is unexpired. */
   revokeAccessToken(jti: string, now: number): Promise<void>;
+
+  // Revocations (what resource servers must refuse before tokens expire)
+  /** Revocations recorded at or after `since` that still affect a token unexpired at `now`, oldest first. */
+  listRevocations(since: number, now: number): Promise<RevocationRecord[]>;
+  /**
+   * Where the database can tell other processes at once (PostgreSQL LISTEN/NOTIFY): calls
+   * `onChange` after a revocation is committed anywhere, and after each reconnection (when some
+   * may have been missed). Absent where polling listRevocations is the only way (SQLite, memory).
+   * Resolves with a function that stops listening.
+   */
+  watchRevocations?(onChange: () => void): Promise<() => Promise<void>>;
 
   // Signing keys
   listSigningKeys(): Promise<SigningKeyRecord[]>;
@@ -348,6 +387,10 @@ export interface Store {
   takeRateTokens(request: RateTokensRequest): Promise<RateTokensResult>;
 
   // Maintenance
-  /** Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream sessions nothing rests on, rate-limit buckets full again); returns how many rows. */
+  /**
+   * Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream
+   * sessions nothing rests on, rate-limit buckets full again, revocations a minute after their last
+   * token expired); returns how many rows.
+   */
   sweepExpired(now: number, options?: SweepOptions): Promise<number>;
 }

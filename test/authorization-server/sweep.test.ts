@@ -36,13 +36,13 @@ import { startPostgres } from '../helpers/postgres.js';
 
 const TABLES = [
   'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys',
+  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys', 'revocations',
 ] as const;
 type Table = (typeof TABLES)[number];
 type Counts = Record<Table, number>;
 
 /** Rows that expire or die with their grant: all of them must go. */
-const TRANSIENT: readonly Table[] = ['authorization_codes', 'refresh_tokens', 'access_tokens', 'sessions', 'interactions', 'grants'];
+const TRANSIENT: readonly Table[] = ['authorization_codes', 'refresh_tokens', 'access_tokens', 'sessions', 'interactions', 'grants', 'revocations'];
 /** Rows an operator or a user made, which no amount of time removes. */
 const LASTING: readonly Table[] = ['users', 'clients', 'consents', 'signing_keys'];
 
@@ -158,7 +158,10 @@ async function sweepScenario(store: Store, count: () => Promise<Counts>): Promis
   assert.equal(afterShortLived.refresh_tokens, grown.refresh_tokens, 'live refresh tokens are kept');
   // The grants of the unredeemed codes had nothing left; the others still have refresh tokens.
   assert.equal(afterShortLived.grants, batch.redeemed);
-  assert.equal(partly, grown.authorization_codes + grown.access_tokens + grown.interactions + 2);
+  // …and the replayed code's revocation record, a minute after the last token it covers expired.
+  assert.equal(grown.revocations, 1, 'the replay was recorded for resource servers');
+  assert.equal(afterShortLived.revocations, 0);
+  assert.equal(partly, grown.authorization_codes + grown.access_tokens + grown.interactions + 2 + grown.revocations);
 
   // Past every lifetime: only what people and operators made is left.
   h.clock.now += PAST_EVERY_LIFETIME;

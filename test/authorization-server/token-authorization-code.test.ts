@@ -138,6 +138,7 @@ describe('authorization_code grant — redirect_uri left out of the authorizatio
           clientUse: new ClientUse(),
           signInThrottle: new SignInThrottle(),
           rateLimits: new RateLimits(h.server.config.rateLimits, h.store, h.server.config.nowMs, () => {}),
+          revocations: h.server.revocations,
         },
         {
           clientId: client.client_id,

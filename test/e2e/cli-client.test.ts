@@ -240,9 +240,20 @@ describe('context-auth login, call, status and logout against context-auth serve
 
   it('logout revokes the refresh token and forgets the grant; a second logout says so', async () => {
     const grant = onlyGrant();
+    const toolCall = () =>
+      fetch(mcp, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${grant.accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    assert.equal((await toolCall()).status, 200, 'the access token works before the logout');
     const out = await run(['logout', mcp]);
     assert.equal(out.code, 0, out.stderr);
-    assert.equal(out.stdout, `Logged out of ${mcp}.\n`);
+    assert.ok(out.stdout.startsWith(`Logged out of ${mcp}: the tokens are forgotten here and revoked at the authorization server.`), out.stdout);
+    // The co-hosted context server refuses the access token on the very next request, long before its exp.
+    const refused = await toolCall();
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /invalid_token/);
 
     const status = await run(['status']);
     assert.equal(status.code, 0, status.stderr);

@@ -124,6 +124,45 @@ describe('two serve replicas on one PostgreSQL database', () => {
     await database?.stop();
   });
 
+  /** One request to a replica's demo MCP server with the token: 200 when accepted. */
+  async function mcpStatus(base: string, accessToken: string): Promise<number> {
+    const response = await fetch(new URL('/mcp', base), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    await response.body?.cancel();
+    return response.status;
+  }
+
+  /** Waits until replica `base` refuses the token; fails after `withinMs`. Returns how long it took. */
+  async function refusedWithin(base: string, accessToken: string, withinMs: number): Promise<number> {
+    const started = Date.now();
+    while ((await mcpStatus(base, accessToken)) === 200) {
+      assert.ok(Date.now() - started < withinMs, `still accepted at ${base} ${withinMs} ms after the revocation`);
+      await sleep(20);
+    }
+    return Date.now() - started;
+  }
+
+  it('a grant revoked at one replica is refused at the other within a second (NOTIFY; the fallback poll is 30 s)', async () => {
+    const { code, verifier } = await authorizeOnce('notify');
+    const tokens = (await (await redeem(baseA, code, verifier)).json()) as TokenBody;
+    assert.equal(await mcpStatus(baseB, tokens.access_token), 200, 'accepted (and cached) at B first');
+    assert.equal((await redeem(baseA, code, verifier)).status, 400, 'the replay at A revokes the grant');
+    assert.equal(await mcpStatus(baseA, tokens.access_token), 401, 'A refuses on the next request');
+    await refusedWithin(baseB, tokens.access_token, 1000);
+  });
+
+  it('consents revoke from the CLI on the database reaches both replicas within a second', async () => {
+    const tokens = await tokensFrom(baseA);
+    assert.equal(await mcpStatus(baseA, tokens.access_token), 200);
+    assert.equal(await mcpStatus(baseB, tokens.access_token), 200);
+    const revoked = await cli(['consents', 'revoke', '--user', USER.username, '--client', clientId, '--store', database!.connectionString]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    await Promise.all([refusedWithin(baseA, tokens.access_token, 1000), refusedWithin(baseB, tokens.access_token, 1000)]);
+  });
+
   it('both replicas serve the same issuer and the same keys', async () => {
     for (const base of [baseA, baseB]) {
       const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as { issuer: string; token_endpoint: string };

@@ -6,11 +6,11 @@ import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
-import { makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, runStoreSuite } from './store-suite.js';
+import { makeAccessToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, runStoreSuite } from './store-suite.js';
 
 const TABLES = [
   'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys',
+  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys', 'revocations',
 ];
 
 /** Runs one statement on a database, outside any store. */
@@ -46,6 +46,42 @@ describe('PostgreSQL store, PostgreSQL only', () => {
   };
   after(async () => {
     for (const db of databases) await db.stop();
+  });
+
+  it('announces a revocation committed by one store to another that watches (LISTEN/NOTIFY), and only then', async () => {
+    const connectionString = await newDatabase();
+    const [a, b] = [await openPostgresStore({ connectionString }), await openPostgresStore({ connectionString })];
+    let calls = 0;
+    let announced: () => void = () => undefined;
+    const stop = await b.watchRevocations!(() => {
+      calls++;
+      announced();
+    });
+    try {
+      assert.equal(calls, 1, 'a first call once listening, to catch up');
+      const client = makeClient();
+      const user = makeUser();
+      await a.createClient(client);
+      await a.createUser(user);
+      const grant = makeGrant(client.clientId, user.id);
+      await a.createGrant(grant);
+      await a.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 600 }));
+      const heard = new Promise<void>((resolve) => (announced = resolve));
+      await a.revokeGrant(grant.id, NOW);
+      await heard;
+      assert.equal(calls, 2);
+      assert.deepEqual((await b.listRevocations(0, NOW)).map((r) => r.id), [grant.id]);
+      // A revocation with nothing left to refuse records nothing and announces nothing.
+      const quiet = makeGrant(client.clientId, user.id);
+      await a.createGrant(quiet);
+      await a.revokeGrant(quiet.id, NOW);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(calls, 2);
+    } finally {
+      await stop();
+      await a.close();
+      await b.close();
+    }
   });
 
   it('applies migrations once: opening again changes nothing', async () => {

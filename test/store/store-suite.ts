@@ -740,6 +740,95 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
     });
 
+    describe('revocations', () => {
+      it('revokeGrant records the grant until the latest exp of its access tokens, once', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 300 }));
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 600 }));
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW - 5 }));
+        assert.deepEqual(await store.listRevocations(0, NOW), []);
+        await store.revokeGrant(grant.id, NOW + 1);
+        await store.revokeGrant(grant.id, NOW + 2);
+        assert.deepEqual(await store.listRevocations(0, NOW + 2), [{ kind: 'grant', id: grant.id, revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
+      });
+
+      it('records nothing for a grant whose access tokens have all expired (nothing left to refuse)', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW }));
+        await store.revokeGrant(grant.id, NOW);
+        assert.deepEqual(await store.listRevocations(0, NOW), []);
+      });
+
+      it('lists from a cursor (revoked at or after it) and only what still affects an unexpired token', async () => {
+        const { grant } = await seed();
+        const early = makeAccessToken(grant, { expiresAt: NOW + 100 });
+        const late = makeAccessToken(grant, { expiresAt: NOW + 900 });
+        await store.saveAccessToken(early);
+        await store.saveAccessToken(late);
+        await store.revokeAccessToken(early.jti, NOW + 10);
+        await store.revokeAccessToken(late.jti, NOW + 20);
+        assert.deepEqual((await store.listRevocations(0, NOW + 20)).map((r) => [r.kind, r.id, r.revokedAt, r.expiresAt]), [
+          ['token', early.jti, NOW + 10, NOW + 100],
+          ['token', late.jti, NOW + 20, NOW + 900],
+        ]);
+        assert.deepEqual((await store.listRevocations(NOW + 11, NOW + 20)).map((r) => r.id), [late.jti]);
+        assert.deepEqual((await store.listRevocations(0, NOW + 100)).map((r) => r.id), [late.jti]);
+      });
+
+      it('revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand', async () => {
+        const { client, user, grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 500 }));
+        await store.saveConsent(makeConsent(user.id, client.clientId));
+        await store.revokeConsents(user.id, client.clientId, NOW + 1);
+        const second = await seed();
+        await store.saveAccessToken(makeAccessToken(second.grant, { expiresAt: NOW + 500 }));
+        await store.deleteClient(second.client.clientId, NOW + 2);
+        const third = await seed();
+        await store.saveAccessToken(makeAccessToken(third.grant, { expiresAt: NOW + 500 }));
+        await store.deleteUser(third.user.username, NOW + 3);
+        assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.revokedAt]), [
+          [grant.id, NOW + 1],
+          [second.grant.id, NOW + 2],
+          [third.grant.id, NOW + 3],
+        ]);
+      });
+
+      it('a token saved after its grant was revoked lengthens the recorded revocation to cover it', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 100 }));
+        await store.revokeGrant(grant.id, NOW);
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 700 }));
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 650 }));
+        assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'grant', id: grant.id, revokedAt: NOW, expiresAt: NOW + 700 }]);
+        const quiet = (await seed()).grant;
+        await store.revokeGrant(quiet.id, NOW);
+        await store.saveAccessToken(makeAccessToken(quiet, { expiresAt: NOW + 300 }));
+        assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.expiresAt]), [
+          [grant.id, NOW + 700],
+          [quiet.id, NOW + 300],
+        ]);
+      });
+
+      it('a revocation racing token saves covers every token saved', async () => {
+        const { grant } = await seed();
+        const tokens = Array.from({ length: 30 }, (_, i) => makeAccessToken(grant, { expiresAt: NOW + 100 + i }));
+        const saves = tokens.map((token) => store.saveAccessToken(token));
+        const revoked = store.revokeGrant(grant.id, NOW);
+        await Promise.all([...saves, revoked]);
+        assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => r.expiresAt), [NOW + 129]);
+      });
+
+      it('the sweep removes a revocation a minute after its last token expired', async () => {
+        const { grant } = await seed();
+        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 100 }));
+        await store.revokeGrant(grant.id, NOW);
+        await store.sweepExpired(NOW + 159);
+        assert.equal((await store.listRevocations(0, NOW)).length, 1);
+        await store.sweepExpired(NOW + 160);
+        assert.equal((await store.listRevocations(0, NOW)).length, 0);
+      });
+    });
+
     describe('signing keys', () => {
       it('starts empty', async () => {
         assert.deepEqual(await store.listSigningKeys(), []);

@@ -39,6 +39,10 @@ async function assertRecordsOfV1(store: Store): Promise<void> {
   assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'replayed');
   // Version 5's table: the shared rate-limit buckets.
   assert.deepEqual(await store.takeRateTokens({ key: 'register:192.0.2.1', want: 1, burst: 2, perSecond: 1, nowMs: now * 1000 }), { granted: 1, level: 1 });
+  // Version 6: revoking the old grant records it for resource servers, until its access token expires.
+  assert.deepEqual(await store.listRevocations(0, now), []);
+  await store.revokeGrant(v1.grant.id, now);
+  assert.deepEqual(await store.listRevocations(0, now), [{ kind: 'grant', id: v1.grant.id, revokedAt: now, expiresAt: v1.access.expiresAt }]);
 }
 
 describe('upgrading a SQLite data folder made by release 0.1.0', () => {
@@ -73,6 +77,7 @@ describe('upgrading a SQLite data folder made by release 0.1.0', () => {
     const db = new Database(file, { readonly: true });
     assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
     assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'grants_created_at'`).get(), 'the index the sweep needs');
+    assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'revocations_revoked_at'`).get(), 'the index the revocation poll needs');
     db.close();
 
     const fresh = path.join(dir, 'fresh.db');

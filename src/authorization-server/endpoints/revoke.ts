@@ -24,12 +24,12 @@ export async function revokeEndpoint(ctx: ServerContext, request: Request): Prom
   const now = ctx.config.now();
   const refresh = await store.getRefreshToken(hashSecret(token));
   if (refresh && refresh.clientId === client.clientId) {
-    await store.revokeGrant(refresh.grantId, now);
+    await ctx.revocations.revokeGrant(refresh.grantId, now);
     ctx.config.log({ event: 'token_revoked', kind: 'refresh_token', client_id: client.clientId, grant_id: refresh.grantId });
   } else if (!refresh) {
     const claims = await verifyOwnAccessToken(ctx.config, ctx.keys, token);
     if (claims && claims.client_id === client.clientId) {
-      await store.revokeAccessToken(claims.jti, now);
+      await ctx.revocations.revokeAccessToken(claims.jti, claims.exp, now);
       ctx.config.log({ event: 'token_revoked', kind: 'access_token', client_id: client.clientId });
     }
   }

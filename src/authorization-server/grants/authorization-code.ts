@@ -69,7 +69,7 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
   const now = ctx.config.now();
   const result = await store.consumeAuthorizationCode(hashSecret(code), now);
   if (result.status === 'replayed') {
-    await store.revokeGrant(result.record.grantId, now);
+    await ctx.revocations.revokeGrant(result.record.grantId, now);
     log({ event: 'code_replayed', client_id: result.record.clientId, grant_id: result.record.grantId });
     throw new OAuthError('invalid_grant', 'authorization code was already used; the tokens it produced are revoked');
   }

@@ -54,7 +54,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
       if (now - consumedAt < ctx.config.refreshReuseGraceSeconds) {
         throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
       }
-      await store.revokeGrant(grant.id, now);
+      await ctx.revocations.revokeGrant(grant.id, now);
       log({ event: 'refresh_token_reused', client_id: client.clientId, grant_id: grant.id });
       throw new OAuthError('invalid_grant', 'refresh token was already used; the grant is revoked');
     }

@@ -21,7 +21,7 @@ export async function upstreamTokensOfGrant(
 ): Promise<UpstreamTokens> {
   const { store, now, log } = ctx.config;
   const end = async (reason: string): Promise<never> => {
-    await store.revokeGrant(grant.id, now());
+    await ctx.revocations.revokeGrant(grant.id, now());
     log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason });
     throw new OAuthError('invalid_grant', `${reason}; sign in again`);
   };

@@ -31,7 +31,14 @@ export interface Dialect {
   /** The smaller and the larger of two values (SQLite's two-argument min and max). */
   least: string;
   greatest: string;
+  /** After a SELECT, `{forShare}`: a row lock that waits for (and then re-reads) a concurrent update; '' where writes are serialised anyway. */
+  forShare: string;
+  /** Tells other processes, on commit, that a revocation was recorded; null where they poll instead. */
+  notifyRevocation: string | null;
 }
+
+/** The PostgreSQL channel revocations are announced on (store/postgres.ts listens). */
+export const REVOCATION_CHANNEL = 'context_auth_revocations';
 
 /** The codec of a value that goes in and comes out as it is (mapping.ts skips calling it). */
 export const same = (value: unknown): unknown => value;
@@ -54,6 +61,8 @@ export const sqlite: Dialect = {
   keyLock: null,
   least: 'min',
   greatest: 'max',
+  forShare: '',
+  notifyRevocation: null,
 };
 
 export const postgres: Dialect = {
@@ -73,6 +82,8 @@ export const postgres: Dialect = {
   keyLock: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
   least: 'least',
   greatest: 'greatest',
+  forShare: ' FOR SHARE',
+  notifyRevocation: `SELECT pg_notify('${REVOCATION_CHANNEL}', '')`,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -117,7 +128,7 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
 // Statements
 
 /**
- * A statement written once: SQL with `:name` parameters, `{binary}` and `{order}` where the
+ * A statement written once: SQL with `:name` parameters, `{binary}`, `{order}` and `{forShare}` where the
  * dialects differ, or a function of the dialect for the rest. `null` means nothing to run.
  */
 export interface Statement {
@@ -145,6 +156,7 @@ export function render(d: Dialect, statement: Statement): Rendered | null {
     const sql = text
       .replace(/\{binary\}/g, d.binary)
       .replace(/\{order\}/g, d.insertionOrder)
+      .replace(/\{forShare\}/g, d.forShare)
       // `::type` casts are PostgreSQL syntax, never parameters.
       .replace(/(?<![:\w]):([a-z_]+)/g, (_, name: string) => {
         if (d.placeholders === 'each') {

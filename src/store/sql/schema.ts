@@ -240,6 +240,25 @@ export const ACCESS_TOKENS = grantChild('access_tokens', 'jti', [
   col('revoked_at', 'int', { nullable: true }),
 ]);
 
+/**
+ * Version 6: the revocation feed. Not a child of grants (no reference): it must outlive the grant
+ * it names, which the sweep or a deleted client may remove while its access tokens still work.
+ * `revoked_at` is the pollers' cursor; `expires_at` (the latest exp of the tokens it affects) says
+ * when it can go.
+ */
+export const REVOCATIONS: Table = {
+  name: 'revocations',
+  since: 6,
+  primaryKey: ['kind', 'id'],
+  columns: [
+    col('kind', 'text', { since: 6, oneOf: ['grant', 'token'] }),
+    col('id', 'text', { since: 6 }),
+    col('revoked_at', 'int', { since: 6 }),
+    col('expires_at', 'int', { since: 6 }),
+  ],
+  indexes: [index('revocations_revoked_at', ['revoked_at'], { since: 6 }), index('revocations_expires_at', ['expires_at'], { since: 6 })],
+};
+
 export const SIGNING_KEYS: Table = {
   name: 'signing_keys',
   since: 1,
@@ -284,6 +303,7 @@ export const RATE_LIMITS: Table = {
 export const TABLES: readonly Table[] = [
   CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
   RATE_LIMITS,
+  REVOCATIONS,
 ];
 
 /** The newest schema version this code knows. */

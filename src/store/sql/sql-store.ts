@@ -13,6 +13,7 @@ import type {
   GrantRecord,
   InteractionRecord,
   RefreshTokenRecord,
+  RevocationRecord,
   SessionRecord,
   SigningKeyRecord,
   Store,
@@ -20,12 +21,12 @@ import type {
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { CLIENT_USE_GRANULARITY, explainConsumeFailure } from '../store.js';
+import { CLIENT_USE_GRANULARITY, explainConsumeFailure, systemNow } from '../store.js';
 import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
-  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
 } from './schema.js';
 import { S } from './statements.js';
 
@@ -42,6 +43,11 @@ function* all(statement: Statement, params: Row = {}): Program<Row[]> {
 }
 function* exec(statement: Statement, params: Row = {}): Program<number> {
   return (yield { statement, params, mode: 'run' }) as number;
+}
+
+/** Runs a statement that records revocations, and announces them (on commit) when it recorded any. */
+function* record(statement: Statement, params: Row): Program<void> {
+  if ((yield* exec(statement, params)) > 0) yield* exec(S.notifyRevocation);
 }
 
 /** Rows one sweep statement deletes at most: a few milliseconds of work on SQLite. */
@@ -70,6 +76,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const key = mapper<SigningKeyRecord>(d, SIGNING_KEYS);
   const identity = mapper<UserIdentityRecord>(d, USER_IDENTITIES);
   const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
+  const revocation = mapper<RevocationRecord>(d, REVOCATIONS);
 
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
@@ -83,14 +90,30 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     saveClient: (record) => run(ignore(exec(S.upsertClient, client.params(record)))),
     getClient: (clientId) => run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
     listClients: () => run(then(all(S.listClients), (rows) => rows.map(client.record))),
-    deleteClient: (clientId) => run(then(exec(S.deleteClient, { client_id: clientId }), (n) => n > 0)),
+    deleteClient: (clientId, now = systemNow()) =>
+      inTransaction(
+        (function* () {
+          const params = { client_id: clientId, now };
+          yield* exec(S.revokeGrantsOfClient, params);
+          yield* record(S.recordGrantsOfClient, params);
+          return (yield* exec(S.deleteClient, params)) > 0;
+        })(),
+      ),
     touchClient: (clientId, now) => run(ignore(exec(S.touchClient, { client_id: clientId, now, granularity: CLIENT_USE_GRANULARITY }))),
 
     createUser: (record) => run(ignore(exec(S.insertUser, user.params(record)))),
     getUserById: (id) => run(then(get(S.getUserById, { id }), (row) => optional(row, user.record))),
     getUserByUsername: (username) => run(then(get(S.getUserByUsername, { username }), (row) => optional(row, user.record))),
     listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
-    deleteUser: (username) => run(then(exec(S.deleteUser, { username }), (n) => n > 0)),
+    deleteUser: (username, now = systemNow()) =>
+      inTransaction(
+        (function* () {
+          const params = { username, now };
+          yield* exec(S.revokeGrantsOfUser, params);
+          yield* record(S.recordGrantsOfUser, params);
+          return (yield* exec(S.deleteUser, params)) > 0;
+        })(),
+      ),
     setUserPassword: (username, passwordHash) =>
       inTransaction(
         (function* () {
@@ -134,14 +157,20 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       inTransaction(
         (function* () {
           const count = yield* exec(S.deleteConsents, { user_id: userId, client_id: clientId });
-          yield* exec(S.revokeGrantsOf, { now, user_id: userId, client_id: clientId });
+          const params = { now, user_id: userId, client_id: clientId };
+          if ((yield* exec(S.revokeGrantsOf, params)) > 0) yield* record(S.recordGrantsOf, params);
           return count;
         })(),
       ),
 
     createGrant: (record) => run(ignore(exec(S.insertGrant, grant.params(record)))),
     getGrant: (id) => run(then(get(S.getGrant, { id }), (row) => optional(row, grant.record))),
-    revokeGrant: (id, now) => run(ignore(exec(S.revokeGrant, { id, now }))),
+    revokeGrant: (id, now) =>
+      inTransaction(
+        (function* () {
+          if ((yield* exec(S.revokeGrant, { id, now })) > 0) yield* record(S.recordGrant, { id, now });
+        })(),
+      ),
 
     saveAuthorizationCode: (record) => run(ignore(exec(S.insertCode, code.params(record)))),
     consumeAuthorizationCode: (codeHash, now) =>
@@ -171,9 +200,23 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })(),
       ),
 
-    saveAccessToken: (record) => run(ignore(exec(S.insertAccess, access.params(record)))),
+    saveAccessToken: (token) =>
+      inTransaction(
+        (function* () {
+          const grantRow = yield* get(S.lockGrant, { grant_id: token.grantId });
+          yield* exec(S.insertAccess, access.params(token));
+          const revokedAt = grantRow?.revoked_at ?? null;
+          if (revokedAt !== null) yield* record(S.recordLateAccess, { grant_id: token.grantId, revoked_at: revokedAt, expires_at: token.expiresAt });
+        })(),
+      ),
     getAccessToken: (jti) => run(then(get(S.getAccess, { jti }), (row) => optional(row, access.record))),
-    revokeAccessToken: (jti, now) => run(ignore(exec(S.revokeAccess, { jti, now }))),
+    revokeAccessToken: (jti, now) =>
+      inTransaction(
+        (function* () {
+          if ((yield* exec(S.revokeAccess, { jti, now })) > 0) yield* record(S.recordAccess, { jti, now });
+        })(),
+      ),
+    listRevocations: (since, now) => run(then(all(S.listRevocations, { since, now }), (rows) => rows.map(revocation.record))),
 
     listSigningKeys: () => run(then(all(S.listKeys), (rows) => rows.map(key.record))),
     rotateSigningKey: (record) =>

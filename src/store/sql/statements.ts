@@ -4,6 +4,7 @@
  * that the database re-checks against the latest row when two requests meet, never a read
  * followed by a write. Orderings are byte order ({binary}), like the memory store's.
  */
+import { REVOCATION_MARGIN } from '../store.js';
 import type { Statement } from './dialect.js';
 import {
   ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
@@ -32,6 +33,7 @@ const takeRateTokens = (d: Dialect): string => {
     RETURNING granted, level`;
 };
 
+
 const stmt = (name: string, text: Statement['text']): Statement => ({ name, text });
 
 /** Deletes at most :batch rows of `table` matching `condition` (both dialects read it alike). */
@@ -54,6 +56,27 @@ const consume = (table: Table, key: string): Statement =>
      RETURNING *`,
   );
 
+/**
+ * Records as revoked the grants matching `condition` (on `g`) that were revoked at :now and still
+ * have an unexpired access token, each kept until the latest of their exp. Runs after the UPDATE
+ * that revoked them, in its transaction; a token saved after it lengthens the record (recordLateAccess).
+ */
+const recordRevokedGrants = (name: string, condition: string): Statement =>
+  stmt(
+    name,
+    `INSERT INTO revocations (kind, id, revoked_at, expires_at)
+     SELECT 'grant', g.id, :now, max(a.expires_at) FROM grants g JOIN access_tokens a ON a.grant_id = g.id
+     WHERE ${condition} AND g.revoked_at = :now AND a.expires_at > :now
+     GROUP BY g.id
+     ON CONFLICT (kind, id) DO NOTHING`,
+  );
+
+/** Revokes every standing grant matching `condition` at :now. */
+const revokeGrantsWhere = (name: string, condition: string): Statement =>
+  stmt(name, `UPDATE grants SET revoked_at = :now WHERE ${condition} AND revoked_at IS NULL`);
+
+const USER_BY_NAME = 'user_id IN (SELECT id FROM users WHERE username = :username)';
+
 export const S = {
   insertClient: insert(CLIENTS),
   // A client ID metadata document fetched again replaces what it said before; the row's age stays.
@@ -67,6 +90,12 @@ export const S = {
   getClient: stmt('getClient', 'SELECT * FROM clients WHERE client_id = :client_id'),
   listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
   deleteClient: stmt('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
+  // Before a client or a user goes, its grants are revoked and recorded: the cascade removes the
+  // grants, not the access tokens already in clients' hands.
+  revokeGrantsOfClient: revokeGrantsWhere('revokeGrantsOfClient', 'client_id = :client_id'),
+  recordGrantsOfClient: recordRevokedGrants('recordGrantsOfClient', 'g.client_id = :client_id'),
+  revokeGrantsOfUser: revokeGrantsWhere('revokeGrantsOfUser', USER_BY_NAME),
+  recordGrantsOfUser: recordRevokedGrants('recordGrantsOfUser', `g.${USER_BY_NAME}`),
   touchClient: stmt(
     'touchClient',
     'UPDATE clients SET last_used_at = :now WHERE client_id = :client_id AND (last_used_at IS NULL OR last_used_at <= CAST(:now AS BIGINT) - :granularity)',
@@ -119,11 +148,13 @@ export const S = {
      ORDER BY user_id{binary}, client_id{binary}, resource{binary}`,
   ),
   deleteConsents: stmt('deleteConsents', 'DELETE FROM consents WHERE user_id = :user_id AND client_id = :client_id'),
-  revokeGrantsOf: stmt('revokeGrantsOf', 'UPDATE grants SET revoked_at = :now WHERE user_id = :user_id AND client_id = :client_id AND revoked_at IS NULL'),
+  revokeGrantsOf: revokeGrantsWhere('revokeGrantsOf', 'user_id = :user_id AND client_id = :client_id'),
+  recordGrantsOf: recordRevokedGrants('recordGrantsOf', 'g.user_id = :user_id AND g.client_id = :client_id'),
 
   insertGrant: insert(GRANTS),
   getGrant: stmt('getGrant', 'SELECT * FROM grants WHERE id = :id'),
-  revokeGrant: stmt('revokeGrant', 'UPDATE grants SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL'),
+  revokeGrant: revokeGrantsWhere('revokeGrant', 'id = :id'),
+  recordGrant: recordRevokedGrants('recordGrant', 'g.id = :id'),
 
   insertCode: insert(AUTHORIZATION_CODES),
   getCode: stmt('getCode', 'SELECT * FROM authorization_codes WHERE code_hash = :code_hash'),
@@ -135,8 +166,32 @@ export const S = {
   consumeRefresh: consume(REFRESH_TOKENS, 'token_hash'),
 
   insertAccess: insert(ACCESS_TOKENS),
+  // Before a token is saved, its grant's row is locked for share (PostgreSQL): a revocation under
+  // way is waited for and then seen; one that comes later waits for this token's commit, so the
+  // expiry it records covers this token.
+  lockGrant: stmt('lockGrant', 'SELECT revoked_at FROM grants WHERE id = :grant_id{forShare}'),
+  // A token issued for a grant revoked meanwhile (a code replayed at the same moment): its
+  // grant's revocation is recorded, or lengthened, to cover it.
+  recordLateAccess: stmt(
+    'recordLateAccess',
+    `INSERT INTO revocations (kind, id, revoked_at, expires_at) VALUES ('grant', :grant_id, :revoked_at, :expires_at)
+     ON CONFLICT (kind, id) DO UPDATE SET expires_at =
+       CASE WHEN excluded.expires_at > revocations.expires_at THEN excluded.expires_at ELSE revocations.expires_at END`,
+  ),
   getAccess: stmt('getAccess', 'SELECT * FROM access_tokens WHERE jti = :jti'),
   revokeAccess: stmt('revokeAccess', 'UPDATE access_tokens SET revoked_at = :now WHERE jti = :jti AND revoked_at IS NULL'),
+  recordAccess: stmt(
+    'recordAccess',
+    `INSERT INTO revocations (kind, id, revoked_at, expires_at)
+     SELECT 'token', jti, :now, expires_at FROM access_tokens WHERE jti = :jti AND revoked_at = :now AND expires_at > :now
+     ON CONFLICT (kind, id) DO NOTHING`,
+  ),
+
+  listRevocations: stmt(
+    'listRevocations',
+    'SELECT * FROM revocations WHERE revoked_at >= :since AND expires_at > :now ORDER BY revoked_at, kind{binary}, id{binary}',
+  ),
+  notifyRevocation: stmt('notifyRevocation', (d) => d.notifyRevocation),
 
   // The insertion order breaks ties between keys created in the same second: the later is newer.
   listKeys: stmt('listKeys', 'SELECT * FROM signing_keys ORDER BY created_at DESC, {order} DESC'),
@@ -157,6 +212,11 @@ export const S = {
     batched('sessions', 'id_hash', 'expires_at <= :now'),
     batched('interactions', 'id', 'expires_at <= :now'),
     batched('rate_limits', 'bucket_key', 'expires_at <= :now'),
+    stmt(
+      'sweep revocations',
+      `DELETE FROM revocations WHERE (kind, id) IN
+         (SELECT kind, id FROM revocations WHERE expires_at <= CAST(:now AS BIGINT) - ${REVOCATION_MARGIN} LIMIT :batch)`,
+    ),
     // Grants last, once their codes and tokens are gone. The 60 s margin spares a grant created
     // just now whose first code or token is about to be saved.
     batched(

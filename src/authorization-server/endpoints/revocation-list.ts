@@ -1,0 +1,24 @@
+import { OAuthError } from '../../core/errors.js';
+import { authenticateClient } from '../checks/authenticate-client.js';
+import { clientLookup } from '../clients.js';
+import type { ServerContext } from '../context.js';
+import { readForm } from '../http/params.js';
+import { json } from '../http/responses.js';
+import { revocationList } from '../revocation-list.js';
+
+/**
+ * POST /revocations: revoked grants and access tokens since `cursor`, for resource servers that
+ * poll instead of introspecting every request. Only for the clients an operator trusts to
+ * introspect any token (`clients add --introspect`): the list names grants of every client.
+ */
+export async function revocationListEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+  const params = await readForm(request, ctx.config.maxBodyBytes);
+  const caller = await authenticateClient(request, params, clientLookup(ctx));
+  if (caller.tokenEndpointAuthMethod === 'none') {
+    throw new OAuthError('invalid_client', 'the revocation list requires a confidential client', 401);
+  }
+  if (!caller.canIntrospect) {
+    throw new OAuthError('unauthorized_client', 'this client may not read the revocation list (an operator allows it with clients add --introspect)', 403);
+  }
+  return json(await revocationList(ctx.config.store, params.get('cursor'), ctx.config.now()));
+}
