@@ -45,6 +45,38 @@ function* exec(statement: Statement, params: Row = {}): Program<number> {
 
 /** Rows one sweep statement deletes at most: a few milliseconds of work on SQLite. */
 export const SWEEP_BATCH = 500;
+/** Fewest rows a batch shrinks to, so a sweep always makes progress. */
+const SWEEP_MIN_BATCH = 16;
+/** What one batch may take: batches grow and shrink to stay near it. */
+export const SWEEP_SLICE_MS = 2;
+/**
+ * After each batch the sweep rests this many times as long as the batch took: it takes at most
+ * a fifth of the event loop (SQLite) or of a database connection, so requests meet a batch
+ * seldom and never wait long behind one.
+ */
+const SWEEP_REST_FACTOR = 4;
+
+/**
+ * Deletes in batches until a batch comes back short. Each batch is its own short statement,
+ * committed alone; its size adapts so that it takes about SWEEP_SLICE_MS, and a rest follows.
+ */
+export async function drainInSlices(deleteBatch: (size: number) => Promise<number>, pause: (ms: number) => Promise<void>): Promise<number> {
+  let size = SWEEP_BATCH;
+  let total = 0;
+  for (;;) {
+    const started = performance.now();
+    const deleted = await deleteBatch(size);
+    const took = performance.now() - started;
+    total += deleted;
+    if (deleted < size) return total;
+    if (took > SWEEP_SLICE_MS) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
+    else if (took < SWEEP_SLICE_MS / 2) size = Math.min(SWEEP_BATCH, size * 2);
+    await pause(took * SWEEP_REST_FACTOR);
+  }
+}
+
+/** A timer's rest (at least one turn of the event loop, so waiting I/O goes first). */
+const rest = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.round(ms))));
 
 export interface Driver {
   /** Runs a program statement by statement. */
@@ -52,8 +84,10 @@ export interface Driver {
   /** Runs a program in one transaction: all of it, or (on any error) none of it. */
   transaction<T>(program: Program<T>): Promise<T>;
   close(): Promise<void>;
-  /** After a sweep: give freed space back, where the database needs telling (SQLite). */
-  reclaim?(): Promise<void>;
+  /** After a sweep: give freed space back, where the database needs telling (SQLite), pausing between slices. */
+  reclaim?(pause: (ms: number) => Promise<void>): Promise<void>;
+  /** Runs a long upkeep job, with whatever the database needs meanwhile to keep requests fast (SQLite: checkpoints off the event loop). */
+  upkeep?<T>(job: () => Promise<T>): Promise<T>;
 }
 
 export function sqlStore(d: Dialect, driver: Driver): Store {
@@ -186,23 +220,17 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
         })(),
       ),
 
-    sweepExpired: async (now, options = {}) => {
-      // Batch after batch, each committed on its own, yielding between them so requests go on.
-      const drain = async (statement: Statement, params: Row): Promise<number> => {
+    sweepExpired: (now, options = {}) => {
+      const drain = (statement: Statement, params: Row): Promise<number> => drainInSlices((batch) => run(exec(statement, { ...params, batch })), rest);
+      const sweep = async (): Promise<number> => {
         let total = 0;
-        for (;;) {
-          const deleted = await run(exec(statement, { ...params, batch: SWEEP_BATCH }));
-          total += deleted;
-          if (deleted < SWEEP_BATCH) return total;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+        // Unused clients first: what cascades from them is then swept with everything else.
+        if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
+        for (const statement of S.sweep) total += await drain(statement, { now });
+        await driver.reclaim?.(rest);
+        return total;
       };
-      let total = 0;
-      // Unused clients first: what cascades from them is then swept with everything else.
-      if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
-      for (const statement of S.sweep) total += await drain(statement, { now });
-      await driver.reclaim?.();
-      return total;
+      return driver.upkeep ? driver.upkeep(sweep) : sweep();
     },
   };
 }
