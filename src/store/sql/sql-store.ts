@@ -14,13 +14,14 @@ import type {
   InteractionRecord,
   RefreshTokenRecord,
   SessionRecord,
+  SpentRefreshTokenRecord,
   SigningKeyRecord,
   Store,
   UpstreamSessionRecord,
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { CLIENT_USE_GRANULARITY, explainConsumeFailure } from '../store.js';
+import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRotateFailure, spentKey } from '../store.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
@@ -104,6 +105,12 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
   const identity = mapper<UserIdentityRecord>(d, USER_IDENTITIES);
   const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
 
+  const spent = (row: Row): SpentRefreshTokenRecord => ({
+    grantId: row.grant_id as string,
+    clientId: row.client_id as string,
+    spentAt: row.spent_at as number,
+    expiresAt: row.expires_at as number,
+  });
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
   const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
@@ -178,6 +185,7 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
 
     saveRefreshToken: (record) => run(ignore(exec(S.insertRefresh, refresh.params(record)))),
     getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
+    findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     rotateRefreshToken: (oldHash, next, now) =>
       inTransaction(
         (function* () {
@@ -185,11 +193,15 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
           // write lock (SQLite), then re-checks the condition: only one of them gets it back.
           const used = yield* get(S.consumeRefresh, { now, token_hash: oldHash });
           if (used) {
-            // A failure here (a duplicate hash) rolls the consumption back with it.
+            const record = refresh.record(used);
+            yield* exec(S.insertSpent, { token_key: spentKey(oldHash), grant_id: record.grantId, spent_at: now, expires_at: record.expiresAt });
+            // A failure here (a duplicate hash) rolls the rotation back with it.
             yield* exec(S.insertRefresh, refresh.params(next));
-            return { status: 'ok' as const, record: refresh.record(used) };
+            return { status: 'ok' as const, record };
           }
-          return explainConsumeFailure(optional(yield* get(S.getRefresh, { token_hash: oldHash }), refresh.record), now);
+          // The loser of a race reads after the winner committed: it finds the spent record.
+          const live = optional(yield* get(S.getRefresh, { token_hash: oldHash }), refresh.record);
+          return explainRotateFailure(live, live ? undefined : optional(yield* get(S.getSpent, { token_key: spentKey(oldHash) }), spent), now);
         })(),
       ),
 
