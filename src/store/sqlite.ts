@@ -153,7 +153,10 @@ export function openSqliteStore(options: { path: string }): Store {
       let checkpointer: Promise<Checkpointer | undefined> | undefined;
       const long = setTimeout(() => {
         checkpointer = startCheckpointer(options.path).then(
-          (started) => (db.pragma(`wal_autocheckpoint = 0`), started),
+          (started) => {
+            if (db.open) db.pragma('wal_autocheckpoint = 0');
+            return started;
+          },
           () => undefined, // no worker: commits go on checkpointing as they always did
         );
       }, LONG_UPKEEP_MS);
