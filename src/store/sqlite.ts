@@ -10,11 +10,16 @@ import Database from 'better-sqlite3';
 import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
-import { sqlStore, type Program, type Step } from './sql/sql-store.js';
+import { sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
 import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
 
 /** An upkeep job still running after this long gets its WAL checkpoints moved off the event loop. */
 const LONG_UPKEEP_MS = 50;
+/**
+ * A sweep's batches run on the event loop: about 2 ms each, then a rest four times as long, so
+ * upkeep takes at most a fifth of the loop and a request never waits long behind a batch.
+ */
+const SWEEP_PACE: SweepPace = { sliceMs: 2, restFactor: 4 };
 /** SQLite's default WAL size (pages) at which a commit checkpoints. */
 const AUTOCHECKPOINT_PAGES = 1000;
 
@@ -138,6 +143,7 @@ export function openSqliteStore(options: { path: string }): Store {
     run: (program) => settle(() => drive(program)),
     transaction: <T>(program: Program<T>) => settle(() => inTransaction.immediate(program) as T),
     close: () => settle(() => void db.close()),
+    sweepPace: SWEEP_PACE,
     // Freed pages back to the file system, a slice at a time with a pause in between.
     reclaim: async (pause) => {
       for (let slice = 0; slice < 1000; slice++) {

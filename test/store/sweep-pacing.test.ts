@@ -1,6 +1,6 @@
 /**
- * Upkeep that leaves room for requests: a sweep's batches shrink when slow and grow when quick,
- * each is followed by a rest four times as long; and the SQLite checkpointer really copies the
+ * Upkeep that leaves room for requests: on SQLite a sweep's batches shrink when slow and grow when
+ * quick, each followed by a rest four times as long; and the SQLite checkpointer really copies the
  * WAL into the database file from its own thread while the store's connection does not.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { drainInSlices, SWEEP_BATCH } from '../../src/store/sql/sql-store.js';
+import { drainInSlices, SWEEP_BATCH, type SweepPace } from '../../src/store/sql/sql-store.js';
 import { startCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 
 /** Busy-waits, standing in for a batch that takes this long. */
@@ -17,6 +17,9 @@ function work(ms: number): void {
   const until = performance.now() + ms;
   while (performance.now() < until);
 }
+
+/** SQLite's pace. */
+const PACE: SweepPace = { sliceMs: 2, restFactor: 4 };
 
 describe('sweep pacing', () => {
   it('rests after every batch four times as long as it took, and sizes batches to about 2 ms', async () => {
@@ -35,6 +38,7 @@ describe('sweep pacing', () => {
         return deleted;
       },
       async (ms) => void rests.push({ took, rest: ms }),
+      PACE,
     );
     assert.equal(total, 3000);
     assert.equal(sizes[0], SWEEP_BATCH);
@@ -55,9 +59,26 @@ describe('sweep pacing', () => {
         return calls < 12 ? size : 0;
       },
       async () => undefined,
+      PACE,
     );
     assert.ok(sizes[2]! < SWEEP_BATCH);
     assert.equal(sizes.at(-1), SWEEP_BATCH);
+  });
+
+  it('by default (PostgreSQL) keeps full batches, however long the round trip, and rests as long as each took', async () => {
+    const sizes: number[] = [];
+    const rests: number[] = [];
+    let calls = 0;
+    await drainInSlices(
+      async (size) => {
+        sizes.push(size);
+        work(3);
+        return calls++ < 5 ? size : 0;
+      },
+      async (ms) => void rests.push(ms),
+    );
+    assert.deepEqual(sizes, Array(6).fill(SWEEP_BATCH));
+    assert.ok(rests.every((ms) => ms >= 3 * 0.9));
   });
 });
 

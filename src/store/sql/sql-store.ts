@@ -48,20 +48,28 @@ function* exec(statement: Statement, params: Row = {}): Program<number> {
 export const SWEEP_BATCH = 500;
 /** Fewest rows a batch shrinks to, so a sweep always makes progress. */
 const SWEEP_MIN_BATCH = 16;
-/** What one batch may take: batches grow and shrink to stay near it. */
-export const SWEEP_SLICE_MS = 2;
+
 /**
- * After each batch the sweep rests this many times as long as the batch took: it takes at most
- * a fifth of the event loop (SQLite) or of a database connection, so requests meet a batch
- * seldom and never wait long behind one.
+ * How a sweep shares the server: batches grow and shrink to take about `sliceMs` each (SQLite,
+ * whose batches run on the event loop), and after each one the sweep rests `restFactor` times as
+ * long as the batch took. PostgreSQL's batches run in the database, not on the event loop, and
+ * cost a round trip whatever their size: they stay at SWEEP_BATCH rows.
  */
-const SWEEP_REST_FACTOR = 4;
+export interface SweepPace {
+  sliceMs: number;
+  restFactor: number;
+}
+export const DEFAULT_SWEEP_PACE: SweepPace = { sliceMs: Infinity, restFactor: 1 };
 
 /**
  * Deletes in batches until a batch comes back short. Each batch is its own short statement,
- * committed alone; its size adapts so that it takes about SWEEP_SLICE_MS, and a rest follows.
+ * committed alone, sized and followed by a rest as `pace` says.
  */
-export async function drainInSlices(deleteBatch: (size: number) => Promise<number>, pause: (ms: number) => Promise<void>): Promise<number> {
+export async function drainInSlices(
+  deleteBatch: (size: number) => Promise<number>,
+  pause: (ms: number) => Promise<void>,
+  pace: SweepPace = DEFAULT_SWEEP_PACE,
+): Promise<number> {
   let size = SWEEP_BATCH;
   let total = 0;
   for (;;) {
@@ -70,9 +78,9 @@ export async function drainInSlices(deleteBatch: (size: number) => Promise<numbe
     const took = performance.now() - started;
     total += deleted;
     if (deleted < size) return total;
-    if (took > SWEEP_SLICE_MS) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
-    else if (took < SWEEP_SLICE_MS / 2) size = Math.min(SWEEP_BATCH, size * 2);
-    await pause(took * SWEEP_REST_FACTOR);
+    if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
+    else if (took < pace.sliceMs / 2) size = Math.min(SWEEP_BATCH, size * 2);
+    await pause(took * pace.restFactor);
   }
 }
 
@@ -87,6 +95,8 @@ export interface Driver {
   close(): Promise<void>;
   /** After a sweep: give freed space back, where the database needs telling (SQLite), pausing between slices. */
   reclaim?(pause: (ms: number) => Promise<void>): Promise<void>;
+  /** How sweeps share the server with requests (DEFAULT_SWEEP_PACE unless given). */
+  sweepPace?: SweepPace;
   /** Runs a long upkeep job, with whatever the database needs meanwhile to keep requests fast (SQLite: checkpoints off the event loop). */
   upkeep?<T>(job: () => Promise<T>): Promise<T>;
 }
@@ -233,7 +243,7 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
       ),
 
     sweepExpired: (now, options = {}) => {
-      const drain = (statement: Statement, params: Row): Promise<number> => drainInSlices((batch) => run(exec(statement, { ...params, batch })), rest);
+      const drain = (statement: Statement, params: Row): Promise<number> => drainInSlices((batch) => run(exec(statement, { ...params, batch })), rest, driver.sweepPace);
       const sweep = async (): Promise<number> => {
         let total = 0;
         // Unused clients first: what cascades from them is then swept with everything else.
