@@ -215,9 +215,9 @@ export type ConsumeResult<T> =
   | { status: 'missing' };
 
 /**
- * Why a consume (`consume…`, `rotate…`) found nothing to consume, from the record as it stands:
- * missing, already used (a replay), expired, or else its grant was revoked. One explanation for
- * every store.
+ * Why a consume (`consume…`) found nothing to consume, from the record as it stands: missing,
+ * already used (a replay), expired, or else its grant was revoked. One explanation for every
+ * store (rotations have explainRotateFailure).
  */
 export function explainConsumeFailure<T extends { consumedAt: number | null; expiresAt: number }>(
   record: T | undefined,
