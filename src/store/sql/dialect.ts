@@ -28,6 +28,12 @@ export interface Dialect {
   mergeJsonArrays: (a: string, b: string) => string;
   /** Serialises signing-key changes across processes within a transaction, or null where the transaction already does. */
   keyLock: string | null;
+  /**
+   * Lets the current transaction commit without waiting for its log to reach the disk, or null.
+   * For sweep batches: a batch lost in a crash is deleted again by the next sweep, and requests'
+   * commits no longer queue behind the sweep's syncs.
+   */
+  noSyncCommit: string | null;
 }
 
 /** The codec of a value that goes in and comes out as it is (mapping.ts skips calling it). */
@@ -49,6 +55,8 @@ export const sqlite: Dialect = {
   mergeJsonArrays: (a, b) => `(SELECT json_group_array(value ORDER BY value) FROM (SELECT value FROM json_each(${a}) UNION SELECT value FROM json_each(${b})))`,
   // better-sqlite3 runs IMMEDIATE transactions: the write lock is taken at BEGIN.
   keyLock: null,
+  // synchronous = NORMAL in WAL mode: commits do not sync already.
+  noSyncCommit: null,
 };
 
 export const postgres: Dialect = {
@@ -66,6 +74,7 @@ export const postgres: Dialect = {
   mergeJsonArrays: (a, b) =>
     `(SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb) FROM (SELECT DISTINCT jsonb_array_elements_text(${a} || ${b}) AS value) AS merged)`,
   keyLock: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
+  noSyncCommit: 'SET LOCAL synchronous_commit = off',
 };
 
 // ---------------------------------------------------------------------------------------------

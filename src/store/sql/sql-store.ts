@@ -53,13 +53,13 @@ const SWEEP_MIN_BATCH = 16;
  * How a sweep shares the server: batches grow and shrink to take about `sliceMs` each (SQLite,
  * whose batches run on the event loop), and after each one the sweep rests `restFactor` times as
  * long as the batch took. PostgreSQL's batches run in the database, not on the event loop, and
- * cost a round trip whatever their size: they stay at SWEEP_BATCH rows.
+ * cost a round trip whatever their size: they stay at SWEEP_BATCH rows, with the same rest.
  */
 export interface SweepPace {
   sliceMs: number;
   restFactor: number;
 }
-export const DEFAULT_SWEEP_PACE: SweepPace = { sliceMs: Infinity, restFactor: 1 };
+export const DEFAULT_SWEEP_PACE: SweepPace = { sliceMs: Infinity, restFactor: 4 };
 
 /**
  * Deletes in batches until a batch comes back short. Each batch is its own short statement,
@@ -243,7 +243,13 @@ export function sqlStore(d: Dialect, driver: Driver): Store {
       ),
 
     sweepExpired: (now, options = {}) => {
-      const drain = (statement: Statement, params: Row): Promise<number> => drainInSlices((batch) => run(exec(statement, { ...params, batch })), rest, driver.sweepPace);
+      const batch = (statement: Statement, params: Row): Program<number> =>
+        (function* () {
+          yield* exec(S.noSyncCommit);
+          return yield* exec(statement, params);
+        })();
+      const drain = (statement: Statement, params: Row): Promise<number> =>
+        drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), rest, driver.sweepPace);
       const sweep = async (): Promise<number> => {
         let total = 0;
         // Unused clients first: what cascades from them is then swept with everything else.

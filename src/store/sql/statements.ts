@@ -136,6 +136,8 @@ export const S = {
   retirePreviousKey: stmt('retirePreviousKey', `UPDATE signing_keys SET status = 'retired' WHERE status = 'previous'`),
   demoteCurrentKey: stmt('demoteCurrentKey', `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`),
 
+  noSyncCommit: stmt('noSyncCommit', (d) => d.noSyncCommit),
+
   // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows
   // never holds the database (or SQLite's event loop) for long.
   sweep: [
