@@ -76,7 +76,6 @@ export function newRefreshToken(config: ResolvedConfig, grant: TokenFamily, scop
       scope: [...scope],
       createdAt: now,
       expiresAt: now + config.refreshTokenTtl,
-      consumedAt: null,
     },
   };
 }

@@ -10,6 +10,8 @@ import {
   StoreConflictError,
   explainConsumeFailure,
   systemNow,
+  explainRotateFailure,
+  spentKey,
   type AccessTokenRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
@@ -20,6 +22,7 @@ import {
   type RateTokensResult,
   type RevocationRecord,
   type SessionRecord,
+  type SpentRefreshTokenRecord,
   type SigningKeyRecord,
   type Store,
   type UpstreamSessionRecord,
@@ -65,6 +68,8 @@ export function createMemoryStore(): Store {
   const grants = new Map<string, GrantRecord>();
   const codes = new Map<string, AuthorizationCodeRecord>();
   const refreshTokens = new Map<string, RefreshTokenRecord>();
+  // By spentKey; like the SQL table, not removed with the grant (it expires on its own).
+  const spentTokens = new Map<string, Omit<SpentRefreshTokenRecord, 'clientId'>>();
   const accessTokens = new Map<string, AccessTokenRecord>();
   const identities = new Map<string, UserIdentityRecord>();
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
@@ -119,6 +124,13 @@ export function createMemoryStore(): Store {
     deleteWhere(consents, (c) => c.clientId === clientId);
     deleteGrants((g) => g.clientId === clientId);
     return true;
+  };
+
+  /** A spent record, with its grant's client, while the grant exists (the SQL join). */
+  const findSpent = (tokenHash: string): SpentRefreshTokenRecord | undefined => {
+    const spent = spentTokens.get(spentKey(tokenHash));
+    const grant = spent && grants.get(spent.grantId);
+    return spent && grant ? { ...spent, clientId: grant.clientId } : undefined;
   };
 
   const findUserByUsername = (username: string): UserRecord | undefined =>
@@ -308,14 +320,19 @@ export function createMemoryStore(): Store {
     async getRefreshToken(tokenHash) {
       return copy(refreshTokens.get(tokenHash));
     },
+    async findSpentRefreshToken(tokenHash) {
+      return findSpent(tokenHash);
+    },
     async rotateRefreshToken(oldHash, next, now) {
       const old = refreshTokens.get(oldHash);
       const grantRevoked = old !== undefined && (grants.get(old.grantId)?.revokedAt ?? null) !== null;
-      if (!old || old.consumedAt !== null || old.expiresAt <= now || grantRevoked) return explainConsumeFailure(copy(old), now);
+      if (!old || old.expiresAt <= now || grantRevoked) return explainRotateFailure(copy(old), old ? undefined : findSpent(oldHash), now);
       // Validate the insert before consuming, as the SQLite transaction would roll back.
       requireRef(grants, next.grantId, 'grant');
       if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
-      old.consumedAt = now;
+      refreshTokens.delete(oldHash);
+      const key = spentKey(oldHash);
+      if (!spentTokens.has(key)) spentTokens.set(key, { grantId: old.grantId, spentAt: now, expiresAt: old.expiresAt });
       refreshTokens.set(next.tokenHash, copy(next));
       return { status: 'ok', record: copy(old) };
     },
@@ -386,7 +403,7 @@ export function createMemoryStore(): Store {
           }
         }
       }
-      count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(accessTokens, expired);
+      count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired) + deleteWhere(accessTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired);
       count += deleteWhere(revocations, (r) => r.expiresAt <= now - REVOCATION_MARGIN);
       const hasChildren = (grantId: string): boolean =>

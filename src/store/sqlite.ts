@@ -10,7 +10,18 @@ import Database from 'better-sqlite3';
 import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
-import { sqlStore, type Program, type Step } from './sql/sql-store.js';
+import { sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
+import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
+
+/** An upkeep job still running after this long gets its WAL checkpoints moved off the event loop. */
+const LONG_UPKEEP_MS = 50;
+/**
+ * A sweep's batches run on the event loop: about 2 ms each, then a rest four times as long, so
+ * upkeep takes at most a fifth of the loop and a request never waits long behind a batch.
+ */
+const SWEEP_PACE: SweepPace = { sliceMs: 2, restFactor: 4 };
+/** SQLite's default WAL size (pages) at which a commit checkpoints. */
+const AUTOCHECKPOINT_PAGES = 1000;
 
 /** Primary result codes after which the database cannot serve requests (until an operator acts). */
 const UNAVAILABLE_CODES = new Set([
@@ -127,18 +138,53 @@ export function openSqliteStore(options: { path: string }): Store {
     }
   };
 
+  let upkeepJobs = 0;
   return sqlStore(sqlite, {
     run: (program) => settle(() => drive(program)),
     transaction: <T>(program: Program<T>) => settle(() => inTransaction.immediate(program) as T),
     close: () => settle(() => void db.close()),
-    // Freed pages back to the file system, a slice at a time with a yield in between.
-    reclaim: async () => {
+    sweepPace: SWEEP_PACE,
+    // Freed pages back to the file system, a slice at a time with a pause in between.
+    reclaim: async (pause) => {
       for (let slice = 0; slice < 1000; slice++) {
         const free = await settle(() => db.pragma('freelist_count', { simple: true }) as number);
         if (free === 0 || (await settle(() => db.pragma('auto_vacuum', { simple: true }) as number)) !== 2) return;
+        const started = performance.now();
         await settle(() => db.pragma('incremental_vacuum(256)'));
-        await new Promise((resolve) => setImmediate(resolve));
+        await pause(performance.now() - started);
       }
     },
+    upkeep: async (job) => {
+      if (upkeepJobs++ > 0 || options.path === ':memory:') return afterwards(job(), () => void upkeepJobs--);
+      let checkpointer: Promise<Checkpointer | undefined> | undefined;
+      const long = setTimeout(() => {
+        checkpointer = startCheckpointer(options.path).then(
+          (started) => {
+            if (db.open) db.pragma('wal_autocheckpoint = 0');
+            return started;
+          },
+          () => undefined, // no worker: commits go on checkpointing as they always did
+        );
+      }, LONG_UPKEEP_MS);
+      return afterwards(job(), async () => {
+        upkeepJobs--;
+        clearTimeout(long);
+        const started = await checkpointer;
+        if (!started) return;
+        if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+        await started.stop();
+      });
+    },
   });
+}
+
+/** The job's outcome, after `cleanup` has run (whose own failure never hides the job's). */
+async function afterwards<T>(job: Promise<T>, cleanup: () => void | Promise<void>): Promise<T> {
+  try {
+    return await job;
+  } finally {
+    await Promise.resolve()
+      .then(cleanup)
+      .catch(() => undefined);
+  }
 }

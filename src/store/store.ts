@@ -144,6 +144,7 @@ export interface AuthorizationCodeRecord {
   consumedAt: number | null;
 }
 
+/** A refresh token not yet used. Rotation removes it and keeps a SpentRefreshTokenRecord instead. */
 export interface RefreshTokenRecord {
   tokenHash: string;
   grantId: string;
@@ -151,8 +152,41 @@ export interface RefreshTokenRecord {
   scope: string[];
   createdAt: number;
   expiresAt: number;
-  /** Set when the token was rotated (used); a second use is a replay. */
-  consumedAt: number | null;
+}
+
+/**
+ * What is kept of a rotated refresh token until it would have expired: enough to recognise a
+ * second use and revoke the grant, far less than the token's full record. Found by the first
+ * SPENT_KEY_CHARS characters of the token's hash (132 bits: no other token's hash shares them
+ * by chance), and only while its grant exists.
+ */
+export interface SpentRefreshTokenRecord {
+  grantId: string;
+  /** The grant's client (read through the grant, not kept twice). */
+  clientId: string;
+  spentAt: number;
+  expiresAt: number;
+}
+
+/** How many characters of a refresh token's hash (base64url SHA-256) its spent record is found by. */
+export const SPENT_KEY_CHARS = 22;
+
+/** The key of a spent record: a prefix of the token's hash. */
+export const spentKey = (tokenHash: string): string => tokenHash.slice(0, SPENT_KEY_CHARS);
+
+export type RotateResult =
+  | { status: 'ok'; record: RefreshTokenRecord }
+  /** Rotated before: the caller treats this as a replay (or, within the grace window, an honest race). */
+  | { status: 'replayed'; record: SpentRefreshTokenRecord }
+  | { status: 'expired' | 'revoked'; record: RefreshTokenRecord }
+  | { status: 'missing' };
+
+/** Why a rotation found nothing to rotate: a live token that expired or whose grant was revoked, else a spent one, else none. */
+export function explainRotateFailure(live: RefreshTokenRecord | undefined, spent: SpentRefreshTokenRecord | undefined, now: number): Exclude<RotateResult, { status: 'ok' }> {
+  // A live token comes first: a spent record never stands for a token that is still usable.
+  if (live) return { status: live.expiresAt <= now ? 'expired' : 'revoked', record: live };
+  if (spent) return { status: 'replayed', record: spent };
+  return { status: 'missing' };
 }
 
 export interface AccessTokenRecord {
@@ -194,9 +228,9 @@ export type ConsumeResult<T> =
   | { status: 'missing' };
 
 /**
- * Why a consume (`consume…`, `rotate…`) found nothing to consume, from the record as it stands:
- * missing, already used (a replay), expired, or else its grant was revoked. One explanation for
- * every store.
+ * Why a consume (`consume…`) found nothing to consume, from the record as it stands: missing,
+ * already used (a replay), expired, or else its grant was revoked. One explanation for every
+ * store (rotations have explainRotateFailure).
  */
 export function explainConsumeFailure<T extends { consumedAt: number | null; expiresAt: number }>(
   record: T | undefined,
@@ -346,12 +380,17 @@ export interface Store {
 
   // Refresh tokens
   saveRefreshToken(token: RefreshTokenRecord): Promise<void>;
+  /** A token not yet used (a rotated one is found by findSpentRefreshToken). */
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
+  /** The spent record of a rotated token, while it is kept and its grant exists. */
+  findSpentRefreshToken(tokenHash: string): Promise<SpentRefreshTokenRecord | undefined>;
   /**
-   * Atomically marks `oldHash` used and saves `next` in its place, if `oldHash` is unused,
-   * unexpired and its grant is not revoked. Otherwise saves nothing and says why.
+   * Atomically, in one transaction: removes `oldHash`, keeps its spent record and saves `next`
+   * in its place, if `oldHash` is unused, unexpired and its grant is not revoked (one conditional
+   * DELETE, so of two concurrent rotations only one gets the token). Otherwise changes nothing
+   * and says why.
    */
-  rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<ConsumeResult<RefreshTokenRecord> | { status: 'revoked'; record: RefreshTokenRecord }>;
+  rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<RotateResult>;
 
   // Access tokens (a record per issued JWT, for revocation and introspection)
   /**
@@ -388,9 +427,9 @@ export interface Store {
 
   // Maintenance
   /**
-   * Deletes what expired before `now` (codes, tokens, sessions, interactions, old grants, upstream
-   * sessions nothing rests on, rate-limit buckets full again, revocations a minute after their last
-   * token expired); returns how many rows.
+   * Deletes what expired before `now` (codes, tokens, spent records, sessions, interactions, old
+   * grants, upstream sessions nothing rests on, rate-limit buckets full again, revocations a minute
+   * after their last token expired); returns how many rows.
    */
   sweepExpired(now: number, options?: SweepOptions): Promise<number>;
 }

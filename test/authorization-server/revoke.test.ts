@@ -66,6 +66,19 @@ for (const revision of REVISIONS) {
       await expectOAuthError(await refresh(h, client, tokens.refresh_token!), 400, 'invalid_grant');
     });
 
+    it('revokes the family with a rotated refresh token too, unless another client sends it', async () => {
+      const h = createHarness();
+      const client = await registerClient(h);
+      const first = await obtainTokensAs(h, revision, client);
+      const second = (await (await refresh(h, client, first.refresh_token!)).json()) as Record<string, string>;
+      await revokeOk(h, await registerClient(h), first.refresh_token!);
+      const third = (await (await refresh(h, client, second.refresh_token!)).json()) as Record<string, string>;
+      assert.ok(third.refresh_token, 'another client’s revocation changed nothing');
+      await revokeOk(h, client, first.refresh_token!);
+      await expectOAuthError(await refresh(h, client, third.refresh_token!), 400, 'invalid_grant');
+      assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0, 'a revocation is not a reuse');
+    });
+
     it('answers 200 for an unknown token', async () => {
       const h = createHarness();
       const client = await registerClient(h);

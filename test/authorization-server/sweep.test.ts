@@ -36,13 +36,13 @@ import { startPostgres } from '../helpers/postgres.js';
 
 const TABLES = [
   'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys', 'revocations',
+  'authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'access_tokens', 'signing_keys', 'revocations',
 ] as const;
 type Table = (typeof TABLES)[number];
 type Counts = Record<Table, number>;
 
 /** Rows that expire or die with their grant: all of them must go. */
-const TRANSIENT: readonly Table[] = ['authorization_codes', 'refresh_tokens', 'access_tokens', 'sessions', 'interactions', 'grants', 'revocations'];
+const TRANSIENT: readonly Table[] = ['authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'access_tokens', 'sessions', 'interactions', 'grants', 'revocations'];
 /** Rows an operator or a user made, which no amount of time removes. */
 const LASTING: readonly Table[] = ['users', 'clients', 'consents', 'signing_keys'];
 
@@ -140,7 +140,8 @@ async function sweepScenario(store: Store, count: () => Promise<Counts>): Promis
   assert.equal(grown.interactions, 2, 'the two abandoned interactions');
   assert.equal(grown.authorization_codes, batch.redeemed + 2);
   assert.equal(grown.grants, batch.redeemed + 2);
-  assert.equal(grown.refresh_tokens, FLOWS * 2 + 1, 'the rotated ones stay until they expire, for reuse detection');
+  assert.equal(grown.refresh_tokens, FLOWS + 1, 'the live ones: each flow’s rotated token and the replayed grant’s');
+  assert.equal(grown.spent_refresh_tokens, FLOWS, 'the rotated ones stay as spent records until they expire, for reuse detection');
   assert.equal(grown.access_tokens, FLOWS * 2 + 1);
 
   // A sweep now removes nothing: every row is still within its lifetime.
@@ -156,6 +157,7 @@ async function sweepScenario(store: Store, count: () => Promise<Counts>): Promis
   assert.equal(afterShortLived.interactions, 0);
   assert.equal(afterShortLived.sessions, grown.sessions, 'live sessions are kept');
   assert.equal(afterShortLived.refresh_tokens, grown.refresh_tokens, 'live refresh tokens are kept');
+  assert.equal(afterShortLived.spent_refresh_tokens, grown.spent_refresh_tokens, 'spent records are kept until their token would have expired');
   // The grants of the unredeemed codes had nothing left; the others still have refresh tokens.
   assert.equal(afterShortLived.grants, batch.redeemed);
   // …and the replayed code's revocation record, a minute after the last token it covers expired.

@@ -71,6 +71,32 @@ for (const revision of REVISIONS) {
       await expectOAuthError(await refresh(h, client, third.refresh_token!), 400, 'invalid_grant');
     });
 
+    it('a rotated token presented again by another client is refused, and revokes nothing', async () => {
+      const h = createHarness();
+      const { client, tokens } = await obtainTokens(h, revision);
+      const first = (tokens as Tokens).refresh_token!;
+      const second = await refreshOk(h, client, first);
+      const other = await registerClient(h);
+      await expectOAuthError(await refresh(h, other, first), 400, 'invalid_grant');
+      assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0);
+      await refreshOk(h, client, second.refresh_token!);
+    });
+
+    it('two refreshes with the same token at once: one wins; the other revokes the family, or within the grace window is only refused', async () => {
+      for (const grace of [0, 10]) {
+        const h = createHarness({ refreshReuseGraceSeconds: grace });
+        const { client, tokens } = await obtainTokens(h, revision);
+        const token = (tokens as Tokens).refresh_token!;
+        const responses = await Promise.all([refresh(h, client, token), refresh(h, client, token)]);
+        assert.deepEqual(responses.map((r) => r.status).sort(), [200, 400]);
+        const winner = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
+        const revoked = h.log.some((event) => event.event === 'refresh_token_reused');
+        assert.equal(revoked, grace === 0, `grace ${grace}`);
+        const next = await refresh(h, client, winner.refresh_token!);
+        assert.equal(next.status, grace === 0 ? 400 : 200, `grace ${grace}: the winner's token`);
+      }
+    });
+
     it('lets the scope narrow for one access token but never widen', async () => {
       const h = createHarness();
       const { client, tokens } = await obtainTokens(h, revision, { scope: 'mcp:tools mcp:admin' });

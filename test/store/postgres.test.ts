@@ -4,14 +4,12 @@ import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
-import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
+import { SCHEMA_VERSION, TABLES as SCHEMA_TABLES } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
 import { makeAccessToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, runStoreSuite } from './store-suite.js';
 
-const TABLES = [
-  'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'access_tokens', 'signing_keys', 'revocations',
-];
+// Every table of the schema, so that none keeps rows from one test to the next.
+const TABLES = SCHEMA_TABLES.map((table) => table.name);
 
 /** Runs one statement on a database, outside any store. */
 async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(connectionString: string, text: string, values: unknown[] = []): Promise<R[]> {

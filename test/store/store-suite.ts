@@ -21,6 +21,8 @@ import {
   type UserIdentityRecord,
   type UserRecord,
 } from '../../src/store/index.js';
+import { hashSecret } from '../../src/core/secrets.js';
+import { SPENT_KEY_CHARS, type RotateResult } from '../../src/store/store.js';
 
 /** The tests' clock: whole seconds, passed to every time-dependent method. */
 export const NOW = 1_700_000_000;
@@ -124,13 +126,13 @@ export function makeCode(grant: GrantRecord, overrides: Partial<AuthorizationCod
 
 export function makeRefreshToken(grant: GrantRecord, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
   return {
-    tokenHash: uniqueId('refresh'),
+    // Shaped as the server's hashes are (base64url SHA-256): spent records keep a prefix of it.
+    tokenHash: hashSecret(uniqueId('refresh')),
     grantId: grant.id,
     clientId: grant.clientId,
     scope: grant.scope,
     createdAt: NOW,
     expiresAt: NOW + 86_400,
-    consumedAt: null,
     ...overrides,
   };
 }
@@ -153,7 +155,9 @@ export function makeSigningKey(overrides: Partial<SigningKeyRecord> = {}): Signi
 }
 
 /** Asserts the status of a consume/rotate result and returns its record. */
-function expectRecord<T>(result: ConsumeResult<T> | { status: 'revoked'; record: T }, status: string): T {
+function expectRecord<T>(result: ConsumeResult<T> | { status: 'revoked'; record: T }, status: string): T;
+function expectRecord<S extends RotateResult['status']>(result: RotateResult, status: S): Extract<RotateResult, { status: S; record: unknown }>['record'];
+function expectRecord(result: { status: string; record?: unknown }, status: string): unknown {
   assert.equal(result.status, status);
   assert.ok('record' in result, `a ${status} result carries the record`);
   return result.record;
@@ -641,26 +645,79 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.getRefreshToken('nope'), undefined);
       });
 
-      it('rotates: the old one is used, the new one is stored', async () => {
+      it('rotates: the old one is gone, a spent record of it is kept, the new one is stored', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         const next = makeRefreshToken(grant, { createdAt: NOW + 5 });
         await store.saveRefreshToken(old);
-        const used = expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 5), 'ok');
-        assert.deepEqual(used, { ...old, consumedAt: NOW + 5 });
-        assert.deepEqual(await store.getRefreshToken(old.tokenHash), { ...old, consumedAt: NOW + 5 });
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined, 'not spent before its rotation');
+        assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 5), 'ok'), old);
+        assert.equal(await store.getRefreshToken(old.tokenHash), undefined);
+        assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), { grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 5, expiresAt: old.expiresAt });
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
+        assert.equal(await store.findSpentRefreshToken(next.tokenHash), undefined);
       });
 
-      it('a reused token is a replay and its replacement is not saved', async () => {
+      it('a reused token is a replay, told by its spent record, and its replacement is not saved', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         await store.saveRefreshToken(old);
         expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const stolen = makeRefreshToken(grant);
         const replayed = expectRecord(await store.rotateRefreshToken(old.tokenHash, stolen, NOW + 1), 'replayed');
-        assert.equal(replayed.consumedAt, NOW);
+        assert.deepEqual(replayed, { grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt });
         assert.equal(await store.getRefreshToken(stolen.tokenHash), undefined);
+        assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.spentAt, NOW, 'a replay does not move the time it was spent');
+      });
+
+      it('a spent record is found by its token’s hash (its first 132 bits), never by another token’s', async () => {
+        const { grant } = await seed();
+        const old = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        const key = old.tokenHash.slice(0, SPENT_KEY_CHARS);
+        const flip = (c: string): string => (c === 'A' ? 'B' : 'A');
+        assert.ok(await store.findSpentRefreshToken(`${key}${'x'.repeat(old.tokenHash.length - SPENT_KEY_CHARS)}`), 'the key is the prefix');
+        assert.equal(await store.findSpentRefreshToken(`${key.slice(0, -1)}${flip(key.at(-1)!)}${old.tokenHash.slice(SPENT_KEY_CHARS)}`), undefined);
+        assert.equal(await store.findSpentRefreshToken(hashSecret('another token')), undefined);
+      });
+
+      it('two spent tokens whose hashes share the key: the rotation still succeeds, the first record stays', async () => {
+        const { client, user, grant } = await seed();
+        const otherGrant = makeGrant(client.clientId, user.id);
+        await store.createGrant(otherGrant);
+        const prefix = hashSecret('shared').slice(0, SPENT_KEY_CHARS);
+        const first = makeRefreshToken(grant, { tokenHash: `${prefix}${'a'.repeat(21)}` });
+        const second = makeRefreshToken(otherGrant, { tokenHash: `${prefix}${'b'.repeat(21)}` });
+        await store.saveRefreshToken(first);
+        await store.saveRefreshToken(second);
+        expectRecord(await store.rotateRefreshToken(first.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        const next = makeRefreshToken(otherGrant);
+        expectRecord(await store.rotateRefreshToken(second.tokenHash, next, NOW + 1), 'ok');
+        assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
+        assert.equal((await store.findSpentRefreshToken(second.tokenHash))?.grantId, grant.id, 'the first record is kept');
+      });
+
+      it('a live token comes before a spent record sharing its key', async () => {
+        const { grant } = await seed();
+        const prefix = hashSecret('shared').slice(0, SPENT_KEY_CHARS);
+        const spent = makeRefreshToken(grant, { tokenHash: `${prefix}${'a'.repeat(21)}` });
+        const live = makeRefreshToken(grant, { tokenHash: `${prefix}${'b'.repeat(21)}`, expiresAt: NOW + 10 });
+        await store.saveRefreshToken(spent);
+        await store.saveRefreshToken(live);
+        expectRecord(await store.rotateRefreshToken(spent.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        assert.deepEqual(expectRecord(await store.rotateRefreshToken(live.tokenHash, makeRefreshToken(grant), NOW + 10), 'expired'), live);
+        expectRecord(await store.rotateRefreshToken(live.tokenHash, makeRefreshToken(grant), NOW + 9), 'ok');
+      });
+
+      it('a spent record is not found once its grant is gone', async () => {
+        const { client, grant } = await seed();
+        const old = makeRefreshToken(grant);
+        await store.saveRefreshToken(old);
+        expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        await store.deleteClient(client.clientId);
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
+        assert.deepEqual(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), { status: 'missing' });
       });
 
       it('an expired token is not rotated', async () => {
@@ -670,10 +727,11 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await store.saveRefreshToken(old);
         assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 10), 'expired'), old);
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
-        assert.equal((await store.getRefreshToken(old.tokenHash))?.consumedAt, null);
+        assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
       });
 
-      it('a token of a revoked grant is not rotated, nor consumed', async () => {
+      it('a token of a revoked grant is not rotated, nor spent', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         const next = makeRefreshToken(grant);
@@ -681,7 +739,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await store.revokeGrant(grant.id, NOW);
         assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 1), 'revoked'), old);
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
-        assert.equal((await store.getRefreshToken(old.tokenHash))?.consumedAt, null);
+        assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
       });
 
       it('an unknown token is missing and nothing is saved', async () => {
@@ -691,14 +750,15 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
       });
 
-      it('a failed insert of the replacement leaves the old token unused', async () => {
+      it('a failed insert of the replacement leaves the old token unused and unspent', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         const existing = makeRefreshToken(grant);
         await store.saveRefreshToken(old);
         await store.saveRefreshToken(existing);
         await assert.rejects(store.rotateRefreshToken(old.tokenHash, existing, NOW), StoreConflictError);
-        assert.equal((await store.getRefreshToken(old.tokenHash))?.consumedAt, null);
+        assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
       });
 
       it('50 concurrent rotations: exactly one wins and exactly one new token is stored', async () => {
@@ -987,6 +1047,32 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.sweepExpired(NOW), 0);
       });
 
+      it('sweeps spent records when their token would have expired, and grants that only spent records remember', async () => {
+        const { client, user } = await seed({ createdAt: NOW });
+        const ended = makeGrant(client.clientId, user.id, { createdAt: NOW - 1000 });
+        const going = makeGrant(client.clientId, user.id, { createdAt: NOW - 1000 });
+        for (const grant of [ended, going]) await store.createGrant(grant);
+        const endedToken = makeRefreshToken(ended, { expiresAt: NOW + 10 });
+        const endedNext = makeRefreshToken(ended, { expiresAt: NOW + 10 });
+        const goingToken = makeRefreshToken(going, { expiresAt: NOW + 100 });
+        const goingNext = makeRefreshToken(going, { expiresAt: NOW + 200 });
+        for (const token of [endedToken, goingToken]) await store.saveRefreshToken(token);
+        expectRecord(await store.rotateRefreshToken(endedToken.tokenHash, endedNext, NOW), 'ok');
+        expectRecord(await store.rotateRefreshToken(goingToken.tokenHash, goingNext, NOW), 'ok');
+
+        // Past the ended family's tokens, spent and live: both go, then its grant.
+        assert.equal(await store.sweepExpired(NOW + 10), 3);
+        assert.equal(await store.findSpentRefreshToken(endedToken.tokenHash), undefined);
+        assert.equal(await store.getGrant(ended.id), undefined);
+        assert.ok(await store.findSpentRefreshToken(goingToken.tokenHash), 'a spent record is kept until its token would have expired');
+        assert.equal((await store.rotateRefreshToken(goingToken.tokenHash, makeRefreshToken(going), NOW + 50)).status, 'replayed');
+
+        // The spent record, and the seed's grant, empty and now old enough.
+        assert.equal(await store.sweepExpired(NOW + 100), 2);
+        assert.equal(await store.findSpentRefreshToken(goingToken.tokenHash), undefined);
+        assert.ok(await store.getRefreshToken(goingNext.tokenHash));
+      });
+
       it('returns 0 on an empty store', async () => {
         assert.equal(await store.sweepExpired(NOW), 0);
       });
@@ -1146,9 +1232,12 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
         const token = makeRefreshToken(grant);
         await store.saveRefreshToken(token);
-        const rotated = expectRecord(await store.rotateRefreshToken(token.tokenHash, makeRefreshToken(grant), NOW), 'ok');
-        rotated.consumedAt = null;
-        assert.equal((await store.getRefreshToken(token.tokenHash))?.consumedAt, NOW);
+        const next = makeRefreshToken(grant);
+        expectRecord(await store.rotateRefreshToken(token.tokenHash, next, NOW), 'ok');
+        (await store.getRefreshToken(next.tokenHash))!.scope.push('admin');
+        assert.deepEqual((await store.getRefreshToken(next.tokenHash))?.scope, next.scope);
+        (await store.findSpentRefreshToken(token.tokenHash))!.spentAt = 0;
+        assert.equal((await store.findSpentRefreshToken(token.tokenHash))?.spentAt, NOW);
 
         const key = makeSigningKey();
         const ensured = await store.ensureSigningKey(key);

@@ -11,8 +11,11 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { createAuthorizationServer } from '../../src/authorization-server/index.js';
+import { hashSecret } from '../../src/core/secrets.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
-import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
+import { migrationDdl, postgres, sqlite, type Dialect } from '../../src/store/sql/dialect.js';
+import { SCHEMA_VERSION, SPENT_REFRESH_TOKENS, TABLES } from '../../src/store/sql/schema.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres.js';
@@ -29,12 +32,15 @@ async function assertRecordsOfV1(store: Store): Promise<void> {
   assert.deepEqual(await store.getSession(v1.session.idHash, now), { ...v1.session, upstreamSessionId: null });
   assert.deepEqual(await store.getConsent(v1.user.id, v1.client.clientId, v1.consent.resource), v1.consent);
   assert.deepEqual(await store.getGrant(v1.grant.id), { ...v1.grant, upstreamSessionId: null });
-  assert.deepEqual(await store.getRefreshToken(v1.refresh.tokenHash), v1.refresh);
+  // Unused, it stays a refresh token; the column that marked use went with version 7.
+  const { consumedAt, ...unused } = v1.refresh;
+  assert.equal(consumedAt, null);
+  assert.deepEqual(await store.getRefreshToken(v1.refresh.tokenHash), unused);
   assert.deepEqual(await store.getAccessToken(v1.access.jti), v1.access);
   assert.deepEqual(await store.listSigningKeys(), [v1.key]);
   // Still working: the code and the refresh token are single use as before.
   assert.deepEqual(await store.consumeAuthorizationCode(v1.code.codeHash, now), { status: 'ok', record: { ...v1.code, consumedAt: now } });
-  const next = { ...v1.refresh, tokenHash: 'refresh-hash-2', consumedAt: null };
+  const next = { ...unused, tokenHash: 'refresh-hash-2' };
   assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'ok');
   assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'replayed');
   // Version 5's table: the shared rate-limit buckets.
@@ -43,6 +49,63 @@ async function assertRecordsOfV1(store: Store): Promise<void> {
   assert.deepEqual(await store.listRevocations(0, now), []);
   await store.revokeGrant(v1.grant.id, now);
   assert.deepEqual(await store.listRevocations(0, now), [{ kind: 'grant', id: v1.grant.id, revokedAt: now, expiresAt: v1.access.expiresAt }]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mid-life: a store in use when spent records came, with a refresh token already rotated.
+
+/** The last version that kept a rotated refresh token as a full row, marked used. */
+const BEFORE_SPENT = SPENT_REFRESH_TOKENS.since - 1;
+const ROTATED = 'the refresh token rotated before the upgrade';
+const SUCCESSOR = 'the refresh token it was rotated to';
+const SECRET = 'the fixture client secret';
+
+/**
+ * The v1 fixture brought to BEFORE_SPENT with the migrations of the versions between, then used
+ * as that code used it: its refresh token rotated 5 s before T (marked used, a successor saved).
+ * Its client gets a secret we know and its placeholder signing key goes, so a server can answer.
+ */
+function midLife(d: Dialect): string[] {
+  const statements: string[] = [];
+  for (let version = 2; version <= BEFORE_SPENT; version++) statements.push(...migrationDdl(d, TABLES, version));
+  statements.push(
+    `UPDATE clients SET client_secret_hash = '${hashSecret(SECRET)}'`,
+    'DELETE FROM signing_keys',
+    `UPDATE refresh_tokens SET token_hash = '${hashSecret(ROTATED)}', consumed_at = ${v1.T - 5}`,
+    `INSERT INTO refresh_tokens (token_hash, grant_id, client_id, scope, created_at, expires_at, consumed_at)
+     SELECT '${hashSecret(SUCCESSOR)}', grant_id, client_id, scope, ${v1.T - 5}, ${v1.T - 5 + 86_400}, NULL FROM refresh_tokens`,
+  );
+  return statements;
+}
+
+/** After the upgrade: the rotated token is a spent record, and presenting it again revokes its grant. */
+async function assertReuseStillDetected(store: Store): Promise<void> {
+  assert.equal(await store.getRefreshToken(hashSecret(ROTATED)), undefined);
+  assert.deepEqual(await store.findSpentRefreshToken(hashSecret(ROTATED)), {
+    grantId: v1.grant.id, clientId: v1.client.clientId, spentAt: v1.T - 5, expiresAt: v1.refresh.expiresAt,
+  });
+  assert.equal((await store.getRefreshToken(hashSecret(SUCCESSOR)))?.grantId, v1.grant.id);
+
+  const issuer = new URL(v1.grant.resource).origin;
+  const server = createAuthorizationServer({ issuer, store, resources: [v1.grant.resource], now: () => v1.T, log: () => undefined });
+  const refresh = (token: string) =>
+    server.handle(
+      new Request(`${issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${v1.client.clientId}:${SECRET}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }),
+      }),
+    );
+  // The family goes on as before: the successor rotates.
+  const rotated = await refresh(SUCCESSOR);
+  assert.equal(rotated.status, 200, await rotated.clone().text());
+  const newest = ((await rotated.json()) as { refresh_token: string }).refresh_token;
+  // The token rotated before the upgrade, presented again: a replay, and the family is revoked.
+  const replayed = await refresh(ROTATED);
+  assert.equal(replayed.status, 400);
+  assert.equal(((await replayed.json()) as { error: string }).error, 'invalid_grant');
+  assert.equal((await store.getGrant(v1.grant.id))?.revokedAt, v1.T);
+  assert.equal((await refresh(newest)).status, 400, 'the newest token of the family is revoked with it');
 }
 
 describe('upgrading a SQLite data folder made by release 0.1.0', () => {
@@ -83,6 +146,28 @@ describe('upgrading a SQLite data folder made by release 0.1.0', () => {
     const fresh = path.join(dir, 'fresh.db');
     await openSqliteStore({ path: fresh }).close();
     assert.deepEqual(schemaOf(file), schemaOf(fresh));
+  });
+
+  it('upgraded mid-life, still detects the reuse of a refresh token rotated before the upgrade', async () => {
+    const file = path.join(dir, 'mid-life.db');
+    fs.copyFileSync(path.join(FIXTURES, 'v1.sqlite'), file);
+    const db = new Database(file);
+    db.transaction(() => {
+      for (const sql of midLife(sqlite)) db.exec(sql);
+      db.pragma(`user_version = ${BEFORE_SPENT}`);
+    })();
+    db.close();
+
+    const store = openSqliteStore({ path: file });
+    try {
+      await assertReuseStillDetected(store);
+    } finally {
+      await store.close();
+    }
+    const upgraded = new Database(file, { readonly: true });
+    assert.deepEqual(upgraded.prepare('SELECT count(*) AS n FROM refresh_tokens').get(), { n: 1 }, 'only the live token is left as a full row');
+    assert.deepEqual(upgraded.prepare('SELECT count(*) AS n FROM spent_refresh_tokens').get(), { n: 2 });
+    upgraded.close();
   });
 });
 
@@ -131,5 +216,27 @@ describe('upgrading a PostgreSQL database made by release 0.1.0', () => {
     const fresh = await server.createDatabase();
     await (await openPostgresStore({ connectionString: fresh })).close();
     assert.deepEqual(await schemaOf(url), await schemaOf(fresh));
+  });
+
+  it('upgraded mid-life, still detects the reuse of a refresh token rotated before the upgrade', async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(fs.readFileSync(path.join(FIXTURES, 'v1.postgres.sql'), 'utf8'));
+    await client.query('SET search_path TO public'); // the dump emptied it
+    await client.query('BEGIN');
+    for (const sql of midLife(postgres)) await client.query(sql);
+    for (let version = 2; version <= BEFORE_SPENT; version++) await client.query('INSERT INTO context_auth_migrations (version) VALUES ($1)', [version]);
+    await client.query('COMMIT');
+    await client.end();
+
+    const store = await openPostgresStore({ connectionString: url });
+    try {
+      await assertReuseStillDetected(store);
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual(await query(url, 'SELECT count(*)::int AS n FROM refresh_tokens'), [{ n: 1 }], 'only the live token is left as a full row');
+    assert.deepEqual(await query(url, 'SELECT count(*)::int AS n FROM spent_refresh_tokens'), [{ n: 2 }]);
   });
 });

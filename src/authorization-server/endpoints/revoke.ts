@@ -22,7 +22,9 @@ export async function revokeEndpoint(ctx: ServerContext, request: Request): Prom
     throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token');
   }
   const now = ctx.config.now();
-  const refresh = await store.getRefreshToken(hashSecret(token));
+  const tokenHash = hashSecret(token);
+  // A rotated refresh token still names its grant: revoking it revokes the family, as before rotation.
+  const refresh = (await store.getRefreshToken(tokenHash)) ?? (await store.findSpentRefreshToken(tokenHash));
   if (refresh && refresh.clientId === client.clientId) {
     await ctx.revocations.revokeGrant(refresh.grantId, now);
     ctx.config.log({ event: 'token_revoked', kind: 'refresh_token', client_id: client.clientId, grant_id: refresh.grantId });

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { isSubset, parseScope } from '../../core/scopes.js';
 import { hashSecret } from '../../core/secrets.js';
-import type { ClientRecord } from '../../store/store.js';
+import type { ClientRecord, SpentRefreshTokenRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
@@ -22,9 +22,16 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
   const presented = params.get('refresh_token');
   if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
   const now = ctx.config.now();
-  const record = await store.getRefreshToken(hashSecret(presented));
-  // Another client's token is refused without touching it: presenting it proves nothing.
-  if (!record || record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'refresh token is invalid');
+  const tokenHash = hashSecret(presented);
+  const record = await store.getRefreshToken(tokenHash);
+  if (!record) {
+    // Rotated before? Then this is a second use. Another client's token is refused without
+    // touching it, whether spent or not: presenting it proves nothing.
+    const spent = await store.findSpentRefreshToken(tokenHash);
+    if (spent && spent.clientId === client.clientId) return refuseReuse(ctx, spent, now);
+    throw new OAuthError('invalid_grant', 'refresh token is invalid');
+  }
+  if (record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'refresh token is invalid');
   const grant = await store.getGrant(record.grantId);
   if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'refresh token has been revoked');
 
@@ -49,15 +56,9 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     case 'ok':
       log({ event: 'token_refreshed', client_id: client.clientId, grant_id: grant.id });
       return tokenResponse(ctx, grant, scope, next.token);
-    case 'replayed': {
-      const consumedAt = result.record.consumedAt ?? now;
-      if (now - consumedAt < ctx.config.refreshReuseGraceSeconds) {
-        throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
-      }
-      await ctx.revocations.revokeGrant(grant.id, now);
-      log({ event: 'refresh_token_reused', client_id: client.clientId, grant_id: grant.id });
-      throw new OAuthError('invalid_grant', 'refresh token was already used; the grant is revoked');
-    }
+    case 'replayed':
+      // A concurrent rotation of the same token won the race.
+      return refuseReuse(ctx, result.record, now);
     case 'expired':
       throw new OAuthError('invalid_grant', 'refresh token has expired');
     case 'revoked':
@@ -65,4 +66,21 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     case 'missing':
       throw new OAuthError('invalid_grant', 'refresh token is invalid');
   }
+}
+
+/**
+ * A rotated token presented again: the whole family is revoked (RFC 9700 §4.14.2), unless it
+ * comes within the grace window of its rotation (an honest client refreshing twice at once),
+ * which only refuses it.
+ */
+async function refuseReuse(ctx: ServerContext, spent: SpentRefreshTokenRecord, now: number): Promise<never> {
+  const { store, log } = ctx.config;
+  const grant = await store.getGrant(spent.grantId);
+  if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'refresh token has been revoked');
+  if (now - spent.spentAt < ctx.config.refreshReuseGraceSeconds) {
+    throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
+  }
+  await ctx.revocations.revokeGrant(grant.id, now);
+  log({ event: 'refresh_token_reused', client_id: grant.clientId, grant_id: grant.id });
+  throw new OAuthError('invalid_grant', 'refresh token was already used; the grant is revoked');
 }

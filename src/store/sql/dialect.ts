@@ -35,6 +35,12 @@ export interface Dialect {
   forShare: string;
   /** Tells other processes, on commit, that a revocation was recorded; null where they poll instead. */
   notifyRevocation: string | null;
+  /**
+   * Lets the current transaction commit without waiting for its log to reach the disk, or null.
+   * For sweep batches: a batch lost in a crash is deleted again by the next sweep, and requests'
+   * commits no longer queue behind the sweep's syncs.
+   */
+  noSyncCommit: string | null;
 }
 
 /** The PostgreSQL channel revocations are announced on (store/postgres.ts listens). */
@@ -63,6 +69,8 @@ export const sqlite: Dialect = {
   greatest: 'max',
   forShare: '',
   notifyRevocation: null,
+  // synchronous = NORMAL in WAL mode: commits do not sync already.
+  noSyncCommit: null,
 };
 
 export const postgres: Dialect = {
@@ -84,6 +92,7 @@ export const postgres: Dialect = {
   greatest: 'greatest',
   forShare: ' FOR SHARE',
   notifyRevocation: `SELECT pg_notify('${REVOCATION_CHANNEL}', '')`,
+  noSyncCommit: 'SET LOCAL synchronous_commit = off',
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -105,23 +114,35 @@ function indexDdl(table: Table, index: Index): string {
   return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${index.name} ON ${table.name} (${index.columns.join(', ')})${where}`;
 }
 
-/** The statements of migration `version`: new tables, then new columns, then new indexes. */
+/** Whether column `c` exists at `version`. */
+const existsAt = (c: Column, version: number): boolean => c.since <= version && (c.until === undefined || version < c.until);
+
+/**
+ * The statements of migration `version`: new tables, new columns and new indexes; then the data
+ * it moves; then the columns it drops.
+ */
 export function migrationDdl(d: Dialect, tables: readonly Table[], version: number): string[] {
   const statements: string[] = [];
+  const drops: string[] = [];
+  const backfills: string[] = [];
   for (const table of tables) {
+    const columns = [...table.columns, ...(table.retired ?? [])];
     if (table.since === version) {
-      const lines = table.columns.filter((c) => c.since <= version).map((c) => columnDdl(d, c, table));
+      const lines = columns.filter((c) => existsAt(c, version)).map((c) => columnDdl(d, c, table));
       if (table.insertionOrder && d.name === 'postgres') lines.unshift('seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE');
       if (table.primaryKey.length > 1) lines.push(`PRIMARY KEY (${table.primaryKey.join(', ')})`);
-      statements.push(`CREATE TABLE ${table.name} (\n  ${lines.join(',\n  ')}\n)${d.tableSuffix}`);
+      const suffix = table.clustered && d.name === 'sqlite' ? `${d.tableSuffix}, WITHOUT ROWID` : d.tableSuffix;
+      statements.push(`CREATE TABLE ${table.name} (\n  ${lines.join(',\n  ')}\n)${suffix}`);
     } else if (table.since < version) {
-      for (const c of table.columns.filter((column) => column.since === version)) {
+      for (const c of columns.filter((column) => column.since === version)) {
         statements.push(`ALTER TABLE ${table.name} ADD COLUMN ${columnDdl(d, c, table)}`);
       }
     }
     for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
+    for (const backfill of (table.backfill ?? []).filter((b) => b.since === version)) backfills.push(...backfill.statements);
+    for (const c of columns.filter((column) => column.until === version && table.since < version)) drops.push(`ALTER TABLE ${table.name} DROP COLUMN ${c.name}`);
   }
-  return statements;
+  return [...statements, ...backfills, ...drops];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,13 +15,14 @@ import type {
   RefreshTokenRecord,
   RevocationRecord,
   SessionRecord,
+  SpentRefreshTokenRecord,
   SigningKeyRecord,
   Store,
   UpstreamSessionRecord,
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { CLIENT_USE_GRANULARITY, explainConsumeFailure, systemNow } from '../store.js';
+import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRotateFailure, spentKey, systemNow } from '../store.js';
 import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
@@ -52,6 +53,46 @@ function* record(statement: Statement, params: Row): Program<void> {
 
 /** Rows one sweep statement deletes at most: a few milliseconds of work on SQLite. */
 export const SWEEP_BATCH = 500;
+/** Fewest rows a batch shrinks to, so a sweep always makes progress. */
+const SWEEP_MIN_BATCH = 16;
+
+/**
+ * How a sweep shares the server: batches grow and shrink to take about `sliceMs` each (SQLite,
+ * whose batches run on the event loop), and after each one the sweep rests `restFactor` times as
+ * long as the batch took. PostgreSQL's batches run in the database, not on the event loop, and
+ * cost a round trip whatever their size: they stay at SWEEP_BATCH rows, with the same rest.
+ */
+export interface SweepPace {
+  sliceMs: number;
+  restFactor: number;
+}
+export const DEFAULT_SWEEP_PACE: SweepPace = { sliceMs: Infinity, restFactor: 4 };
+
+/**
+ * Deletes in batches until a batch comes back short. Each batch is its own short statement,
+ * committed alone, sized and followed by a rest as `pace` says.
+ */
+export async function drainInSlices(
+  deleteBatch: (size: number) => Promise<number>,
+  pause: (ms: number) => Promise<void>,
+  pace: SweepPace = DEFAULT_SWEEP_PACE,
+): Promise<number> {
+  let size = SWEEP_BATCH;
+  let total = 0;
+  for (;;) {
+    const started = performance.now();
+    const deleted = await deleteBatch(size);
+    const took = performance.now() - started;
+    total += deleted;
+    if (deleted < size) return total;
+    if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
+    else if (took < pace.sliceMs / 2) size = Math.min(SWEEP_BATCH, size * 2);
+    await pause(took * pace.restFactor);
+  }
+}
+
+/** A timer's rest (at least one turn of the event loop, so waiting I/O goes first). */
+const rest = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.round(ms))));
 
 export interface Driver {
   /** Runs a program statement by statement. */
@@ -59,8 +100,12 @@ export interface Driver {
   /** Runs a program in one transaction: all of it, or (on any error) none of it. */
   transaction<T>(program: Program<T>): Promise<T>;
   close(): Promise<void>;
-  /** After a sweep: give freed space back, where the database needs telling (SQLite). */
-  reclaim?(): Promise<void>;
+  /** After a sweep: give freed space back, where the database needs telling (SQLite), pausing between slices. */
+  reclaim?(pause: (ms: number) => Promise<void>): Promise<void>;
+  /** How sweeps share the server with requests (DEFAULT_SWEEP_PACE unless given). */
+  sweepPace?: SweepPace;
+  /** Runs a long upkeep job, with whatever the database needs meanwhile to keep requests fast (SQLite: checkpoints off the event loop). */
+  upkeep?<T>(job: () => Promise<T>): Promise<T>;
 }
 
 export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): Store {
@@ -78,6 +123,12 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
   const revocation = mapper<RevocationRecord>(d, REVOCATIONS);
 
+  const spent = (row: Row): SpentRefreshTokenRecord => ({
+    grantId: row.grant_id as string,
+    clientId: row.client_id as string,
+    spentAt: row.spent_at as number,
+    expiresAt: row.expires_at as number,
+  });
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
   const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
@@ -185,6 +236,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     saveRefreshToken: (record) => run(ignore(exec(S.insertRefresh, refresh.params(record)))),
     getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
+    findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     rotateRefreshToken: (oldHash, next, now) =>
       inTransaction(
         (function* () {
@@ -192,11 +244,15 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           // write lock (SQLite), then re-checks the condition: only one of them gets it back.
           const used = yield* get(S.consumeRefresh, { now, token_hash: oldHash });
           if (used) {
-            // A failure here (a duplicate hash) rolls the consumption back with it.
+            const record = refresh.record(used);
+            yield* exec(S.insertSpent, { token_key: spentKey(oldHash), grant_id: record.grantId, spent_at: now, expires_at: record.expiresAt });
+            // A failure here (a duplicate hash) rolls the rotation back with it.
             yield* exec(S.insertRefresh, refresh.params(next));
-            return { status: 'ok' as const, record: refresh.record(used) };
+            return { status: 'ok' as const, record };
           }
-          return explainConsumeFailure(optional(yield* get(S.getRefresh, { token_hash: oldHash }), refresh.record), now);
+          // The loser of a race reads after the winner committed: it finds the spent record.
+          const live = optional(yield* get(S.getRefresh, { token_hash: oldHash }), refresh.record);
+          return explainRotateFailure(live, live ? undefined : optional(yield* get(S.getSpent, { token_key: spentKey(oldHash) }), spent), now);
         })(),
       ),
 
@@ -249,23 +305,23 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       return run(then(get(S.takeRateTokens, params), (row) => bucketResult(row as { granted: number; level: number })));
     },
 
-    sweepExpired: async (now, options = {}) => {
-      // Batch after batch, each committed on its own, yielding between them so requests go on.
-      const drain = async (statement: Statement, params: Row): Promise<number> => {
+    sweepExpired: (now, options = {}) => {
+      const batch = (statement: Statement, params: Row): Program<number> =>
+        (function* () {
+          yield* exec(S.noSyncCommit);
+          return yield* exec(statement, params);
+        })();
+      const drain = (statement: Statement, params: Row): Promise<number> =>
+        drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), rest, driver.sweepPace);
+      const sweep = async (): Promise<number> => {
         let total = 0;
-        for (;;) {
-          const deleted = await run(exec(statement, { ...params, batch: SWEEP_BATCH }));
-          total += deleted;
-          if (deleted < SWEEP_BATCH) return total;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+        // Unused clients first: what cascades from them is then swept with everything else.
+        if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
+        for (const statement of S.sweep) total += await drain(statement, { now });
+        await driver.reclaim?.(rest);
+        return total;
       };
-      let total = 0;
-      // Unused clients first: what cascades from them is then swept with everything else.
-      if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
-      for (const statement of S.sweep) total += await drain(statement, { now });
-      await driver.reclaim?.();
-      return total;
+      return driver.upkeep ? driver.upkeep(sweep) : sweep();
     },
   };
 }

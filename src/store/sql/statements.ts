@@ -162,8 +162,24 @@ export const S = {
 
   insertRefresh: insert(REFRESH_TOKENS),
   getRefresh: stmt('getRefresh', 'SELECT * FROM refresh_tokens WHERE token_hash = :token_hash'),
-  // The grant check sits in the same statement, so a revoked grant's token is left unconsumed.
-  consumeRefresh: consume(REFRESH_TOKENS, 'token_hash'),
+  // Single use: the row goes in one conditional statement, which the database re-checks when two
+  // rotations meet. The grant check sits in it too, so a revoked grant's token is left as it is.
+  consumeRefresh: stmt(
+    'consumeRefresh',
+    `DELETE FROM refresh_tokens
+     WHERE token_hash = :token_hash AND expires_at > :now
+       AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = refresh_tokens.grant_id AND g.revoked_at IS NOT NULL)
+     RETURNING *`,
+  ),
+  // Two tokens whose hashes share the key's 132 bits would be a first: the earlier record is kept.
+  insertSpent: stmt(
+    'insertSpent',
+    'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at) VALUES (:token_key, :grant_id, :spent_at, :expires_at) ON CONFLICT (token_key) DO NOTHING',
+  ),
+  getSpent: stmt(
+    'getSpent',
+    'SELECT s.grant_id, g.client_id, s.spent_at, s.expires_at FROM spent_refresh_tokens s JOIN grants g ON g.id = s.grant_id WHERE s.token_key = :token_key',
+  ),
 
   insertAccess: insert(ACCESS_TOKENS),
   // Before a token is saved, its grant's row is locked for share (PostgreSQL): a revocation under
@@ -202,12 +218,14 @@ export const S = {
   demoteCurrentKey: stmt('demoteCurrentKey', `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`),
 
   takeRateTokens: stmt('takeRateTokens', takeRateTokens),
+  noSyncCommit: stmt('noSyncCommit', (d) => d.noSyncCommit),
 
   // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows
   // never holds the database (or SQLite's event loop) for long.
   sweep: [
     batched('authorization_codes', 'code_hash', 'expires_at <= :now'),
     batched('refresh_tokens', 'token_hash', 'expires_at <= :now'),
+    batched('spent_refresh_tokens', 'token_key', 'expires_at <= :now'),
     batched('access_tokens', 'jti', 'expires_at <= :now'),
     batched('sessions', 'id_hash', 'expires_at <= :now'),
     batched('interactions', 'id', 'expires_at <= :now'),

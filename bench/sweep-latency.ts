@@ -1,0 +1,260 @@
+/**
+ * npm run bench (third table): does upkeep move request latency? A store holding ~1M expired rows
+ * across the swept tables; refresh grants through the real authorization server on a real
+ * loopback listener, measured in rounds: first with the rows just lying there (idle), then while
+ * the server's own `sweep()` deletes all of them. Rows are loaded again before every round,
+ * untimed, so each round compares the same store with and without a sweep running.
+ *
+ * Target (issue 11): the refresh p99 while sweeping is at most 1.2 × the idle p99. Above it the
+ * bench prints FAIL and exits 1, so a script or a person running it cannot miss it (it runs last
+ * in `npm run bench`, so the other tables are printed first).
+ *
+ *   node --import tsx bench/sweep-latency.ts [--quick]   (--quick: 100k rows instead of 1M)
+ *
+ * SQLite always; PostgreSQL too when CONTEXT_AUTH_BENCH_POSTGRES_URL or
+ * CONTEXT_AUTH_TEST_POSTGRES_URL names a server (a database is created on it for the run).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { serve } from '@hono/node-server';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createAuthorizationServer } from '../src/authorization-server/index.js';
+import { hashSecret, randomToken } from '../src/core/index.js';
+import type { Store } from '../src/store/index.js';
+import { openPostgresStore } from '../src/store/postgres.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+
+const QUICK = process.argv.includes('--quick');
+const ROWS = Number(process.env.BENCH_ROWS ?? (QUICK ? 100_000 : 1_000_000));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Clients refreshing at once, each in a closed loop (the next request when the last answered). */
+const WORKERS = 4;
+/** How long the idle phase of a round lasts; the sweep phase lasts as long as the sweep. */
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? (QUICK ? 2 : 5));
+const TARGET = 1.2;
+const DAY = 24 * 3600;
+
+/**
+ * The swept tables, each with its share of the rows and how each column is filled: a unique key,
+ * the grant it belongs to, the bench's client or user, a time a day past, a JSON value, a constant.
+ */
+type Fill = 'key' | 'grant' | 'client' | 'user' | 'old' | 'false' | 'scope' | 'object' | 'text';
+const SWEPT: { table: string; share: number; columns: Record<string, Fill> }[] = [
+  { table: 'grants', share: 1, columns: { id: 'key', client_id: 'client', user_id: 'user', scope: 'scope', resource: 'text', auth_time: 'old', created_at: 'old' } },
+  {
+    table: 'authorization_codes',
+    share: 1,
+    columns: {
+      code_hash: 'key', grant_id: 'grant', client_id: 'client', user_id: 'user', redirect_uri: 'text', redirect_uri_provided: 'false',
+      code_challenge: 'text', scope: 'scope', resource: 'text', auth_time: 'old', created_at: 'old', expires_at: 'old',
+    },
+  },
+  { table: 'refresh_tokens', share: 1, columns: { token_hash: 'key', grant_id: 'grant', client_id: 'client', scope: 'scope', created_at: 'old', expires_at: 'old' } },
+  { table: 'spent_refresh_tokens', share: 1, columns: { token_key: 'key', grant_id: 'grant', spent_at: 'old', expires_at: 'old' } },
+  { table: 'access_tokens', share: 3, columns: { jti: 'key', grant_id: 'grant', client_id: 'client', expires_at: 'old' } },
+  { table: 'sessions', share: 1, columns: { id_hash: 'key', user_id: 'user', auth_time: 'old', created_at: 'old', expires_at: 'old' } },
+  {
+    table: 'interactions',
+    share: 1,
+    columns: { id: 'key', client_id: 'client', request: 'object', browser_binding_hash: 'text', csrf_token: 'text', created_at: 'old', expires_at: 'old' },
+  },
+];
+const shares = SWEPT.reduce((sum, t) => sum + t.share, 0);
+const rowsOf = (share: number): number => Math.round((ROWS * share) / shares);
+const grantCount = rowsOf(SWEPT[0]!.share);
+
+interface Backend {
+  name: string;
+  open(): Promise<{ store: Store; exec(sql: string): Promise<void>; stop(): Promise<void> }>;
+  /** The integers 0 … n-1 as rows of one column `i`. */
+  series(n: number): string;
+  json(text: string): string;
+}
+
+/** An INSERT … SELECT filling `table` with `n` expired rows. */
+function fill(backend: Backend, table: (typeof SWEPT)[number], round: number, ids: { client: string; user: string }, old: number): string {
+  const value: Record<Fill, string> = {
+    key: `'${table.table}-${round}-' || i`,
+    grant: `'grants-${round}-' || (i % ${grantCount})`,
+    client: `'${ids.client}'`,
+    user: `'${ids.user}'`,
+    old: String(old),
+    false: 'FALSE',
+    scope: backend.json('["mcp:tools"]'),
+    object: backend.json('{}'),
+    text: `'x'`,
+  };
+  const names = Object.keys(table.columns);
+  const values = names.map((name) => value[table.columns[name]!]);
+  return `INSERT INTO ${table.table} (${names.join(', ')}) SELECT ${values.join(', ')} FROM ${backend.series(rowsOf(table.share))}`;
+}
+
+const sqliteBackend: Backend = {
+  name: 'SQLite',
+  async open() {
+    const folder = mkdtempSync(join(tmpdir(), 'ca-bench-sweep-'));
+    const file = join(folder, 'context-auth.db');
+    const store = openSqliteStore({ path: file });
+    const db = new Database(file);
+    db.pragma('busy_timeout = 5000');
+    return {
+      store,
+      exec: async (sql) => void db.exec(sql),
+      stop: async () => {
+        db.close();
+        await store.close();
+        rmSync(folder, { recursive: true, force: true });
+      },
+    };
+  },
+  series: (n) => `(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < ${n}) SELECT i FROM s) AS s`,
+  json: (text) => `'${text}'`,
+};
+
+const postgresBackend: Backend = {
+  name: 'PostgreSQL',
+  async open() {
+    process.env.CONTEXT_AUTH_TEST_POSTGRES_URL ??= process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL;
+    const database = await startPostgres();
+    const store = await openPostgresStore({ connectionString: database.connectionString, statementTimeoutMs: 600_000 });
+    const client = new pg.Client({ connectionString: database.connectionString });
+    await client.connect();
+    return {
+      store,
+      exec: async (sql) => void (await client.query(sql)),
+      stop: async () => {
+        await client.end();
+        await store.close();
+        await database.stop();
+      },
+    };
+  },
+  series: (n) => `generate_series(0, ${n - 1}) AS s(i)`,
+  json: (text) => `CAST('${text}' AS jsonb)`,
+};
+
+const backends = [sqliteBackend];
+if (process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL) backends.push(postgresBackend);
+// BENCH_STORES=sqlite or =postgresql: one of them only.
+const only = process.env.BENCH_STORES?.toLowerCase();
+if (only) backends.splice(0, backends.length, ...backends.filter((b) => only.split(',').includes(b.name.toLowerCase())));
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+interface Result {
+  backend: string;
+  idle: number[];
+  sweeping: number[];
+  sweepSeconds: number[];
+  swept: number[];
+}
+
+async function measure(backend: Backend): Promise<Result> {
+  const { store, exec, stop } = await backend.open();
+  const server = createAuthorizationServer({ issuer: 'http://127.0.0.1', store, resources: ['http://127.0.0.1/mcp'], registrationTtl: 0 });
+  const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => listener.once('listening', resolve));
+  // The clients' connections wait idle while rows are loaded: keep them open meanwhile.
+  (listener as Server).keepAliveTimeout = 10 * 60_000;
+  const origin = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  const result: Result = { backend: backend.name, idle: [], sweeping: [], sweepSeconds: [], swept: [] };
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const ids = { client: 'bench-client', user: 'bench-user' };
+    await store.createClient({
+      clientId: ids.client, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:9/cb'],
+      grantTypes: ['authorization_code', 'refresh_token'], responseTypes: ['code'], clientName: 'bench', scope: null, metadata: {},
+      canIntrospect: false, registeredBy: 'admin', createdAt: now, lastUsedAt: null,
+    });
+    await store.createUser({ id: ids.user, username: 'bench', passwordHash: null, createdAt: now });
+    // One live grant and refresh token per worker: what the measured requests rotate.
+    const tokens: string[] = [];
+    for (let w = 0; w < WORKERS; w++) {
+      const grantId = `live-${w}`;
+      await store.createGrant({ id: grantId, clientId: ids.client, userId: ids.user, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null });
+      const token = randomToken(32);
+      await store.saveRefreshToken({ tokenHash: hashSecret(token), grantId, clientId: ids.client, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+      tokens.push(token);
+    }
+
+    const refresh = async (w: number): Promise<number> => {
+      const started = performance.now();
+      const response = await fetch(`${origin}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens[w]!, client_id: ids.client }),
+      });
+      const body = (await response.json()) as { refresh_token?: string };
+      if (response.status !== 200 || !body.refresh_token) throw new Error(`refresh: ${response.status} ${JSON.stringify(body)}`);
+      tokens[w] = body.refresh_token;
+      return performance.now() - started;
+    };
+    /** Every worker refreshing until `done()` says stop; the latencies in milliseconds. */
+    const load = async (done: () => boolean): Promise<number[]> => {
+      const latencies: number[] = [];
+      await Promise.all(
+        Array.from({ length: WORKERS }, async (_, w) => {
+          while (!done()) latencies.push(await refresh(w));
+        }),
+      );
+      return latencies;
+    };
+
+    await load(((until) => () => performance.now() > until)(performance.now() + 1000)); // warm-up: JIT, signing key
+    for (let round = 0; round < ROUNDS; round++) {
+      // Expired a day ago: grants long before, so the sweep may take them once their rows are gone.
+      const old = Math.floor(Date.now() / 1000) - DAY;
+      const loading = performance.now();
+      for (const table of SWEPT) await exec(fill(backend, table, round, ids, old));
+      await exec(backend.name === 'SQLite' ? 'PRAGMA wal_checkpoint(TRUNCATE)' : 'ANALYZE');
+
+      const idleUntil = performance.now() + IDLE_SECONDS * 1000;
+      result.idle.push(...(await load(() => performance.now() > idleUntil)));
+
+      let sweeping = true;
+      const started = performance.now();
+      const sweep = server.sweep().finally(() => (sweeping = false));
+      result.sweeping.push(...(await load(() => !sweeping)));
+      result.swept.push(await sweep);
+      result.sweepSeconds.push((performance.now() - started) / 1000);
+      process.stderr.write(
+        `${backend.name}, round ${round + 1} of ${ROUNDS}: ${result.swept.at(-1)!.toLocaleString('en')} rows loaded in ${((started - loading) / 1000 - IDLE_SECONDS).toFixed(1)} s, ` +
+          `swept in ${result.sweepSeconds.at(-1)!.toFixed(1)} s\n`,
+      );
+    }
+  } finally {
+    listener.close();
+    await stop();
+  }
+  return result;
+}
+
+console.log(`\nRefresh latency while the expiry sweep runs (${ROWS.toLocaleString('en')} expired rows swept per round, ${ROUNDS} rounds, ${WORKERS} clients refreshing)\n`);
+console.log('| store | rows swept / round | sweep s | idle p50 ms | idle p99 ms | sweeping p50 ms | sweeping p99 ms | p99 ratio | target |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+let failed = false;
+for (const backend of backends) {
+  const r = await measure(backend);
+  const ratio = percentile(r.sweeping, 99) / percentile(r.idle, 99);
+  const ok = ratio <= TARGET;
+  failed ||= !ok;
+  const median = (values: number[]) => percentile(values, 50);
+  console.log(
+    `| ${r.backend} | ${median(r.swept).toLocaleString('en')} | ${median(r.sweepSeconds).toFixed(1)} | ${percentile(r.idle, 50).toFixed(2)} | ${percentile(r.idle, 99).toFixed(2)} | ` +
+      `${percentile(r.sweeping, 50).toFixed(2)} | ${percentile(r.sweeping, 99).toFixed(2)} | ${ratio.toFixed(2)} | ${ok ? `≤ ${TARGET} ok` : `FAIL (> ${TARGET})`} |`,
+  );
+}
+if (failed) {
+  console.log(`\nFAIL: a sweep moved refresh p99 by more than ${Math.round((TARGET - 1) * 100)}%`);
+  process.exit(1);
+}
+process.exit(0);

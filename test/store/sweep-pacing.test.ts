@@ -1,0 +1,115 @@
+/**
+ * Upkeep that leaves room for requests: on SQLite a sweep's batches shrink when slow and grow when
+ * quick, each followed by a rest four times as long; and the SQLite checkpointer really copies the
+ * WAL into the database file from its own thread while the store's connection does not.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { drainInSlices, SWEEP_BATCH, type SweepPace } from '../../src/store/sql/sql-store.js';
+import { startCheckpointer } from '../../src/store/sqlite-checkpointer.js';
+
+/** Busy-waits, standing in for a batch that takes this long. */
+function work(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+/** SQLite's pace. */
+const PACE: SweepPace = { sliceMs: 2, restFactor: 4 };
+
+describe('sweep pacing', () => {
+  it('rests after every batch four times as long as it took, and sizes batches to about 2 ms', async () => {
+    const sizes: number[] = [];
+    const rests: { took: number; rest: number }[] = [];
+    let remaining = 3000;
+    let took = 0;
+    const total = await drainInSlices(
+      async (size) => {
+        sizes.push(size);
+        // Slow while big (0.02 ms a row), so batches shrink towards 2 ms, about 100 rows.
+        took = size * 0.02;
+        work(took);
+        const deleted = Math.min(size, remaining);
+        remaining -= deleted;
+        return deleted;
+      },
+      async (ms) => void rests.push({ took, rest: ms }),
+      PACE,
+    );
+    assert.equal(total, 3000);
+    assert.equal(sizes[0], SWEEP_BATCH);
+    assert.ok(Math.min(...sizes) < SWEEP_BATCH / 2, `batches shrank: ${sizes.join(' ')}`);
+    assert.ok(sizes.slice(3).every((size) => size * 0.02 <= 2 * 2), `then stayed near 2 ms: ${sizes.join(' ')}`);
+    assert.equal(rests.length, sizes.length - 1, 'a rest after every full batch');
+    for (const { took: ms, rest } of rests) assert.ok(rest >= ms * 4 * 0.9, `rest ${rest} after ${ms} ms`);
+  });
+
+  it('grows quick batches back to the largest size', async () => {
+    const sizes: number[] = [];
+    let calls = 0;
+    await drainInSlices(
+      async (size) => {
+        sizes.push(size);
+        // The first two are slow, the rest instant.
+        if (calls++ < 2) work(10);
+        return calls < 12 ? size : 0;
+      },
+      async () => undefined,
+      PACE,
+    );
+    assert.ok(sizes[2]! < SWEEP_BATCH);
+    assert.equal(sizes.at(-1), SWEEP_BATCH);
+  });
+
+  it('by default (PostgreSQL) keeps full batches, however long the round trip, and rests four times as long as each took', async () => {
+    const sizes: number[] = [];
+    const rests: number[] = [];
+    let calls = 0;
+    await drainInSlices(
+      async (size) => {
+        sizes.push(size);
+        work(3);
+        return calls++ < 5 ? size : 0;
+      },
+      async (ms) => void rests.push(ms),
+    );
+    assert.deepEqual(sizes, Array(6).fill(SWEEP_BATCH));
+    assert.ok(rests.every((ms) => ms >= 3 * 4 * 0.9));
+  });
+});
+
+describe('SQLite checkpointer', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-checkpointer-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('copies the WAL into the database file from its own thread', async () => {
+    const file = path.join(dir, 'wal.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT)');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const before = fs.statSync(file).size;
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    db.transaction(() => {
+      for (let i = 0; i < 5000; i++) insert.run(`k${i}`, 'v'.repeat(200));
+    })();
+    // Nobody checkpointed: the rows are in the WAL only.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(fs.statSync(file).size, before);
+
+    const checkpointer = await startCheckpointer(file);
+    try {
+      const deadline = Date.now() + 5000;
+      while (fs.statSync(file).size === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(fs.statSync(file).size > before + 5000 * 200, 'the pages reached the database file');
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+  });
+});
