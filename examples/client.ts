@@ -5,17 +5,16 @@
  *
  *   node --import tsx examples/client.ts http://127.0.0.1:3000/mcp
  *
- * Without a browser (a server over SSH), the sign-in URL is printed: open it anywhere that reaches
- * the authorization server... and the redirect back reaches this machine's 127.0.0.1 only, so
- * tunnel the port or run the client where the browser is.
+ * When no browser can open, the sign-in URL is printed instead. Open it on this machine: the
+ * sign-in ends with a redirect to this machine's 127.0.0.1 (over SSH, forward that port).
  */
+// #region sdk
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ContextClient, createAuthFetch } from 'context-auth/client';
 
 const serverUrl = process.argv[2] ?? 'http://127.0.0.1:3000/mcp';
 
-// #region sdk
 const contextClient = new ContextClient({
   serverUrl,
   clientName: 'context-auth example client', // shown on the consent page

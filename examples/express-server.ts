@@ -8,6 +8,7 @@
  * Settings (environment): PORT (3000), CONTEXT_AUTH_ISSUER (http://127.0.0.1:8080), RESOURCE_URL
  * (http://127.0.0.1:$PORT/mcp: the URL clients use, and the one `serve --resource` must name).
  */
+// #region protect
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -18,7 +19,6 @@ const port = Number(process.env.PORT ?? 3000);
 const issuer = process.env.CONTEXT_AUTH_ISSUER ?? 'http://127.0.0.1:8080';
 const resource = process.env.RESOURCE_URL ?? `http://127.0.0.1:${port}/mcp`;
 
-// #region protect
 const protection = protectedResource({
   resource, // this server's URL: the audience its tokens must name (serve --resource <this URL>)
   authorizationServers: [issuer], // whose tokens to trust; their keys are found through their metadata
@@ -32,7 +32,6 @@ app.use(nodeProtectedResourceMetadata(protection)); // /.well-known/oauth-protec
 app.use('/mcp', nodeBearerAuth(protection), express.json());
 // #endregion protect
 
-// #region mcp
 /** A fresh MCP server per request (stateless): its tools read the token's facts from extra.authInfo. */
 function createMcpServer(): McpServer {
   const server = new McpServer({ name: 'express-example', version: '1.0.0' });
@@ -46,6 +45,7 @@ function createMcpServer(): McpServer {
   return server;
 }
 
+// #region mcp
 app.post('/mcp', async (req, res) => {
   const server = createMcpServer();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -8,6 +8,7 @@
  * Settings (environment): PORT (3000), CONTEXT_AUTH_ISSUER (http://127.0.0.1:8080), RESOURCE_URL
  * (http://127.0.0.1:$PORT/mcp: the URL clients use, and the one `serve --resource` must name).
  */
+// #region protect
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -25,7 +26,6 @@ const port = Number(process.env.PORT ?? 3000);
 const issuer = process.env.CONTEXT_AUTH_ISSUER ?? 'http://127.0.0.1:8080';
 const resource = process.env.RESOURCE_URL ?? `http://127.0.0.1:${port}/mcp`;
 
-// #region protect
 const protection = protectedResource({
   resource, // this server's URL: the audience its tokens must name (serve --resource <this URL>)
   authorizationServers: [issuer], // whose tokens to trust; their keys are found through their metadata
