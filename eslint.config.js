@@ -52,6 +52,8 @@ const layering = [
   // The CLI is a thin shell over the public APIs (plus the demo server it runs).
   restrict(['src/cli/**'], [onlyPublic('\\.\\./', '|demo/')]),
   restrict(['bench/**', 'conformance/**'], [onlyPublic('\\.\\./src/')]),
+  // The examples are what users copy: the package by its public name (context-auth/…), never a path.
+  restrict(['examples/**'], [{ regex: '^\\.\\.?/', message: "import the package by its name, 'context-auth/…', as the reader's own code will" }]),
 ];
 
 export default tseslint.config(
@@ -70,7 +72,7 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'test/**', 'conformance/**'],
+    files: ['src/cli/**', 'bench/**', 'test/**', 'conformance/**', 'examples/**'],
     rules: { 'no-console': 'off' },
   },
   ...layering,

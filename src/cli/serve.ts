@@ -168,7 +168,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const defaultResource = `${issuer}/mcp`;
   let resources: string[];
   try {
-    resources = [defaultResource, ...(values.resource ?? []).map((r) => canonicalizeResourceUri(r))];
+    resources = [...new Set([defaultResource, ...(values.resource ?? []).map((r) => canonicalizeResourceUri(r))])];
   } catch {
     server.close();
     await store.close();
@@ -219,8 +219,9 @@ export async function serveCommand(args: string[]): Promise<void> {
   print(`context-auth serve
   issuer        ${issuer}
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
-  mcp server    ${defaultResource}
+  mcp server    ${defaultResource}   (the demo)
   resource md   ${protection.metadataUrl}
+${resourcesBanner(resources)}
   store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
   rate limits   ${rateLimitBanner(rateLimits, authorizationServer.config.rateLimits.shared, trustProxy)}
@@ -269,6 +270,18 @@ function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer
   }
   if (!certificate.checkPrivateKey(privateKey)) throw new CliError(`--tls-key ${keyPath} is not the private key of the certificate in ${certPath}.`);
   return { cert, key };
+}
+
+/**
+ * Every context server tokens may be issued for, one per line: a client naming any other
+ * `resource` is refused with invalid_target, so an operator sees here whether theirs is missing.
+ */
+export function resourcesBanner(resources: string[]): string {
+  const [demo, ...added] = resources;
+  const lines = [`  resources     ${demo}   (the demo; the default when a request names none)`];
+  for (const resource of added) lines.push(`                ${resource}   (--resource)`);
+  if (added.length === 0) lines.push('                (to protect your own context server, add its URL: --resource http://127.0.0.1:3000/mcp)');
+  return lines.join('\n');
 }
 
 /** The providers and the callback URL the operator registers at each of them. */

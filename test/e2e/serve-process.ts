@@ -102,7 +102,12 @@ export interface RunningCli {
 
 /** Starts one CLI command with extra environment, and lets the test read its output while it runs. */
 export function startCli(args: string[], options: CliRunOptions = {}): RunningCli {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe', env: { ...process.env, ...options.env } });
+  return startNode([CLI, ...args], options);
+}
+
+/** Starts `node` with these arguments (a script and its own), as startCli does the CLI. */
+export function startNode(args: string[], options: CliRunOptions = {}): RunningCli {
+  const child = spawn(process.execPath, args, { stdio: 'pipe', env: { ...process.env, ...options.env } });
   let stdout = '';
   let stderr = '';
   let closed = false;

@@ -61,6 +61,12 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
     refused: ["import x from '../src/store/memory.js';", "import x from '../src/authorization-server/clients.js';"],
     allowed: ["import x from '../src/store/index.js';", "import x from '../test/helpers/harness.js';"],
   },
+  {
+    layer: 'examples import the package by its name',
+    file: 'examples/example.ts',
+    refused: ["import x from '../src/resource-server/index.js';", "import x from '../dist/client/index.js';", "import x from './helpers.js';"],
+    allowed: ["import x from 'context-auth/resource-server';", "import x from '@modelcontextprotocol/sdk/server/mcp.js';"],
+  },
 ];
 
 describe('layering lint rules', () => {

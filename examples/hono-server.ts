@@ -1,0 +1,69 @@
+/**
+ * An MCP server on Hono and the official MCP SDK, protected by context-auth.
+ *
+ *   npx context-auth serve --resource http://127.0.0.1:3000/mcp     # the authorization server
+ *   node --import tsx examples/hono-server.ts                        # this server, on port 3000
+ *   node --import tsx examples/client.ts http://127.0.0.1:3000/mcp   # a client: sign in, call whoami
+ *
+ * Settings (environment): PORT (3000), CONTEXT_AUTH_ISSUER (http://127.0.0.1:8080), RESOURCE_URL
+ * (http://127.0.0.1:$PORT/mcp: the URL clients use, and the one `serve --resource` must name).
+ */
+// #region protect
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { z } from 'zod';
+import {
+  honoBearerAuth,
+  honoProtectedResourceMetadata,
+  protectedResource,
+  toMcpAuthInfo,
+  type AuthVariables,
+} from 'context-auth/resource-server';
+
+const port = Number(process.env.PORT ?? 3000);
+const issuer = process.env.CONTEXT_AUTH_ISSUER ?? 'http://127.0.0.1:8080';
+const resource = process.env.RESOURCE_URL ?? `http://127.0.0.1:${port}/mcp`;
+
+const protection = protectedResource({
+  resource, // this server's URL: the audience its tokens must name (serve --resource <this URL>)
+  authorizationServers: [issuer], // whose tokens to trust; their keys are found through their metadata
+  scopesSupported: ['mcp:tools'],
+  requiredScopes: ['mcp:tools'],
+});
+// AuthVariables types c.get('auth'), which the guard sets.
+const app = new Hono<{ Variables: AuthVariables }>();
+honoProtectedResourceMetadata(app, protection); // /.well-known/oauth-protected-resource/mcp
+app.use('/mcp', honoBearerAuth(protection)); // no valid token: 401 naming the metadata; else c.get('auth')
+// #endregion protect
+
+// #region mcp
+/** A fresh MCP server per request (stateless): its tools read the token's facts from extra.authInfo. */
+function createMcpServer(): McpServer {
+  const server = new McpServer({ name: 'hono-example', version: '1.0.0' });
+  server.registerTool('whoami', { description: 'Who the access token says you are' }, (extra) => {
+    const who = { subject: extra.authInfo?.extra?.subject, clientId: extra.authInfo?.clientId, scopes: extra.authInfo?.scopes };
+    return { content: [{ type: 'text', text: JSON.stringify(who) }] };
+  });
+  server.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  return server;
+}
+
+app.all('/mcp', async (c) => {
+  if (c.req.method !== 'POST') return c.body(null, 405, { Allow: 'POST' }); // stateless: no SSE stream to resume
+  const server = createMcpServer();
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  // The SDK's AuthInfo, from what the guard verified: tools see it as extra.authInfo.
+  return transport.handleRequest(c.req.raw, { authInfo: toMcpAuthInfo(c.get('auth'), protection.resource) });
+});
+// #endregion mcp
+
+const listener = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, () => {
+  console.error(`MCP server (Hono) at ${resource}, trusting tokens from ${issuer}`);
+});
+process.once('SIGTERM', () => listener.close());
+process.once('SIGINT', () => listener.close());

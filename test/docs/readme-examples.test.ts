@@ -1,0 +1,59 @@
+/**
+ * The README's code that comes from examples/ is the examples' code, so it cannot drift: a block
+ * preceded by `<!-- from examples/FILE.ts#REGION -->` must equal the lines between
+ * `// #region REGION` and `// #endregion REGION` of that file (indentation removed), and every
+ * region of every example must be shown somewhere. The examples themselves are typechecked and
+ * run end to end (test/e2e/examples.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+/** Every README block marked as coming from an example: where from, and its text. */
+function markedBlocks(readme: string): { file: string; region: string; text: string }[] {
+  const pattern = /<!-- from (examples\/[\w./-]+)#([\w-]+) -->\n```\w*\n([\s\S]*?)\n```/g;
+  return [...readme.matchAll(pattern)].map((m) => ({ file: m[1]!, region: m[2]!, text: m[3]! }));
+}
+
+/** The regions of a source file by name, dedented. */
+function regions(source: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const pattern = /^[ \t]*\/\/ #region ([\w-]+)\n([\s\S]*?)^[ \t]*\/\/ #endregion \1$/gm;
+  for (const m of source.matchAll(pattern)) found.set(m[1]!, dedent(m[2]!.replace(/\n$/, '')));
+  return found;
+}
+
+function dedent(text: string): string {
+  const lines = text.split('\n');
+  const indent = Math.min(...lines.filter((line) => line.trim()).map((line) => /^ */.exec(line)![0].length));
+  return lines.map((line) => line.slice(indent)).join('\n');
+}
+
+const exampleFiles = readdirSync(join(ROOT, 'examples')).filter((name) => name.endsWith('.ts')).map((name) => `examples/${name}`);
+
+describe("the README's example code", () => {
+  const blocks = markedBlocks(README);
+
+  it('finds the marked blocks (the marker format is the one this test reads)', () => {
+    assert.ok(blocks.length >= 5, `${blocks.length} marked blocks`);
+  });
+
+  for (const block of blocks) {
+    it(`${block.file}#${block.region} is the same in the README`, () => {
+      const source = regions(readFileSync(join(ROOT, block.file), 'utf8'));
+      assert.ok(source.has(block.region), `no "// #region ${block.region}" in ${block.file}`);
+      assert.equal(block.text, source.get(block.region), `README block differs from ${block.file}#${block.region}; copy the region into the README`);
+    });
+  }
+
+  for (const file of exampleFiles) {
+    it(`every region of ${file} is shown in the README`, () => {
+      const names = [...regions(readFileSync(join(ROOT, file), 'utf8')).keys()];
+      for (const name of names) assert.ok(blocks.some((b) => b.file === file && b.region === name), `${file}#${name} is not in the README`);
+    });
+  }
+});
