@@ -1,0 +1,56 @@
+/**
+ * What `serve` runs, in-process, on any store: the authorization server and the demo MCP server
+ * at /mcp in one Hono app, /mcp protected by the JWT verifier (reaching the JWKS through the same
+ * app) and by the server's revocations, as src/cli/serve.ts wires them. The result is a harness
+ * (helpers/harness.ts), so every harness helper drives it; requests go through the whole app.
+ */
+import { Hono } from 'hono';
+import { createAuthorizationServer, notFound, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
+import { mountDemoMcpServer } from '../../src/demo/mcp-server.js';
+import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
+import { protectedResource } from '../../src/resource-server/guard.js';
+import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
+import type { Store } from '../../src/store/store.js';
+import { ISSUER, OTHER_RESOURCE, RESOURCE, type Harness } from './harness.js';
+
+/** The header a test sets to say which address a request comes from (the socket's peer in `serve`). */
+export const PEER_HEADER = 'x-test-peer';
+
+export interface CoHosted extends Harness {
+  app: Hono;
+}
+
+export function coHostedServer(store: Store, overrides: Partial<AuthorizationServerOptions> = {}): CoHosted {
+  const clock = { now: 1_800_000_000 };
+  const log: Record<string, unknown>[] = [];
+  const server = createAuthorizationServer({
+    issuer: ISSUER,
+    store,
+    resources: [RESOURCE, OTHER_RESOURCE],
+    now: () => clock.now,
+    log: (event) => log.push(event),
+    clientAddress: (request) => request.headers.get(PEER_HEADER) ?? undefined,
+    ...overrides,
+  });
+  const app = new Hono();
+  app.route('/', server.app);
+  const protection = protectedResource({
+    resource: RESOURCE,
+    authorizationServers: [ISSUER],
+    scopesSupported: server.config.scopesSupported,
+    resourceName: 'demo',
+    revocations: server.revocations,
+    verifier: jwtVerifier({ authorizationServers: [ISSUER], now: () => clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
+  });
+  honoProtectedResourceMetadata(app, protection);
+  mountDemoMcpServer(app, '/mcp', protection);
+  app.notFound(notFound);
+  return {
+    app,
+    server,
+    store,
+    clock,
+    log,
+    request: async (path, init) => app.fetch(new Request(new URL(path, ISSUER), init)),
+  };
+}
