@@ -1,0 +1,210 @@
+/**
+ * npm run bench (peers table): the refresh_token grant on our server and on two peers, in one
+ * run, under the same load: the MCP TypeScript SDK's auth router with its demo in-memory provider,
+ * and oidc-provider with JWT access tokens (bench/README.md says how each is configured). Each
+ * server is its own process pinned to core 0, the load generator is pinned to core 1; every
+ * request rotates its chain's refresh token and the next request uses the new one, with
+ * BENCH_CHAINS chains at once. Rounds interleave the servers (order rotated each round) so machine
+ * noise falls on all alike; the tables report medians. Server CPU per grant is the server
+ * process's own CPU time (process.cpuUsage, asked over IPC) over the grants it answered.
+ *
+ * Then the scaling table: our server on SQLite with an empty store, 100k and 1M stored grants.
+ *
+ *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s; scaling to 100k only)
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chains, READY, type Ready, type Usage } from './peers/child.js';
+
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
+const WARMUP_SECONDS = QUICK ? 1 : 2;
+const CHAINS = chains();
+const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL);
+const SCALING = QUICK ? [0, 100_000] : [0, 100_000, 1_000_000];
+
+/** Pinning needs taskset and two cores: the servers on core 0, this load generator on core 1. */
+const PIN = availableParallelism() >= 2 && hasTaskset();
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Peer {
+  name: string;
+  script: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+interface Running extends Ready {
+  name: string;
+  child: ChildProcess;
+  usage(): Promise<Usage>;
+}
+
+async function start(peer: Peer): Promise<Running> {
+  const command = [process.execPath, '--import', 'tsx', resolve(import.meta.dirname, 'peers', peer.script), ...(peer.args ?? [])];
+  const [file, ...args] = PIN ? ['taskset', '-c', '0', ...command] : command;
+  const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...peer.env, BENCH_CHAINS: String(CHAINS) } });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  const lines = createInterface({ input: child.stdout! });
+  const ready = await new Promise<Ready>((resolveReady, reject) => {
+    lines.on('line', (line) => line.startsWith(READY) && resolveReady(JSON.parse(line.slice(READY.length)) as Ready));
+    child.once('exit', (code) => reject(new Error(`${peer.name} exited (${code}) before it was ready:\n${stderr}`)));
+  });
+  const usage = async (): Promise<Usage> => {
+    child.send('usage');
+    const [message] = (await once(child, 'message')) as [Usage];
+    return message;
+  };
+  return { ...ready, name: peer.name, child, usage };
+}
+
+async function stop(server: Running): Promise<void> {
+  const exited = once(server.child, 'exit');
+  server.child.disconnect();
+  await exited;
+}
+
+/** One keep-alive connection per chain: a client keeps its connection, as a real one would. */
+const agent = new http.Agent({ keepAlive: true, maxSockets: CHAINS });
+
+function refresh(server: Running, refreshToken: string): Promise<string> {
+  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.clientId, ...server.extra }).toString();
+  return new Promise((resolveToken, reject) => {
+    const request = http.request(
+      { host: '127.0.0.1', port: server.port, path: '/token', method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          const token = response.statusCode === 200 ? (JSON.parse(text) as { refresh_token?: string }).refresh_token : undefined;
+          if (token) resolveToken(token);
+          else reject(new Error(`${server.name}: refresh answered ${response.statusCode} ${text.slice(0, 300)}`));
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+interface Sample {
+  grantsPerSecond: number;
+  /** Server CPU per grant, ms. */
+  cpuMs: number;
+  /** CPU of the database server's backends per grant, ms (PostgreSQL on this machine only). */
+  dbCpuMs?: number;
+}
+
+/** All chains in closed loops for `seconds`: each request rotates its chain's token. */
+async function measure(server: Running, seconds: number): Promise<Sample> {
+  const before = await server.usage();
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  let grants = 0;
+  await Promise.all(
+    server.refreshTokens.map(async (_, chain) => {
+      while (performance.now() < deadline) {
+        server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!);
+        grants++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const after = await server.usage();
+  const dbCpuMs = after.dbCpu !== undefined && before.dbCpu !== undefined ? (after.dbCpu - before.dbCpu) / 1000 / grants : undefined;
+  return { grantsPerSecond: grants / elapsed, cpuMs: (after.cpu - before.cpu) / 1000 / grants, dbCpuMs };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Warm every server, then ROUNDS rounds over all of them, the order rotated each round. */
+async function interleaved(servers: Running[]): Promise<Map<string, Sample>> {
+  for (const server of servers) await measure(server, WARMUP_SECONDS);
+  const samples = new Map(servers.map((s) => [s.name, [] as Sample[]]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < servers.length; i++) {
+      const server = servers[(i + round) % servers.length]!;
+      samples.get(server.name)!.push(await measure(server, SECONDS));
+    }
+  }
+  return new Map(
+    [...samples].map(([name, list]) => {
+      const db = list.map((s) => s.dbCpuMs).filter((v) => v !== undefined);
+      return [name, { grantsPerSecond: median(list.map((s) => s.grantsPerSecond)), cpuMs: median(list.map((s) => s.cpuMs)), dbCpuMs: db.length > 0 ? median(db) : undefined }];
+    }),
+  );
+}
+
+const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
+const begun = Date.now();
+console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+
+// --- Peers ---------------------------------------------------------------------------------
+const peers: Peer[] = [
+  { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'] },
+  { name: 'MCP SDK auth router', script: 'sdk.ts' },
+  { name: 'oidc-provider', script: 'oidc.ts' },
+  ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
+];
+const running: Running[] = [];
+try {
+  for (const peer of peers) running.push(await start(peer));
+  const results = await interleaved(running);
+  const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+  const sdk = results.get('MCP SDK auth router')!;
+  const oidc = results.get('oidc-provider')!;
+  console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const server of running) {
+    const r = results.get(server.name)!;
+    const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
+    const row = [
+      server.name, r.grantsPerSecond.toFixed(0), cpu,
+      (r.grantsPerSecond / sdk.grantsPerSecond).toFixed(2), (r.grantsPerSecond / oidc.grantsPerSecond).toFixed(2),
+      (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
+    ];
+    console.log(`| ${row.join(' | ')} |`);
+  }
+  console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
+} finally {
+  await Promise.all(running.splice(0).map(stop));
+}
+
+// --- Scaling -------------------------------------------------------------------------------
+const sized: Running[] = [];
+try {
+  for (const grants of SCALING) {
+    const loadStarted = Date.now();
+    sized.push(await start({ name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } }));
+    if (grants > 0) console.log(`(loaded ${grants.toLocaleString('en')} grants in ${((Date.now() - loadStarted) / 1000).toFixed(0)} s)`);
+  }
+  const results = await interleaved(sized);
+  const rss = new Map(await Promise.all(sized.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+  const empty = results.get(sized[0]!.name)!;
+  console.log(`\nOur server on SQLite by store size (each grant stored with a live refresh token and access-token row; same rounds)\n`);
+  console.log('| store | grants/s | vs empty | server CPU/grant (ms) | RSS after (MB) |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const server of sized) {
+    const r = results.get(server.name)!;
+    console.log(`| ${server.name} | ${r.grantsPerSecond.toFixed(0)} | ${(r.grantsPerSecond / empty.grantsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
+  }
+  console.log('\nTarget (issue 12): 1M stored grants ≥ 0.90 × empty.');
+} finally {
+  await Promise.all(sized.splice(0).map(stop));
+}
+agent.destroy();
+console.log(`\n(${((Date.now() - begun) / 1000).toFixed(0)} s)`);
