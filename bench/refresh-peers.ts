@@ -8,7 +8,8 @@
  * noise falls on all alike; the tables report medians. Server CPU per grant is the server
  * process's own CPU time (process.cpuUsage, asked over IPC) over the grants it answered.
  *
- * Then the scaling table: our server on SQLite with an empty store, 100k and 1M stored grants.
+ * Then the bearer guard's CPU per verification (first check of many distinct tokens, and a cache
+ * hit), and the scaling table: our server on SQLite with an empty store, 100k and 1M stored grants.
  *
  *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s; scaling to 100k only)
  */
@@ -107,11 +108,14 @@ interface Sample {
   cpuMs: number;
   /** CPU of the database server's backends per grant, ms (PostgreSQL on this machine only). */
   dbCpuMs?: number;
+  /** This load generator's CPU over the wall time: near 1, it, not the server, was the limit. */
+  loadBusy: number;
 }
 
 /** All chains in closed loops for `seconds`: each request rotates its chain's token. */
 async function measure(server: Running, seconds: number): Promise<Sample> {
   const before = await server.usage();
+  const loadBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + seconds * 1000;
   let grants = 0;
@@ -124,9 +128,10 @@ async function measure(server: Running, seconds: number): Promise<Sample> {
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const load = process.cpuUsage(loadBefore);
   const after = await server.usage();
   const dbCpuMs = after.dbCpu !== undefined && before.dbCpu !== undefined ? (after.dbCpu - before.dbCpu) / 1000 / grants : undefined;
-  return { grantsPerSecond: grants / elapsed, cpuMs: (after.cpu - before.cpu) / 1000 / grants, dbCpuMs };
+  return { grantsPerSecond: grants / elapsed, cpuMs: (after.cpu - before.cpu) / 1000 / grants, dbCpuMs, loadBusy: (load.user + load.system) / 1e6 / elapsed };
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -144,7 +149,9 @@ async function interleaved(servers: Running[]): Promise<Map<string, Sample>> {
   return new Map(
     [...samples].map(([name, list]) => {
       const db = list.map((s) => s.dbCpuMs).filter((v) => v !== undefined);
-      return [name, { grantsPerSecond: median(list.map((s) => s.grantsPerSecond)), cpuMs: median(list.map((s) => s.cpuMs)), dbCpuMs: db.length > 0 ? median(db) : undefined }];
+      const loadBusy = median(list.map((s) => s.loadBusy));
+      if (loadBusy > 0.85) console.warn(`warning: ${name}: the load generator was ${(loadBusy * 100).toFixed(0)}% busy; its figures may be the generator's limit`);
+      return [name, { grantsPerSecond: median(list.map((s) => s.grantsPerSecond)), cpuMs: median(list.map((s) => s.cpuMs)), dbCpuMs: db.length > 0 ? median(db) : undefined, loadBusy }];
     }),
   );
 }
@@ -179,9 +186,46 @@ try {
     ];
     console.log(`| ${row.join(' | ')} |`);
   }
+  const ours = results.get('context-auth (SQLite)')!;
+  const ourPostgres = results.get('context-auth (PostgreSQL)');
+  if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.grantsPerSecond / ours.grantsPerSecond).toFixed(2)} × the grants/s.`);
   console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
 } finally {
   await Promise.all(running.splice(0).map(stop));
+}
+
+// --- Bearer guard --------------------------------------------------------------------------
+interface GuardResult {
+  tokens: number;
+  firstMicros: number;
+  cachedMicros: number;
+  rss: number;
+}
+
+async function guardRun(tokens: number): Promise<GuardResult> {
+  const command = [process.execPath, '--import', 'tsx', resolve(import.meta.dirname, 'peers', 'guard.ts'), String(tokens)];
+  const [file, ...args] = PIN ? ['taskset', '-c', '0', ...command] : command;
+  const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let line: string | undefined;
+  createInterface({ input: child.stdout! }).on('line', (l) => l.startsWith(READY) && (line = l.slice(READY.length)));
+  const [code] = (await once(child, 'exit')) as [number];
+  if (code !== 0 || !line) throw new Error(`guard bench exited (${code})`);
+  return JSON.parse(line) as GuardResult;
+}
+
+{
+  const runs: GuardResult[] = [];
+  for (let i = 0; i < (QUICK ? 1 : 3); i++) runs.push(await guardRun(QUICK ? 1000 : 5000));
+  const first = median(runs.map((r) => r.firstMicros));
+  const cached = median(runs.map((r) => r.cachedMicros));
+  console.log(`
+Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
+`);
+  console.log('| check | CPU µs per verification |');
+  console.log('|---|---:|');
+  console.log(`| first verification of a token | ${first.toFixed(0)} |`);
+  console.log(`| the same token again (cache hit) | ${cached.toFixed(0)} |`);
+  console.log('\nTarget (issue 12): first verification ≤ 100 µs CPU.');
 }
 
 // --- Scaling -------------------------------------------------------------------------------

@@ -28,12 +28,13 @@ export const chains = (): number => Number(process.env.BENCH_CHAINS ?? 16);
 /** Marks the one stdout line the driver reads. */
 export const READY = 'bench-ready ';
 
-export function announce(ready: Ready, close: () => Promise<void> | void): void {
+/** `dbCpu`, when given, reads the database server's CPU time for this process's connections. */
+export function announce(ready: Ready, close: () => Promise<void> | void, dbCpu?: () => Promise<number | undefined>): void {
   process.on('message', (message) => {
-    if (message === 'usage') {
-      const { user, system } = process.cpuUsage();
-      process.send!({ cpu: user + system, rss: process.memoryUsage().rss } satisfies Usage);
-    }
+    if (message !== 'usage') return;
+    const { user, system } = process.cpuUsage();
+    const usage: Usage = { cpu: user + system, rss: process.memoryUsage().rss };
+    void (dbCpu?.() ?? Promise.resolve(undefined)).then((db) => process.send!({ ...usage, dbCpu: db } satisfies Usage));
   });
   process.on('disconnect', () => void Promise.resolve(close()).finally(() => process.exit(0)));
   process.on('SIGTERM', () => void Promise.resolve(close()).finally(() => process.exit(0)));

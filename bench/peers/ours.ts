@@ -8,7 +8,7 @@
  *
  *   node --import tsx bench/peers/ours.ts sqlite|postgres
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,6 +37,8 @@ interface Opened {
   series(n: number): string;
   json(text: string): string;
   close(): Promise<void>;
+  /** CPU time (µs) of the database server's backends for this database, when they run on this machine. */
+  dbCpu?(): Promise<number | undefined>;
 }
 
 async function openSqlite(): Promise<Opened> {
@@ -64,8 +66,12 @@ async function openPostgres(): Promise<Opened> {
   process.env.CONTEXT_AUTH_TEST_POSTGRES_URL ??= process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL;
   const database = await startPostgres();
   const store = await openPostgresStore({ connectionString: database.connectionString, statementTimeoutMs: 600_000 });
+  // A connection of its own to find the store's backends; its own pid is left out.
+  const monitor = new pg.Client({ connectionString: database.connectionString });
+  await monitor.connect();
   return {
     store,
+    dbCpu: () => backendsCpu(monitor),
     async exec(sql) {
       const client = new pg.Client({ connectionString: database.connectionString });
       await client.connect();
@@ -76,10 +82,29 @@ async function openPostgres(): Promise<Opened> {
     series: (n) => `generate_series(0, ${n - 1}) AS s(i)`,
     json: (text) => `CAST('${text}' AS jsonb)`,
     async close() {
+      await monitor.end();
       await store.close();
       await database.stop();
     },
   };
+}
+
+/** PostgreSQL counts CPU in clock ticks of /proc/<pid>/stat; 100 per second on Linux. */
+const TICK_MICROS = 10_000;
+
+async function backendsCpu(monitor: pg.Client): Promise<number | undefined> {
+  const { rows } = await monitor.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  let ticks = 0;
+  for (const { pid } of rows) {
+    try {
+      // Fields 14 and 15 (utime, stime), counted after the command name in parentheses.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return undefined; // not on this machine (or gone): no figure rather than a wrong one
+    }
+  }
+  return ticks * TICK_MICROS;
 }
 
 const opened = kind === 'postgres' ? await openPostgres() : kind === 'sqlite' ? await openSqlite() : null;
@@ -125,4 +150,4 @@ announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, ref
     (listener as Server).closeAllConnections();
   });
   await opened.close();
-});
+}, opened.dbCpu);
