@@ -13,13 +13,13 @@
  *
  *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s; scaling to 100k only)
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chains, READY, type Ready, type Usage } from './peers/child.js';
+import { chains, READY } from './peers/child.js';
+import { closeConnections, refresh, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
 
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
@@ -38,68 +38,6 @@ function hasTaskset(): boolean {
   } catch {
     return false;
   }
-}
-
-interface Peer {
-  name: string;
-  script: string;
-  args?: string[];
-  env?: Record<string, string>;
-}
-
-interface Running extends Ready {
-  name: string;
-  child: ChildProcess;
-  usage(): Promise<Usage>;
-}
-
-async function start(peer: Peer): Promise<Running> {
-  const command = [process.execPath, '--import', 'tsx', resolve(import.meta.dirname, 'peers', peer.script), ...(peer.args ?? [])];
-  const [file, ...args] = PIN ? ['taskset', '-c', '0', ...command] : command;
-  const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...peer.env, BENCH_CHAINS: String(CHAINS) } });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout! });
-  const ready = await new Promise<Ready>((resolveReady, reject) => {
-    lines.on('line', (line) => line.startsWith(READY) && resolveReady(JSON.parse(line.slice(READY.length)) as Ready));
-    child.once('exit', (code) => reject(new Error(`${peer.name} exited (${code}) before it was ready:\n${stderr}`)));
-  });
-  const usage = async (): Promise<Usage> => {
-    child.send('usage');
-    const [message] = (await once(child, 'message')) as [Usage];
-    return message;
-  };
-  return { ...ready, name: peer.name, child, usage };
-}
-
-async function stop(server: Running): Promise<void> {
-  const exited = once(server.child, 'exit');
-  server.child.disconnect();
-  await exited;
-}
-
-/** One keep-alive connection per chain: a client keeps its connection, as a real one would. */
-const agent = new http.Agent({ keepAlive: true, maxSockets: CHAINS });
-
-function refresh(server: Running, refreshToken: string): Promise<string> {
-  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.clientId, ...server.extra }).toString();
-  return new Promise((resolveToken, reject) => {
-    const request = http.request(
-      { host: '127.0.0.1', port: server.port, path: '/token', method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => {
-          const token = response.statusCode === 200 ? (JSON.parse(text) as { refresh_token?: string }).refresh_token : undefined;
-          if (token) resolveToken(token);
-          else reject(new Error(`${server.name}: refresh answered ${response.statusCode} ${text.slice(0, 300)}`));
-        });
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
 }
 
 interface Sample {
@@ -169,7 +107,7 @@ const peers: Peer[] = [
 ];
 const running: Running[] = [];
 try {
-  for (const peer of peers) running.push(await start(peer));
+  for (const peer of peers) running.push(await startPeer(peer, PIN));
   const results = await interleaved(running);
   const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
   const sdk = results.get('MCP SDK auth router')!;
@@ -191,7 +129,7 @@ try {
   if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.grantsPerSecond / ours.grantsPerSecond).toFixed(2)} × the grants/s.`);
   console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
 } finally {
-  await Promise.all(running.splice(0).map(stop));
+  await Promise.all(running.splice(0).map(stopPeer));
 }
 
 // --- Bearer guard --------------------------------------------------------------------------
@@ -233,7 +171,7 @@ const sized: Running[] = [];
 try {
   for (const grants of SCALING) {
     const loadStarted = Date.now();
-    sized.push(await start({ name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } }));
+    sized.push(await startPeer({ name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } }, PIN));
     if (grants > 0) console.log(`(loaded ${grants.toLocaleString('en')} grants in ${((Date.now() - loadStarted) / 1000).toFixed(0)} s)`);
   }
   const results = await interleaved(sized);
@@ -248,7 +186,7 @@ try {
   }
   console.log('\nTarget (issue 12): 1M stored grants ≥ 0.90 × empty.');
 } finally {
-  await Promise.all(sized.splice(0).map(stop));
+  await Promise.all(sized.splice(0).map(stopPeer));
 }
-agent.destroy();
+closeConnections();
 console.log(`\n(${((Date.now() - begun) / 1000).toFixed(0)} s)`);
