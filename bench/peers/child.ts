@@ -1,0 +1,43 @@
+/**
+ * What every server under test shares, run in its own process: it tells the driver where it
+ * listens and what to refresh (one marked line of JSON on stdout), and answers the driver's questions
+ * about its own CPU time and RSS over the IPC channel, so no HTTP route is added to the servers
+ * and the answer costs the server nothing while the load runs.
+ */
+
+export interface Ready {
+  port: number;
+  clientId: string;
+  /** One refresh token per concurrent chain. */
+  refreshTokens: string[];
+  /** Extra form fields the refresh request carries (e.g. `resource`). */
+  extra?: Record<string, string>;
+}
+
+export interface Usage {
+  /** User + system CPU time of this process, µs. */
+  cpu: number;
+  rss: number;
+  /** CPU time of the database server's backends serving this process, µs, when it can be read. */
+  dbCpu?: number;
+}
+
+/** How many chains the driver runs at once; each server makes one refresh token per chain. */
+export const chains = (): number => Number(process.env.BENCH_CHAINS ?? 16);
+
+/** Marks the one stdout line the driver reads. */
+export const READY = 'bench-ready ';
+
+/** `dbCpu`, when given, reads the database server's CPU time for this process's connections. */
+export function announce(ready: Ready, close: () => Promise<void> | void, dbCpu?: () => Promise<number | undefined>): void {
+  process.on('message', (message) => {
+    if (message !== 'usage') return;
+    const { user, system } = process.cpuUsage();
+    const usage: Usage = { cpu: user + system, rss: process.memoryUsage().rss };
+    void (dbCpu?.() ?? Promise.resolve(undefined)).then((db) => process.send!({ ...usage, dbCpu: db } satisfies Usage));
+  });
+  process.on('disconnect', () => void Promise.resolve(close()).finally(() => process.exit(0)));
+  process.on('SIGTERM', () => void Promise.resolve(close()).finally(() => process.exit(0)));
+  // A marked line: a peer may write its own notices to stdout too.
+  process.stdout.write(`${READY}${JSON.stringify(ready)}\n`);
+}

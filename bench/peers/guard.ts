@@ -1,0 +1,61 @@
+/**
+ * The bearer guard's cost per verification, in a process of its own (pinned like the servers):
+ * our `protectedResource` with the JWT verifier, beside our authorization server in memory. The
+ * tokens are issued first, untimed; then each is checked once (a first verification: signature,
+ * claims, audience, scope — what a new token costs) and one token many times (a cache hit).
+ * Prints one marked line of JSON: CPU µs per verification for both.
+ *
+ *   node --import tsx bench/peers/guard.ts <tokens>
+ */
+import { createAuthorizationServer, registerClient, validateClientMetadata } from '../../src/authorization-server/index.js';
+import { jwtVerifier, protectedResource } from '../../src/resource-server/index.js';
+import { createMemoryStore } from '../../src/store/index.js';
+import { READY } from './child.js';
+
+const TOKENS = Number(process.argv[2] ?? 2000);
+const issuer = 'http://127.0.0.1:1';
+const resource = `${issuer}/mcp`;
+const store = createMemoryStore();
+const as = createAuthorizationServer({ issuer, store, resources: [resource] });
+const guard = protectedResource({
+  resource,
+  authorizationServers: [issuer],
+  requiredScopes: ['mcp:tools'],
+  verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => as.handle(new Request(input, init)) }),
+});
+
+const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
+const { client, clientSecret } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
+const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
+async function issue(): Promise<string> {
+  const response = await as.handle(
+    new Request(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+      body: `grant_type=client_credentials&scope=mcp:tools&resource=${encodeURIComponent(resource)}`,
+    }),
+  );
+  if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+const tokens: string[] = [];
+for (let i = 0; i < TOKENS; i++) tokens.push(await issue());
+
+const requestWith = (token: string) => new Request(resource, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+async function check(token: string): Promise<void> {
+  const result = await guard.authenticate(requestWith(token));
+  if (!result.ok) throw new Error(`guard refused a valid token: ${result.response.status}`);
+}
+
+/** CPU µs per check, sequential, one process: nothing else is counted. */
+async function cpuPerCheck(list: string[]): Promise<number> {
+  const before = process.cpuUsage();
+  for (const token of list) await check(token);
+  const spent = process.cpuUsage(before);
+  return (spent.user + spent.system) / list.length;
+}
+
+await check(await issue()); // JWKS fetched, code warm
+const first = await cpuPerCheck(tokens);
+const hit = await cpuPerCheck(Array.from({ length: TOKENS }, () => tokens[0]!));
+process.stdout.write(`${READY}${JSON.stringify({ tokens: TOKENS, firstMicros: first, cachedMicros: hit, rss: process.memoryUsage().rss })}\n`);

@@ -1,0 +1,153 @@
+/**
+ * Our authorization server under test: `createAuthorizationServer` on a store named by argv
+ * (`sqlite` in a temp file, or `postgres` on a fresh database of the server in
+ * CONTEXT_AUTH_BENCH_POSTGRES_URL / CONTEXT_AUTH_TEST_POSTGRES_URL), served by @hono/node-server
+ * as `context-auth serve` does. Before it listens it registers one public client and one grant
+ * with a live refresh token per chain, and — for the scaling table — bulk-loads BENCH_GRANTS more
+ * live grants (each with a refresh token and an access-token row), untimed.
+ *
+ *   node --import tsx bench/peers/ours.ts sqlite|postgres
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve } from '@hono/node-server';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createAuthorizationServer } from '../../src/authorization-server/index.js';
+import { hashSecret, randomToken } from '../../src/core/index.js';
+import type { Store } from '../../src/store/index.js';
+import { openPostgresStore } from '../../src/store/postgres.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { startPostgres } from '../../test/helpers/postgres.js';
+import { announce, chains } from './child.js';
+
+const kind = process.argv[2];
+const EXTRA_GRANTS = Number(process.env.BENCH_GRANTS ?? 0);
+const DAY = 24 * 3600;
+const CLIENT = 'bench-client';
+const USER = 'bench-user';
+const RESOURCE = 'http://127.0.0.1/mcp';
+
+interface Opened {
+  store: Store;
+  exec(sql: string): Promise<void>;
+  series(n: number): string;
+  json(text: string): string;
+  close(): Promise<void>;
+  /** CPU time (µs) of the database server's backends for this database, when they run on this machine. */
+  dbCpu?(): Promise<number | undefined>;
+}
+
+async function openSqlite(): Promise<Opened> {
+  const folder = mkdtempSync(join(tmpdir(), 'ca-bench-peers-'));
+  const file = join(folder, 'context-auth.db');
+  const store = openSqliteStore({ path: file });
+  return {
+    store,
+    async exec(sql) {
+      const db = new Database(file);
+      db.pragma('busy_timeout = 5000');
+      db.exec(sql);
+      db.close();
+    },
+    series: (n) => `(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < ${n}) SELECT i FROM s) AS s`,
+    json: (text) => `'${text}'`,
+    async close() {
+      await store.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+async function openPostgres(): Promise<Opened> {
+  process.env.CONTEXT_AUTH_TEST_POSTGRES_URL ??= process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL;
+  const database = await startPostgres();
+  const store = await openPostgresStore({ connectionString: database.connectionString, statementTimeoutMs: 600_000 });
+  // A connection of its own to find the store's backends; its own pid is left out.
+  const monitor = new pg.Client({ connectionString: database.connectionString });
+  await monitor.connect();
+  return {
+    store,
+    dbCpu: () => backendsCpu(monitor),
+    async exec(sql) {
+      const client = new pg.Client({ connectionString: database.connectionString });
+      await client.connect();
+      await client.query(sql);
+      await client.query('ANALYZE');
+      await client.end();
+    },
+    series: (n) => `generate_series(0, ${n - 1}) AS s(i)`,
+    json: (text) => `CAST('${text}' AS jsonb)`,
+    async close() {
+      await monitor.end();
+      await store.close();
+      await database.stop();
+    },
+  };
+}
+
+/** PostgreSQL counts CPU in clock ticks of /proc/<pid>/stat; 100 per second on Linux. */
+const TICK_MICROS = 10_000;
+
+async function backendsCpu(monitor: pg.Client): Promise<number | undefined> {
+  const { rows } = await monitor.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  let ticks = 0;
+  for (const { pid } of rows) {
+    try {
+      // Fields 14 and 15 (utime, stime), counted after the command name in parentheses.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return undefined; // not on this machine (or gone): no figure rather than a wrong one
+    }
+  }
+  return ticks * TICK_MICROS;
+}
+
+const opened = kind === 'postgres' ? await openPostgres() : kind === 'sqlite' ? await openSqlite() : null;
+if (!opened) throw new Error('usage: ours.ts sqlite|postgres');
+const { store } = opened;
+const now = Math.floor(Date.now() / 1000);
+await store.createClient({
+  clientId: CLIENT, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:9/cb'],
+  grantTypes: ['authorization_code', 'refresh_token'], responseTypes: ['code'], clientName: 'bench', scope: null, metadata: {},
+  canIntrospect: false, registeredBy: 'admin', createdAt: now, lastUsedAt: null,
+});
+await store.createUser({ id: USER, username: 'bench', passwordHash: null, createdAt: now });
+
+if (EXTRA_GRANTS > 0) {
+  // Live rows, as a busy server holds them: grants with an unexpired refresh token and access-token row each.
+  const scope = opened.json('["mcp:tools"]');
+  const rows = opened.series(EXTRA_GRANTS);
+  await opened.exec(`
+    INSERT INTO grants (id, client_id, user_id, scope, resource, auth_time, created_at)
+      SELECT 'stored-' || i, '${CLIENT}', '${USER}', ${scope}, '${RESOURCE}', ${now}, ${now} FROM ${rows};
+    INSERT INTO refresh_tokens (token_hash, grant_id, client_id, scope, created_at, expires_at)
+      SELECT 'stored-rt-' || i, 'stored-' || i, '${CLIENT}', ${scope}, ${now}, ${now + 30 * DAY} FROM ${rows};
+    INSERT INTO access_tokens (jti, grant_id, client_id, expires_at)
+      SELECT 'stored-at-' || i, 'stored-' || i, '${CLIENT}', ${now + 3600} FROM ${rows};
+  `);
+}
+
+const refreshTokens: string[] = [];
+for (let chain = 0; chain < chains(); chain++) {
+  const grantId = `live-${chain}`;
+  await store.createGrant({ id: grantId, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null });
+  const token = randomToken(32);
+  await store.saveRefreshToken({ tokenHash: hashSecret(token), grantId, clientId: CLIENT, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+  refreshTokens.push(token);
+}
+
+const server = createAuthorizationServer({ issuer: 'http://127.0.0.1', store, resources: [RESOURCE], registrationTtl: 0 });
+const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });
+await new Promise<void>((resolve) => listener.once('listening', resolve));
+announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens }, async () => {
+  await new Promise<void>((resolve) => {
+    listener.close(() => resolve());
+    (listener as Server).closeAllConnections();
+  });
+  await opened.close();
+}, opened.dbCpu);

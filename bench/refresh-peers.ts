@@ -1,0 +1,192 @@
+/**
+ * npm run bench (peers table): the refresh_token grant on our server and on two peers, in one
+ * run, under the same load: the MCP TypeScript SDK's auth router with its demo in-memory provider,
+ * and oidc-provider with JWT access tokens (bench/README.md says how each is configured). Each
+ * server is its own process pinned to core 0, the load generator is pinned to core 1; every
+ * request rotates its chain's refresh token and the next request uses the new one, with
+ * BENCH_CHAINS chains at once. Rounds interleave the servers (order rotated each round) so machine
+ * noise falls on all alike; the tables report medians. Server CPU per grant is the server
+ * process's own CPU time (process.cpuUsage, asked over IPC) over the grants it answered.
+ *
+ * Then the bearer guard's CPU per verification (first check of many distinct tokens, and a cache
+ * hit), and the scaling table: our server on SQLite with an empty store, 100k and 1M stored grants.
+ *
+ *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s; scaling to 100k only)
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chains, READY } from './peers/child.js';
+import { closeConnections, refresh, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
+
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
+const WARMUP_SECONDS = QUICK ? 1 : 2;
+const CHAINS = chains();
+const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL);
+const SCALING = QUICK ? [0, 100_000] : [0, 100_000, 1_000_000];
+
+/** Pinning needs taskset and two cores: the servers on core 0, this load generator on core 1. */
+const PIN = availableParallelism() >= 2 && hasTaskset();
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Sample {
+  grantsPerSecond: number;
+  /** Server CPU per grant, ms. */
+  cpuMs: number;
+  /** CPU of the database server's backends per grant, ms (PostgreSQL on this machine only). */
+  dbCpuMs?: number;
+  /** This load generator's CPU over the wall time: near 1, it, not the server, was the limit. */
+  loadBusy: number;
+}
+
+/** All chains in closed loops for `seconds`: each request rotates its chain's token. */
+async function measure(server: Running, seconds: number): Promise<Sample> {
+  const before = await server.usage();
+  const loadBefore = process.cpuUsage();
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  let grants = 0;
+  await Promise.all(
+    server.refreshTokens.map(async (_, chain) => {
+      while (performance.now() < deadline) {
+        server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!);
+        grants++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const load = process.cpuUsage(loadBefore);
+  const after = await server.usage();
+  const dbCpuMs = after.dbCpu !== undefined && before.dbCpu !== undefined ? (after.dbCpu - before.dbCpu) / 1000 / grants : undefined;
+  return { grantsPerSecond: grants / elapsed, cpuMs: (after.cpu - before.cpu) / 1000 / grants, dbCpuMs, loadBusy: (load.user + load.system) / 1e6 / elapsed };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Warm every server, then ROUNDS rounds over all of them, the order rotated each round. */
+async function interleaved(servers: Running[]): Promise<Map<string, Sample>> {
+  for (const server of servers) await measure(server, WARMUP_SECONDS);
+  const samples = new Map(servers.map((s) => [s.name, [] as Sample[]]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < servers.length; i++) {
+      const server = servers[(i + round) % servers.length]!;
+      samples.get(server.name)!.push(await measure(server, SECONDS));
+    }
+  }
+  return new Map(
+    [...samples].map(([name, list]) => {
+      const db = list.map((s) => s.dbCpuMs).filter((v) => v !== undefined);
+      const loadBusy = median(list.map((s) => s.loadBusy));
+      if (loadBusy > 0.85) console.warn(`warning: ${name}: the load generator was ${(loadBusy * 100).toFixed(0)}% busy; its figures may be the generator's limit`);
+      return [name, { grantsPerSecond: median(list.map((s) => s.grantsPerSecond)), cpuMs: median(list.map((s) => s.cpuMs)), dbCpuMs: db.length > 0 ? median(db) : undefined, loadBusy }];
+    }),
+  );
+}
+
+const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
+const begun = Date.now();
+console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+
+// --- Peers ---------------------------------------------------------------------------------
+const peers: Peer[] = [
+  { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'] },
+  { name: 'MCP SDK auth router', script: 'sdk.ts' },
+  { name: 'oidc-provider', script: 'oidc.ts' },
+  ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
+];
+const running: Running[] = [];
+try {
+  for (const peer of peers) running.push(await startPeer(peer, PIN));
+  const results = await interleaved(running);
+  const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+  const sdk = results.get('MCP SDK auth router')!;
+  const oidc = results.get('oidc-provider')!;
+  console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const server of running) {
+    const r = results.get(server.name)!;
+    const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
+    const row = [
+      server.name, r.grantsPerSecond.toFixed(0), cpu,
+      (r.grantsPerSecond / sdk.grantsPerSecond).toFixed(2), (r.grantsPerSecond / oidc.grantsPerSecond).toFixed(2),
+      (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
+    ];
+    console.log(`| ${row.join(' | ')} |`);
+  }
+  const ours = results.get('context-auth (SQLite)')!;
+  const ourPostgres = results.get('context-auth (PostgreSQL)');
+  if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.grantsPerSecond / ours.grantsPerSecond).toFixed(2)} × the grants/s.`);
+  console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
+} finally {
+  await Promise.all(running.splice(0).map(stopPeer));
+}
+
+// --- Bearer guard --------------------------------------------------------------------------
+interface GuardResult {
+  tokens: number;
+  firstMicros: number;
+  cachedMicros: number;
+  rss: number;
+}
+
+async function guardRun(tokens: number): Promise<GuardResult> {
+  const command = [process.execPath, '--import', 'tsx', resolve(import.meta.dirname, 'peers', 'guard.ts'), String(tokens)];
+  const [file, ...args] = PIN ? ['taskset', '-c', '0', ...command] : command;
+  const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let line: string | undefined;
+  createInterface({ input: child.stdout! }).on('line', (l) => l.startsWith(READY) && (line = l.slice(READY.length)));
+  const [code] = (await once(child, 'exit')) as [number];
+  if (code !== 0 || !line) throw new Error(`guard bench exited (${code})`);
+  return JSON.parse(line) as GuardResult;
+}
+
+{
+  const runs: GuardResult[] = [];
+  for (let i = 0; i < (QUICK ? 1 : 3); i++) runs.push(await guardRun(QUICK ? 1000 : 5000));
+  const first = median(runs.map((r) => r.firstMicros));
+  const cached = median(runs.map((r) => r.cachedMicros));
+  console.log(`
+Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
+`);
+  console.log('| check | CPU µs per verification |');
+  console.log('|---|---:|');
+  console.log(`| first verification of a token | ${first.toFixed(0)} |`);
+  console.log(`| the same token again (cache hit) | ${cached.toFixed(0)} |`);
+  console.log('\nTarget (issue 12): first verification ≤ 100 µs CPU.');
+}
+
+// --- Scaling -------------------------------------------------------------------------------
+const sized: Running[] = [];
+try {
+  for (const grants of SCALING) {
+    const loadStarted = Date.now();
+    sized.push(await startPeer({ name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } }, PIN));
+    if (grants > 0) console.log(`(loaded ${grants.toLocaleString('en')} grants in ${((Date.now() - loadStarted) / 1000).toFixed(0)} s)`);
+  }
+  const results = await interleaved(sized);
+  const rss = new Map(await Promise.all(sized.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+  const empty = results.get(sized[0]!.name)!;
+  console.log(`\nOur server on SQLite by store size (each grant stored with a live refresh token and access-token row; same rounds)\n`);
+  console.log('| store | grants/s | vs empty | server CPU/grant (ms) | RSS after (MB) |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const server of sized) {
+    const r = results.get(server.name)!;
+    console.log(`| ${server.name} | ${r.grantsPerSecond.toFixed(0)} | ${(r.grantsPerSecond / empty.grantsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
+  }
+  console.log('\nTarget (issue 12): 1M stored grants ≥ 0.90 × empty.');
+} finally {
+  await Promise.all(sized.splice(0).map(stopPeer));
+}
+closeConnections();
+console.log(`\n(${((Date.now() - begun) / 1000).toFixed(0)} s)`);
