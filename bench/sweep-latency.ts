@@ -57,7 +57,6 @@ const SWEPT: { table: string; share: number; columns: Record<string, Fill> }[] =
   },
   { table: 'refresh_tokens', share: 1, columns: { token_hash: 'key', grant_id: 'grant', client_id: 'client', scope: 'scope', created_at: 'old', expires_at: 'old' } },
   { table: 'spent_refresh_tokens', share: 1, columns: { token_key: 'key', grant_id: 'grant', spent_at: 'old', expires_at: 'old' } },
-  { table: 'access_tokens', share: 3, columns: { jti: 'key', grant_id: 'grant', client_id: 'client', expires_at: 'old' } },
   { table: 'sessions', share: 1, columns: { id_hash: 'key', user_id: 'user', auth_time: 'old', created_at: 'old', expires_at: 'old' } },
   {
     table: 'interactions',
@@ -180,9 +179,9 @@ async function measure(backend: Backend): Promise<Result> {
     const tokens: string[] = [];
     for (let w = 0; w < WORKERS; w++) {
       const grantId = `live-${w}`;
-      await store.createGrant({ id: grantId, clientId: ids.client, userId: ids.user, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null });
+      await store.createGrant({ id: grantId, clientId: ids.client, userId: ids.user, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null });
       const token = randomToken(32);
-      await store.saveRefreshToken({ tokenHash: hashSecret(token), grantId, clientId: ids.client, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+      await store.issueTokens(grantId, now, { tokenHash: hashSecret(token), grantId, clientId: ids.client, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
       tokens.push(token);
     }
 

@@ -119,25 +119,23 @@ await store.createClient({
 await store.createUser({ id: USER, username: 'bench', passwordHash: null, createdAt: now });
 
 if (EXTRA_GRANTS > 0) {
-  // Live rows, as a busy server holds them: grants with an unexpired refresh token and access-token row each.
+  // Live rows, as a busy server holds them: grants with an unexpired refresh token and access token each.
   const scope = opened.json('["mcp:tools"]');
   const rows = opened.series(EXTRA_GRANTS);
   await opened.exec(`
-    INSERT INTO grants (id, client_id, user_id, scope, resource, auth_time, created_at)
-      SELECT 'stored-' || i, '${CLIENT}', '${USER}', ${scope}, '${RESOURCE}', ${now}, ${now} FROM ${rows};
+    INSERT INTO grants (id, client_id, user_id, scope, resource, auth_time, created_at, access_expires_at)
+      SELECT 'stored-' || i, '${CLIENT}', '${USER}', ${scope}, '${RESOURCE}', ${now}, ${now}, ${now + 3600} FROM ${rows};
     INSERT INTO refresh_tokens (token_hash, grant_id, client_id, scope, created_at, expires_at)
       SELECT 'stored-rt-' || i, 'stored-' || i, '${CLIENT}', ${scope}, ${now}, ${now + 30 * DAY} FROM ${rows};
-    INSERT INTO access_tokens (jti, grant_id, client_id, expires_at)
-      SELECT 'stored-at-' || i, 'stored-' || i, '${CLIENT}', ${now + 3600} FROM ${rows};
   `);
 }
 
 const refreshTokens: string[] = [];
 for (let chain = 0; chain < chains(); chain++) {
   const grantId = `live-${chain}`;
-  await store.createGrant({ id: grantId, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null });
+  await store.createGrant({ id: grantId, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null });
   const token = randomToken(32);
-  await store.saveRefreshToken({ tokenHash: hashSecret(token), grantId, clientId: CLIENT, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+  await store.issueTokens(grantId, now, { tokenHash: hashSecret(token), grantId, clientId: CLIENT, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
   refreshTokens.push(token);
 }
 

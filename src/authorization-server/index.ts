@@ -55,10 +55,10 @@ export interface AuthorizationServer {
   revocations: Revocations;
   /**
    * Third-party authorization, for tools of a context server beside this one: the provider's
-   * access to the person behind one of our access tokens (by its `jti` claim), or null when that
-   * token did not come from an upstream sign-in.
+   * access to the person behind one of our access tokens (its verified claims: the grant is found
+   * by `grant_id`), or null when that token did not come from an upstream sign-in.
    */
-  upstreamAccess(jti: string): Promise<UpstreamAccess | null>;
+  upstreamAccess(claims: Record<string, unknown>): Promise<UpstreamAccess | null>;
   /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
   upstreamReady(): Promise<void>;
   /** Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns how many rows. */
@@ -118,7 +118,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     config,
     keys,
     revocations,
-    upstreamAccess: (jti) => upstreamAccessFor(ctx, jti),
+    upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
     upstreamReady: async () => config.upstream?.providers.ready(),
     sweep: () => {
       const now = config.now();

@@ -54,7 +54,7 @@ export class Revocations {
 
   /** Revokes one access token (by jti) in the store and here. */
   async revokeAccessToken(jti: string, expiresAt: number, now: number): Promise<void> {
-    await this.store.revokeAccessToken(jti, now);
+    await this.store.revokeAccessToken(jti, expiresAt, now);
     this.remember({ kind: 'token', id: jti, expiresAt });
   }
 

@@ -32,10 +32,14 @@ export interface AccessTokenClaims extends JWTPayload {
   grant_id: string;
 }
 
+/** When an access token issued at `now` expires: the store records it on the grant (accessExpiresAt) before the token is signed. */
+export const accessTokenExpiry = (config: ResolvedConfig, now: number): number => now + config.accessTokenTtl;
+
 /**
- * Signs a JWT access token bound to one resource (`aud`) and records its `jti` under the grant,
- * so revocation and introspection can see it. A grant revoked meanwhile (a code replayed at the
- * same moment) has its recorded revocation cover this token too, so resource servers refuse it.
+ * Signs a JWT access token bound to one resource (`aud`), issued at `now`. Nothing is stored per
+ * token: the caller has already raised its grant's accessExpiresAt to this token's expiry in the
+ * store (while the grant stood), so a revocation of the grant covers it, and `grant_id` lets
+ * revocation and introspection find the grant.
  */
 export async function issueAccessToken(
   config: ResolvedConfig,
@@ -43,10 +47,10 @@ export async function issueAccessToken(
   grant: TokenFamily,
   scope: string[],
   resource: string,
+  now: number,
 ): Promise<{ token: string; expiresIn: number; jti: string }> {
-  const now = config.now();
   const jti = randomToken(16);
-  const expiresAt = now + config.accessTokenTtl;
+  const expiresAt = accessTokenExpiry(config, now);
   const signing = await keys.current();
   const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
@@ -59,7 +63,6 @@ export async function issueAccessToken(
     .setIssuedAt(now)
     .setExpirationTime(expiresAt)
     .sign(signing.key);
-  await config.store.saveAccessToken({ jti, grantId: grant.id, clientId: grant.clientId, expiresAt, revokedAt: null });
   return { token, expiresIn: config.accessTokenTtl, jti };
 }
 
@@ -92,7 +95,7 @@ export async function verifyOwnAccessToken(config: ResolvedConfig, keys: Signing
       typ: 'at+jwt',
       currentDate: new Date(config.now() * 1000),
     });
-    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string') return undefined;
+    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string' || typeof payload[GRANT_ID_CLAIM] !== 'string') return undefined;
     return payload as AccessTokenClaims;
   } catch {
     return undefined;

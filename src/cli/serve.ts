@@ -200,7 +200,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   });
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, {
-    upstream: upstream ? (auth) => authorizationServer.upstreamAccess(String(auth.claims.jti ?? '')) : undefined,
+    upstream: upstream ? (auth) => authorizationServer.upstreamAccess(auth.claims) : undefined,
     user: async (subject) => {
       const user = await store.getUserById(subject);
       if (!user) return null;

@@ -10,9 +10,8 @@ import {
   StoreConflictError,
   explainConsumeFailure,
   systemNow,
-  explainRotateFailure,
+  explainRefreshFailure,
   spentKey,
-  type AccessTokenRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
@@ -70,7 +69,6 @@ export function createMemoryStore(): Store {
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   // By spentKey; like the SQL table, not removed with the grant (it expires on its own).
   const spentTokens = new Map<string, Omit<SpentRefreshTokenRecord, 'clientId'>>();
-  const accessTokens = new Map<string, AccessTokenRecord>();
   const identities = new Map<string, UserIdentityRecord>();
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
   const revocations = new Map<string, RevocationRecord>();
@@ -85,7 +83,6 @@ export function createMemoryStore(): Store {
       const ofGrant = (row: { grantId: string }): boolean => row.grantId === grant.id;
       deleteWhere(codes, ofGrant);
       deleteWhere(refreshTokens, ofGrant);
-      deleteWhere(accessTokens, ofGrant);
     }
   };
 
@@ -107,14 +104,19 @@ export function createMemoryStore(): Store {
     const key = `${kind}:${id}`;
     if (expiresAt > now && !revocations.has(key)) revocations.set(key, { kind, id, revokedAt: now, expiresAt });
   };
-  /** Revokes the standing grants that match, recording each with the latest expiry of its access tokens. */
+  /** Revokes the standing grants that match, recording each until the latest expiry of its access tokens. */
   const revokeGrantsWhere = (predicate: (grant: GrantRecord) => boolean, now: number): void => {
     for (const grant of grants.values()) {
       if (grant.revokedAt !== null || !predicate(grant)) continue;
       grant.revokedAt = now;
-      const latest = Math.max(0, ...[...accessTokens.values()].filter((t) => t.grantId === grant.id).map((t) => t.expiresAt));
-      recordRevocation('grant', grant.id, now, latest);
+      recordRevocation('grant', grant.id, now, grant.accessExpiresAt ?? 0);
     }
+  };
+  /** Raises a standing grant's accessExpiresAt (as the SQL UPDATE does); false when it is revoked or gone. */
+  const raiseAccessExpiry = (grant: GrantRecord | undefined, accessExpiresAt: number): grant is GrantRecord => {
+    if (!grant || grant.revokedAt !== null) return false;
+    grant.accessExpiresAt = Math.max(grant.accessExpiresAt ?? 0, accessExpiresAt);
+    return true;
   };
 
   /** Deletes the client and, like ON DELETE CASCADE, its interactions, consents and grants. */
@@ -292,7 +294,7 @@ export function createMemoryStore(): Store {
       requireRef(clients, grant.clientId, 'client');
       requireRef(users, grant.userId, 'user');
       requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
-      insert(grants, grant.id, grant, 'grant');
+      insert(grants, grant.id, { ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }, 'grant');
     },
     async getGrant(id) {
       return copy(grants.get(id));
@@ -313,9 +315,21 @@ export function createMemoryStore(): Store {
       return { status: 'ok', record: copy(code) };
     },
 
-    async saveRefreshToken(token) {
-      requireRef(grants, token.grantId, 'grant');
-      insert(refreshTokens, token.tokenHash, token, 'refresh token');
+    async issueTokens(grantId, accessExpiresAt, refreshToken) {
+      // Validate the insert first, as the SQL transaction would roll back.
+      if (refreshToken) {
+        requireRef(grants, refreshToken.grantId, 'grant');
+        if (refreshTokens.has(refreshToken.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${refreshToken.tokenHash}`);
+      }
+      const grant = grants.get(grantId);
+      if (!grant) return;
+      grant.accessExpiresAt = Math.max(grant.accessExpiresAt ?? 0, accessExpiresAt);
+      if (grant.revokedAt !== null) {
+        const recorded = revocations.get(`grant:${grantId}`);
+        if (!recorded) recordRevocation('grant', grantId, grant.revokedAt, accessExpiresAt);
+        else recorded.expiresAt = Math.max(recorded.expiresAt, accessExpiresAt);
+      }
+      if (refreshToken) refreshTokens.set(refreshToken.tokenHash, copy(refreshToken));
     },
     async getRefreshToken(tokenHash) {
       return copy(refreshTokens.get(tokenHash));
@@ -323,39 +337,28 @@ export function createMemoryStore(): Store {
     async findSpentRefreshToken(tokenHash) {
       return findSpent(tokenHash);
     },
-    async rotateRefreshToken(oldHash, next, now) {
-      const old = refreshTokens.get(oldHash);
-      const grantRevoked = old !== undefined && (grants.get(old.grantId)?.revokedAt ?? null) !== null;
-      if (!old || old.expiresAt <= now || grantRevoked) return explainRotateFailure(copy(old), old ? undefined : findSpent(oldHash), now);
-      // Validate the insert before consuming, as the SQLite transaction would roll back.
-      requireRef(grants, next.grantId, 'grant');
+    async refreshGrant(request) {
+      const { tokenHash, clientId, next, now } = request;
+      const old = refreshTokens.get(tokenHash);
+      const grant = old && grants.get(old.grantId);
+      const usable =
+        old !== undefined && old.clientId === clientId && old.expiresAt > now && grant !== undefined && grant.revokedAt === null &&
+        (grant.upstreamSessionId === null || request.upstreamChecked);
+      if (!usable) return explainRefreshFailure(request, copy(old), copy(grant), old ? undefined : findSpent(tokenHash));
       if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
-      refreshTokens.delete(oldHash);
-      const key = spentKey(oldHash);
+      raiseAccessExpiry(grant, request.accessExpiresAt);
+      refreshTokens.delete(tokenHash);
+      const key = spentKey(tokenHash);
       if (!spentTokens.has(key)) spentTokens.set(key, { grantId: old.grantId, spentAt: now, expiresAt: old.expiresAt });
-      refreshTokens.set(next.tokenHash, copy(next));
-      return { status: 'ok', record: copy(old) };
+      refreshTokens.set(next.tokenHash, { ...next, grantId: old.grantId, clientId: old.clientId, scope: [...old.scope] });
+      return { status: 'ok', grant: copy(grant), scope: [...old.scope] };
     },
 
-    async saveAccessToken(token) {
-      requireRef(grants, token.grantId, 'grant');
-      insert(accessTokens, token.jti, token, 'access token');
-      const revokedAt = grants.get(token.grantId)!.revokedAt;
-      if (revokedAt !== null) {
-        const recorded = revocations.get(`grant:${token.grantId}`);
-        if (!recorded) recordRevocation('grant', token.grantId, revokedAt, token.expiresAt);
-        else recorded.expiresAt = Math.max(recorded.expiresAt, token.expiresAt);
-      }
+    async revokeAccessToken(jti, expiresAt, now) {
+      recordRevocation('token', jti, now, expiresAt);
     },
-    async getAccessToken(jti) {
-      return copy(accessTokens.get(jti));
-    },
-    async revokeAccessToken(jti, now) {
-      const token = accessTokens.get(jti);
-      if (token && token.revokedAt === null) {
-        token.revokedAt = now;
-        recordRevocation('token', jti, now, token.expiresAt);
-      }
+    async isAccessTokenRevoked(jti) {
+      return revocations.has(`token:${jti}`);
     },
     async listRevocations(since, now) {
       return [...revocations.values()]
@@ -403,12 +406,12 @@ export function createMemoryStore(): Store {
           }
         }
       }
-      count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired) + deleteWhere(accessTokens, expired);
+      count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired);
       count += deleteWhere(revocations, (r) => r.expiresAt <= now - REVOCATION_MARGIN);
       const hasChildren = (grantId: string): boolean =>
-        [codes, refreshTokens, accessTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
-      count += deleteWhere(grants, (g) => g.createdAt < now - 60 && !hasChildren(g.id));
+        [codes, refreshTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
+      count += deleteWhere(grants, (g) => g.createdAt < now - 60 && (g.accessExpiresAt ?? 0) <= now && !hasChildren(g.id));
       const restedOn = (id: string): boolean => [...grants.values()].some((g) => g.upstreamSessionId === id) || [...sessions.values()].some((s) => s.upstreamSessionId === id);
       count += deleteUpstreamSessions((s) => s.expiresAt <= now && !restedOn(s.id));
       return count;

@@ -126,6 +126,13 @@ export interface GrantRecord {
   revokedAt: number | null;
   /** The upstream sign-in the grant rests on (third-party authorization), checked at every refresh. */
   upstreamSessionId: string | null;
+  /**
+   * The latest `exp` of the access tokens issued under the grant (null before the first): a
+   * revocation of the grant is recorded until then. Raised in the transaction that issues a
+   * token, under the grant's row lock, so a revocation either comes first (and no token is
+   * issued) or sees the token's expiry.
+   */
+  accessExpiresAt: number | null;
 }
 
 export interface AuthorizationCodeRecord {
@@ -174,27 +181,56 @@ export const SPENT_KEY_CHARS = 22;
 /** The key of a spent record: a prefix of the token's hash. */
 export const spentKey = (tokenHash: string): string => tokenHash.slice(0, SPENT_KEY_CHARS);
 
-export type RotateResult =
-  | { status: 'ok'; record: RefreshTokenRecord }
-  /** Rotated before: the caller treats this as a replay (or, within the grace window, an honest race). */
-  | { status: 'replayed'; record: SpentRefreshTokenRecord }
-  | { status: 'expired' | 'revoked'; record: RefreshTokenRecord }
-  | { status: 'missing' };
-
-/** Why a rotation found nothing to rotate: a live token that expired or whose grant was revoked, else a spent one, else none. */
-export function explainRotateFailure(live: RefreshTokenRecord | undefined, spent: SpentRefreshTokenRecord | undefined, now: number): Exclude<RotateResult, { status: 'ok' }> {
-  // A live token comes first: a spent record never stands for a token that is still usable.
-  if (live) return { status: live.expiresAt <= now ? 'expired' : 'revoked', record: live };
-  if (spent) return { status: 'replayed', record: spent };
-  return { status: 'missing' };
+/** What a refresh (Store.refreshGrant) asks for: the presented token spent and a new one in its place, in one step. */
+export interface RefreshRequest {
+  /** Hash of the presented refresh token. */
+  tokenHash: string;
+  /** The authenticated client: another client's token is left as it is. */
+  clientId: string;
+  /** The new refresh token; its grant, client and scope are the presented token's. */
+  next: { tokenHash: string; createdAt: number; expiresAt: number };
+  /** The `exp` of the access token about to be issued with it (recorded on the grant). */
+  accessExpiresAt: number;
+  now: number;
+  /**
+   * True once the caller has checked the grant's upstream sign-in (third-party grants). Until
+   * then, a grant resting on one is not refreshed but returned as 'upstream', its token unspent,
+   * so an upstream that is down leaves the token usable.
+   */
+  upstreamChecked: boolean;
 }
 
-export interface AccessTokenRecord {
-  jti: string;
-  grantId: string;
-  clientId: string;
-  expiresAt: number;
-  revokedAt: number | null;
+export type RefreshResult =
+  /** Spent and replaced: the grant the access token is for, and the spent token's scope. */
+  | { status: 'ok'; grant: GrantRecord; scope: string[] }
+  /** Nothing changed: the grant rests on an upstream sign-in the caller must check first. */
+  | { status: 'upstream'; grant: GrantRecord; record: RefreshTokenRecord }
+  /** Rotated before: the caller treats this as a replay (or, within the grace window, an honest race). */
+  | { status: 'replayed'; record: SpentRefreshTokenRecord }
+  /** Live but not the caller's ('foreign'), expired, or its grant revoked; nothing changed. */
+  | { status: 'foreign' | 'expired' | 'revoked'; record: RefreshTokenRecord }
+  | { status: 'missing' };
+
+/**
+ * Why a refresh spent nothing, from what stands now: a live token (another client's, expired,
+ * its grant revoked, or resting on an unchecked upstream sign-in), else a spent one, else none.
+ * One explanation for every store.
+ */
+export function explainRefreshFailure(
+  request: Pick<RefreshRequest, 'clientId' | 'now' | 'upstreamChecked'>,
+  live: RefreshTokenRecord | undefined,
+  grant: GrantRecord | undefined,
+  spent: SpentRefreshTokenRecord | undefined,
+): Exclude<RefreshResult, { status: 'ok' }> {
+  // A live token comes first: a spent record never stands for a token that is still usable.
+  if (live) {
+    if (live.clientId !== request.clientId) return { status: 'foreign', record: live };
+    if (live.expiresAt <= request.now) return { status: 'expired', record: live };
+    if (grant && grant.revokedAt === null && grant.upstreamSessionId !== null && !request.upstreamChecked) return { status: 'upstream', grant, record: live };
+    return { status: 'revoked', record: live };
+  }
+  if (spent) return { status: 'replayed', record: spent };
+  return { status: 'missing' };
 }
 
 /**
@@ -365,7 +401,7 @@ export interface Store {
   getGrant(id: string): Promise<GrantRecord | undefined>;
   /**
    * Revokes the grant and with it every refresh and access token of its family, and records the
-   * revocation (listRevocations) while any of its access tokens is unexpired, in one transaction.
+   * revocation (listRevocations) until its accessExpiresAt, if that is later, in one transaction.
    */
   revokeGrant(id: string, now: number): Promise<void>;
 
@@ -373,35 +409,38 @@ export interface Store {
   saveAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
   /**
    * Marks the code used if it is unused, unexpired and its grant is not revoked, in one atomic
-   * step (like rotateRefreshToken): a winner of a concurrent redemption then needs no second
+   * step (like refreshGrant): a winner of a concurrent redemption then needs no second
    * look at its grant, which the loser's replay may already have revoked.
    */
   consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
 
-  // Refresh tokens
-  saveRefreshToken(token: RefreshTokenRecord): Promise<void>;
+  // Tokens
+  /**
+   * Issues under a grant (a code's redemption), in one transaction: raises the grant's
+   * accessExpiresAt to `accessExpiresAt` and saves `refreshToken` (if any). Its grant's
+   * revocation, whether it comes at the same moment or came just before (a code replayed while
+   * its first redemption issues tokens), covers the access token: the recorded expiry is
+   * lengthened to it where needed.
+   */
+  issueTokens(grantId: string, accessExpiresAt: number, refreshToken?: RefreshTokenRecord): Promise<void>;
   /** A token not yet used (a rotated one is found by findSpentRefreshToken). */
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
   /** The spent record of a rotated token, while it is kept and its grant exists. */
   findSpentRefreshToken(tokenHash: string): Promise<SpentRefreshTokenRecord | undefined>;
   /**
-   * Atomically, in one transaction: removes `oldHash`, keeps its spent record and saves `next`
-   * in its place, if `oldHash` is unused, unexpired and its grant is not revoked (one conditional
-   * DELETE, so of two concurrent rotations only one gets the token). Otherwise changes nothing
-   * and says why.
+   * A whole refresh in one transaction (one statement on PostgreSQL): if the presented token is
+   * the client's, unused and unexpired, and its grant stands (and rests on no upstream sign-in
+   * left unchecked), removes it, keeps its spent record, saves the new token in its place and
+   * raises the grant's accessExpiresAt. One conditional DELETE, so of two concurrent refreshes
+   * with the same token only one gets it. Otherwise changes nothing and says why.
    */
-  rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<RotateResult>;
+  refreshGrant(request: RefreshRequest): Promise<RefreshResult>;
 
-  // Access tokens (a record per issued JWT, for revocation and introspection)
-  /**
-   * Saves the record. Its grant's revocation, whether it comes at the same moment or came just
-   * before (a code replayed while its first redemption issues tokens), covers it: the recorded
-   * expiry is lengthened to this token's where needed.
-   */
-  saveAccessToken(token: AccessTokenRecord): Promise<void>;
-  getAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
-  /** Marks the token revoked and records the revocation (listRevocations) while it is unexpired. */
-  revokeAccessToken(jti: string, now: number): Promise<void>;
+  // Access tokens are not stored: a JWT names its grant (grant_id), whose row says whether it stands.
+  /** Records the revocation of one access token (listRevocations) while it is unexpired. */
+  revokeAccessToken(jti: string, expiresAt: number, now: number): Promise<void>;
+  /** Whether revokeAccessToken recorded this token (and the record is still kept). */
+  isAccessTokenRevoked(jti: string): Promise<boolean>;
 
   // Revocations (what resource servers must refuse before tokens expire)
   /** Revocations recorded at or after `since` that still affect a token unexpired at `now`, oldest first. */

@@ -36,13 +36,13 @@ import { startPostgres } from '../helpers/postgres.js';
 
 const TABLES = [
   'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'access_tokens', 'signing_keys', 'revocations',
+  'authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'signing_keys', 'revocations',
 ] as const;
 type Table = (typeof TABLES)[number];
 type Counts = Record<Table, number>;
 
 /** Rows that expire or die with their grant: all of them must go. */
-const TRANSIENT: readonly Table[] = ['authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'access_tokens', 'sessions', 'interactions', 'grants', 'revocations'];
+const TRANSIENT: readonly Table[] = ['authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'sessions', 'interactions', 'grants', 'revocations'];
 /** Rows an operator or a user made, which no amount of time removes. */
 const LASTING: readonly Table[] = ['users', 'clients', 'consents', 'signing_keys'];
 
@@ -142,7 +142,6 @@ async function sweepScenario(store: Store, count: () => Promise<Counts>): Promis
   assert.equal(grown.grants, batch.redeemed + 2);
   assert.equal(grown.refresh_tokens, FLOWS + 1, 'the live ones: each flow’s rotated token and the replayed grant’s');
   assert.equal(grown.spent_refresh_tokens, FLOWS, 'the rotated ones stay as spent records until they expire, for reuse detection');
-  assert.equal(grown.access_tokens, FLOWS * 2 + 1);
 
   // A sweep now removes nothing: every row is still within its lifetime.
   assert.equal(await store.sweepExpired(h.clock.now), 0);
@@ -153,7 +152,6 @@ async function sweepScenario(store: Store, count: () => Promise<Counts>): Promis
   const partly = await store.sweepExpired(h.clock.now);
   const afterShortLived = await count();
   assert.equal(afterShortLived.authorization_codes, 0);
-  assert.equal(afterShortLived.access_tokens, 0);
   assert.equal(afterShortLived.interactions, 0);
   assert.equal(afterShortLived.sessions, grown.sessions, 'live sessions are kept');
   assert.equal(afterShortLived.refresh_tokens, grown.refresh_tokens, 'live refresh tokens are kept');
@@ -163,7 +161,7 @@ async function sweepScenario(store: Store, count: () => Promise<Counts>): Promis
   // …and the replayed code's revocation record, a minute after the last token it covers expired.
   assert.equal(grown.revocations, 1, 'the replay was recorded for resource servers');
   assert.equal(afterShortLived.revocations, 0);
-  assert.equal(partly, grown.authorization_codes + grown.access_tokens + grown.interactions + 2 + grown.revocations);
+  assert.equal(partly, grown.authorization_codes + grown.interactions + 2 + grown.revocations);
 
   // Past every lifetime: only what people and operators made is left.
   h.clock.now += PAST_EVERY_LIFETIME;

@@ -4,12 +4,12 @@ import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
-import { SCHEMA_VERSION, TABLES as SCHEMA_TABLES } from '../../src/store/sql/schema.js';
+import { CURRENT_TABLES, SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
-import { makeAccessToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, runStoreSuite } from './store-suite.js';
+import { makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf, runStoreSuite } from './store-suite.js';
 
 // Every table of the schema, so that none keeps rows from one test to the next.
-const TABLES = SCHEMA_TABLES.map((table) => table.name);
+const TABLES = CURRENT_TABLES.map((table) => table.name);
 
 /** Runs one statement on a database, outside any store. */
 async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(connectionString: string, text: string, values: unknown[] = []): Promise<R[]> {
@@ -63,7 +63,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await a.createUser(user);
       const grant = makeGrant(client.clientId, user.id);
       await a.createGrant(grant);
-      await a.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 600 }));
+      await a.issueTokens(grant.id, NOW + 600);
       const heard = new Promise<void>((resolve) => (announced = resolve));
       await a.revokeGrant(grant.id, NOW);
       await heard;
@@ -175,14 +175,14 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await a.createUser(user);
       await a.createGrant(grant);
       await a.saveAuthorizationCode(code);
-      await a.saveRefreshToken(old);
+      await a.issueTokens(grant.id, 0, old);
 
       const replicas = [a, b];
       const attempts = 50;
       const nexts = Array.from({ length: attempts * 2 }, () => makeRefreshToken(grant));
       const [codes, rotations] = await Promise.all([
         Promise.all(Array.from({ length: attempts * 2 }, (_, i) => replicas[i % 2]!.consumeAuthorizationCode(code.codeHash, NOW))),
-        Promise.all(nexts.map((next, i) => replicas[i % 2]!.rotateRefreshToken(old.tokenHash, next, NOW))),
+        Promise.all(nexts.map((next, i) => replicas[i % 2]!.refreshGrant(refreshOf(old.tokenHash, next, NOW)))),
       ]);
 
       assert.equal(codes.filter((r) => r.status === 'ok').length, 1);
@@ -318,20 +318,20 @@ describe('PostgreSQL store, the database going away', () => {
         await store.createClient(client);
         await store.createUser(user);
         await store.createGrant(grant);
-        await store.saveRefreshToken(old);
+        await store.issueTokens(grant.id, 0, old);
         // Several pooled connections, idle when the server goes away.
         await Promise.all(Array.from({ length: 5 }, () => store.getUserById(user.id)));
 
         await server.pause();
         await assert.rejects(store.getUserById(user.id), StoreUnavailableError);
         await assert.rejects(store.createUser(makeUser()), StoreUnavailableError);
-        await assert.rejects(store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), StoreUnavailableError);
+        await assert.rejects(store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW)), StoreUnavailableError);
         await assert.rejects(store.sweepExpired(NOW), StoreUnavailableError);
 
         await server.resume();
         assert.deepEqual(await store.getUserById(user.id), user);
         const next = makeRefreshToken(grant);
-        assert.equal((await store.rotateRefreshToken(old.tokenHash, next, NOW)).status, 'ok');
+        assert.equal((await store.refreshGrant(refreshOf(old.tokenHash, next, NOW))).status, 'ok');
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
       } finally {
         await store.close();

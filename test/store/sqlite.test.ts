@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../src/store/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
-import { makeAccessToken, makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW, runStoreSuite } from './store-suite.js';
+import { makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW, runStoreSuite } from './store-suite.js';
 
 const suiteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-store-'));
 let databases = 0;
@@ -187,7 +187,7 @@ describe('sqlite store, SQLite only', () => {
       await store.createUser(user);
       await store.createGrant(grant);
       await store.saveAuthorizationCode(code);
-      await store.saveRefreshToken(old);
+      await store.issueTokens(grant.id, 0, old);
 
       const job = { file, now: NOW, codeHash: code.codeHash, old: old.tokenHash, next: makeRefreshToken(grant) };
       const children = Array.from({ length: 6 }, (_, index) =>
@@ -198,7 +198,7 @@ describe('sqlite store, SQLite only', () => {
            console.log('ready');
            await new Promise((resolve) => process.stdin.once('data', resolve));
            const code = await store.consumeAuthorizationCode(job.codeHash, job.now);
-           const rotation = await store.rotateRefreshToken(job.old, job.next, job.now);
+           const rotation = await store.refreshGrant({ tokenHash: job.old, clientId: job.next.clientId, next: job.next, accessExpiresAt: job.now + 600, now: job.now, upstreamChecked: true });
            console.log(JSON.stringify({ code: code.status, rotation: rotation.status }));
            console.log('done');
            await store.close();
@@ -236,7 +236,7 @@ describe('sqlite store: upkeep that does not stop the server', () => {
       await store.createUser(user);
       const grant = makeGrant(client.clientId, user.id);
       await store.createGrant(grant);
-      for (let i = 0; i < 5000; i++) await store.saveAccessToken(makeAccessToken(grant, { jti: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 }));
+      for (let i = 0; i < 5000; i++) await store.issueTokens(grant.id, 0, makeRefreshToken(grant, { tokenHash: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 }));
       // Work queued before the sweep runs before the sweep ends: the sweep yields between batches.
       let ranDuring = false;
       const sweeping = store.sweepExpired(NOW);

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import {
   StoreConflictError,
-  type AccessTokenRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
@@ -22,7 +21,7 @@ import {
   type UserRecord,
 } from '../../src/store/index.js';
 import { hashSecret } from '../../src/core/secrets.js';
-import { SPENT_KEY_CHARS, type RotateResult } from '../../src/store/store.js';
+import { SPENT_KEY_CHARS, type RefreshRequest, type RefreshResult } from '../../src/store/store.js';
 
 /** The tests' clock: whole seconds, passed to every time-dependent method. */
 export const NOW = 1_700_000_000;
@@ -101,6 +100,7 @@ export function makeGrant(clientId: string, userId: string | null, overrides: Pa
     createdAt: NOW,
     revokedAt: null,
     upstreamSessionId: null,
+    accessExpiresAt: null,
     ...overrides,
   };
 }
@@ -137,8 +137,8 @@ export function makeRefreshToken(grant: GrantRecord, overrides: Partial<RefreshT
   };
 }
 
-export function makeAccessToken(grant: GrantRecord, overrides: Partial<AccessTokenRecord> = {}): AccessTokenRecord {
-  return { jti: uniqueId('jti'), grantId: grant.id, clientId: grant.clientId, expiresAt: NOW + 3600, revokedAt: null, ...overrides };
+export function makeUpstreamSession(userId: string, overrides: Partial<UpstreamSessionRecord> = {}): UpstreamSessionRecord {
+  return { id: uniqueId('upstream'), userId, provider: 'corp', subject: 'sub-1', sealedTokens: 'v1.key.nonce.body', createdAt: NOW, expiresAt: NOW + 3600, ...overrides };
 }
 
 export function makeSigningKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
@@ -153,6 +153,22 @@ export function makeSigningKey(overrides: Partial<SigningKeyRecord> = {}): Signi
     ...overrides,
   };
 }
+
+/** A refresh request of `next`'s client for the token `oldHash`, its access token expiring 600 s after `now`. */
+export function refreshOf(oldHash: string, next: RefreshTokenRecord, now: number, overrides: Partial<RefreshRequest> = {}): RefreshRequest {
+  return {
+    tokenHash: oldHash,
+    clientId: next.clientId,
+    next: { tokenHash: next.tokenHash, createdAt: next.createdAt, expiresAt: next.expiresAt },
+    accessExpiresAt: now + 600,
+    now,
+    upstreamChecked: true,
+    ...overrides,
+  };
+}
+
+/** What the refresh tests read a refreshGrant result as: the spent token's record when it succeeded. */
+type RotateResult = Exclude<RefreshResult, { status: 'ok' | 'upstream' }> | { status: 'ok'; record: RefreshTokenRecord };
 
 /** Asserts the status of a consume/rotate result and returns its record. */
 function expectRecord<T>(result: ConsumeResult<T> | { status: 'revoked'; record: T }, status: string): T;
@@ -186,6 +202,19 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       const grant = makeGrant(client.clientId, user.id, grantOverrides);
       await store.createGrant(grant);
       return { client, user, grant };
+    }
+
+    /** Saves a refresh token as a code's redemption does (issueTokens), with no access token to speak of. */
+    async function saveRefreshToken(token: RefreshTokenRecord): Promise<void> {
+      await store.issueTokens(token.grantId, 0, token);
+    }
+
+    /** A refresh from `next`'s client, read as a rotation: the spent record, or why nothing was spent. */
+    async function rotate(oldHash: string, next: RefreshTokenRecord, now: number, accessExpiresAt = now + 600): Promise<RotateResult> {
+      const live = await store.getRefreshToken(oldHash);
+      const result = await store.refreshGrant(refreshOf(oldHash, next, now, { accessExpiresAt }));
+      if (result.status === 'upstream') throw new Error('no upstream grants here');
+      return result.status === 'ok' ? { status: 'ok', record: live! } : result;
     }
 
     describe('clients', () => {
@@ -275,15 +304,13 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
         const code = makeCode(grant);
         const refresh = makeRefreshToken(grant);
-        const access = makeAccessToken(grant);
         const interaction = makeInteraction(client.clientId);
         await store.saveAuthorizationCode(code);
-        await store.saveRefreshToken(refresh);
-        await store.saveAccessToken(access);
+        await saveRefreshToken(refresh);
         await store.createInteraction(interaction);
         await store.saveConsent(makeConsent(user.id, client.clientId));
         const otherRefresh = makeRefreshToken(otherGrant);
-        await store.saveRefreshToken(otherRefresh);
+        await saveRefreshToken(otherRefresh);
         await store.saveConsent(makeConsent(user.id, other.clientId));
 
         assert.equal(await store.deleteClient(client.clientId), true);
@@ -291,7 +318,6 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.getGrant(grant.id), undefined);
         assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'missing');
         assert.equal(await store.getRefreshToken(refresh.tokenHash), undefined);
-        assert.equal(await store.getAccessToken(access.jti), undefined);
         assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
         assert.deepEqual(await store.listConsents({ clientId: client.clientId }), []);
 
@@ -345,15 +371,13 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const interaction = makeInteraction(client.clientId, { userId: user.id });
         const code = makeCode(grant);
         const refresh = makeRefreshToken(grant);
-        const access = makeAccessToken(grant);
         await store.createSession(session);
         await store.createSession(otherSession);
         await store.createInteraction(interaction);
         await store.saveConsent(makeConsent(user.id, client.clientId));
         await store.saveConsent(makeConsent(other.id, client.clientId));
         await store.saveAuthorizationCode(code);
-        await store.saveRefreshToken(refresh);
-        await store.saveAccessToken(access);
+        await saveRefreshToken(refresh);
 
         assert.equal(await store.deleteUser(user.username), true);
 
@@ -364,7 +388,6 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.getGrant(grant.id), undefined);
         assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'missing');
         assert.equal(await store.getRefreshToken(refresh.tokenHash), undefined);
-        assert.equal(await store.getAccessToken(access.jti), undefined);
 
         assert.ok(await store.getClient(client.clientId));
         assert.ok(await store.getSession(otherSession.idHash, NOW));
@@ -640,7 +663,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       it('round-trips', async () => {
         const { grant } = await seed();
         const token = makeRefreshToken(grant);
-        await store.saveRefreshToken(token);
+        await saveRefreshToken(token);
         assert.deepEqual(await store.getRefreshToken(token.tokenHash), token);
         assert.equal(await store.getRefreshToken('nope'), undefined);
       });
@@ -649,9 +672,9 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         const next = makeRefreshToken(grant, { createdAt: NOW + 5 });
-        await store.saveRefreshToken(old);
+        await saveRefreshToken(old);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined, 'not spent before its rotation');
-        assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 5), 'ok'), old);
+        assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 5), 'ok'), old);
         assert.equal(await store.getRefreshToken(old.tokenHash), undefined);
         assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), { grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 5, expiresAt: old.expiresAt });
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
@@ -661,10 +684,10 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       it('a reused token is a replay, told by its spent record, and its replacement is not saved', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
-        expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        await saveRefreshToken(old);
+        expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const stolen = makeRefreshToken(grant);
-        const replayed = expectRecord(await store.rotateRefreshToken(old.tokenHash, stolen, NOW + 1), 'replayed');
+        const replayed = expectRecord(await rotate(old.tokenHash, stolen, NOW + 1), 'replayed');
         assert.deepEqual(replayed, { grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt });
         assert.equal(await store.getRefreshToken(stolen.tokenHash), undefined);
         assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.spentAt, NOW, 'a replay does not move the time it was spent');
@@ -673,8 +696,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       it('a spent record is found by its token’s hash (its first 132 bits), never by another token’s', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
-        expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        await saveRefreshToken(old);
+        expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const key = old.tokenHash.slice(0, SPENT_KEY_CHARS);
         const flip = (c: string): string => (c === 'A' ? 'B' : 'A');
         assert.ok(await store.findSpentRefreshToken(`${key}${'x'.repeat(old.tokenHash.length - SPENT_KEY_CHARS)}`), 'the key is the prefix');
@@ -689,11 +712,11 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const prefix = hashSecret('shared').slice(0, SPENT_KEY_CHARS);
         const first = makeRefreshToken(grant, { tokenHash: `${prefix}${'a'.repeat(21)}` });
         const second = makeRefreshToken(otherGrant, { tokenHash: `${prefix}${'b'.repeat(21)}` });
-        await store.saveRefreshToken(first);
-        await store.saveRefreshToken(second);
-        expectRecord(await store.rotateRefreshToken(first.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        await saveRefreshToken(first);
+        await saveRefreshToken(second);
+        expectRecord(await rotate(first.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const next = makeRefreshToken(otherGrant);
-        expectRecord(await store.rotateRefreshToken(second.tokenHash, next, NOW + 1), 'ok');
+        expectRecord(await rotate(second.tokenHash, next, NOW + 1), 'ok');
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
         assert.equal((await store.findSpentRefreshToken(second.tokenHash))?.grantId, grant.id, 'the first record is kept');
       });
@@ -703,29 +726,29 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const prefix = hashSecret('shared').slice(0, SPENT_KEY_CHARS);
         const spent = makeRefreshToken(grant, { tokenHash: `${prefix}${'a'.repeat(21)}` });
         const live = makeRefreshToken(grant, { tokenHash: `${prefix}${'b'.repeat(21)}`, expiresAt: NOW + 10 });
-        await store.saveRefreshToken(spent);
-        await store.saveRefreshToken(live);
-        expectRecord(await store.rotateRefreshToken(spent.tokenHash, makeRefreshToken(grant), NOW), 'ok');
-        assert.deepEqual(expectRecord(await store.rotateRefreshToken(live.tokenHash, makeRefreshToken(grant), NOW + 10), 'expired'), live);
-        expectRecord(await store.rotateRefreshToken(live.tokenHash, makeRefreshToken(grant), NOW + 9), 'ok');
+        await saveRefreshToken(spent);
+        await saveRefreshToken(live);
+        expectRecord(await rotate(spent.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        assert.deepEqual(expectRecord(await rotate(live.tokenHash, makeRefreshToken(grant), NOW + 10), 'expired'), live);
+        expectRecord(await rotate(live.tokenHash, makeRefreshToken(grant), NOW + 9), 'ok');
       });
 
       it('a spent record is not found once its grant is gone', async () => {
         const { client, grant } = await seed();
         const old = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
-        expectRecord(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        await saveRefreshToken(old);
+        expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         await store.deleteClient(client.clientId);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
-        assert.deepEqual(await store.rotateRefreshToken(old.tokenHash, makeRefreshToken(grant), NOW), { status: 'missing' });
+        assert.deepEqual(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), { status: 'missing' });
       });
 
       it('an expired token is not rotated', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant, { expiresAt: NOW + 10 });
         const next = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
-        assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 10), 'expired'), old);
+        await saveRefreshToken(old);
+        assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 10), 'expired'), old);
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
         assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
@@ -735,9 +758,9 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         const next = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
+        await saveRefreshToken(old);
         await store.revokeGrant(grant.id, NOW);
-        assert.deepEqual(expectRecord(await store.rotateRefreshToken(old.tokenHash, next, NOW + 1), 'revoked'), old);
+        assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 1), 'revoked'), old);
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
         assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
@@ -746,7 +769,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       it('an unknown token is missing and nothing is saved', async () => {
         const { grant } = await seed();
         const next = makeRefreshToken(grant);
-        assert.deepEqual(await store.rotateRefreshToken('nope', next, NOW), { status: 'missing' });
+        assert.deepEqual(await rotate('nope', next, NOW), { status: 'missing' });
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
       });
 
@@ -754,9 +777,9 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
         const existing = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
-        await store.saveRefreshToken(existing);
-        await assert.rejects(store.rotateRefreshToken(old.tokenHash, existing, NOW), StoreConflictError);
+        await saveRefreshToken(old);
+        await saveRefreshToken(existing);
+        await assert.rejects(rotate(old.tokenHash, existing, NOW), StoreConflictError);
         assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
       });
@@ -764,9 +787,9 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       it('50 concurrent rotations: exactly one wins and exactly one new token is stored', async () => {
         const { grant } = await seed();
         const old = makeRefreshToken(grant);
-        await store.saveRefreshToken(old);
+        await saveRefreshToken(old);
         const nexts = Array.from({ length: 50 }, () => makeRefreshToken(grant));
-        const results = await Promise.all(nexts.map((next) => store.rotateRefreshToken(old.tokenHash, next, NOW)));
+        const results = await Promise.all(nexts.map((next) => rotate(old.tokenHash, next, NOW)));
         assert.equal(results.filter((r) => r.status === 'ok').length, 1);
         assert.equal(results.filter((r) => r.status === 'replayed').length, 49);
         const stored = await Promise.all(nexts.map((next) => store.getRefreshToken(next.tokenHash)));
@@ -776,75 +799,137 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
     });
 
-    describe('access tokens', () => {
-      it('round-trips and revokes once', async () => {
-        const { grant } = await seed();
-        const token = makeAccessToken(grant);
-        await store.saveAccessToken(token);
-        assert.deepEqual(await store.getAccessToken(token.jti), token);
-        await store.revokeAccessToken(token.jti, NOW + 1);
-        await store.revokeAccessToken(token.jti, NOW + 2);
-        assert.deepEqual(await store.getAccessToken(token.jti), { ...token, revokedAt: NOW + 1 });
-        assert.equal(await store.getAccessToken('nope'), undefined);
-        await store.revokeAccessToken('nope', NOW);
+    describe('refreshGrant', () => {
+      it('returns the grant (its access expiry raised) and the spent token’s scope; the new token takes its grant, client and scope', async () => {
+        const { grant } = await seed({ scope: ['read', 'write'] });
+        const old = makeRefreshToken(grant, { scope: ['read'] });
+        await saveRefreshToken(old);
+        const next = makeRefreshToken(grant, { createdAt: NOW + 5, expiresAt: NOW + 999 });
+        const result = await store.refreshGrant(refreshOf(old.tokenHash, next, NOW + 5, { accessExpiresAt: NOW + 605 }));
+        assert.deepEqual(result, { status: 'ok', grant: { ...grant, accessExpiresAt: NOW + 605 }, scope: ['read'] });
+        assert.deepEqual(await store.getRefreshToken(next.tokenHash), { ...next, scope: ['read'] });
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 605);
       });
 
-      it('after revokeGrant, the token record is still found and its grant reads as revoked', async () => {
+      it('another client’s token is foreign: left as it is, unspent', async () => {
         const { grant } = await seed();
-        const token = makeAccessToken(grant);
-        await store.saveAccessToken(token);
-        await store.revokeGrant(grant.id, NOW + 3);
-        const found = await store.getAccessToken(token.jti);
-        assert.ok(found);
-        assert.equal((await store.getGrant(found.grantId))?.revokedAt, NOW + 3);
+        const old = makeRefreshToken(grant);
+        await saveRefreshToken(old);
+        const next = makeRefreshToken(grant);
+        const result = await store.refreshGrant(refreshOf(old.tokenHash, next, NOW, { clientId: 'someone-else' }));
+        assert.deepEqual(result, { status: 'foreign', record: old });
+        assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
+        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, 0, 'nothing issued: the expiry stays');
+      });
+
+      it('a grant resting on an upstream sign-in is held back, unspent, until the caller says it checked it', async () => {
+        const { user } = await seed();
+        const session = makeUpstreamSession(user.id);
+        await store.createUpstreamSession(session);
+        const { grant } = await seed({ upstreamSessionId: session.id });
+        const old = makeRefreshToken(grant);
+        await saveRefreshToken(old);
+        const next = makeRefreshToken(grant);
+        const held = await store.refreshGrant(refreshOf(old.tokenHash, next, NOW, { upstreamChecked: false }));
+        assert.equal(held.status, 'upstream');
+        assert.equal(held.status === 'upstream' && held.grant.upstreamSessionId, session.id);
+        assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
+        assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
+        assert.equal((await store.refreshGrant(refreshOf(old.tokenHash, next, NOW, { upstreamChecked: true }))).status, 'ok');
+      });
+
+      it('an unchecked upstream grant that is revoked says revoked, not upstream', async () => {
+        const { user } = await seed();
+        const session = makeUpstreamSession(user.id);
+        await store.createUpstreamSession(session);
+        const { grant } = await seed({ upstreamSessionId: session.id });
+        const old = makeRefreshToken(grant);
+        await saveRefreshToken(old);
+        await store.revokeGrant(grant.id, NOW);
+        assert.equal((await store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW, { upstreamChecked: false }))).status, 'revoked');
+      });
+
+      it('a refresh racing a revocation: either it is refused, or the recorded revocation covers its access token', async () => {
+        for (let round = 0; round < 10; round++) {
+          const { grant } = await seed();
+          const old = makeRefreshToken(grant);
+          await saveRefreshToken(old);
+          const refreshing = store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW, { accessExpiresAt: NOW + 600 + round }));
+          const revoking = round % 2 === 0 ? store.revokeGrant(grant.id, NOW) : Promise.resolve().then(() => store.revokeGrant(grant.id, NOW));
+          const [result] = await Promise.all([refreshing, revoking]);
+          const recorded = (await store.listRevocations(0, NOW)).find((r) => r.id === grant.id);
+          if (result.status === 'ok') assert.equal(recorded?.expiresAt, NOW + 600 + round, 'the issued token is covered');
+          else assert.equal(result.status, 'revoked');
+        }
+      });
+    });
+
+    describe('access tokens', () => {
+      it('issueTokens raises the grant’s access expiry (never lowers it) and saves the refresh token; a missing grant is refused', async () => {
+        const { grant } = await seed();
+        await store.issueTokens(grant.id, NOW + 600);
+        const refresh = makeRefreshToken(grant);
+        await store.issueTokens(grant.id, NOW + 300, refresh);
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 600);
+        assert.deepEqual(await store.getRefreshToken(refresh.tokenHash), refresh);
+        await assert.rejects(store.issueTokens('no-such-grant', NOW + 900, makeRefreshToken({ ...grant, id: 'no-such-grant' })));
+      });
+
+      it('revokeAccessToken records the token once, while it is unexpired; isAccessTokenRevoked tells', async () => {
+        assert.equal(await store.isAccessTokenRevoked('jti-1'), false);
+        await store.revokeAccessToken('jti-1', NOW + 600, NOW + 1);
+        await store.revokeAccessToken('jti-1', NOW + 600, NOW + 2);
+        assert.equal(await store.isAccessTokenRevoked('jti-1'), true);
+        assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'token', id: 'jti-1', revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
+        await store.revokeAccessToken('jti-expired', NOW, NOW);
+        assert.equal(await store.isAccessTokenRevoked('jti-expired'), false, 'an expired token needs no record');
       });
     });
 
     describe('revocations', () => {
       it('revokeGrant records the grant until the latest exp of its access tokens, once', async () => {
         const { grant } = await seed();
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 300 }));
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 600 }));
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW - 5 }));
+        await store.issueTokens(grant.id, NOW + 300);
+        await store.issueTokens(grant.id, NOW + 600);
+        await store.issueTokens(grant.id, NOW - 5);
         assert.deepEqual(await store.listRevocations(0, NOW), []);
         await store.revokeGrant(grant.id, NOW + 1);
         await store.revokeGrant(grant.id, NOW + 2);
         assert.deepEqual(await store.listRevocations(0, NOW + 2), [{ kind: 'grant', id: grant.id, revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
       });
 
-      it('records nothing for a grant whose access tokens have all expired (nothing left to refuse)', async () => {
+      it('records nothing for a grant whose access tokens have all expired, or that issued none (nothing left to refuse)', async () => {
         const { grant } = await seed();
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW }));
+        await store.issueTokens(grant.id, NOW);
         await store.revokeGrant(grant.id, NOW);
+        const quiet = (await seed()).grant;
+        await store.revokeGrant(quiet.id, NOW);
         assert.deepEqual(await store.listRevocations(0, NOW), []);
       });
 
       it('lists from a cursor (revoked at or after it) and only what still affects an unexpired token', async () => {
-        const { grant } = await seed();
-        const early = makeAccessToken(grant, { expiresAt: NOW + 100 });
-        const late = makeAccessToken(grant, { expiresAt: NOW + 900 });
-        await store.saveAccessToken(early);
-        await store.saveAccessToken(late);
-        await store.revokeAccessToken(early.jti, NOW + 10);
-        await store.revokeAccessToken(late.jti, NOW + 20);
+        await store.revokeAccessToken('early', NOW + 100, NOW + 10);
+        await store.revokeAccessToken('late', NOW + 900, NOW + 20);
         assert.deepEqual((await store.listRevocations(0, NOW + 20)).map((r) => [r.kind, r.id, r.revokedAt, r.expiresAt]), [
-          ['token', early.jti, NOW + 10, NOW + 100],
-          ['token', late.jti, NOW + 20, NOW + 900],
+          ['token', 'early', NOW + 10, NOW + 100],
+          ['token', 'late', NOW + 20, NOW + 900],
         ]);
-        assert.deepEqual((await store.listRevocations(NOW + 11, NOW + 20)).map((r) => r.id), [late.jti]);
-        assert.deepEqual((await store.listRevocations(0, NOW + 100)).map((r) => r.id), [late.jti]);
+        assert.deepEqual((await store.listRevocations(NOW + 11, NOW + 20)).map((r) => r.id), ['late']);
+        assert.deepEqual((await store.listRevocations(0, NOW + 100)).map((r) => r.id), ['late']);
       });
 
       it('revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand', async () => {
         const { client, user, grant } = await seed();
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 500 }));
+        await store.issueTokens(grant.id, NOW + 500);
         await store.saveConsent(makeConsent(user.id, client.clientId));
         await store.revokeConsents(user.id, client.clientId, NOW + 1);
         const second = await seed();
-        await store.saveAccessToken(makeAccessToken(second.grant, { expiresAt: NOW + 500 }));
+        await store.issueTokens(second.grant.id, NOW + 500);
         await store.deleteClient(second.client.clientId, NOW + 2);
         const third = await seed();
-        await store.saveAccessToken(makeAccessToken(third.grant, { expiresAt: NOW + 500 }));
+        await store.issueTokens(third.grant.id, NOW + 500);
         await store.deleteUser(third.user.username, NOW + 3);
         assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.revokedAt]), [
           [grant.id, NOW + 1],
@@ -853,34 +938,33 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         ]);
       });
 
-      it('a token saved after its grant was revoked lengthens the recorded revocation to cover it', async () => {
+      it('a token issued after its grant was revoked lengthens the recorded revocation to cover it', async () => {
         const { grant } = await seed();
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 100 }));
+        await store.issueTokens(grant.id, NOW + 100);
         await store.revokeGrant(grant.id, NOW);
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 700 }));
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 650 }));
+        await store.issueTokens(grant.id, NOW + 700);
+        await store.issueTokens(grant.id, NOW + 650);
         assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'grant', id: grant.id, revokedAt: NOW, expiresAt: NOW + 700 }]);
         const quiet = (await seed()).grant;
         await store.revokeGrant(quiet.id, NOW);
-        await store.saveAccessToken(makeAccessToken(quiet, { expiresAt: NOW + 300 }));
+        await store.issueTokens(quiet.id, NOW + 300);
         assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.expiresAt]), [
           [grant.id, NOW + 700],
           [quiet.id, NOW + 300],
         ]);
       });
 
-      it('a revocation racing token saves covers every token saved', async () => {
+      it('a revocation racing token issues covers every token issued', async () => {
         const { grant } = await seed();
-        const tokens = Array.from({ length: 30 }, (_, i) => makeAccessToken(grant, { expiresAt: NOW + 100 + i }));
-        const saves = tokens.map((token) => store.saveAccessToken(token));
+        const issues = Array.from({ length: 30 }, (_, i) => store.issueTokens(grant.id, NOW + 100 + i));
         const revoked = store.revokeGrant(grant.id, NOW);
-        await Promise.all([...saves, revoked]);
+        await Promise.all([...issues, revoked]);
         assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => r.expiresAt), [NOW + 129]);
       });
 
       it('the sweep removes a revocation a minute after its last token expired', async () => {
         const { grant } = await seed();
-        await store.saveAccessToken(makeAccessToken(grant, { expiresAt: NOW + 100 }));
+        await store.issueTokens(grant.id, NOW + 100);
         await store.revokeGrant(grant.id, NOW);
         await store.sweepExpired(NOW + 159);
         assert.equal((await store.listRevocations(0, NOW)).length, 1);
@@ -986,13 +1070,14 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     describe('sweepExpired', () => {
       it('sweeps more rows than one batch holds, all of them', async () => {
         const { grant } = await seed();
-        for (let i = 0; i < 1200; i++) await store.saveAccessToken(makeAccessToken(grant, { jti: `bulk-${i}`, expiresAt: NOW - 1 }));
-        const live = makeAccessToken(grant, { jti: 'live', expiresAt: NOW + 60 });
-        await store.saveAccessToken(live);
+        const bulk = Array.from({ length: 1200 }, () => makeRefreshToken(grant, { expiresAt: NOW - 1 }));
+        for (const token of bulk) await saveRefreshToken(token);
+        const live = makeRefreshToken(grant, { expiresAt: NOW + 60 });
+        await saveRefreshToken(live);
         assert.ok((await store.sweepExpired(NOW)) >= 1200);
-        assert.equal(await store.getAccessToken('bulk-0'), undefined);
-        assert.equal(await store.getAccessToken('bulk-1199'), undefined);
-        assert.ok(await store.getAccessToken('live'));
+        assert.equal(await store.getRefreshToken(bulk[0]!.tokenHash), undefined);
+        assert.equal(await store.getRefreshToken(bulk[1199]!.tokenHash), undefined);
+        assert.ok(await store.getRefreshToken(live.tokenHash));
       });
 
       it('removes expired rows and orphaned old grants, keeps live ones, and counts', async () => {
@@ -1002,35 +1087,34 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const emptyOldGrant = makeGrant(client.clientId, user.id, { createdAt: old });
         const emptyNewGrant = makeGrant(client.clientId, user.id, { createdAt: NOW - 30 });
         const liveGrant = makeGrant(client.clientId, user.id, { createdAt: old });
-        for (const grant of [deadGrant, emptyOldGrant, emptyNewGrant, liveGrant]) await store.createGrant(grant);
+        // Only an access token in hand (client_credentials): kept until it expires.
+        const accessOnlyGrant = makeGrant(client.clientId, null, { createdAt: old, accessExpiresAt: NOW + 60 });
+        const accessExpiredGrant = makeGrant(client.clientId, null, { createdAt: old, accessExpiresAt: NOW });
+        for (const grant of [deadGrant, emptyOldGrant, emptyNewGrant, liveGrant, accessOnlyGrant, accessExpiredGrant]) await store.createGrant(grant);
 
         const deadCode = makeCode(deadGrant, { expiresAt: NOW });
         const deadRefresh = makeRefreshToken(deadGrant, { expiresAt: NOW - 1 });
-        const deadAccess = makeAccessToken(deadGrant, { expiresAt: NOW - 1 });
         const deadSession = makeSession(user.id, { expiresAt: NOW });
         const deadInteraction = makeInteraction(client.clientId, { expiresAt: NOW - 1 });
         const liveCode = makeCode(liveGrant, { expiresAt: NOW + 1 });
         const liveRefresh = makeRefreshToken(liveGrant);
-        const liveAccess = makeAccessToken(liveGrant);
         const liveSession = makeSession(user.id);
         const liveInteraction = makeInteraction(client.clientId);
         await store.saveAuthorizationCode(deadCode);
-        await store.saveRefreshToken(deadRefresh);
-        await store.saveAccessToken(deadAccess);
+        await saveRefreshToken(deadRefresh);
         await store.createSession(deadSession);
         await store.createInteraction(deadInteraction);
         await store.saveAuthorizationCode(liveCode);
-        await store.saveRefreshToken(liveRefresh);
-        await store.saveAccessToken(liveAccess);
+        await saveRefreshToken(liveRefresh);
         await store.createSession(liveSession);
         await store.createInteraction(liveInteraction);
 
-        // 5 expired rows + the dead grant + the old empty grant (the initial seed grant is new).
+        // 4 expired rows + the dead grant + the old empty grant + the one whose access token expired (the initial seed grant is new).
         assert.equal(await store.sweepExpired(NOW), 7);
 
         assert.equal((await store.consumeAuthorizationCode(deadCode.codeHash, NOW - 10)).status, 'missing');
         assert.equal(await store.getRefreshToken(deadRefresh.tokenHash), undefined);
-        assert.equal(await store.getAccessToken(deadAccess.jti), undefined);
+        assert.equal(await store.getGrant(accessExpiredGrant.id), undefined);
         assert.equal(await store.getSession(deadSession.idHash, NOW - 10), undefined);
         assert.equal(await store.getInteraction(deadInteraction.id, NOW - 10), undefined);
         assert.equal(await store.getGrant(deadGrant.id), undefined);
@@ -1039,7 +1123,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok(await store.getGrant(emptyNewGrant.id));
         assert.ok(await store.getGrant(liveGrant.id));
         assert.ok(await store.getRefreshToken(liveRefresh.tokenHash));
-        assert.ok(await store.getAccessToken(liveAccess.jti));
+        assert.ok(await store.getGrant(accessOnlyGrant.id));
         assert.ok(await store.getSession(liveSession.idHash, NOW));
         assert.ok(await store.getInteraction(liveInteraction.id, NOW));
         expectRecord(await store.consumeAuthorizationCode(liveCode.codeHash, NOW), 'ok');
@@ -1056,16 +1140,17 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const endedNext = makeRefreshToken(ended, { expiresAt: NOW + 10 });
         const goingToken = makeRefreshToken(going, { expiresAt: NOW + 100 });
         const goingNext = makeRefreshToken(going, { expiresAt: NOW + 200 });
-        for (const token of [endedToken, goingToken]) await store.saveRefreshToken(token);
-        expectRecord(await store.rotateRefreshToken(endedToken.tokenHash, endedNext, NOW), 'ok');
-        expectRecord(await store.rotateRefreshToken(goingToken.tokenHash, goingNext, NOW), 'ok');
+        for (const token of [endedToken, goingToken]) await saveRefreshToken(token);
+        // Access tokens as short-lived as the ended family's refresh tokens: a grant goes only once they expired too.
+        expectRecord(await rotate(endedToken.tokenHash, endedNext, NOW, NOW + 10), 'ok');
+        expectRecord(await rotate(goingToken.tokenHash, goingNext, NOW, NOW + 10), 'ok');
 
         // Past the ended family's tokens, spent and live: both go, then its grant.
         assert.equal(await store.sweepExpired(NOW + 10), 3);
         assert.equal(await store.findSpentRefreshToken(endedToken.tokenHash), undefined);
         assert.equal(await store.getGrant(ended.id), undefined);
         assert.ok(await store.findSpentRefreshToken(goingToken.tokenHash), 'a spent record is kept until its token would have expired');
-        assert.equal((await store.rotateRefreshToken(goingToken.tokenHash, makeRefreshToken(going), NOW + 50)).status, 'replayed');
+        assert.equal((await rotate(goingToken.tokenHash, makeRefreshToken(going), NOW + 50)).status, 'replayed');
 
         // The spent record, and the seed's grant, empty and now old enough.
         assert.equal(await store.sweepExpired(NOW + 100), 2);
@@ -1169,7 +1254,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await store.createUpstreamSession(gone);
         const grant = makeGrant(client.clientId, user.id, { upstreamSessionId: kept.id });
         await store.createGrant(grant);
-        await store.saveRefreshToken(makeRefreshToken(grant));
+        await saveRefreshToken(makeRefreshToken(grant));
         await store.sweepExpired(NOW);
         assert.ok(await store.getUpstreamSession(kept.id));
         assert.equal(await store.getUpstreamSession(gone.id), undefined);
@@ -1231,9 +1316,9 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'replayed');
 
         const token = makeRefreshToken(grant);
-        await store.saveRefreshToken(token);
+        await saveRefreshToken(token);
         const next = makeRefreshToken(grant);
-        expectRecord(await store.rotateRefreshToken(token.tokenHash, next, NOW), 'ok');
+        expectRecord(await rotate(token.tokenHash, next, NOW), 'ok');
         (await store.getRefreshToken(next.tokenHash))!.scope.push('admin');
         assert.deepEqual((await store.getRefreshToken(next.tokenHash))?.scope, next.scope);
         (await store.findSpentRefreshToken(token.tokenHash))!.spentAt = 0;

@@ -20,6 +20,7 @@ import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres.js';
 import * as v1 from './fixtures/v1-records.js';
+import { refreshOf } from './store-suite.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 
@@ -31,24 +32,25 @@ async function assertRecordsOfV1(store: Store): Promise<void> {
   assert.deepEqual(await store.getInteraction(v1.interaction.id, now), { ...v1.interaction, upstream: null });
   assert.deepEqual(await store.getSession(v1.session.idHash, now), { ...v1.session, upstreamSessionId: null });
   assert.deepEqual(await store.getConsent(v1.user.id, v1.client.clientId, v1.consent.resource), v1.consent);
-  assert.deepEqual(await store.getGrant(v1.grant.id), { ...v1.grant, upstreamSessionId: null });
+  // Version 8 keeps the latest expiry of the grant's access tokens on the grant, from the table it drops.
+  assert.deepEqual(await store.getGrant(v1.grant.id), { ...v1.grant, upstreamSessionId: null, accessExpiresAt: v1.access.expiresAt });
   // Unused, it stays a refresh token; the column that marked use went with version 7.
   const { consumedAt, ...unused } = v1.refresh;
   assert.equal(consumedAt, null);
   assert.deepEqual(await store.getRefreshToken(v1.refresh.tokenHash), unused);
-  assert.deepEqual(await store.getAccessToken(v1.access.jti), v1.access);
+  assert.equal(await store.isAccessTokenRevoked(v1.access.jti), false);
   assert.deepEqual(await store.listSigningKeys(), [v1.key]);
   // Still working: the code and the refresh token are single use as before.
   assert.deepEqual(await store.consumeAuthorizationCode(v1.code.codeHash, now), { status: 'ok', record: { ...v1.code, consumedAt: now } });
   const next = { ...unused, tokenHash: 'refresh-hash-2' };
-  assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'ok');
-  assert.equal((await store.rotateRefreshToken(v1.refresh.tokenHash, next, now)).status, 'replayed');
+  assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'ok');
+  assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'replayed');
   // Version 5's table: the shared rate-limit buckets.
   assert.deepEqual(await store.takeRateTokens({ key: 'register:192.0.2.1', want: 1, burst: 2, perSecond: 1, nowMs: now * 1000 }), { granted: 1, level: 1 });
   // Version 6: revoking the old grant records it for resource servers, until its access token expires.
   assert.deepEqual(await store.listRevocations(0, now), []);
   await store.revokeGrant(v1.grant.id, now);
-  assert.deepEqual(await store.listRevocations(0, now), [{ kind: 'grant', id: v1.grant.id, revokedAt: now, expiresAt: v1.access.expiresAt }]);
+  assert.deepEqual(await store.listRevocations(0, now), [{ kind: 'grant', id: v1.grant.id, revokedAt: now, expiresAt: Math.max(v1.access.expiresAt, now + 600) }]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
+import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
@@ -27,10 +28,10 @@ export async function introspectEndpoint(ctx: ServerContext, request: Request): 
   // Anything that is not one of our valid access tokens, refresh tokens included, is just inactive.
   if (!claims) return json(INACTIVE);
   if (!caller.canIntrospect && claims.client_id !== caller.clientId) return json(INACTIVE);
-  const record = await store.getAccessToken(claims.jti);
-  if (!record || record.revokedAt !== null) return json(INACTIVE);
-  const grant = await store.getGrant(record.grantId);
-  if (!grant || grant.revokedAt !== null) return json(INACTIVE);
+  // No row per token: the grant it names must stand, and the token itself must not be revoked.
+  const grant = await store.getGrant(claims[GRANT_ID_CLAIM]);
+  if (!grant || grant.revokedAt !== null || grant.clientId !== claims.client_id) return json(INACTIVE);
+  if (await store.isAccessTokenRevoked(claims.jti)) return json(INACTIVE);
   return json({
     active: true,
     scope: claims.scope,

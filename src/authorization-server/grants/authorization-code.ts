@@ -7,7 +7,7 @@ import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens, TokenFamily } from '../tokens.js';
-import { newRefreshToken } from '../tokens.js';
+import { accessTokenExpiry, newRefreshToken } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
 
 /**
@@ -33,6 +33,7 @@ export async function createAuthorizationCode(
     createdAt: now,
     revokedAt: null,
     upstreamSessionId,
+    accessExpiresAt: null,
   };
   await ctx.config.store.createGrant(grant);
   await ctx.config.store.saveAuthorizationCode({
@@ -93,7 +94,8 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
   }
 
   // The store consumed the code only while its grant stood, so the grant needs no second read
-  // here; a concurrent replay revoking it from now on revokes the tokens issued below with it.
+  // here; a concurrent replay revoking it from now on revokes the tokens issued below with it
+  // (issueTokens records their expiry on the grant, or lengthens its recorded revocation).
   const grant: TokenFamily = {
     id: record.grantId,
     clientId: record.clientId,
@@ -102,12 +104,8 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
     resource: record.resource,
     authTime: record.authTime,
   };
-  let refreshToken: string | undefined;
-  if (client.grantTypes.includes('refresh_token')) {
-    const refresh = newRefreshToken(ctx.config, grant, grant.scope);
-    await store.saveRefreshToken(refresh.record);
-    refreshToken = refresh.token;
-  }
+  const refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx.config, grant, grant.scope) : undefined;
+  await store.issueTokens(grant.id, accessTokenExpiry(ctx.config, now), refresh?.record);
   log({ event: 'token_issued', grant_type: 'authorization_code', client_id: client.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, grant.scope, refreshToken);
+  return tokenResponse(ctx, grant, grant.scope, now, refresh?.token);
 }

@@ -5,7 +5,7 @@ import type { ClientRecord, GrantRecord } from '../../store/store.js';
 import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
-import type { IssuedTokens } from '../tokens.js';
+import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
 
 /** grant_type=client_credentials (OAuth 2.1 §4.2): confidential clients only, no refresh token. */
@@ -29,8 +29,10 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
     createdAt: now,
     revokedAt: null,
     upstreamSessionId: null,
+    // Its one access token, recorded with the grant in the same write.
+    accessExpiresAt: accessTokenExpiry(ctx.config, now),
   };
   await ctx.config.store.createGrant(grant);
   ctx.config.log({ event: 'token_issued', grant_type: 'client_credentials', client_id: client.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, scope);
+  return tokenResponse(ctx, grant, scope, now);
 }

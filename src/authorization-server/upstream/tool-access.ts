@@ -5,6 +5,7 @@
  * context server received is never passed on.
  */
 import { OAuthError } from '../../core/errors.js';
+import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import type { ServerContext } from '../context.js';
 import { upstreamUserinfo } from './flow.js';
 import { upstreamTokensOfGrant } from './session.js';
@@ -21,14 +22,14 @@ export interface UpstreamAccess {
 }
 
 /**
- * The upstream access behind one of our access tokens (by its `jti`), or null when its grant did
- * not come from an upstream sign-in. Throws invalid_grant when the upstream session is over (the
+ * The upstream access behind one of our access tokens (its verified claims, whose `grant_id`
+ * names the grant), or null when its grant did not come from an upstream sign-in. Throws invalid_grant when the upstream session is over (the
  * grant is then revoked) and temporarily_unavailable when the provider cannot be reached.
  */
-export async function upstreamAccessFor(ctx: ServerContext, jti: string): Promise<UpstreamAccess | null> {
+export async function upstreamAccessFor(ctx: ServerContext, claims: Record<string, unknown>): Promise<UpstreamAccess | null> {
   const { store } = ctx.config;
-  const record = await store.getAccessToken(jti);
-  const grant = record ? await store.getGrant(record.grantId) : undefined;
+  const grantId = claims[GRANT_ID_CLAIM];
+  const grant = typeof grantId === 'string' ? await store.getGrant(grantId) : undefined;
   if (!grant || grant.upstreamSessionId === null || !ctx.config.upstream) return null;
   if (grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the grant behind this token was revoked');
   const session = await store.getUpstreamSession(grant.upstreamSessionId);

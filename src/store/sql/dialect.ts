@@ -141,6 +141,7 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
     for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
     for (const backfill of (table.backfill ?? []).filter((b) => b.since === version)) backfills.push(...backfill.statements);
     for (const c of columns.filter((column) => column.until === version && table.since < version)) drops.push(`ALTER TABLE ${table.name} DROP COLUMN ${c.name}`);
+    if (table.until === version) drops.push(`DROP TABLE ${table.name}`);
   }
   return [...statements, ...backfills, ...drops];
 }

@@ -55,6 +55,8 @@ export interface Table {
   /** Statements that move existing data when a migration reaches `since`: after its tables, columns and indexes, before its drops. */
   backfill?: { since: number; statements: string[] }[];
   since: number;
+  /** The version whose migration drops the table (after every backfill of that version). */
+  until?: number;
 }
 
 type ColumnOptions = Partial<Omit<Column, 'name' | 'type'>>;
@@ -204,6 +206,16 @@ export const GRANTS: Table = {
     col('created_at', 'int'),
     col('revoked_at', 'int', { nullable: true }),
     col('upstream_session_id', 'text', { nullable: true, since: 3, ...ref('upstream_sessions', 'id') }),
+    // Version 8: the latest exp of the access tokens issued under the grant, which are no longer
+    // stored one by one (access_tokens, dropped): a revocation is recorded until then. Not
+    // indexed, so raising it at every refresh is a HOT update on PostgreSQL.
+    col('access_expires_at', 'int', { nullable: true, since: 8 }),
+  ],
+  backfill: [
+    {
+      since: 8,
+      statements: ['UPDATE grants SET access_expires_at = (SELECT max(a.expires_at) FROM access_tokens a WHERE a.grant_id = grants.id)'],
+    },
   ],
   indexes: [
     index('grants_client_id', ['client_id']),
@@ -277,11 +289,15 @@ export const SPENT_REFRESH_TOKENS: Table = {
   ],
 };
 
-export const ACCESS_TOKENS = grantChild('access_tokens', 'jti', [
-  col('client_id', 'text'),
-  col('expires_at', 'int'),
-  col('revoked_at', 'int', { nullable: true }),
-]);
+/**
+ * Until version 8, a row per issued access token. Version 8 drops it: a token's JWT names its
+ * grant, the grant keeps the latest expiry (grants.access_expires_at, backfilled from here), and a
+ * revoked token has its revocation record (kept since version 6).
+ */
+export const ACCESS_TOKENS: Table = {
+  ...grantChild('access_tokens', 'jti', [col('client_id', 'text'), col('expires_at', 'int'), col('revoked_at', 'int', { nullable: true })]),
+  until: 8,
+};
 
 /**
  * Version 6: the revocation feed. Not a child of grants (no reference): it must outlive the grant
@@ -349,10 +365,14 @@ export const TABLES: readonly Table[] = [
   REVOCATIONS,
 ];
 
+/** The tables of the current version. */
+export const CURRENT_TABLES: readonly Table[] = TABLES.filter((t) => t.until === undefined);
+
 /** The newest schema version this code knows. */
 export const SCHEMA_VERSION = Math.max(
   ...TABLES.flatMap((t) => [
     t.since,
+    t.until ?? t.since,
     ...t.columns.map((c) => c.since),
     ...t.indexes.map((i) => i.since),
     ...(t.retired ?? []).map((c) => c.until ?? c.since),

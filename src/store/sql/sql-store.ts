@@ -6,12 +6,13 @@
  * pooled connection between BEGIN and COMMIT. The same logic, the same statements, two drivers.
  */
 import type {
-  AccessTokenRecord,
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
   GrantRecord,
   InteractionRecord,
+  RefreshRequest,
+  RefreshResult,
   RefreshTokenRecord,
   RevocationRecord,
   SessionRecord,
@@ -22,12 +23,12 @@ import type {
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRotateFailure, spentKey, systemNow } from '../store.js';
+import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from '../store.js';
 import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
-  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
 } from './schema.js';
 import { S } from './statements.js';
 
@@ -117,7 +118,6 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const grant = mapper<GrantRecord>(d, GRANTS);
   const code = mapper<AuthorizationCodeRecord>(d, AUTHORIZATION_CODES);
   const refresh = mapper<RefreshTokenRecord>(d, REFRESH_TOKENS);
-  const access = mapper<AccessTokenRecord>(d, ACCESS_TOKENS);
   const key = mapper<SigningKeyRecord>(d, SIGNING_KEYS);
   const identity = mapper<UserIdentityRecord>(d, USER_IDENTITIES);
   const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
@@ -132,6 +132,26 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
   const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
+
+  /** Why a refresh spent nothing, read after the fact: the loser of a race reads after the winner committed. */
+  function* explainRefresh(request: RefreshRequest): Program<Exclude<RefreshResult, { status: 'ok' }>> {
+    const live = optional(yield* get(S.getRefresh, { token_hash: request.tokenHash }), refresh.record);
+    if (live) return explainRefreshFailure(request, live, optional(yield* get(S.getGrant, { id: live.grantId }), grant.record), undefined);
+    return explainRefreshFailure(request, undefined, undefined, optional(yield* get(S.getSpent, { token_key: spentKey(request.tokenHash) }), spent));
+  }
+  const refreshParams = (request: RefreshRequest): Row => ({
+    token_hash: request.tokenHash,
+    token_key: spentKey(request.tokenHash),
+    client_id: request.clientId,
+    now: request.now,
+    access_expires_at: request.accessExpiresAt,
+    upstream_checked: d.encode.bool(request.upstreamChecked),
+    next_hash: request.next.tokenHash,
+    next_created_at: request.next.createdAt,
+    next_expires_at: request.next.expiresAt,
+  });
+  /** The grant row returned with the spent token's scope, as the endpoint needs them. */
+  const refreshed = (row: Row): RefreshResult => ({ status: 'ok', grant: grant.record(row), scope: d.decode.json(row.token_scope) as string[] });
 
   return {
     ...properties,
@@ -234,44 +254,45 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })(),
       ),
 
-    saveRefreshToken: (record) => run(ignore(exec(S.insertRefresh, refresh.params(record)))),
+    issueTokens: (grantId, accessExpiresAt, refreshToken) =>
+      inTransaction(
+        (function* () {
+          const revokedAt = (yield* get(S.raiseAccessExpiry, { grant_id: grantId, access_expires_at: accessExpiresAt }))?.revoked_at ?? null;
+          if (revokedAt !== null) yield* record(S.recordLateAccess, { grant_id: grantId, revoked_at: revokedAt, expires_at: accessExpiresAt });
+          // A missing grant fails here (its foreign key), rolling back with it.
+          if (refreshToken) yield* exec(S.insertRefresh, refresh.params(refreshToken));
+        })(),
+      ),
     getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
-    rotateRefreshToken: (oldHash, next, now) =>
-      inTransaction(
+    refreshGrant: (request) => {
+      const params = refreshParams(request);
+      if (d.name === 'postgres') {
+        // One statement, committed on its own: a duplicate new hash fails it whole.
+        return run(
+          (function* () {
+            const row = yield* get(S.refreshInOneStatement, params);
+            return row ? refreshed(row) : yield* explainRefresh(request);
+          })(),
+        );
+      }
+      return inTransaction(
         (function* () {
-          // A concurrent rotation of the same token waits on the row lock (PostgreSQL) or the
-          // write lock (SQLite), then re-checks the condition: only one of them gets it back.
-          const used = yield* get(S.consumeRefresh, { now, token_hash: oldHash });
-          if (used) {
-            const record = refresh.record(used);
-            yield* exec(S.insertSpent, { token_key: spentKey(oldHash), grant_id: record.grantId, spent_at: now, expires_at: record.expiresAt });
-            // A failure here (a duplicate hash) rolls the rotation back with it.
-            yield* exec(S.insertRefresh, refresh.params(next));
-            return { status: 'ok' as const, record };
-          }
-          // The loser of a race reads after the winner committed: it finds the spent record.
-          const live = optional(yield* get(S.getRefresh, { token_hash: oldHash }), refresh.record);
-          return explainRotateFailure(live, live ? undefined : optional(yield* get(S.getSpent, { token_key: spentKey(oldHash) }), spent), now);
+          // The grant first, as on PostgreSQL: standing, the token's, its expiry raised.
+          const granted = yield* get(S.raiseAccessExpiryOfRefresh, params);
+          if (!granted) return yield* explainRefresh(request);
+          const used = (yield* get(S.consumeRefresh, params))!;
+          yield* exec(S.insertSpent, { token_key: params.token_key, grant_id: granted.id, spent_at: request.now, expires_at: used.expires_at });
+          // A failure here (a duplicate hash) rolls the whole refresh back with it.
+          yield* exec(S.insertNextRefresh, { ...params, grant_id: granted.id, scope: used.scope });
+          return refreshed({ ...granted, token_scope: used.scope });
         })(),
-      ),
+      );
+    },
 
-    saveAccessToken: (token) =>
-      inTransaction(
-        (function* () {
-          const grantRow = yield* get(S.lockGrant, { grant_id: token.grantId });
-          yield* exec(S.insertAccess, access.params(token));
-          const revokedAt = grantRow?.revoked_at ?? null;
-          if (revokedAt !== null) yield* record(S.recordLateAccess, { grant_id: token.grantId, revoked_at: revokedAt, expires_at: token.expiresAt });
-        })(),
-      ),
-    getAccessToken: (jti) => run(then(get(S.getAccess, { jti }), (row) => optional(row, access.record))),
-    revokeAccessToken: (jti, now) =>
-      inTransaction(
-        (function* () {
-          if ((yield* exec(S.revokeAccess, { jti, now })) > 0) yield* record(S.recordAccess, { jti, now });
-        })(),
-      ),
+    revokeAccessToken: (jti, expiresAt, now) =>
+      expiresAt > now ? inTransaction(record(S.recordAccess, { jti, now, expires_at: expiresAt })) : Promise.resolve(),
+    isAccessTokenRevoked: (jti) => run(then(get(S.isAccessRevoked, { jti }), (row) => row !== undefined)),
     listRevocations: (since, now) => run(then(all(S.listRevocations, { since, now }), (rows) => rows.map(revocation.record))),
 
     listSigningKeys: () => run(then(all(S.listKeys), (rows) => rows.map(key.record))),

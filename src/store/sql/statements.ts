@@ -7,7 +7,7 @@
 import { REVOCATION_MARGIN } from '../store.js';
 import type { Statement } from './dialect.js';
 import {
-  ACCESS_TOKENS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
   type Table,
 } from './schema.js';
 import type { Dialect } from './dialect.js';
@@ -58,18 +58,52 @@ const consume = (table: Table, key: string): Statement =>
 
 /**
  * Records as revoked the grants matching `condition` (on `g`) that were revoked at :now and still
- * have an unexpired access token, each kept until the latest of their exp. Runs after the UPDATE
- * that revoked them, in its transaction; a token saved after it lengthens the record (recordLateAccess).
+ * have an unexpired access token, each kept until the latest of their exp (access_expires_at).
+ * Runs after the UPDATE that revoked them, in its transaction, holding their rows: a token being
+ * issued meanwhile either raised access_expires_at before (and is covered) or finds the grant
+ * revoked and is not issued.
  */
 const recordRevokedGrants = (name: string, condition: string): Statement =>
   stmt(
     name,
     `INSERT INTO revocations (kind, id, revoked_at, expires_at)
-     SELECT 'grant', g.id, :now, max(a.expires_at) FROM grants g JOIN access_tokens a ON a.grant_id = g.id
-     WHERE ${condition} AND g.revoked_at = :now AND a.expires_at > :now
-     GROUP BY g.id
+     SELECT 'grant', g.id, :now, g.access_expires_at FROM grants g
+     WHERE ${condition} AND g.revoked_at = :now AND g.access_expires_at > :now
      ON CONFLICT (kind, id) DO NOTHING`,
   );
+
+/** Raises the grant's access_expires_at to :access_expires_at while it stands (never lowers it). */
+const raiseAccessExpiry = (d: Dialect): string =>
+  `UPDATE grants SET access_expires_at = ${d.greatest}(coalesce(access_expires_at, 0), ${int('access_expires_at')})`;
+
+const REFRESH_COLUMNS = 'token_hash, grant_id, client_id, scope, created_at, expires_at';
+
+/**
+ * PostgreSQL: a whole refresh in one statement (one round trip, one snapshot, one commit). The
+ * grant's row is updated first, which locks it: a revocation under way is waited for and then
+ * seen (the UPDATE re-checks revoked_at on the newest row), one that comes later waits for this
+ * commit and records the expiry raised here. Of two refreshes with the same token, the second
+ * one's DELETE finds the row gone once the first commits, and spends nothing. Returns the grant
+ * and the spent token's scope, or no row (the caller then asks why).
+ */
+const refreshInOneStatement = (d: Dialect): string => `
+  WITH g AS (
+    ${raiseAccessExpiry(d)}
+    WHERE id = (SELECT grant_id FROM refresh_tokens WHERE token_hash = :token_hash AND client_id = :client_id AND expires_at > :now)
+      AND revoked_at IS NULL AND (upstream_session_id IS NULL OR CAST(:upstream_checked AS BOOLEAN))
+    RETURNING *
+  ), consumed AS (
+    DELETE FROM refresh_tokens r USING g WHERE r.token_hash = :token_hash AND r.grant_id = g.id AND r.expires_at > :now
+    RETURNING r.grant_id, r.client_id, r.scope, r.expires_at
+  ), spent AS (
+    INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at)
+    SELECT :token_key, grant_id, :now, expires_at FROM consumed
+    ON CONFLICT (token_key) DO NOTHING
+  ), fresh AS (
+    INSERT INTO refresh_tokens (${REFRESH_COLUMNS})
+    SELECT :next_hash, grant_id, client_id, scope, :next_created_at, :next_expires_at FROM consumed
+  )
+  SELECT g.*, consumed.scope AS token_scope FROM g JOIN consumed ON consumed.grant_id = g.id`;
 
 /** Revokes every standing grant matching `condition` at :now. */
 const revokeGrantsWhere = (name: string, condition: string): Statement =>
@@ -164,12 +198,30 @@ export const S = {
   getRefresh: stmt('getRefresh', 'SELECT * FROM refresh_tokens WHERE token_hash = :token_hash'),
   // Single use: the row goes in one conditional statement, which the database re-checks when two
   // rotations meet. The grant check sits in it too, so a revoked grant's token is left as it is.
-  consumeRefresh: stmt(
-    'consumeRefresh',
-    `DELETE FROM refresh_tokens
-     WHERE token_hash = :token_hash AND expires_at > :now
-       AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = refresh_tokens.grant_id AND g.revoked_at IS NOT NULL)
+  // SQLite (writes serialised by the IMMEDIATE transaction): the grant first, as on PostgreSQL.
+  raiseAccessExpiryOfRefresh: stmt(
+    'raiseAccessExpiryOfRefresh',
+    (d) => `${raiseAccessExpiry(d)}
+     WHERE id = (SELECT grant_id FROM refresh_tokens WHERE token_hash = :token_hash AND client_id = :client_id AND expires_at > :now)
+       AND revoked_at IS NULL AND (upstream_session_id IS NULL OR :upstream_checked)
      RETURNING *`,
+  ),
+  consumeRefresh: stmt('consumeRefresh', 'DELETE FROM refresh_tokens WHERE token_hash = :token_hash RETURNING scope, expires_at'),
+  insertNextRefresh: stmt(
+    'insertNextRefresh',
+    `INSERT INTO refresh_tokens (${REFRESH_COLUMNS}) VALUES (:next_hash, :grant_id, :client_id, :scope, :next_created_at, :next_expires_at)`,
+  ),
+  refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
+  // A code's tokens: the grant's expiry raised, its row held (a revocation under way is waited
+  // for and then seen; one that comes later sees the raised expiry).
+  raiseAccessExpiry: stmt('raiseAccessExpiry', (d) => `${raiseAccessExpiry(d)} WHERE id = :grant_id RETURNING revoked_at`),
+  // A token issued for a grant revoked meanwhile (a code replayed at the same moment): its
+  // grant's revocation is recorded, or lengthened, to cover it.
+  recordLateAccess: stmt(
+    'recordLateAccess',
+    `INSERT INTO revocations (kind, id, revoked_at, expires_at) VALUES ('grant', :grant_id, :revoked_at, :expires_at)
+     ON CONFLICT (kind, id) DO UPDATE SET expires_at =
+       CASE WHEN excluded.expires_at > revocations.expires_at THEN excluded.expires_at ELSE revocations.expires_at END`,
   ),
   // Two tokens whose hashes share the key's 132 bits would be a first: the earlier record is kept.
   insertSpent: stmt(
@@ -181,27 +233,11 @@ export const S = {
     'SELECT s.grant_id, g.client_id, s.spent_at, s.expires_at FROM spent_refresh_tokens s JOIN grants g ON g.id = s.grant_id WHERE s.token_key = :token_key',
   ),
 
-  insertAccess: insert(ACCESS_TOKENS),
-  // Before a token is saved, its grant's row is locked for share (PostgreSQL): a revocation under
-  // way is waited for and then seen; one that comes later waits for this token's commit, so the
-  // expiry it records covers this token.
-  lockGrant: stmt('lockGrant', 'SELECT revoked_at FROM grants WHERE id = :grant_id{forShare}'),
-  // A token issued for a grant revoked meanwhile (a code replayed at the same moment): its
-  // grant's revocation is recorded, or lengthened, to cover it.
-  recordLateAccess: stmt(
-    'recordLateAccess',
-    `INSERT INTO revocations (kind, id, revoked_at, expires_at) VALUES ('grant', :grant_id, :revoked_at, :expires_at)
-     ON CONFLICT (kind, id) DO UPDATE SET expires_at =
-       CASE WHEN excluded.expires_at > revocations.expires_at THEN excluded.expires_at ELSE revocations.expires_at END`,
-  ),
-  getAccess: stmt('getAccess', 'SELECT * FROM access_tokens WHERE jti = :jti'),
-  revokeAccess: stmt('revokeAccess', 'UPDATE access_tokens SET revoked_at = :now WHERE jti = :jti AND revoked_at IS NULL'),
   recordAccess: stmt(
     'recordAccess',
-    `INSERT INTO revocations (kind, id, revoked_at, expires_at)
-     SELECT 'token', jti, :now, expires_at FROM access_tokens WHERE jti = :jti AND revoked_at = :now AND expires_at > :now
-     ON CONFLICT (kind, id) DO NOTHING`,
+    `INSERT INTO revocations (kind, id, revoked_at, expires_at) VALUES ('token', :jti, :now, :expires_at) ON CONFLICT (kind, id) DO NOTHING`,
   ),
+  isAccessRevoked: stmt('isAccessRevoked', `SELECT 1 AS revoked FROM revocations WHERE kind = 'token' AND id = :jti`),
 
   listRevocations: stmt(
     'listRevocations',
@@ -226,7 +262,6 @@ export const S = {
     batched('authorization_codes', 'code_hash', 'expires_at <= :now'),
     batched('refresh_tokens', 'token_hash', 'expires_at <= :now'),
     batched('spent_refresh_tokens', 'token_key', 'expires_at <= :now'),
-    batched('access_tokens', 'jti', 'expires_at <= :now'),
     batched('sessions', 'id_hash', 'expires_at <= :now'),
     batched('interactions', 'id', 'expires_at <= :now'),
     batched('rate_limits', 'bucket_key', 'expires_at <= :now'),
@@ -235,15 +270,14 @@ export const S = {
       `DELETE FROM revocations WHERE (kind, id) IN
          (SELECT kind, id FROM revocations WHERE expires_at <= CAST(:now AS BIGINT) - ${REVOCATION_MARGIN} LIMIT :batch)`,
     ),
-    // Grants last, once their codes and tokens are gone. The 60 s margin spares a grant created
-    // just now whose first code or token is about to be saved.
+    // Grants last, once their codes and tokens are gone (access tokens expired). The 60 s margin
+    // spares a grant created just now whose first code or token is about to be saved.
     batched(
       'grants',
       'id',
-      `created_at < CAST(:now AS BIGINT) - 60
+      `created_at < CAST(:now AS BIGINT) - 60 AND coalesce(access_expires_at, 0) <= :now
          AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = grants.id)
-         AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)
-         AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.grant_id = grants.id)`,
+         AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)`,
     ),
     // An upstream sign-in past its lifetime, once no grant or browser session rests on it.
     batched(
