@@ -38,6 +38,12 @@ Sign-in through an identity provider (callback to register there: <issuer>/upstr
 ${UPSTREAM_HELP}`;
 
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+/** How long a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it cuts them off. */
+const DRAIN_MS = 10_000;
+/** While stopping, how often the connections that have gone idle are closed. */
+const DRAIN_POLL_MS = 50;
+
+type Connections = { closeIdleConnections?(): void; closeAllConnections?(): void };
 
 function listenAddress(host: string, port: number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -134,11 +140,15 @@ export async function serveCommand(args: string[]): Promise<void> {
   // The socket's peer address of each request, for rate limits and throttling sign-in by address
   // (behind a proxy this is the proxy's, unless --trust-proxy names it).
   const peers = new WeakMap<Request, string>();
+  let stopping = false;
   const server = createAdaptorServer({
-    fetch: (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
+    fetch: async (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } }; outgoing?: { setHeader?(name: string, value: string): unknown } }) => {
       const address = env?.incoming?.socket?.remoteAddress;
       if (address) peers.set(request, address);
-      return handler(request);
+      const response = await handler(request);
+      // While stopping, each answer ends its connection, so the client's next request goes elsewhere.
+      if (stopping) env?.outgoing?.setHeader?.('connection', 'close');
+      return response;
     },
     serverOptions: { ...timeouts, ...(tls ?? {}) },
     ...(tls ? { createServer: createHttpsServer } : {}),
@@ -229,11 +239,24 @@ ${resourcesBanner(resources)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await new Promise<void>((resolve) => {
+    // A stop answers the requests it began, and only then closes the store. One cut off after
+    // its refresh token rotated would lose the new token, and the client's retry with the old one
+    // would then revoke the whole grant as a reuse: every restart or deploy would sign out the
+    // people whose refresh was in flight. So: no new connections; idle ones closed as they go idle
+    // (a request on one was never begun, and its client can retry); busy ones left to finish, for
+    // up to DRAIN_MS.
     const stop = () => {
+      stopping = true;
       clearInterval(sweeper);
-      server.close(() => resolve());
-      // Idle keep-alive connections would hold close() open.
-      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      const connections = server as unknown as Connections;
+      const idle = setInterval(() => connections.closeIdleConnections?.(), DRAIN_POLL_MS);
+      const deadline = setTimeout(() => connections.closeAllConnections?.(), DRAIN_MS);
+      server.close(() => {
+        clearInterval(idle);
+        clearTimeout(deadline);
+        resolve();
+      });
+      connections.closeIdleConnections?.();
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -67,7 +67,8 @@ export async function startServe(args: string[]): Promise<RunningServer> {
     process: child,
     output: () => stdout + stderr,
     stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode !== null) return child.exitCode;
+      // Already gone (exited, or killed by a signal, when exitCode stays null): 'exit' will not come again.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
       const [code] = (await once(child, 'exit')) as [number | null];
       return code;
