@@ -1,8 +1,13 @@
 /**
  * The server side of bench/protected-route.ts, run as its own process so the load generator
- * does not share its event loop. Three routes with the same light JSON-RPC handler:
- * /open (no guard), /mcp (bearer guard, JWT verifier). Prints the port and a valid token.
+ * does not share its event loop. Two routes with the same light JSON-RPC handler: /open (no
+ * guard), /mcp (bearer guard, JWT verifier). Issues BENCH_TOKENS distinct tokens (more than the
+ * verifier caches, so cycling through them never hits its cache), writes them to a file, and
+ * prints the port and that file's path.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createAuthorizationServer, registerClient, validateClientMetadata } from '../src/authorization-server/index.js';
@@ -33,16 +38,24 @@ app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
 
 const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
 const { client, clientSecret } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
-const tokenResponse = await as.handle(
-  new Request(`${issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}` },
-    body: 'grant_type=client_credentials&scope=mcp:tools',
-  }),
-);
-const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
+async function issue(): Promise<string> {
+  const response = await as.handle(
+    new Request(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+      body: 'grant_type=client_credentials&scope=mcp:tools',
+    }),
+  );
+  if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+const tokens: string[] = [];
+for (let i = 0; i < Number(process.env.BENCH_TOKENS ?? 12_000); i++) tokens.push(await issue());
+const tokensFile = join(mkdtempSync(join(tmpdir(), 'context-auth-bench-')), 'tokens.json');
+writeFileSync(tokensFile, JSON.stringify(tokens));
 
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
-  process.stdout.write(`${JSON.stringify({ port: info.port, token })}\n`);
+  process.stdout.write(`${JSON.stringify({ port: info.port, tokensFile })}\n`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

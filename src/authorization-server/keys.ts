@@ -1,4 +1,6 @@
-import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { jwtSigner, privateKeyFromJwk, verificationKeyFromJwk, type JwtVerificationKey } from '../core/jwt.js';
 import { randomToken } from '../core/secrets.js';
 import type { SigningKeyRecord, Store } from '../store/store.js';
 
@@ -27,14 +29,32 @@ export async function rotateSigningKeys(store: Store, now: number): Promise<Sign
   return key;
 }
 
+/** The key access tokens are signed with now. */
+export interface CurrentSigningKey {
+  kid: string;
+  alg: string;
+  key: KeyObject;
+  /** Signs claims as an access token (`typ` at+jwt); the header is encoded once per key. */
+  sign(claims: Record<string, unknown>): string;
+}
+
+interface Loaded {
+  at: number;
+  current: CurrentSigningKey;
+  published: JWK[];
+  verification: Map<string, JwtVerificationKey>;
+}
+
 /**
  * The signing keys as the server uses them. Keys live in the store so every replica and the CLI
  * share them; a short cache keeps the token endpoint from reading them on every request while a
  * rotation made elsewhere is still picked up within seconds (the old key stays valid meanwhile).
  */
 export class SigningKeys {
-  private cached: { at: number; current: { kid: string; alg: string; key: CryptoKey }; published: JWK[] } | undefined;
-  private loading: Promise<NonNullable<SigningKeys['cached']>> | undefined;
+  private cached: Loaded | undefined;
+  private loading: Promise<Loaded> | undefined;
+  /** Key objects by kid, kept across reloads: a key is imported once, not every `cacheSeconds`. */
+  private readonly imported = new Map<string, { current?: CurrentSigningKey; verification?: JwtVerificationKey }>();
 
   /**
    * @param activationSeconds a rotated key is published at once but signs only this long after it
@@ -49,8 +69,13 @@ export class SigningKeys {
   ) {}
 
   /** The key to sign with now: the newest one, once its activation delay has passed. */
-  async current(): Promise<{ kid: string; alg: string; key: CryptoKey }> {
+  async current(): Promise<CurrentSigningKey> {
     return (await this.load()).current;
+  }
+
+  /** The published (current or previous) key with this kid, to verify one of our own tokens. */
+  async verificationKey(kid: string): Promise<JwtVerificationKey | undefined> {
+    return (await this.load()).verification.get(kid);
   }
 
   /** Public keys to publish at jwks_uri: the current and the previous one. */
@@ -63,7 +88,7 @@ export class SigningKeys {
     this.cached = undefined;
   }
 
-  private async load(): Promise<NonNullable<SigningKeys['cached']>> {
+  private async load(): Promise<Loaded> {
     const now = this.now();
     if (this.cached && now - this.cached.at < this.cacheSeconds) return this.cached;
     this.loading ??= this.read(now).finally(() => {
@@ -72,20 +97,44 @@ export class SigningKeys {
     return this.loading;
   }
 
-  private async read(now: number): Promise<NonNullable<SigningKeys['cached']>> {
+  private async read(now: number): Promise<Loaded> {
     let keys = await this.store.listSigningKeys();
     let current = keys.find((key) => key.status === 'current');
     if (!current) {
       current = await this.store.ensureSigningKey(await generateSigningKey(now));
       keys = await this.store.listSigningKeys();
     }
-    const published = keys
-      .filter((key) => key.status === 'current' || key.status === 'previous')
-      .map((key) => JSON.parse(key.publicJwk) as JWK);
+    const publishedKeys = keys.filter((key) => key.status === 'current' || key.status === 'previous');
+    const published = publishedKeys.map((key) => JSON.parse(key.publicJwk) as JWK);
+    const verification = new Map(publishedKeys.map((key) => [key.kid, this.verificationFor(key)]));
     const previous = keys.find((key) => key.status === 'previous');
     const signing = previous && now - current.createdAt < this.activationSeconds ? previous : current;
-    const privateKey = (await importJWK(JSON.parse(signing.privateJwk) as JWK, signing.alg)) as CryptoKey;
-    this.cached = { at: now, current: { kid: signing.kid, alg: signing.alg, key: privateKey }, published };
+    this.cached = { at: now, current: this.signerFor(signing), published, verification };
+    for (const kid of this.imported.keys()) if (!verification.has(kid)) this.imported.delete(kid);
     return this.cached;
+  }
+
+  private signerFor(record: SigningKeyRecord): CurrentSigningKey {
+    const imported = this.importedFor(record.kid);
+    if (!imported.current) {
+      const key = privateKeyFromJwk(JSON.parse(record.privateJwk) as JsonWebKey, record.alg);
+      imported.current = { kid: record.kid, alg: record.alg, key, sign: jwtSigner({ alg: record.alg, kid: record.kid, typ: 'at+jwt' }, key) };
+    }
+    return imported.current;
+  }
+
+  private verificationFor(record: SigningKeyRecord): JwtVerificationKey {
+    const imported = this.importedFor(record.kid);
+    imported.verification ??= verificationKeyFromJwk(JSON.parse(record.publicJwk) as Record<string, unknown>, record.alg);
+    return imported.verification;
+  }
+
+  private importedFor(kid: string): { current?: CurrentSigningKey; verification?: JwtVerificationKey } {
+    let imported = this.imported.get(kid);
+    if (!imported) {
+      imported = {};
+      this.imported.set(kid, imported);
+    }
+    return imported;
   }
 }

@@ -1,4 +1,5 @@
-import { SignJWT, jwtVerify, createLocalJWKSet, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
+import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature } from '../core/jwt.js';
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
 import { hashSecret, randomToken } from '../core/secrets.js';
@@ -54,15 +55,13 @@ export async function issueAccessToken(
   const signing = await keys.current();
   const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
-  const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'at+jwt' })
-    .setIssuer(config.issuer)
-    .setSubject(grant.userId ?? grant.clientId)
-    .setAudience(resource)
-    .setJti(jti)
-    .setIssuedAt(now)
-    .setExpirationTime(expiresAt)
-    .sign(signing.key);
+  claims.iss = config.issuer;
+  claims.sub = grant.userId ?? grant.clientId;
+  claims.aud = resource;
+  claims.jti = jti;
+  claims.iat = now;
+  claims.exp = expiresAt;
+  const token = signing.sign(claims);
   return { token, expiresIn: config.accessTokenTtl, jti };
 }
 
@@ -88,16 +87,12 @@ export function newRefreshToken(config: ResolvedConfig, grant: TokenFamily, scop
  * Audience is not checked here: revocation and introspection accept tokens for any of our resources.
  */
 export async function verifyOwnAccessToken(config: ResolvedConfig, keys: SigningKeys, token: string): Promise<AccessTokenClaims | undefined> {
-  try {
-    const jwks = createLocalJWKSet(await keys.publicJwks());
-    const { payload } = await jwtVerify(token, jwks, {
-      issuer: config.issuer,
-      typ: 'at+jwt',
-      currentDate: new Date(config.now() * 1000),
-    });
-    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string' || typeof payload[GRANT_ID_CLAIM] !== 'string') return undefined;
-    return payload as AccessTokenClaims;
-  } catch {
-    return undefined;
-  }
+  const jwt = parseCompactJwt(token);
+  if (!jwt || jwtHeaderProblem(jwt.header, { typ: 'at+jwt' }) || typeof jwt.header.kid !== 'string') return undefined;
+  const key = await keys.verificationKey(jwt.header.kid);
+  if (!key || !verifyJwtSignature(jwt, key)) return undefined;
+  const { claims } = jwt;
+  if (claims.iss !== config.issuer || jwtTimeProblem(claims, config.now(), 0)) return undefined;
+  if (typeof claims.jti !== 'string' || typeof claims.client_id !== 'string' || typeof claims[GRANT_ID_CLAIM] !== 'string') return undefined;
+  return claims as AccessTokenClaims;
 }

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { hash } from 'node:crypto';
+import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature } from '../core/jwt.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
+import { RemoteKeySet } from './jwks.js';
 import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface JwtVerifierOptions {
@@ -16,16 +17,8 @@ export interface JwtVerifierOptions {
   fetch?: typeof fetch;
 }
 
-/** Errors of the key lookup that are the token's fault (its kid or alg matches no published key). */
-function isKeyMismatch(error: unknown): boolean {
-  return error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported;
-}
-
-/** Refusals that time or a rotation can turn into acceptance: an unknown kid, an nbf still ahead. */
-function mayBecomeValid(error: InvalidTokenError): boolean {
-  const cause = error.cause;
-  return cause instanceof errors.JWKSNoMatchingKey || (cause instanceof errors.JWTClaimValidationFailed && cause.claim === 'nbf');
-}
+/** A refusal that time or a rotation can turn into acceptance (an unknown kid, an nbf still ahead): never remembered. */
+class MayBecomeValidError extends InvalidTokenError {}
 
 /**
  * Verifies RFC 9068 JWT access tokens locally: signature against the issuer's JWKS (fetched
@@ -39,31 +32,23 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const fetchImpl = options.fetch ?? fetch;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const clockTolerance = options.clockToleranceSeconds ?? 10;
-  const cooldownDuration = (options.jwksCooldownSeconds ?? 5) * 1000;
+  const cooldownMs = (options.jwksCooldownSeconds ?? 5) * 1000;
   const cache = new ExpiringCache<VerifiedToken>(options.cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
   // replaying one costs a hash, not a signature check. Never cached: an unknown key id, which
   // a key rotation can make valid within seconds, nor an nbf that is still ahead.
   const refused = new ExpiringCache<string>(options.cacheSize);
-  const keySets = new Map<string, Promise<JWTVerifyGetKey>>();
+  const keySets = new Map<string, Promise<RemoteKeySet>>();
+  const discovered = new Map<string, RemoteKeySet>();
 
-  function keySetFor(issuer: string): Promise<JWTVerifyGetKey> {
+  function keySetFor(issuer: string): Promise<RemoteKeySet> {
     let keySet = keySets.get(issuer);
     if (!keySet) {
       keySet = fetchAuthorizationServerMetadata(issuer, fetchImpl).then((metadata) => {
         if (typeof metadata.jwks_uri !== 'string') throw new VerifierUnavailableError(`${issuer} publishes no jwks_uri`);
-        const remote = createRemoteJWKSet(new URL(metadata.jwks_uri), { cooldownDuration, timeoutDuration: 10_000, [customFetch]: fetchImpl });
-        // A JWKS we cannot fetch or read (network error, 5xx, not JSON) is not the token's fault:
-        // 503 rather than a 401 that would also be remembered as a refusal.
-        const getKey: JWTVerifyGetKey = async (header, token) => {
-          try {
-            return await remote(header, token);
-          } catch (error) {
-            if (isKeyMismatch(error)) throw error;
-            throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
-          }
-        };
-        return getKey;
+        const remote = new RemoteKeySet(new URL(metadata.jwks_uri).href, { cooldownMs, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: fetchImpl });
+        discovered.set(issuer, remote);
+        return remote;
       });
       // A failed discovery is retried on the next request rather than remembered.
       keySet.catch(() => keySets.delete(issuer));
@@ -74,7 +59,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
 
   return {
     async verify(token: string): Promise<VerifiedToken> {
-      const key = createHash('sha256').update(token).digest('base64url');
+      const key = hash('sha256', token, 'base64url');
       const cached = cache.get(key, now());
       if (cached) return cached;
       const refusal = refused.get(key, now());
@@ -84,7 +69,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
         cache.set(key, verified, verified.expiresAt + clockTolerance);
         return verified;
       } catch (error) {
-        if (error instanceof InvalidTokenError && !mayBecomeValid(error)) {
+        if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
           refused.set(key, error.message, now() + 60);
         }
         throw error;
@@ -93,41 +78,38 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   };
 
   async function verifyUncached(token: string): Promise<VerifiedToken> {
-    let unverified: JWTPayload;
-    try {
-      unverified = decodeJwt(token);
-    } catch {
-      throw new InvalidTokenError('the access token is not a JWT');
-    }
-    if (typeof unverified.iss !== 'string' || !issuers.has(unverified.iss)) {
+    const jwt = parseCompactJwt(token);
+    if (!jwt) throw new InvalidTokenError('the access token is not a JWT');
+    const { header, claims } = jwt;
+    // Before any key is fetched: a foreign issuer's token makes us contact no one.
+    if (typeof claims.iss !== 'string' || !issuers.has(claims.iss)) {
       throw new InvalidTokenError('the access token was not issued by a trusted authorization server');
     }
-    const keySet = await keySetFor(unverified.iss);
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(token, keySet, {
-        issuer: unverified.iss,
-        typ: 'at+jwt',
-        clockTolerance,
-        currentDate: new Date(now() * 1000),
-      }));
-    } catch (error) {
-      if (error instanceof VerifierUnavailableError) throw error;
-      if (error instanceof errors.JWTExpired) throw new InvalidTokenError('the access token has expired');
-      throw new InvalidTokenError('the access token is invalid', { cause: error });
+    const headerProblem = jwtHeaderProblem(header, { typ: 'at+jwt' });
+    if (headerProblem) throw new InvalidTokenError('the access token is invalid', { cause: headerProblem });
+    const alg = header.alg as string;
+    const kid = header.kid as string | undefined;
+    const found = discovered.get(claims.iss)?.known(alg, kid) ?? (await (await keySetFor(claims.iss)).lookup(alg, kid));
+    if ('problem' in found) {
+      const Refusal = found.problem === 'unknown' ? MayBecomeValidError : InvalidTokenError;
+      throw new Refusal('the access token is invalid', { cause: `${found.problem} signing key` });
     }
-    if (typeof payload.exp !== 'number' || typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') {
+    if (!verifyJwtSignature(jwt, found.key)) throw new InvalidTokenError('the access token is invalid', { cause: 'bad signature' });
+    const timeProblem = jwtTimeProblem(claims, now(), clockTolerance);
+    if (timeProblem === 'expired') throw new InvalidTokenError('the access token has expired');
+    if (timeProblem === 'not yet valid') throw new MayBecomeValidError('the access token is not valid yet');
+    if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
       throw new InvalidTokenError('the access token lacks exp, sub or client_id');
     }
     return {
       token,
-      subject: payload.sub,
-      clientId: payload.client_id,
-      scopes: scopesOf(payload.scope),
-      audience: Array.isArray(payload.aud) ? payload.aud : payload.aud === undefined ? [] : [payload.aud],
-      issuer: unverified.iss,
-      expiresAt: payload.exp,
-      claims: payload as Record<string, unknown>,
+      subject: claims.sub,
+      clientId: claims.client_id,
+      scopes: scopesOf(claims.scope),
+      audience: Array.isArray(claims.aud) ? claims.aud : claims.aud === undefined ? [] : [claims.aud],
+      issuer: claims.iss,
+      expiresAt: claims.exp as number,
+      claims,
     };
   }
 }

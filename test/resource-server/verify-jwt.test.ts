@@ -4,7 +4,7 @@
  * server (guard), exp/nbf with a small tolerance, and a verified-token cache bounded by exp.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes, sign as cryptoSign, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
 import { SignJWT, UnsecuredJWT } from 'jose';
@@ -240,6 +240,87 @@ describe('JWT verifier: token type and algorithm', () => {
   });
 });
 
+/** A token signed by `key` (default: `signer`'s current key) over exactly this header and these claims (for what jose will not make). */
+async function handSigned(signer: AuthorizationServer, header: Record<string, unknown>, claims: Record<string, unknown>, hash = 'sha256', key?: KeyObject): Promise<string> {
+  const signingKey = key ?? (await signer.keys.current()).key;
+  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return `${input}.${cryptoSign(hash, Buffer.from(input), { key: signingKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+}
+
+describe('JWT verifier: header and key', () => {
+  function claimsAt(now: number): Record<string, unknown> {
+    return { iss: ISSUER, sub: 'user-alice', aud: RESOURCE, client_id: 'client-1', scope: 'mcp:tools', jti: randomBytes(8).toString('hex'), iat: now, exp: now + 600 };
+  }
+
+  it('accepts a hand-made token of the right shape (the control for the refusals below)', async () => {
+    const h = createHarness();
+    const { kid } = await h.server.keys.current();
+    const token = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, claimsAt(h.clock.now));
+    assert.equal((await verifierFor(h, []).verify(token)).subject, 'user-alice');
+  });
+
+  it('refuses a header with crit, even naming a parameter it carries', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const { kid } = await h.server.keys.current();
+    for (const extra of [{ crit: ['exp'], exp: 1 }, { crit: ['b64'], b64: true }, { crit: ['urn:example:policy'], 'urn:example:policy': 'x' }]) {
+      const token = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt', ...extra }, claimsAt(h.clock.now));
+      await assert.rejects(verifier.verify(token), InvalidTokenError, JSON.stringify(extra));
+    }
+  });
+
+  it('refuses our key under another algorithm: ES384 or ES512 over the same P-256 key', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const { kid } = await h.server.keys.current();
+    for (const [alg, hash] of [['ES384', 'sha384'], ['ES512', 'sha512'], ['ES384', 'sha256']] as const) {
+      const token = await handSigned(h.server, { alg, kid, typ: 'at+jwt' }, claimsAt(h.clock.now), hash);
+      await assert.rejects(verifier.verify(token), InvalidTokenError, `${alg} with ${hash}`);
+    }
+  });
+
+  it('without a kid, uses the one published key that fits; refuses when a rotation published two', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const h = createHarness();
+    const calls: string[] = [];
+    const verifier = verifierFor(h, calls);
+    assert.equal((await verifier.verify(await handSigned(h.server, { alg: 'ES256', typ: 'at+jwt' }, claimsAt(h.clock.now)))).subject, 'user-alice');
+    await rotateSigningKeys(h.store, h.clock.now);
+    h.server.keys.invalidate();
+    t.mock.timers.tick(601_000); // the JWKS is fetched again after 10 minutes
+    const published = (await h.store.listSigningKeys()).filter((key) => key.status === 'current' || key.status === 'previous');
+    assert.equal(published.length, 2);
+    for (const record of published) {
+      const key = createPrivateKey({ key: JSON.parse(record.privateJwk) as JsonWebKey, format: 'jwk' });
+      await assert.rejects(verifier.verify(await handSigned(h.server, { alg: 'ES256', typ: 'at+jwt' }, claimsAt(h.clock.now), 'sha256', key)), InvalidTokenError);
+      // With its kid, the same key's token passes.
+      await verifier.verify(await handSigned(h.server, { alg: 'ES256', kid: record.kid, typ: 'at+jwt' }, claimsAt(h.clock.now), 'sha256', key));
+    }
+    assert.equal(count(calls, '/jwks'), 2);
+  });
+
+  it('a JWKS that publishes a private key, redirects, or lacks keys is the server\'s fault: 503', async () => {
+    const h = createHarness();
+    const token = await mintToken(h.server, h.clock.now);
+    const reach = routeFetch([h.server]);
+    const { kid } = await h.server.keys.current();
+    const privateJwk = { ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid, alg: 'ES256' };
+    for (const jwks of [
+      () => Response.json({ keys: [privateJwk] }),
+      () => new Response(null, { status: 302, headers: { location: `${ISSUER}/jwks` } }),
+      () => Response.json({ keys: 'none' }),
+      () => Response.json([]),
+    ]) {
+      const verifier = jwtVerifier({
+        authorizationServers: [ISSUER],
+        now: () => h.clock.now,
+        fetch: async (input, init) => (new URL(new Request(input).url).pathname === '/jwks' ? jwks() : reach(input, init)),
+      });
+      await expectDenied(await ask(protect(h, verifier), bearer(token)), 503, 'temporarily_unavailable');
+    }
+  });
+});
+
 describe('JWT verifier: verified-token cache', () => {
   it('answers a repeated token from the cache, and refuses it once past exp', async () => {
     const h = createHarness();
@@ -362,5 +443,35 @@ describe('JWT verifier against an authorization server on a real port', () => {
     // The running verifier still has the keys and a cached answer.
     assert.equal((await verifier.verify(token)).subject, 'user-alice');
     assert.equal((await verifier.verify(await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` }))).subject, 'user-alice');
+  });
+});
+
+describe('JWT verifier: the JWKS is read where the metadata says, never through a redirect', () => {
+  let http: ServerType;
+  let auth: AuthorizationServer | undefined;
+  let issuer: string;
+  let redirectJwks = true;
+  const clock = { now: Math.floor(Date.now() / 1000) };
+
+  before(async () => {
+    const handle = (request: Request): Response | Promise<Response> => {
+      const path = new URL(request.url).pathname;
+      if (path === '/jwks' && redirectJwks) return new Response(null, { status: 302, headers: { location: `${issuer}/elsewhere` } });
+      if (path === '/elsewhere') return auth!.handle(new Request(`${issuer}/jwks`));
+      return auth ? auth.handle(request) : new Response('starting', { status: 503 });
+    };
+    http = serve({ fetch: handle, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => (http.listening ? resolve() : http.once('listening', () => resolve())));
+    issuer = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+    auth = createAuthorizationServer({ issuer, store: createMemoryStore(), resources: [`${issuer}/mcp`], now: () => clock.now });
+  });
+
+  after(() => new Promise<void>((resolve) => http.close(() => resolve())));
+
+  it('a JWKS answered with a redirect is not followed (503); served in place, it is used', async () => {
+    const token = await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` });
+    await assert.rejects(jwtVerifier({ authorizationServers: [issuer] }).verify(token), VerifierUnavailableError);
+    redirectJwks = false;
+    assert.equal((await jwtVerifier({ authorizationServers: [issuer] }).verify(token)).issuer, issuer);
   });
 });

@@ -1,0 +1,103 @@
+import { jwkFits, verificationKeyFromJwk, type JwtVerificationKey } from '../core/jwt.js';
+import { VerifierUnavailableError } from './types.js';
+
+export interface RemoteKeySetOptions {
+  /** Least time between two fetches, ms: a token naming an unknown key refetches at most this often. */
+  cooldownMs: number;
+  /** How long a fetched set is used before it is fetched again on the next lookup, ms. */
+  maxAgeMs: number;
+  timeoutMs: number;
+  fetch: typeof fetch;
+}
+
+interface Entry {
+  jwk: Record<string, unknown>;
+  /** Imported once per algorithm it is asked for: a lookup after the first is a Map read. */
+  keys: Map<string, JwtVerificationKey>;
+}
+
+/** Result of a lookup: the key, or why there is none (`unknown` may change after a rotation). */
+export type KeyLookup = { key: JwtVerificationKey } | { problem: 'unknown' | 'ambiguous' };
+
+/**
+ * An issuer's JWKS (RFC 7517), fetched on first use and whenever it is older than `maxAgeMs`,
+ * refetched when a token names a key it lacks (a rotation) unless it was fetched less than
+ * `cooldownMs` ago, so a flood of made-up kids costs one fetch per cooldown. Keys are imported
+ * into node:crypto key objects once and kept with the set. Concurrent lookups share one fetch.
+ * A JWKS that cannot be fetched or read is not the token's fault: VerifierUnavailableError.
+ */
+export class RemoteKeySet {
+  private entries: Entry[] | undefined;
+  private fetchedAt = -Infinity;
+  private pending: Promise<void> | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly options: RemoteKeySetOptions,
+  ) {}
+
+  /** The key when the set in memory is fresh and has it: no promise on the hot path. */
+  known(alg: string, kid: string | undefined): KeyLookup | undefined {
+    if (!this.entries || Date.now() >= this.fetchedAt + this.options.maxAgeMs) return undefined;
+    const found = this.find(alg, kid);
+    return 'key' in found ? found : undefined;
+  }
+
+  async lookup(alg: string, kid: string | undefined): Promise<KeyLookup> {
+    if (!this.entries || Date.now() >= this.fetchedAt + this.options.maxAgeMs) await this.reload();
+    const found = this.find(alg, kid);
+    if ('problem' in found && found.problem === 'unknown' && Date.now() >= this.fetchedAt + this.options.cooldownMs) {
+      await this.reload();
+      return this.find(alg, kid);
+    }
+    return found;
+  }
+
+  private find(alg: string, kid: string | undefined): KeyLookup {
+    const candidates = this.entries!.filter((entry) => jwkFits(entry.jwk, alg, kid));
+    if (candidates.length === 0) return { problem: 'unknown' };
+    if (candidates.length > 1) return { problem: 'ambiguous' };
+    const entry = candidates[0]!;
+    let key = entry.keys.get(alg);
+    if (!key) {
+      try {
+        key = verificationKeyFromJwk(entry.jwk, alg);
+      } catch (error) {
+        throw new VerifierUnavailableError('the JWKS holds a key that cannot be used', { cause: error });
+      }
+      entry.keys.set(alg, key);
+    }
+    return { key };
+  }
+
+  private reload(): Promise<void> {
+    this.pending ??= this.fetchSet().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  private async fetchSet(): Promise<void> {
+    let response: Response;
+    try {
+      response = await this.options.fetch(this.url, {
+        method: 'GET',
+        redirect: 'manual',
+        headers: { accept: 'application/json, application/jwk-set+json' },
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+    } catch (error) {
+      throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
+    }
+    if (response.status !== 200) throw new VerifierUnavailableError(`the JWKS answered ${response.status}`);
+    const body = (await response.json().catch(() => undefined)) as { keys?: unknown } | undefined;
+    const keys = body?.keys;
+    if (typeof body !== 'object' || body === null || !Array.isArray(keys) || !keys.every((key) => typeof key === 'object' && key !== null && !Array.isArray(key))) {
+      throw new VerifierUnavailableError('the JWKS is not a JSON Web Key Set');
+    }
+    // Keep the imported key objects of keys still published: a refetch does not re-import them.
+    const previous = new Map((this.entries ?? []).map((entry) => [JSON.stringify(entry.jwk), entry.keys]));
+    this.entries = (keys as Record<string, unknown>[]).map((jwk) => ({ jwk, keys: previous.get(JSON.stringify(jwk)) ?? new Map() }));
+    this.fetchedAt = Date.now();
+  }
+}
