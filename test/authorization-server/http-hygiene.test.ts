@@ -127,6 +127,26 @@ describe('body size', () => {
   });
 });
 
+describe('a body that breaks off', () => {
+  // The client's connection dropped mid-body (Node errors the stream with "aborted"), or its
+  // framing was broken (found by the fuzz run: Transfer-Encoding "gzip, chunked" on a plain body).
+  const broken = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('grant_type=client_'));
+        controller.error(new Error('aborted'));
+      },
+    });
+  for (const [path, type] of [['/token', FORM], ['/revoke', FORM], ['/introspect', FORM], ['/revocations', FORM], ['/register', JSON_TYPE]] as const) {
+    it(`${path}: 400 invalid_request, not an internal error`, async () => {
+      const h = createHarness();
+      const response = await h.request(path, { method: 'POST', body: broken(), headers: type, duplex: 'half' } as RequestInit);
+      await expectOAuthError(response, 400, 'invalid_request');
+      assertNoInternalError(h);
+    });
+  }
+});
+
 describe('malformed requests get a 4xx OAuth error, never a 5xx', () => {
   interface Clients {
     pub: TestClient;

@@ -58,7 +58,14 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch {
+      // The client's connection broke mid-body, or its framing did: its fault, not ours.
+      throw new OAuthError('invalid_request', 'the request body could not be read to its end');
+    }
+    const { done, value } = next;
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
