@@ -65,8 +65,10 @@ export class ClientDocuments {
       fetched = await fetchClientDocument(url, this.fetchOptions);
     } catch (error) {
       if (!(error instanceof DocumentFetchError)) throw error;
-      const message = `The client's metadata document at ${url.host} could not be used: ${error.message}.`;
-      throw error.temporary ? new OAuthError('temporarily_unavailable', message, 503) : new OAuthError('invalid_client', message, 400);
+      // The client's host failing is the client's problem, even when it may pass: never a 5xx
+      // of ours, which anyone could cause by naming such a URL (and which reads as our outage).
+      const later = error.temporary ? ' The application\'s site may be down; try again later.' : '';
+      throw new OAuthError('invalid_client', `The client's metadata document at ${url.host} could not be used: ${error.message}.${later}`, 400);
     }
     const client = this.toClient(clientId, fetched.body, now);
     await store.saveClient(client);
