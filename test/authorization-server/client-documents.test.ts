@@ -173,6 +173,12 @@ describe('client ID metadata documents', () => {
       await refused(await start(h, clientId, 'http://127.0.0.1:44444/elsewhere'), /not one the application registered/);
     });
 
+    it('a document holding a NUL or an unpaired surrogate (PostgreSQL cannot keep either)', async () => {
+      const h = testSwitch();
+      await refused(await start(h, documentAt('/surrogate.json', { client_name: 'Doc \ud800' })), /NUL characters or unpaired surrogates/);
+      await refused(await start(h, documentAt('/nul.json', { client_name: 'Doc \u0000' })), /NUL characters or unpaired surrogates/);
+    });
+
     it('a document claiming a secret or a confidential method', async () => {
       const h = testSwitch();
       await refused(await start(h, documentAt('/secret.json', { client_secret: 'shh' })), /cannot hold a client secret/);

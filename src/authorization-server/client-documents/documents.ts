@@ -6,6 +6,7 @@
  * cached in memory for as long as its Cache-Control allows, within bounds.
  */
 import { OAuthError } from '../../core/errors.js';
+import { isStorableJson } from '../../core/storable-text.js';
 import type { ClientRecord, Store } from '../../store/store.js';
 import { validateClientMetadata } from '../checks/client-metadata.js';
 import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
@@ -108,6 +109,7 @@ export class ClientDocuments {
     };
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return bad('it is not a JSON object');
     const document = body as Record<string, unknown>;
+    if (!isStorableJson(document)) bad('it holds NUL characters or unpaired surrogates');
     if (document.client_id !== clientId) bad('its client_id is not the URL it was fetched from');
     if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) bad('a public document cannot hold a client secret');
     let valid;
