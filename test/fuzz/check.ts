@@ -9,7 +9,7 @@
 import type { FuzzResponse } from './http.js';
 
 const JSON_PATHS = new Set(['/token', '/register', '/revoke', '/introspect', '/revocations', '/jwks', '/.well-known/oauth-authorization-server']);
-const HTML_PATH = /^\/(authorize|interaction\/[^/]+)$/;
+const HTML_PATH = /^\/(authorize|interaction\/[^/]+|upstream\/callback)$/;
 const PARSER_STATUSES = new Set([400, 413, 414, 417, 431, 501, 505]);
 const STACK_TRACE = /\n\s+at [^\n]+:\d+:\d+|node:internal|\bat async\b/;
 

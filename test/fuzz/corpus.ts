@@ -49,6 +49,8 @@ export interface Corpus {
   codeRedemption: Record<string, string>;
   login: PendingInteraction;
   consent: PendingInteraction;
+  /** A browser sent to the upstream provider: the callback's parameters (a made-up code) and its cookie. */
+  upstreamCallback: { query: Record<string, string>; cookie: string };
 }
 
 /** A minimal cookie jar over fetch, redirects not followed. */
@@ -100,7 +102,13 @@ export class CorpusBuilder {
   private session: Jar;
   private clients?: Pick<Corpus, 'publicClient' | 'confidentialClient' | 'serviceClient' | 'introspector'>;
 
-  constructor(private readonly store: Store, private readonly issuer: string, private readonly resource: string, private readonly documentBase: string) {
+  constructor(
+    private readonly store: Store,
+    private readonly issuer: string,
+    private readonly resource: string,
+    private readonly documentBase: string,
+    private readonly upstreamIssuer: string,
+  ) {
     this.session = new Jar(issuer);
   }
 
@@ -157,6 +165,19 @@ export class CorpusBuilder {
     return code;
   }
 
+  /** A fresh browser chooses the provider, approves, and is sent there: the state it will come back with. */
+  private async upstreamCallback(params: Record<string, string>): Promise<Corpus['upstreamCallback']> {
+    const jar = new Jar(this.issuer);
+    const login = (await this.authorize(jar, params)).page;
+    if (!login) throw new Error('corpus: no sign-in page for the upstream flow');
+    const chosen = await expectStatus(await jar.post(login.path, { csrf: login.csrf, step: 'upstream', provider: 'corp' }), 303, 'choosing the provider');
+    const consent = pageOf(await (await expectStatus(await jar.fetch(chosen.headers.get('location')!), 200, 'upstream consent page')).text(), jar);
+    const forwarded = await expectStatus(await jar.post(consent.path, { csrf: consent.csrf, step: 'consent', decision: 'approve' }), 303, 'approving upstream');
+    const state = new URL(forwarded.headers.get('location')!).searchParams.get('state');
+    if (!state) throw new Error('corpus: no state in the upstream redirect');
+    return { query: { state, code: randomBytes(16).toString('base64url'), iss: this.upstreamIssuer }, cookie: jar.header() };
+  }
+
   async build(): Promise<Corpus> {
     this.clients ??= await this.setUp();
     const { publicClient } = this.clients;
@@ -205,6 +226,7 @@ export class CorpusBuilder {
       codeRedemption,
       login,
       consent,
+      upstreamCallback: await this.upstreamCallback(request().params),
     };
   }
 }

@@ -273,12 +273,18 @@ function mcp(r: Random, c: Corpus): Template {
   return { label: 'mcp', method, path: r.weighted([[12, '/mcp'], [1, '/mcp/'], [1, `/mcp/${r.nasty()}`], [1, '/MCP']]), query: r.chance(0.05) ? mutatePairs(r, []) : [], body: method === 'GET' ? undefined : { type: 'raw', bytes: Buffer.from(text) }, contentType: 'application/json', headers };
 }
 
+function upstreamCallback(r: Random, c: Corpus): Template {
+  const query = r.chance(0.8) ? mutatePairs(r, form(c.upstreamCallback.query)) : form({ error: r.pick(['access_denied', 'server_error', r.nasty()]), error_description: r.nasty(), state: c.upstreamCallback.query.state! });
+  const cookie = r.weighted<string | undefined>([[8, c.upstreamCallback.cookie], [1, undefined], [1, r.nasty(c.upstreamCallback.cookie)]]);
+  return { label: 'upstream callback', method: r.weighted([[9, 'GET'], [1, r.pick(METHODS)]]), path: '/upstream/callback', query, headers: cookie === undefined ? [] : [['Cookie', cookie]] };
+}
+
 function anywhere(r: Random): Template {
   return { label: 'random path', method: r.pick(METHODS), path: r.pick(['/', '', '/upstream/callback', '/interaction', '/interaction/', '/token/', '/register/x', `/${r.nasty()}`, '/%2e%2e/%2e%2e/etc/passwd', '//', '/\u0000']), query: r.chance(0.3) ? mutatePairs(r, []) : [], headers: [] };
 }
 
 const ENDPOINTS: readonly (readonly [number, (r: Random, c: Corpus) => Template])[] = [
-  [2, metadata], [3, register], [4, authorize], [2, interaction], [5, token], [3, revokeOrIntrospect], [5, mcp], [1, anywhere],
+  [2, metadata], [3, register], [4, authorize], [2, interaction], [5, token], [3, revokeOrIntrospect], [5, mcp], [1, upstreamCallback], [1, anywhere],
 ];
 
 function encodePairs(r: Random, pairs: Pairs): string {
@@ -324,7 +330,7 @@ function breakMessage(r: Random, request: FuzzRequest): FuzzRequest {
     [1, () => broken.headers.push(['Content-Encoding', r.pick(['gzip', 'deflate', 'br', 'identity', 'x'])])],
     [1, () => {
       broken.framing = 'raw';
-      broken.headers.push(...r.pick<[string, string][]>([
+      const framing = r.pick<[string, string][]>([
         [['Content-Length', String(Math.max(0, body.length - 3))]],
         [['Content-Length', '-1']],
         [['Content-Length', 'abc']],
@@ -333,7 +339,11 @@ function breakMessage(r: Random, request: FuzzRequest): FuzzRequest {
         [['Transfer-Encoding', 'gzip, chunked']],
         [['Content-Length', '99999999999999999999']],
         [],
-      ]));
+      ]);
+      broken.headers.push(...framing);
+      // A chunked body that is not one: it must fail to parse, not look unfinished (the server
+      // rightly waits for the rest of an unfinished message, until its request timeout).
+      if (framing.some(([name]) => name === 'Transfer-Encoding')) broken.body = Buffer.concat([Buffer.from('x'), body]);
     }],
     [2, () => (broken.body = Buffer.concat([body, r.bytes(r.length(200))]))],
     [1, () => (broken.body = Buffer.from([0xc3, 0x28, 0xed, 0xa0, 0x80, 0xff, 0xfe]))],

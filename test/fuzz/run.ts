@@ -105,7 +105,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   });
   const host = `127.0.0.1:${target.port}`;
   try {
-    const builder = new CorpusBuilder(opened.store, target.issuer, target.resource, documents.base);
+    const builder = new CorpusBuilder(opened.store, target.issuer, target.resource, documents.base, target.upstreamIssuer);
     let corpus: Corpus = await builder.build();
 
     const sendStep = async (step: number): Promise<void> => {

@@ -9,7 +9,9 @@
  *   header's parser is fuzzed too, and the sign-in back-off, which counts failures per address,
  *   does not hold every later sign-in behind the fuzz's own failures.
  * Client ID metadata documents are accepted from http://127.0.0.1 (the switch tests use), where
- * a second server answers documents, most of them garbage (documents.ts).
+ * a second server answers documents, most of them garbage (documents.ts). Sign-in through an
+ * upstream provider is offered too (a real OpenID provider on loopback, helpers/oidc-provider.ts),
+ * so the provider buttons, the upstream consent and /upstream/callback are reached.
  */
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
@@ -19,7 +21,9 @@ import { mountDemoMcpServer } from '../../src/demo/mcp-server.js';
 import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
 import { protectedResource } from '../../src/resource-server/guard.js';
 import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
+import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
 import type { Store } from '../../src/store/store.js';
+import { startOidcProvider } from '../helpers/oidc-provider.js';
 
 const RAISED = { burst: 1_000_000, perMinute: 1_000_000 };
 
@@ -27,6 +31,8 @@ export interface FuzzTarget {
   port: number;
   issuer: string;
   resource: string;
+  /** The upstream provider's issuer (what a callback's `iss` names). */
+  upstreamIssuer: string;
   /** Whether the listening server is still there. */
   listening(): boolean;
   stop(): Promise<void>;
@@ -50,6 +56,7 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
   const port = (server.address() as AddressInfo).port;
   const issuer = `http://127.0.0.1:${port}`;
   const resource = `${issuer}/mcp`;
+  const idp = await startOidcProvider({ redirectUris: [`${issuer}/upstream/callback`] });
   const authorizationServer = createAuthorizationServer({
     issuer,
     store,
@@ -61,8 +68,14 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
     clientAddress: (request) => peers.get(request),
     trustProxy: ['127.0.0.1'],
     rateLimits: { register: RAISED, token: RAISED, signIn: RAISED },
+    upstream: {
+      providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }],
+      secretBox: new SecretBox(parseSecretKeys(generateSecretKey(), 'fuzz')),
+      allowLoopbackHttp: true,
+    },
   });
   await authorizationServer.keys.publicJwks();
+  await authorizationServer.upstreamReady();
   await authorizationServer.revocations.start();
 
   const app = new Hono();
@@ -77,6 +90,7 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
   });
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, {
+    upstream: (auth) => authorizationServer.upstreamAccess(auth.claims),
     user: async (subject) => {
       const user = await store.getUserById(subject);
       return user ? { username: user.username, name: null } : null;
@@ -89,6 +103,7 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
     port,
     issuer,
     resource,
+    upstreamIssuer: idp.issuer,
     listening: () => server.listening,
     stop: async () => {
       await new Promise<void>((resolve) => {
@@ -96,6 +111,7 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
       await authorizationServer.revocations.stop();
+      await idp.stop();
     },
   };
 }
