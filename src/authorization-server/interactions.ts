@@ -1,5 +1,6 @@
 import { OAuthError } from '../core/errors.js';
 import { hashSecret, safeEqual } from '../core/secrets.js';
+import { isStorableText } from '../core/storable-text.js';
 import type { InteractionRecord } from '../store/store.js';
 import type { ServerContext } from './context.js';
 import { BROWSER_COOKIE, readCookie } from './http/cookies.js';
@@ -21,6 +22,8 @@ export function expiredInteraction(): OAuthError {
  * therefore never completes in a victim's browser.
  */
 export async function loadInteraction(ctx: ServerContext, request: Request, id: string): Promise<InteractionRecord | undefined> {
+  // An id from the URL: one no store can look up (a NUL) is simply unknown.
+  if (!isStorableText(id)) return undefined;
   const interaction = await ctx.config.store.getInteraction(id, ctx.config.now());
   const binding = readCookie(request, BROWSER_COOKIE);
   if (!interaction || !binding || !safeEqual(hashSecret(binding), interaction.browserBindingHash)) return undefined;

@@ -165,7 +165,8 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
       text = await readLimitedText(request, maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLargeError) return bodyTooLargeResponse(error.maxBytes);
-      throw error;
+      // The client's connection broke mid-body, or its framing did: a 400, like the cap's 413.
+      return Response.json({ error: 'invalid_request', error_description: 'the request body could not be read to its end' }, { status: 400, headers: { Connection: 'close' } });
     }
     let body: unknown;
     try {

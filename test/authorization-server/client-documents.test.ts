@@ -173,10 +173,30 @@ describe('client ID metadata documents', () => {
       await refused(await start(h, clientId, 'http://127.0.0.1:44444/elsewhere'), /not one the application registered/);
     });
 
+    it('a document holding a NUL or an unpaired surrogate (PostgreSQL cannot keep either)', async () => {
+      const h = testSwitch();
+      await refused(await start(h, documentAt('/surrogate.json', { client_name: 'Doc \ud800' })), /NUL characters or unpaired surrogates/);
+      await refused(await start(h, documentAt('/nul.json', { client_name: 'Doc \u0000' })), /NUL characters or unpaired surrogates/);
+    });
+
     it('a document claiming a secret or a confidential method', async () => {
       const h = testSwitch();
       await refused(await start(h, documentAt('/secret.json', { client_secret: 'shh' })), /cannot hold a client secret/);
       await refused(await start(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' })), /must be none/);
+    });
+
+    it('a document host that fails (an error status, too slow) is the client\'s problem: 400 invalid_client, never a 5xx', async () => {
+      // Found by the fuzz run: anyone can name such a URL as client_id, and a 503 from us would
+      // read as our outage (alerts, retries) when the fault is the client's host.
+      const h = testSwitch();
+      for (const clientId of [documentAt('/down.json', {}, { status: 503 }), documentAt('/broken.json', {}, { status: 500 }), documentAt('/late.json', {}, { delayMs: 1500 })]) {
+        const page = await start(h, clientId);
+        assert.equal(page.status, 400, `authorize, ${clientId}`);
+        assert.match(await page.text(), /could not be used.*try again later/s);
+        const token = await redeemCode(h, { client_id: clientId }, 'code', 'verifier');
+        assert.equal(token.status, 400, `token, ${clientId}`);
+        assert.equal(((await token.json()) as { error: string }).error, 'invalid_client');
+      }
     });
 
     it('turned off: a URL client is unknown, even one used before; an allow-list refuses other hosts', async () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { coHostedServer } from '../helpers/co-hosted.js';
+import { STORE_KINDS, type OpenedStore } from '../helpers/stores.js';
 import { basic, createHarness, expectOAuthError, REDIRECT_URI, registerClient, registerServiceClient, type Harness, type TestClient } from '../helpers/harness.js';
 
 const ORIGIN = 'https://app.example.com';
@@ -125,6 +127,62 @@ describe('body size', () => {
     const response = await post(createHarness(), '/authorize', `client_id=${'x'.repeat(LIMIT + 1)}`);
     assert.equal(response.status, 413);
   });
+});
+
+describe('a body that breaks off', () => {
+  // The client's connection dropped mid-body (Node errors the stream with "aborted"), or its
+  // framing was broken (found by the fuzz run: Transfer-Encoding "gzip, chunked" on a plain body).
+  const broken = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('grant_type=client_'));
+        controller.error(new Error('aborted'));
+      },
+    });
+  for (const [path, type] of [['/token', FORM], ['/revoke', FORM], ['/introspect', FORM], ['/revocations', FORM], ['/register', JSON_TYPE]] as const) {
+    it(`${path}: 400 invalid_request, not an internal error`, async () => {
+      const h = createHarness();
+      const response = await h.request(path, { method: 'POST', body: broken(), headers: type, duplex: 'half' } as RequestInit);
+      await expectOAuthError(response, 400, 'invalid_request');
+      assertNoInternalError(h);
+    });
+  }
+});
+
+describe('text no store can keep (NUL, unpaired surrogates) is a 4xx on every store', () => {
+  // Found by the fuzz run on PostgreSQL, which refuses NUL in text and \u0000 or a lone surrogate
+  // in jsonb: each of these was a 500. Refused where requests come in, the same on every store.
+  const cases: [string, string, (clientId: string) => RequestInit, number][] = [
+    ['a NUL client_id', '/token', () => ({ method: 'POST', body: 'grant_type=client_credentials&client_id=%00', headers: FORM }), 400],
+    ['a NUL in a refresh request', '/token', (id) => ({ method: 'POST', body: `grant_type=refresh_token&refresh_token=r%00&client_id=${id}`, headers: FORM }), 400],
+    ['a NUL client id in Basic', '/token', () => ({ method: 'POST', body: 'grant_type=client_credentials', headers: { ...FORM, authorization: basic('\u0000', 'secret') } }), 401],
+    ['a NUL token to revoke', '/revoke', () => ({ method: 'POST', body: 'token=x&client_id=%00', headers: FORM }), 400],
+    ['a NUL in a client name', '/register', () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'a\u0000b' }), headers: JSON_TYPE }), 400],
+    ['an unpaired surrogate in a client name', '/register', () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'a\ud800' }), headers: JSON_TYPE }), 400],
+    ['a NUL in a metadata key', '/register', () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], 'x\u0000': 1 }), headers: JSON_TYPE }), 400],
+    ['a NUL client_id', '/authorize?response_type=code&client_id=%00', () => ({}), 400],
+    ['a NUL state', '/authorize', (id) => ({ method: 'POST', body: `response_type=code&client_id=${id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&state=%00`, headers: FORM }), 400],
+    ['a NUL interaction id', '/interaction/%00', () => ({}), 400],
+  ];
+  for (const kind of STORE_KINDS) {
+    describe(kind.name, () => {
+      let opened: OpenedStore | undefined;
+      before(async () => {
+        opened = await kind.open();
+      });
+      after(() => opened?.close());
+      for (const [label, path, init, status] of cases) {
+        it(`${path.split('?')[0]}: ${label} → ${status}`, async () => {
+          const h = coHostedServer(opened!.store);
+          const client = await registerClient(h);
+          const response = await h.request(path, init(client.client_id));
+          const text = await response.text();
+          assert.equal(response.status, status, text.slice(0, 300));
+          assertNoInternalError(h);
+        });
+      }
+    });
+  }
 });
 
 describe('malformed requests get a 4xx OAuth error, never a 5xx', () => {

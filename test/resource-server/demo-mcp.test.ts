@@ -253,6 +253,24 @@ describe('demo MCP server — a 2026-07-28 client (stateless, server/discover)',
     assert.equal((await send('/mcp', init)).status, 413);
   });
 
+  it('a body that breaks off (the connection dropped, or its framing was broken) → 400 invalid_request JSON, not a 500', async () => {
+    // Found by the fuzz run: Transfer-Encoding "gzip, chunked" on a plain body errors the stream.
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const token = await accessToken(h, revision);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"jsonrpc":"2.0",'));
+        controller.error(new Error('aborted'));
+      },
+    });
+    const response = await send('/mcp', { ...modern('tools/call', bearer(token), { name: 'whoami', arguments: {} }), body, duplex: 'half' } as RequestInit);
+    const text = await response.text();
+    assert.equal(response.status, 400, text);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal((JSON.parse(text) as { error: string }).error, 'invalid_request');
+  });
+
   it('browsers may send the 2026-07-28 request headers: the preflight allows Mcp-Method and Mcp-Name', async () => {
     const h = createHarness();
     const { send } = coHosted(h);

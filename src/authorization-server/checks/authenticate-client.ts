@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
+import { isStorableText } from '../../core/storable-text.js';
 import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { ClientLookup } from '../clients.js';
@@ -24,10 +25,12 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
     // RFC 6749 §2.3.1: both parts are form-urlencoded before base64.
     const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
     const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
-    return { clientId, secret };
+    // A NUL is no client id (and no store looks one up): malformed, like the rest.
+    if (isStorableText(clientId) && isStorableText(secret)) return { clientId, secret };
   } catch {
-    throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
+    // decodeURIComponent refused it: malformed, below.
   }
+  throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
 }
 
 /**

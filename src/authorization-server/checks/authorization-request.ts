@@ -3,6 +3,8 @@ import { checkCodeChallenge } from '../../core/pkce.js';
 import { matchRedirectUri } from '../../core/redirect-uri.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
+import { isStorableText } from '../../core/storable-text.js';
+import { unstorable } from '../http/params.js';
 import type { AuthorizationRequest } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { ClientLookup } from '../clients.js';
@@ -31,6 +33,8 @@ export function authorizationParams(entries: Iterable<[string, string]>): Author
   const seen = new Set<string>();
   let repeated: string | undefined;
   for (const [key, value] of entries) {
+    // Not even the redirect can be trusted with such a request: an error page (no protocol value holds a NUL).
+    if (!isStorableText(key) || !isStorableText(value)) throw unstorable();
     if (key === 'resource') {
       resources.push(value);
       continue;

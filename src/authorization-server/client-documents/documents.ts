@@ -6,6 +6,7 @@
  * cached in memory for as long as its Cache-Control allows, within bounds.
  */
 import { OAuthError } from '../../core/errors.js';
+import { isStorableJson } from '../../core/storable-text.js';
 import type { ClientRecord, Store } from '../../store/store.js';
 import { validateClientMetadata } from '../checks/client-metadata.js';
 import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
@@ -65,8 +66,10 @@ export class ClientDocuments {
       fetched = await fetchClientDocument(url, this.fetchOptions);
     } catch (error) {
       if (!(error instanceof DocumentFetchError)) throw error;
-      const message = `The client's metadata document at ${url.host} could not be used: ${error.message}.`;
-      throw error.temporary ? new OAuthError('temporarily_unavailable', message, 503) : new OAuthError('invalid_client', message, 400);
+      // The client's host failing is the client's problem, even when it may pass: never a 5xx
+      // of ours, which anyone could cause by naming such a URL (and which reads as our outage).
+      const later = error.temporary ? ' The application\'s site may be down; try again later.' : '';
+      throw new OAuthError('invalid_client', `The client's metadata document at ${url.host} could not be used: ${error.message}.${later}`, 400);
     }
     const client = this.toClient(clientId, fetched.body, now);
     await store.saveClient(client);
@@ -106,6 +109,7 @@ export class ClientDocuments {
     };
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return bad('it is not a JSON object');
     const document = body as Record<string, unknown>;
+    if (!isStorableJson(document)) bad('it holds NUL characters or unpaired surrogates');
     if (document.client_id !== clientId) bad('its client_id is not the URL it was fetched from');
     if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) bad('a public document cannot hold a client secret');
     let valid;

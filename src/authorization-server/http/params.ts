@@ -1,4 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
+import { isStorableJson, isStorableText } from '../../core/storable-text.js';
 
 /**
  * Request parameters as a map of single values. OAuth forbids repeating a parameter
@@ -17,9 +18,15 @@ export function singleValued(entries: Iterable<[string, string]>, allowRepeated:
       throw new OAuthError('invalid_request', `parameter ${key} must not be repeated`);
     }
     seen.add(key);
+    if (!isStorableText(key) || !isStorableText(value)) throw unstorable();
     if (value !== '') params.set(key, value);
   }
   return params;
+}
+
+/** A parameter holding a NUL character (or an unpaired surrogate): no protocol value does, and no store keeps it as given. */
+export function unstorable(): OAuthError {
+  return new OAuthError('invalid_request', 'parameters must not contain NUL characters or unpaired surrogates');
 }
 
 /** Reads an application/x-www-form-urlencoded body (the only body the token family of endpoints takes). */
@@ -46,6 +53,7 @@ export async function readJsonObject(request: Request, maxBytes: number, errorCo
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError(errorCode, 'request body must be a JSON object');
   }
+  if (!isStorableJson(body)) throw new OAuthError(errorCode, 'request body must not contain NUL characters or unpaired surrogates');
   return body as Record<string, unknown>;
 }
 
@@ -58,7 +66,14 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch {
+      // The client's connection broke mid-body, or its framing did: its fault, not ours.
+      throw new OAuthError('invalid_request', 'the request body could not be read to its end');
+    }
+    const { done, value } = next;
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {

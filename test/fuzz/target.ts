@@ -1,0 +1,117 @@
+/**
+ * What the fuzz run attacks: the app `serve` runs (src/cli/serve.ts) — the authorization server
+ * and the demo MCP server at /mcp, its verifier reaching the JWKS in-process, revocations
+ * followed — on a real Node HTTP server on loopback with serve's timeouts, on a real store. Two
+ * settings differ from serve's defaults, both ones an operator can choose:
+ * - the rate limits are raised (a million at once): still checked on every request (on
+ *   PostgreSQL in the store), but a 429 would hide the endpoint behind it;
+ * - `--trust-proxy 127.0.0.1`: requests may name their client address in X-Forwarded-For, so the
+ *   header's parser is fuzzed too, and the sign-in back-off, which counts failures per address,
+ *   does not hold every later sign-in behind the fuzz's own failures.
+ * Client ID metadata documents are accepted from http://127.0.0.1 (the switch tests use), where
+ * a second server answers documents, most of them garbage (documents.ts). Sign-in through an
+ * upstream provider is offered too (a real OpenID provider on loopback, helpers/oidc-provider.ts),
+ * so the provider buttons, the upstream consent and /upstream/callback are reached.
+ */
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { createAuthorizationServer, notFound } from '../../src/authorization-server/index.js';
+import { mountDemoMcpServer } from '../../src/demo/mcp-server.js';
+import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
+import { protectedResource } from '../../src/resource-server/guard.js';
+import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
+import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
+import type { Store } from '../../src/store/store.js';
+import { startOidcProvider } from '../helpers/oidc-provider.js';
+
+const RAISED = { burst: 1_000_000, perMinute: 1_000_000 };
+
+export interface FuzzTarget {
+  port: number;
+  issuer: string;
+  resource: string;
+  /** The upstream provider's issuer (what a callback's `iss` names). */
+  upstreamIssuer: string;
+  /** Whether the listening server is still there. */
+  listening(): boolean;
+  stop(): Promise<void>;
+}
+
+/** `onInternalError`: called with each event the server logs that means a bug (`internal_error`, a 500's cause, and the like). */
+export async function startTarget(store: Store, onInternalError: (event: Record<string, unknown>) => void): Promise<FuzzTarget> {
+  let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const peers = new WeakMap<Request, string>();
+  const server = createAdaptorServer({
+    fetch: (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
+      const address = env?.incoming?.socket?.remoteAddress;
+      if (address) peers.set(request, address);
+      return handler(request);
+    },
+    // serve's defaults (--header-timeout 10, --max-connections 1000).
+    serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
+  });
+  (server as unknown as { maxConnections: number }).maxConnections = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://127.0.0.1:${port}`;
+  const resource = `${issuer}/mcp`;
+  const idp = await startOidcProvider({ redirectUris: [`${issuer}/upstream/callback`] });
+  const authorizationServer = createAuthorizationServer({
+    issuer,
+    store,
+    resources: [resource],
+    log: (event) => {
+      if (event.event === 'internal_error' || event.event === 'store_unavailable' || event.event === 'sweep_failed') onInternalError(event);
+    },
+    clientIdMetadataDocuments: { enabled: true, allowHosts: [], allowLoopbackHttp: true },
+    clientAddress: (request) => peers.get(request),
+    trustProxy: ['127.0.0.1'],
+    rateLimits: { register: RAISED, token: RAISED, signIn: RAISED },
+    upstream: {
+      providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }],
+      secretBox: new SecretBox(parseSecretKeys(generateSecretKey(), 'fuzz')),
+      allowLoopbackHttp: true,
+    },
+  });
+  await authorizationServer.keys.publicJwks();
+  await authorizationServer.upstreamReady();
+  await authorizationServer.revocations.start();
+
+  const app = new Hono();
+  app.route('/', authorizationServer.app);
+  const protection = protectedResource({
+    resource,
+    authorizationServers: [issuer],
+    scopesSupported: authorizationServer.config.scopesSupported,
+    resourceName: 'context-auth demo MCP server',
+    revocations: authorizationServer.revocations,
+    verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
+  });
+  honoProtectedResourceMetadata(app, protection);
+  mountDemoMcpServer(app, '/mcp', protection, {
+    upstream: (auth) => authorizationServer.upstreamAccess(auth.claims),
+    user: async (subject) => {
+      const user = await store.getUserById(subject);
+      return user ? { username: user.username, name: null } : null;
+    },
+  });
+  app.notFound(notFound);
+  handler = (request) => app.fetch(request);
+
+  return {
+    port,
+    issuer,
+    resource,
+    upstreamIssuer: idp.issuer,
+    listening: () => server.listening,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      await authorizationServer.revocations.stop();
+      await idp.stop();
+    },
+  };
+}
