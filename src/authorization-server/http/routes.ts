@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
+import { attachNodeRequest } from './body.js';
 import { errorResponse } from './errors.js';
 
 export type Handler = (request: Request, params: Record<string, string>) => Promise<Response> | Response;
@@ -11,10 +12,20 @@ const CORS_HEADERS = {
   'Access-Control-Max-Age': '600',
 };
 
+/**
+ * Adds headers to the response as it is. Copying it instead (`new Response(response.body, response)`)
+ * would turn a string body into a stream and cost @hono/node-server its fast path for string bodies.
+ */
 function withHeaders(response: Response, headers: Record<string, string>): Response {
-  const result = new Response(response.body, response);
-  for (const [key, value] of Object.entries(headers)) result.headers.set(key, value);
-  return result;
+  try {
+    for (const key in headers) response.headers.set(key, headers[key]!);
+    return response;
+  } catch {
+    // Immutable headers (a Response from fetch() or Response.redirect()): only a copy can take more.
+    const copy = new Response(response.body, response);
+    for (const key in headers) copy.headers.set(key, headers[key]!);
+    return copy;
+  }
 }
 
 /**
@@ -40,6 +51,8 @@ export function route(
     if (!handler) {
       response = errorResponse(new OAuthError('method_not_allowed', `use ${allowed}`, 405, { Allow: allowed }), 'json', options.log);
     } else {
+      // Under @hono/node-server, bodies are read from the Node request behind c.req.raw (http/body.ts).
+      if (method === 'POST') attachNodeRequest(c.req.raw, (c.env as { incoming?: unknown } | undefined)?.incoming);
       try {
         response = await handler(c.req.raw, c.req.param() as Record<string, string>);
       } catch (error) {
