@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
 import { attachNodeRequest } from './body.js';
 import { errorResponse } from './errors.js';
+import { respond, withHeaders } from './responses.js';
 
 export type Handler = (request: Request, params: Record<string, string>) => Promise<Response> | Response;
 
@@ -12,21 +13,7 @@ const CORS_HEADERS = {
   'Access-Control-Max-Age': '600',
 };
 
-/**
- * Adds headers to the response as it is. Copying it instead (`new Response(response.body, response)`)
- * would turn a string body into a stream and cost @hono/node-server its fast path for string bodies.
- */
-function withHeaders(response: Response, headers: Record<string, string>): Response {
-  try {
-    for (const key in headers) response.headers.set(key, headers[key]!);
-    return response;
-  } catch {
-    // Immutable headers (a Response from fetch() or Response.redirect()): only a copy can take more.
-    const copy = new Response(response.body, response);
-    for (const key in headers) copy.headers.set(key, headers[key]!);
-    return copy;
-  }
-}
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /**
  * Registers one path with its methods. Every other method gets 405 with `Allow` (as JSON even on
@@ -43,9 +30,11 @@ export function route(
 ): void {
   const allowed = Object.keys(methods).join(', ');
   const cors = options.cors ? { ...CORS_HEADERS, 'Access-Control-Allow-Methods': `${allowed}, OPTIONS` } : {};
+  // Decoding path parameters costs a little on every request; most paths have none.
+  const hasParams = path.includes(':');
   app.all(path, async (c) => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
-    if (method === 'OPTIONS' && options.cors) return new Response(null, { status: 204, headers: cors });
+    if (method === 'OPTIONS' && options.cors) return respond(null, 204, cors);
     const handler = methods[method as 'GET' | 'POST'];
     let response: Response;
     if (!handler) {
@@ -54,7 +43,7 @@ export function route(
       // Under @hono/node-server, bodies are read from the Node request behind c.req.raw (http/body.ts).
       if (method === 'POST') attachNodeRequest(c.req.raw, (c.env as { incoming?: unknown } | undefined)?.incoming);
       try {
-        response = await handler(c.req.raw, c.req.param() as Record<string, string>);
+        response = await handler(c.req.raw, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
       } catch (error) {
         response = errorResponse(error, options.html ? 'html' : 'json', options.log);
       }

@@ -1,9 +1,10 @@
 /**
- * Request bodies read straight from Node's IncomingMessage when the app is served by
- * @hono/node-server (http/body.ts), on a real server over loopback: the same answers as through
- * the Web Request (the cap whatever Content-Length says, chunked bodies, UTF-8, empty bodies,
- * clients that go away), the web body left untouched, and a Request a middleware replaced read
- * as the replacement rather than as the socket's bytes.
+ * The authorization server's HTTP plumbing as @hono/node-server serves it, on a real server over
+ * loopback. Request bodies are read straight from Node's IncomingMessage (http/body.ts) with the
+ * same answers as through the Web Request (the cap whatever Content-Length says, chunked bodies,
+ * UTF-8, empty bodies, clients that go away), the web body left untouched, and a Request a
+ * middleware replaced read as the replacement rather than as the socket's bytes. route() adds
+ * CORS headers to the response it is given, in a way that survives the adapter's lazy Response.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -13,6 +14,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { OAuthError } from '../../src/core/errors.js';
 import { attachNodeRequest, readText } from '../../src/authorization-server/http/body.js';
+import { json } from '../../src/authorization-server/http/responses.js';
+import { route } from '../../src/authorization-server/http/routes.js';
 import { createHarness, registerServiceClient, basic } from '../helpers/harness.js';
 
 const LIMIT = 1000;
@@ -207,5 +210,27 @@ describe('the authorization server served by @hono/node-server', { timeout: 10_0
     const preflight = await fetch(`http://127.0.0.1:${port}/token`, { method: 'OPTIONS' });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-methods'), 'POST, OPTIONS');
+  });
+});
+
+describe('route() adds its CORS headers to the response it is given', () => {
+  it('rebuilt from its parts when built by respond(), to a copy otherwise (immutable headers too)', async () => {
+    const app = new Hono();
+    route(app, '/moved', { GET: () => Response.redirect('http://127.0.0.1/elsewhere', 302) }, { cors: true, log: () => {} });
+    route(app, '/plain', { GET: () => new Response('ok', { headers: { 'Content-Type': 'text/plain' } }) }, { cors: true, log: () => {} });
+    route(app, '/json', { GET: () => json({ ok: true }) }, { cors: true, log: () => {} });
+    const moved = await app.request('/moved');
+    assert.equal(moved.status, 302);
+    assert.equal(moved.headers.get('location'), 'http://127.0.0.1/elsewhere');
+    assert.equal(moved.headers.get('access-control-allow-origin'), '*');
+    const plain = await app.request('/plain');
+    assert.equal(await plain.text(), 'ok');
+    assert.equal(plain.headers.get('access-control-allow-methods'), 'GET, OPTIONS');
+    // Read the body first: under @hono/node-server (started above, it replaces the global Response)
+    // headers set on a response are lost once its body is read.
+    const built = await app.request('/json');
+    assert.deepEqual(await built.json(), { ok: true });
+    assert.equal(built.headers.get('access-control-allow-origin'), '*');
+    assert.equal(built.headers.get('cache-control'), 'no-store');
   });
 });
