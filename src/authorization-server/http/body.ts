@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { OAuthError } from '../../core/errors.js';
+import { builtFromNodeRequest } from '../../core/node-request.js';
 
 /**
  * Request bodies read with a cap: more than `maxBytes` is 413 as soon as the count passes it,
@@ -9,25 +10,11 @@ import { OAuthError } from '../../core/errors.js';
  * reading its `body` builds a full undici Request, an AbortSignal and two web streams, which for
  * a ~100-byte form costs more than the grant itself. So when the route knows the IncomingMessage
  * behind the very Request it was given (`attachNodeRequest`), the body is read from it directly;
- * any other Request (`app.request()`, a Request a middleware replaced) is read as a web stream.
+ * any other Request (`app.request()`, a Request a middleware replaced) is read as a web stream
+ * (core/node-request.ts).
  */
 
 const nodeRequests = new WeakMap<Request, Readable>();
-
-/**
- * @hono/node-server keeps the IncomingMessage on its lazy Request under a symbol of its own; it is
- * how we make sure `incoming` is the one this Request reads from, and not the original of a
- * Request a middleware replaced (a decompressing one, say). Found once, by its description.
- */
-let incomingKey: symbol | undefined;
-
-function builtFrom(request: Request, incoming: unknown): boolean {
-  if (incomingKey && (request as unknown as Record<symbol, unknown>)[incomingKey] === incoming) return true;
-  const key = Object.getOwnPropertySymbols(request).find((symbol) => symbol.description === 'incomingKey');
-  if (!key || (request as unknown as Record<symbol, unknown>)[key] !== incoming) return false;
-  incomingKey = key;
-  return true;
-}
 
 function isReadable(value: unknown): value is Readable {
   return typeof value === 'object' && value !== null && typeof (value as Readable).on === 'function' && 'readableFlowing' in value;
@@ -35,7 +22,7 @@ function isReadable(value: unknown): value is Readable {
 
 /** Notes the Node request behind `request` (Hono's `c.env.incoming` under @hono/node-server) when it is the one `request` was built from. */
 export function attachNodeRequest(request: Request, incoming: unknown): void {
-  if (isReadable(incoming) && builtFrom(request, incoming)) nodeRequests.set(request, incoming);
+  if (isReadable(incoming) && builtFromNodeRequest(request, incoming)) nodeRequests.set(request, incoming);
 }
 
 export function bodyTooLarge(maxBytes: number): OAuthError {
