@@ -202,6 +202,17 @@ describe('the authorization server served by @hono/node-server', { timeout: 10_0
     assert.equal(answer.headers['access-control-allow-origin'], '*');
   });
 
+  it('answers HEAD like GET, without the body', async () => {
+    const url = `http://127.0.0.1:${port}/.well-known/oauth-authorization-server`;
+    const head = await fetch(url, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    // (No Content-Length: Hono answers HEAD with `new Response(null, getResponse)`, as before.)
+    assert.match(head.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(head.headers.get('access-control-allow-origin'), '*');
+    assert.equal(head.headers.get('cache-control'), 'public, max-age=300');
+  });
+
   it('answers 405 with Allow and a preflight with 204', async () => {
     const wrong = await fetch(`http://127.0.0.1:${port}/token`);
     assert.equal(wrong.status, 405);
