@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
 import { attachNodeRequest } from './body.js';
 import { errorResponse } from './errors.js';
-import { respond, withHeaders } from './responses.js';
+import { withHeaders } from './responses.js';
 
 export type Handler = (request: Request, params: Record<string, string>) => Promise<Response> | Response;
 
@@ -34,7 +34,7 @@ export function route(
   const hasParams = path.includes(':');
   app.all(path, async (c) => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
-    if (method === 'OPTIONS' && options.cors) return respond(null, 204, cors);
+    if (method === 'OPTIONS' && options.cors) return new Response(null, { status: 204, headers: cors });
     const handler = methods[method as 'GET' | 'POST'];
     let response: Response;
     if (!handler) {
