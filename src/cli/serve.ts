@@ -127,7 +127,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
 
   const { store, location, created } = await openStore(values, { create: true });
-  let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  let handler: (request: Request, env: object) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   // Idle or slow sockets must not accumulate: headers (and whole requests) that take too long are
   // cut off, well before Node's 60 s default, checked every second rather than every 30; and a
   // connection cap.
@@ -145,7 +145,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     fetch: async (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } }; outgoing?: { setHeader?(name: string, value: string): unknown } }) => {
       const address = env?.incoming?.socket?.remoteAddress;
       if (address) peers.set(request, address);
-      const response = await handler(request);
+      // The Node request goes along (as c.env.incoming): the endpoints read small bodies straight from it.
+      const response = await handler(request, env);
       // While stopping, each answer ends its connection, so the client's next request goes elsewhere.
       if (stopping) env?.outgoing?.setHeader?.('connection', 'close');
       return response;
@@ -219,7 +220,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     },
   });
   app.notFound(notFound);
-  handler = (request) => app.fetch(request);
+  handler = (request, env) => app.fetch(request, env);
 
   const sweeper = setInterval(() => {
     authorizationServer.sweep().catch((error: unknown) => log({ event: 'sweep_failed', message: (error as Error).message }));

@@ -162,7 +162,7 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     // Read only up to the cap: a token holder may send anything, and it is not all kept in memory.
     let text: string;
     try {
-      text = await readLimitedText(request, maxBodyBytes);
+      text = await readLimitedText(request, maxBodyBytes, (c.env as { incoming?: unknown } | undefined)?.incoming);
     } catch (error) {
       if (error instanceof BodyTooLargeError) return bodyTooLargeResponse(error.maxBytes);
       // The client's connection broke mid-body, or its framing did: a 400, like the cap's 413.

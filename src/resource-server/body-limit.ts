@@ -3,6 +3,7 @@
  * context server must not hold all of it in memory to find out. A declared Content-Length over
  * the cap is refused at once; a body without one is counted as it streams and cut off at the cap.
  */
+import { builtFromNodeRequest } from '../core/node-request.js';
 
 /** The default cap for bodies sent to a protected route: 1 MiB (JSON-RPC messages are small). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -26,12 +27,29 @@ export function declaresTooMuch(contentLength: string | null | undefined, maxByt
 }
 
 /**
+ * True when Node's HTTP/1 parser frames the body of `request` by a Content-Length within the cap:
+ * it ends the body after that many bytes, so the body cannot run past the cap and needs no
+ * counting. `incoming` is the Node request @hono/node-server passes along (Hono's `c.env.incoming`);
+ * it only counts when `request` is the Request the adapter built from it.
+ */
+function framedWithin(request: Request, incoming: unknown, maxBytes: number): boolean {
+  if (!builtFromNodeRequest(request, incoming)) return false;
+  const node = incoming as { httpVersionMajor?: number; headers?: Record<string, string | string[] | undefined> };
+  const declared = node.headers?.['content-length'];
+  // Both headers at once are refused by Node's parser, unless it runs lenient (insecureHTTPParser).
+  return node.httpVersionMajor === 1 && typeof declared === 'string' && Number(declared) <= maxBytes && node.headers?.['transfer-encoding'] === undefined;
+}
+
+/**
  * The same request, its body stream cut off with BodyTooLargeError past `maxBytes`; null when
  * it declares more than that (answer bodyTooLargeResponse). Not a Response in that case: servers
  * that replace the global Response (the Node adapter of Hono) make `instanceof` unreliable.
+ * Given the Node request behind it (`c.env.incoming` under @hono/node-server), a request whose
+ * length Node's parser enforces is returned as it is: wrapping it would only cost time.
  */
-export function limitRequestBody(request: Request, maxBytes: number): Request | null {
+export function limitRequestBody(request: Request, maxBytes: number, incoming?: unknown): Request | null {
   if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;
+  if (incoming !== undefined && framedWithin(request, incoming, maxBytes)) return request;
   if (!request.body) return request;
   let seen = 0;
   const counted = request.body.pipeThrough(
@@ -46,9 +64,9 @@ export function limitRequestBody(request: Request, maxBytes: number): Request | 
   return new Request(request, { body: counted, duplex: 'half' } as RequestInit);
 }
 
-/** Reads a body capped at `maxBytes`, as text; throws BodyTooLargeError past it. */
-export async function readLimitedText(request: Request, maxBytes: number): Promise<string> {
-  const limited = limitRequestBody(request, maxBytes);
+/** Reads a body capped at `maxBytes`, as text; throws BodyTooLargeError past it. `incoming` as for limitRequestBody. */
+export async function readLimitedText(request: Request, maxBytes: number, incoming?: unknown): Promise<string> {
+  const limited = limitRequestBody(request, maxBytes, incoming);
   if (limited === null) throw new BodyTooLargeError(maxBytes);
   try {
     return await limited.text();

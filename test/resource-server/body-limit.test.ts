@@ -84,6 +84,68 @@ describe('request bodies are capped before they are read', () => {
     }
   });
 
+  it('Hono adapter over @hono/node-server: a body framed by a Content-Length within the cap is passed on as it came, a chunked one is still cut off', async () => {
+    const h = createHarness();
+    const { verifier } = await kind.create(h);
+    const app = new Hono<{ Variables: AuthVariables }>();
+    // The Requests the adapter built, to tell whether the guard passed on the same one or a wrapper.
+    const original = new WeakSet<Request>();
+    app.use('/mcp', async (c, next) => {
+      original.add(c.req.raw);
+      await next();
+    });
+    app.use('/mcp', honoBearerAuth(protect(h, verifier), { maxBodyBytes: LIMIT }));
+    app.post('/mcp', async (c) => {
+      try {
+        return c.json({ length: (await c.req.text()).length, unwrapped: original.has(c.req.raw) });
+      } catch (error) {
+        const cause = (error as { cause?: unknown }).cause;
+        if (error instanceof BodyTooLargeError || cause instanceof BodyTooLargeError) return bodyTooLargeResponse(LIMIT);
+        throw error;
+      }
+    });
+    const { serve } = await import('@hono/node-server');
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    try {
+      const authorization = bearer(await accessToken(h, revision));
+      const framed = await rawPost(url, { authorization }, Buffer.alloc(LIMIT, 0x20), LIMIT);
+      assert.deepEqual(JSON.parse(framed.text), { length: LIMIT, unwrapped: true });
+      const chunked = await rawPost(url, { authorization }, Buffer.alloc(LIMIT * 4, 0x20));
+      assert.equal(chunked.status, 413, chunked.text);
+      const small = await rawPost(url, { authorization }, Buffer.alloc(10, 0x20));
+      assert.deepEqual(JSON.parse(small.text), { length: 10, unwrapped: false }, 'a chunked body is counted, through a wrapper');
+      assert.equal((await rawPost(url, { authorization }, Buffer.alloc(10), LIMIT + 1)).status, 413);
+    } finally {
+      server.close();
+      (server as http.Server).closeAllConnections();
+    }
+  });
+
+  it('the demo over a real socket serves a body framed within the cap and refuses a chunked one past it', async () => {
+    const h = createHarness();
+    const { verifier } = await kind.create(h);
+    const app = new Hono();
+    mountDemoMcpServer(app, '/mcp', protect(h, verifier), { maxBodyBytes: LIMIT });
+    const { serve } = await import('@hono/node-server');
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    try {
+      const headers = { authorization: bearer(await accessToken(h, revision)), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+      const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }));
+      const framed = await rawPost(url, headers, body, body.length);
+      assert.equal(framed.status, 200, framed.text);
+      assert.equal(JSON.parse(framed.text).id, 1);
+      const chunked = await rawPost(url, headers, Buffer.concat([body, Buffer.alloc(LIMIT, 0x20)]));
+      assert.equal(chunked.status, 413, chunked.text);
+    } finally {
+      server.close();
+      (server as http.Server).closeAllConnections();
+    }
+  });
+
   it('Hono adapter: 413 for a declared body over the cap; a streamed one fails the handler\'s read', async () => {
     const h = createHarness();
     const { verifier } = await kind.create(h);

@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../config.js';
+import { respond } from '../http/responses.js';
 
 export const ENDPOINT_PATHS = {
   authorization: '/authorize',
@@ -41,11 +42,8 @@ export function authorizationServerMetadata(config: ResolvedConfig): Record<stri
  * gets the same document, and an unknown version is answered too (the spec leaves the choice open).
  */
 export function metadataEndpoint(config: ResolvedConfig): Response {
-  return new Response(JSON.stringify(authorizationServerMetadata(config)), {
-    status: 200,
-    headers: {
-      'Content-Type': 'application/json',
-      'Cache-Control': 'public, max-age=300',
-    },
+  return respond(JSON.stringify(authorizationServerMetadata(config)), 200, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'public, max-age=300',
   });
 }

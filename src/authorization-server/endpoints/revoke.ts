@@ -3,6 +3,7 @@ import { authenticateClient } from '../checks/authenticate-client.js';
 import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
+import { respond } from '../http/responses.js';
 import { OAuthError } from '../../core/errors.js';
 import { verifyOwnAccessToken } from '../tokens.js';
 
@@ -35,5 +36,5 @@ export async function revokeEndpoint(ctx: ServerContext, request: Request): Prom
       ctx.config.log({ event: 'token_revoked', kind: 'access_token', client_id: client.clientId });
     }
   }
-  return new Response(null, { status: 200, headers: { 'Cache-Control': 'no-store' } });
+  return respond(null, 200, { 'Cache-Control': 'no-store' });
 }

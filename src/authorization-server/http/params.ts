@@ -1,5 +1,8 @@
 import { OAuthError } from '../../core/errors.js';
 import { isStorableJson, isStorableText } from '../../core/storable-text.js';
+import { readText } from './body.js';
+
+export { readText };
 
 /**
  * Request parameters as a map of single values. OAuth forbids repeating a parameter
@@ -55,36 +58,4 @@ export async function readJsonObject(request: Request, maxBytes: number, errorCo
   }
   if (!isStorableJson(body)) throw new OAuthError(errorCode, 'request body must not contain NUL characters or unpaired surrogates');
   return body as Record<string, unknown>;
-}
-
-/** Reads the body as UTF-8 text, refusing more than `maxBytes` whatever Content-Length claims. */
-export async function readText(request: Request, maxBytes: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > maxBytes) throw new OAuthError('invalid_request', `request body is larger than ${maxBytes} bytes`, 413);
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array>;
-    try {
-      next = await reader.read();
-    } catch {
-      // The client's connection broke mid-body, or its framing did: its fault, not ours.
-      throw new OAuthError('invalid_request', 'the request body could not be read to its end');
-    }
-    const { done, value } = next;
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new OAuthError('invalid_request', `request body is larger than ${maxBytes} bytes`, 413);
-    }
-    chunks.push(value);
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
-  }
 }

@@ -1,6 +1,8 @@
 import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
+import { attachNodeRequest } from './body.js';
 import { errorResponse } from './errors.js';
+import { withHeaders } from './responses.js';
 
 export type Handler = (request: Request, params: Record<string, string>) => Promise<Response> | Response;
 
@@ -11,11 +13,7 @@ const CORS_HEADERS = {
   'Access-Control-Max-Age': '600',
 };
 
-function withHeaders(response: Response, headers: Record<string, string>): Response {
-  const result = new Response(response.body, response);
-  for (const [key, value] of Object.entries(headers)) result.headers.set(key, value);
-  return result;
-}
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /**
  * Registers one path with its methods. Every other method gets 405 with `Allow` (as JSON even on
@@ -32,6 +30,8 @@ export function route(
 ): void {
   const allowed = Object.keys(methods).join(', ');
   const cors = options.cors ? { ...CORS_HEADERS, 'Access-Control-Allow-Methods': `${allowed}, OPTIONS` } : {};
+  // Decoding path parameters costs a little on every request; most paths have none.
+  const hasParams = path.includes(':');
   app.all(path, async (c) => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
     if (method === 'OPTIONS' && options.cors) return new Response(null, { status: 204, headers: cors });
@@ -40,8 +40,10 @@ export function route(
     if (!handler) {
       response = errorResponse(new OAuthError('method_not_allowed', `use ${allowed}`, 405, { Allow: allowed }), 'json', options.log);
     } else {
+      // Under @hono/node-server, bodies are read from the Node request behind c.req.raw (http/body.ts).
+      if (method === 'POST') attachNodeRequest(c.req.raw, (c.env as { incoming?: unknown } | undefined)?.incoming);
       try {
-        response = await handler(c.req.raw, c.req.param() as Record<string, string>);
+        response = await handler(c.req.raw, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
       } catch (error) {
         response = errorResponse(error, options.html ? 'html' : 'json', options.log);
       }

@@ -18,7 +18,7 @@ export function honoBearerAuth(
   return async (c, next) => {
     const result = await protection.authenticate(c.req.raw, options.requiredScopes);
     if (!result.ok) return result.response;
-    const limited = limitRequestBody(c.req.raw, maxBytes);
+    const limited = limitRequestBody(c.req.raw, maxBytes, (c.env as { incoming?: unknown } | undefined)?.incoming);
     if (limited === null) return bodyTooLargeResponse(maxBytes);
     c.req.raw = limited;
     c.set('auth', result.auth);

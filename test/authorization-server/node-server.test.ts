@@ -1,0 +1,248 @@
+/**
+ * The authorization server's HTTP plumbing as @hono/node-server serves it, on a real server over
+ * loopback. Request bodies are read straight from Node's IncomingMessage (http/body.ts) with the
+ * same answers as through the Web Request (the cap whatever Content-Length says, chunked bodies,
+ * UTF-8, empty bodies, clients that go away), the web body left untouched, and a Request a
+ * middleware replaced read as the replacement rather than as the socket's bytes. route() adds
+ * CORS headers to the response it is given, in a way that survives the adapter's lazy Response.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { OAuthError } from '../../src/core/errors.js';
+import { attachNodeRequest, readText } from '../../src/authorization-server/http/body.js';
+import { json } from '../../src/authorization-server/http/responses.js';
+import { route } from '../../src/authorization-server/http/routes.js';
+import { createHarness, registerServiceClient, basic } from '../helpers/harness.js';
+
+const LIMIT = 1000;
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * A POST through a real socket. `chunks` are written one by one (chunked unless `declared` sets
+ * Content-Length); with `keepOpen` the request is never ended, so an answer proves the server
+ * did not wait for the rest of the body.
+ */
+function rawPost(port: number, path: string, chunks: (string | Buffer)[], options: { declared?: number; keepOpen?: boolean; headers?: Record<string, string> } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...options.headers };
+    if (options.declared !== undefined) headers['content-length'] = String(options.declared);
+    const request = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers, agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => {
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text });
+        request.destroy();
+      });
+    });
+    request.on('error', reject);
+    request.flushHeaders();
+    for (const chunk of chunks) request.write(chunk);
+    if (!options.keepOpen) request.end();
+  });
+}
+
+function listen(app: Hono): Promise<{ server: ServerType; port: number }> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve({ server, port: info.port }));
+  });
+}
+
+function close(server: ServerType): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    (server as http.Server).closeAllConnections();
+  });
+}
+
+// A read that waits for bytes that never come fails here rather than hanging the run.
+describe('reading a body from the Node request (http/body.ts)', { timeout: 10_000 }, () => {
+  /** What the echo route's reads ended in, in order, including those whose client had gone. */
+  const settled: string[] = [];
+  const app = new Hono();
+  app.post('/echo', async (c) => {
+    attachNodeRequest(c.req.raw, (c.env as { incoming?: unknown } | undefined)?.incoming);
+    try {
+      const text = await readText(c.req.raw, LIMIT);
+      settled.push('read');
+      // bodyUsed is false only if the body never went through the Web Request.
+      return c.json({ text, webBodyUsed: c.req.raw.bodyUsed });
+    } catch (error) {
+      settled.push(error instanceof OAuthError ? error.code : 'error');
+      if (error instanceof OAuthError) return c.json(error.toJSON(), error.status as 400);
+      return c.json({ error: 'other' }, 500);
+    }
+  });
+  // A middleware that hands the route a different Request (as a decompressing one would), leaving
+  // the original's body unread on the socket.
+  const replacing = new Hono();
+  replacing.use('/echo', async (c, next) => {
+    c.req.raw = new Request(c.req.raw.url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'replaced=1' });
+    await next();
+  });
+  replacing.route('/', app);
+
+  let port: number;
+  let replacingPort: number;
+  let servers: ServerType[];
+  before(async () => {
+    const direct = await listen(app);
+    const replaced = await listen(replacing);
+    port = direct.port;
+    replacingPort = replaced.port;
+    servers = [direct.server, replaced.server];
+  });
+  after(async () => {
+    for (const server of servers) await close(server);
+  });
+
+  it('reads the body from the socket and leaves the Web Request body untouched', async () => {
+    const answer = await rawPost(port, '/echo', ['grant_type=refresh_token', '&refresh_token=abc']);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(JSON.parse(answer.text), { text: 'grant_type=refresh_token&refresh_token=abc', webBodyUsed: false });
+  });
+
+  it('reads a plain Web Request (app.request, no Node request) through its stream', async () => {
+    const response = await app.request('/echo', { method: 'POST', body: 'a=b' });
+    assert.deepEqual(await response.json(), { text: 'a=b', webBodyUsed: true });
+  });
+
+  it('reads the replacement when a middleware replaced the Request, not the bytes on the socket', async () => {
+    const answer = await rawPost(replacingPort, '/echo', ['grant_type=a']);
+    assert.deepEqual(JSON.parse(answer.text), { text: 'replaced=1', webBodyUsed: true });
+  });
+
+  it('takes a body of exactly the cap', async () => {
+    const body = 'x'.repeat(LIMIT);
+    const chunked = await rawPost(port, '/echo', [body.slice(0, 300), body.slice(300)]);
+    assert.equal(chunked.status, 200, chunked.text);
+    assert.equal((JSON.parse(chunked.text) as { text: string }).text, body);
+    assert.equal((await rawPost(port, '/echo', [body], { declared: LIMIT })).status, 200);
+  });
+
+  it('refuses a declared Content-Length over the cap with 413 before any of the body is sent', async () => {
+    const answer = await rawPost(port, '/echo', [], { declared: LIMIT + 1, keepOpen: true });
+    assert.equal(answer.status, 413);
+    assert.equal(JSON.parse(answer.text).error, 'invalid_request');
+  });
+
+  it('refuses a chunked body with 413 once it passes the cap, while the client is still sending', async () => {
+    const answer = await rawPost(port, '/echo', ['x'.repeat(600), 'x'.repeat(600)], { keepOpen: true });
+    assert.equal(answer.status, 413);
+    assert.match(JSON.parse(answer.text).error_description, /larger than 1000 bytes/);
+  });
+
+  it('refuses a body that is not UTF-8, and decodes UTF-8 split across chunks afterwards', async () => {
+    const bad = await rawPost(port, '/echo', [Buffer.from([0x61, 0x3d, 0xff, 0xfe])]);
+    assert.equal(bad.status, 400);
+    assert.match(JSON.parse(bad.text).error_description, /UTF-8/);
+    const e = Buffer.from('é');
+    const split = await rawPost(port, '/echo', [Buffer.from('a='), e.subarray(0, 1), e.subarray(1)]);
+    assert.equal(split.status, 200);
+    assert.equal(JSON.parse(split.text).text, 'a=é');
+  });
+
+  it('reads an empty body, declared or chunked, as the empty string', async () => {
+    assert.equal(JSON.parse((await rawPost(port, '/echo', [], { declared: 0 })).text).text, '');
+    assert.equal(JSON.parse((await rawPost(port, '/echo', [])).text).text, '');
+  });
+
+  it('gives up on a client that goes away mid-body, and goes on serving others', async () => {
+    const before = settled.length;
+    await new Promise<void>((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port, path: '/echo', method: 'POST', headers: { 'content-length': '500' }, agent: false });
+      request.on('error', () => resolve());
+      request.on('close', () => resolve());
+      request.on('response', () => reject(new Error('no answer expected')));
+      request.write('x'.repeat(100), () => setTimeout(() => request.destroy(), 50));
+    });
+    // The read ended (rather than waiting for bytes that never come), as the client's error (a 400
+    // no one receives), not one of ours logged as internal.
+    for (let i = 0; i < 100 && settled.length === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(settled.slice(before), ['invalid_request']);
+    assert.equal((await rawPost(port, '/echo', ['a=b'])).status, 200);
+  });
+});
+
+describe('the authorization server served by @hono/node-server', { timeout: 10_000 }, () => {
+  const h = createHarness({ maxBodyBytes: LIMIT });
+  let port: number;
+  let server: ServerType;
+  before(async () => {
+    ({ server, port } = await listen(h.server.app));
+  });
+  after(() => close(server));
+
+  it('answers a token request read from the socket, with its CORS and no-store headers', async () => {
+    const client = await registerServiceClient(h);
+    const answer = await rawPost(port, '/token', ['grant_type=client_credentials', '&scope=mcp:tools'], {
+      headers: { authorization: basic(client.client_id, client.client_secret!) },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(typeof JSON.parse(answer.text).access_token, 'string');
+    assert.match(answer.headers['content-type'] ?? '', /^application\/json/);
+    assert.equal(answer.headers['cache-control'], 'no-store');
+    assert.equal(answer.headers.pragma, 'no-cache');
+    assert.equal(answer.headers['access-control-allow-origin'], '*');
+    assert.equal(answer.headers['access-control-expose-headers'], 'WWW-Authenticate');
+    assert.equal(answer.headers['content-length'], String(Buffer.byteLength(answer.text)));
+  });
+
+  it('refuses a chunked form over the cap with 413 while the client is still sending', async () => {
+    const answer = await rawPost(port, '/token', ['a='.padEnd(LIMIT, 'x'), 'xx'], { keepOpen: true });
+    assert.equal(answer.status, 413);
+    assert.equal(answer.headers['access-control-allow-origin'], '*');
+  });
+
+  it('answers HEAD like GET, without the body', async () => {
+    const url = `http://127.0.0.1:${port}/.well-known/oauth-authorization-server`;
+    const head = await fetch(url, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    // (No Content-Length: Hono answers HEAD with `new Response(null, getResponse)`, as before.)
+    assert.match(head.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(head.headers.get('access-control-allow-origin'), '*');
+    assert.equal(head.headers.get('cache-control'), 'public, max-age=300');
+  });
+
+  it('answers 405 with Allow and a preflight with 204', async () => {
+    const wrong = await fetch(`http://127.0.0.1:${port}/token`);
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get('allow'), 'POST');
+    assert.equal(wrong.headers.get('access-control-allow-origin'), '*');
+    const preflight = await fetch(`http://127.0.0.1:${port}/token`, { method: 'OPTIONS' });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-methods'), 'POST, OPTIONS');
+  });
+});
+
+describe('route() adds its CORS headers to the response it is given', () => {
+  it('rebuilt from its parts when built by respond(), to a copy otherwise (immutable headers too)', async () => {
+    const app = new Hono();
+    route(app, '/moved', { GET: () => Response.redirect('http://127.0.0.1/elsewhere', 302) }, { cors: true, log: () => {} });
+    route(app, '/plain', { GET: () => new Response('ok', { headers: { 'Content-Type': 'text/plain' } }) }, { cors: true, log: () => {} });
+    route(app, '/json', { GET: () => json({ ok: true }) }, { cors: true, log: () => {} });
+    const moved = await app.request('/moved');
+    assert.equal(moved.status, 302);
+    assert.equal(moved.headers.get('location'), 'http://127.0.0.1/elsewhere');
+    assert.equal(moved.headers.get('access-control-allow-origin'), '*');
+    const plain = await app.request('/plain');
+    assert.equal(await plain.text(), 'ok');
+    assert.equal(plain.headers.get('access-control-allow-methods'), 'GET, OPTIONS');
+    // Read the body first: under @hono/node-server (started above, it replaces the global Response)
+    // headers set on a response are lost once its body is read.
+    const built = await app.request('/json');
+    assert.deepEqual(await built.json(), { ok: true });
+    assert.equal(built.headers.get('access-control-allow-origin'), '*');
+    assert.equal(built.headers.get('cache-control'), 'no-store');
+  });
+});
