@@ -57,7 +57,7 @@ export function closeConnections(): void {
 }
 
 /** One refresh_token grant; resolves with the rotated refresh token, rejects on any other answer. */
-export function refresh(server: Running, refreshToken: string): Promise<string> {
+export function refresh(server: Running, refreshToken: string, retried = false): Promise<string> {
   const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.clientId, ...server.extra }).toString();
   return new Promise((resolveToken, reject) => {
     const request = http.request(
@@ -73,7 +73,12 @@ export function refresh(server: Running, refreshToken: string): Promise<string> 
         });
       },
     );
-    request.on('error', reject);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the server closed while it sat idle (between rounds, the servers'
+      // keep-alive timeout passes): the request never reached it, so it is sent again once.
+      if (request.reusedSocket && error.code === 'ECONNRESET' && !retried) resolveToken(refresh(server, refreshToken, true));
+      else reject(error);
+    });
     request.end(body);
   });
 }
