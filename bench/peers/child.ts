@@ -12,6 +12,24 @@ export interface Ready {
   refreshTokens: string[];
   /** Extra form fields the refresh request carries (e.g. `resource`). */
   extra?: Record<string, string>;
+  /** Present when started with BENCH_FLOWS=1: what a reconnecting client's browser holds. */
+  flow?: FlowSetup;
+}
+
+/**
+ * A signed-in person whose consent is remembered, one per chain: /authorize with the chain's
+ * cookies answers with a redirect carrying a code, no page.
+ */
+export interface FlowSetup {
+  /** Path of the authorization endpoint (`/authorize`, oidc-provider's `/auth`). */
+  authorizePath: string;
+  redirectUri: string;
+  scope: string;
+  resource: string;
+  /** One Cookie header per chain (a browser each), or none when the server needs no person. */
+  cookies: string[];
+  /** For a first sign-in (ours only): the person's username and password. */
+  user?: { username: string; password: string };
 }
 
 export interface Usage {
@@ -24,6 +42,9 @@ export interface Usage {
 
 /** How many chains the driver runs at once; each server makes one refresh token per chain. */
 export const chains = (): number => Number(process.env.BENCH_CHAINS ?? 16);
+
+/** Set by the flows bench: the server also prepares signed-in sessions with remembered consent. */
+export const flowsWanted = (): boolean => process.env.BENCH_FLOWS === '1';
 
 /** Marks the one stdout line the driver reads. */
 export const READY = 'bench-ready ';
