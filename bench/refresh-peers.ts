@@ -30,6 +30,8 @@ const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.
 /** BENCH_SCALING (comma-separated grant counts) overrides; the full run goes to 1M stored grants. */
 const SCALING = process.env.BENCH_SCALING ? process.env.BENCH_SCALING.split(',').map(Number) : QUICK ? [0, 100_000] : [0, 100_000, 1_000_000];
 const PIN = pinLoadGenerator();
+/** --scaling-only: just the store-size table (it is the longest part, and the one to rerun alone). */
+const SCALING_ONLY = process.argv.includes('--scaling-only');
 
 /** Each request presents its chain's current refresh token and keeps the one it gets back. */
 const rotate: Operation = async (server, chain) => {
@@ -47,31 +49,34 @@ const peers: Peer[] = [
   { name: 'oidc-provider', script: 'oidc.ts' },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
 ];
-const running: Running[] = [];
-try {
-  for (const peer of peers) running.push(await startPeer(peer, PIN));
-  const results = await interleaved(running);
-  const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
-  const sdk = results.get('MCP SDK auth router')!;
-  const oidc = results.get('oidc-provider')!;
-  console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const server of running) {
-    const r = results.get(server.name)!;
-    const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
-    const row = [
-      server.name, r.opsPerSecond.toFixed(0), cpu,
-      (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / oidc.opsPerSecond).toFixed(2),
-      (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
-    ];
-    console.log(`| ${row.join(' | ')} |`);
-  }
-  const ours = results.get('context-auth (SQLite)')!;
-  const ourPostgres = results.get('context-auth (PostgreSQL)');
-  if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
-  console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
-} finally {
-  await Promise.all(running.splice(0).map(stopPeer));
+if (!SCALING_ONLY) {
+  const running: Running[] = [];
+  try {
+    for (const peer of peers) running.push(await startPeer(peer, PIN));
+    const results = await interleaved(running);
+    const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+    const sdk = results.get('MCP SDK auth router')!;
+    const oidc = results.get('oidc-provider')!;
+    console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const server of running) {
+      const r = results.get(server.name)!;
+      const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
+      const row = [
+        server.name, r.opsPerSecond.toFixed(0), cpu,
+        (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / oidc.opsPerSecond).toFixed(2),
+        (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
+      ];
+      console.log(`| ${row.join(' | ')} |`);
+    }
+    const ours = results.get('context-auth (SQLite)')!;
+    const ourPostgres = results.get('context-auth (PostgreSQL)');
+    if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
+    console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
+  } finally {
+    await Promise.all(running.splice(0).map(stopPeer));
+}
+
 }
 
 // --- Bearer guard --------------------------------------------------------------------------
@@ -93,14 +98,14 @@ async function guardRun(tokens: number): Promise<GuardResult> {
   return JSON.parse(line) as GuardResult;
 }
 
-{
+if (!SCALING_ONLY) {
   const runs: GuardResult[] = [];
   for (let i = 0; i < (QUICK ? 1 : 3); i++) runs.push(await guardRun(QUICK ? 1000 : 5000));
   const first = median(runs.map((r) => r.firstMicros));
   const cached = median(runs.map((r) => r.cachedMicros));
   console.log(`
-Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
-`);
+  Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
+  `);
   console.log('| check | CPU µs per verification |');
   console.log('|---|---:|');
   console.log(`| first verification of a token | ${first.toFixed(0)} |`);

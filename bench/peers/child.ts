@@ -36,6 +36,10 @@ export interface Usage {
   /** User + system CPU time of this process, µs. */
   cpu: number;
   rss: number;
+  /** V8's heap in use and reserved, and memory held outside it (Buffers, native objects), bytes. */
+  heapUsed?: number;
+  heapTotal?: number;
+  external?: number;
   /** CPU time of the database server's backends serving this process, µs, when it can be read. */
   dbCpu?: number;
 }
@@ -54,7 +58,8 @@ export function announce(ready: Ready, close: () => Promise<void> | void, dbCpu?
   process.on('message', (message) => {
     if (message !== 'usage') return;
     const { user, system } = process.cpuUsage();
-    const usage: Usage = { cpu: user + system, rss: process.memoryUsage().rss };
+    const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+    const usage: Usage = { cpu: user + system, rss, heapUsed, heapTotal, external };
     void (dbCpu?.() ?? Promise.resolve(undefined)).then((db) => process.send!({ ...usage, dbCpu: db } satisfies Usage));
   });
   process.on('disconnect', () => void Promise.resolve(close()).finally(() => process.exit(0)));
