@@ -13,13 +13,13 @@
  *
  *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s; scaling to 100k only)
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chains, READY } from './peers/child.js';
 import { closeConnections, refresh, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
+import { interleaved as interleavedOps, mb, median, pinLoadGenerator, type Operation, type Sample } from './peers/rounds.js';
 
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
@@ -27,74 +27,18 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
 const WARMUP_SECONDS = QUICK ? 1 : 2;
 const CHAINS = chains();
 const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL);
-const SCALING = QUICK ? [0, 100_000] : [0, 100_000, 1_000_000];
+/** BENCH_SCALING (comma-separated grant counts) overrides; the full run goes to 1M stored grants. */
+const SCALING = process.env.BENCH_SCALING ? process.env.BENCH_SCALING.split(',').map(Number) : QUICK ? [0, 100_000] : [0, 100_000, 1_000_000];
+const PIN = pinLoadGenerator();
+/** --scaling-only: just the store-size table (it is the longest part, and the one to rerun alone). */
+const SCALING_ONLY = process.argv.includes('--scaling-only');
 
-/** Pinning needs taskset and two cores: the servers on core 0, this load generator on core 1. */
-const PIN = availableParallelism() >= 2 && hasTaskset();
-function hasTaskset(): boolean {
-  try {
-    execFileSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Each request presents its chain's current refresh token and keeps the one it gets back. */
+const rotate: Operation = async (server, chain) => {
+  server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!);
+};
+const interleaved = (servers: Running[]): Promise<Map<string, Sample>> => interleavedOps(servers, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS });
 
-interface Sample {
-  grantsPerSecond: number;
-  /** Server CPU per grant, ms. */
-  cpuMs: number;
-  /** CPU of the database server's backends per grant, ms (PostgreSQL on this machine only). */
-  dbCpuMs?: number;
-  /** This load generator's CPU over the wall time: near 1, it, not the server, was the limit. */
-  loadBusy: number;
-}
-
-/** All chains in closed loops for `seconds`: each request rotates its chain's token. */
-async function measure(server: Running, seconds: number): Promise<Sample> {
-  const before = await server.usage();
-  const loadBefore = process.cpuUsage();
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  let grants = 0;
-  await Promise.all(
-    server.refreshTokens.map(async (_, chain) => {
-      while (performance.now() < deadline) {
-        server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!);
-        grants++;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  const load = process.cpuUsage(loadBefore);
-  const after = await server.usage();
-  const dbCpuMs = after.dbCpu !== undefined && before.dbCpu !== undefined ? (after.dbCpu - before.dbCpu) / 1000 / grants : undefined;
-  return { grantsPerSecond: grants / elapsed, cpuMs: (after.cpu - before.cpu) / 1000 / grants, dbCpuMs, loadBusy: (load.user + load.system) / 1e6 / elapsed };
-}
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-/** Warm every server, then ROUNDS rounds over all of them, the order rotated each round. */
-async function interleaved(servers: Running[]): Promise<Map<string, Sample>> {
-  for (const server of servers) await measure(server, WARMUP_SECONDS);
-  const samples = new Map(servers.map((s) => [s.name, [] as Sample[]]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < servers.length; i++) {
-      const server = servers[(i + round) % servers.length]!;
-      samples.get(server.name)!.push(await measure(server, SECONDS));
-    }
-  }
-  return new Map(
-    [...samples].map(([name, list]) => {
-      const db = list.map((s) => s.dbCpuMs).filter((v) => v !== undefined);
-      const loadBusy = median(list.map((s) => s.loadBusy));
-      if (loadBusy > 0.85) console.warn(`warning: ${name}: the load generator was ${(loadBusy * 100).toFixed(0)}% busy; its figures may be the generator's limit`);
-      return [name, { grantsPerSecond: median(list.map((s) => s.grantsPerSecond)), cpuMs: median(list.map((s) => s.cpuMs)), dbCpuMs: db.length > 0 ? median(db) : undefined, loadBusy }];
-    }),
-  );
-}
-
-const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
 const begun = Date.now();
 console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
 
@@ -105,31 +49,34 @@ const peers: Peer[] = [
   { name: 'oidc-provider', script: 'oidc.ts' },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
 ];
-const running: Running[] = [];
-try {
-  for (const peer of peers) running.push(await startPeer(peer, PIN));
-  const results = await interleaved(running);
-  const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
-  const sdk = results.get('MCP SDK auth router')!;
-  const oidc = results.get('oidc-provider')!;
-  console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const server of running) {
-    const r = results.get(server.name)!;
-    const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
-    const row = [
-      server.name, r.grantsPerSecond.toFixed(0), cpu,
-      (r.grantsPerSecond / sdk.grantsPerSecond).toFixed(2), (r.grantsPerSecond / oidc.grantsPerSecond).toFixed(2),
-      (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
-    ];
-    console.log(`| ${row.join(' | ')} |`);
-  }
-  const ours = results.get('context-auth (SQLite)')!;
-  const ourPostgres = results.get('context-auth (PostgreSQL)');
-  if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.grantsPerSecond / ours.grantsPerSecond).toFixed(2)} × the grants/s.`);
-  console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
-} finally {
-  await Promise.all(running.splice(0).map(stopPeer));
+if (!SCALING_ONLY) {
+  const running: Running[] = [];
+  try {
+    for (const peer of peers) running.push(await startPeer(peer, PIN));
+    const results = await interleaved(running);
+    const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+    const sdk = results.get('MCP SDK auth router')!;
+    const oidc = results.get('oidc-provider')!;
+    console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const server of running) {
+      const r = results.get(server.name)!;
+      const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
+      const row = [
+        server.name, r.opsPerSecond.toFixed(0), cpu,
+        (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / oidc.opsPerSecond).toFixed(2),
+        (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
+      ];
+      console.log(`| ${row.join(' | ')} |`);
+    }
+    const ours = results.get('context-auth (SQLite)')!;
+    const ourPostgres = results.get('context-auth (PostgreSQL)');
+    if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
+    console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
+  } finally {
+    await Promise.all(running.splice(0).map(stopPeer));
+}
+
 }
 
 // --- Bearer guard --------------------------------------------------------------------------
@@ -151,14 +98,14 @@ async function guardRun(tokens: number): Promise<GuardResult> {
   return JSON.parse(line) as GuardResult;
 }
 
-{
+if (!SCALING_ONLY) {
   const runs: GuardResult[] = [];
   for (let i = 0; i < (QUICK ? 1 : 3); i++) runs.push(await guardRun(QUICK ? 1000 : 5000));
   const first = median(runs.map((r) => r.firstMicros));
   const cached = median(runs.map((r) => r.cachedMicros));
   console.log(`
-Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
-`);
+  Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
+  `);
   console.log('| check | CPU µs per verification |');
   console.log('|---|---:|');
   console.log(`| first verification of a token | ${first.toFixed(0)} |`);
@@ -182,7 +129,7 @@ try {
   console.log('|---|---:|---:|---:|---:|');
   for (const server of sized) {
     const r = results.get(server.name)!;
-    console.log(`| ${server.name} | ${r.grantsPerSecond.toFixed(0)} | ${(r.grantsPerSecond / empty.grantsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
+    console.log(`| ${server.name} | ${r.opsPerSecond.toFixed(0)} | ${(r.opsPerSecond / empty.opsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
   }
   console.log('\nTarget (issue 12): 1M stored grants ≥ 0.90 × empty.');
 } finally {

@@ -12,18 +12,43 @@ export interface Ready {
   refreshTokens: string[];
   /** Extra form fields the refresh request carries (e.g. `resource`). */
   extra?: Record<string, string>;
+  /** Present when started with BENCH_FLOWS=1: what a reconnecting client's browser holds. */
+  flow?: FlowSetup;
+}
+
+/**
+ * A signed-in person whose consent is remembered, one per chain: /authorize with the chain's
+ * cookies answers with a redirect carrying a code, no page.
+ */
+export interface FlowSetup {
+  /** Path of the authorization endpoint (`/authorize`, oidc-provider's `/auth`). */
+  authorizePath: string;
+  redirectUri: string;
+  scope: string;
+  resource: string;
+  /** One Cookie header per chain (a browser each), or none when the server needs no person. */
+  cookies: string[];
+  /** For a first sign-in (ours only): the person's username and password. */
+  user?: { username: string; password: string };
 }
 
 export interface Usage {
   /** User + system CPU time of this process, µs. */
   cpu: number;
   rss: number;
+  /** V8's heap in use and reserved, and memory held outside it (Buffers, native objects), bytes. */
+  heapUsed?: number;
+  heapTotal?: number;
+  external?: number;
   /** CPU time of the database server's backends serving this process, µs, when it can be read. */
   dbCpu?: number;
 }
 
 /** How many chains the driver runs at once; each server makes one refresh token per chain. */
 export const chains = (): number => Number(process.env.BENCH_CHAINS ?? 16);
+
+/** Set by the flows bench: the server also prepares signed-in sessions with remembered consent. */
+export const flowsWanted = (): boolean => process.env.BENCH_FLOWS === '1';
 
 /** Marks the one stdout line the driver reads. */
 export const READY = 'bench-ready ';
@@ -33,7 +58,8 @@ export function announce(ready: Ready, close: () => Promise<void> | void, dbCpu?
   process.on('message', (message) => {
     if (message !== 'usage') return;
     const { user, system } = process.cpuUsage();
-    const usage: Usage = { cpu: user + system, rss: process.memoryUsage().rss };
+    const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+    const usage: Usage = { cpu: user + system, rss, heapUsed, heapTotal, external };
     void (dbCpu?.() ?? Promise.resolve(undefined)).then((db) => process.send!({ ...usage, dbCpu: db } satisfies Usage));
   });
   process.on('disconnect', () => void Promise.resolve(close()).finally(() => process.exit(0)));

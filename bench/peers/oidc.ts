@@ -5,15 +5,17 @@
  * refresh token and no ID token, as our server and the SDK do. The grant and its refresh tokens
  * are made through the provider's own models before it listens.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
-import { announce, chains } from './child.js';
+import { announce, chains, flowsWanted, type FlowSetup } from './child.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 const clientId = 'bench-client';
 const accountId = 'bench-user';
+const REDIRECT_URI = 'http://127.0.0.1:9/cb';
 
 const server = http.createServer();
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -22,7 +24,7 @@ const issuer = `http://127.0.0.1:${port}`;
 
 const { privateKey } = await generateKeyPair('RS256', { extractable: true });
 const provider = new Provider(issuer, {
-  clients: [{ client_id: clientId, token_endpoint_auth_method: 'none', redirect_uris: ['http://127.0.0.1:9/cb'], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
+  clients: [{ client_id: clientId, token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
   jwks: { keys: [{ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'bench-key' }] },
   cookies: { keys: ['bench cookie key, not a secret'] },
   scopes: ['offline_access', 'mcp:tools'],
@@ -36,7 +38,10 @@ const provider = new Provider(issuer, {
     },
   },
   rotateRefreshToken: true,
-  ttl: { Grant: 14 * 24 * 3600, RefreshToken: 14 * 24 * 3600, AccessToken: 3600 },
+  // The default issues a refresh token from a code only with `offline_access` (an OpenID Connect
+  // scope); ours and the SDK issue one to every client allowed the grant, so this does too.
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  ttl: { Grant: 14 * 24 * 3600, RefreshToken: 14 * 24 * 3600, AccessToken: 3600, AuthorizationCode: 60, Session: 14 * 24 * 3600, Interaction: 3600 },
   findAccount: async (_ctx, id) => (id === accountId ? { accountId: id, claims: async () => ({ sub: id }) } : undefined),
 });
 // Silence the per-request "server_error" logging paths; errors still fail the bench (non-200).
@@ -53,8 +58,72 @@ for (let chain = 0; chain < chains(); chain++) {
   refreshTokens.push(await refreshToken.save());
 }
 
-server.on('request', provider.callback());
-announce({ port, clientId, refreshTokens }, () => {
+const callback = provider.callback();
+server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+  if (req.url?.startsWith('/interaction/')) void finishInteraction(req, res);
+  else callback(req, res);
+});
+
+/**
+ * The interaction a person would complete once (used only while preparing the flows bench):
+ * signed in as the bench account, consent recorded in a Grant for our resource's scope. The
+ * provider remembers the grant in the session, and its default `loadExistingGrant` finds it there
+ * on the next /auth, so later authorization requests need no page.
+ */
+async function finishInteraction(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  try {
+    // As the provider's documented interaction example does: login first, then consent to what is missing.
+    const details = await provider.interactionDetails(req, res);
+    if (details.prompt.name === 'login') {
+      await provider.interactionFinished(req, res, { login: { accountId } }, { mergeWithLastSubmission: false });
+      return;
+    }
+    const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId, clientId });
+    if (!grant) throw new Error('grant gone');
+    const missing = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  } catch (error) {
+    console.error(error);
+    res.statusCode = 500;
+    res.end();
+  }
+}
+
+/** Drives /auth → interaction → /auth/:uid once like a browser; returns the session cookies it is left with. */
+async function signedInBrowser(): Promise<string> {
+  const jar = new Map<string, string>();
+  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+  let url = `${issuer}/auth?${query}`;
+  for (let hop = 0; hop < 6; hop++) {
+    const response = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!;
+      const eq = pair.indexOf('=');
+      jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    const location = response.headers.get('location');
+    if (!location) throw new Error(`oidc-provider setup: ${response.status} ${(await response.text()).slice(0, 300)}`);
+    if (location.startsWith(REDIRECT_URI)) {
+      if (!new URL(location).searchParams.get('code')) throw new Error(`oidc-provider setup: no code in ${location}`);
+      return [...jar].filter(([k, v]) => k.startsWith('_session') && v !== '').map(([k, v]) => `${k}=${v}`).join('; ');
+    }
+    url = new URL(location, issuer).href;
+  }
+  throw new Error('oidc-provider setup: too many redirects');
+}
+
+let flow: FlowSetup | undefined;
+if (flowsWanted()) {
+  const cookies: string[] = [];
+  for (let chain = 0; chain < chains(); chain++) cookies.push(await signedInBrowser());
+  flow = { authorizePath: '/auth', redirectUri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, cookies };
+}
+
+announce({ port, clientId, refreshTokens, flow }, () => {
   server.closeAllConnections();
   server.close();
 });

@@ -17,12 +17,13 @@ import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createAuthorizationServer } from '../../src/authorization-server/index.js';
-import { hashSecret, randomToken } from '../../src/core/index.js';
+import { SESSION_COOKIE } from '../../src/authorization-server/http/cookies.js';
+import { hashPassword, hashSecret, randomToken } from '../../src/core/index.js';
 import type { Store } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startPostgres } from '../../test/helpers/postgres.js';
-import { announce, chains } from './child.js';
+import { announce, chains, flowsWanted, type FlowSetup } from './child.js';
 
 const kind = process.argv[2];
 const EXTRA_GRANTS = Number(process.env.BENCH_GRANTS ?? 0);
@@ -30,6 +31,8 @@ const DAY = 24 * 3600;
 const CLIENT = 'bench-client';
 const USER = 'bench-user';
 const RESOURCE = 'http://127.0.0.1/mcp';
+const REDIRECT_URI = 'http://127.0.0.1:9/cb';
+const PASSWORD = 'bench password 123';
 
 interface Opened {
   store: Store;
@@ -112,11 +115,12 @@ if (!opened) throw new Error('usage: ours.ts sqlite|postgres');
 const { store } = opened;
 const now = Math.floor(Date.now() / 1000);
 await store.createClient({
-  clientId: CLIENT, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:9/cb'],
+  clientId: CLIENT, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: [REDIRECT_URI],
   grantTypes: ['authorization_code', 'refresh_token'], responseTypes: ['code'], clientName: 'bench', scope: null, metadata: {},
   canIntrospect: false, registeredBy: 'admin', createdAt: now, lastUsedAt: null,
 });
-await store.createUser({ id: USER, username: 'bench', passwordHash: null, createdAt: now });
+// A password only for the flows bench's first sign-in: hashing it costs a startup the refresh bench need not pay.
+await store.createUser({ id: USER, username: 'bench', passwordHash: flowsWanted() ? await hashPassword(PASSWORD) : null, createdAt: now });
 
 if (EXTRA_GRANTS > 0) {
   // Live rows, as a busy server holds them: grants with an unexpired refresh token and access token each.
@@ -139,10 +143,26 @@ for (let chain = 0; chain < chains(); chain++) {
   refreshTokens.push(token);
 }
 
+/**
+ * Flows bench: one signed-in browser per chain (a session, made through the store as a sign-in
+ * would make it) and the person's consent for the client and resource remembered.
+ */
+let flow: FlowSetup | undefined;
+if (flowsWanted()) {
+  await store.saveConsent({ userId: USER, clientId: CLIENT, resource: RESOURCE, scope: ['mcp:tools'], createdAt: now, updatedAt: now });
+  const cookies: string[] = [];
+  for (let chain = 0; chain < chains(); chain++) {
+    const id = randomToken(32);
+    await store.createSession({ idHash: hashSecret(id), userId: USER, authTime: now, createdAt: now, expiresAt: now + DAY, upstreamSessionId: null });
+    cookies.push(`${SESSION_COOKIE}=${id}`);
+  }
+  flow = { authorizePath: '/authorize', redirectUri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, cookies, user: { username: 'bench', password: PASSWORD } };
+}
+
 const server = createAuthorizationServer({ issuer: 'http://127.0.0.1', store, resources: [RESOURCE], registrationTtl: 0 });
 const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });
 await new Promise<void>((resolve) => listener.once('listening', resolve));
-announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens }, async () => {
+announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens, flow }, async () => {
   await new Promise<void>((resolve) => {
     listener.close(() => resolve());
     (listener as Server).closeAllConnections();

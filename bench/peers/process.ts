@@ -4,10 +4,12 @@
  * bench/refresh-peers.ts and the test that checks each peer is set up as the README says.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Browser, pkcePair, signInAndConsent } from '../../test/helpers/harness.js';
 import { chains, READY, type Ready, type Usage } from './child.js';
 
 export interface Peer {
@@ -81,4 +83,92 @@ export function refresh(server: Running, refreshToken: string, retried = false):
     });
     request.end(body);
   });
+}
+
+/** One HTTP exchange on the keep-alive agent; resolves with status, headers and body text. */
+function exchange(server: Running, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  return new Promise((resolveAnswer, reject) => {
+    const request = http.request(
+      { host: '127.0.0.1', port: server.port, path, method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolveAnswer({ status: response.statusCode ?? 0, headers: response.headers, text }));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/**
+ * One authorization code flow of a client reconnecting for a signed-in person whose consent is
+ * remembered: GET /authorize (PKCE S256, resource) with the chain's cookies must redirect straight
+ * to the redirect URI with a code, and the code must redeem at /token for an access token and a
+ * refresh token. The chain's cookies are updated from Set-Cookie as a browser would. Resolves with
+ * the token response; rejects on any other answer.
+ */
+export async function flow(server: Running, chain: number): Promise<{ access_token: string; refresh_token: string }> {
+  const setup = server.flow;
+  if (!setup) throw new Error(`${server.name}: started without BENCH_FLOWS=1`);
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const query = new URLSearchParams({ response_type: 'code', client_id: server.clientId, redirect_uri: setup.redirectUri, scope: setup.scope, resource: setup.resource, code_challenge: challenge, code_challenge_method: 'S256', state: `s${chain}` });
+  const cookie = setup.cookies[chain];
+  const answer = await exchange(server, 'GET', `${setup.authorizePath}?${query}`, cookie ? { cookie } : {});
+  const location = answer.headers.location;
+  if ((answer.status !== 302 && answer.status !== 303) || !location?.startsWith(setup.redirectUri)) {
+    throw new Error(`${server.name}: authorize answered ${answer.status} ${location ?? answer.text.slice(0, 300)}`);
+  }
+  if (cookie && answer.headers['set-cookie']) setup.cookies[chain] = updatedCookies(cookie, answer.headers['set-cookie']);
+  const callback = new URL(location);
+  const code = callback.searchParams.get('code');
+  if (!code || callback.searchParams.get('state') !== `s${chain}`) throw new Error(`${server.name}: no code (or wrong state) in ${location}`);
+  const body = new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: setup.redirectUri, client_id: server.clientId, resource: setup.resource }).toString();
+  const tokens = await exchange(server, 'POST', '/token', { 'content-type': 'application/x-www-form-urlencoded' }, body);
+  const parsed = tokens.status === 200 ? (JSON.parse(tokens.text) as { access_token?: string; refresh_token?: string }) : {};
+  if (!parsed.access_token || !parsed.refresh_token) throw new Error(`${server.name}: token answered ${tokens.status} ${tokens.text.slice(0, 300)}`);
+  return parsed as { access_token: string; refresh_token: string };
+}
+
+/** A Cookie header with the values Set-Cookie replaced (an emptied or expired cookie dropped). */
+function updatedCookies(header: string, setCookies: string[]): string {
+  const jar = new Map(header.split('; ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  for (const line of setCookies) {
+    const pair = line.split(';')[0]!;
+    const name = pair.slice(0, pair.indexOf('='));
+    const value = pair.slice(pair.indexOf('=') + 1);
+    if (!jar.has(name)) continue; // cookies for other paths (interactions) are not part of the reconnect
+    if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) jar.delete(name);
+    else jar.set(name, value);
+  }
+  return [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+}
+
+/**
+ * A person's first sign-in in a fresh browser (ours only: the server names a user): /authorize,
+ * the login page, the password (scrypt), the remembered consent, the code redeemed. Resolves with
+ * the token response; rejects on any other answer.
+ */
+export async function firstSignIn(server: Running): Promise<{ access_token: string; refresh_token: string }> {
+  const setup = server.flow;
+  if (!setup?.user) throw new Error(`${server.name}: names no user to sign in`);
+  const origin = `http://127.0.0.1:${server.port}`;
+  const browser = new Browser((path, init) => fetch(new URL(path, origin), init));
+  const { verifier, challenge } = pkcePair();
+  const query = new URLSearchParams({ response_type: 'code', client_id: server.clientId, redirect_uri: setup.redirectUri, scope: setup.scope, resource: setup.resource, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+  const first = await browser.fetch(`${setup.authorizePath}?${query}`);
+  if (first.status !== 303 || !first.headers.get('location')?.includes('/interaction/')) throw new Error(`${server.name}: a fresh browser was not sent to sign in (${first.status})`);
+  const callback = await signInAndConsent(browser, first, setup.user, 'approve', origin);
+  const code = callback.searchParams.get('code');
+  if (!code || !callback.href.startsWith(setup.redirectUri)) throw new Error(`${server.name}: first sign-in ended at ${callback}`);
+  const tokens = await fetch(`${origin}/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: setup.redirectUri, client_id: server.clientId, resource: setup.resource }),
+  });
+  const text = await tokens.text();
+  const parsed = tokens.status === 200 ? (JSON.parse(text) as { access_token?: string; refresh_token?: string }) : {};
+  if (!parsed.access_token || !parsed.refresh_token) throw new Error(`${server.name}: token answered ${tokens.status} ${text.slice(0, 300)}`);
+  return parsed as { access_token: string; refresh_token: string };
 }

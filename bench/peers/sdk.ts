@@ -4,8 +4,10 @@
  * implemented", so the one method is filled in here the way the demo issues codes and tokens:
  * opaque random UUIDs in in-memory Maps, the old refresh token deleted and a new one issued at
  * every use (rotation, as our server and oidc-provider do). Nothing is durable and nothing is
- * signed. The token endpoint's per-address rate limit is turned off (all load comes from one
- * address); everything else is the router's default.
+ * signed. The token and authorization endpoints' per-address rate limits are turned off (all
+ * load comes from one address); everything else is the router's default. For the flows bench the
+ * demo's authorize (which approves at once, with no person) is used as it is, and its code
+ * exchange is given a refresh token like the other servers issue.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -15,7 +17,7 @@ import { DemoInMemoryAuthProvider } from '@modelcontextprotocol/sdk/examples/ser
 import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { InvalidGrantError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { announce, chains } from './child.js';
+import { announce, chains, flowsWanted } from './child.js';
 
 interface RefreshRecord {
   clientId: string;
@@ -32,6 +34,15 @@ class RefreshingProvider extends DemoInMemoryAuthProvider {
     const token = randomUUID();
     this.refreshTokens.set(token, record);
     return token;
+  }
+
+  /**
+   * The demo's code exchange issues no refresh token; ours and oidc-provider do, so the flows
+   * bench adds one in the same way (the demo's own exchange runs unchanged first).
+   */
+  override async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
+    const tokens = await super.exchangeAuthorizationCode(client, code, verifier);
+    return { ...tokens, refresh_token: this.issueRefreshToken({ clientId: client.client_id, scopes: tokens.scope ? tokens.scope.split(' ') : [], resource }) };
   }
 
   override async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
@@ -67,10 +78,12 @@ const resource = new URL('http://127.0.0.1/mcp');
 const refreshTokens = Array.from({ length: chains() }, () => provider.issueRefreshToken({ clientId, scopes: ['mcp:tools'], resource }));
 
 const app = express();
-app.use(mcpAuthRouter({ provider, issuerUrl: new URL('http://127.0.0.1'), scopesSupported: ['mcp:tools'], tokenOptions: { rateLimit: false } }));
+app.use(mcpAuthRouter({ provider, issuerUrl: new URL('http://127.0.0.1'), scopesSupported: ['mcp:tools'], tokenOptions: { rateLimit: false }, authorizationOptions: { rateLimit: false } }));
 const listener: Server = app.listen(0, '127.0.0.1');
 await new Promise<void>((resolve) => listener.once('listening', resolve));
-announce({ port: (listener.address() as AddressInfo).port, clientId, refreshTokens }, () => {
+// The demo's authorize approves at once for a made-up user: a flow needs no person, so no cookies.
+const flow = flowsWanted() ? { authorizePath: '/authorize', redirectUri: 'http://127.0.0.1:9/cb', scope: 'mcp:tools', resource: resource.href, cookies: [] } : undefined;
+announce({ port: (listener.address() as AddressInfo).port, clientId, refreshTokens, flow }, () => {
   listener.closeAllConnections();
   listener.close();
 });

@@ -4,10 +4,16 @@
  * token (the presented one refused afterwards), issues the kind of access token the README names,
  * and reports its own CPU time over IPC. A peer quietly not rotating, or answering errors, would
  * make every ratio in the table meaningless.
+ *
+ * Started for the flows bench (BENCH_FLOWS=1), each completes one authorization code flow of a
+ * reconnecting client — a code straight from /authorize with the person's cookies, no page, and
+ * tokens for it — and, for the servers that need a person, the same request without the cookies
+ * does not get a code (the session, not a shortcut, is what lets it through). Ours also completes
+ * a first sign-in with the password.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { refresh, startPeer, stopPeer, type Peer, type Running } from '../../bench/peers/process.js';
+import { firstSignIn, flow, refresh, startPeer, stopPeer, type Peer, type Running } from '../../bench/peers/process.js';
 
 process.env.BENCH_CHAINS = '2';
 
@@ -52,6 +58,35 @@ describe('bench peers', () => {
       const usage = await server.usage();
       assert.ok(usage.cpu > before.cpu, 'CPU time grows with the work done');
       assert.ok(usage.rss > 0);
+    });
+  }
+
+  const flowPeers: { peer: Peer; accessToken: RegExp; needsPerson: boolean }[] = [
+    { peer: { name: 'ours', script: 'ours.ts', args: ['sqlite'], env: { BENCH_FLOWS: '1' } }, accessToken: /"alg":"ES256"/, needsPerson: true },
+    { peer: { name: 'sdk', script: 'sdk.ts', env: { BENCH_FLOWS: '1' } }, accessToken: /^opaque$/, needsPerson: false },
+    { peer: { name: 'oidc-provider', script: 'oidc.ts', env: { BENCH_FLOWS: '1' } }, accessToken: /"alg":"RS256"/, needsPerson: true },
+  ];
+  for (const { peer, accessToken, needsPerson } of flowPeers) {
+    it(`${peer.name}: completes a reconnecting client's flow with the person's cookies, without a page`, async () => {
+      const server = await startPeer(peer, false);
+      running.push(server);
+      assert.ok(server.flow, 'flow setup announced');
+      assert.equal(server.flow.cookies.length, needsPerson ? 2 : 0);
+
+      const tokens = await flow(server, 0);
+      assert.match(tokenKind(tokens.access_token), accessToken);
+      // The refresh token it issued works like any other.
+      await refresh(server, tokens.refresh_token);
+      // Twice more on both browsers: the cookies stay good from flow to flow.
+      for (const chain of [0, 1, 1]) await flow(server, chain);
+
+      if (needsPerson) {
+        const cookies = server.flow.cookies;
+        server.flow.cookies = [];
+        await assert.rejects(flow(server, 0), /authorize answered/);
+        server.flow.cookies = cookies;
+      }
+      if (server.flow.user) assert.match(tokenKind((await firstSignIn(server)).access_token), accessToken);
     });
   }
 });
