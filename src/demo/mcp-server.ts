@@ -16,7 +16,8 @@ import {
 /** The scope every request to the demo needs, and the extra one its admin tool needs (for 403 and step-up). */
 export const BASE_SCOPE = 'mcp:tools';
 export const ADMIN_SCOPE = 'mcp:admin';
-const TOOL_SCOPES: Record<string, string[]> = { admin_report: [BASE_SCOPE, ADMIN_SCOPE] };
+// A Map, not an object: a tool named `__proto__` or `constructor` must find nothing.
+const TOOL_SCOPES = new Map<string, string[]>([['admin_report', [BASE_SCOPE, ADMIN_SCOPE]]]);
 
 const startedAt = Date.now();
 
@@ -103,7 +104,7 @@ function scopesForBody(body: unknown): string[] {
   for (const message of messages) {
     if (typeof message !== 'object' || message === null) continue;
     const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
-    if (method === 'tools/call' && typeof params?.name === 'string') for (const scope of TOOL_SCOPES[params.name] ?? []) needed.add(scope);
+    if (method === 'tools/call' && typeof params?.name === 'string') for (const scope of TOOL_SCOPES.get(params.name) ?? []) needed.add(scope);
   }
   return [...needed];
 }

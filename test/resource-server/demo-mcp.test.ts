@@ -245,6 +245,17 @@ describe('demo MCP server — a 2026-07-28 client (stateless, server/discover)',
     assert.equal(report.node, process.version);
   });
 
+  it('a tool named after an Object.prototype property (__proto__, constructor) is an unknown tool, not a 500', async () => {
+    // Found by the fuzz run (seed 419928117): the scope lookup walked into Object.prototype.
+    const h = createHarness();
+    const { send } = coHosted(h);
+    const token = await accessToken(h, revision);
+    for (const name of ['__proto__', 'constructor', 'toString']) {
+      const response = await send('/mcp', modern('tools/call', bearer(token), { name, arguments: {} }));
+      assert.ok(response.status < 500, `${name}: ${response.status} ${await response.text()}`);
+    }
+  });
+
   it('a body over the cap → 413 on the modern path too', async () => {
     const h = createHarness();
     const { send } = coHosted(h);
