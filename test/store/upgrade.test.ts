@@ -143,6 +143,11 @@ describe('upgrading a SQLite data folder made by release 0.1.0', () => {
     assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
     assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'grants_created_at'`).get(), 'the index the sweep needs');
     assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'revocations_revoked_at'`).get(), 'the index the revocation poll needs');
+    // Version 9 rebuilt refresh_tokens WITHOUT ROWID (one tree fewer written per refresh), indexes and all.
+    const tables = db.pragma('table_list') as { name: string; wr: number }[];
+    assert.equal(tables.find((t) => t.name === 'refresh_tokens')?.wr, 1, 'refresh_tokens is WITHOUT ROWID');
+    const indexes = (db.pragma('index_list(refresh_tokens)') as { name: string }[]).map((i) => i.name).sort();
+    assert.deepEqual(indexes, ['refresh_tokens_expires_at', 'refresh_tokens_grant_id', 'sqlite_autoindex_refresh_tokens_1']);
     db.close();
 
     const fresh = path.join(dir, 'fresh.db');

@@ -117,6 +117,33 @@ function indexDdl(table: Table, index: Index): string {
 /** Whether column `c` exists at `version`. */
 const existsAt = (c: Column, version: number): boolean => c.since <= version && (c.until === undefined || version < c.until);
 
+/** Whether `table` is clustered (SQLite's WITHOUT ROWID) at `version`. */
+const clusteredAt = (table: Table, version: number): boolean => Boolean(table.clustered) && (table.clusteredSince ?? table.since) <= version;
+
+function createTable(d: Dialect, table: Table, name: string, columns: Column[], version: number): string {
+  const lines = columns.filter((c) => existsAt(c, version)).map((c) => columnDdl(d, c, table));
+  if (table.insertionOrder && d.name === 'postgres') lines.unshift('seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE');
+  if (table.primaryKey.length > 1) lines.push(`PRIMARY KEY (${table.primaryKey.join(', ')})`);
+  const suffix = clusteredAt(table, version) && d.name === 'sqlite' ? `${d.tableSuffix}, WITHOUT ROWID` : d.tableSuffix;
+  return `CREATE TABLE ${name} (\n  ${lines.join(',\n  ')}\n)${suffix}`;
+}
+
+/**
+ * SQLite cannot make a table WITHOUT ROWID in place: a copy is made so, filled, put in its place,
+ * and given back its indexes (dropped with the old table). Nothing references these tables.
+ */
+function rebuildClustered(d: Dialect, table: Table, columns: Column[], version: number): string[] {
+  const copy = `${table.name}_rebuilt`;
+  const names = columns.filter((c) => existsAt(c, version)).map((c) => c.name).join(', ');
+  return [
+    createTable(d, table, copy, columns, version),
+    `INSERT INTO ${copy} (${names}) SELECT ${names} FROM ${table.name}`,
+    `DROP TABLE ${table.name}`,
+    `ALTER TABLE ${copy} RENAME TO ${table.name}`,
+    ...table.indexes.filter((i) => i.since < version).map((i) => indexDdl(table, i)),
+  ];
+}
+
 /**
  * The statements of migration `version`: new tables, new columns and new indexes; then the data
  * it moves; then the columns it drops.
@@ -128,15 +155,12 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
   for (const table of tables) {
     const columns = [...table.columns, ...(table.retired ?? [])];
     if (table.since === version) {
-      const lines = columns.filter((c) => existsAt(c, version)).map((c) => columnDdl(d, c, table));
-      if (table.insertionOrder && d.name === 'postgres') lines.unshift('seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE');
-      if (table.primaryKey.length > 1) lines.push(`PRIMARY KEY (${table.primaryKey.join(', ')})`);
-      const suffix = table.clustered && d.name === 'sqlite' ? `${d.tableSuffix}, WITHOUT ROWID` : d.tableSuffix;
-      statements.push(`CREATE TABLE ${table.name} (\n  ${lines.join(',\n  ')}\n)${suffix}`);
+      statements.push(createTable(d, table, table.name, columns, version));
     } else if (table.since < version) {
       for (const c of columns.filter((column) => column.since === version)) {
         statements.push(`ALTER TABLE ${table.name} ADD COLUMN ${columnDdl(d, c, table)}`);
       }
+      if (table.clusteredSince === version && d.name === 'sqlite') statements.push(...rebuildClustered(d, table, columns, version));
     }
     for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
     for (const backfill of (table.backfill ?? []).filter((b) => b.since === version)) backfills.push(...backfill.statements);

