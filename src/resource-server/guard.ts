@@ -136,9 +136,14 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     async authenticate(request, requiredScopes) {
       const result = await check(request.headers.get('authorization'), requiredScopes);
       if (result.ok) return result;
-      return { ok: false, response: new Response(JSON.stringify(result.body), { status: result.status, headers: result.headers }) };
+      return { ok: false, response: denialResponse(result) };
     },
   };
+}
+
+/** A denial as a ready Response. */
+export function denialResponse(denial: Denial): Response {
+  return new Response(JSON.stringify(denial.body), { status: denial.status, headers: denial.headers });
 }
 
 /** The SDK's AuthInfo shape (tools read it as `extra.authInfo`), from what we verified. */
