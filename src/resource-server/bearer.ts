@@ -1,5 +1,7 @@
 /** RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". */
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** The form nearly every client sends, "Bearer <token>" with nothing around it: one match, no trimming. */
+const PLAIN_BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 export type BearerExtraction =
   | { kind: 'none' }
@@ -12,7 +14,10 @@ export type BearerExtraction =
  * a broken Bearer header is malformed (→ 400 invalid_request).
  */
 export function extractBearer(authorization: string | null | undefined): BearerExtraction {
-  if (authorization === null || authorization === undefined || authorization.trim() === '') return { kind: 'none' };
+  if (authorization === null || authorization === undefined) return { kind: 'none' };
+  const plain = PLAIN_BEARER.exec(authorization);
+  if (plain) return { kind: 'token', token: plain[1]! };
+  if (authorization.trim() === '') return { kind: 'none' };
   if (!/^bearer(\s|$)/i.test(authorization.trimStart())) return { kind: 'none' };
   const match = BEARER.exec(authorization.trim());
   if (!match) return { kind: 'malformed', reason: 'the Authorization header must be "Bearer <token>" with one token' };

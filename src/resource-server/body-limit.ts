@@ -48,8 +48,9 @@ function framedWithin(request: Request, incoming: unknown, maxBytes: number): bo
  * length Node's parser enforces is returned as it is: wrapping it would only cost time.
  */
 export function limitRequestBody(request: Request, maxBytes: number, incoming?: unknown): Request | null {
-  if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;
+  // First: under @hono/node-server, request.headers would build the full Web Request.
   if (incoming !== undefined && framedWithin(request, incoming, maxBytes)) return request;
+  if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;
   if (!request.body) return request;
   let seen = 0;
   const counted = request.body.pipeThrough(

@@ -113,8 +113,9 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
       const description = 'the access token was not issued for this server';
       return deny(401, { error: 'invalid_token', errorDescription: description }, 'invalid_token', description);
     }
-    const missing = requiredScopes.filter((needed) => !auth.scopes.includes(needed));
-    if (missing.length > 0) {
+    // every() first: no array is made for the request that has all it needs.
+    if (!requiredScopes.every((needed) => auth.scopes.includes(needed))) {
+      const missing = requiredScopes.filter((needed) => !auth.scopes.includes(needed));
       const description = `this request needs the scope ${formatScope(missing)}`;
       return deny(403, { error: 'insufficient_scope', errorDescription: description, scope: formatScope(requiredScopes) }, 'insufficient_scope', description);
     }
@@ -135,9 +136,14 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     async authenticate(request, requiredScopes) {
       const result = await check(request.headers.get('authorization'), requiredScopes);
       if (result.ok) return result;
-      return { ok: false, response: new Response(JSON.stringify(result.body), { status: result.status, headers: result.headers }) };
+      return { ok: false, response: denialResponse(result) };
     },
   };
+}
+
+/** A denial as a ready Response. */
+export function denialResponse(denial: Denial): Response {
+  return new Response(JSON.stringify(denial.body), { status: denial.status, headers: denial.headers });
 }
 
 /** The SDK's AuthInfo shape (tools read it as `extra.authInfo`), from what we verified. */

@@ -43,9 +43,15 @@ export class VerifierUnavailableError extends Error {
   }
 }
 
-/** A bounded map whose entries each expire at their own time (verified tokens until exp, refusals briefly). */
+/**
+ * A bounded map whose entries each expire at their own time (verified tokens until exp, refusals
+ * briefly). When full, the oldest entry not used since it was stored (or since its last second
+ * chance) goes first, an approximation of least recently used ("second chance"): the tokens of
+ * clients still at work stay while idle ones leave, and a hit only sets a flag (moving the entry
+ * to the end of the Map on every hit costs more than the lookup).
+ */
 export class ExpiringCache<T> {
-  private readonly entries = new Map<string, { value: T; until: number }>();
+  private readonly entries = new Map<string, { value: T; until: number; used: boolean }>();
 
   constructor(private readonly maxEntries = 10_000) {}
 
@@ -56,15 +62,23 @@ export class ExpiringCache<T> {
       this.entries.delete(key);
       return undefined;
     }
+    entry.used = true;
     return entry.value;
   }
 
   set(key: string, value: T, until: number): void {
-    if (this.entries.size >= this.maxEntries) {
-      // Maps iterate in insertion order: the first key is the oldest entry.
-      this.entries.delete(this.entries.keys().next().value!);
+    this.entries.delete(key);
+    // Maps iterate in insertion order: the first key is the oldest entry. A used one is moved to
+    // the end with its flag cleared; a full pass clears every flag, so this ends.
+    while (this.entries.size >= this.maxEntries) {
+      const [oldestKey, oldest] = this.entries.entries().next().value!;
+      this.entries.delete(oldestKey);
+      if (oldest.used) {
+        oldest.used = false;
+        this.entries.set(oldestKey, oldest);
+      }
     }
-    this.entries.set(key, { value, until });
+    this.entries.set(key, { value, until, used: false });
   }
 
   clear(): void {
@@ -77,5 +91,8 @@ export class ExpiringCache<T> {
  * so an odd character must not turn a valid request into a 500; it only fails scope checks.
  */
 export function scopesOf(claim: unknown): string[] {
-  return typeof claim === 'string' ? [...new Set(claim.split(' ').filter((scope) => scope !== ''))] : [];
+  if (typeof claim !== 'string') return [];
+  const scopes: string[] = [];
+  for (const scope of claim.split(' ')) if (scope !== '' && !scopes.includes(scope)) scopes.push(scope);
+  return scopes;
 }

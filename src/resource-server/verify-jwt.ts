@@ -11,7 +11,7 @@ export interface JwtVerifierOptions {
   clockToleranceSeconds?: number;
   /** Least time between two JWKS fetches for one issuer (an unknown kid triggers one). Default 5. */
   jwksCooldownSeconds?: number;
-  /** How many verified tokens to remember (until each one's exp). Default 10,000. */
+  /** How many verified tokens to remember (until each one's exp; least recently used go first). Default 50,000. */
   cacheSize?: number;
   now?: () => number;
   fetch?: typeof fetch;
@@ -33,11 +33,17 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const clockTolerance = options.clockToleranceSeconds ?? 10;
   const cooldownMs = (options.jwksCooldownSeconds ?? 5) * 1000;
-  const cache = new ExpiringCache<VerifiedToken>(options.cacheSize);
+  const cacheSize = options.cacheSize ?? 50_000;
+  // Verified tokens, keyed by the token itself: a hit costs a Map lookup, no hashing, and the key
+  // is the very string the entry already holds (VerifiedToken.token), so it costs no memory. Only
+  // tokens a trusted issuer signed get in, so their size is the issuer's. A lookup compares the
+  // presented string with a stored one only when V8's (per-process seeded) string hashes match.
+  const cache = new ExpiringCache<VerifiedToken>(cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
-  // replaying one costs a hash, not a signature check. Never cached: an unknown key id, which
-  // a key rotation can make valid within seconds, nor an nbf that is still ahead.
-  const refused = new ExpiringCache<string>(options.cacheSize);
+  // replaying one costs a hash, not a signature check. Keyed by a SHA-256 digest: these strings
+  // are the sender's, of any length. Never cached: an unknown key id, which a key rotation can
+  // make valid within seconds, nor an nbf that is still ahead.
+  const refused = new ExpiringCache<string>(cacheSize);
   const keySets = new Map<string, Promise<RemoteKeySet>>();
   const discovered = new Map<string, RemoteKeySet>();
 
@@ -59,14 +65,14 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
 
   return {
     async verify(token: string): Promise<VerifiedToken> {
-      const key = hash('sha256', token, 'base64url');
-      const cached = cache.get(key, now());
+      const cached = cache.get(token, now());
       if (cached) return cached;
+      const key = hash('sha256', token, 'base64url');
       const refusal = refused.get(key, now());
       if (refusal !== undefined) throw new InvalidTokenError(refusal);
       try {
         const verified = await verifyUncached(token);
-        cache.set(key, verified, verified.expiresAt + clockTolerance);
+        cache.set(token, verified, verified.expiresAt + clockTolerance);
         return verified;
       } catch (error) {
         if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {

@@ -4,7 +4,7 @@
  * `nodeBearerAuth` (`extra.authInfo`), and a custom TokenVerifier plugged in.
  */
 import assert from 'node:assert/strict';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, request as createHttpRequest, type ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import { Hono } from 'hono';
@@ -264,4 +264,44 @@ describe('a token is accepted for a whole logical session only while valid', () 
       await expectDenied(await app.fetch(new Request(RESOURCE, { method: 'POST', headers: { 'mcp-session-id': 'abc' } })), 401, 'unauthorized');
     });
   }
+});
+
+describe('Hono under @hono/node-server: the Authorization header read from the Node request', () => {
+  /** POSTs with the given header lines, each [name, value] sent as its own line. */
+  function post(url: string, lines: [string, string][]): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const request = createHttpRequest(url, { method: 'POST' }, (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, text }));
+      });
+      const byName = new Map<string, string[]>();
+      for (const [name, value] of lines) byName.set(name, [...(byName.get(name) ?? []), value]);
+      for (const [name, values] of byName) request.setHeader(name, values.length === 1 ? values[0]! : values);
+      request.on('error', reject).end('{}');
+    });
+  }
+
+  it('one header is used as sent; two are refused as malformed (400), as the Web Request would', async () => {
+    const h = createHarness();
+    const protection = protect(h, (await VERIFIERS[0]!.create(h)).verifier);
+    const app = new Hono<{ Variables: AuthVariables }>();
+    app.post('/mcp', honoBearerAuth(protection), (c) => c.json({ subject: c.get('auth').subject }));
+    const { serve } = await import('@hono/node-server');
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    try {
+      const valid = bearer(await accessToken(h, REVISIONS[0]!));
+      const one = await post(url, [['Authorization', valid]]);
+      assert.equal(one.status, 200, one.text);
+      assert.equal((await post(url, [['authorization', 'Bearer not-a-jwt']])).status, 401);
+      assert.equal((await post(url, [['x-other', 'y']])).status, 401, 'no Authorization: no token');
+      const two = await post(url, [['Authorization', valid], ['Authorization', 'Bearer x']]);
+      assert.equal(two.status, 400, `a second Authorization header must not be ignored: ${two.text}`);
+    } finally {
+      server.close();
+      (server as unknown as { closeAllConnections(): void }).closeAllConnections();
+    }
+  });
 });

@@ -342,6 +342,18 @@ describe('JWT verifier: verified-token cache', () => {
     assert.equal(await verifier.verify(c!), firstC, 'still cached');
     assert.notEqual(await verifier.verify(a!), firstA, 'evicted, so verified anew');
   });
+
+  it('keeps a token still in use when full: the oldest unused one goes first', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, [], { cacheSize: 2 });
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => mintToken(h.server, h.clock.now)));
+    const firstA = await verifier.verify(a!);
+    const firstB = await verifier.verify(b!);
+    assert.equal(await verifier.verify(a!), firstA, 'a hit marks a as in use');
+    await verifier.verify(c!);
+    assert.equal(await verifier.verify(a!), firstA, 'a, oldest but used since, stays');
+    assert.notEqual(await verifier.verify(b!), firstB, 'b, never used again, was evicted');
+  });
 });
 
 describe('JWT verifier: the authorization server cannot be reached', () => {

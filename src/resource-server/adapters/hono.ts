@@ -1,6 +1,7 @@
 import type { Env, Hono, MiddlewareHandler } from 'hono';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody } from '../body-limit.js';
-import type { ProtectedResource } from '../guard.js';
+import { builtFromNodeRequest } from '../../core/node-request.js';
+import { denialResponse, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
 export type AuthVariables = { auth: VerifiedToken };
@@ -16,14 +17,33 @@ export function honoBearerAuth(
 ): MiddlewareHandler<{ Variables: AuthVariables }> {
   const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return async (c, next) => {
-    const result = await protection.authenticate(c.req.raw, options.requiredScopes);
-    if (!result.ok) return result.response;
-    const limited = limitRequestBody(c.req.raw, maxBytes, (c.env as { incoming?: unknown } | undefined)?.incoming);
+    const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+    const result = await protection.check(authorizationOf(c.req.raw, incoming), options.requiredScopes);
+    if (!result.ok) return denialResponse(result);
+    const limited = limitRequestBody(c.req.raw, maxBytes, incoming);
     if (limited === null) return bodyTooLargeResponse(maxBytes);
     c.req.raw = limited;
     c.set('auth', result.auth);
     await next();
   };
+}
+
+/**
+ * The Authorization header. Under @hono/node-server, read from the Node request's raw headers:
+ * asking the lazy Web Request for its headers would build the whole Request (tens of µs, and the
+ * body then goes through web streams). Sent twice, it is left to the Web Request, which joins the
+ * values (a malformed header, as before), whereas Node's own `headers` would keep only the first.
+ */
+function authorizationOf(request: Request, incoming: unknown): string | null | undefined {
+  if (!builtFromNodeRequest(request, incoming)) return request.headers.get('authorization');
+  const raw = (incoming as { rawHeaders: string[] }).rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length !== 13 || raw[i]!.toLowerCase() !== 'authorization') continue;
+    if (value !== undefined) return request.headers.get('authorization');
+    value = raw[i + 1]!;
+  }
+  return value;
 }
 
 /** Serves the protected resource metadata at its well-known paths. Generic so an app typed with AuthVariables fits too. */
