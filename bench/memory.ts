@@ -31,6 +31,12 @@ if (process.env.BENCH_HEAP_SNAPSHOT) process.env.NODE_OPTIONS = `${process.env.N
 
 const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
+/** RSS split as /proc/<pid>/status gives it: anonymous (heaps, malloc), file-backed (code, mapped files; reclaimable), shared memory (SQLite's -shm). */
+function splitOf(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string): number => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return `${mb(kb('RssAnon'))} / ${mb(kb('RssFile'))} / ${mb(kb('RssShmem'))}`;
+}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 function post(port: number, path: string, type: string, body: string): Promise<{ status: number; text: string }> {
@@ -79,6 +85,7 @@ try {
   const origin = `http://127.0.0.1:${port}`;
   const resource = `${server.issuer}/mcp`;
   const started = rssOf(pid);
+  const startedSplit = splitOf(pid);
 
   // One client and one signed-in grant per worker for the refreshes (untimed, not counted).
   const registration = { client_name: 'bench', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] };
@@ -96,12 +103,14 @@ try {
   }
 
   const signedIn = rssOf(pid);
+  const signedInSplit = splitOf(pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 1000);
   const registerSeconds = await run(REGISTRATIONS, async (worker) => {
     const answer = await post(port, '/register', 'application/json', JSON.stringify({ ...registration, client_name: `bench ${worker}` }));
     if (answer.status !== 201) throw new Error(`register: ${answer.status} ${answer.text.slice(0, 300)}`);
   });
   const afterRegistrations = rssOf(pid);
+  const afterRegistrationsSplit = splitOf(pid);
   const refreshSeconds = await run(REFRESHES, async (worker) => {
     const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshTokens[worker]!, client_id: clientId }).toString();
     const answer = await post(port, '/token', 'application/x-www-form-urlencoded', body);
@@ -109,10 +118,12 @@ try {
     refreshTokens[worker] = (JSON.parse(answer.text) as { refresh_token: string }).refresh_token;
   });
   const afterLoad = rssOf(pid);
+  const afterLoadSplit = splitOf(pid);
   clearInterval(sampler);
   agent.destroy(); // idle as a server between bursts: no connections held open
   await sleep(IDLE_SECONDS * 1000);
   const settled = rssOf(pid);
+  const settledSplit = splitOf(pid);
   if (process.env.BENCH_HEAP_SNAPSHOT) {
     process.kill(pid, 'SIGUSR2');
     await sleep(15_000);
@@ -120,14 +131,14 @@ try {
   }
 
   console.log(`\nMemory of \`context-auth serve\` (SQLite; rate limits raised out of reach; ${CONCURRENCY} requests at a time)\n`);
-  console.log('| after | RSS (MB) | requests/s |');
-  console.log('|---|---:|---:|');
-  console.log(`| start | ${mb(started)} | |`);
-  console.log(`| one client, ${CONCURRENCY} sign-ins (scrypt) and grants | ${mb(signedIn)} | |`);
-  console.log(`| ${REGISTRATIONS.toLocaleString('en')} registrations | ${mb(afterRegistrations)} | ${(REGISTRATIONS / registerSeconds).toFixed(0)} |`);
-  console.log(`| + ${REFRESHES.toLocaleString('en')} refreshes | ${mb(afterLoad)} | ${(REFRESHES / refreshSeconds).toFixed(0)} |`);
-  console.log(`| + ${IDLE_SECONDS} s idle | ${mb(settled)} | |`);
-  console.log(`| (highest while loaded, sampled each second) | ${mb(Math.max(peak, afterLoad))} | |`);
+  console.log('| after | RSS (MB) | anon / file / shmem (MB) | requests/s |');
+  console.log('|---|---:|---:|---:|');
+  console.log(`| start | ${mb(started)} | ${startedSplit} | |`);
+  console.log(`| one client, ${CONCURRENCY} sign-ins (scrypt) and grants | ${mb(signedIn)} | ${signedInSplit} | |`);
+  console.log(`| ${REGISTRATIONS.toLocaleString('en')} registrations | ${mb(afterRegistrations)} | ${afterRegistrationsSplit} | ${(REGISTRATIONS / registerSeconds).toFixed(0)} |`);
+  console.log(`| + ${REFRESHES.toLocaleString('en')} refreshes | ${mb(afterLoad)} | ${afterLoadSplit} | ${(REFRESHES / refreshSeconds).toFixed(0)} |`);
+  console.log(`| + ${IDLE_SECONDS} s idle | ${mb(settled)} | ${settledSplit} | |`);
+  console.log(`| (highest while loaded, sampled each second) | ${mb(Math.max(peak, afterLoad))} | | |`);
   console.log(`\nTarget (issue 12): RSS ≤ 200 MB after 300,000 registrations and 150,000 refreshes${REGISTRATIONS === 300_000 && REFRESHES === 150_000 ? '' : ' (this run used other counts)'}.`);
 } finally {
   await server.stop();
