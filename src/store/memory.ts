@@ -307,6 +307,16 @@ export function createMemoryStore(): Store {
       requireRef(grants, code.grantId, 'grant');
       insert(codes, code.codeHash, code, 'authorization code');
     },
+    async createGrantWithCode(grant, code) {
+      // Every check before the first insert, so a refusal leaves neither (as the SQL transaction).
+      requireRef(clients, grant.clientId, 'client');
+      requireRef(users, grant.userId, 'user');
+      requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
+      if (code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
+      if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
+      insert(codes, code.codeHash, code, 'authorization code');
+      grants.set(grant.id, copy({ ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }));
+    },
     async consumeAuthorizationCode(codeHash, now) {
       const code = codes.get(codeHash);
       const grantRevoked = code !== undefined && (grants.get(code.grantId)?.revokedAt ?? null) !== null;

@@ -408,6 +408,11 @@ export interface Store {
   // Authorization codes
   saveAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
   /**
+   * Creates the grant and saves its code, in one transaction (both or neither): what approving an
+   * authorization request writes, committed once.
+   */
+  createGrantWithCode(grant: GrantRecord, code: AuthorizationCodeRecord): Promise<void>;
+  /**
    * Marks the code used if it is unused, unexpired and its grant is not revoked, in one atomic
    * step (like refreshGrant): a winner of a concurrent redemption then needs no second
    * look at its grant, which the loser's replay may already have revoked.

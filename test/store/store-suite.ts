@@ -649,6 +649,20 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await assert.rejects(store.saveAuthorizationCode(makeCode({ ...grant, id: 'no-such-grant' })));
       });
 
+      it('creates a grant with its code in one step, or neither when the code is refused', async () => {
+        const { client, user } = await seed();
+        const grant = makeGrant(client.clientId, user.id);
+        const code = makeCode(grant);
+        await store.createGrantWithCode(grant, code);
+        assert.equal((await store.getGrant(grant.id))?.id, grant.id);
+        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'ok');
+
+        // The same code hash again, for a new grant: the conflict leaves no grant behind.
+        const orphan = makeGrant(client.clientId, user.id);
+        await assert.rejects(store.createGrantWithCode(orphan, { ...code, grantId: orphan.id }), StoreConflictError);
+        assert.equal(await store.getGrant(orphan.id), undefined);
+      });
+
       it('50 concurrent consumers: exactly one gets it', async () => {
         const { grant } = await seed();
         const code = makeCode(grant);

@@ -35,8 +35,8 @@ export async function createAuthorizationCode(
     upstreamSessionId,
     accessExpiresAt: null,
   };
-  await ctx.config.store.createGrant(grant);
-  await ctx.config.store.saveAuthorizationCode({
+  // One transaction for both: one commit per approved request.
+  await ctx.config.store.createGrantWithCode(grant, {
     codeHash: hashSecret(code),
     grantId: grant.id,
     clientId: request.clientId,

@@ -244,6 +244,13 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       ),
 
     saveAuthorizationCode: (record) => run(ignore(exec(S.insertCode, code.params(record)))),
+    createGrantWithCode: (grantRecord, codeRecord) =>
+      inTransaction(
+        (function* () {
+          yield* exec(S.insertGrant, grant.params(grantRecord));
+          yield* exec(S.insertCode, code.params(codeRecord));
+        })(),
+      ),
     consumeAuthorizationCode: (codeHash, now) =>
       run(
         (function* () {
