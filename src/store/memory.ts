@@ -13,6 +13,7 @@ import {
   explainRefreshFailure,
   spentKey,
   type AuthorizationCodeRecord,
+  type ConsumeResult,
   type ClientRecord,
   type ConsentRecord,
   type GrantRecord,
@@ -137,6 +138,31 @@ export function createMemoryStore(): Store {
 
   const findUserByUsername = (username: string): UserRecord | undefined =>
     [...users.values()].find((user) => user.username === username);
+
+  function consumeCode(codeHash: string, now: number): ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord } {
+    const code = codes.get(codeHash);
+    const grantRevoked = code !== undefined && (grants.get(code.grantId)?.revokedAt ?? null) !== null;
+    if (!code || code.consumedAt !== null || code.expiresAt <= now || grantRevoked) return explainConsumeFailure(copy(code), now);
+    code.consumedAt = now;
+    return { status: 'ok', record: copy(code) };
+  }
+
+  function issueUnder(grantId: string, accessExpiresAt: number, refreshToken?: RefreshTokenRecord): void {
+    // Validate the insert first, as the SQL transaction would roll back.
+    if (refreshToken) {
+      requireRef(grants, refreshToken.grantId, 'grant');
+      if (refreshTokens.has(refreshToken.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${refreshToken.tokenHash}`);
+    }
+    const grant = grants.get(grantId);
+    if (!grant) return;
+    grant.accessExpiresAt = Math.max(grant.accessExpiresAt ?? 0, accessExpiresAt);
+    if (grant.revokedAt !== null) {
+      const recorded = revocations.get(`grant:${grantId}`);
+      if (!recorded) recordRevocation('grant', grantId, grant.revokedAt, accessExpiresAt);
+      else recorded.expiresAt = Math.max(recorded.expiresAt, accessExpiresAt);
+    }
+    if (refreshToken) refreshTokens.set(refreshToken.tokenHash, copy(refreshToken));
+  }
 
   return {
     async close() {},
@@ -307,29 +333,34 @@ export function createMemoryStore(): Store {
       requireRef(grants, code.grantId, 'grant');
       insert(codes, code.codeHash, code, 'authorization code');
     },
+    async createGrantWithCode(grant, code) {
+      // Every check before the first insert, so a refusal leaves neither (as the SQL transaction).
+      requireRef(clients, grant.clientId, 'client');
+      requireRef(users, grant.userId, 'user');
+      requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
+      if (code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
+      if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
+      insert(codes, code.codeHash, code, 'authorization code');
+      grants.set(grant.id, copy({ ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }));
+    },
     async consumeAuthorizationCode(codeHash, now) {
-      const code = codes.get(codeHash);
-      const grantRevoked = code !== undefined && (grants.get(code.grantId)?.revokedAt ?? null) !== null;
-      if (!code || code.consumedAt !== null || code.expiresAt <= now || grantRevoked) return explainConsumeFailure(copy(code), now);
-      code.consumedAt = now;
-      return { status: 'ok', record: copy(code) };
+      return consumeCode(codeHash, now);
+    },
+    async redeemAuthorizationCode(codeHash, now, issue) {
+      const result = consumeCode(codeHash, now);
+      if (result.status !== 'ok') return result;
+      try {
+        const tokens = issue(result.record);
+        if (tokens) issueUnder(result.record.grantId, tokens.accessExpiresAt, tokens.refreshToken);
+      } catch (error) {
+        codes.get(codeHash)!.consumedAt = null; // rolled back, as the SQL transaction would be
+        throw error;
+      }
+      return result;
     },
 
     async issueTokens(grantId, accessExpiresAt, refreshToken) {
-      // Validate the insert first, as the SQL transaction would roll back.
-      if (refreshToken) {
-        requireRef(grants, refreshToken.grantId, 'grant');
-        if (refreshTokens.has(refreshToken.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${refreshToken.tokenHash}`);
-      }
-      const grant = grants.get(grantId);
-      if (!grant) return;
-      grant.accessExpiresAt = Math.max(grant.accessExpiresAt ?? 0, accessExpiresAt);
-      if (grant.revokedAt !== null) {
-        const recorded = revocations.get(`grant:${grantId}`);
-        if (!recorded) recordRevocation('grant', grantId, grant.revokedAt, accessExpiresAt);
-        else recorded.expiresAt = Math.max(recorded.expiresAt, accessExpiresAt);
-      }
-      if (refreshToken) refreshTokens.set(refreshToken.tokenHash, copy(refreshToken));
+      issueUnder(grantId, accessExpiresAt, refreshToken);
     },
     async getRefreshToken(tokenHash) {
       return copy(refreshTokens.get(tokenHash));

@@ -256,6 +256,12 @@ export interface SigningKeyRecord {
   createdAt: number;
 }
 
+/** What a code's redemption issues (redeemAuthorizationCode): as issueTokens' arguments. */
+export interface TokenIssue {
+  accessExpiresAt: number;
+  refreshToken?: RefreshTokenRecord;
+}
+
 export type ConsumeResult<T> =
   | { status: 'ok'; record: T }
   /** It existed and was already used: the caller treats this as a replay. */
@@ -408,11 +414,27 @@ export interface Store {
   // Authorization codes
   saveAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
   /**
+   * Creates the grant and saves its code, in one transaction (both or neither): what approving an
+   * authorization request writes, committed once.
+   */
+  createGrantWithCode(grant: GrantRecord, code: AuthorizationCodeRecord): Promise<void>;
+  /**
    * Marks the code used if it is unused, unexpired and its grant is not revoked, in one atomic
    * step (like refreshGrant): a winner of a concurrent redemption then needs no second
    * look at its grant, which the loser's replay may already have revoked.
    */
   consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
+  /**
+   * consumeAuthorizationCode, then — in the same transaction, one commit — what `issue` decides
+   * for the code it consumed: tokens issued as issueTokens issues them, or (undefined: the
+   * redemption is refused) nothing, the code staying used all the same. `issue` runs synchronously
+   * inside the transaction and must not throw for a refusal (a throw rolls the consumption back).
+   */
+  redeemAuthorizationCode(
+    codeHash: string,
+    now: number,
+    issue: (code: AuthorizationCodeRecord) => TokenIssue | undefined,
+  ): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
 
   // Tokens
   /**

@@ -649,6 +649,41 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await assert.rejects(store.saveAuthorizationCode(makeCode({ ...grant, id: 'no-such-grant' })));
       });
 
+      it('creates a grant with its code in one step, or neither when the code is refused', async () => {
+        const { client, user } = await seed();
+        const grant = makeGrant(client.clientId, user.id);
+        const code = makeCode(grant);
+        await store.createGrantWithCode(grant, code);
+        assert.equal((await store.getGrant(grant.id))?.id, grant.id);
+        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'ok');
+
+        // The same code hash again, for a new grant: the conflict leaves no grant behind.
+        const orphan = makeGrant(client.clientId, user.id);
+        await assert.rejects(store.createGrantWithCode(orphan, { ...code, grantId: orphan.id }), StoreConflictError);
+        assert.equal(await store.getGrant(orphan.id), undefined);
+      });
+
+      it('redeems a code with its tokens in one step; a refusal still uses the code, a throw uses nothing', async () => {
+        const { grant } = await seed();
+        const refused = makeCode(grant);
+        await store.createGrantWithCode(makeGrant(grant.clientId, grant.userId), makeCode(grant));
+        await store.saveAuthorizationCode(refused);
+        assert.equal((await store.redeemAuthorizationCode(refused.codeHash, NOW, () => undefined)).status, 'ok');
+        assert.equal((await store.consumeAuthorizationCode(refused.codeHash, NOW)).status, 'replayed');
+
+        const thrown = makeCode(grant);
+        await store.saveAuthorizationCode(thrown);
+        await assert.rejects(store.redeemAuthorizationCode(thrown.codeHash, NOW, () => { throw new Error('no'); }), /no/);
+        const accepted = makeRefreshToken(grant);
+        const result = await store.redeemAuthorizationCode(thrown.codeHash, NOW, (record) => {
+          assert.equal(record.codeHash, thrown.codeHash);
+          return { accessExpiresAt: NOW + 600, refreshToken: accepted };
+        });
+        assert.equal(result.status, 'ok');
+        assert.equal((await store.getRefreshToken(accepted.tokenHash))?.grantId, grant.id);
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 600);
+      });
+
       it('50 concurrent consumers: exactly one gets it', async () => {
         const { grant } = await seed();
         const code = makeCode(grant);

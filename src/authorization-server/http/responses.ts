@@ -48,7 +48,9 @@ export function json(body: unknown, status = 200, headers: Record<string, string
  * POST is followed by a GET; no referrer, so the URL we came from (with its code) stays ours.
  */
 export function seeOther(location: string, cookies: string[] = []): Response {
-  const headers = new Headers({ Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-  for (const cookie of cookies) headers.append('Set-Cookie', cookie);
-  return new Response(null, { status: 303, headers });
+  const headers: [string, string][] = [['Location', location], ['Cache-Control', 'no-store'], ['Referrer-Policy', 'no-referrer']];
+  for (const cookie of cookies) headers.push(['Set-Cookie', cookie]);
+  // An empty string body, not null: @hono/node-server writes a string body at once with its length,
+  // but streams a null one (chunked, after a timer tick), which stalled every redirect.
+  return new Response('', { status: 303, headers });
 }

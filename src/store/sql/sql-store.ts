@@ -133,6 +133,20 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
   const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
 
+  function* consumeCode(codeHash: string, now: number) {
+    const used = yield* get(S.consumeCode, { now, code_hash: codeHash });
+    if (used) return { status: 'ok' as const, record: code.record(used) };
+    // Only explains the failure; a used code never becomes usable again, so no race matters here.
+    return explainConsumeFailure(optional(yield* get(S.getCode, { code_hash: codeHash }), code.record), now);
+  }
+
+  function* issueUnder(grantId: string, accessExpiresAt: number, refreshToken?: RefreshTokenRecord): Program<void> {
+    const revokedAt = (yield* get(S.raiseAccessExpiry, { grant_id: grantId, access_expires_at: accessExpiresAt }))?.revoked_at ?? null;
+    if (revokedAt !== null) yield* record(S.recordLateAccess, { grant_id: grantId, revoked_at: revokedAt, expires_at: accessExpiresAt });
+    // A missing grant fails here (its foreign key), rolling back with it.
+    if (refreshToken) yield* exec(S.insertRefresh, refresh.params(refreshToken));
+  }
+
   /** Why a refresh spent nothing, read after the fact: the loser of a race reads after the winner committed. */
   function* explainRefresh(request: RefreshRequest): Program<Exclude<RefreshResult, { status: 'ok' }>> {
     const live = optional(yield* get(S.getRefresh, { token_hash: request.tokenHash }), refresh.record);
@@ -244,25 +258,26 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       ),
 
     saveAuthorizationCode: (record) => run(ignore(exec(S.insertCode, code.params(record)))),
-    consumeAuthorizationCode: (codeHash, now) =>
-      run(
+    createGrantWithCode: (grantRecord, codeRecord) =>
+      inTransaction(
         (function* () {
-          const used = yield* get(S.consumeCode, { now, code_hash: codeHash });
-          if (used) return { status: 'ok' as const, record: code.record(used) };
-          // Only explains the failure; a used code never becomes usable again, so no race matters here.
-          return explainConsumeFailure(optional(yield* get(S.getCode, { code_hash: codeHash }), code.record), now);
+          yield* exec(S.insertGrant, grant.params(grantRecord));
+          yield* exec(S.insertCode, code.params(codeRecord));
+        })(),
+      ),
+    consumeAuthorizationCode: (codeHash, now) => run(consumeCode(codeHash, now)),
+    redeemAuthorizationCode: (codeHash, now, issue) =>
+      inTransaction(
+        (function* () {
+          const result = yield* consumeCode(codeHash, now);
+          if (result.status !== 'ok') return result;
+          const tokens = issue(result.record);
+          if (tokens) yield* issueUnder(result.record.grantId, tokens.accessExpiresAt, tokens.refreshToken);
+          return result;
         })(),
       ),
 
-    issueTokens: (grantId, accessExpiresAt, refreshToken) =>
-      inTransaction(
-        (function* () {
-          const revokedAt = (yield* get(S.raiseAccessExpiry, { grant_id: grantId, access_expires_at: accessExpiresAt }))?.revoked_at ?? null;
-          if (revokedAt !== null) yield* record(S.recordLateAccess, { grant_id: grantId, revoked_at: revokedAt, expires_at: accessExpiresAt });
-          // A missing grant fails here (its foreign key), rolling back with it.
-          if (refreshToken) yield* exec(S.insertRefresh, refresh.params(refreshToken));
-        })(),
-      ),
+    issueTokens: (grantId, accessExpiresAt, refreshToken) => inTransaction(issueUnder(grantId, accessExpiresAt, refreshToken)),
     getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     refreshGrant: (request) => {
