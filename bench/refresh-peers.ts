@@ -127,7 +127,7 @@ try {
   const results = await interleaved(sized);
   const rss = new Map(await Promise.all(sized.map(async (s) => [s.name, (await s.usage()).rss] as const)));
   const empty = results.get(sized[0]!.name)!;
-  console.log(`\nOur server on SQLite by store size (each grant stored with a live refresh token and access-token row; same rounds)\n`);
+  console.log(`\nOur server on SQLite by store size (each grant stored with a live refresh token and a live access-token expiry; same rounds)\n`);
   console.log('| store | grants/s | vs empty | server CPU/grant (ms) | RSS after (MB) |');
   console.log('|---|---:|---:|---:|---:|');
   for (const server of sized) {
