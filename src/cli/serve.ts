@@ -3,13 +3,12 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { Hono } from 'hono';
-import { createAuthorizationServer, notFound } from '../authorization-server/index.js';
-import { mountDemoMcpServer } from '../demo/mcp-server.js';
-import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '../resource-server/index.js';
+import { createAuthorizationServer } from '../authorization-server/index.js';
+import { protectedResourceMetadataUrl } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
+import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
@@ -197,29 +196,18 @@ export async function serveCommand(args: string[]): Promise<void> {
   // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
   await authorizationServer.upstreamReady().catch((error: unknown) => process.stderr.write(`warning: ${(error as Error).message}\n`));
 
-  const app = new Hono();
-  app.route('/', authorizationServer.app);
-  // The demo context server, co-hosted (Revision A's shape) and protected as any Revision B server.
-  // Its verifier reaches the JWKS in-process, so it works behind a proxy whose public URL this machine cannot call.
-  const protection = protectedResource({
+  const app = coHostedApp(authorizationServer, {
     resource: defaultResource,
-    authorizationServers: [issuer],
-    scopesSupported: authorizationServer.config.scopesSupported,
-    resourceName: 'context-auth demo MCP server',
-    revocations: authorizationServer.revocations,
-    verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
-  });
-  honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection, {
-    upstream: upstream ? (auth) => authorizationServer.upstreamAccess(auth.claims) : undefined,
-    user: async (subject) => {
-      const user = await store.getUserById(subject);
-      if (!user) return null;
-      const identity = (await store.listUserIdentities({ userId: user.id }))[0];
-      return { username: user.username, name: identity?.name ?? null };
+    demo: {
+      upstream: upstream ? (auth) => authorizationServer.upstreamAccess(auth.claims) : undefined,
+      user: async (subject) => {
+        const user = await store.getUserById(subject);
+        if (!user) return null;
+        const identity = (await store.listUserIdentities({ userId: user.id }))[0];
+        return { username: user.username, name: identity?.name ?? null };
+      },
     },
   });
-  app.notFound(notFound);
   handler = (request, env) => app.fetch(request, env);
 
   const sweeper = setInterval(() => {
@@ -231,7 +219,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   issuer        ${issuer}
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
   mcp server    ${defaultResource}   (the demo)
-  resource md   ${protection.metadataUrl}
+  resource md   ${protectedResourceMetadataUrl(defaultResource)}
 ${resourcesBanner(resources)}
   store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}

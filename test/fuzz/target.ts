@@ -15,13 +15,9 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { Hono } from 'hono';
-import { createAuthorizationServer, notFound } from '../../src/authorization-server/index.js';
-import { mountDemoMcpServer } from '../../src/demo/mcp-server.js';
-import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
-import { protectedResource } from '../../src/resource-server/guard.js';
-import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
+import { createAuthorizationServer } from '../../src/authorization-server/index.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
+import { coHostedApp } from '../../src/cli/co-hosted-app.js';
 import type { Store } from '../../src/store/store.js';
 import { startOidcProvider } from '../helpers/oidc-provider.js';
 
@@ -78,25 +74,16 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
   await authorizationServer.upstreamReady();
   await authorizationServer.revocations.start();
 
-  const app = new Hono();
-  app.route('/', authorizationServer.app);
-  const protection = protectedResource({
+  const app = coHostedApp(authorizationServer, {
     resource,
-    authorizationServers: [issuer],
-    scopesSupported: authorizationServer.config.scopesSupported,
-    resourceName: 'context-auth demo MCP server',
-    revocations: authorizationServer.revocations,
-    verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
-  });
-  honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection, {
-    upstream: (auth) => authorizationServer.upstreamAccess(auth.claims),
-    user: async (subject) => {
-      const user = await store.getUserById(subject);
-      return user ? { username: user.username, name: null } : null;
+    demo: {
+      upstream: (auth) => authorizationServer.upstreamAccess(auth.claims),
+      user: async (subject) => {
+        const user = await store.getUserById(subject);
+        return user ? { username: user.username, name: null } : null;
+      },
     },
   });
-  app.notFound(notFound);
   handler = (request) => app.fetch(request);
 
   return {

@@ -4,13 +4,10 @@
  * app) and by the server's revocations, as src/cli/serve.ts wires them. The result is a harness
  * (helpers/harness.ts), so every harness helper drives it; requests go through the whole app.
  */
-import { Hono } from 'hono';
-import { createAuthorizationServer, notFound, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
-import { mountDemoMcpServer } from '../../src/demo/mcp-server.js';
-import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
-import { protectedResource } from '../../src/resource-server/guard.js';
-import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
+import type { Hono } from 'hono';
+import { createAuthorizationServer, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
 import type { Store } from '../../src/store/store.js';
+import { coHostedApp } from '../../src/cli/co-hosted-app.js';
 import { ISSUER, OTHER_RESOURCE, RESOURCE, type Harness } from './harness.js';
 
 /** The header a test sets to say which address a request comes from (the socket's peer in `serve`). */
@@ -32,19 +29,7 @@ export function coHostedServer(store: Store, overrides: Partial<AuthorizationSer
     clientAddress: (request) => request.headers.get(PEER_HEADER) ?? undefined,
     ...overrides,
   });
-  const app = new Hono();
-  app.route('/', server.app);
-  const protection = protectedResource({
-    resource: RESOURCE,
-    authorizationServers: [ISSUER],
-    scopesSupported: server.config.scopesSupported,
-    resourceName: 'demo',
-    revocations: server.revocations,
-    verifier: jwtVerifier({ authorizationServers: [ISSUER], now: () => clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
-  });
-  honoProtectedResourceMetadata(app, protection);
-  mountDemoMcpServer(app, '/mcp', protection);
-  app.notFound(notFound);
+  const app = coHostedApp(server, { resource: RESOURCE, resourceName: 'demo', now: () => clock.now });
   return {
     app,
     server,

@@ -1,0 +1,36 @@
+import { Hono } from 'hono';
+import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
+import { mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
+import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '../resource-server/index.js';
+
+/**
+ * The app `serve` runs: the authorization server, and the demo context server co-hosted at `/mcp`
+ * (Revision A's shape) protected as any Revision B server. Its verifier reaches the JWKS
+ * in-process, so it works behind a proxy whose public URL this machine cannot call, and it
+ * consults the authorization server's revocations, so a revoked token is refused at once.
+ * One place, so the tests that say they run serve's app (the fuzz run) do.
+ */
+export function coHostedApp(
+  authorizationServer: AuthorizationServer,
+  options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number },
+): Hono {
+  const issuer = authorizationServer.config.issuer;
+  const app = new Hono();
+  app.route('/', authorizationServer.app);
+  const protection = protectedResource({
+    resource: options.resource,
+    authorizationServers: [issuer],
+    scopesSupported: authorizationServer.config.scopesSupported,
+    resourceName: options.resourceName ?? 'context-auth demo MCP server',
+    revocations: authorizationServer.revocations,
+    verifier: jwtVerifier({
+      authorizationServers: [issuer],
+      ...(options.now ? { now: options.now } : {}),
+      fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
+    }),
+  });
+  honoProtectedResourceMetadata(app, protection);
+  mountDemoMcpServer(app, '/mcp', protection, options.demo);
+  app.notFound(notFound);
+  return app;
+}
