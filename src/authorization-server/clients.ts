@@ -11,10 +11,11 @@ export type ClientLookup = Pick<Store, 'getClient'>;
 export function clientLookup(ctx: ServerContext): ClientLookup {
   const { store, clientDocuments, now } = ctx.config;
   return {
-    getClient: async (clientId) => {
+    // Not an async function: the store's promise is handed on as it is, one microtask fewer per request.
+    getClient: (clientId) => {
       if (!isDocumentClientId(clientId)) return store.getClient(clientId);
       // Turned off, a URL client is unknown, even one fetched while it was on.
-      if (!clientDocuments.enabled) return undefined;
+      if (!clientDocuments.enabled) return Promise.resolve(undefined);
       return clientDocuments.client(clientId, store, now());
     },
   };
@@ -75,11 +76,12 @@ export function registrationResponse(registered: RegisteredClient): Record<strin
 export class ClientUse {
   private readonly noted = new Map<string, number>();
 
-  async note(store: Store, clientId: string, now: number): Promise<void> {
+  /** The store write when one is due; undefined (nothing to wait for) on the usual request. */
+  note(store: Store, clientId: string, now: number): Promise<void> | undefined {
     const day = Math.floor(now / CLIENT_USE_GRANULARITY);
-    if (this.noted.get(clientId) === day) return;
+    if (this.noted.get(clientId) === day) return undefined;
     if (this.noted.size >= 100_000) this.noted.clear();
     this.noted.set(clientId, day);
-    await store.touchClient(clientId, now);
+    return store.touchClient(clientId, now);
   }
 }

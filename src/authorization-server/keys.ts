@@ -73,6 +73,12 @@ export class SigningKeys {
     return (await this.load()).current;
   }
 
+  /** The key to sign with while the cache is fresh, without a promise; undefined when it must be read. */
+  currentIfCached(): CurrentSigningKey | undefined {
+    const cached = this.cached;
+    return cached && this.now() - cached.at < this.cacheSeconds ? cached.current : undefined;
+  }
+
   /** The published (current or previous) key with this kid, to verify one of our own tokens. */
   async verificationKey(kid: string): Promise<JwtVerificationKey | undefined> {
     return (await this.load()).verification.get(kid);

@@ -52,7 +52,7 @@ export async function issueAccessToken(
 ): Promise<{ token: string; expiresIn: number; jti: string }> {
   const jti = randomToken(16);
   const expiresAt = accessTokenExpiry(config, now);
-  const signing = await keys.current();
+  const signing = keys.currentIfCached() ?? (await keys.current());
   const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
   claims.iss = config.issuer;

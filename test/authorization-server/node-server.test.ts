@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { OAuthError } from '../../src/core/errors.js';
-import { attachNodeRequest, readText } from '../../src/authorization-server/http/body.js';
+import { attachNodeRequest, readText, requestHeader } from '../../src/authorization-server/http/body.js';
 import { json } from '../../src/authorization-server/http/responses.js';
 import { route } from '../../src/authorization-server/http/routes.js';
 import { createHarness, registerServiceClient, basic } from '../helpers/harness.js';
@@ -81,6 +81,28 @@ describe('reading a body from the Node request (http/body.ts)', { timeout: 10_00
       if (error instanceof OAuthError) return c.json(error.toJSON(), error.status as 400);
       return c.json({ error: 'other' }, 500);
     }
+  });
+  // Reads only once Node's parser has the whole message (as the token endpoint usually does, after
+  // a microtask or two): the body is then taken from the buffer in one synchronous read.
+  app.post('/echo-buffered', async (c) => {
+    const incoming = (c.env as { incoming: http.IncomingMessage }).incoming;
+    attachNodeRequest(c.req.raw, incoming);
+    for (let i = 0; i < 200 && !incoming.complete; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const buffered = incoming.complete && incoming.readableFlowing === null;
+    try {
+      return c.json({ text: await readText(c.req.raw, LIMIT), buffered });
+    } catch (error) {
+      if (error instanceof OAuthError) return c.json({ ...error.toJSON(), buffered }, error.status as 400);
+      throw error;
+    }
+  });
+  // Every header the tests ask about, as requestHeader() reads it and as the Web Request's Headers does.
+  app.post('/headers', async (c) => {
+    attachNodeRequest(c.req.raw, (c.env as { incoming?: unknown } | undefined)?.incoming);
+    const names = ['x-twice', 'x-spaced', 'authorization', 'content-type', 'x-absent'];
+    const fromNode = Object.fromEntries(names.map((name) => [name, requestHeader(c.req.raw, name)]));
+    const fromHeaders = Object.fromEntries(names.map((name) => [name, c.req.raw.headers.get(name)]));
+    return c.json({ fromNode, fromHeaders });
   });
   // A middleware that hands the route a different Request (as a decompressing one would), leaving
   // the original's body unread on the socket.
@@ -154,6 +176,41 @@ describe('reading a body from the Node request (http/body.ts)', { timeout: 10_00
   it('reads an empty body, declared or chunked, as the empty string', async () => {
     assert.equal(JSON.parse((await rawPost(port, '/echo', [], { declared: 0 })).text).text, '');
     assert.equal(JSON.parse((await rawPost(port, '/echo', [])).text).text, '');
+  });
+
+  it('takes a body Node has wholly buffered in one read, and refuses one over the cap with 413', async () => {
+    const atCap = await rawPost(port, '/echo-buffered', ['x'.repeat(LIMIT)]);
+    assert.deepEqual(JSON.parse(atCap.text), { text: 'x'.repeat(LIMIT), buffered: true });
+    const declared = await rawPost(port, '/echo-buffered', ['a=b'], { declared: 3 });
+    assert.deepEqual(JSON.parse(declared.text), { text: 'a=b', buffered: true });
+    // Chunked, so no Content-Length refuses it early: only the count of buffered bytes does.
+    const over = await rawPost(port, '/echo-buffered', ['x'.repeat(LIMIT + 1)]);
+    assert.equal(over.status, 413);
+    assert.equal(JSON.parse(over.text).buffered, true);
+    const empty = await rawPost(port, '/echo-buffered', []);
+    assert.deepEqual(JSON.parse(empty.text), { text: '', buffered: true });
+  });
+
+  it('reads headers from the Node request as Headers.get answers them: repeats joined, HTTP whitespace trimmed', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port, path: '/headers', method: 'POST', agent: false, headers: [
+        'Host', `127.0.0.1:${port}`, 'X-Twice', 'one', 'x-twice', 'two', 'X-Spaced', '\tpadded value \t', 'Authorization', 'Basic a', 'authorization', 'Basic b',
+        'Content-Type', 'application/x-www-form-urlencoded', 'Content-Length', '0',
+      ] as unknown as http.OutgoingHttpHeaders }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    const { fromNode, fromHeaders } = JSON.parse(answer) as Record<string, Record<string, string | null>>;
+    assert.deepEqual(fromNode, fromHeaders);
+    assert.equal(fromNode!['x-twice'], 'one, two');
+    assert.equal(fromNode!['x-spaced'], 'padded value');
+    assert.equal(fromNode!.authorization, 'Basic a, Basic b');
+    assert.equal(fromNode!['x-absent'], null);
   });
 
   it('gives up on a client that goes away mid-body, and goes on serving others', async () => {

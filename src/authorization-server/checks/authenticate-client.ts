@@ -4,6 +4,7 @@ import { isStorableText } from '../../core/storable-text.js';
 import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { ClientLookup } from '../clients.js';
+import { requestHeader } from '../http/body.js';
 import type { Params } from '../http/params.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="context-auth", charset="UTF-8"' };
@@ -39,7 +40,7 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
  * constant time against the stored hash. Any failure is invalid_client (401).
  */
 export async function authenticateClient(request: Request, params: Params, store: ClientLookup): Promise<ClientRecord> {
-  const authorization = request.headers.get('authorization');
+  const authorization = requestHeader(request, 'authorization');
   const usesBasic = authorization !== null && /^basic /i.test(authorization);
   if (authorization !== null && !usesBasic) {
     throw new OAuthError('invalid_client', 'unsupported Authorization scheme; use Basic or form parameters', 401, BASIC_CHALLENGE);

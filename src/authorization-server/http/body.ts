@@ -14,15 +14,50 @@ import { builtFromNodeRequest } from '../../core/node-request.js';
  * (core/node-request.ts).
  */
 
-const nodeRequests = new WeakMap<Request, Readable>();
+/** What is used of Node's IncomingMessage: a readable body and the headers as received. */
+type NodeRequest = Readable & { rawHeaders: string[]; complete?: boolean };
 
-function isReadable(value: unknown): value is Readable {
-  return typeof value === 'object' && value !== null && typeof (value as Readable).on === 'function' && 'readableFlowing' in value;
+const nodeRequests = new WeakMap<Request, NodeRequest>();
+
+function isNodeRequest(value: unknown): value is NodeRequest {
+  return typeof value === 'object' && value !== null && typeof (value as Readable).on === 'function' && 'readableFlowing' in value && Array.isArray((value as NodeRequest).rawHeaders);
 }
 
 /** Notes the Node request behind `request` (Hono's `c.env.incoming` under @hono/node-server) when it is the one `request` was built from. */
 export function attachNodeRequest(request: Request, incoming: unknown): void {
-  if (isReadable(incoming) && builtFromNodeRequest(request, incoming)) nodeRequests.set(request, incoming);
+  if (isNodeRequest(incoming) && builtFromNodeRequest(request, incoming)) nodeRequests.set(request, incoming);
+}
+
+/**
+ * One request header, as `request.headers.get(name)` answers it (`name` in lower case): repeats
+ * joined with ", ", surrounding HTTP whitespace trimmed. From the Node request's raw headers when
+ * there is one: under @hono/node-server, `request.headers` builds an undici Headers object of
+ * every header, validated one by one, for the two or three a POST endpoint reads.
+ */
+export function requestHeader(request: Request, name: string): string | null {
+  const incoming = nodeRequests.get(request);
+  if (!incoming) return request.headers.get(name);
+  const raw = incoming.rawHeaders;
+  let value: string | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!;
+    if (key.length === name.length && key.toLowerCase() === name) {
+      const found = trimHttpWhitespace(raw[i + 1]!);
+      value = value === null ? found : `${value}, ${found}`;
+    }
+  }
+  return value;
+}
+
+const isSpace = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+
+/** Fetch's header value normalization: only tab, LF, CR and space, not String#trim's wider set. */
+function trimHttpWhitespace(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && isSpace(value.charCodeAt(start))) start++;
+  while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
 }
 
 export function bodyTooLarge(maxBytes: number): OAuthError {
@@ -31,11 +66,19 @@ export function bodyTooLarge(maxBytes: number): OAuthError {
 
 /** The whole body, at most `maxBytes` of it; 413 past that. */
 export function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
+  const declared = Number(requestHeader(request, 'content-length') ?? '0');
   if (declared > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
   const incoming = nodeRequests.get(request);
   // Untouched so far: nobody else has started reading it (then the web stream is the one to read).
-  if (incoming && incoming.readableFlowing === null && !incoming.readableEnded) return readNodeBody(incoming, maxBytes);
+  if (incoming && incoming.readableFlowing === null && !incoming.readableEnded) {
+    // Usually the body came with the headers: Node's parser has the whole message buffered by the
+    // time the handler reads it, taken in one synchronous read instead of listeners and a stream tick.
+    if (incoming.complete === true) {
+      if (incoming.readableLength > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
+      return Promise.resolve((incoming.read() as Buffer | null) ?? EMPTY);
+    }
+    return readNodeBody(incoming, maxBytes);
+  }
   return readWebBody(request, maxBytes);
 }
 
@@ -46,7 +89,7 @@ function brokenOff(): OAuthError {
 
 const EMPTY = new Uint8Array(0);
 
-function readNodeBody(incoming: Readable, maxBytes: number): Promise<Uint8Array> {
+function readNodeBody(incoming: NodeRequest, maxBytes: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { isStorableJson, isStorableText } from '../../core/storable-text.js';
-import { readText } from './body.js';
+import { readText, requestHeader } from './body.js';
 
 export { readText };
 
@@ -34,7 +34,7 @@ export function unstorable(): OAuthError {
 
 /** Reads an application/x-www-form-urlencoded body (the only body the token family of endpoints takes). */
 export async function readForm(request: Request, maxBytes: number): Promise<Params> {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (requestHeader(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
     throw new OAuthError('invalid_request', 'request body must be application/x-www-form-urlencoded');
   }
@@ -44,7 +44,7 @@ export async function readForm(request: Request, maxBytes: number): Promise<Para
 
 /** Reads a JSON object body (registration). */
 export async function readJsonObject(request: Request, maxBytes: number, errorCode: 'invalid_request' | 'invalid_client_metadata'): Promise<Record<string, unknown>> {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (requestHeader(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new OAuthError('invalid_request', 'request body must be application/json');
   const text = await readText(request, maxBytes);
   let body: unknown;
