@@ -6,6 +6,7 @@ import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { UpstreamProviders } from './upstream/registry.js';
 import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
+import { requestHeader } from './http/body.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
 
 /** Where upstream providers send the person back, under the issuer. */
@@ -201,7 +202,7 @@ function clientAddressOf(options: AuthorizationServerOptions): (request: Request
   const peer = options.clientAddress ?? (() => undefined);
   if (!options.trustProxy || options.trustProxy.length === 0) return peer;
   const trusted = trustedProxies(options.trustProxy);
-  return (request) => forwardedClientAddress(peer(request), request.headers.get('x-forwarded-for'), trusted);
+  return (request) => forwardedClientAddress(peer(request), requestHeader(request, 'x-forwarded-for'), trusted);
 }
 
 function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): ResolvedUpstreamConfig | null {

@@ -17,7 +17,12 @@ import { builtFromNodeRequest } from '../../core/node-request.js';
 /** What is used of Node's IncomingMessage: a readable body and the headers as received. */
 type NodeRequest = Readable & { rawHeaders: string[]; complete?: boolean };
 
-const nodeRequests = new WeakMap<Request, NodeRequest>();
+/**
+ * The Node request behind a Request, as a property of the Request rather than a WeakMap entry:
+ * a weak entry per request costs the collector (ephemerons) on every scavenge.
+ */
+const NODE_REQUEST = Symbol('nodeRequest');
+type Attached = Request & { [NODE_REQUEST]?: NodeRequest };
 
 function isNodeRequest(value: unknown): value is NodeRequest {
   return typeof value === 'object' && value !== null && typeof (value as Readable).on === 'function' && 'readableFlowing' in value && Array.isArray((value as NodeRequest).rawHeaders);
@@ -25,7 +30,7 @@ function isNodeRequest(value: unknown): value is NodeRequest {
 
 /** Notes the Node request behind `request` (Hono's `c.env.incoming` under @hono/node-server) when it is the one `request` was built from. */
 export function attachNodeRequest(request: Request, incoming: unknown): void {
-  if (isNodeRequest(incoming) && builtFromNodeRequest(request, incoming)) nodeRequests.set(request, incoming);
+  if (isNodeRequest(incoming) && builtFromNodeRequest(request, incoming)) (request as Attached)[NODE_REQUEST] = incoming;
 }
 
 /**
@@ -35,7 +40,7 @@ export function attachNodeRequest(request: Request, incoming: unknown): void {
  * every header, validated one by one, for the two or three a POST endpoint reads.
  */
 export function requestHeader(request: Request, name: string): string | null {
-  const incoming = nodeRequests.get(request);
+  const incoming = (request as Attached)[NODE_REQUEST];
   if (!incoming) return request.headers.get(name);
   const raw = incoming.rawHeaders;
   let value: string | null = null;
@@ -68,7 +73,7 @@ export function bodyTooLarge(maxBytes: number): OAuthError {
 export function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(requestHeader(request, 'content-length') ?? '0');
   if (declared > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
-  const incoming = nodeRequests.get(request);
+  const incoming = (request as Attached)[NODE_REQUEST];
   // Untouched so far: nobody else has started reading it (then the web stream is the one to read).
   if (incoming && incoming.readableFlowing === null && !incoming.readableEnded) {
     // Usually the body came with the headers: Node's parser has the whole message buffered by the
