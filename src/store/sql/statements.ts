@@ -40,6 +40,24 @@ const stmt = (name: string, text: Statement['text']): Statement => ({ name, text
 const batched = (table: string, key: string, condition: string): Statement =>
   stmt(`sweep ${table}`, `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT :batch)`);
 
+/**
+ * The sweep of a table kept without an index on expires_at: a walk along its primary key, a
+ * slice of :batch keys after :after at a time. `slice` finds where the slice ends (`last`) and
+ * how many keys it holds (`n`: fewer than :batch at the end of the table); `sweep` deletes the
+ * expired rows in it.
+ */
+export interface WalkedSweep {
+  slice: Statement;
+  sweep: Statement;
+}
+const walked = (table: string, key: string): WalkedSweep => ({
+  slice: stmt(
+    `slice of ${table}`,
+    `SELECT max(${key}) AS last, count(*) AS n FROM (SELECT ${key} FROM ${table} WHERE ${key} > :after ORDER BY ${key} LIMIT :batch) AS slice`,
+  ),
+  sweep: stmt(`sweep ${table} slice`, `DELETE FROM ${table} WHERE ${key} > :after AND ${key} <= :last AND expires_at <= :now`),
+});
+
 /** `INSERT INTO table (a, b) VALUES (:a, :b)` for every column of the table. */
 const insert = (table: Table): Statement => {
   const names = table.columns.map((c) => c.name);
@@ -258,10 +276,11 @@ export const S = {
 
   // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows
   // never holds the database (or SQLite's event loop) for long.
+  // Rotated at every refresh, so kept with no index on expires_at (schema version 10): swept by
+  // walking their keys, before the grants they leave empty.
+  sweepWalked: [walked('refresh_tokens', 'token_hash'), walked('spent_refresh_tokens', 'token_key')],
   sweep: [
     batched('authorization_codes', 'code_hash', 'expires_at <= :now'),
-    batched('refresh_tokens', 'token_hash', 'expires_at <= :now'),
-    batched('spent_refresh_tokens', 'token_key', 'expires_at <= :now'),
     batched('sessions', 'id_hash', 'expires_at <= :now'),
     batched('interactions', 'id', 'expires_at <= :now'),
     batched('rate_limits', 'bucket_key', 'expires_at <= :now'),
