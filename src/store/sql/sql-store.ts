@@ -324,11 +324,11 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           // The grant first, as on PostgreSQL: standing, the token's, its expiry raised.
           const granted = yield* get(S.raiseAccessExpiryOfRefresh, params);
           if (!granted) return yield* explainRefresh(request);
-          const used = (yield* get(S.consumeRefresh, params))!;
-          yield* exec(S.insertSpent, { token_key: params.token_key, grant_id: granted.id, spent_at: request.now, expires_at: used.expires_at });
+          // The spent record from the token's row, then the row becomes its successor.
+          yield* exec(S.spendRefresh, params);
           // A failure here (a duplicate hash) rolls the whole refresh back with it.
-          yield* exec(S.insertNextRefresh, { ...params, grant_id: granted.id, scope: used.scope });
-          return refreshed({ ...granted, token_scope: used.scope });
+          const rotated = (yield* get(S.rotateRefresh, params))!;
+          return refreshed({ ...granted, token_scope: rotated.scope });
         })(),
       );
     },
