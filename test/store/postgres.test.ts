@@ -147,6 +147,29 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
+  it('statements prepared on a connection: a table changed by another replica costs one StoreUnavailableError, then the store reads it again', async () => {
+    const connectionString = await newDatabase();
+    // One connection, so the statement prepared first is the one used again.
+    const store = await openPostgresStore({ connectionString, maxConnections: 1 });
+    try {
+      const client = makeClient();
+      await store.createClient(client);
+      assert.deepEqual(await store.getClient(client.clientId), client);
+      const [prepared] = await sql<{ n: number }>(
+        connectionString,
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'context-auth' AND query = 'SELECT * FROM clients WHERE client_id = $1'",
+      );
+      assert.equal(prepared?.n, 1, 'the store read through its own connection');
+      // What a newer replica's migration does: a column more for SELECT * to return.
+      await sql(connectionString, 'ALTER TABLE clients ADD COLUMN added_later integer');
+      await assert.rejects(store.getClient(client.clientId), StoreUnavailableError);
+      assert.deepEqual(await store.getClient(client.clientId), client);
+      assert.deepEqual(await store.getClient(client.clientId), client);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('parses bigint columns per pool, leaving the global pg.types alone', async () => {
     const connectionString = await newDatabase();
     const store = await openPostgresStore({ connectionString });

@@ -1115,6 +1115,21 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok(await store.getRefreshToken(live.tokenHash));
       });
 
+      it('finds expired tokens and spent records among more live ones than a slice of the walk holds, all of them', async () => {
+        const { grant } = await seed();
+        // Random hashes: the expired lie scattered between the live along the key.
+        const live = Array.from({ length: 2500 }, () => makeRefreshToken(grant, { expiresAt: NOW + 60 }));
+        const expired = Array.from({ length: 60 }, () => makeRefreshToken(grant, { expiresAt: NOW - 1 }));
+        for (const token of [...live, ...expired]) await saveRefreshToken(token);
+        const rotated = expired.slice(0, 20);
+        for (const token of rotated) expectRecord(await rotate(token.tokenHash, makeRefreshToken(grant, { expiresAt: NOW + 60 }), NOW - 100), 'ok');
+        // The 20 rotated went to spent records (expired with their tokens); 40 expired tokens are left.
+        assert.equal(await store.sweepExpired(NOW), 60);
+        for (const token of expired) assert.equal(await store.getRefreshToken(token.tokenHash), undefined);
+        for (const token of rotated) assert.equal(await store.findSpentRefreshToken(token.tokenHash), undefined);
+        for (const token of live) assert.ok(await store.getRefreshToken(token.tokenHash));
+      });
+
       it('removes expired rows and orphaned old grants, keeps live ones, and counts', async () => {
         const { client, user } = await seed();
         const old = NOW - 1000;

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { drainInSlices, SWEEP_BATCH, type SweepPace } from '../../src/store/sql/sql-store.js';
+import { drainInSlices, SWEEP_BATCH, SWEEP_WALK_BATCH, walkInSlices, type SweepPace } from '../../src/store/sql/sql-store.js';
 import { startCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 
 /** Busy-waits, standing in for a batch that takes this long. */
@@ -79,6 +79,29 @@ describe('sweep pacing', () => {
     );
     assert.deepEqual(sizes, Array(6).fill(SWEEP_BATCH));
     assert.ok(rests.every((ms) => ms >= 3 * 4 * 0.9));
+  });
+
+  it('walks a table to its last key, past slices that delete nothing, resting after each and growing quick slices', async () => {
+    // 20,000 keys, one in a hundred expired.
+    const keys = Array.from({ length: 20_000 }, (_, i) => `k${String(i).padStart(5, '0')}`);
+    const expired = new Set(keys.filter((_, i) => i % 100 === 37));
+    const sizes: number[] = [];
+    const rests: number[] = [];
+    const total = await walkInSlices(
+      async (after, size) => {
+        sizes.push(size);
+        const slice = keys.filter((k) => k > after).slice(0, size);
+        const deleted = slice.filter((k) => expired.delete(k)).length;
+        return { deleted, last: slice.at(-1) ?? null, keys: slice.length };
+      },
+      async (ms) => void rests.push(ms),
+      PACE,
+    );
+    assert.equal(total, 200);
+    assert.equal(expired.size, 0, 'every expired key was reached');
+    assert.equal(sizes[0], SWEEP_BATCH);
+    assert.equal(Math.max(...sizes), SWEEP_WALK_BATCH);
+    assert.equal(rests.length, sizes.length - 1, 'a rest after every slice but the last');
   });
 });
 

@@ -140,13 +140,13 @@ function rebuildClustered(d: Dialect, table: Table, columns: Column[], version: 
     `INSERT INTO ${copy} (${names}) SELECT ${names} FROM ${table.name}`,
     `DROP TABLE ${table.name}`,
     `ALTER TABLE ${copy} RENAME TO ${table.name}`,
-    ...table.indexes.filter((i) => i.since < version).map((i) => indexDdl(table, i)),
+    ...table.indexes.filter((i) => i.since < version && (i.until === undefined || version < i.until)).map((i) => indexDdl(table, i)),
   ];
 }
 
 /**
- * The statements of migration `version`: new tables, new columns and new indexes; then the data
- * it moves; then the columns it drops.
+ * The statements of migration `version`: new tables, new columns, new indexes and the indexes it
+ * drops; then the data it moves; then the columns it drops.
  */
 export function migrationDdl(d: Dialect, tables: readonly Table[], version: number): string[] {
   const statements: string[] = [];
@@ -163,6 +163,7 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
       if (table.clusteredSince === version && d.name === 'sqlite') statements.push(...rebuildClustered(d, table, columns, version));
     }
     for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
+    for (const index of table.indexes.filter((i) => i.until === version)) statements.push(`DROP INDEX IF EXISTS ${index.name}`);
     for (const backfill of (table.backfill ?? []).filter((b) => b.since === version)) backfills.push(...backfill.statements);
     for (const c of columns.filter((column) => column.until === version && table.since < version)) drops.push(`ALTER TABLE ${table.name} DROP COLUMN ${c.name}`);
     if (table.until === version) drops.push(`DROP TABLE ${table.name}`);

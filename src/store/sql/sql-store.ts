@@ -30,7 +30,7 @@ import { mapper } from './mapping.js';
 import {
   AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
 } from './schema.js';
-import { S } from './statements.js';
+import { S, type WalkedSweep } from './statements.js';
 
 export type Row = Record<string, unknown>;
 export type Step = { statement: Statement; params: Row; mode: 'get' | 'all' | 'run' };
@@ -88,6 +88,34 @@ export async function drainInSlices(
     if (deleted < size) return total;
     if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
     else if (took < pace.sliceMs / 2) size = Math.min(SWEEP_BATCH, size * 2);
+    await pause(took * pace.restFactor);
+  }
+}
+
+/** Most keys one slice of a walked sweep covers (slices of fewer live rows cost less than a batch of deletions). */
+export const SWEEP_WALK_BATCH = 4 * SWEEP_BATCH;
+
+/**
+ * Walks a table's keys a slice at a time from the first, deleting the expired rows of each slice,
+ * until a slice reaches the end. Slices are sized and followed by a rest as in drainInSlices.
+ */
+export async function walkInSlices(
+  sweepSlice: (after: string, size: number) => Promise<{ deleted: number; last: string | null; keys: number }>,
+  pause: (ms: number) => Promise<void>,
+  pace: SweepPace = DEFAULT_SWEEP_PACE,
+): Promise<number> {
+  let size = SWEEP_BATCH;
+  let after = '';
+  let total = 0;
+  for (;;) {
+    const started = performance.now();
+    const { deleted, last, keys } = await sweepSlice(after, size);
+    const took = performance.now() - started;
+    total += deleted;
+    if (last === null || keys < size) return total;
+    after = last;
+    if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
+    else if (took < pace.sliceMs / 2) size = Math.min(SWEEP_WALK_BATCH, size * 2);
     await pause(took * pace.restFactor);
   }
 }
@@ -296,11 +324,11 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           // The grant first, as on PostgreSQL: standing, the token's, its expiry raised.
           const granted = yield* get(S.raiseAccessExpiryOfRefresh, params);
           if (!granted) return yield* explainRefresh(request);
-          const used = (yield* get(S.consumeRefresh, params))!;
-          yield* exec(S.insertSpent, { token_key: params.token_key, grant_id: granted.id, spent_at: request.now, expires_at: used.expires_at });
+          // The spent record from the token's row, then the row becomes its successor.
+          yield* exec(S.spendRefresh, params);
           // A failure here (a duplicate hash) rolls the whole refresh back with it.
-          yield* exec(S.insertNextRefresh, { ...params, grant_id: granted.id, scope: used.scope });
-          return refreshed({ ...granted, token_scope: used.scope });
+          const rotated = (yield* get(S.rotateRefresh, params))!;
+          return refreshed({ ...granted, token_scope: rotated.scope });
         })(),
       );
     },
@@ -349,10 +377,26 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })();
       const drain = (statement: Statement, params: Row): Promise<number> =>
         drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), rest, driver.sweepPace);
+      const walk = (walked: WalkedSweep): Promise<number> =>
+        walkInSlices(
+          (after, size) =>
+            inTransaction(
+              (function* () {
+                yield* exec(S.noSyncCommit);
+                const slice = yield* get(walked.slice, { after, batch: size });
+                const last = (slice?.last as string | null | undefined) ?? null;
+                const keys = Number(slice?.n ?? 0);
+                return { last, keys, deleted: last === null ? 0 : yield* exec(walked.sweep, { after, last, now }) };
+              })(),
+            ),
+          rest,
+          driver.sweepPace,
+        );
       const sweep = async (): Promise<number> => {
         let total = 0;
         // Unused clients first: what cascades from them is then swept with everything else.
         if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
+        for (const walked of S.sweepWalked) total += await walk(walked);
         for (const statement of S.sweep) total += await drain(statement, { now });
         await driver.reclaim?.(rest);
         return total;

@@ -40,6 +40,24 @@ const stmt = (name: string, text: Statement['text']): Statement => ({ name, text
 const batched = (table: string, key: string, condition: string): Statement =>
   stmt(`sweep ${table}`, `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT :batch)`);
 
+/**
+ * The sweep of a table kept without an index on expires_at: a walk along its primary key, a
+ * slice of :batch keys after :after at a time. `slice` finds where the slice ends (`last`) and
+ * how many keys it holds (`n`: fewer than :batch at the end of the table); `sweep` deletes the
+ * expired rows in it.
+ */
+export interface WalkedSweep {
+  slice: Statement;
+  sweep: Statement;
+}
+const walked = (table: string, key: string): WalkedSweep => ({
+  slice: stmt(
+    `slice of ${table}`,
+    `SELECT max(${key}) AS last, count(*) AS n FROM (SELECT ${key} FROM ${table} WHERE ${key} > :after ORDER BY ${key} LIMIT :batch) AS slice`,
+  ),
+  sweep: stmt(`sweep ${table} slice`, `DELETE FROM ${table} WHERE ${key} > :after AND ${key} <= :last AND expires_at <= :now`),
+});
+
 /** `INSERT INTO table (a, b) VALUES (:a, :b)` for every column of the table. */
 const insert = (table: Table): Statement => {
   const names = table.columns.map((c) => c.name);
@@ -76,15 +94,27 @@ const recordRevokedGrants = (name: string, condition: string): Statement =>
 const raiseAccessExpiry = (d: Dialect): string =>
   `UPDATE grants SET access_expires_at = ${d.greatest}(coalesce(access_expires_at, 0), ${int('access_expires_at')})`;
 
-const REFRESH_COLUMNS = 'token_hash, grant_id, client_id, scope, created_at, expires_at';
+/**
+ * A rotated token's row becomes its successor: one UPDATE that gives it the new hash, creation
+ * and expiry (the grant, client and scope stay). Unlike a DELETE and an INSERT, it leaves the
+ * row's grant_id as it was, so neither database checks the foreign key to grants again.
+ */
+const ROTATE_REFRESH = `UPDATE refresh_tokens SET token_hash = :next_hash, created_at = :next_created_at, expires_at = :next_expires_at`;
+
+/**
+ * What is kept of the token being rotated, read from its row before the UPDATE that rotates it.
+ * Two tokens whose hashes share the key's 132 bits would be a first: the earlier record is kept.
+ */
+const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at)';
 
 /**
  * PostgreSQL: a whole refresh in one statement (one round trip, one snapshot, one commit). The
  * grant's row is updated first, which locks it: a revocation under way is waited for and then
  * seen (the UPDATE re-checks revoked_at on the newest row), one that comes later waits for this
  * commit and records the expiry raised here. Of two refreshes with the same token, the second
- * one's DELETE finds the row gone once the first commits, and spends nothing. Returns the grant
- * and the spent token's scope, or no row (the caller then asks why).
+ * one's UPDATE finds the row under another hash once the first commits, and spends nothing.
+ * The spent record reads the token's expiry in the statement's snapshot, before the rotation.
+ * Returns the grant and the spent token's scope, or no row (the caller then asks why).
  */
 const refreshInOneStatement = (d: Dialect): string => `
   WITH g AS (
@@ -92,18 +122,16 @@ const refreshInOneStatement = (d: Dialect): string => `
     WHERE id = (SELECT grant_id FROM refresh_tokens WHERE token_hash = :token_hash AND client_id = :client_id AND expires_at > :now)
       AND revoked_at IS NULL AND (upstream_session_id IS NULL OR CAST(:upstream_checked AS BOOLEAN))
     RETURNING *
-  ), consumed AS (
-    DELETE FROM refresh_tokens r USING g WHERE r.token_hash = :token_hash AND r.grant_id = g.id AND r.expires_at > :now
-    RETURNING r.grant_id, r.client_id, r.scope, r.expires_at
+  ), rotated AS (
+    ${ROTATE_REFRESH}
+    FROM g WHERE refresh_tokens.token_hash = :token_hash AND refresh_tokens.grant_id = g.id AND refresh_tokens.expires_at > :now
+    RETURNING refresh_tokens.grant_id, refresh_tokens.scope
   ), spent AS (
-    INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at)
-    SELECT :token_key, grant_id, :now, expires_at FROM consumed
+    ${SPEND_REFRESH}
+    SELECT :token_key, grant_id, :now, (SELECT expires_at FROM refresh_tokens WHERE token_hash = :token_hash) FROM rotated
     ON CONFLICT (token_key) DO NOTHING
-  ), fresh AS (
-    INSERT INTO refresh_tokens (${REFRESH_COLUMNS})
-    SELECT :next_hash, grant_id, client_id, scope, :next_created_at, :next_expires_at FROM consumed
   )
-  SELECT g.*, consumed.scope AS token_scope FROM g JOIN consumed ON consumed.grant_id = g.id`;
+  SELECT g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
 
 /** Revokes every standing grant matching `condition` at :now. */
 const revokeGrantsWhere = (name: string, condition: string): Statement =>
@@ -206,11 +234,11 @@ export const S = {
        AND revoked_at IS NULL AND (upstream_session_id IS NULL OR :upstream_checked)
      RETURNING *`,
   ),
-  consumeRefresh: stmt('consumeRefresh', 'DELETE FROM refresh_tokens WHERE token_hash = :token_hash RETURNING scope, expires_at'),
-  insertNextRefresh: stmt(
-    'insertNextRefresh',
-    `INSERT INTO refresh_tokens (${REFRESH_COLUMNS}) VALUES (:next_hash, :grant_id, :client_id, :scope, :next_created_at, :next_expires_at)`,
+  spendRefresh: stmt(
+    'spendRefresh',
+    `${SPEND_REFRESH} SELECT :token_key, grant_id, :now, expires_at FROM refresh_tokens WHERE token_hash = :token_hash ON CONFLICT (token_key) DO NOTHING`,
   ),
+  rotateRefresh: stmt('rotateRefresh', `${ROTATE_REFRESH} WHERE token_hash = :token_hash RETURNING scope`),
   refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
   // A code's tokens: the grant's expiry raised, its row held (a revocation under way is waited
   // for and then seen; one that comes later sees the raised expiry).
@@ -222,11 +250,6 @@ export const S = {
     `INSERT INTO revocations (kind, id, revoked_at, expires_at) VALUES ('grant', :grant_id, :revoked_at, :expires_at)
      ON CONFLICT (kind, id) DO UPDATE SET expires_at =
        CASE WHEN excluded.expires_at > revocations.expires_at THEN excluded.expires_at ELSE revocations.expires_at END`,
-  ),
-  // Two tokens whose hashes share the key's 132 bits would be a first: the earlier record is kept.
-  insertSpent: stmt(
-    'insertSpent',
-    'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at) VALUES (:token_key, :grant_id, :spent_at, :expires_at) ON CONFLICT (token_key) DO NOTHING',
   ),
   getSpent: stmt(
     'getSpent',
@@ -258,10 +281,11 @@ export const S = {
 
   // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows
   // never holds the database (or SQLite's event loop) for long.
+  // Rotated at every refresh, so kept with no index on expires_at (schema version 10): swept by
+  // walking their keys, before the grants they leave empty.
+  sweepWalked: [walked('refresh_tokens', 'token_hash'), walked('spent_refresh_tokens', 'token_key')],
   sweep: [
     batched('authorization_codes', 'code_hash', 'expires_at <= :now'),
-    batched('refresh_tokens', 'token_hash', 'expires_at <= :now'),
-    batched('spent_refresh_tokens', 'token_key', 'expires_at <= :now'),
     batched('sessions', 'id_hash', 'expires_at <= :now'),
     batched('interactions', 'id', 'expires_at <= :now'),
     batched('rate_limits', 'bucket_key', 'expires_at <= :now'),
