@@ -9,6 +9,12 @@
  * flight. So meanwhile the store's own connection stops checkpointing and a second connection, on
  * its own thread, checkpoints the WAL passively (never waiting for, nor blocking, the store's
  * reads and writes) several times a second.
+ *
+ * Under writes that never pause, the worker never catches up with the last frame, and SQLite
+ * starts the WAL afresh only when it has: so the store's connection still checkpoints, at a WAL
+ * ten times the usual size (OFF_LOOP_WAL_PAGES, about 40 MB). By then the worker has copied nearly
+ * every frame, so that checkpoint is short, a tenth as frequent, and keeps the WAL from growing
+ * without bound (it did: 330 MB in 12 s of reconnect flows with the connection's own turned off).
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -61,6 +67,8 @@ export async function startCheckpointer(file: string): Promise<Checkpointer> {
   };
 }
 
+/** The store connection's `wal_autocheckpoint` while the worker checkpoints: the WAL's bound. */
+export const OFF_LOOP_WAL_PAGES = 10_000;
 /** Writing statements in a row (no idle gap between them) after which checkpoints leave the event loop. */
 export const WRITE_BURST = 100;
 /** Without a write for this long, the worker ends and commits checkpoint as SQLite does by default. */
@@ -70,7 +78,7 @@ export const IDLE_MS = 10_000;
  * When the checkpointer runs: while anyone holds it (a long upkeep job), and from the
  * WRITE_BURST-th writing statement in a row until the writes stop for IDLE_MS. A store that writes now
  * and then (the CLI, a quiet server) never starts a thread. `autocheckpoint(pages)` sets the store
- * connection's `wal_autocheckpoint`: 0 while the worker checkpoints, `pages` again after.
+ * connection's `wal_autocheckpoint`: OFF_LOOP_WAL_PAGES while the worker checkpoints, `pages` again after.
  */
 export class OffLoopCheckpoints {
   private worker: Promise<Checkpointer | undefined> | undefined;
@@ -129,7 +137,7 @@ export class OffLoopCheckpoints {
   private begin(): void {
     const worker: Promise<Checkpointer | undefined> = this.start(this.file).then(
       (started) => {
-        if (this.worker === worker) this.autocheckpoint(0);
+        if (this.worker === worker) this.autocheckpoint(OFF_LOOP_WAL_PAGES);
         return started;
       },
       () => undefined, // no worker: commits go on checkpointing as they always did

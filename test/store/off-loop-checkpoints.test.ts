@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { OffLoopCheckpoints, startCheckpointer, WRITE_BURST } from '../../src/store/sqlite-checkpointer.js';
+import { OFF_LOOP_WAL_PAGES, OffLoopCheckpoints, startCheckpointer, WRITE_BURST } from '../../src/store/sqlite-checkpointer.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-off-loop-'));
@@ -52,15 +52,15 @@ describe('checkpoints off the event loop', () => {
       assert.deepEqual(settings, [], 'a few writes start nothing');
       checkpoints.wrote();
       await until(() => settings.length === 1, 'the worker started');
-      assert.deepEqual(settings, [0], 'the store’s connection stops checkpointing once the worker runs');
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES], 'the store’s connection checkpoints only at a WAL ten times larger once the worker runs');
       // Writes going on keep it.
       for (let i = 0; i < 6; i++) {
         await sleep(100);
         checkpoints.wrote();
       }
-      assert.deepEqual(settings, [0]);
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES]);
       await until(() => workers.stopped === 1, 'the worker stopped after the writes did');
-      assert.deepEqual(settings, [0, 1000], 'the connection checkpoints again');
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 1000], 'the connection checkpoints again');
       assert.equal(workers.started, 1);
     } finally {
       await checkpoints.close();
@@ -90,7 +90,7 @@ describe('checkpoints off the event loop', () => {
       await sleep(400);
       assert.equal(workers.stopped, 0, 'held past the idle time');
       await release();
-      assert.deepEqual(settings, [0, 1000]);
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 1000]);
       assert.equal(workers.stopped, 1);
     } finally {
       await checkpoints.close();
