@@ -46,6 +46,10 @@ export interface Checkpointer {
 
 export async function startCheckpointer(file: string): Promise<Checkpointer> {
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: driverPath, file, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  // A worker that fails later (its connection cannot open, it runs out of memory) just ends: the
+  // store's own connection checkpoints as before. Unheard, its error would end the whole process.
+  worker.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     worker.once('online', resolve);
     worker.once('error', reject);
@@ -55,13 +59,9 @@ export async function startCheckpointer(file: string): Promise<Checkpointer> {
   worker.unref();
   return {
     stop: async () => {
-      const stopped = new Promise<void>((resolve) => {
-        worker.once('message', () => resolve());
-        worker.once('exit', () => resolve());
-        worker.once('error', () => resolve());
-      });
+      const stopped = new Promise<void>((resolve) => worker.once('message', () => resolve()));
       worker.postMessage('stop');
-      await stopped;
+      await Promise.race([stopped, exited]);
       await worker.terminate();
     },
   };

@@ -127,3 +127,20 @@ describe('checkpoints off the event loop', () => {
     }
   });
 });
+
+describe('the checkpointer worker', () => {
+  it('that fails after it started ends alone, without taking the process down, and stops at once', async () => {
+    const file = path.join(dir, 'gone.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.close();
+    // The worker opens its connection after it is online; a file gone by then fails it there.
+    const starting = startCheckpointer(file);
+    fs.rmSync(file);
+    fs.rmSync(`${file}-wal`, { force: true });
+    fs.rmSync(`${file}-shm`, { force: true });
+    const checkpointer = await starting;
+    await sleep(300);
+    await checkpointer.stop();
+  });
+});
