@@ -78,10 +78,12 @@ export const IDLE_MS = 10_000;
  * When the checkpointer runs: while anyone holds it (a long upkeep job), and from the
  * WRITE_BURST-th writing statement in a row until the writes stop for IDLE_MS. A store that writes now
  * and then (the CLI, a quiet server) never starts a thread. `autocheckpoint(pages)` sets the store
- * connection's `wal_autocheckpoint`: OFF_LOOP_WAL_PAGES while the worker checkpoints, `pages` again after.
+ * connection's `wal_autocheckpoint` (see apply()); `pages` again after.
  */
 export class OffLoopCheckpoints {
   private worker: Promise<Checkpointer | undefined> | undefined;
+  /** The worker is running (not only starting). */
+  private started = false;
   private holds = 0;
   private writes = 0;
   private lastWrite = 0;
@@ -121,8 +123,11 @@ export class OffLoopCheckpoints {
   hold(): () => Promise<void> {
     this.holds++;
     if (!this.worker && !this.closed) this.begin();
+    else if (this.started) this.apply();
     return async () => {
-      if (--this.holds === 0 && !this.idleTimer) await this.end();
+      if (--this.holds > 0) return;
+      if (!this.idleTimer) await this.end();
+      else if (this.started) this.apply();
     };
   }
 
@@ -137,7 +142,10 @@ export class OffLoopCheckpoints {
   private begin(): void {
     const worker: Promise<Checkpointer | undefined> = this.start(this.file).then(
       (started) => {
-        if (this.worker === worker) this.autocheckpoint(OFF_LOOP_WAL_PAGES);
+        if (this.worker === worker) {
+          this.started = true;
+          this.apply();
+        }
         return started;
       },
       () => undefined, // no worker: commits go on checkpointing as they always did
@@ -148,11 +156,21 @@ export class OffLoopCheckpoints {
   private async end(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    this.started = false;
     const started = await worker;
     if (!started) return;
     // Before the worker's last checkpoint: a commit from now on checkpoints as it would have
     // (unless another worker started meanwhile).
-    if (!this.closed && !this.worker) this.autocheckpoint(this.pages);
+    if (!this.worker) this.apply();
     await started.stop();
+  }
+
+  /**
+   * The store connection's own limit: the usual one without a worker; none while upkeep holds it
+   * (a sweep's WAL is bounded by the sweep, and its commits must not stall); OFF_LOOP_WAL_PAGES
+   * while requests alone keep writing.
+   */
+  private apply(): void {
+    if (!this.closed) this.autocheckpoint(!this.started ? this.pages : this.holds > 0 ? 0 : OFF_LOOP_WAL_PAGES);
   }
 }

@@ -87,11 +87,31 @@ describe('checkpoints off the event loop', () => {
     try {
       const release = checkpoints.hold();
       await until(() => settings.length === 1, 'the worker started');
+      assert.deepEqual(settings, [0], 'a sweep’s commits never checkpoint on the event loop');
       await sleep(400);
       assert.equal(workers.stopped, 0, 'held past the idle time');
       await release();
-      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 1000]);
+      assert.deepEqual(settings, [0, 1000]);
       assert.equal(workers.stopped, 1);
+    } finally {
+      await checkpoints.close();
+      db.close();
+    }
+  });
+
+  it('held by upkeep while requests write: back to the bounded WAL once released', async () => {
+    const { db, settings, workers, checkpoints } = setup('both');
+    try {
+      for (let i = 0; i < WRITE_BURST; i++) checkpoints.wrote();
+      await until(() => settings.length === 1, 'the worker started');
+      const release = checkpoints.hold();
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 0]);
+      checkpoints.wrote();
+      await release();
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 0, OFF_LOOP_WAL_PAGES], 'the writes go on: the worker stays, the WAL bounded again');
+      assert.equal(workers.stopped, 0);
+      await until(() => workers.stopped === 1, 'the worker stopped after the writes did');
+      assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 0, OFF_LOOP_WAL_PAGES, 1000]);
     } finally {
       await checkpoints.close();
       db.close();
