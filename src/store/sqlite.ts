@@ -11,7 +11,7 @@ import { StoreConflictError, StoreUnavailableError, type Store } from './store.j
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
-import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
+import { OffLoopCheckpoints } from './sqlite-checkpointer.js';
 
 /** An upkeep job still running after this long gets its WAL checkpoints moved off the event loop. */
 const LONG_UPKEEP_MS = 50;
@@ -99,13 +99,22 @@ export function openSqliteStore(options: { path: string }): Store {
     throw new StoreUnavailableError(`cannot open SQLite store at ${options.path}: ${String(err)}`, { cause: err });
   }
 
+  // Not for an in-memory database: it has no file for a second connection to open.
+  const checkpoints =
+    options.path === ':memory:'
+      ? undefined
+      : new OffLoopCheckpoints(options.path, (pages) => db.open && db.pragma(`wal_autocheckpoint = ${pages}`), AUTOCHECKPOINT_PAGES);
+
   // Prepared once per statement and kept: preparing is most of the cost of a small query.
-  const prepared = new Map<Statement, { stmt: Database.Statement; names: string[] } | null>();
+  const prepared = new Map<Statement, { stmt: Database.Statement; names: string[]; writes: boolean } | null>();
   const prepare = (statement: Statement) => {
     let entry = prepared.get(statement);
     if (entry === undefined) {
       const r = render(sqlite, statement);
-      entry = r ? { stmt: db.prepare(r.sql), names: r.names } : null;
+      if (r) {
+        const stmt = db.prepare(r.sql);
+        entry = { stmt, names: r.names, writes: !stmt.readonly };
+      } else entry = null;
       prepared.set(statement, entry);
     }
     return entry;
@@ -117,6 +126,7 @@ export function openSqliteStore(options: { path: string }): Store {
     const names = entry.names;
     const bound: unknown[] = new Array(names.length);
     for (let i = 0; i < names.length; i++) bound[i] = params[names[i]!];
+    if (entry.writes) checkpoints?.wrote();
     if (mode === 'get') return entry.stmt.get(bound);
     if (mode === 'all') return entry.stmt.all(bound);
     return entry.stmt.run(bound).changes;
@@ -138,11 +148,13 @@ export function openSqliteStore(options: { path: string }): Store {
     }
   };
 
-  let upkeepJobs = 0;
   return sqlStore(sqlite, {
     run: (program) => settle(() => drive(program)),
     transaction: <T>(program: Program<T>) => settle(() => inTransaction.immediate(program) as T),
-    close: () => settle(() => void db.close()),
+    close: async () => {
+      await checkpoints?.close();
+      return settle(() => void db.close());
+    },
     sweepPace: SWEEP_PACE,
     // Freed pages back to the file system, a slice at a time with a pause in between.
     reclaim: async (pause) => {
@@ -155,24 +167,12 @@ export function openSqliteStore(options: { path: string }): Store {
       }
     },
     upkeep: async (job) => {
-      if (upkeepJobs++ > 0 || options.path === ':memory:') return afterwards(job(), () => void upkeepJobs--);
-      let checkpointer: Promise<Checkpointer | undefined> | undefined;
-      const long = setTimeout(() => {
-        checkpointer = startCheckpointer(options.path).then(
-          (started) => {
-            if (db.open) db.pragma('wal_autocheckpoint = 0');
-            return started;
-          },
-          () => undefined, // no worker: commits go on checkpointing as they always did
-        );
-      }, LONG_UPKEEP_MS);
+      if (!checkpoints) return job();
+      let release: (() => Promise<void>) | undefined;
+      const long = setTimeout(() => (release = checkpoints.hold()), LONG_UPKEEP_MS);
       return afterwards(job(), async () => {
-        upkeepJobs--;
         clearTimeout(long);
-        const started = await checkpointer;
-        if (!started) return;
-        if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-        await started.stop();
+        await release?.();
       });
     },
   });

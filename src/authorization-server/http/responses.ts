@@ -50,6 +50,10 @@ export function json(body: unknown, status = 200, headers: Record<string, string
  * POST is followed by a GET; no referrer, so the URL we came from (with its code) stays ours.
  */
 export function seeOther(location: string, cookies: string[] = []): Response {
+  // Without cookies (a client reconnecting: straight back with a code), a plain header object,
+  // which @hono/node-server hands to writeHead as it is; pairs (Set-Cookie may repeat) cost it a
+  // Headers object built and read back, about 5 µs.
+  if (cookies.length === 0) return respond('', 303, { Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
   const headers: [string, string][] = [['Location', location], ['Cache-Control', 'no-store'], ['Referrer-Policy', 'no-referrer']];
   for (const cookie of cookies) headers.push(['Set-Cookie', cookie]);
   // An empty string body, not null: @hono/node-server writes a string body at once with its length,
