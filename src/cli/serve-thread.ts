@@ -49,12 +49,11 @@ export function runOnServeThread(entry: URL, argv: string[]): void {
   // Once: a second Ctrl-C while the server drains ends the process at once, as it did before.
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
+  // What escaped the thread: a bug, shown with its stack as node shows an uncaught error, or the heap's limit.
   worker.on('error', (error: Error & { code?: string }) => {
-    const reason = error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? `serve ran out of memory (its JavaScript heap is limited to ${SERVE_OLD_GENERATION_MB} MB; start node with --max-old-space-size=N to change it)`
-      : `unexpected error: ${error.message}`;
-    process.stderr.write(`context-auth: ${reason}\n`);
-    if (process.env.CONTEXT_AUTH_DEBUG) console.error(error);
+    if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      process.stderr.write(`context-auth: serve ran out of memory (its JavaScript heap is limited to ${SERVE_OLD_GENERATION_MB} MB; start node with --max-old-space-size=N to set it)\n`);
+    } else console.error(error);
     process.exitCode = 1;
   });
   worker.on('exit', (code) => {
