@@ -1,71 +1,18 @@
 #!/usr/bin/env node
-import { createRequire } from 'node:module';
-import { print } from './args.js';
-import { CLIENTS_HELP, clientsCommand } from './clients.js';
-import { CONSENTS_HELP, consentsCommand } from './consents.js';
-import { describeFailure, usageError } from './errors.js';
-import { CALL_HELP, callCommand } from './call.js';
-import { KEYS_HELP, keysCommand } from './keys.js';
-import { LOGIN_HELP, loginCommand } from './login.js';
-import { LOGOUT_HELP, logoutCommand } from './logout.js';
-import { STATUS_HELP, statusCommand } from './status.js';
-import { SERVE_HELP, serveCommand } from './serve.js';
-import { USERS_HELP, usersCommand } from './users.js';
+/**
+ * The `context-auth` bin. Small on purpose: `serve` runs the CLI on a thread of its own with a heap
+ * sized for a server (serve-thread.ts), and this thread then only waits for it.
+ */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isMainThread, workerData } from 'node:worker_threads';
+import { heapSizedByOperator, runOnServeThread } from './serve-thread.js';
 
-const commands: Record<string, (args: string[]) => Promise<void>> = {
-  serve: serveCommand,
-  users: usersCommand,
-  clients: clientsCommand,
-  keys: keysCommand,
-  consents: consentsCommand,
-  login: loginCommand,
-  call: callCommand,
-  logout: logoutCommand,
-  status: statusCommand,
-};
-
-const HELP = `context-auth: OAuth 2.1 authorization for context (MCP) servers
-
-${SERVE_HELP}
-
-${USERS_HELP}
-
-${CLIENTS_HELP}
-
-${KEYS_HELP}
-
-${CONSENTS_HELP}
-
-Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH_CREDENTIALS):
-
-${LOGIN_HELP}
-
-${CALL_HELP}
-
-${LOGOUT_HELP}
-
-${STATUS_HELP}
-
-Every command takes --json; the server-side ones take --data DIR, or --store postgres://… (also $CONTEXT_AUTH_STORE).`;
-
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') return print(HELP);
-  if (command === '--version') {
-    const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-    return print(pkg.version);
-  }
-  const run = commands[command];
-  if (!run) throw usageError(`unknown command ${command}`);
-  await run(rest);
+const argv = isMainThread ? process.argv.slice(2) : (workerData as { argv: string[] }).argv;
+if (isMainThread && argv[0] === 'serve' && !heapSizedByOperator(process.execArgv, process.env.NODE_OPTIONS)) {
+  runOnServeThread(new URL(import.meta.url), argv);
+} else {
+  // commands.js beside this file (commands.ts when run from source).
+  const { runCli } = (await import(`./commands${extname(fileURLToPath(import.meta.url))}`)) as typeof import('./commands.js');
+  runCli(argv);
 }
-
-main(process.argv.slice(2)).catch((error: unknown) => {
-  const failure = describeFailure(error);
-  // With --json, stdout always holds one JSON document: the result, or this error object.
-  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: failure.error, message: failure.message })}\n`);
-  else process.stderr.write(`context-auth: ${failure.message}\n`);
-  // CONTEXT_AUTH_DEBUG=1 shows the stack of a bug.
-  if (failure.unexpected && process.env.CONTEXT_AUTH_DEBUG) console.error(error);
-  process.exit(failure.exitCode);
-});

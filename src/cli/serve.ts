@@ -7,12 +7,15 @@ import { createAuthorizationServer } from '../authorization-server/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
+import { getHeapStatistics } from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
 import { CliError, usageError } from './errors.js';
+import { onStopSignal } from './stop-signal.js';
 import { RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
 export const SERVE_HELP = `context-auth serve [options]
@@ -215,19 +218,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
 
-  print(`context-auth serve
-  issuer        ${issuer}
-  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
-  mcp server    ${defaultResource}   (the demo)
-  resource md   ${protectedResourceMetadataUrl(defaultResource)}
-${resourcesBanner(resources)}
-  store         ${location}${created ? ' (new: an empty database was created here)' : ''}
-  registration  ${typeof registration === 'string' ? registration : 'initial access token'}
-  rate limits   ${rateLimitBanner(rateLimits, authorizationServer.config.rateLimits.shared, trustProxy)}
-  client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}${upstreamBanner(authorizationServer.config)}
-Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
-
-  await new Promise<void>((resolve) => {
+  // Listening for a stop before saying so: a stop sent as soon as the banner is read must drain too.
+  const stopped = new Promise<void>((resolve) => {
     // A stop answers the requests it began, and only then closes the store. One cut off after
     // its refresh token rotated would lose the new token, and the client's retry with the old one
     // would then revoke the whole grant as a reuse: every restart or deploy would sign out the
@@ -247,9 +239,22 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
       });
       connections.closeIdleConnections?.();
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    onStopSignal(stop);
   });
+  print(`context-auth serve
+  issuer        ${issuer}
+  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
+  mcp server    ${defaultResource}   (the demo)
+  resource md   ${protectedResourceMetadataUrl(defaultResource)}
+${resourcesBanner(resources)}
+  store         ${location}${created ? ' (new: an empty database was created here)' : ''}
+  registration  ${typeof registration === 'string' ? registration : 'initial access token'}
+  rate limits   ${rateLimitBanner(rateLimits, authorizationServer.config.rateLimits.shared, trustProxy)}
+  client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}
+  heap limit    ${heapBanner()}${upstreamBanner(authorizationServer.config)}
+Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
+
+  await stopped;
   await authorizationServer.revocations.stop();
   await store.close();
 }
@@ -294,6 +299,12 @@ export function resourcesBanner(resources: string[]): string {
   for (const resource of added) lines.push(`                ${resource}   (--resource)`);
   if (added.length === 0) lines.push('                (to protect your own context server, add its URL: --resource http://127.0.0.1:3000/mcp)');
   return lines.join('\n');
+}
+
+/** V8's own heap limit, and whether serve sized it (serve-thread.ts) or node's flags did. */
+function heapBanner(): string {
+  const limit = `${Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024)} MB`;
+  return isMainThread ? `${limit} (as node was started)` : limit;
 }
 
 /** The providers and the callback URL the operator registers at each of them. */

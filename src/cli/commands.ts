@@ -1,0 +1,74 @@
+/** The CLI's verbs; main.ts (the bin) runs them, `serve` on a thread with a sized heap (serve-thread.ts). */
+import { createRequire } from 'node:module';
+import { print } from './args.js';
+import { CLIENTS_HELP, clientsCommand } from './clients.js';
+import { CONSENTS_HELP, consentsCommand } from './consents.js';
+import { describeFailure, usageError } from './errors.js';
+import { CALL_HELP, callCommand } from './call.js';
+import { KEYS_HELP, keysCommand } from './keys.js';
+import { LOGIN_HELP, loginCommand } from './login.js';
+import { LOGOUT_HELP, logoutCommand } from './logout.js';
+import { STATUS_HELP, statusCommand } from './status.js';
+import { SERVE_HELP, serveCommand } from './serve.js';
+import { USERS_HELP, usersCommand } from './users.js';
+
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve: serveCommand,
+  users: usersCommand,
+  clients: clientsCommand,
+  keys: keysCommand,
+  consents: consentsCommand,
+  login: loginCommand,
+  call: callCommand,
+  logout: logoutCommand,
+  status: statusCommand,
+};
+
+const HELP = `context-auth: OAuth 2.1 authorization for context (MCP) servers
+
+${SERVE_HELP}
+
+${USERS_HELP}
+
+${CLIENTS_HELP}
+
+${KEYS_HELP}
+
+${CONSENTS_HELP}
+
+Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH_CREDENTIALS):
+
+${LOGIN_HELP}
+
+${CALL_HELP}
+
+${LOGOUT_HELP}
+
+${STATUS_HELP}
+
+Every command takes --json; the server-side ones take --data DIR, or --store postgres://… (also $CONTEXT_AUTH_STORE).`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') return print(HELP);
+  if (command === '--version') {
+    const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+    return print(pkg.version);
+  }
+  const run = commands[command];
+  if (!run) throw usageError(`unknown command ${command}`);
+  await run(rest);
+}
+
+/** Runs one command line (the arguments after `context-auth`) and exits with its outcome on failure. */
+export function runCli(argv: string[]): void {
+  main(argv).catch((error: unknown) => {
+    const failure = describeFailure(error);
+    // With --json, stdout always holds one JSON document: the result, or this error object.
+    if (argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: failure.error, message: failure.message })}\n`);
+    else process.stderr.write(`context-auth: ${failure.message}\n`);
+    // CONTEXT_AUTH_DEBUG=1 shows the stack of a bug.
+    if (failure.unexpected && process.env.CONTEXT_AUTH_DEBUG) console.error(error);
+    process.exit(failure.exitCode);
+  });
+}
