@@ -17,6 +17,23 @@ export interface JwtVerifierOptions {
   fetch?: typeof fetch;
 }
 
+/** Where a token is filed in the caches: its last 32 characters (see jwtVerifier). */
+function cacheKey(token: string): string {
+  return token.length > 32 ? token.slice(-32) : token;
+}
+
+function digestOf(token: string): string {
+  return hash('sha256', token, 'base64url');
+}
+
+/**
+ * A string of its own with the same characters: a slice of a long string keeps all of it in
+ * memory, and a refused token may be as long as the sender's headers allow.
+ */
+function ownCopy(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
+}
+
 /** A refusal that time or a rotation can turn into acceptance (an unknown kid, an nbf still ahead): never remembered. */
 class MayBecomeValidError extends InvalidTokenError {}
 
@@ -34,16 +51,22 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const clockTolerance = options.clockToleranceSeconds ?? 10;
   const cooldownMs = (options.jwksCooldownSeconds ?? 5) * 1000;
   const cacheSize = options.cacheSize ?? 50_000;
-  // Verified tokens, keyed by the token itself: a hit costs a Map lookup, no hashing, and the key
-  // is the very string the entry already holds (VerifiedToken.token), so it costs no memory. Only
-  // tokens a trusted issuer signed get in, so their size is the issuer's. A lookup compares the
-  // presented string with a stored one only when V8's (per-process seeded) string hashes match.
+  // Verified tokens, keyed by the last 32 characters of the token (inside its signature, which
+  // differs for every token): a lookup hashes 32 characters instead of the ~500 of a whole token,
+  // about a microsecond less on every request. A hit counts only when the entry's own token is
+  // equal to the presented one in full, so two tokens ending alike cost a verification, never a
+  // mix-up. Only tokens a trusted issuer signed get in, so their size is the issuer's.
   const cache = new ExpiringCache<VerifiedToken>(cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
-  // replaying one costs a hash, not a signature check. Keyed by a SHA-256 digest: these strings
-  // are the sender's, of any length. Never cached: an unknown key id, which a key rotation can
-  // make valid within seconds, nor an nbf that is still ahead.
-  const refused = new ExpiringCache<string>(cacheSize);
+  // replaying one costs a hash, not a signature check. These strings are the sender's, of any
+  // length: an entry keeps a copy of the last 32 characters as its key and the token's SHA-256
+  // digest, which a presented token must match. A new token (no entry under its key) is not
+  // hashed. Never cached: an unknown key id, which a key rotation can make valid within seconds,
+  // nor an nbf that is still ahead.
+  const refused = new ExpiringCache<{ digest: string; message: string }>(cacheSize);
+  // Header segments of tokens verified here, decoded: an issuer's tokens share theirs byte for
+  // byte, so a new token's header is not decoded again. Only verified tokens add one, so a few.
+  const knownHeaders = new Map<string, Record<string, unknown>>();
   const keySets = new Map<string, Promise<RemoteKeySet>>();
   const discovered = new Map<string, RemoteKeySet>();
 
@@ -63,20 +86,26 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     return keySet;
   }
 
+  function cached(token: string): VerifiedToken | undefined {
+    const hit = cache.get(cacheKey(token), now());
+    return hit !== undefined && hit.token === token ? hit : undefined;
+  }
+
   return {
+    cached,
     async verify(token: string): Promise<VerifiedToken> {
-      const cached = cache.get(token, now());
-      if (cached) return cached;
-      const key = hash('sha256', token, 'base64url');
+      const hit = cached(token);
+      if (hit) return hit;
+      const key = cacheKey(token);
       const refusal = refused.get(key, now());
-      if (refusal !== undefined) throw new InvalidTokenError(refusal);
+      if (refusal !== undefined && refusal.digest === digestOf(token)) throw new InvalidTokenError(refusal.message);
       try {
         const verified = await verifyUncached(token);
-        cache.set(token, verified, verified.expiresAt + clockTolerance);
+        cache.set(key, verified, verified.expiresAt + clockTolerance);
         return verified;
       } catch (error) {
         if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
-          refused.set(key, error.message, now() + 60);
+          refused.set(ownCopy(key), { digest: digestOf(token), message: error.message }, now() + 60);
         }
         throw error;
       }
@@ -84,7 +113,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   };
 
   async function verifyUncached(token: string): Promise<VerifiedToken> {
-    const jwt = parseCompactJwt(token);
+    const jwt = parseCompactJwt(token, knownHeaders);
     if (!jwt) throw new InvalidTokenError('the access token is not a JWT');
     const { header, claims } = jwt;
     // Before any key is fetched: a foreign issuer's token makes us contact no one.
@@ -106,6 +135,11 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     if (timeProblem === 'not yet valid') throw new MayBecomeValidError('the access token is not valid yet');
     if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
       throw new InvalidTokenError('the access token lacks exp, sub or client_id');
+    }
+    if (!knownHeaders.has(jwt.encodedHeader)) {
+      // Bounded all the same: a key rotation every few minutes for a year stays small, but clear it past 100.
+      if (knownHeaders.size >= 100) knownHeaders.clear();
+      knownHeaders.set(jwt.encodedHeader, header);
     }
     return {
       token,
