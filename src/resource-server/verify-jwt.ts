@@ -22,18 +22,6 @@ function cacheKey(token: string): string {
   return token.length > 32 ? token.slice(-32) : token;
 }
 
-function digestOf(token: string): string {
-  return hash('sha256', token, 'base64url');
-}
-
-/**
- * A string of its own with the same characters: a slice of a long string keeps all of it in
- * memory, and a refused token may be as long as the sender's headers allow.
- */
-function ownCopy(text: string): string {
-  return Buffer.from(text, 'utf16le').toString('utf16le');
-}
-
 /** A refusal that time or a rotation can turn into acceptance (an unknown kid, an nbf still ahead): never remembered. */
 class MayBecomeValidError extends InvalidTokenError {}
 
@@ -58,12 +46,12 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   // mix-up. Only tokens a trusted issuer signed get in, so their size is the issuer's.
   const cache = new ExpiringCache<VerifiedToken>(cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
-  // replaying one costs a hash, not a signature check. These strings are the sender's, of any
-  // length: an entry keeps a copy of the last 32 characters as its key and the token's SHA-256
-  // digest, which a presented token must match. A new token (no entry under its key) is not
-  // hashed. Never cached: an unknown key id, which a key rotation can make valid within seconds,
-  // nor an nbf that is still ahead.
-  const refused = new ExpiringCache<{ digest: string; message: string }>(cacheSize);
+  // replaying one costs a hash, not a signature check. Keyed by a SHA-256 digest, not by the end
+  // of the token: these strings are the sender's, of any length, and as Map keys they could be
+  // chosen to collide in V8's string hash where that hash is weak (Node 24.0–24.4). Never
+  // cached: an unknown key id, which a key rotation can make valid within seconds, nor an nbf
+  // that is still ahead.
+  const refused = new ExpiringCache<string>(cacheSize);
   // Header segments of tokens verified here, decoded: an issuer's tokens share theirs byte for
   // byte, so a new token's header is not decoded again. Only verified tokens add one, so a few.
   const knownHeaders = new Map<string, Record<string, unknown>>();
@@ -96,16 +84,16 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     async verify(token: string): Promise<VerifiedToken> {
       const hit = cached(token);
       if (hit) return hit;
-      const key = cacheKey(token);
-      const refusal = refused.get(key, now());
-      if (refusal !== undefined && refusal.digest === digestOf(token)) throw new InvalidTokenError(refusal.message);
+      const digest = hash('sha256', token, 'base64url');
+      const refusal = refused.get(digest, now());
+      if (refusal !== undefined) throw new InvalidTokenError(refusal);
       try {
         const verified = await verifyUncached(token);
-        cache.set(key, verified, verified.expiresAt + clockTolerance);
+        cache.set(cacheKey(token), verified, verified.expiresAt + clockTolerance);
         return verified;
       } catch (error) {
         if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
-          refused.set(ownCopy(key), { digest: digestOf(token), message: error.message }, now() + 60);
+          refused.set(digest, error.message, now() + 60);
         }
         throw error;
       }
