@@ -146,6 +146,8 @@ export function jwtSigner(header: { alg: string; kid: string; typ: string }, key
 
 export interface CompactJwt {
   header: Record<string, unknown>;
+  /** The header segment as sent: tokens signed with one key share it byte for byte. */
+  encodedHeader: string;
   claims: Record<string, unknown>;
   /** The ASCII text the signature covers: `header.payload` as sent. */
   signingInput: string;
@@ -158,6 +160,20 @@ const COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** A base64url segment's bytes; undefined for a length no encoding has (4n + 1 characters). */
 function decodeSegment(segment: string): Buffer | undefined {
   return segment.length % 4 === 1 ? undefined : Buffer.from(segment, 'base64url');
+}
+
+/**
+ * Whether a base64url segment (alphabet already checked) is the one spelling of its bytes: a last
+ * character that encodes a partial byte must leave its unused low bits zero (2 of them after
+ * 4n + 3 characters, 4 after 4n + 2), as re-encoding the bytes would.
+ */
+function canonicalBase64url(segment: string): boolean {
+  const unusedBits = [0, 0, 0x0f, 0x03][segment.length % 4]!;
+  if (unusedBits === 0) return true;
+  const c = segment.charCodeAt(segment.length - 1);
+  // The character's 6-bit value in the alphabet A–Z a–z 0–9 - _.
+  const value = c >= 97 ? c - 71 : c >= 65 ? c - 65 : c >= 48 ? c + 4 : c === 45 ? 62 : 63;
+  return (value & unusedBits) === 0;
 }
 
 /** Strict UTF-8 JSON that is an object (not an array, string or null). */
@@ -176,20 +192,28 @@ function jsonObject(bytes: Buffer): Record<string, unknown> | undefined {
  * each a JSON object. Nothing is trusted yet; undefined when it is not such a token. The
  * signature must also be encoded canonically (no stray trailing bits): it is the one part that
  * could be re-encoded without breaking the signature, giving one token two spellings.
+ * `knownHeaders` maps header segments decoded before to their header: decoding a segment always
+ * gives the same object, so one seen before is not decoded again (callers keep only those of
+ * tokens they verified, so a sender cannot fill it).
  */
-export function parseCompactJwt(token: string): CompactJwt | undefined {
+export function parseCompactJwt(token: string, knownHeaders?: ReadonlyMap<string, Record<string, unknown>>): CompactJwt | undefined {
   if (!COMPACT.test(token)) return undefined;
   const first = token.indexOf('.');
   const second = token.indexOf('.', first + 1);
-  const headerBytes = decodeSegment(token.slice(0, first));
-  const claimsBytes = decodeSegment(token.slice(first + 1, second));
+  const encodedHeader = token.slice(0, first);
   const encodedSignature = token.slice(second + 1);
   const signature = decodeSegment(encodedSignature);
-  if (!headerBytes || !claimsBytes || !signature || signature.toString('base64url') !== encodedSignature) return undefined;
-  const header = jsonObject(headerBytes);
-  const claims = header && jsonObject(claimsBytes);
-  if (!header || !claims) return undefined;
-  return { header, claims, signingInput: token.slice(0, second), signature };
+  if (!signature || !canonicalBase64url(encodedSignature)) return undefined;
+  let header = knownHeaders?.get(encodedHeader);
+  if (header === undefined) {
+    const headerBytes = decodeSegment(encodedHeader);
+    header = headerBytes && jsonObject(headerBytes);
+    if (!header) return undefined;
+  }
+  const claimsBytes = decodeSegment(token.slice(first + 1, second));
+  const claims = claimsBytes && jsonObject(claimsBytes);
+  if (!claims) return undefined;
+  return { header, encodedHeader, claims, signingInput: token.slice(0, second), signature };
 }
 
 /** RFC 7515 §4.1.9 / RFC 8725 §3.11: media types compare case-insensitively, `application/` optional. */

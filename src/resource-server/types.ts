@@ -16,6 +16,12 @@ export interface VerifiedToken {
 export interface TokenVerifier {
   /** Resolves with the token's facts, or throws InvalidTokenError (→ 401) or VerifierUnavailableError (→ 503). */
   verify(token: string): Promise<VerifiedToken>;
+  /**
+   * Optional: the facts of a token this verifier verified before and still remembers as valid,
+   * at once (no promise); undefined for any other token, which then goes through verify(). The
+   * guard answers a repeated token with this, so it must hold only tokens verify() accepted.
+   */
+  cached?(token: string): VerifiedToken | undefined;
 }
 
 /**

@@ -17,6 +17,11 @@ export interface JwtVerifierOptions {
   fetch?: typeof fetch;
 }
 
+/** Where a token is filed in the caches: its last 32 characters (see jwtVerifier). */
+function cacheKey(token: string): string {
+  return token.length > 32 ? token.slice(-32) : token;
+}
+
 /** A refusal that time or a rotation can turn into acceptance (an unknown kid, an nbf still ahead): never remembered. */
 class MayBecomeValidError extends InvalidTokenError {}
 
@@ -34,16 +39,22 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const clockTolerance = options.clockToleranceSeconds ?? 10;
   const cooldownMs = (options.jwksCooldownSeconds ?? 5) * 1000;
   const cacheSize = options.cacheSize ?? 50_000;
-  // Verified tokens, keyed by the token itself: a hit costs a Map lookup, no hashing, and the key
-  // is the very string the entry already holds (VerifiedToken.token), so it costs no memory. Only
-  // tokens a trusted issuer signed get in, so their size is the issuer's. A lookup compares the
-  // presented string with a stored one only when V8's (per-process seeded) string hashes match.
+  // Verified tokens, keyed by the last 32 characters of the token (inside its signature, which
+  // differs for every token): a lookup hashes 32 characters instead of the ~500 of a whole token,
+  // about a microsecond less on every request. A hit counts only when the entry's own token is
+  // equal to the presented one in full, so two tokens ending alike cost a verification, never a
+  // mix-up. Only tokens a trusted issuer signed get in, so their size is the issuer's.
   const cache = new ExpiringCache<VerifiedToken>(cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
-  // replaying one costs a hash, not a signature check. Keyed by a SHA-256 digest: these strings
-  // are the sender's, of any length. Never cached: an unknown key id, which a key rotation can
-  // make valid within seconds, nor an nbf that is still ahead.
+  // replaying one costs a hash, not a signature check. Keyed by a SHA-256 digest, not by the end
+  // of the token: these strings are the sender's, of any length, and as Map keys they could be
+  // chosen to collide in V8's string hash where that hash is weak (Node 24.0–24.4). Never
+  // cached: an unknown key id, which a key rotation can make valid within seconds, nor an nbf
+  // that is still ahead.
   const refused = new ExpiringCache<string>(cacheSize);
+  // Header segments of tokens verified here, decoded: an issuer's tokens share theirs byte for
+  // byte, so a new token's header is not decoded again. Only verified tokens add one, so a few.
+  const knownHeaders = new Map<string, Record<string, unknown>>();
   const keySets = new Map<string, Promise<RemoteKeySet>>();
   const discovered = new Map<string, RemoteKeySet>();
 
@@ -63,20 +74,26 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     return keySet;
   }
 
+  function cached(token: string): VerifiedToken | undefined {
+    const hit = cache.get(cacheKey(token), now());
+    return hit !== undefined && hit.token === token ? hit : undefined;
+  }
+
   return {
+    cached,
     async verify(token: string): Promise<VerifiedToken> {
-      const cached = cache.get(token, now());
-      if (cached) return cached;
-      const key = hash('sha256', token, 'base64url');
-      const refusal = refused.get(key, now());
+      const hit = cached(token);
+      if (hit) return hit;
+      const digest = hash('sha256', token, 'base64url');
+      const refusal = refused.get(digest, now());
       if (refusal !== undefined) throw new InvalidTokenError(refusal);
       try {
         const verified = await verifyUncached(token);
-        cache.set(token, verified, verified.expiresAt + clockTolerance);
+        cache.set(cacheKey(token), verified, verified.expiresAt + clockTolerance);
         return verified;
       } catch (error) {
         if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
-          refused.set(key, error.message, now() + 60);
+          refused.set(digest, error.message, now() + 60);
         }
         throw error;
       }
@@ -84,7 +101,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   };
 
   async function verifyUncached(token: string): Promise<VerifiedToken> {
-    const jwt = parseCompactJwt(token);
+    const jwt = parseCompactJwt(token, knownHeaders);
     if (!jwt) throw new InvalidTokenError('the access token is not a JWT');
     const { header, claims } = jwt;
     // Before any key is fetched: a foreign issuer's token makes us contact no one.
@@ -106,6 +123,11 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     if (timeProblem === 'not yet valid') throw new MayBecomeValidError('the access token is not valid yet');
     if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
       throw new InvalidTokenError('the access token lacks exp, sub or client_id');
+    }
+    if (!knownHeaders.has(jwt.encodedHeader)) {
+      // Bounded all the same: a key rotation every few minutes for a year stays small, but clear it past 100.
+      if (knownHeaders.size >= 100) knownHeaders.clear();
+      knownHeaders.set(jwt.encodedHeader, header);
     }
     return {
       token,

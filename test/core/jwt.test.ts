@@ -131,6 +131,31 @@ describe('JWT: compact serialization, strictly', () => {
     assert.equal(parseCompactJwt(`${h}.${p}.${respelled}`), undefined);
   });
 
+  it('refuses any segment length\'s stray bits in the signature: 4n + 3 characters leave 2 unused', () => {
+    // 65 bytes are 87 characters; the check is on the spelling, so the length need not fit an algorithm.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const signature = Buffer.alloc(65, 0x5a).toString('base64url');
+    assert.equal(signature.length % 4, 3);
+    assert.ok(parseCompactJwt(`${h}.${p}.${signature}`));
+    for (const bit of [1, 2]) {
+      const respelled = `${signature.slice(0, -1)}${alphabet[alphabet.indexOf(signature.at(-1)!) | bit]}`;
+      assert.equal(parseCompactJwt(`${h}.${p}.${respelled}`), undefined, respelled.slice(-2));
+    }
+    // Every last character of a 4n + 2 spelling with any of its 4 unused bits set.
+    const short = Buffer.alloc(64, 0x5a).toString('base64url');
+    for (const bit of [1, 2, 4, 8]) {
+      const respelled = `${short.slice(0, -1)}${alphabet[alphabet.indexOf(short.at(-1)!) | bit]}`;
+      assert.equal(parseCompactJwt(`${h}.${p}.${respelled}`), undefined, respelled.slice(-2));
+    }
+  });
+
+  it('reuses a known header only for the exact same header segment', () => {
+    const known = new Map([[h, { alg: 'ES256', kid: 'from-the-map', typ: 'at+jwt' }]]);
+    assert.equal(parseCompactJwt(`${h}.${p}.${s}`, known)!.header.kid, 'from-the-map');
+    const other = b64(JSON.stringify({ alg: 'ES256', kid: 'k2', typ: 'at+jwt' }));
+    assert.equal(parseCompactJwt(`${other}.${p}.${s}`, known)!.header.kid, 'k2');
+  });
+
   it('refuses a header or claims that are not a JSON object in UTF-8', () => {
     for (const [header, payload] of [
       [b64('[1]'), p],

@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { Hono } from 'hono';
 import { honoBearerAuth, type AuthVariables } from '../../src/resource-server/adapters/hono.js';
 import type { TokenVerifier } from '../../src/resource-server/types.js';
+import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
 import { form, obtainTokens, postForm } from '../helpers/harness.js';
 import {
   accessToken,
@@ -23,6 +24,7 @@ import {
   protect,
   RESOURCE,
   REVISIONS,
+  routeFetch,
   serviceToken,
   VERIFIERS,
 } from './setup.js';
@@ -250,6 +252,56 @@ for (const revision of REVISIONS.filter((r) => r.resource !== undefined)) {
     }
   });
 }
+
+describe('a token answered from the verifier\'s cache still passes every check of the guard', () => {
+  it('revocation, audience and scope are checked on every request, not only the first', async () => {
+    const h = createHarness();
+    const jwt = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server]) });
+    const revoked = new Set<string>();
+    const protection = protect(h, jwt, { revocations: { isRevoked: (auth) => revoked.has(auth.token) } });
+    const elsewhere = protect(h, jwt, { resource: OTHER_RESOURCE });
+    const token = await mintToken(h.server, h.clock.now);
+    assert.equal((await protection.check(bearer(token))).ok, true);
+    assert.ok(jwt.cached!(token), 'now cached');
+    await expectDenied(await ask(protection, bearer(token), ['mcp:admin']), 403, 'insufficient_scope');
+    const mis = await elsewhere.check(bearer(token));
+    assert.equal(mis.ok ? 200 : `${mis.status} ${mis.body.error}`, '401 invalid_token', 'another audience');
+    revoked.add(token);
+    await expectDenied(await ask(protection, bearer(token)), 401, 'invalid_token');
+  });
+
+  it('checkKnown answers at once only for a token the verifier holds, and as check() would', async () => {
+    const h = createHarness();
+    const jwt = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server]) });
+    const protection = protect(h, jwt);
+    const token = await mintToken(h.server, h.clock.now);
+    for (const header of [undefined, null, '', bearer(token), `bearer ${token}`, 'Bearer not-a-jwt']) {
+      assert.equal(protection.checkKnown(header), undefined, `before any check: ${String(header).slice(0, 10)}`);
+    }
+    assert.equal((await protection.check(bearer(token))).ok, true);
+    assert.deepEqual(protection.checkKnown(bearer(token)), await protection.check(bearer(token)));
+    const denied = protection.checkKnown(bearer(token), ['mcp:admin']);
+    assert.equal(denied && !denied.ok ? denied.status : 200, 403);
+    assert.equal(protection.checkKnown(`bearer ${token}`), undefined, 'other spellings go through check()');
+  });
+
+  it('the cached token with anything around it is judged as the header it is', async () => {
+    const h = createHarness();
+    const jwt = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server]) });
+    const protection = protect(h, jwt);
+    const token = await mintToken(h.server, h.clock.now);
+    assert.equal((await protection.check(bearer(token))).ok, true);
+    assert.equal((await protection.check(`Bearer ${token} `)).ok, true, 'trailing space, as before');
+    for (const header of [`Bearer ${token}!`, `Bearer ${token}, Bearer ${token}`, `Bearer ${token}\u0000`]) {
+      const result = await protection.check(header);
+      assert.equal(result.ok ? 200 : result.status, 400, JSON.stringify(header.slice(-12)));
+    }
+    for (const header of [`Bearer ${token}.x`, `Bearer x${token}`]) {
+      const result = await protection.check(header);
+      assert.equal(result.ok ? 200 : result.status, 401, JSON.stringify(header.slice(0, 12)));
+    }
+  });
+});
 
 describe('malformed Authorization headers → 400 invalid_request (the verifier is not asked)', () => {
   const untouchable: TokenVerifier = {

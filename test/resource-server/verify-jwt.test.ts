@@ -356,6 +356,72 @@ describe('JWT verifier: verified-token cache', () => {
   });
 });
 
+/** The same token with other claims and its own (now wrong) signature: it ends exactly like the original. */
+function sameEnding(token: string, claims: Record<string, unknown>): string {
+  const [header, payload, signature] = token.split('.') as [string, string, string];
+  const changed = { ...(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>), ...claims };
+  return `${header}.${Buffer.from(JSON.stringify(changed)).toString('base64url')}.${signature}`;
+}
+
+describe('JWT verifier: caches filed under the end of the token', () => {
+  it('a token ending like a cached one is verified on its own (a forgery reusing a signature is refused)', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const token = await mintToken(h.server, h.clock.now);
+    assert.equal((await verifier.verify(token)).subject, 'user-alice');
+    const forged = sameEnding(token, { sub: 'admin', scope: 'mcp:tools mcp:admin' });
+    assert.equal(forged.slice(-32), token.slice(-32));
+    await assert.rejects(verifier.verify(forged), InvalidTokenError);
+    assert.equal((await ask(protect(h, verifier), bearer(forged))).status, 401);
+    assert.equal((await verifier.verify(token)).subject, 'user-alice', 'the valid token is still accepted');
+  });
+
+  it('a refused token does not make a valid one ending alike refused', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const token = await mintToken(h.server, h.clock.now);
+    const forged = sameEnding(token, { sub: 'admin' });
+    await assert.rejects(verifier.verify(forged), /invalid/);
+    await assert.rejects(verifier.verify(forged), /invalid/, 'remembered');
+    assert.equal((await verifier.verify(token)).subject, 'user-alice');
+  });
+
+  it('cached() answers only a token verify() accepted, and only that exact string', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const token = await mintToken(h.server, h.clock.now);
+    assert.equal(verifier.cached!(token), undefined, 'not verified yet');
+    const verified = await verifier.verify(token);
+    assert.equal(verifier.cached!(token), verified);
+    assert.equal(verifier.cached!(` ${token}`), undefined);
+    assert.equal(verifier.cached!(sameEnding(token, { sub: 'admin' })), undefined);
+    const expired = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
+    await assert.rejects(verifier.verify(expired), /expired/);
+    assert.equal(verifier.cached!(expired), undefined, 'a refused token is not answered');
+    h.clock.now += 600 + 10; // past exp and the tolerance
+    assert.equal(verifier.cached!(token), undefined, 'an expired one neither');
+  });
+});
+
+describe('JWT verifier: headers decoded once', () => {
+  it('after a token with a header is verified, a header differing in one character is still checked', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const { kid } = await h.server.keys.current();
+    const claims = { iss: ISSUER, sub: 'user-alice', aud: RESOURCE, client_id: 'client-1', scope: 'mcp:tools', iat: h.clock.now, exp: h.clock.now + 600 };
+    assert.equal((await verifier.verify(await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'a' }))).subject, 'user-alice');
+    // Same length, same key, same signer: only typ differs, so only a check of this header refuses it.
+    const other = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwu' }, { ...claims, jti: 'b' });
+    await assert.rejects(verifier.verify(other), InvalidTokenError);
+    const crit = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt', crit: ['exp'], exp: 1 }, { ...claims, jti: 'c' });
+    await assert.rejects(verifier.verify(crit), InvalidTokenError);
+    // And a token with the known header is verified as before (its signature checked).
+    const again = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'd' });
+    assert.equal((await verifier.verify(again)).claims.jti, 'd');
+    await assert.rejects(verifier.verify(sameEnding(again, { jti: 'e' })), InvalidTokenError);
+  });
+});
+
 describe('JWT verifier: the authorization server cannot be reached', () => {
   it('metadata unreachable → 503 temporarily_unavailable, and a later request retries discovery', async () => {
     const h = createHarness();

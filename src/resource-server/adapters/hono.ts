@@ -18,7 +18,8 @@ export function honoBearerAuth(
   const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return async (c, next) => {
     const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
-    const result = await protection.check(authorizationOf(c.req.raw, incoming), options.requiredScopes);
+    const authorization = authorizationOf(c.req.raw, incoming);
+    const result = protection.checkKnown(authorization, options.requiredScopes) ?? (await protection.check(authorization, options.requiredScopes));
     if (!result.ok) return denialResponse(result);
     const limited = limitRequestBody(c.req.raw, maxBytes, incoming);
     if (limited === null) return bodyTooLargeResponse(maxBytes);
