@@ -42,9 +42,10 @@ export interface ProtectedResource {
   /**
    * The same answer at once when it needs nothing but memory ("Bearer <token>" with a token the
    * verifier holds as verified), undefined when check() must be awaited. For adapters: one
-   * promise less on nearly every request.
+   * promise less on nearly every request. Optional, so a ProtectedResource written by hand
+   * before it existed still type-checks; adapters then await check().
    */
-  checkKnown(authorization: string | null | undefined, requiredScopes?: string[]): GuardResult | undefined;
+  checkKnown?(authorization: string | null | undefined, requiredScopes?: string[]): GuardResult | undefined;
   /** The same for a Web Request, with the denial as a ready Response. */
   authenticate(request: Request, requiredScopes?: string[]): Promise<{ ok: true; auth: VerifiedToken } | { ok: false; response: Response }>;
 }

@@ -276,13 +276,13 @@ describe('a token answered from the verifier\'s cache still passes every check o
     const protection = protect(h, jwt);
     const token = await mintToken(h.server, h.clock.now);
     for (const header of [undefined, null, '', bearer(token), `bearer ${token}`, 'Bearer not-a-jwt']) {
-      assert.equal(protection.checkKnown(header), undefined, `before any check: ${String(header).slice(0, 10)}`);
+      assert.equal(protection.checkKnown!(header), undefined, `before any check: ${String(header).slice(0, 10)}`);
     }
     assert.equal((await protection.check(bearer(token))).ok, true);
-    assert.deepEqual(protection.checkKnown(bearer(token)), await protection.check(bearer(token)));
-    const denied = protection.checkKnown(bearer(token), ['mcp:admin']);
+    assert.deepEqual(protection.checkKnown!(bearer(token)), await protection.check(bearer(token)));
+    const denied = protection.checkKnown!(bearer(token), ['mcp:admin']);
     assert.equal(denied && !denied.ok ? denied.status : 200, 403);
-    assert.equal(protection.checkKnown(`bearer ${token}`), undefined, 'other spellings go through check()');
+    assert.equal(protection.checkKnown!(`bearer ${token}`), undefined, 'other spellings go through check()');
   });
 
   it('the cached token with anything around it is judged as the header it is', async () => {

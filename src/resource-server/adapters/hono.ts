@@ -19,7 +19,7 @@ export function honoBearerAuth(
   return async (c, next) => {
     const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
     const authorization = authorizationOf(c.req.raw, incoming);
-    const result = protection.checkKnown(authorization, options.requiredScopes) ?? (await protection.check(authorization, options.requiredScopes));
+    const result = protection.checkKnown?.(authorization, options.requiredScopes) ?? (await protection.check(authorization, options.requiredScopes));
     if (!result.ok) return denialResponse(result);
     const limited = limitRequestBody(c.req.raw, maxBytes, incoming);
     if (limited === null) return bodyTooLargeResponse(maxBytes);
