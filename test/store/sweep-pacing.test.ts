@@ -103,6 +103,22 @@ describe('sweep pacing', () => {
     assert.equal(Math.max(...sizes), SWEEP_WALK_BATCH);
     assert.equal(rests.length, sizes.length - 1, 'a rest after every slice but the last');
   });
+
+  it('keeps a walk over expired rows at a batch of deletions a slice, however fast (PostgreSQL)', async () => {
+    const sizes: number[] = [];
+    const keys = Array.from({ length: 5000 }, (_, i) => String(i).padStart(5, '0'));
+    const total = await walkInSlices(
+      async (after, size) => {
+        sizes.push(size);
+        const slice = keys.filter((k) => k > after).slice(0, size);
+        return { deleted: slice.length, last: slice.at(-1) ?? null, keys: slice.length };
+      },
+      async () => {},
+      { sliceMs: Infinity, restFactor: 4 },
+    );
+    assert.equal(total, 5000);
+    assert.ok(sizes.every((size) => size === SWEEP_BATCH), `slices: ${sizes.join(' ')}`);
+  });
 });
 
 describe('SQLite checkpointer', () => {

@@ -92,7 +92,7 @@ export async function drainInSlices(
   }
 }
 
-/** Most keys one slice of a walked sweep covers (slices of fewer live rows cost less than a batch of deletions). */
+/** Most keys one slice of a walked sweep covers (slices of mostly live rows cost less than a batch of deletions). */
 export const SWEEP_WALK_BATCH = 4 * SWEEP_BATCH;
 
 /**
@@ -115,7 +115,9 @@ export async function walkInSlices(
     if (last === null || keys < size) return total;
     after = last;
     if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
-    else if (took < pace.sliceMs / 2) size = Math.min(SWEEP_WALK_BATCH, size * 2);
+    // Wider only over mostly live rows: a slice deletes about SWEEP_BATCH rows at most, as a batch
+    // does (on PostgreSQL, where time does not size slices, 2,000 deletions a slice moved the p99).
+    else if (took < pace.sliceMs / 2 && deleted * 2 < size) size = Math.min(SWEEP_WALK_BATCH, size * 2);
     await pause(took * pace.restFactor);
   }
 }
