@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { OAuthError } from '../../core/errors.js';
-import { builtFromNodeRequest } from '../../core/node-request.js';
+import { builtFromNodeRequest, rawHeader } from '../../core/node-request.js';
 
 /**
  * Request bodies read with a cap: more than `maxBytes` is 413 as soon as the count passes it,
@@ -34,35 +34,12 @@ export function attachNodeRequest(request: Request, incoming: unknown): void {
 }
 
 /**
- * One request header, as `request.headers.get(name)` answers it (`name` in lower case): repeats
- * joined with ", ", surrounding HTTP whitespace trimmed. From the Node request's raw headers when
- * there is one: under @hono/node-server, `request.headers` builds an undici Headers object of
- * every header, validated one by one, for the two or three a POST endpoint reads.
+ * One request header, as `request.headers.get(name)` answers it (`name` in lower case); from the
+ * Node request's raw headers when there is one (core/node-request.ts rawHeader).
  */
 export function requestHeader(request: Request, name: string): string | null {
   const incoming = (request as Attached)[NODE_REQUEST];
-  if (!incoming) return request.headers.get(name);
-  const raw = incoming.rawHeaders;
-  let value: string | null = null;
-  for (let i = 0; i < raw.length; i += 2) {
-    const key = raw[i]!;
-    if (key.length === name.length && key.toLowerCase() === name) {
-      const found = trimHttpWhitespace(raw[i + 1]!);
-      value = value === null ? found : `${value}, ${found}`;
-    }
-  }
-  return value;
-}
-
-const isSpace = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
-
-/** Fetch's header value normalization: only tab, LF, CR and space, not String#trim's wider set. */
-function trimHttpWhitespace(value: string): string {
-  let start = 0;
-  let end = value.length;
-  while (start < end && isSpace(value.charCodeAt(start))) start++;
-  while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
-  return start === 0 && end === value.length ? value : value.slice(start, end);
+  return incoming ? rawHeader(incoming.rawHeaders, name) : request.headers.get(name);
 }
 
 export function bodyTooLarge(maxBytes: number): OAuthError {

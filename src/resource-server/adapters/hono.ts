@@ -1,6 +1,6 @@
 import type { Env, Hono, MiddlewareHandler } from 'hono';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody } from '../body-limit.js';
-import { builtFromNodeRequest } from '../../core/node-request.js';
+import { builtFromNodeRequest, rawHeader } from '../../core/node-request.js';
 import { denialResponse, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
@@ -32,19 +32,12 @@ export function honoBearerAuth(
 /**
  * The Authorization header. Under @hono/node-server, read from the Node request's raw headers:
  * asking the lazy Web Request for its headers would build the whole Request (tens of µs, and the
- * body then goes through web streams). Sent twice, it is left to the Web Request, which joins the
- * values (a malformed header, as before), whereas Node's own `headers` would keep only the first.
+ * body then goes through web streams). Sent twice, the values are joined as the Web Request joins
+ * them (a malformed header, as before), whereas Node's own `headers` would keep only the first.
  */
-function authorizationOf(request: Request, incoming: unknown): string | null | undefined {
+function authorizationOf(request: Request, incoming: unknown): string | null {
   if (!builtFromNodeRequest(request, incoming)) return request.headers.get('authorization');
-  const raw = (incoming as { rawHeaders: string[] }).rawHeaders;
-  let value: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length !== 13 || raw[i]!.toLowerCase() !== 'authorization') continue;
-    if (value !== undefined) return request.headers.get('authorization');
-    value = raw[i + 1]!;
-  }
-  return value;
+  return rawHeader((incoming as { rawHeaders: string[] }).rawHeaders, 'authorization');
 }
 
 /** Serves the protected resource metadata at its well-known paths. Generic so an app typed with AuthVariables fits too. */
