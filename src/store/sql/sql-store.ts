@@ -69,6 +69,13 @@ export interface SweepPace {
 }
 export const DEFAULT_SWEEP_PACE: SweepPace = { sliceMs: Infinity, restFactor: 4 };
 
+/** The next batch's size: halved when the last one took longer than a slice, doubled (up to `most`) when it took under half. */
+function resized(size: number, took: number, pace: SweepPace, most: number): number {
+  if (took > pace.sliceMs) return Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
+  if (took < pace.sliceMs / 2) return Math.min(most, size * 2);
+  return size;
+}
+
 /**
  * Deletes in batches until a batch comes back short. Each batch is its own short statement,
  * committed alone, sized and followed by a rest as `pace` says.
@@ -86,8 +93,7 @@ export async function drainInSlices(
     const took = performance.now() - started;
     total += deleted;
     if (deleted < size) return total;
-    if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
-    else if (took < pace.sliceMs / 2) size = Math.min(SWEEP_BATCH, size * 2);
+    size = resized(size, took, pace, SWEEP_BATCH);
     await pause(took * pace.restFactor);
   }
 }
@@ -114,10 +120,9 @@ export async function walkInSlices(
     total += deleted;
     if (last === null || keys < size) return total;
     after = last;
-    if (took > pace.sliceMs) size = Math.max(SWEEP_MIN_BATCH, Math.floor(size / 2));
     // Wider only over mostly live rows: a slice deletes about SWEEP_BATCH rows at most, as a batch
     // does (on PostgreSQL, where time does not size slices, 2,000 deletions a slice moved the p99).
-    else if (took < pace.sliceMs / 2 && deleted * 2 < size) size = Math.min(SWEEP_WALK_BATCH, size * 2);
+    size = resized(size, took, pace, deleted * 2 < size ? SWEEP_WALK_BATCH : size);
     await pause(took * pace.restFactor);
   }
 }
