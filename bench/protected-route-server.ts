@@ -11,9 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createAuthorizationServer, registerClient, validateClientMetadata } from '../src/authorization-server/index.js';
+import { createAuthorizationServer } from '../src/authorization-server/index.js';
 import { honoBearerAuth, jwtVerifier, protectedResource } from '../src/resource-server/index.js';
 import { createMemoryStore } from '../src/store/index.js';
+import { tokenIssuer } from './peers/issue-tokens.js';
 
 const issuer = 'http://127.0.0.1:1';
 const resource = `${issuer}/mcp`;
@@ -48,20 +49,7 @@ app.post('/open', (c) => handler(c));
 app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
 app.post('/mcp-uncached', honoBearerAuth(uncached), (c) => handler(c));
 
-const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
-const { client, clientSecret } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
-const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
-async function issue(): Promise<string> {
-  const response = await as.handle(
-    new Request(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-      body: 'grant_type=client_credentials&scope=mcp:tools',
-    }),
-  );
-  if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+const issue = await tokenIssuer(as, store, issuer);
 const tokens: string[] = [];
 for (let i = 0; i < Number(process.env.BENCH_TOKENS ?? 12_000); i++) tokens.push(await issue());
 const tokensFile = join(mkdtempSync(join(tmpdir(), 'context-auth-bench-')), 'tokens.json');

@@ -10,11 +10,12 @@
  *   node --import tsx bench/peers/guard.ts <tokens>
  */
 import { verify } from 'node:crypto';
-import { createAuthorizationServer, registerClient, validateClientMetadata } from '../../src/authorization-server/index.js';
+import { createAuthorizationServer } from '../../src/authorization-server/index.js';
 import { parseCompactJwt, verificationKeyFromJwk } from '../../src/core/jwt.js';
 import { jwtVerifier, protectedResource } from '../../src/resource-server/index.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { READY } from './child.js';
+import { tokenIssuer } from './issue-tokens.js';
 
 const TOKENS = Number(process.argv[2] ?? 2000);
 const issuer = 'http://127.0.0.1:1';
@@ -28,20 +29,7 @@ const guard = protectedResource({
   verifier: jwtVerifier({ authorizationServers: [issuer], fetch: (input, init) => as.handle(new Request(input, init)) }),
 });
 
-const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
-const { client, clientSecret } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
-const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
-async function issue(): Promise<string> {
-  const response = await as.handle(
-    new Request(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-      body: `grant_type=client_credentials&scope=mcp:tools&resource=${encodeURIComponent(resource)}`,
-    }),
-  );
-  if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+const issue = await tokenIssuer(as, store, issuer, resource);
 const tokens: string[] = [];
 for (let i = 0; i < TOKENS; i++) tokens.push(await issue());
 const warmUp: string[] = [];
