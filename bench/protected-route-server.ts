@@ -40,11 +40,7 @@ const handler = async (c: { req: { json(): Promise<unknown> } }) => {
 const app = new Hono();
 // CPU time spent by this process, read by the load generator around each measurement: a cost per
 // request that the other load on the machine disturbs far less than throughput does.
-// ?gc=1 (before a measurement) collects first, so no route pays for the garbage of the one before.
-app.get('/cpu', (c) => {
-  if (c.req.query('gc') === '1') (globalThis as { gc?: () => void }).gc?.();
-  return Response.json(process.cpuUsage());
-});
+app.get('/cpu', () => Response.json(process.cpuUsage()));
 app.post('/open', (c) => handler(c));
 app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
 app.post('/mcp-uncached', honoBearerAuth(uncached), (c) => handler(c));

@@ -43,10 +43,13 @@ const begun = Date.now();
 console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
 
 // --- Peers ---------------------------------------------------------------------------------
+/** Not a peer: node:http answering a fixed body (bench/peers/floor.ts), what every Node server pays per request. */
+const FLOOR = 'node:http alone (fixed answer: the floor)';
 const peers: Peer[] = [
   { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'] },
   { name: 'MCP SDK auth router', script: 'sdk.ts' },
   { name: 'oidc-provider', script: 'oidc.ts' },
+  { name: FLOOR, script: 'floor.ts' },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
 ];
 if (!SCALING_ONLY) {
@@ -71,6 +74,9 @@ if (!SCALING_ONLY) {
     }
     const ours = results.get('context-auth (SQLite)')!;
     const ourPostgres = results.get('context-auth (PostgreSQL)');
+    const floor = results.get(FLOOR)!;
+    const above = (r: Sample) => (r.cpuMs - floor.cpuMs) * 1000;
+    console.log(`\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs.`);
     if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
     console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
   } finally {

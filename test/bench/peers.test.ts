@@ -33,6 +33,25 @@ describe('bench peers', () => {
   const running: Running[] = [];
   after(async () => void (await Promise.all(running.map(stopPeer))));
 
+  it('the floor (node:http alone) answers the refresh request as ours does, fixed, and reports its CPU', async () => {
+    const server = await startPeer({ name: 'floor', script: 'floor.ts' }, false);
+    running.push(server);
+    const before = await server.usage();
+    const response = await fetch(`http://127.0.0.1:${server.port}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: server.refreshTokens[0]!, client_id: server.clientId }),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const body = (await response.json()) as { access_token: string; refresh_token: string; token_type: string };
+    // The size of an ES256 access token of ours, so the floor writes as many bytes.
+    assert.ok(body.access_token.length >= 500 && body.access_token.length <= 560, `access token of ${body.access_token.length} characters`);
+    assert.equal(await refresh(server, body.refresh_token), body.refresh_token);
+    const wrong = await fetch(`http://127.0.0.1:${server.port}/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password' }) });
+    assert.equal(wrong.status, 400);
+    assert.ok((await server.usage()).cpu > before.cpu);
+  });
+
   for (const { peer, accessToken } of peers) {
     it(`${peer.name}: rotates the refresh token at every use and reports its CPU`, async () => {
       const server = await startPeer(peer, false);
