@@ -81,6 +81,31 @@ describe('sweep pacing', () => {
     assert.ok(rests.every((ms) => ms >= 3 * 4 * 0.9));
   });
 
+  it('keeps batches at the pace\'s own batchRows, walked slices widening to four times that over live rows (PostgreSQL: 100)', async () => {
+    const pace: SweepPace = { sliceMs: Infinity, restFactor: 4, batchRows: 100 };
+    const sizes: number[] = [];
+    let calls = 0;
+    await drainInSlices(async (size) => (sizes.push(size), calls++ < 3 ? size : 0), async () => {}, pace);
+    assert.deepEqual(sizes, [100, 100, 100, 100]);
+
+    const walked: number[] = [];
+    const keys = Array.from({ length: 3000 }, (_, i) => String(i).padStart(5, '0'));
+    const expired = new Set(keys.slice(0, 1000)); // the first third expired, then only live rows
+    const total = await walkInSlices(
+      async (after, size) => {
+        walked.push(size);
+        const slice = keys.filter((k) => k > after).slice(0, size);
+        const deleted = slice.filter((k) => expired.delete(k)).length;
+        return { deleted, last: slice.at(-1) ?? null, keys: slice.length };
+      },
+      async () => {},
+      pace,
+    );
+    assert.equal(total, 1000);
+    assert.ok(walked.slice(0, 10).every((size) => size === 100), `slices over expired rows: ${walked.join(' ')}`);
+    assert.equal(Math.max(...walked), 400);
+  });
+
   it('walks a table to its last key, past slices that delete nothing, resting after each and growing quick slices', async () => {
     // 20,000 keys, one in a hundred expired.
     const keys = Array.from({ length: 20_000 }, (_, i) => `k${String(i).padStart(5, '0')}`);

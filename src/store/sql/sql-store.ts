@@ -58,14 +58,17 @@ export const SWEEP_BATCH = 500;
 const SWEEP_MIN_BATCH = 16;
 
 /**
- * How a sweep shares the server: batches grow and shrink to take about `sliceMs` each (SQLite,
- * whose batches run on the event loop), and after each one the sweep rests `restFactor` times as
- * long as the batch took. PostgreSQL's batches run in the database, not on the event loop, and
- * cost a round trip whatever their size: they stay at SWEEP_BATCH rows, with the same rest.
+ * How a sweep shares the server: batches of at most `batchRows` deletions grow and shrink to take
+ * about `sliceMs` each (SQLite, whose batches run on the event loop), and after each one the sweep
+ * rests `restFactor` times as long as the batch took. PostgreSQL's batches run in the database,
+ * not on the event loop, and cost a round trip whatever their size: time does not size them (an
+ * infinite `sliceMs`), they stay at `batchRows`, with the same rest.
  */
 export interface SweepPace {
   sliceMs: number;
   restFactor: number;
+  /** Most rows one batch deletes. Default SWEEP_BATCH. */
+  batchRows?: number;
 }
 export const DEFAULT_SWEEP_PACE: SweepPace = { sliceMs: Infinity, restFactor: 4 };
 
@@ -85,7 +88,8 @@ export async function drainInSlices(
   pause: (ms: number) => Promise<void>,
   pace: SweepPace = DEFAULT_SWEEP_PACE,
 ): Promise<number> {
-  let size = SWEEP_BATCH;
+  const most = pace.batchRows ?? SWEEP_BATCH;
+  let size = most;
   let total = 0;
   for (;;) {
     const started = performance.now();
@@ -93,13 +97,15 @@ export async function drainInSlices(
     const took = performance.now() - started;
     total += deleted;
     if (deleted < size) return total;
-    size = resized(size, took, pace, SWEEP_BATCH);
+    size = resized(size, took, pace, most);
     await pause(took * pace.restFactor);
   }
 }
 
-/** Most keys one slice of a walked sweep covers (slices of mostly live rows cost less than a batch of deletions). */
-export const SWEEP_WALK_BATCH = 4 * SWEEP_BATCH;
+/** How many times a batch's rows one slice of a walked sweep may cover (slices of mostly live rows cost less than a batch of deletions). */
+const WALK_WIDENING = 4;
+/** Most keys one slice of a walked sweep covers, at the default batch. */
+export const SWEEP_WALK_BATCH = WALK_WIDENING * SWEEP_BATCH;
 
 /**
  * Walks a table's keys a slice at a time from the first, deleting the expired rows of each slice,
@@ -110,7 +116,8 @@ export async function walkInSlices(
   pause: (ms: number) => Promise<void>,
   pace: SweepPace = DEFAULT_SWEEP_PACE,
 ): Promise<number> {
-  let size = SWEEP_BATCH;
+  const batch = pace.batchRows ?? SWEEP_BATCH;
+  let size = batch;
   let after = '';
   let total = 0;
   for (;;) {
@@ -120,9 +127,9 @@ export async function walkInSlices(
     total += deleted;
     if (last === null || keys < size) return total;
     after = last;
-    // Wider only over mostly live rows: a slice deletes about SWEEP_BATCH rows at most, as a batch
+    // Wider only over mostly live rows: a slice deletes about a batch of rows at most, as a batch
     // does (on PostgreSQL, where time does not size slices, 2,000 deletions a slice moved the p99).
-    size = resized(size, took, pace, deleted * 2 < size ? SWEEP_WALK_BATCH : size);
+    size = resized(size, took, pace, deleted * 2 < size ? batch * WALK_WIDENING : size);
     await pause(took * pace.restFactor);
   }
 }
