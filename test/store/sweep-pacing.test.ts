@@ -18,6 +18,19 @@ function work(ms: number): void {
   while (performance.now() < until);
 }
 
+/**
+ * A table of `keys` for walkInSlices: each slice takes the next `size` keys after `after` and
+ * deletes those in `expired` (all of them when `expired` is 'all'), noting each slice's size.
+ */
+function walkedTable(keys: string[], expired: Set<string> | 'all', sizes: number[]) {
+  return async (after: string, size: number) => {
+    sizes.push(size);
+    const slice = keys.filter((k) => k > after).slice(0, size);
+    const deleted = expired === 'all' ? slice.length : slice.filter((k) => expired.delete(k)).length;
+    return { deleted, last: slice.at(-1) ?? null, keys: slice.length };
+  };
+}
+
 /** SQLite's pace. */
 const PACE: SweepPace = { sliceMs: 2, restFactor: 4 };
 
@@ -65,7 +78,7 @@ describe('sweep pacing', () => {
     assert.equal(sizes.at(-1), SWEEP_BATCH);
   });
 
-  it('by default (PostgreSQL) keeps full batches, however long the round trip, and rests four times as long as each took', async () => {
+  it('by default (no slice length) keeps full batches, however long the round trip, and rests four times as long as each took', async () => {
     const sizes: number[] = [];
     const rests: number[] = [];
     let calls = 0;
@@ -91,16 +104,7 @@ describe('sweep pacing', () => {
     const walked: number[] = [];
     const keys = Array.from({ length: 3000 }, (_, i) => String(i).padStart(5, '0'));
     const expired = new Set(keys.slice(0, 1000)); // the first third expired, then only live rows
-    const total = await walkInSlices(
-      async (after, size) => {
-        walked.push(size);
-        const slice = keys.filter((k) => k > after).slice(0, size);
-        const deleted = slice.filter((k) => expired.delete(k)).length;
-        return { deleted, last: slice.at(-1) ?? null, keys: slice.length };
-      },
-      async () => {},
-      pace,
-    );
+    const total = await walkInSlices(walkedTable(keys, expired, walked), async () => {}, pace);
     assert.equal(total, 1000);
     assert.ok(walked.slice(0, 10).every((size) => size === 100), `slices over expired rows: ${walked.join(' ')}`);
     assert.equal(Math.max(...walked), 400);
@@ -112,16 +116,7 @@ describe('sweep pacing', () => {
     const expired = new Set(keys.filter((_, i) => i % 100 === 37));
     const sizes: number[] = [];
     const rests: number[] = [];
-    const total = await walkInSlices(
-      async (after, size) => {
-        sizes.push(size);
-        const slice = keys.filter((k) => k > after).slice(0, size);
-        const deleted = slice.filter((k) => expired.delete(k)).length;
-        return { deleted, last: slice.at(-1) ?? null, keys: slice.length };
-      },
-      async (ms) => void rests.push(ms),
-      PACE,
-    );
+    const total = await walkInSlices(walkedTable(keys, expired, sizes), async (ms) => void rests.push(ms), PACE);
     assert.equal(total, 200);
     assert.equal(expired.size, 0, 'every expired key was reached');
     assert.equal(sizes[0], SWEEP_BATCH);
@@ -129,18 +124,10 @@ describe('sweep pacing', () => {
     assert.equal(rests.length, sizes.length - 1, 'a rest after every slice but the last');
   });
 
-  it('keeps a walk over expired rows at a batch of deletions a slice, however fast (PostgreSQL)', async () => {
+  it('keeps a walk over expired rows at a batch of deletions a slice, however fast, when time does not size slices', async () => {
     const sizes: number[] = [];
     const keys = Array.from({ length: 5000 }, (_, i) => String(i).padStart(5, '0'));
-    const total = await walkInSlices(
-      async (after, size) => {
-        sizes.push(size);
-        const slice = keys.filter((k) => k > after).slice(0, size);
-        return { deleted: slice.length, last: slice.at(-1) ?? null, keys: slice.length };
-      },
-      async () => {},
-      { sliceMs: Infinity, restFactor: 4 },
-    );
+    const total = await walkInSlices(walkedTable(keys, 'all', sizes), async () => {}, { sliceMs: Infinity, restFactor: 4 });
     assert.equal(total, 5000);
     assert.ok(sizes.every((size) => size === SWEEP_BATCH), `slices: ${sizes.join(' ')}`);
   });
