@@ -87,6 +87,11 @@ export class ExpiringCache<T> {
     this.entries.set(key, { value, until, used: false });
   }
 
+  /** Entries held, expired ones included until they are looked up or pushed out. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   clear(): void {
     this.entries.clear();
   }

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature } from '../core/jwt.js';
+import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt } from '../core/jwt.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { RemoteKeySet } from './jwks.js';
+import { RemoteKeySet, type KeyLookup } from './jwks.js';
 import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface JwtVerifierOptions {
@@ -81,26 +81,45 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
 
   return {
     cached,
-    async verify(token: string): Promise<VerifiedToken> {
+    verify(token: string): Promise<VerifiedToken> {
       const hit = cached(token);
-      if (hit) return hit;
-      const digest = hash('sha256', token, 'base64url');
-      const refusal = refused.get(digest, now());
-      if (refusal !== undefined) throw new InvalidTokenError(refusal);
+      if (hit) return Promise.resolve(hit);
+      // Nothing refused lately (the usual state): no digest to file or look up a refusal by.
+      const digest = refused.size === 0 ? undefined : hash('sha256', token, 'base64url');
+      if (digest !== undefined) {
+        const refusal = refused.get(digest, now());
+        if (refusal !== undefined) return Promise.reject(new InvalidTokenError(refusal));
+      }
       try {
-        const verified = await verifyUncached(token);
-        cache.set(cacheKey(token), verified, verified.expiresAt + clockTolerance);
-        return verified;
+        const outcome = verifyUncached(token);
+        // Synchronous when the issuer's key is at hand (every token but the first of a key):
+        // one promise per first verification instead of three.
+        if (!(outcome instanceof Promise)) return Promise.resolve(remember(token, outcome));
+        return outcome.then(
+          (verified) => remember(token, verified),
+          (error: unknown) => Promise.reject(refusal(token, digest, error)),
+        );
       } catch (error) {
-        if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
-          refused.set(digest, error.message, now() + 60);
-        }
-        throw error;
+        return Promise.reject(refusal(token, digest, error));
       }
     },
   };
 
-  async function verifyUncached(token: string): Promise<VerifiedToken> {
+  function remember(token: string, verified: VerifiedToken): VerifiedToken {
+    cache.set(cacheKey(token), verified, verified.expiresAt + clockTolerance);
+    return verified;
+  }
+
+  /** The error, after filing a lasting refusal under the token's digest (made now if it was not). */
+  function refusal(token: string, digest: string | undefined, error: unknown): unknown {
+    if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
+      refused.set(digest ?? hash('sha256', token, 'base64url'), error.message, now() + 60);
+    }
+    return error;
+  }
+
+  /** The checks of a token not seen before; a promise only when the issuer's keys must be fetched first. */
+  function verifyUncached(token: string): VerifiedToken | Promise<VerifiedToken> {
     const jwt = parseCompactJwt(token, knownHeaders);
     if (!jwt) throw new InvalidTokenError('the access token is not a JWT');
     const { header, claims } = jwt;
@@ -112,7 +131,16 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     if (headerProblem) throw new InvalidTokenError('the access token is invalid', { cause: headerProblem });
     const alg = header.alg as string;
     const kid = header.kid as string | undefined;
-    const found = discovered.get(claims.iss)?.known(alg, kid) ?? (await (await keySetFor(claims.iss)).lookup(alg, kid));
+    const known = discovered.get(claims.iss)?.known(alg, kid);
+    if (known) return checked(token, jwt, known);
+    return keySetFor(claims.iss)
+      .then((keySet) => keySet.lookup(alg, kid))
+      .then((found) => checked(token, jwt, found));
+  }
+
+  /** The rest of the checks, once the key is found (or known not to be). */
+  function checked(token: string, jwt: CompactJwt, found: KeyLookup): VerifiedToken {
+    const { header, claims } = jwt;
     if ('problem' in found) {
       const Refusal = found.problem === 'unknown' ? MayBecomeValidError : InvalidTokenError;
       throw new Refusal('the access token is invalid', { cause: `${found.problem} signing key` });
@@ -135,7 +163,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       clientId: claims.client_id,
       scopes: scopesOf(claims.scope),
       audience: Array.isArray(claims.aud) ? claims.aud : claims.aud === undefined ? [] : [claims.aud],
-      issuer: claims.iss,
+      issuer: claims.iss as string, // checked against the trusted issuers before the key was looked up
       expiresAt: claims.exp as number,
       claims,
     };

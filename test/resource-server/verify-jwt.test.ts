@@ -210,6 +210,32 @@ describe('JWT verifier: time claims', () => {
     assert.equal((await verifier.verify(await mintToken(h.server, h.clock.now))).subject, 'user-alice');
   });
 
+  it('remembers a refusal: a refused token stays refused when a fresh check would now pass', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    // The first refusal files its digest when nothing was refused before, the second one with one
+    // already filed: both ways must remember.
+    const first = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
+    const second = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
+    await assert.rejects(verifier.verify(first), /expired/);
+    await assert.rejects(verifier.verify(second), /expired/);
+    h.clock.now -= 120; // both tokens are inside their lifetime again
+    const control = verifierFor(h, []);
+    assert.equal((await control.verify(first)).subject, 'user-alice', 'a verifier that never refused them accepts them now');
+    await assert.rejects(verifier.verify(first), /expired/, 'refused from memory');
+    await assert.rejects(verifier.verify(second), /expired/, 'refused from memory');
+  });
+
+  it('refuses through the promise, never by throwing, whatever the token', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    for (const token of ['not-a-jwt', 'a.b.c', await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 })]) {
+      let outcome: Promise<unknown> | undefined;
+      assert.doesNotThrow(() => (outcome = verifier.verify(token)));
+      await assert.rejects(outcome!, InvalidTokenError);
+    }
+  });
+
   it('refuses a token without exp, sub or client_id', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
