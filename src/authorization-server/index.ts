@@ -61,8 +61,11 @@ export interface AuthorizationServer {
   upstreamAccess(claims: Record<string, unknown>): Promise<UpstreamAccess | null>;
   /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
   upstreamReady(): Promise<void>;
-  /** Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns how many rows. */
-  sweep(): Promise<number>;
+  /**
+   * Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns
+   * how many rows. `signal` stops it after the batch in flight (the rest is the next sweep's).
+   */
+  sweep(options?: { signal?: AbortSignal }): Promise<number>;
 }
 
 /**
@@ -120,9 +123,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     revocations,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
     upstreamReady: async () => config.upstream?.providers.ready(),
-    sweep: () => {
+    sweep: (options = {}) => {
       const now = config.now();
-      return config.store.sweepExpired(now, config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {});
+      return config.store.sweepExpired(now, {
+        ...(config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     },
   };
 }

@@ -16,6 +16,7 @@ import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
+import { periodicSweep } from './periodic-sweep.js';
 import { RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
 export const SERVE_HELP = `context-auth serve [options]
@@ -213,10 +214,10 @@ export async function serveCommand(args: string[]): Promise<void> {
   });
   handler = (request, env) => app.fetch(request, env);
 
-  const sweeper = setInterval(() => {
-    authorizationServer.sweep().catch((error: unknown) => log({ event: 'sweep_failed', message: (error as Error).message }));
-  }, SWEEP_INTERVAL_MS);
-  sweeper.unref();
+  let sweepStopped: Promise<void> | undefined;
+  const sweeper = periodicSweep(authorizationServer.sweep, SWEEP_INTERVAL_MS, (error) =>
+    log({ event: 'sweep_failed', message: (error as Error).message }),
+  );
 
   // Listening for a stop before saying so: a stop sent as soon as the banner is read must drain too.
   const stopped = new Promise<void>((resolve) => {
@@ -228,7 +229,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     // up to DRAIN_MS.
     const stop = () => {
       stopping = true;
-      clearInterval(sweeper);
+      sweepStopped = sweeper.stop();
       const connections = server as unknown as Connections;
       const idle = setInterval(() => connections.closeIdleConnections?.(), DRAIN_POLL_MS);
       const deadline = setTimeout(() => connections.closeAllConnections?.(), DRAIN_MS);
@@ -255,6 +256,8 @@ ${resourcesBanner(resources)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await stopped;
+  // A sweep in progress stops after its batch in flight (told at the stop), before the store closes under it.
+  await sweepStopped;
   await authorizationServer.revocations.stop();
   await store.close();
 }

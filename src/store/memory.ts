@@ -426,6 +426,8 @@ export function createMemoryStore(): Store {
     },
 
     async sweepExpired(now, options = {}) {
+      // One synchronous pass: an abort can only come before it.
+      if (options.signal?.aborted) return 0;
       const expired = (row: { expiresAt: number }): boolean => row.expiresAt <= now;
       const before = options.unusedClientsBefore;
       let count = 0;

@@ -158,8 +158,8 @@ export function openSqliteStore(options: { path: string }): Store {
     },
     sweepPace: SWEEP_PACE,
     // Freed pages back to the file system, a slice at a time with a pause in between.
-    reclaim: async (pause) => {
-      for (let slice = 0; slice < 1000; slice++) {
+    reclaim: async (pause, signal) => {
+      for (let slice = 0; slice < 1000 && !signal?.aborted; slice++) {
         const free = await settle(() => db.pragma('freelist_count', { simple: true }) as number);
         if (free === 0 || (await settle(() => db.pragma('auto_vacuum', { simple: true }) as number)) !== 2) return;
         const started = performance.now();

@@ -324,6 +324,11 @@ export interface RateTokensResult {
 export interface SweepOptions {
   /** Also delete dynamically registered clients last used (or, never used, created) before this time. */
   unusedClientsBefore?: number;
+  /**
+   * Stops the sweep after the batch in flight (each batch is committed on its own); the promise
+   * then resolves with the rows deleted until then. What is left is the next sweep's.
+   */
+  signal?: AbortSignal;
 }
 
 /** Seconds a revocation is kept after its last token expired: resource servers' clock tolerance, and a late poll. */

@@ -1115,6 +1115,18 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok(await store.getRefreshToken(live.tokenHash));
       });
 
+      it('an aborted sweep deletes nothing more, and the next sweep takes all that is left', async () => {
+        const { grant } = await seed();
+        const expired = Array.from({ length: 30 }, () => makeRefreshToken(grant, { expiresAt: NOW - 1 }));
+        for (const token of expired) await saveRefreshToken(token);
+        const controller = new AbortController();
+        controller.abort();
+        assert.equal(await store.sweepExpired(NOW, { signal: controller.signal }), 0);
+        assert.ok(await store.getRefreshToken(expired[0]!.tokenHash), 'still there after the aborted sweep');
+        assert.ok((await store.sweepExpired(NOW)) >= 30);
+        for (const token of expired) assert.equal(await store.getRefreshToken(token.tokenHash), undefined);
+      });
+
       it('finds expired tokens and spent records among more live ones than a slice of the walk holds, all of them', async () => {
         const { grant } = await seed();
         // Random hashes: the expired lie scattered between the live along the key.

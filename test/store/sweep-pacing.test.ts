@@ -137,6 +137,38 @@ describe('SQLite checkpointer', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-checkpointer-'));
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  it('stops after the batch in flight once aborted, with the rows deleted until then', async () => {
+    const controller = new AbortController();
+    let batches = 0;
+    const total = await drainInSlices(
+      async (size) => {
+        if (++batches === 2) controller.abort(); // while the second batch runs
+        return batches < 10 ? size : 0; // ends by itself after ten, should the abort be ignored
+      },
+      async () => undefined,
+      PACE,
+      controller.signal,
+    );
+    assert.equal(batches, 2, 'no batch after the abort');
+    assert.equal(total, 2 * SWEEP_BATCH);
+    const walkController = new AbortController();
+    const sizes: number[] = [];
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${String(i).padStart(5, '0')}`);
+    const walk = walkedTable(keys, 'all', sizes);
+    const walked = await walkInSlices(
+      async (after, size) => {
+        const slice = await walk(after, size);
+        if (sizes.length === 3) walkController.abort();
+        return slice;
+      },
+      async () => undefined,
+      PACE,
+      walkController.signal,
+    );
+    assert.equal(sizes.length, 3, 'no slice after the abort');
+    assert.equal(walked, sizes.reduce((a, b) => a + b, 0));
+  });
+
   it('copies the WAL into the database file from its own thread', async () => {
     const file = path.join(dir, 'wal.db');
     const db = new Database(file);

@@ -87,11 +87,13 @@ export async function drainInSlices(
   deleteBatch: (size: number) => Promise<number>,
   pause: (ms: number) => Promise<void>,
   pace: SweepPace = DEFAULT_SWEEP_PACE,
+  signal?: AbortSignal,
 ): Promise<number> {
   const most = pace.batchRows ?? SWEEP_BATCH;
   let size = most;
   let total = 0;
   for (;;) {
+    if (signal?.aborted) return total;
     const started = performance.now();
     const deleted = await deleteBatch(size);
     const took = performance.now() - started;
@@ -115,12 +117,14 @@ export async function walkInSlices(
   sweepSlice: (after: string, size: number) => Promise<{ deleted: number; last: string | null; keys: number }>,
   pause: (ms: number) => Promise<void>,
   pace: SweepPace = DEFAULT_SWEEP_PACE,
+  signal?: AbortSignal,
 ): Promise<number> {
   const batch = pace.batchRows ?? SWEEP_BATCH;
   let size = batch;
   let after = '';
   let total = 0;
   for (;;) {
+    if (signal?.aborted) return total;
     const started = performance.now();
     const { deleted, last, keys } = await sweepSlice(after, size);
     const took = performance.now() - started;
@@ -144,7 +148,7 @@ export interface Driver {
   transaction<T>(program: Program<T>): Promise<T>;
   close(): Promise<void>;
   /** After a sweep: give freed space back, where the database needs telling (SQLite), pausing between slices. */
-  reclaim?(pause: (ms: number) => Promise<void>): Promise<void>;
+  reclaim?(pause: (ms: number) => Promise<void>, signal?: AbortSignal): Promise<void>;
   /** How sweeps share the server with requests (DEFAULT_SWEEP_PACE unless given). */
   sweepPace?: SweepPace;
   /** Runs a long upkeep job, with whatever the database needs meanwhile to keep requests fast (SQLite: checkpoints off the event loop). */
@@ -390,7 +394,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           return yield* exec(statement, params);
         })();
       const drain = (statement: Statement, params: Row): Promise<number> =>
-        drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), rest, driver.sweepPace);
+        drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), rest, driver.sweepPace, options.signal);
       const walk = (walked: WalkedSweep): Promise<number> =>
         walkInSlices(
           (after, size) =>
@@ -405,6 +409,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
             ),
           rest,
           driver.sweepPace,
+          options.signal,
         );
       const sweep = async (): Promise<number> => {
         let total = 0;
@@ -412,7 +417,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
         for (const walked of S.sweepWalked) total += await walk(walked);
         for (const statement of S.sweep) total += await drain(statement, { now });
-        await driver.reclaim?.(rest);
+        await driver.reclaim?.(rest, options.signal);
         return total;
       };
       return driver.upkeep ? driver.upkeep(sweep) : sweep();
