@@ -160,6 +160,28 @@ interface Result {
   swept: number[];
 }
 
+interface IdleWindow {
+  from: number;
+  until: number;
+}
+
+/** Waits `ms`, or less once `stop()` says so (checked every 50 ms). */
+async function sleep(ms: number, stop: () => boolean = () => false): Promise<void> {
+  const until = performance.now() + ms;
+  while (performance.now() < until && !stop()) await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(50, until - performance.now()))));
+}
+
+/**
+ * Which window a request counts for: idle when it started at least 50 ms into an idle window (the
+ * batch in flight when the window began may still have been committing) and ended inside it;
+ * sweeping when no idle window overlapped it; neither otherwise.
+ */
+function windowOf(request: { started: number; ended: number }, idleWindows: IdleWindow[]): 'idle' | 'sweeping' | undefined {
+  const overlapping = idleWindows.find((w) => request.started < w.until && request.ended > w.from);
+  if (!overlapping) return 'sweeping';
+  return request.started >= overlapping.from + 50 && request.ended <= overlapping.until ? 'idle' : undefined;
+}
+
 async function measure(backend: Backend): Promise<Result> {
   const { store, exec, stop } = await backend.open();
   const server = createAuthorizationServer({ issuer: 'http://127.0.0.1', store, resources: ['http://127.0.0.1/mcp'], registrationTtl: 0 });
@@ -188,7 +210,8 @@ async function measure(backend: Backend): Promise<Result> {
       tokens.push(token);
     }
 
-    const refresh = async (w: number): Promise<number> => {
+    /** One refresh by worker `w`: when it started and ended (performance.now(), ms). */
+    const refresh = async (w: number): Promise<{ started: number; ended: number }> => {
       const started = performance.now();
       const response = await fetch(`${origin}/token`, {
         method: 'POST',
@@ -198,17 +221,17 @@ async function measure(backend: Backend): Promise<Result> {
       const body = (await response.json()) as { refresh_token?: string };
       if (response.status !== 200 || !body.refresh_token) throw new Error(`refresh: ${response.status} ${JSON.stringify(body)}`);
       tokens[w] = body.refresh_token;
-      return performance.now() - started;
+      return { started, ended: performance.now() };
     };
-    /** Every worker refreshing until `done()` says stop; the latencies in milliseconds. */
-    const load = async (done: () => boolean): Promise<number[]> => {
-      const latencies: number[] = [];
+    /** Every worker refreshing until `done()` says stop; each request's start and end. */
+    const load = async (done: () => boolean): Promise<{ started: number; ended: number }[]> => {
+      const requests: { started: number; ended: number }[] = [];
       await Promise.all(
         Array.from({ length: WORKERS }, async (_, w) => {
-          while (!done()) latencies.push(await refresh(w));
+          while (!done()) requests.push(await refresh(w));
         }),
       );
-      return latencies;
+      return requests;
     };
 
     await load(((until) => () => performance.now() > until)(performance.now() + 1000)); // warm-up: JIT, signing key
@@ -220,30 +243,43 @@ async function measure(backend: Backend): Promise<Result> {
       await exec(backend.name === 'SQLite' ? 'PRAGMA wal_checkpoint(TRUNCATE)' : 'ANALYZE');
       const loadSeconds = (performance.now() - loading) / 1000;
 
-      // Idle and sweeping windows take turns until the sweep has taken every row, so both sample
+      // Sweeping and idle windows take turns until the sweep has taken every row, so both sample
       // the same stretch of time: a machine that slows down for a while slows both alike. (One
       // idle phase before a sweep many times as long compared 5 s against minutes, and the longer
       // span's p99 caught more of the machine's own hiccups: 1.31 and 1.37 in one round on a day
-      // when three rounds of the same code had given 1.04 and 1.09.) Each sweeping window starts
-      // the server's sweep and stops it (its batch in flight ends first) when the window is over;
-      // the next one starts a new sweep, which takes what is left.
-      let rows = 0;
-      let sweepSeconds = 0;
-      for (let done = false; !done; ) {
-        const idleUntil = performance.now() + IDLE_WINDOW_SECONDS * 1000;
-        for (const latency of await load(() => performance.now() > idleUntil)) result.idle.push(latency);
-
-        const controller = new AbortController();
-        let sweeping = true;
-        const started = performance.now();
-        const sweep = server.sweep({ signal: controller.signal }).finally(() => (sweeping = false));
-        const windowOver = setTimeout(() => controller.abort(), SWEEP_WINDOW_SECONDS * 1000);
-        for (const latency of await load(() => !sweeping)) result.sweeping.push(latency); // a long sweep gives more samples than a spread call takes
-        clearTimeout(windowOver);
-        const swept = await sweep;
-        sweepSeconds += (performance.now() - started) / 1000;
-        rows += swept;
-        done = !controller.signal.aborted || swept === 0;
+      // when three rounds of the same code had given 1.04 and 1.09.) One sweep runs through the
+      // round; for an idle window it is held at its next rest between batches (the pause it is
+      // given) and then goes on where it was.
+      const idleWindows: IdleWindow[] = [];
+      let held: Promise<void> | undefined;
+      const pause = async (ms: number): Promise<void> => {
+        await sleep(ms);
+        while (held) await held;
+      };
+      let sweeping = true;
+      const started = performance.now();
+      const sweep = server.sweep({ pause }).finally(() => (sweeping = false));
+      const windows = (async () => {
+        for (;;) {
+          await sleep(SWEEP_WINDOW_SECONDS * 1000, () => !sweeping);
+          if (!sweeping) return;
+          let release!: () => void;
+          held = new Promise((resolve) => (release = resolve));
+          const from = performance.now();
+          await sleep(IDLE_WINDOW_SECONDS * 1000);
+          idleWindows.push({ from, until: performance.now() });
+          held = undefined;
+          release();
+        }
+      })();
+      const requests = await load(() => !sweeping);
+      await windows;
+      const rows = await sweep;
+      const idleSeconds = idleWindows.reduce((sum, w) => sum + (w.until - w.from) / 1000, 0);
+      const sweepSeconds = (performance.now() - started) / 1000 - idleSeconds;
+      for (const request of requests) {
+        const kind = windowOf(request, idleWindows);
+        if (kind !== undefined) result[kind].push(request.ended - request.started);
       }
       result.swept.push(rows);
       result.sweepSeconds.push(sweepSeconds);

@@ -23,6 +23,7 @@ import type { RateLimitName } from './rate-limit/limits.js';
 import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
+import type { SweepOptions } from '../store/store.js';
 
 export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
@@ -63,9 +64,10 @@ export interface AuthorizationServer {
   upstreamReady(): Promise<void>;
   /**
    * Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns
-   * how many rows. `signal` stops it after the batch in flight (the rest is the next sweep's).
+   * how many rows. `signal` stops it after the batch in flight (the rest is the next sweep's);
+   * `pause` replaces its rests between batches.
    */
-  sweep(options?: { signal?: AbortSignal }): Promise<number>;
+  sweep(options?: Pick<SweepOptions, 'signal' | 'pause'>): Promise<number>;
 }
 
 /**
@@ -128,6 +130,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       return config.store.sweepExpired(now, {
         ...(config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.pause ? { pause: options.pause } : {}),
       });
     },
   };

@@ -329,6 +329,11 @@ export interface SweepOptions {
    * then resolves with the rows deleted until then. What is left is the next sweep's.
    */
   signal?: AbortSignal;
+  /**
+   * How the sweep rests between batches, given how long it should (ms): a timer that long by
+   * default. One that resolves later holds the sweep there, between two committed batches.
+   */
+  pause?: (ms: number) => Promise<void>;
 }
 
 /** Seconds a revocation is kept after its last token expired: resource servers' clock tolerance, and a late poll. */

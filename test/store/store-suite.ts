@@ -1127,6 +1127,28 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         for (const token of expired) assert.equal(await store.getRefreshToken(token.tokenHash), undefined);
       });
 
+      it('a sweep rests through the pause it is given: held there, it goes on once the pause resolves', async () => {
+        const { grant } = await seed();
+        for (let i = 0; i < 1200; i++) await saveRefreshToken(makeRefreshToken(grant, { expiresAt: NOW - 1 }));
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        const asked: number[] = [];
+        let finished = false;
+        const pause = (ms: number) => {
+          asked.push(ms);
+          return held;
+        };
+        const sweep = store.sweepExpired(NOW, { pause }).then((rows) => ((finished = true), rows));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // The SQL stores sweep in batches with a pause after each; the memory store in one pass, without any.
+        if (name !== 'memory store') {
+          assert.ok(asked.length > 0, 'paused after a batch');
+          assert.equal(finished, false, 'held at the pause');
+        }
+        release();
+        assert.ok((await sweep) >= 1200);
+      });
+
       it('finds expired tokens and spent records among more live ones than a slice of the walk holds, all of them', async () => {
         const { grant } = await seed();
         // Random hashes: the expired lie scattered between the live along the key.

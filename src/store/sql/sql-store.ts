@@ -388,13 +388,14 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     },
 
     sweepExpired: (now, options = {}) => {
+      const pause = options.pause ?? rest;
       const batch = (statement: Statement, params: Row): Program<number> =>
         (function* () {
           yield* exec(S.noSyncCommit);
           return yield* exec(statement, params);
         })();
       const drain = (statement: Statement, params: Row): Promise<number> =>
-        drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), rest, driver.sweepPace, options.signal);
+        drainInSlices((size) => inTransaction(batch(statement, { ...params, batch: size })), pause, driver.sweepPace, options.signal);
       const walk = (walked: WalkedSweep): Promise<number> =>
         walkInSlices(
           (after, size) =>
@@ -407,7 +408,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
                 return { last, keys, deleted: last === null ? 0 : yield* exec(walked.sweep, { after, last, now }) };
               })(),
             ),
-          rest,
+          pause,
           driver.sweepPace,
           options.signal,
         );
@@ -417,7 +418,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
         for (const walked of S.sweepWalked) total += await walk(walked);
         for (const statement of S.sweep) total += await drain(statement, { now });
-        await driver.reclaim?.(rest, options.signal);
+        await driver.reclaim?.(pause, options.signal);
         return total;
       };
       return driver.upkeep ? driver.upkeep(sweep) : sweep();
