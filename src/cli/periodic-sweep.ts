@@ -1,6 +1,6 @@
 /**
  * serve's sweep, every `intervalMs`. A sweep of millions of rows can outlast the interval (it
- * rests four times as long as each batch takes): a tick that finds one still running starts none,
+ * rests several times as long as each batch takes): a tick that finds one still running starts none,
  * since two at once would only compete for the same rows. stop() aborts a running sweep after its
  * batch in flight and resolves once it has ended, so the store is closed under no sweep.
  */

@@ -31,7 +31,7 @@ function walkedTable(keys: string[], expired: Set<string> | 'all', sizes: number
   };
 }
 
-/** SQLite's pace. */
+/** A pace sized by time, as SQLite's is (with its own numbers). */
 const PACE: SweepPace = { sliceMs: 2, restFactor: 4 };
 
 describe('sweep pacing', () => {
