@@ -1,6 +1,6 @@
 /**
  * Upkeep that leaves room for requests: on SQLite a sweep's batches shrink when slow and grow when
- * quick, each followed by a rest four times as long; and the SQLite checkpointer really copies the
+ * quick, each followed by a rest several times as long; and the SQLite checkpointer really copies the
  * WAL into the database file from its own thread while the store's connection does not.
  */
 import assert from 'node:assert/strict';
