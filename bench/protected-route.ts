@@ -10,8 +10,9 @@
  *    so cycling through the list never hits): what a flood of new tokens costs.
  * and, for context, one token repeated (a cache hit); the unprotected route sent the realistic
  * mix's Authorization headers (what carrying the tokens costs, guard aside); and with an invalid
- * token (a JWT whose signature is wrong, and plain garbage). Rounds alternate the routes so that machine noise falls
- * on all of them alike; the table reports medians and ratios to the unprotected route.
+ * token (a JWT whose signature is wrong, and plain garbage). Rounds alternate the routes so that
+ * machine noise falls on all of them alike; the table reports medians and ratios to the
+ * unprotected route.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';

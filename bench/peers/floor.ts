@@ -1,8 +1,9 @@
 /**
  * The floor under every server in the refresh table: Node's own HTTP server (`node:http`, no
  * framework) reading the same form POST and answering a fixed JSON body the size of ours, with
- * the same cache headers (ours adds its CORS headers, about 250 bytes). Nothing is looked up, rotated, signed or stored. What a server costs per grant
- * above this row is its own work; what this row costs, no Node server can avoid.
+ * the same cache headers (ours adds its CORS headers, about 250 bytes). Nothing is looked up,
+ * rotated, signed or stored. What a server costs per grant above this row is its own work; what
+ * this row costs, no Node server can avoid.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';

@@ -58,6 +58,8 @@ export class VerifierUnavailableError extends Error {
  */
 export class ExpiringCache<T> {
   private readonly entries = new Map<string, { value: T; until: number; used: boolean }>();
+  /** The latest expiry among the entries: past it, every one has expired. */
+  private latestUntil = -Infinity;
 
   constructor(private readonly maxEntries = 10_000) {}
 
@@ -85,15 +87,18 @@ export class ExpiringCache<T> {
       }
     }
     this.entries.set(key, { value, until, used: false });
+    if (until > this.latestUntil) this.latestUntil = until;
   }
 
-  /** Entries held, expired ones included until they are looked up or pushed out. */
-  get size(): number {
-    return this.entries.size;
+  /** Whether any entry is still live at `now` (once every one has expired, they are all dropped here). */
+  holdsAnyAt(now: number): boolean {
+    if (this.entries.size > 0 && this.latestUntil <= now) this.clear();
+    return this.entries.size > 0;
   }
 
   clear(): void {
     this.entries.clear();
+    this.latestUntil = -Infinity;
   }
 }
 

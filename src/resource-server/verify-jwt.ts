@@ -84,8 +84,8 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     verify(token: string): Promise<VerifiedToken> {
       const hit = cached(token);
       if (hit) return Promise.resolve(hit);
-      // Nothing refused lately (the usual state): no digest to file or look up a refusal by.
-      const digest = refused.size === 0 ? undefined : hash('sha256', token, 'base64url');
+      // Nothing refused in the last minute (the usual state): no digest to look a refusal up by.
+      const digest = refused.holdsAnyAt(now()) ? hash('sha256', token, 'base64url') : undefined;
       if (digest !== undefined) {
         const refusal = refused.get(digest, now());
         if (refusal !== undefined) return Promise.reject(new InvalidTokenError(refusal));
