@@ -286,10 +286,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       }
     });
 
+  /** TID range scans, which a walk by page needs (a sequential scan per range otherwise), came in PostgreSQL 14. */
+  let walkByPage = false;
   try {
     const client = await pool.connect();
     try {
       await migrate(client);
+      const version = await client.query<{ server_version_num: string }>('SHOW server_version_num');
+      walkByPage = Number(version.rows[0]?.server_version_num) >= 140000;
     } finally {
       client.release();
     }
@@ -348,6 +352,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   const store = sqlStore(postgres, {
     sweepPace: SWEEP_PACE,
+    walkByPage,
     // One statement needs no transaction; several share one connection, in order.
     run: (program) => run(() => withClient((client) => drive(program, client))),
     transaction: (program) => run(() => transaction(program)),

@@ -147,6 +147,43 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
+  it('sweeps refresh tokens page by page (a TID range), not along their key', async () => {
+    // Along the key, each row of a slice of random hashes is on a page of its own (a full-page
+    // image in the WAL after every checkpoint); by page, a slice is a few pages.
+    const connectionString = await newDatabase();
+    const store = await openPostgresStore({ connectionString });
+    const holder = new pg.Client({ connectionString });
+    await holder.connect();
+    try {
+      const client = makeClient();
+      const user = makeUser();
+      const grant = makeGrant(client.clientId, user.id);
+      await store.createClient(client);
+      await store.createUser(user);
+      await store.createGrant(grant);
+      const tokens = Array.from({ length: 400 }, (_, i) => makeRefreshToken(grant, { expiresAt: i % 2 ? NOW - 1 : NOW + 60 }));
+      for (const token of tokens) await store.issueTokens(grant.id, 0, token);
+      // An expired row held locked: the sweep's statement that reaches it waits, in view.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE', [tokens[1]!.tokenHash]);
+      const sweep = store.sweepExpired(NOW);
+      let waiting: string | undefined;
+      for (let waited = 0; waiting === undefined; waited += 20) {
+        assert.ok(waited < 10_000, 'the sweep never reached the locked row');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const rows = await holder.query<{ query: string }>(`SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+        waiting = rows.rows[0]?.query;
+      }
+      await holder.query('COMMIT');
+      assert.equal(await sweep, 200);
+      assert.match(waiting, /WHERE ctid >= CAST\(\$1 AS tid\) AND ctid < CAST\(\$2 AS tid\)/);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await store.close();
+    }
+  });
+
   it('statements prepared on a connection: a table changed by another replica costs one StoreUnavailableError, then the store reads it again', async () => {
     const connectionString = await newDatabase();
     // One connection, so the statement prepared first is the one used again.

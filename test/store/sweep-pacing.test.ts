@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { drainInSlices, SWEEP_BATCH, SWEEP_WALK_BATCH, walkInSlices, type SweepPace } from '../../src/store/sql/sql-store.js';
+import { drainInSlices, SWEEP_BATCH, SWEEP_MOST_PAGES, SWEEP_WALK_BATCH, walkInSlices, walkPages, type SweepPace } from '../../src/store/sql/sql-store.js';
 import { startCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 
 /** Busy-waits, standing in for a batch that takes this long. */
@@ -130,6 +130,77 @@ describe('sweep pacing', () => {
     const total = await walkInSlices(walkedTable(keys, 'all', sizes), async () => {}, { sliceMs: Infinity, restFactor: 4 });
     assert.equal(total, 5000);
     assert.ok(sizes.every((size) => size === SWEEP_BATCH), `slices: ${sizes.join(' ')}`);
+  });
+});
+
+/**
+ * A heap for walkPages, given how many expired rows each page holds: each range deletes the
+ * expired rows of its pages (once), noting the range.
+ */
+function pagedTable(expiredOnPage: number[], ranges: [number, number][]) {
+  const left = [...expiredOnPage];
+  return async (from: number, until: number) => {
+    ranges.push([from, until]);
+    let deleted = 0;
+    for (let page = from; page < until; page++) {
+      deleted += left[page]!;
+      left[page] = 0;
+    }
+    return deleted;
+  };
+}
+
+describe('sweep by page (PostgreSQL 14 on)', () => {
+  const pace: SweepPace = { sliceMs: Infinity, restFactor: 8, batchRows: 100 };
+
+  it('covers every page it was given once, in order, widening over pages of live rows up to SWEEP_MOST_PAGES', async () => {
+    // 2,000 pages; a few expired rows on one page in fifty.
+    const expired = Array.from({ length: 2000 }, (_, page) => (page % 50 === 7 ? 3 : 0));
+    const ranges: [number, number][] = [];
+    const rests: number[] = [];
+    const total = await walkPages(pagedTable(expired, ranges), expired.length, async (ms) => void rests.push(ms), pace);
+    assert.equal(total, 40 * 3);
+    assert.deepEqual(ranges[0], [0, 1], 'starts with one page');
+    for (let i = 1; i < ranges.length; i++) assert.equal(ranges[i]![0], ranges[i - 1]![1], 'each range starts where the last ended');
+    assert.equal(ranges.at(-1)![1], 2000, 'up to the last page');
+    assert.equal(Math.max(...ranges.map(([from, until]) => until - from)), SWEEP_MOST_PAGES);
+    assert.equal(rests.length, ranges.length - 1, 'a rest after every range but the last');
+  });
+
+  it('narrows its ranges to about a batch of deletions where every row is expired', async () => {
+    // 200 pages of live rows (one expired row each), then 300 pages of 70 expired rows: the range
+    // widened over the first part that enters the second deletes 499, the next is narrowed to
+    // 3 pages (210 deletions), then to 1 (70, over half a batch: kept).
+    const expired = Array.from({ length: 500 }, (_, page) => (page < 200 ? 1 : 70));
+    const ranges: [number, number][] = [];
+    const total = await walkPages(pagedTable(expired, ranges), expired.length, async () => {}, pace);
+    assert.equal(total, 200 + 300 * 70);
+    const dense = ranges.filter(([from]) => from >= 200).map(([from, until]) => until - from);
+    assert.ok(dense.length >= 250, `ranges over the expired pages: ${dense.join(' ')}`);
+    assert.ok(dense[0] === 3 && dense.slice(1).every((span) => span === 1), `ranges over the expired pages: ${dense.join(' ')}`);
+  });
+
+  it('walks nothing on an empty table, and stops after the range in flight once aborted', async () => {
+    const ranges: [number, number][] = [];
+    assert.equal(await walkPages(pagedTable([], ranges), 0, async () => {}, pace), 0);
+    assert.equal(ranges.length, 0);
+
+    const controller = new AbortController();
+    const expired = Array.from({ length: 1000 }, () => 1);
+    const walk = pagedTable(expired, ranges);
+    const total = await walkPages(
+      async (from, until) => {
+        const deleted = await walk(from, until);
+        if (ranges.length === 3) controller.abort();
+        return deleted;
+      },
+      expired.length,
+      async () => {},
+      pace,
+      controller.signal,
+    );
+    assert.equal(ranges.length, 3, 'no range after the abort');
+    assert.equal(total, ranges.at(-1)![1]);
   });
 });
 
