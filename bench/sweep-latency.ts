@@ -15,6 +15,7 @@
  * SQLite always; PostgreSQL too when CONTEXT_AUTH_BENCH_POSTGRES_URL or
  * CONTEXT_AUTH_TEST_POSTGRES_URL names a server (a database is created on it for the run).
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -82,8 +83,9 @@ interface Backend {
 /** An INSERT … SELECT filling `table` with `n` expired rows. */
 function fill(backend: Backend, table: (typeof SWEPT)[number], round: number, ids: { client: string; user: string }, old: number): string {
   const value: Record<Fill, string> = {
-    key: `'${table.table}-${round}-' || i`,
-    grant: `'grants-${round}-' || (i % ${grantCount})`,
+    // Hashes, as the store's keys are: rows of one slice along a key lie anywhere in the table.
+    key: `md5('${table.table}-${round}-' || i)`,
+    grant: `md5('grants-${round}-' || (i % ${grantCount}))`,
     client: `'${ids.client}'`,
     user: `'${ids.user}'`,
     old: String(old),
@@ -105,6 +107,7 @@ const sqliteBackend: Backend = {
     const store = openSqliteStore({ path: file });
     const db = new Database(file);
     db.pragma('busy_timeout = 5000');
+    db.function('md5', { deterministic: true }, (text) => createHash('md5').update(String(text)).digest('hex'));
     return {
       store,
       exec: async (sql) => void db.exec(sql),

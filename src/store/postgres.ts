@@ -16,16 +16,15 @@ import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Step, type SweepPace }
 import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
 
 /**
- * Sweep batches of 100 rows: a batch commits without waiting for the disk, but the next refresh
- * that commits must flush the WAL the batch wrote before its own (full pages included, after a
- * checkpoint), so the batch's size is what a request can be made to wait for. Batches of 500
- * moved the refresh p99 by 1.25–1.41 × in three of four runs of bench/sweep-latency.ts; of
- * 100, 1.09 × (the sweep takes three times as long). How often such a flush lands on a request
- * is the rest's part: with idle and sweeping windows side by side, rests of 4 × a batch moved
- * the p99 by 1.15 and 1.20, of 8 × by 1.07, for a 1M-row sweep of 522 s instead of 273–297 s
- * (about 1,900 rows a second while 4 clients refresh).
+ * Sweep batches of 500 rows, resting eight times as long as each took. A batch commits without
+ * waiting for the disk, but the next refresh to commit must flush the WAL the batch wrote before
+ * its own, so what a batch writes is what a request can be made to wait for. Walked along the
+ * key, batches of 500 moved the refresh p99 by 1.25–1.41 × and of 100 (rests of 8 ×) by 1.02–1.07,
+ * in 522–651 s for 1M rows. Walked by page (statements.ts: a few pages a batch, not one a row),
+ * batches of 500 with rests of 8 × moved it by 0.98 and 1.12 in 194–223 s; of 2,000, by 1.40
+ * (bench/sweep-latency.ts, 4 clients refreshing).
  */
-const SWEEP_PACE: SweepPace = { ...DEFAULT_SWEEP_PACE, batchRows: 100, restFactor: 8 };
+const SWEEP_PACE: SweepPace = { ...DEFAULT_SWEEP_PACE, batchRows: 500, restFactor: 8 };
 
 /** Advisory lock key held while migrating (any constant unique to this package will do). */
 const MIGRATION_LOCK = 7_016_336_241_620_180_001n;

@@ -94,7 +94,7 @@ describe('sweep pacing', () => {
     assert.ok(rests.every((ms) => ms >= 3 * 4 * 0.9));
   });
 
-  it('keeps batches at the pace\'s own batchRows, walked slices widening to four times that over live rows (PostgreSQL: 100)', async () => {
+  it('keeps batches at the pace\'s own batchRows, walked slices widening to four times that over live rows', async () => {
     const pace: SweepPace = { sliceMs: Infinity, restFactor: 4, batchRows: 100 };
     const sizes: number[] = [];
     let calls = 0;
