@@ -3,6 +3,8 @@
  * free, then each one doubles the wait before the next attempt is even checked (1 s, 2 s, 4 s …,
  * at most 15 minutes). Never a lockout: a wait always ends, so nobody can lock a victim out for
  * good, and a correct password clears the account's count. Kept in memory, per process.
+ * Times in milliseconds: with whole seconds, a wait of 1 s that began late in a second ended at
+ * the next one, however soon that came.
  */
 const FREE_FAILURES = 5;
 const MAX_WAIT_SECONDS = 15 * 60;
@@ -11,6 +13,7 @@ const FORGET_AFTER_SECONDS = 24 * 3600;
 const MAX_ENTRIES = 100_000;
 
 export class SignInThrottle {
+  /** `until` and `last` in milliseconds. */
   private readonly entries = new Map<string, { failures: number; until: number; last: number }>();
 
   /** The keys an attempt counts against: the account, and the address when known. */
@@ -18,23 +21,24 @@ export class SignInThrottle {
     return [`account:${username.toLowerCase()}`, ...(address ? [`address:${address}`] : [])];
   }
 
-  /** Seconds until another attempt for these keys may be checked; 0 when it may be now. */
-  wait(keys: string[], now: number): number {
+  /** Whole seconds (rounded up) until another attempt for these keys may be checked; 0 when it may be now. `nowMs`: milliseconds. */
+  wait(keys: string[], nowMs: number): number {
     let wait = 0;
     for (const key of keys) {
       const entry = this.entries.get(key);
-      if (entry && entry.until > now) wait = Math.max(wait, entry.until - now);
+      if (entry && entry.until > nowMs) wait = Math.max(wait, entry.until - nowMs);
     }
-    return wait;
+    return Math.ceil(wait / 1000);
   }
 
-  failed(keys: string[], now: number): void {
-    if (this.entries.size >= MAX_ENTRIES) this.forgetIdle(now);
+  /** A failure, at `nowMs` (milliseconds): when it was found, so that its wait starts then. */
+  failed(keys: string[], nowMs: number): void {
+    if (this.entries.size >= MAX_ENTRIES) this.forgetIdle(nowMs);
     for (const key of keys) {
-      const entry = this.entries.get(key) ?? { failures: 0, until: 0, last: now };
+      const entry = this.entries.get(key) ?? { failures: 0, until: 0, last: nowMs };
       entry.failures++;
-      entry.last = now;
-      if (entry.failures > FREE_FAILURES) entry.until = now + Math.min(MAX_WAIT_SECONDS, 2 ** (entry.failures - FREE_FAILURES - 1));
+      entry.last = nowMs;
+      if (entry.failures > FREE_FAILURES) entry.until = nowMs + 1000 * Math.min(MAX_WAIT_SECONDS, 2 ** (entry.failures - FREE_FAILURES - 1));
       this.entries.set(key, entry);
     }
   }
@@ -44,8 +48,8 @@ export class SignInThrottle {
     this.entries.delete(`account:${username.toLowerCase()}`);
   }
 
-  private forgetIdle(now: number): void {
-    for (const [key, entry] of this.entries) if (now - entry.last > FORGET_AFTER_SECONDS) this.entries.delete(key);
+  private forgetIdle(nowMs: number): void {
+    for (const [key, entry] of this.entries) if (nowMs - entry.last > FORGET_AFTER_SECONDS * 1000) this.entries.delete(key);
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
   }
 }

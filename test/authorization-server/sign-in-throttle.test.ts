@@ -47,16 +47,26 @@ describe('sign-in throttling', () => {
 
   it('by address too: spraying many accounts from one address is slowed', async () => {
     const throttle = new SignInThrottle();
-    for (let i = 0; i < 6; i++) throttle.failed(SignInThrottle.keys(`user-${i}`, '203.0.113.9'), 100);
-    assert.ok(throttle.wait(SignInThrottle.keys('someone-new', '203.0.113.9'), 100) > 0);
-    assert.equal(throttle.wait(SignInThrottle.keys('someone-new', '198.51.100.1'), 100), 0);
+    for (let i = 0; i < 6; i++) throttle.failed(SignInThrottle.keys(`user-${i}`, '203.0.113.9'), 100_000);
+    assert.ok(throttle.wait(SignInThrottle.keys('someone-new', '203.0.113.9'), 100_000) > 0);
+    assert.equal(throttle.wait(SignInThrottle.keys('someone-new', '198.51.100.1'), 100_000), 0);
   });
 
   it('never a lockout: the wait is capped at 15 minutes however many failures', () => {
     const throttle = new SignInThrottle();
     const keys = SignInThrottle.keys('victim', undefined);
-    for (let i = 0; i < 200; i++) throttle.failed(keys, 1000);
-    assert.equal(throttle.wait(keys, 1000), 15 * 60);
-    assert.equal(throttle.wait(keys, 1000 + 15 * 60), 0);
+    for (let i = 0; i < 200; i++) throttle.failed(keys, 1_000_000);
+    assert.equal(throttle.wait(keys, 1_000_000), 15 * 60);
+    assert.equal(throttle.wait(keys, 1_000_000 + 15 * 60 * 1000), 0);
+  });
+
+  it('a wait lasts as long as it says from the failure, whatever the second it fell in (milliseconds, not whole seconds)', () => {
+    const throttle = new SignInThrottle();
+    const keys = SignInThrottle.keys('someone', '203.0.113.9');
+    // The sixth failure late in a second: in whole seconds its wait of 1 s ended 100 ms later.
+    for (let i = 0; i < 6; i++) throttle.failed(keys, 10_900);
+    assert.equal(throttle.wait(keys, 11_000), 1, 'a tenth of a second later, still waiting (rounded up to 1 s)');
+    assert.equal(throttle.wait(keys, 11_899), 1);
+    assert.equal(throttle.wait(keys, 11_900), 0, 'a second after the failure');
   });
 });

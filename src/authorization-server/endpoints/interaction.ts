@@ -138,10 +138,9 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     }
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
-    const now = ctx.config.now();
     // Failed attempts slow further ones down, for the account and for the address (never a lockout).
     const keys = SignInThrottle.keys(username, ctx.config.clientAddress(request));
-    const wait = ctx.signInThrottle.wait(keys, now);
+    const wait = ctx.signInThrottle.wait(keys, ctx.config.nowMs());
     if (wait > 0) {
       ctx.config.log({ event: 'login_throttled', client_id: interaction.clientId });
       return renderStep(ctx, interaction, {
@@ -154,7 +153,8 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     // Verify against a dummy hash for unknown users so the response time does not reveal them.
     const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !valid) {
-      ctx.signInThrottle.failed(keys, now);
+      // Timed after the password check (scrypt, 0.1 s or more): the wait starts when the answer goes out.
+      ctx.signInThrottle.failed(keys, ctx.config.nowMs());
       ctx.config.log({ event: 'login_failed', client_id: interaction.clientId });
       return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
     }
