@@ -146,9 +146,9 @@ export const SWEEP_MOST_PAGES = 16;
 /**
  * Walks a table's pages from the first to the last it had when the walk began (rows added since
  * are not yet expired), deleting the expired rows of a range of pages at a time. A range starts
- * at one page and is sized to delete about a batch of rows: halved or narrowed when it deleted
- * more, doubled (up to SWEEP_MOST_PAGES) when it deleted under half. A rest follows each range as
- * in drainInSlices.
+ * at one page and is sized to delete about a batch of rows: narrowed in proportion when it
+ * deleted more, doubled (up to SWEEP_MOST_PAGES) when it deleted under half. A rest follows each
+ * range as in drainInSlices.
  */
 export async function walkPages(
   sweepPages: (from: number, until: number) => Promise<number>,

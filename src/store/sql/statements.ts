@@ -47,7 +47,6 @@ const batched = (table: string, key: string, condition: string): Statement =>
  * deletes the rows in it that meet the condition. `first` is a key below every other.
  */
 export interface WalkedSweep {
-  table: string;
   first: (d: Dialect) => string | number;
   slice: Statement;
   sweep: Statement;
@@ -72,7 +71,6 @@ export interface WalkedSweep {
 const walked = (table: string, key: string, condition = 'expires_at <= :now', { rowidOnSqlite = false } = {}): WalkedSweep => {
   const k = (d: Dialect): string => (rowidOnSqlite && d.name === 'sqlite' ? 'rowid' : key);
   return {
-    table,
     first: (d) => (rowidOnSqlite && d.name === 'sqlite' ? 0 : ''),
     slice: stmt(
       `slice of ${table}`,
