@@ -80,10 +80,36 @@ function resized(size: number, took: number, pace: SweepPace, most: number): num
 }
 
 /**
+ * The loop every sweep step shares: runs `slice` until it says it was the last (or `signal`
+ * aborts, checked before each), resting `restFactor` times as long as each slice took after every
+ * slice but the last. `resize` is told how long each slice took and what it deleted, to size the
+ * next. Resolves with the rows deleted.
+ */
+async function inPacedSlices(
+  slice: () => Promise<{ deleted: number; last: boolean }>,
+  resize: (took: number, deleted: number) => void,
+  pause: (ms: number) => Promise<void>,
+  pace: SweepPace,
+  signal: AbortSignal | undefined,
+): Promise<number> {
+  let total = 0;
+  while (!signal?.aborted) {
+    const started = performance.now();
+    const { deleted, last } = await slice();
+    const took = performance.now() - started;
+    total += deleted;
+    if (last) break;
+    resize(took, deleted);
+    await pause(took * pace.restFactor);
+  }
+  return total;
+}
+
+/**
  * Deletes in batches until a batch comes back short. Each batch is its own short statement,
  * committed alone, sized and followed by a rest as `pace` says.
  */
-export async function drainInSlices(
+export function drainInSlices(
   deleteBatch: (size: number) => Promise<number>,
   pause: (ms: number) => Promise<void>,
   pace: SweepPace = DEFAULT_SWEEP_PACE,
@@ -91,17 +117,16 @@ export async function drainInSlices(
 ): Promise<number> {
   const most = pace.batchRows ?? SWEEP_BATCH;
   let size = most;
-  let total = 0;
-  for (;;) {
-    if (signal?.aborted) return total;
-    const started = performance.now();
-    const deleted = await deleteBatch(size);
-    const took = performance.now() - started;
-    total += deleted;
-    if (deleted < size) return total;
-    size = resized(size, took, pace, most);
-    await pause(took * pace.restFactor);
-  }
+  return inPacedSlices(
+    async () => {
+      const deleted = await deleteBatch(size);
+      return { deleted, last: deleted < size };
+    },
+    (took) => (size = resized(size, took, pace, most)),
+    pause,
+    pace,
+    signal,
+  );
 }
 
 /** How many times a batch's rows one slice of a walked sweep may cover (slices of mostly live rows cost less than a batch of deletions). */
@@ -114,7 +139,7 @@ export const SWEEP_WALK_BATCH = WALK_WIDENING * SWEEP_BATCH;
  * expired rows of each slice, until a slice reaches the end. Slices are sized and followed by a
  * rest as in drainInSlices.
  */
-export async function walkInSlices<Key extends string | number = string>(
+export function walkInSlices<Key extends string | number = string>(
   sweepSlice: (after: Key, size: number) => Promise<{ deleted: number; last: Key | null; keys: number }>,
   pause: (ms: number) => Promise<void>,
   pace: SweepPace = DEFAULT_SWEEP_PACE,
@@ -124,20 +149,19 @@ export async function walkInSlices<Key extends string | number = string>(
   const batch = pace.batchRows ?? SWEEP_BATCH;
   let size = batch;
   let after = first;
-  let total = 0;
-  for (;;) {
-    if (signal?.aborted) return total;
-    const started = performance.now();
-    const { deleted, last, keys } = await sweepSlice(after, size);
-    const took = performance.now() - started;
-    total += deleted;
-    if (last === null || keys < size) return total;
-    after = last;
+  return inPacedSlices(
+    async () => {
+      const { deleted, last, keys } = await sweepSlice(after, size);
+      if (last !== null) after = last;
+      return { deleted, last: last === null || keys < size };
+    },
     // Wider only over mostly live rows: a slice deletes about a batch of rows at most, as a batch
     // does (on PostgreSQL, where time does not size slices, 2,000 deletions a slice moved the p99).
-    size = resized(size, took, pace, deleted * 2 < size ? batch * WALK_WIDENING : size);
-    await pause(took * pace.restFactor);
-  }
+    (took, deleted) => (size = resized(size, took, pace, deleted * 2 < size ? batch * WALK_WIDENING : size)),
+    pause,
+    pace,
+    signal,
+  );
 }
 
 /** Most pages one slice of a page walk covers (128 KiB; over 1M live grants, 64 pages took up to 25 ms in PostgreSQL, each grant looked up in two tables). */
@@ -157,24 +181,25 @@ export async function walkPages(
   pace: SweepPace = DEFAULT_SWEEP_PACE,
   signal?: AbortSignal,
 ): Promise<number> {
+  if (pages <= 0) return 0;
   const batch = pace.batchRows ?? SWEEP_BATCH;
   let span = 1;
   let from = 0;
-  let total = 0;
-  while (from < pages) {
-    if (signal?.aborted) return total;
-    const until = Math.min(pages, from + span);
-    const started = performance.now();
-    const deleted = await sweepPages(from, until);
-    const took = performance.now() - started;
-    total += deleted;
-    from = until;
-    if (from >= pages) return total;
-    if (deleted > batch) span = Math.max(1, Math.floor((span * batch) / deleted));
-    else if (deleted * 2 < batch) span = Math.min(SWEEP_MOST_PAGES, span * 2);
-    await pause(took * pace.restFactor);
-  }
-  return total;
+  return inPacedSlices(
+    async () => {
+      const until = Math.min(pages, from + span);
+      const deleted = await sweepPages(from, until);
+      from = until;
+      return { deleted, last: from >= pages };
+    },
+    (_took, deleted) => {
+      if (deleted > batch) span = Math.max(1, Math.floor((span * batch) / deleted));
+      else if (deleted * 2 < batch) span = Math.min(SWEEP_MOST_PAGES, span * 2);
+    },
+    pause,
+    pace,
+    signal,
+  );
 }
 
 /** A timer's rest (at least one turn of the event loop, so waiting I/O goes first). */

@@ -71,7 +71,7 @@ export interface WalkedSweep {
 const walked = (table: string, key: string, condition = 'expires_at <= :now', { rowidOnSqlite = false } = {}): WalkedSweep => {
   const k = (d: Dialect): string => (rowidOnSqlite && d.name === 'sqlite' ? 'rowid' : key);
   return {
-    first: (d) => (rowidOnSqlite && d.name === 'sqlite' ? 0 : ''),
+    first: (d) => (k(d) === 'rowid' ? 0 : ''),
     slice: stmt(
       `slice of ${table}`,
       (d) => `SELECT max(${k(d)}) AS last, count(*) AS n FROM (SELECT ${k(d)} FROM ${table} WHERE ${k(d)} > :after ORDER BY ${k(d)} LIMIT :batch) AS slice`,
