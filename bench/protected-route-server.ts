@@ -1,9 +1,10 @@
 /**
  * The server side of bench/protected-route.ts, run as its own process so the load generator
- * does not share its event loop. Three routes with the same light JSON-RPC handler: /open (no
- * guard); /mcp (bearer guard, JWT verifier as configured by default); /mcp-uncached (the same guard
- * with a verifier that remembers one token, so a stream of distinct tokens never hits its cache:
- * every request pays a first verification). Issues BENCH_TOKENS distinct tokens, writes them to a
+ * does not share its event loop. Four routes with the same light JSON-RPC handler: /open (no
+ * guard); /open-behind-middleware (no guard, behind a Hono middleware that does nothing); /mcp
+ * (bearer guard, JWT verifier as configured by default); /mcp-uncached (the same guard with a
+ * verifier that remembers one token, so a stream of distinct tokens never hits its cache: every
+ * request pays a first verification). Issues BENCH_TOKENS distinct tokens, writes them to a
  * file, and prints the port and that file's path.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -42,6 +43,8 @@ const app = new Hono();
 // request that the other load on the machine disturbs far less than throughput does.
 app.get('/cpu', () => Response.json(process.cpuUsage()));
 app.post('/open', (c) => handler(c));
+// What any Hono middleware costs a route, whatever it does: the guard is one.
+app.post('/open-behind-middleware', async (_c, next) => await next(), (c) => handler(c));
 app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
 app.post('/mcp-uncached', honoBearerAuth(uncached), (c) => handler(c));
 

@@ -10,9 +10,10 @@
  *    so cycling through the list never hits): what a flood of new tokens costs.
  * and, for context, one token repeated (a cache hit); the unprotected route sent the realistic
  * mix's Authorization headers (what carrying the tokens costs, guard aside); and with an invalid
- * token (a JWT whose signature is wrong, and plain garbage). Rounds alternate the routes so that
- * machine noise falls on all of them alike; the table reports medians and ratios to the
- * unprotected route.
+ * token (a JWT whose signature is wrong, and plain garbage); and the unprotected route behind a
+ * Hono middleware that does nothing (what being a middleware costs, guard aside). Rounds
+ * alternate the routes so that machine noise falls on all of them alike; the table reports
+ * medians and ratios to the unprotected route.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -67,6 +68,9 @@ const cases: Case[] = ([
   // For context: what carrying the tokens costs the HTTP layer (parser, Web Request headers) on a
   // route that never reads them, so the realistic row's gap can be split into that and the guard.
   { name: 'unprotected, with the realistic mix\'s Authorization headers (not read)', path: '/open', authorization: undefined, expect: 200, mix: 'headers' },
+  // For context: what a Hono middleware that does nothing costs the same route, so the guard's
+  // own cost can be told from the cost of being a middleware at all.
+  { name: 'unprotected, behind a Hono middleware that does nothing', path: '/open-behind-middleware', authorization: undefined, expect: 200 },
   {
     name: `protected, realistic: ${CLIENTS} clients, each token used ${USES_PER_TOKEN}× (1 in ${USES_PER_TOKEN} a first verification)`,
     path: '/mcp',
