@@ -32,10 +32,8 @@ const guard = protectedResource({
 const issue = await tokenIssuer(as, store, issuer, resource);
 const tokens: string[] = [];
 for (let i = 0; i < TOKENS; i++) tokens.push(await issue());
-// V8 goes on compiling the verifier's code through the first several thousand checks: passes of
-// new tokens after the first 1,000 cost 117, 101, 97, 96 and 96 µs each (2,500 tokens a pass;
-// 28, 8, 2, 0 and 0 functions optimized during them). A warm-up of 1,000, as this bench had,
-// measured that compilation too (111 µs). A server that has checked 8,000 tokens is past it.
+// V8 goes on optimizing the verifier's code through the first several thousand checks; a
+// warm-up of 1,000 measured part of that compilation (bench/README.md, "Bearer guard").
 const WARM_UP_TOKENS = 8000;
 const warmUp: string[] = [];
 for (let i = 0; i < WARM_UP_TOKENS; i++) warmUp.push(await issue());
