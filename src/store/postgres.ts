@@ -21,8 +21,8 @@ import { StoreConflictError, StoreUnavailableError, type Store } from './store.j
  * its own, so what a batch writes is what a request can be made to wait for. Walked along the
  * key, batches of 500 moved the refresh p99 by 1.25–1.41 × and of 100 (rests of 8 ×) by 1.02–1.07,
  * in 522–651 s for 1M rows. Walked by page (statements.ts: a few pages a batch, not one a row),
- * batches of 500 with rests of 8 × moved it by 0.98 and 1.12 in 194–223 s; of 2,000, by 1.40
- * (bench/sweep-latency.ts, 4 clients refreshing).
+ * batches of 500 with rests of 8 × moved it by 0.98, 1.12, 1.11 and 1.11 in 182–223 s; of 2,000,
+ * by 1.40; of 500 with rests of 4 ×, by 1.25 in 75 s (bench/sweep-latency.ts, 4 clients refreshing).
  */
 const SWEEP_PACE: SweepPace = { ...DEFAULT_SWEEP_PACE, batchRows: 500, restFactor: 8 };
 

@@ -20,5 +20,4 @@ describe('ExpiringCache', () => {
     cache.set('c', 'third', 200);
     assert.equal(cache.holdsAnyAt(170), true, 'a new entry after a drop counts again');
   });
-
 });
