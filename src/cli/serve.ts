@@ -17,6 +17,7 @@ import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from 
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
 import { periodicSweep } from './periodic-sweep.js';
+import { defaultPerAddress, limitConnections } from './connection-limits.js';
 import { RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
 export const SERVE_HELP = `context-auth serve [options]
@@ -29,7 +30,12 @@ export const SERVE_HELP = `context-auth serve [options]
   --registration-ttl S     delete dynamically registered clients unused this long (default 2592000, 30 days; 0 never)
   --access-token-ttl S     access token lifetime in seconds (default 600)
   --header-timeout S       close a connection whose request headers take longer (default 10)
-  --max-connections N      refuse connections beyond this many at once (default 1000)
+  --max-connections N      refuse connections beyond this many at once (default 1000); near it, idle
+                           keep-alive connections are closed to make room
+  --max-connections-per-address N
+                           connections one client address (IPv6: its /64) may hold at once (default a
+                           tenth of --max-connections; 0 no limit); the excess is closed unanswered.
+                           Counted by the connection's peer; a --trust-proxy peer is not limited
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
@@ -84,6 +90,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     'access-token-ttl': { type: 'string' },
     'header-timeout': { type: 'string' },
     'max-connections': { type: 'string' },
+    'max-connections-per-address': { type: 'string' },
     quiet: { type: 'boolean' },
     'client-documents': { type: 'string' },
     'client-document-host': { type: 'string', multiple: true },
@@ -100,6 +107,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const accessTokenTtl = integer('access-token-ttl', values['access-token-ttl'], 600, 30, 86400);
   const headerTimeoutMs = integer('header-timeout', values['header-timeout'], 10, 1, 60) * 1000;
   const maxConnections = integer('max-connections', values['max-connections'], 1000, 1, 100_000);
+  const perAddress = integer('max-connections-per-address', values['max-connections-per-address'], defaultPerAddress(maxConnections), 0, 100_000);
   const registration = registrationPolicy(values.registration);
   const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
   const documentsFlag = values['client-documents'] ?? 'on';
@@ -157,7 +165,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     serverOptions: { ...timeouts, ...(tls ?? {}) },
     ...(tls ? { createServer: createHttpsServer } : {}),
   });
-  (server as unknown as { maxConnections: number }).maxConnections = maxConnections;
+  limitConnections(server, { maxConnections, perAddress, trustProxy });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is in use; choose another with --port.`));

@@ -3,27 +3,13 @@
  * is a proxy the operator named, the address the proxies say they forwarded for.
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { ipv6Groups } from './ipv6.js';
 
 /** 1.2.3.4 for ::ffff:1.2.3.4 (a dual-stack socket's IPv4 peer); a zone (%eth0) dropped; lower case. */
 function plain(address: string): string {
   const bare = address.trim().replace(/%.*$/, '').toLowerCase();
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
   return mapped ? mapped[1]! : bare;
-}
-
-/** The eight 16-bit groups of an IPv6 address (one with a dotted IPv4 tail included). */
-function ipv6Groups(address: string): number[] {
-  let text = address;
-  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (tail) {
-    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, rest] = text.split('::') as [string, string | undefined];
-  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
-  const left = parse(head);
-  const right = rest === undefined ? [] : parse(rest);
-  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 /**
