@@ -3,6 +3,8 @@
  * /authorize, the consent page and /token, and every defence of the fetch, each with a test that
  * fails when the defence is removed. Documents are served by a real HTTP server on 127.0.0.1,
  * allowed only through the switch named for tests; with the switch off, loopback is refused.
+ * Also: documents follow the registration policy, new ones are rate-limited like registrations,
+ * a failure is remembered for a minute, and its cause reaches the log, never the requester.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';

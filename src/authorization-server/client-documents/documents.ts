@@ -44,7 +44,7 @@ const FAILED_TTL = 60;
 const FAILED_ENTRIES = 1000;
 
 /** The one answer for a document that could not be used, whatever the cause (the log has it). */
-export const DOCUMENT_UNUSABLE = 'the client ID metadata document could not be fetched or is not valid';
+const DOCUMENT_UNUSABLE = 'the client ID metadata document could not be fetched or is not valid';
 
 function unusable(): OAuthError {
   return new OAuthError('invalid_client', DOCUMENT_UNUSABLE, 400).withUserMessage(
