@@ -6,9 +6,7 @@ import { usageError } from './errors.js';
 const NAMES = { register: 'register', token: 'token', 'sign-in': 'signIn', 'client-document': 'clientDocument', 'client-document-total': 'clientDocumentTotal' } as const;
 const UNIT_MINUTES: Record<string, number> = { s: 1 / 60, sec: 1 / 60, second: 1 / 60, m: 1, min: 1, minute: 1, h: 60, hour: 60 };
 
-/** `600/min,burst=300`; a rate that is no whole number a minute per hour instead (`100/hour`). */
-const describe = (limit: RateLimit): string =>
-  `${Number.isInteger(limit.perMinute) ? `${limit.perMinute}/min` : `${Math.round(limit.perMinute * 60 * 1000) / 1000}/hour`},burst=${limit.burst}`;
+const describe = (limit: RateLimit): string => `${limit.perMinute}/min,burst=${limit.burst}`;
 
 export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token | sign-in | client-document | client-document-total;
                            RATE N/second|minute|hour[,burst=B] (burst default N) or off

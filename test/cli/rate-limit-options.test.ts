@@ -33,7 +33,7 @@ describe('serve --rate-limit and --trust-proxy', () => {
       rateLimitBanner({ token: false }, true, ['10.0.0.0/8']),
       'register 1/min,burst=30, token off, sign-in 60/min,burst=60 per address (shared by replicas); X-Forwarded-For from 10.0.0.0/8',
     );
-    assert.equal(clientDocumentLimitsBanner({}), 'new ones 1/min,burst=30 per address, 100/hour,burst=100 in all');
-    assert.equal(clientDocumentLimitsBanner({ clientDocument: { perMinute: 0.5, burst: 5 }, clientDocumentTotal: false }), 'new ones 30/hour,burst=5 per address, off in all');
+    assert.equal(clientDocumentLimitsBanner({}), 'new ones 1/min,burst=30 per address, 1/min,burst=100 in all');
+    assert.equal(clientDocumentLimitsBanner({ clientDocument: { perMinute: 0.5, burst: 5 }, clientDocumentTotal: false }), 'new ones 0.5/min,burst=5 per address, off in all');
   });
 });

@@ -122,7 +122,7 @@ describe('serve: client ID metadata documents follow --registration unless --cli
 
   it('--registration closed --client-documents on: accepted; a document that fails is one generic answer, its cause in the log', async () => {
     const server = await serve('--registration', 'closed', '--client-documents', 'on');
-    assert.match(server.output(), /client docs\s+accepted; new ones 1\/min,burst=30 per address, 100\/hour,burst=100 in all/);
+    assert.match(server.output(), /client docs\s+accepted; new ones 1\/min,burst=30 per address, 1\/min,burst=100 in all/);
     assert.equal((await authorize(server.issuer, `${base}/open.json`)).status, 303);
     assert.equal(fetched, 1);
     const closed = `http://127.0.0.1:${await freePort()}/gone.json`;

@@ -12,7 +12,7 @@
  * - clientDocument: 30 at once, then 60 an hour, like register: the first use of a client ID
  *   metadata document URL creates a client as a registration does (and costs us a fetch of a URL
  *   a stranger chose). Later fetches of a document already known are not counted.
- * - clientDocumentTotal: 100 at once, then 100 an hour, for all addresses together: an attacker
+ * - clientDocumentTotal: 100 at once, then 60 an hour, for all addresses together: an attacker
  *   with many addresses still cannot make the server create clients and fetch URLs without end.
  *   Honest documents are few (one per application, not per person), and known ones go on working.
  */
@@ -31,7 +31,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimit>> = {
   token: { burst: 300, perMinute: 600 },
   signIn: { burst: 60, perMinute: 60 },
   clientDocument: { burst: 30, perMinute: 1 },
-  clientDocumentTotal: { burst: 100, perMinute: 100 / 60 },
+  clientDocumentTotal: { burst: 100, perMinute: 1 },
 };
 
 /** Client addresses remembered per limit; beyond it the least recently seen are forgotten. */
