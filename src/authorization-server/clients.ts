@@ -8,15 +8,21 @@ import type { ServerContext } from './context.js';
 /** How the endpoints find a client: in the store, or, for a URL client_id, from its metadata document. */
 export type ClientLookup = Pick<Store, 'getClient'>;
 
-export function clientLookup(ctx: ServerContext): ClientLookup {
-  const { store, clientDocuments, now } = ctx.config;
+export function clientLookup(ctx: ServerContext, request: Request): ClientLookup {
+  const { store, clientDocuments, now, clientAddress } = ctx.config;
+  // A document URL the server does not know yet creates a client, as /register does: limited per
+  // address first (so one address cannot spend the budget of all), then for all addresses together.
+  const admitNew = async (): Promise<void> => {
+    await ctx.rateLimits.check('clientDocument', clientAddress(request));
+    await ctx.rateLimits.checkTotal('clientDocumentTotal', 'new client ID metadata documents');
+  };
   return {
     // Not an async function: the store's promise is handed on as it is, one microtask fewer per request.
     getClient: (clientId) => {
       if (!isDocumentClientId(clientId)) return store.getClient(clientId);
       // Turned off, a URL client is unknown, even one fetched while it was on.
       if (!clientDocuments.enabled) return Promise.resolve(undefined);
-      return clientDocuments.client(clientId, store, now());
+      return clientDocuments.client(clientId, { store, now: now(), admitNew });
     },
   };
 }

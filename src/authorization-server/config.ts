@@ -95,15 +95,20 @@ export interface AuthorizationServerOptions {
    */
   trustProxy?: string[];
   /**
-   * Token buckets per client address on /register, /token and the sign-in pages (429 with
-   * Retry-After). Defaults: rate-limit/limits.ts; each can be changed or turned off (`false`).
+   * Token buckets per client address on /register, /token, the sign-in pages and new client ID
+   * metadata documents (429 with Retry-After). Defaults: rate-limit/limits.ts; each can be
+   * changed or turned off (`false`).
    */
   rateLimits?: RateLimitOptions;
   /** Largest accepted request body in bytes. Default: 64 KiB. */
   maxBodyBytes?: number;
   /** Sign-in through upstream identity providers. Default: local users only. */
   upstream?: UpstreamOptions;
-  /** Client ID metadata documents (a URL as client_id, MCP 2025-11-25). Default: accepted from any public https host. */
+  /**
+   * Client ID metadata documents (a URL as client_id, MCP 2025-11-25). Default: accepted from any
+   * public https host when registration is open; refused when it is not, unless `enabled: true`.
+   * New ones are rate-limited (`rateLimits.clientDocument`, `rateLimits.clientDocumentTotal`).
+   */
   clientIdMetadataDocuments?: ClientDocumentsOptions;
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
@@ -170,6 +175,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     throw new Error('refreshReuseGraceSeconds must be a whole number from 0 to 60');
   }
   const basePath = new URL(issuer).pathname.replace(/\/+$/, '');
+  const log = options.log ?? (() => {});
   return {
     issuer,
     basePath,
@@ -191,10 +197,15 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
-    clientDocuments: new ClientDocuments(options.clientIdMetadataDocuments ?? {}, scopesSupported),
+    clientDocuments: new ClientDocuments(
+      // A document creates a client: unless the operator says otherwise, only where registration is open.
+      { ...options.clientIdMetadataDocuments, enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
+      scopesSupported,
+      log,
+    ),
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     nowMs: options.now ? () => options.now!() * 1000 : () => Date.now(),
-    log: options.log ?? (() => {}),
+    log,
   };
 }
 

@@ -3,14 +3,17 @@ import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitOptions } from '../a
 import { trustedProxies } from '../core/index.js';
 import { usageError } from './errors.js';
 
-const NAMES = { register: 'register', token: 'token', 'sign-in': 'signIn' } as const;
+const NAMES = { register: 'register', token: 'token', 'sign-in': 'signIn', 'client-document': 'clientDocument', 'client-document-total': 'clientDocumentTotal' } as const;
 const UNIT_MINUTES: Record<string, number> = { s: 1 / 60, sec: 1 / 60, second: 1 / 60, m: 1, min: 1, minute: 1, h: 60, hour: 60 };
 
 const describe = (limit: RateLimit): string => `${limit.perMinute}/min,burst=${limit.burst}`;
 
-export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token | sign-in; RATE N/second|minute|hour[,burst=B] (burst default N) or off
+export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token | sign-in | client-document | client-document-total;
+                           RATE N/second|minute|hour[,burst=B] (burst default N) or off
                            (repeatable; defaults per client address: register ${describe(DEFAULT_RATE_LIMITS.register)},
-                           token ${describe(DEFAULT_RATE_LIMITS.token)}, sign-in ${describe(DEFAULT_RATE_LIMITS.signIn)})
+                           token ${describe(DEFAULT_RATE_LIMITS.token)}, sign-in ${describe(DEFAULT_RATE_LIMITS.signIn)},
+                           client-document ${describe(DEFAULT_RATE_LIMITS.clientDocument)} (new client ID metadata documents);
+                           for all addresses together: client-document-total ${describe(DEFAULT_RATE_LIMITS.clientDocumentTotal)})
   --trust-proxy ADDR       a reverse proxy (address or CIDR; repeatable, or comma-separated) whose
                            X-Forwarded-For names the client; default none: the header is ignored`;
 
@@ -18,7 +21,7 @@ export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token
 export function parseRateLimit(flag: string): [keyof typeof NAMES, RateLimit | false] {
   const match = /^([a-z-]+)=(.+)$/.exec(flag.trim());
   const name = match?.[1] as keyof typeof NAMES | undefined;
-  if (!match || !name || !Object.hasOwn(NAMES, name)) throw usageError(`--rate-limit ${flag}: give register=, token= or sign-in=`);
+  if (!match || !name || !Object.hasOwn(NAMES, name)) throw usageError(`--rate-limit ${flag}: give register=, token=, sign-in=, client-document= or client-document-total=`);
   const spec = match[2]!.trim();
   if (spec === 'off') return [name, false];
   const rate = /^(\d+(?:\.\d+)?)\/([a-z]+)(?:,burst=(\d+))?$/.exec(spec);
@@ -59,4 +62,13 @@ export function rateLimitBanner(options: RateLimitOptions, shared: boolean, trus
   });
   const proxies = trustProxy.length > 0 ? `; X-Forwarded-For from ${trustProxy.join(', ')}` : '';
   return `${parts.join(', ')} per address (${shared ? 'shared by replicas' : 'in memory'})${proxies}`;
+}
+
+/** The banner's words for the limits on new client ID metadata documents. */
+export function clientDocumentLimitsBanner(options: RateLimitOptions): string {
+  const limit = (name: 'clientDocument' | 'clientDocumentTotal'): string => {
+    const given = options[name];
+    return given === false ? 'off' : describe(given ?? DEFAULT_RATE_LIMITS[name]);
+  };
+  return `new ones ${limit('clientDocument')} per address, ${limit('clientDocumentTotal')} in all`;
 }

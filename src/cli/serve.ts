@@ -18,7 +18,7 @@ import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
 import { periodicSweep } from './periodic-sweep.js';
 import { defaultPerAddress, limitConnections } from './connection-limits.js';
-import { RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
+import { clientDocumentLimitsBanner, RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
 export const SERVE_HELP = `context-auth serve [options]
   --port N                 port to listen on (default 8080; 0 picks a free one)
@@ -39,7 +39,8 @@ export const SERVE_HELP = `context-auth serve [options]
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
-  --client-documents on|off  accept an https URL as client_id (a client ID metadata document; default on)
+  --client-documents MODE  accept an https URL as client_id (a client ID metadata document): on | off |
+                           follow-registration (default: accepted only when --registration is open)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
   --allow-insecure-client-documents  accept documents at http://127.0.0.1 (tests only)
 ${RATE_LIMIT_HELP}
@@ -110,10 +111,11 @@ export async function serveCommand(args: string[]): Promise<void> {
   const perAddress = integer('max-connections-per-address', values['max-connections-per-address'], defaultPerAddress(maxConnections), 0, 100_000);
   const registration = registrationPolicy(values.registration);
   const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
-  const documentsFlag = values['client-documents'] ?? 'on';
-  if (documentsFlag !== 'on' && documentsFlag !== 'off') throw usageError('--client-documents must be on or off');
+  const documentsFlag = values['client-documents'] ?? 'follow-registration';
+  if (!['on', 'off', 'follow-registration'].includes(documentsFlag)) throw usageError('--client-documents must be on, off or follow-registration');
   const clientIdMetadataDocuments = {
-    enabled: documentsFlag === 'on',
+    // A document creates a client: by default only where anyone may register one.
+    enabled: documentsFlag === 'follow-registration' ? registration === 'open' : documentsFlag === 'on',
     allowHosts: values['client-document-host'] ?? [],
     allowLoopbackHttp: values['allow-insecure-client-documents'] ?? false,
   };
@@ -259,7 +261,7 @@ ${resourcesBanner(resources)}
   store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
   rate limits   ${rateLimitBanner(rateLimits, authorizationServer.config.rateLimits.shared, trustProxy)}
-  client docs   ${clientIdMetadataDocuments.enabled ? (clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted') : 'off'}
+  client docs   ${clientIdMetadataDocuments.enabled ? `${clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
   heap limit    ${heapBanner()}${upstreamBanner(authorizationServer.config)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 

@@ -4,11 +4,14 @@
  * written under RFC 3986 (not as the forgiving WHATWG parser repairs them), web clients on https
  * only, no client_credentials clients, names without control characters, bounded bodies; clients
  * nobody uses are swept after the registration TTL; and each address has a registration budget.
+ * Client ID metadata documents, which create clients too, keep to the same policy and budget.
  * Each group is its own `describe`, so further limits join the group they belong to.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { authorizationRequest, authorizeUrl, Browser, expectOAuthError, registerClient, REDIRECT_URI, REVISIONS, type Harness } from '../helpers/harness.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { authorizationRequest, authorizeUrl, Browser, expectOAuthError, pkcePair, registerClient, REDIRECT_URI, REVISIONS, type Harness } from '../helpers/harness.js';
 import { PEER_HEADER } from '../helpers/co-hosted.js';
 import { assertUnchanged, onEveryStore } from './setup.js';
 
@@ -135,6 +138,52 @@ onEveryStore('DCR abuse', (env) => {
       assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
       assert.equal((await env.counts()).clients, before.clients + 3);
       assert.equal((await from('198.51.100.8')).status, 201);
+    });
+  });
+
+  describe('client ID metadata documents, the other way to create a client', () => {
+    let documents: http.Server;
+    let base: string;
+    let fetched = 0;
+    before(async () => {
+      // Every path is a valid document naming itself: each new URL is a new client, if admitted.
+      documents = http.createServer((req, res) => {
+        fetched++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ client_id: `${base}${req.url}`, redirect_uris: [REDIRECT_URI] }));
+      });
+      await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
+    });
+    after(() => new Promise<void>((resolve) => documents.close(() => resolve())));
+
+    const authorizeAs = (h: Harness, clientId: string, address: string): Promise<Response> =>
+      h.request(
+        authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+        { headers: { [PEER_HEADER]: address } },
+      );
+
+    it('forty new document URLs from one address do not make forty clients (the per-address budget, as /register)', async () => {
+      const h = await env.target({ clientIdMetadataDocuments: { allowLoopbackHttp: true } });
+      const before = await env.counts();
+      const fetchedBefore = fetched;
+      const statuses = [];
+      for (let i = 0; i < 40; i++) statuses.push((await authorizeAs(h, `${base}/flood-${env.kind.name}-${i}.json`, '203.0.113.40')).status);
+      assert.deepEqual(statuses, [...Array(30).fill(303), ...Array(10).fill(429)]);
+      assert.equal((await env.counts()).clients, before.clients + 30);
+      assert.equal(fetched - fetchedBefore, 30, 'a refused URL is not even fetched');
+      assert.equal((await authorizeAs(h, `${base}/other-${env.kind.name}.json`, '198.51.100.40')).status, 303, 'another address is served');
+    });
+
+    it('registration closed: no document client either, and nothing fetched', async () => {
+      const h = await env.target({ registration: 'closed', clientIdMetadataDocuments: { allowLoopbackHttp: true } });
+      const before = await env.counts();
+      const fetchedBefore = fetched;
+      const response = await authorizeAs(h, `${base}/closed-${env.kind.name}.json`, '203.0.113.41');
+      assert.equal(response.status, 400);
+      assert.equal(response.headers.get('location'), null);
+      assertUnchanged(before, await env.counts(), ['clients'], 'registration closed');
+      assert.equal(fetched, fetchedBefore);
     });
   });
 });

@@ -3,6 +3,8 @@
  * /authorize, the consent page and /token, and every defence of the fetch, each with a test that
  * fails when the defence is removed. Documents are served by a real HTTP server on 127.0.0.1,
  * allowed only through the switch named for tests; with the switch off, loopback is refused.
+ * Also: documents follow the registration policy, new ones are rate-limited like registrations,
+ * a failure is remembered for a minute, and its cause reaches the log, never the requester.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -21,7 +23,19 @@ import {
   redeemCode,
   type Harness,
   plainTokens,
+  postForm,
+  expectOAuthError,
 } from '../helpers/harness.js';
+import type { RateLimitOptions } from '../../src/authorization-server/index.js';
+
+/** A port on 127.0.0.1 nothing listens on (it did a moment ago). */
+async function closedPort(): Promise<number> {
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
 
 interface Served {
   status?: number;
@@ -80,6 +94,21 @@ describe('client ID metadata documents', () => {
     assert.match(text, pattern);
   }
 
+  /**
+   * The document could not be used: the person (or prober) sees the one generic answer, never
+   * the cause; the cause is in the server's log.
+   */
+  async function unusable(h: Harness, clientId: string, cause: RegExp, redirectUri = REDIRECT_URI): Promise<void> {
+    const response = await start(h, clientId, redirectUri);
+    const text = await response.text();
+    assert.equal(response.status, 400, text);
+    assert.equal(response.headers.get('location'), null, 'never redirected anywhere');
+    assert.match(text, /could not be fetched or is not valid/);
+    assert.doesNotMatch(text, cause, 'the cause is not shown');
+    const logged = h.log.filter((event) => event.event === 'client_document_failed' && event.client_id === clientId).at(-1);
+    assert.match(String(logged?.reason), cause, `the log says why: ${JSON.stringify(logged)}`);
+  }
+
   it('metadata says so, and says not when it is off', async () => {
     const on = (await (await testSwitch().request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
     assert.equal(on.client_id_metadata_document_supported, true);
@@ -123,7 +152,7 @@ describe('client ID metadata documents', () => {
       }) as unknown as typeof http.request;
       const h = createHarness({ clientIdMetadataDocuments: { request } });
       for (const clientId of ['https://10.0.0.1/client.json', 'https://169.254.169.254/latest.json', 'https://[::1]/c.json', 'https://localhost/c.json', 'https://192.168.1.10/c.json']) {
-        await refused(await start(h, clientId), /non-public address/);
+        await unusable(h, clientId, /non-public address/);
       }
       assert.deepEqual(attempts, []);
     });
@@ -140,31 +169,31 @@ describe('client ID metadata documents', () => {
       // The server answers with a redirect to a private address; it is never followed.
       const h = testSwitch();
       const clientId = documentAt('/moved.json', {}, { status: 302, headers: { location: 'http://10.0.0.1/internal.json' } });
-      await refused(await start(h, clientId), /redirects are not followed/);
+      await unusable(h, clientId, /redirects are not followed/);
     });
 
     it('a document over the size limit', async () => {
       const h = testSwitch();
       const clientId = documentAt('/big.json', { padding: 'x'.repeat(70 * 1024) });
-      await refused(await start(h, clientId), /larger than/);
+      await unusable(h, clientId, /larger than/);
     });
 
     it('a document that is not application/json', async () => {
       const h = testSwitch();
       const clientId = documentAt('/html.json', {}, { type: 'text/html' });
-      await refused(await start(h, clientId), /not application\/json/);
+      await unusable(h, clientId, /not application\/json/);
     });
 
     it('a document slower than the timeout', async () => {
       const h = testSwitch();
       const clientId = documentAt('/slow.json', {}, { delayMs: 1500 });
-      await refused(await start(h, clientId), /too long|in time/);
+      await unusable(h, clientId, /too long|in time/);
     });
 
     it('a document that names another client_id', async () => {
       const h = testSwitch();
       const clientId = documentAt('/other.json', { client_id: `${base}/someone-else.json` });
-      await refused(await start(h, clientId), /client_id is not the URL/);
+      await unusable(h, clientId, /client_id is not the URL/);
     });
 
     it('a redirect_uri the document does not list', async () => {
@@ -175,14 +204,14 @@ describe('client ID metadata documents', () => {
 
     it('a document holding a NUL or an unpaired surrogate (PostgreSQL cannot keep either)', async () => {
       const h = testSwitch();
-      await refused(await start(h, documentAt('/surrogate.json', { client_name: 'Doc \ud800' })), /NUL characters or unpaired surrogates/);
-      await refused(await start(h, documentAt('/nul.json', { client_name: 'Doc \u0000' })), /NUL characters or unpaired surrogates/);
+      await unusable(h, documentAt('/surrogate.json', { client_name: 'Doc \ud800' }), /NUL characters or unpaired surrogates/);
+      await unusable(h, documentAt('/nul.json', { client_name: 'Doc \u0000' }), /NUL characters or unpaired surrogates/);
     });
 
     it('a document claiming a secret or a confidential method', async () => {
       const h = testSwitch();
-      await refused(await start(h, documentAt('/secret.json', { client_secret: 'shh' })), /cannot hold a client secret/);
-      await refused(await start(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' })), /must be none/);
+      await unusable(h, documentAt('/secret.json', { client_secret: 'shh' }), /cannot hold a client secret/);
+      await unusable(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' }), /must be none/);
     });
 
     it('a document host that fails (an error status, too slow) is the client\'s problem: 400 invalid_client, never a 5xx', async () => {
@@ -192,7 +221,7 @@ describe('client ID metadata documents', () => {
       for (const clientId of [documentAt('/down.json', {}, { status: 503 }), documentAt('/broken.json', {}, { status: 500 }), documentAt('/late.json', {}, { delayMs: 1500 })]) {
         const page = await start(h, clientId);
         assert.equal(page.status, 400, `authorize, ${clientId}`);
-        assert.match(await page.text(), /could not be used.*try again later/s);
+        assert.match(await page.text(), /could not be fetched or is not valid/);
         const token = await redeemCode(h, { client_id: clientId }, 'code', 'verifier');
         assert.equal(token.status, 400, `token, ${clientId}`);
         assert.equal(((await token.json()) as { error: string }).error, 'invalid_client');
@@ -208,6 +237,138 @@ describe('client ID metadata documents', () => {
       await refused(await start(off, clientId), /not registered/);
       const listed = testSwitch({ allowHosts: ['docs.example'] });
       await refused(await start(listed, documentAt('/unlisted.json')), /not among the hosts/);
+    });
+  });
+
+  describe('documents follow the registration policy unless turned on explicitly', () => {
+    it('registration closed or behind a token: a URL client is unknown, nothing is fetched, and the metadata says so', async () => {
+      for (const [i, registration] of (['closed', { initialAccessToken: 'a'.repeat(32) }] as const).entries()) {
+        const h = createHarness({ registration, clientIdMetadataDocuments: { allowLoopbackHttp: true } });
+        const clientId = documentAt(`/closed-${i}.json`);
+        await refused(await start(h, clientId), /not registered with this server/);
+        const token = await expectOAuthError(await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId }), 401, 'invalid_client');
+        assert.equal(token.error_description, 'unknown client');
+        assert.equal(hits.get(`/closed-${i}.json`), undefined, 'never fetched');
+        assert.equal(await h.store.getClient(clientId), undefined, 'no client created');
+        const metadata = (await (await h.request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+        assert.equal(metadata.client_id_metadata_document_supported, false);
+      }
+    });
+
+    it('enabled: true accepts them with registration closed', async () => {
+      const h = createHarness({ registration: 'closed', clientIdMetadataDocuments: { enabled: true, allowLoopbackHttp: true } });
+      assert.equal((await start(h, documentAt('/closed-on.json'))).status, 303);
+      const metadata = (await (await h.request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+      assert.equal(metadata.client_id_metadata_document_supported, true);
+    });
+  });
+
+  describe('new documents are limited like registrations', () => {
+    const PEER = 'x-test-peer';
+    const limited = (rateLimits: RateLimitOptions): Harness =>
+      createHarness({ clientAddress: (request) => request.headers.get(PEER) ?? undefined, rateLimits, clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } });
+    /** GET /authorize for a document client, from an address (none: unknown). */
+    const from = (h: Harness, peer: string | undefined, clientId: string): Promise<Response> =>
+      new Browser((path, init) => {
+        const headers = new Headers(init.headers);
+        if (peer) headers.set(PEER, peer);
+        return h.request(path, { ...init, headers });
+      }).fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+
+    async function tooMany(response: Response, words: RegExp): Promise<void> {
+      const text = await response.text();
+      assert.equal(response.status, 429, text);
+      assert.equal(response.headers.get('location'), null, 'a page, never a redirect');
+      assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      assert.match(text, words);
+    }
+
+    it('per address: past the budget a new document is refused before it is fetched; a known one fetched again is not counted', async () => {
+      const h = limited({ clientDocument: { burst: 2, perMinute: 1 / 60 } });
+      const known = documentAt('/limit-a.json', {}, { headers: { 'cache-control': 'max-age=60' } });
+      assert.equal((await from(h, '203.0.113.5', known)).status, 303);
+      assert.equal((await from(h, '203.0.113.5', documentAt('/limit-b.json'))).status, 303);
+      const third = documentAt('/limit-c.json');
+      await tooMany(await from(h, '203.0.113.5', third), /Too many attempts from your network/);
+      assert.equal(hits.get('/limit-c.json'), undefined, 'never fetched');
+      assert.equal(await h.store.getClient(third), undefined);
+      // At /token too: the OAuth JSON 429.
+      const token = await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: documentAt('/limit-d.json') }, { [PEER]: '203.0.113.5' });
+      await expectOAuthError(token, 429, 'temporarily_unavailable');
+      // Another address has its own budget.
+      assert.equal((await from(h, '198.51.100.7', third)).status, 303);
+      // The known document's cache ends: fetched again, and admitted with the budget still empty.
+      h.clock.now += 61;
+      assert.equal((await from(h, '203.0.113.5', known)).status, 303);
+      assert.equal(hits.get('/limit-a.json'), 2);
+      assert.ok(h.log.some((event) => event.event === 'rate_limited' && event.limit === 'clientDocument'));
+    });
+
+    it('for all addresses together, whatever the address (or none): past the total a new document is refused', async () => {
+      const h = limited({ clientDocument: false, clientDocumentTotal: { burst: 2, perMinute: 1 / 60 } });
+      const known = documentAt('/total-a.json', {}, { headers: { 'cache-control': 'max-age=60' } });
+      assert.equal((await from(h, '203.0.113.1', known)).status, 303);
+      assert.equal((await from(h, '203.0.113.2', documentAt('/total-b.json'))).status, 303);
+      await tooMany(await from(h, '203.0.113.3', documentAt('/total-c.json')), /This server is busy/);
+      await tooMany(await from(h, undefined, documentAt('/total-d.json')), /This server is busy/);
+      assert.equal(hits.get('/total-c.json'), undefined, 'never fetched');
+      h.clock.now += 61;
+      assert.equal((await from(h, '203.0.113.4', known)).status, 303, 'a known document is not new');
+    });
+  });
+
+  describe('a failure tells the requester nothing about our network', () => {
+    it('a private address, a refused port, an open port answering badly, a timeout, bad JSON: one answer at /token and /revoke; the cause in the log', async () => {
+      const h = testSwitch();
+      const cases: Array<[string, RegExp]> = [
+        ['https://localhost/x', /non-public address/],
+        [`http://127.0.0.1:${await closedPort()}/x`, /ECONNREFUSED/],
+        [`${base}/nothing-here.json`, /HTTP 404/],
+        [documentAt('/bad-json.json', {}, { raw: '{"client_id": ' }), /not valid JSON/],
+        [documentAt('/as-text.json', {}, { type: 'text/plain' }), /not application\/json/],
+        [documentAt('/late-token.json', {}, { delayMs: 1500 }), /too long|in time/],
+      ];
+      const bodies = new Set<string>();
+      for (const [clientId, cause] of cases) {
+        const token = await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId, redirect_uri: REDIRECT_URI });
+        const revoke = await postForm(h, '/revoke', { token: 'anything', client_id: clientId });
+        for (const response of [token, revoke]) {
+          assert.equal(response.status, 400, clientId);
+          bodies.add(await response.text());
+        }
+        const logged = h.log.find((event) => event.event === 'client_document_failed' && event.client_id === clientId);
+        assert.match(String(logged?.reason), cause, `the log says why: ${JSON.stringify(logged)}`);
+      }
+      assert.deepEqual([...bodies], [JSON.stringify({ error: 'invalid_client', error_description: 'the client ID metadata document could not be fetched or is not valid' })]);
+    });
+  });
+
+  describe('a document that failed is remembered for a minute', () => {
+    it('not fetched again meanwhile (the same answer), then fetched again', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/flaky.json', {}, { status: 503 });
+      await unusable(h, clientId, /HTTP 503/);
+      await unusable(h, clientId, /HTTP 503/);
+      const token = await expectOAuthError(await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId }), 400, 'invalid_client');
+      assert.match(token.error_description ?? '', /could not be fetched or is not valid/);
+      assert.equal(hits.get('/flaky.json'), 1);
+      documentAt('/flaky.json');
+      h.clock.now += 59;
+      assert.equal((await start(h, clientId)).status, 400, 'still remembered');
+      assert.equal(hits.get('/flaky.json'), 1);
+      h.clock.now += 2;
+      assert.equal((await start(h, clientId)).status, 303);
+      assert.equal(hits.get('/flaky.json'), 2);
+    });
+
+    it('at most 1000 failures are remembered: the oldest is forgotten first', async () => {
+      const h = createHarness({ rateLimits: { clientDocumentTotal: false }, clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } });
+      const revoke = (i: number) => postForm(h, '/revoke', { token: 'anything', client_id: `${base}/gone-${i}.json` });
+      for (let i = 0; i <= 1000; i++) assert.equal((await revoke(i)).status, 400);
+      await revoke(1000);
+      assert.equal(hits.get('/gone-1000.json'), 1, 'the newest is remembered');
+      await revoke(0);
+      assert.equal(hits.get('/gone-0.json'), 2, 'the oldest was forgotten');
     });
   });
 

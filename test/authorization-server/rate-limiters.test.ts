@@ -137,7 +137,13 @@ describe('store-backed limiter (shared by replicas)', () => {
 describe('limit options', () => {
   it('defaults; a limit turned off; shared follows the store unless told', () => {
     const resolved = resolveRateLimits({ token: false, register: { burst: 2, perMinute: 0.5 } }, true);
-    assert.deepEqual(resolved.limits, { register: { burst: 2, perMinute: 0.5 }, token: null, signIn: DEFAULT_RATE_LIMITS.signIn });
+    assert.deepEqual(resolved.limits, {
+      register: { burst: 2, perMinute: 0.5 },
+      token: null,
+      signIn: DEFAULT_RATE_LIMITS.signIn,
+      clientDocument: DEFAULT_RATE_LIMITS.clientDocument,
+      clientDocumentTotal: DEFAULT_RATE_LIMITS.clientDocumentTotal,
+    });
     assert.equal(resolved.shared, true);
     assert.equal(resolveRateLimits({ shared: false }, true).shared, false);
     assert.equal(resolveRateLimits({}, false).shared, false);

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAuthorizationServer, type AuthorizationServer, type RateLimitOptions } from '../../src/authorization-server/index.js';
+import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type RateLimitOptions } from '../../src/authorization-server/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
 import { ISSUER, REDIRECT_URI, RESOURCE } from '../helpers/harness.js';
@@ -26,12 +26,12 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
     await database?.stop();
   });
 
-  async function replicas(rateLimits: RateLimitOptions): Promise<AuthorizationServer[]> {
+  async function replicas(rateLimits: RateLimitOptions, extra: Partial<AuthorizationServerOptions> = {}): Promise<AuthorizationServer[]> {
     const servers: AuthorizationServer[] = [];
     for (let i = 0; i < 2; i++) {
       const store = await openPostgresStore({ connectionString: database.connectionString });
       stores.push(store);
-      servers.push(createAuthorizationServer({ issuer: ISSUER, store, resources: [RESOURCE], clientAddress: (request) => request.headers.get(PEER) ?? undefined, rateLimits }));
+      servers.push(createAuthorizationServer({ issuer: ISSUER, store, resources: [RESOURCE], clientAddress: (request) => request.headers.get(PEER) ?? undefined, rateLimits, ...extra }));
     }
     return servers;
   }
@@ -74,6 +74,21 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
     }
     assert.ok(admitted <= burst, `${admitted} admitted`);
     assert.ok(admitted >= burst - 2, `${admitted} admitted: one lease (2) may sit unspent at the other replica`);
+  });
+
+  it('new client ID metadata documents: the one budget for all addresses is one across replicas too', async () => {
+    const [a, b] = await replicas({ clientDocumentTotal: { burst: 3, perMinute: 1 / 60 } }, { clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } });
+    // Nothing listens there: each admitted document fails (400), each refused one is a 429 before any fetch.
+    const revoke = (server: AuthorizationServer, i: number) =>
+      server.handle(
+        new Request(`${ISSUER}/revoke`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', [PEER]: `203.0.113.${100 + i}` },
+          body: new URLSearchParams({ token: 'anything', client_id: `http://127.0.0.1:9/total-${i}.json` }),
+        }),
+      );
+    const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => revoke(i % 2 ? a! : b!, i).then((r) => r.status)));
+    assert.deepEqual(statuses.filter((s) => s !== 429), [400, 400, 400]);
   });
 
   it('kept in memory instead (shared: false), each replica grants its own budget: what sharing prevents', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseRateLimit, rateLimitBanner, rateLimitOptions, trustProxyOption } from '../../src/cli/rate-limit-options.js';
+import { clientDocumentLimitsBanner, parseRateLimit, rateLimitBanner, rateLimitOptions, trustProxyOption } from '../../src/cli/rate-limit-options.js';
 
 describe('serve --rate-limit and --trust-proxy', () => {
   it('N/unit sets the rate and a burst of N; ,burst=B sets the burst; off turns a limit off', () => {
@@ -10,6 +10,10 @@ describe('serve --rate-limit and --trust-proxy', () => {
     assert.deepEqual(parseRateLimit('register=0.5/min'), ['register', { perMinute: 0.5, burst: 1 }], 'a fraction: at least a burst of one');
     assert.deepEqual(parseRateLimit('sign-in=off'), ['sign-in', false]);
     assert.deepEqual(rateLimitOptions(['sign-in=off', 'token=10/second']), { signIn: false, token: { perMinute: 600, burst: 10 } });
+    assert.deepEqual(
+      rateLimitOptions(['client-document=10/hour', 'client-document-total=off']),
+      { clientDocument: { perMinute: 10 / 60, burst: 10 }, clientDocumentTotal: false },
+    );
   });
 
   it('anything else is a usage error (exit code 2) naming the flag', () => {
@@ -29,5 +33,7 @@ describe('serve --rate-limit and --trust-proxy', () => {
       rateLimitBanner({ token: false }, true, ['10.0.0.0/8']),
       'register 1/min,burst=30, token off, sign-in 60/min,burst=60 per address (shared by replicas); X-Forwarded-For from 10.0.0.0/8',
     );
+    assert.equal(clientDocumentLimitsBanner({}), 'new ones 1/min,burst=30 per address, 1/min,burst=100 in all');
+    assert.equal(clientDocumentLimitsBanner({ clientDocument: { perMinute: 0.5, burst: 5 }, clientDocumentTotal: false }), 'new ones 0.5/min,burst=5 per address, off in all');
   });
 });

@@ -81,3 +81,64 @@ describe('serve with client ID metadata documents and dynamic registration side 
     assert.ok(await client.accessToken());
   });
 });
+
+describe('serve: client ID metadata documents follow --registration unless --client-documents says otherwise', { timeout: 120_000 }, () => {
+  let documents: http.Server;
+  let base: string;
+  let fetched = 0;
+  const servers: RunningServer[] = [];
+
+  before(async () => {
+    documents = http.createServer((req, res) => {
+      fetched++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ client_id: `${base}${req.url}`, redirect_uris: ['http://127.0.0.1/callback'] }));
+    });
+    await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    for (const server of servers) await server.stop();
+    await new Promise<void>((resolve) => documents.close(() => resolve()));
+  });
+
+  async function serve(...flags: string[]): Promise<RunningServer> {
+    const server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), '--allow-insecure-client-documents', ...flags]);
+    servers.push(server);
+    return server;
+  }
+
+  const authorize = (issuer: string, clientId: string): Promise<Response> =>
+    fetch(`${issuer}/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:5000/callback', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+
+  it('--registration closed: a document client is unknown and its URL is never fetched', async () => {
+    const server = await serve('--registration', 'closed', '--quiet');
+    assert.match(server.output(), /client docs\s+off \(as registration/);
+    const response = await authorize(server.issuer, `${base}/closed.json`);
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /not registered with this server/);
+    assert.equal(fetched, 0);
+  });
+
+  it('--registration closed --client-documents on: accepted; a document that fails is one generic answer, its cause in the log', async () => {
+    const server = await serve('--registration', 'closed', '--client-documents', 'on');
+    assert.match(server.output(), /client docs\s+accepted; new ones 1\/min,burst=30 per address, 1\/min,burst=100 in all/);
+    assert.equal((await authorize(server.issuer, `${base}/open.json`)).status, 303);
+    assert.equal(fetched, 1);
+    const closed = `http://127.0.0.1:${await freePort()}/gone.json`;
+    const token = await fetch(`${server.issuer}/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: closed }) });
+    assert.deepEqual(await token.json(), { error: 'invalid_client', error_description: 'the client ID metadata document could not be fetched or is not valid' });
+    await waitFor(() => /"event":"client_document_failed"[^\n]*ECONNREFUSED/.test(server.output()));
+  });
+
+  it('--client-documents takes on, off or follow-registration', async () => {
+    const result = await cli(['serve', '--client-documents', 'yes']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /--client-documents must be on, off or follow-registration/);
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(condition(), 'in time');
+}

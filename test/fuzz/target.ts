@@ -63,7 +63,7 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
     clientIdMetadataDocuments: { enabled: true, allowHosts: [], allowLoopbackHttp: true },
     clientAddress: (request) => peers.get(request),
     trustProxy: ['127.0.0.1'],
-    rateLimits: { register: RAISED, token: RAISED, signIn: RAISED },
+    rateLimits: { register: RAISED, token: RAISED, signIn: RAISED, clientDocument: RAISED, clientDocumentTotal: RAISED },
     upstream: {
       providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }],
       secretBox: new SecretBox(parseSecretKeys(generateSecretKey(), 'fuzz')),

@@ -4,6 +4,12 @@
  * defences of fetch-document.ts), must name itself (`client_id` equal to its URL), is validated
  * like a registration, and becomes a client record, kept in the store (grants refer to it) and
  * cached in memory for as long as its Cache-Control allows, within bounds.
+ *
+ * Anyone can name any URL, so a document the server does not know yet passes the gate for new
+ * clients first (rate limits, like /register); a document that failed is not fetched again for a
+ * minute; and whatever went wrong, the requester learns only that the document could not be used.
+ * The cause (an address refused, a port closed, a timeout) would map our network for a stranger:
+ * it goes to the log.
  */
 import { OAuthError } from '../../core/errors.js';
 import { isStorableJson } from '../../core/storable-text.js';
@@ -12,7 +18,11 @@ import { validateClientMetadata } from '../checks/client-metadata.js';
 import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
 
 export interface ClientDocumentsOptions {
-  /** Accept URL client ids. Default true. */
+  /**
+   * Accept URL client ids. Default: as registration does, since a document creates a client:
+   * accepted when registration is open, refused when it is closed or needs an initial access
+   * token. `true` accepts them whatever registration says; `false` refuses them.
+   */
   enabled?: boolean;
   /** When non-empty, only documents on these hosts are accepted. */
   allowHosts?: string[];
@@ -29,6 +39,26 @@ const DEFAULT_TTL = 300;
 const MIN_TTL = 60;
 const MAX_TTL = 24 * 3600;
 const CACHE_ENTRIES = 1000;
+/** A document that could not be used is not fetched again for this long (seconds). */
+const FAILED_TTL = 60;
+const FAILED_ENTRIES = 1000;
+
+/** The one answer for a document that could not be used, whatever the cause (the log has it). */
+const DOCUMENT_UNUSABLE = 'the client ID metadata document could not be fetched or is not valid';
+
+function unusable(): OAuthError {
+  return new OAuthError('invalid_client', DOCUMENT_UNUSABLE, 400).withUserMessage(
+    'The application that sent you here could not be identified: its client ID metadata document could not be fetched or is not valid.',
+  );
+}
+
+/** What finding a document client needs besides its URL. */
+export interface DocumentClientRequest {
+  store: Store;
+  now: number;
+  /** Called before a URL the store does not know is fetched: throws to refuse a new client (rate limits). */
+  admitNew: () => Promise<void>;
+}
 
 /** Whether a client_id is meant as a document URL (every registered client id is hex); checkUrl says whether it is acceptable. */
 export function isDocumentClientId(clientId: string): boolean {
@@ -40,13 +70,16 @@ export class ClientDocuments {
   private readonly allowHosts: string[];
   private readonly fetchOptions: DocumentFetchOptions;
   private readonly cache = new Map<string, { client: ClientRecord; until: number }>();
+  /** Documents that could not be used, until when they are not fetched again. */
+  private readonly failed = new Map<string, number>();
 
   constructor(
-    options: ClientDocumentsOptions,
+    options: ClientDocumentsOptions & { enabled: boolean },
     private readonly scopesSupported: readonly string[],
+    private readonly log: (event: Record<string, unknown>) => void,
     fetchOptions: Partial<DocumentFetchOptions> = {},
   ) {
-    this.enabled = options.enabled ?? true;
+    this.enabled = options.enabled;
     this.allowHosts = (options.allowHosts ?? []).map((host) => host.toLowerCase());
     this.fetchOptions = {
       allowLoopbackHttp: options.allowLoopbackHttp ?? false,
@@ -57,21 +90,26 @@ export class ClientDocuments {
   }
 
   /** The client a document URL describes, fetched or from the cache; throws why not. */
-  async client(clientId: string, store: Store, now: number): Promise<ClientRecord> {
+  async client(clientId: string, { store, now, admitNew }: DocumentClientRequest): Promise<ClientRecord> {
     const cached = this.cache.get(clientId);
     if (cached && cached.until > now) return cached.client;
     const url = this.checkUrl(clientId);
+    if ((this.failed.get(clientId) ?? 0) > now) throw unusable();
+    // A document fetched again when its cache ends is no new client; only a URL never seen counts.
+    if (!(await store.getClient(clientId))) await admitNew();
     let fetched;
+    let client: ClientRecord;
     try {
       fetched = await fetchClientDocument(url, this.fetchOptions);
+      client = this.toClient(clientId, fetched.body, now);
     } catch (error) {
       if (!(error instanceof DocumentFetchError)) throw error;
+      this.noteFailure(clientId, error, now);
       // The client's host failing is the client's problem, even when it may pass: never a 5xx
       // of ours, which anyone could cause by naming such a URL (and which reads as our outage).
-      const later = error.temporary ? ' The application\'s site may be down; try again later.' : '';
-      throw new OAuthError('invalid_client', `The client's metadata document at ${url.host} could not be used: ${error.message}.${later}`, 400);
+      throw unusable();
     }
-    const client = this.toClient(clientId, fetched.body, now);
+    this.failed.delete(clientId);
     await store.saveClient(client);
     const ttl = fetched.maxAge === null ? DEFAULT_TTL : fetched.maxAge === 0 ? 0 : Math.min(MAX_TTL, Math.max(MIN_TTL, fetched.maxAge));
     if (ttl > 0) {
@@ -80,6 +118,13 @@ export class ClientDocuments {
       if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     }
     return client;
+  }
+
+  private noteFailure(clientId: string, error: DocumentFetchError, now: number): void {
+    this.log({ event: 'client_document_failed', client_id: clientId, reason: error.message, ...(error.temporary ? { temporary: true } : {}) });
+    this.failed.delete(clientId);
+    this.failed.set(clientId, now + FAILED_TTL);
+    if (this.failed.size > FAILED_ENTRIES) this.failed.delete(this.failed.keys().next().value!);
   }
 
   private checkUrl(clientId: string): URL {
@@ -105,7 +150,7 @@ export class ClientDocuments {
 
   private toClient(clientId: string, body: unknown, now: number): ClientRecord {
     const bad = (why: string): never => {
-      throw new OAuthError('invalid_client', `The client's metadata document is not valid: ${why}.`, 400);
+      throw new DocumentFetchError(`the document is not valid: ${why}`);
     };
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return bad('it is not a JSON object');
     const document = body as Record<string, unknown>;

@@ -31,7 +31,10 @@ export interface FetchedDocument {
   maxAge: number | null;
 }
 
-/** Why a document could not be had; the message names the reason, never the body. */
+/**
+ * Why a document could not be had (or is not valid); the message names the reason, never the
+ * body. It is for the log only: it may describe our network (an address, a closed port).
+ */
 export class DocumentFetchError extends Error {
   constructor(message: string, readonly temporary = false) {
     super(message);

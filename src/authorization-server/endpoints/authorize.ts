@@ -30,7 +30,7 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   }
   const parsed = authorizationParams(entries);
 
-  const target = await resolveRedirectTarget(parsed, clientLookup(ctx));
+  const target = await resolveRedirectTarget(parsed, clientLookup(ctx, request));
   await ctx.clientUse.note(ctx.config.store, target.client.clientId, ctx.config.now());
   const back = trustedRedirect(target, ctx.config.issuer);
 

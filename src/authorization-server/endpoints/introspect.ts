@@ -17,7 +17,7 @@ const INACTIVE = { active: false } as const;
 export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx.config;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(request, params, clientLookup(ctx));
+  const caller = await authenticateClient(request, params, clientLookup(ctx, request));
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'introspection requires a confidential client', 401);
   }

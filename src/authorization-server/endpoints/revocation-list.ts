@@ -13,7 +13,7 @@ import { revocationList } from '../revocation-list.js';
  */
 export async function revocationListEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(request, params, clientLookup(ctx));
+  const caller = await authenticateClient(request, params, clientLookup(ctx, request));
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'the revocation list requires a confidential client', 401);
   }

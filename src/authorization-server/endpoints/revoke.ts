@@ -15,7 +15,7 @@ import { verifyOwnAccessToken } from '../tokens.js';
 export async function revokeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx.config;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const client = await authenticateClient(request, params, clientLookup(ctx));
+  const client = await authenticateClient(request, params, clientLookup(ctx, request));
   const token = params.get('token');
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   const hint = params.get('token_type_hint');

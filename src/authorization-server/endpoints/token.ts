@@ -19,7 +19,7 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
-  const client = await authenticateClient(request, params, clientLookup(ctx));
+  const client = await authenticateClient(request, params, clientLookup(ctx, request));
   const noting = ctx.clientUse.note(ctx.config.store, client.clientId, ctx.config.now());
   if (noting) await noting;
   if (!Object.hasOwn(grants, grantType)) {

@@ -1,14 +1,20 @@
 /**
  * The rate limits, as the operator states them, and their defaults. Each is a token bucket per
- * client address: `burst` requests at once, refilled at `perMinute`. The defaults stop floods
- * (issue: 47,000 registrations a minute from one address) and leave room for many honest people
- * behind one address (an office NAT):
+ * client address (clientDocumentTotal: one for all): `burst` requests at once, refilled at
+ * `perMinute`. The defaults stop floods (issue: 47,000 registrations a minute from one address)
+ * and leave room for many honest people behind one address (an office NAT):
  * - register: 30 at once, then 60 an hour. A client registers once per server it is added to.
  * - token: 300 at once, then 600 a minute (10 a second). Every refresh comes here, and a busy
  *   service behind a NAT may refresh for many clients.
  * - signIn: 60 at once, then 60 a minute, for every form post of the sign-in and consent pages and
  *   every return from an upstream provider. Each password post costs a scrypt hash; the failure
  *   back-off (sign-in-throttle.ts) is the defence against guessing, this one against volume.
+ * - clientDocument: 30 at once, then 60 an hour, like register: the first use of a client ID
+ *   metadata document URL creates a client as a registration does (and costs us a fetch of a URL
+ *   a stranger chose). Later fetches of a document already known are not counted.
+ * - clientDocumentTotal: 100 at once, then 60 an hour, for all addresses together: an attacker
+ *   with many addresses still cannot make the server create clients and fetch URLs without end.
+ *   Honest documents are few (one per application, not per person), and known ones go on working.
  */
 export interface RateLimit {
   /** Requests allowed at once: the bucket's size. A whole number from 1 to 1,000,000. */
@@ -17,13 +23,15 @@ export interface RateLimit {
   perMinute: number;
 }
 
-export type RateLimitName = 'register' | 'token' | 'signIn';
-export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['register', 'token', 'signIn'];
+export type RateLimitName = 'register' | 'token' | 'signIn' | 'clientDocument' | 'clientDocumentTotal';
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['register', 'token', 'signIn', 'clientDocument', 'clientDocumentTotal'];
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimit>> = {
   register: { burst: 30, perMinute: 1 },
   token: { burst: 300, perMinute: 600 },
   signIn: { burst: 60, perMinute: 60 },
+  clientDocument: { burst: 30, perMinute: 1 },
+  clientDocumentTotal: { burst: 100, perMinute: 1 },
 };
 
 /** Client addresses remembered per limit; beyond it the least recently seen are forgotten. */
@@ -36,6 +44,10 @@ export interface RateLimitOptions {
   token?: RateLimit | false;
   /** Sign-in and consent form posts, and returns from upstream providers. `false` turns the limit off. */
   signIn?: RateLimit | false;
+  /** New client ID metadata documents (URLs not yet known as clients), per address. `false` turns the limit off. */
+  clientDocument?: RateLimit | false;
+  /** New client ID metadata documents from all addresses together (one bucket). `false` turns the limit off. */
+  clientDocumentTotal?: RateLimit | false;
   /**
    * Keep the buckets in the store, so that replicas on one database share them. Default: when the
    * store is shared by replicas (PostgreSQL); otherwise in this process's memory.

@@ -8,13 +8,20 @@ import { StoreRateLimiter } from './store-limiter.js';
 
 /** At most one log line a minute per limit, however hard a flood presses. */
 const LOG_EVERY_MS = 60_000;
+/** The one bucket of a limit shared by every address (no address bucket looks like this). */
+const ALL_ADDRESSES = '*';
+
+function retryAfter(seconds: number): { wait: string; headers: Record<string, string> } {
+  return { wait: `${seconds} second${seconds === 1 ? '' : 's'}`, headers: { 'Retry-After': String(seconds) } };
+}
 
 /**
  * The server's limits per client address, each checked before its endpoint does any work. Over a
  * limit: 429 with Retry-After and `temporarily_unavailable`, the registered OAuth code for "try
  * again later" (RFC 6749 §4.1.2.1) that this server also answers when its store is down, so a
  * client that handles one handles both; the status and Retry-After say which and how long.
- * A request whose address is unknown (no `clientAddress`) is not limited.
+ * A request whose address is unknown (no `clientAddress`) is not limited by address; a limit
+ * for all addresses together (checkTotal) counts it all the same.
  */
 export class RateLimits {
   private readonly limiters = new Map<RateLimitName, RateLimiter>();
@@ -43,10 +50,22 @@ export class RateLimits {
     const decision = await limiter.take(addressBucket(address));
     if (decision.allowed) return;
     this.noteRefusal(name);
-    const seconds = decision.retryAfter;
-    const wait = `${seconds} second${seconds === 1 ? '' : 's'}`;
-    throw new OAuthError('temporarily_unavailable', `too many requests from this address; retry after ${wait}`, 429, { 'Retry-After': String(seconds) }).withUserMessage(
+    const { wait, headers } = retryAfter(decision.retryAfter);
+    throw new OAuthError('temporarily_unavailable', `too many requests from this address; retry after ${wait}`, 429, headers).withUserMessage(
       `Too many attempts from your network. Wait ${wait}, then go back and try again.`,
+    );
+  }
+
+  /** Spends one request of the budget `name` shares among all addresses; throws the 429 when there is none. */
+  async checkTotal(name: RateLimitName, what: string): Promise<void> {
+    const limiter = this.limiters.get(name);
+    if (!limiter) return;
+    const decision = await limiter.take(ALL_ADDRESSES);
+    if (decision.allowed) return;
+    this.noteRefusal(name);
+    const { wait, headers } = retryAfter(decision.retryAfter);
+    throw new OAuthError('temporarily_unavailable', `this server accepts no more ${what} for now; retry after ${wait}`, 429, headers).withUserMessage(
+      `This server is busy. Wait ${wait}, then go back and try again.`,
     );
   }
 
