@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
 import { safeEqual } from '../../core/secrets.js';
-import type { InteractionRecord } from '../../store/store.js';
+import type { InteractionRecord, UserRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { consentCovers, rememberConsent } from '../consent.js';
 import { isDocumentClientId } from '../client-documents/documents.js';
@@ -139,9 +139,9 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
     // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-    const keys = SignInThrottle.keys(username, ctx.config.clientAddress(request));
-    const wait = ctx.signInThrottle.wait(keys, ctx.config.nowMs());
-    if (wait > 0) {
+    const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.config.clientAddress(request)), ctx.config.nowMs());
+    if (typeof attempt === 'number') {
+      const wait = attempt;
       ctx.config.log({ event: 'login_throttled', client_id: interaction.clientId });
       return renderStep(ctx, interaction, {
         message: `Too many failed sign-ins for this account or from this address. Try again in ${wait} second${wait === 1 ? '' : 's'}; each further failure doubles the wait, up to 15 minutes.`,
@@ -149,16 +149,23 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
         retryAfter: wait,
       });
     }
-    const user = username ? await store.getUserByUsername(username) : undefined;
-    // Verify against a dummy hash for unknown users so the response time does not reveal them.
-    const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    let user: UserRecord | undefined;
+    let valid: boolean;
+    try {
+      user = username ? await store.getUserByUsername(username) : undefined;
+      // Verify against a dummy hash for unknown users so the response time does not reveal them.
+      valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    } catch (error) {
+      attempt.abandoned();
+      throw error;
+    }
     if (!user || !valid) {
       // Timed after the password check (scrypt, 0.1 s or more): the wait starts when the answer goes out.
-      ctx.signInThrottle.failed(keys, ctx.config.nowMs());
+      attempt.failed(ctx.config.nowMs());
       ctx.config.log({ event: 'login_failed', client_id: interaction.clientId });
       return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
     }
-    ctx.signInThrottle.succeeded(username);
+    attempt.succeeded();
     const { session, cookie } = await startSession(ctx, user.id);
     ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
     if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
