@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
 import { safeEqual } from '../../core/secrets.js';
-import type { InteractionRecord, UserRecord } from '../../store/store.js';
+import type { ClientRecord, InteractionRecord, UserRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { consentCovers, rememberConsent } from '../consent.js';
 import { isDocumentClientId } from '../client-documents/documents.js';
@@ -38,9 +38,14 @@ async function readInteractionForm(request: Request, maxBytes: number): Promise<
   }
 }
 
-/** The site that publishes a metadata-document client, for the consent page to show. */
-function clientHostOf(clientId: string): { clientHost?: string } {
-  return isDocumentClientId(clientId) ? { clientHost: new URL(clientId).host } : {};
+/**
+ * What the consent page can vouch for about the client: a metadata-document client's site (its
+ * description was fetched there); a dynamically registered client's name is only what whoever
+ * registered it chose. An operator's client (`clients add`) is neither.
+ */
+function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
+  if (isDocumentClientId(client.clientId)) return { clientHost: new URL(client.clientId).host };
+  return client.registeredBy === 'dynamic' && client.clientName !== null ? { clientNameUnverified: true } : {};
 }
 
 /**
@@ -73,6 +78,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
         upstreamName: up.name,
         clientName,
         clientId: client.clientId,
+        ...clientOrigin(client),
         redirectHost: redirect.host,
         scopes: interaction.request.scope,
         resource: interaction.request.resource,
@@ -100,7 +106,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
       username: user.username,
       clientName,
       clientId: client.clientId,
-      ...clientHostOf(client.clientId),
+      ...clientOrigin(client),
       redirectHost: redirect.host,
       scopes: interaction.request.scope,
       resource: interaction.request.resource,
