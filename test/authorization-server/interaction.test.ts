@@ -147,6 +147,23 @@ for (const revision of REVISIONS) {
         assert.equal(message(b), message(a));
       });
 
+      it('logs a failed sign-in on a store with no users as such (reason no_users), and an ordinary one without a reason', async () => {
+        const h = createHarness();
+        const client = await registerClient(h);
+        const { browser, path } = await start(h, client, revision);
+        const page = await openPage(browser, path);
+        const fail = async (username: string) => {
+          const response = await browser.submit(page.action, { csrf: page.csrf, step: 'login', username, password: 'wrong' });
+          assert.equal(response.status, 401);
+          assert.match(await response.text(), /Wrong username or password/, 'the page says the same either way');
+          return h.log.filter((event) => event.event === 'login_failed').at(-1);
+        };
+        assert.equal((await fail('alice'))?.reason, 'no_users');
+        const user = await addUser(h);
+        assert.equal((await fail('mallory'))?.reason, undefined, 'an unknown user, on a store that has users');
+        assert.equal((await fail(user.username))?.reason, undefined);
+      });
+
       it('refuses an empty username or password', async () => {
         const { h, client, user } = await setup();
         const { browser, path } = await start(h, client, revision);

@@ -12,6 +12,7 @@ import { seeOther } from '../http/responses.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { loginPage } from '../pages/login.js';
+import { hasNoUsers } from '../no-users.js';
 import { SignInThrottle } from '../sign-in-throttle.js';
 import { currentSession, startSession } from '../sessions.js';
 import { chooseUpstream, forwardUpstream } from '../upstream/sign-in.js';
@@ -168,7 +169,9 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     if (!user || !valid) {
       // Timed after the password check (scrypt, 0.1 s or more): the wait starts when the answer goes out.
       attempt.failed(ctx.config.nowMs());
-      ctx.config.log({ event: 'login_failed', client_id: interaction.clientId });
+      // A server nobody was added to yet fails every sign-in: the operator reading the log learns why.
+      const noUsers = !user && (await hasNoUsers(store, ctx.config.nowMs()));
+      ctx.config.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
       return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
     }
     attempt.succeeded();
