@@ -1,3 +1,5 @@
+import { addressBucket } from '../core/client-address.js';
+
 /**
  * Back-off after failed sign-ins, per account and per client address: the first few failures are
  * free, then each one doubles the wait before the next attempt is even checked (1 s, 2 s, 4 s …,
@@ -8,48 +10,122 @@
  */
 const FREE_FAILURES = 5;
 const MAX_WAIT_SECONDS = 15 * 60;
-/** Entries idle this long are forgotten (and the map is bounded). */
+/** Entries idle this long are forgotten. */
 const FORGET_AFTER_SECONDS = 24 * 3600;
+/** Beyond this many entries the least recently used are forgotten, never the recent ones. */
 const MAX_ENTRIES = 100_000;
 
-export class SignInThrottle {
-  /** `until` and `last` in milliseconds. */
-  private readonly entries = new Map<string, { failures: number; until: number; last: number }>();
+interface Entry {
+  /** Failures found. */
+  failures: number;
+  /** Attempts being checked now (the password hash takes a while): each may turn out a failure. */
+  pending: number;
+  /** Until when (milliseconds) the next attempt waits. */
+  until: number;
+  /** Last use (milliseconds). */
+  last: number;
+}
 
-  /** The keys an attempt counts against: the account, and the address when known. */
+/** The wait (milliseconds) that the `failures`th failure imposes. */
+function waitAfter(failures: number): number {
+  return failures > FREE_FAILURES ? 1000 * Math.min(MAX_WAIT_SECONDS, 2 ** (failures - FREE_FAILURES - 1)) : 0;
+}
+
+/** One attempt let through to the password check: settled once, by the first call made. */
+export interface SignInAttempt {
+  /** The password was wrong, found at `nowMs`: the wait starts then. */
+  failed(nowMs: number): void;
+  /** The password was right: the account starts afresh (the address keeps its count). */
+  succeeded(): void;
+  /** Neither was found (an error ended the check): the attempt counts for nothing. */
+  abandoned(): void;
+}
+
+export class SignInThrottle {
+  /** In order of last use, least recent first (a Map keeps insertion order). */
+  private readonly entries = new Map<string, Entry>();
+
+  /** The keys an attempt counts against: the account, and the address (an IPv6 address by its /64) when known. */
   static keys(username: string, address: string | undefined): string[] {
-    return [`account:${username.toLowerCase()}`, ...(address ? [`address:${address}`] : [])];
+    return [`account:${username.toLowerCase()}`, ...(address ? [`address:${addressBucket(address)}`] : [])];
   }
 
-  /** Whole seconds (rounded up) until another attempt for these keys may be checked; 0 when it may be now. `nowMs`: milliseconds. */
+  /**
+   * Whole seconds (rounded up) until another attempt for these keys may be checked; 0 when it may
+   * be now. Attempts still being checked count as failures that would start their wait now, so a
+   * batch sent at once is checked no further than the same attempts sent one by one.
+   */
   wait(keys: string[], nowMs: number): number {
     let wait = 0;
     for (const key of keys) {
       const entry = this.entries.get(key);
-      if (entry && entry.until > nowMs) wait = Math.max(wait, entry.until - nowMs);
+      if (!entry) continue;
+      if (entry.until > nowMs) wait = Math.max(wait, entry.until - nowMs);
+      if (entry.pending > 0) wait = Math.max(wait, waitAfter(entry.failures + entry.pending));
     }
     return Math.ceil(wait / 1000);
   }
 
+  /**
+   * The seconds to wait, or, when the attempt may be checked now, the attempt, held as pending
+   * until it is settled. Check and hold happen at once: no other attempt comes between them.
+   */
+  begin(keys: string[], nowMs: number): number | SignInAttempt {
+    const wait = this.wait(keys, nowMs);
+    if (wait > 0) return wait;
+    for (const key of keys) this.touch(key, nowMs).pending++;
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      for (const key of keys) {
+        const entry = this.entries.get(key);
+        if (entry) entry.pending--;
+      }
+      outcome();
+    };
+    return {
+      failed: (at) => settle(() => this.failed(keys, at)),
+      succeeded: () => settle(() => keys.filter((key) => key.startsWith('account:')).forEach((key) => this.clearAccount(key))),
+      abandoned: () => settle(() => {}),
+    };
+  }
+
   /** A failure, at `nowMs` (milliseconds): when it was found, so that its wait starts then. */
   failed(keys: string[], nowMs: number): void {
-    if (this.entries.size >= MAX_ENTRIES) this.forgetIdle(nowMs);
     for (const key of keys) {
-      const entry = this.entries.get(key) ?? { failures: 0, until: 0, last: nowMs };
+      const entry = this.touch(key, nowMs);
       entry.failures++;
-      entry.last = nowMs;
-      if (entry.failures > FREE_FAILURES) entry.until = nowMs + 1000 * Math.min(MAX_WAIT_SECONDS, 2 ** (entry.failures - FREE_FAILURES - 1));
-      this.entries.set(key, entry);
+      const wait = waitAfter(entry.failures);
+      if (wait > 0) entry.until = nowMs + wait;
     }
   }
 
-  /** A correct password: the account starts afresh (the address keeps its count). */
-  succeeded(username: string): void {
-    this.entries.delete(`account:${username.toLowerCase()}`);
+  private clearAccount(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    // Attempts still being checked stay held: each may yet fail.
+    if (entry.pending > 0) Object.assign(entry, { failures: 0, until: 0 });
+    else this.entries.delete(key);
   }
 
-  private forgetIdle(nowMs: number): void {
-    for (const [key, entry] of this.entries) if (nowMs - entry.last > FORGET_AFTER_SECONDS * 1000) this.entries.delete(key);
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+  /** The entry for `key`, created if need be, moved to the most recently used end. */
+  private touch(key: string, nowMs: number): Entry {
+    const entry = this.entries.get(key) ?? { failures: 0, pending: 0, until: 0, last: nowMs };
+    entry.last = nowMs;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    this.forget(nowMs);
+    return entry;
+  }
+
+  /** From the least recently used end: what has been idle a day, then whatever is beyond the bound. */
+  private forget(nowMs: number): void {
+    for (const [key, entry] of this.entries) {
+      const idle = nowMs - entry.last > FORGET_AFTER_SECONDS * 1000;
+      if (!idle && this.entries.size <= MAX_ENTRIES) return;
+      // An attempt being checked keeps its entry: it is recent anyway, and its settling needs it.
+      if (entry.pending === 0) this.entries.delete(key);
+    }
   }
 }

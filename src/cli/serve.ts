@@ -252,6 +252,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     };
     onStopSignal(stop);
   });
+  // Every password sign-in fails on a store nobody was added to: say so, with the command that adds someone.
+  if (upstream?.localUsers !== false && (await store.listUsers()).length === 0) process.stderr.write(`${noUsersNote(values)}\n`);
   print(`context-auth serve
   issuer        ${issuer}
   metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
@@ -312,6 +314,13 @@ export function resourcesBanner(resources: string[]): string {
   for (const resource of added) lines.push(`                ${resource}   (--resource)`);
   if (added.length === 0) lines.push('                (to protect your own context server, add its URL: --resource http://127.0.0.1:3000/mcp)');
   return lines.join('\n');
+}
+
+/** What to run to add the first user, naming the same store as this `serve`. */
+function noUsersNote(flags: { data?: string | undefined; store?: string | undefined }): string {
+  const quoted = (text: string) => (/[\s'"$`\\]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text);
+  const where = flags.store ? ' --store <the same URL>' : flags.data ? ` --data ${quoted(flags.data)}` : '';
+  return `No users yet: every password sign-in fails ("Wrong username or password") until you add one:\n  context-auth users add NAME${where}`;
 }
 
 /** V8's own heap limit, and whether serve sized it (serve-thread.ts) or node's flags did. */

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationRequest, authorizeUrl, Browser, parseForm, registerClient, REVISIONS, type Harness } from '../helpers/harness.js';
 import { PEER_HEADER } from '../helpers/co-hosted.js';
 import { assertUnchanged, onEveryStore, USER } from './setup.js';
@@ -81,6 +82,32 @@ onEveryStore('brute force at the sign-in form', (env) => {
       await expectThrottled(await form.attempt('user99', 'password1', '203.0.113.9'));
       // The victim, from her own address, is not held by the attacker's address.
       assert.equal((await form.attempt(USER.username, USER.password, '198.51.100.1')).status, 303);
+    });
+
+    it('guessing from ever new addresses of one IPv6 /64 is throttled as one address', async () => {
+      const h = await env.target();
+      const form = await signInForm(h);
+      for (let i = 1; i <= 6; i++) await expectWrongPassword(await form.attempt(`user${i}`, 'password1', `2001:db8:7:7::${i}`));
+      await expectThrottled(await form.attempt('user99', 'password1', '2001:db8:7:7:abcd::99'));
+      assert.equal((await form.attempt(USER.username, USER.password, '2001:db8:7:8::1')).status, 303, 'the next /64 is not held');
+    });
+
+    it('twelve wrong passwords sent at once are checked no further than one by one; the right one 20 ms behind them waits', async () => {
+      const h = await env.target();
+      const form = await signInForm(h);
+      const before = await env.counts();
+      const batch = Array.from({ length: 12 }, (_, i) => form.attempt(USER.username, `guess-${i}`));
+      await sleep(20);
+      const right = await form.attempt(USER.username, USER.password);
+      const answers = await Promise.all(batch);
+      const statuses = answers.map((response) => response.status);
+      assert.equal(statuses.filter((status) => status === 401).length, 6, `only as many checked as one by one: ${statuses.join(' ')}`);
+      for (const response of answers) if (response.status !== 401) await expectThrottled(response);
+      await expectThrottled(right);
+      await expectThrottled(await form.attempt(USER.username, USER.password), 1);
+      assertUnchanged(before, await env.counts(), ['sessions'], 'a batch of guesses');
+      h.clock.now += 1;
+      assert.equal((await form.attempt(USER.username, USER.password)).status, 303, 'the wait ended: no lockout');
     });
   });
 

@@ -129,7 +129,8 @@ describe('client ID metadata documents', () => {
       const { action, csrf } = parseForm(await login.text());
       const afterLogin = await browser.submit(action, { csrf, step: 'login', username: user.username, password: user.password });
       const consent = await (await browser.fetch(afterLogin.headers.get('location')!)).text();
-      assert.match(plainTokens(consent), new RegExp(`published by <strong><code>127\\.0\\.0\\.1:\\d+</code></strong>`), 'the consent page names the site');
+      assert.match(plainTokens(consent), new RegExp(`Verified: this application is published by <strong><code>127\\.0\\.0\\.1:\\d+</code></strong>`), 'the consent page names the site, as what is verified');
+      assert.doesNotMatch(consent, /Unverified name/, 'its name comes from that site');
       assert.match(consent, /Doc Client/);
 
       const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, browser });

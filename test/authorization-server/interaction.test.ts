@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
+import { registerClient as createClient } from '../../src/authorization-server/clients.js';
 import {
   addUser,
   authorizationRequest,
@@ -145,6 +147,23 @@ for (const revision of REVISIONS) {
         assert.equal(message(b), message(a));
       });
 
+      it('logs a failed sign-in on a store with no users as such (reason no_users), and an ordinary one without a reason', async () => {
+        const h = createHarness();
+        const client = await registerClient(h);
+        const { browser, path } = await start(h, client, revision);
+        const page = await openPage(browser, path);
+        const fail = async (username: string) => {
+          const response = await browser.submit(page.action, { csrf: page.csrf, step: 'login', username, password: 'wrong' });
+          assert.equal(response.status, 401);
+          assert.match(await response.text(), /Wrong username or password/, 'the page says the same either way');
+          return h.log.filter((event) => event.event === 'login_failed').at(-1);
+        };
+        assert.equal((await fail('alice'))?.reason, 'no_users');
+        const user = await addUser(h);
+        assert.equal((await fail('mallory'))?.reason, undefined, 'an unknown user, on a store that has users');
+        assert.equal((await fail(user.username))?.reason, undefined);
+      });
+
       it('refuses an empty username or password', async () => {
         const { h, client, user } = await setup();
         const { browser, path } = await start(h, client, revision);
@@ -185,6 +204,25 @@ for (const revision of REVISIONS) {
         assert.match(html, /<button[^>]+name="decision" value="approve"/);
         assert.match(html, /<button[^>]+name="decision" value="deny"/);
         assert.doesNotMatch(html, /name="password"/);
+      });
+
+      it('marks a dynamically registered client\'s name as unverified (whoever registered it chose it)', async () => {
+        const { h, client, user } = await setup({ client_name: 'Acme Notes' });
+        const { consent } = await signIn(h, client, revision, user);
+        assert.match(consent.html, /<p class="site unverified">Unverified name: whoever registered this application chose it/);
+        assert.match(consent.html, /<dd>Acme Notes <span class="tag">unverified<\/span>/);
+        assert.doesNotMatch(consent.html, /Verified: /);
+      });
+
+      it('does not mark the name of a client the operator added (clients add), nor a nameless one', async () => {
+        const { h, user } = await setup();
+        const metadata = validateClientMetadata({ client_name: 'Team Notes', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }, h.server.config.scopesSupported);
+        const { client: operators } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
+        const nameless = await registerClient(h, { client_name: undefined });
+        for (const client of [{ client_id: operators.clientId }, nameless]) {
+          const { consent } = await signIn(h, client, revision, user);
+          assert.doesNotMatch(consent.html, /Unverified name|class="tag"|class="site/, client.client_id);
+        }
       });
 
       it('approve: 303 to the redirect URI with code, state and iss; the code redeems', async () => {

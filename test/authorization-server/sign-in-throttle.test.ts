@@ -4,6 +4,7 @@
  * the page says so (429 with Retry-After), and it is never a lockout.
  */
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { SignInThrottle } from '../../src/authorization-server/sign-in-throttle.js';
 import { Browser, addUser, authorizeUrl, createHarness, parseForm, pkcePair, registerClient, REDIRECT_URI, type Harness } from '../helpers/harness.js';
@@ -68,5 +69,67 @@ describe('sign-in throttling', () => {
     assert.equal(throttle.wait(keys, 11_000), 1, 'a tenth of a second later, still waiting (rounded up to 1 s)');
     assert.equal(throttle.wait(keys, 11_899), 1);
     assert.equal(throttle.wait(keys, 11_900), 0, 'a second after the failure');
+  });
+
+  it('a batch of wrong passwords sent at once is checked no further than one by one; the right one behind it waits', async () => {
+    const h = createHarness();
+    const user = await addUser(h);
+    const browser = new Browser(h);
+    const { action, csrf } = await loginPage(h, browser);
+    const attempt = (password: string) => browser.submit(action, { csrf, step: 'login', username: user.username, password });
+    const wrong = Array.from({ length: 12 }, (_, i) => attempt(`wrong-${i}`));
+    await sleep(20);
+    const right = await attempt(user.password);
+    const statuses = (await Promise.all(wrong)).map((response) => response.status);
+    assert.deepEqual(statuses.filter((status) => status === 401).length, 6, `five free failures and the sixth, then waits: ${statuses.join(' ')}`);
+    assert.deepEqual(statuses.filter((status) => status === 429).length, 6, statuses.join(' '));
+    assert.equal(right.status, 429, 'the right password sent behind the batch does not sign in');
+    assert.equal(right.headers.getSetCookie().length, 0);
+    assert.equal((await attempt(user.password)).status, 429, 'nor once the batch was answered, while the wait runs');
+    h.clock.now += 1;
+    assert.equal((await attempt(user.password)).status, 303, 'the wait ends: no lockout');
+  });
+
+  it('an attempt being checked holds its place until settled: failed starts the wait then, succeeded clears the account, abandoned counts for nothing', () => {
+    const throttle = new SignInThrottle();
+    const keys = SignInThrottle.keys('someone', '203.0.113.9');
+    const attempts = Array.from({ length: 6 }, () => throttle.begin(keys, 50_000));
+    assert.ok(attempts.every((attempt) => typeof attempt === 'object'), 'five free failures and the sixth may be checked');
+    assert.equal(throttle.begin(keys, 50_000), 1, 'a seventh waits while six may still fail');
+    const [first, ...rest] = attempts as Exclude<(typeof attempts)[number], number>[];
+    first!.abandoned();
+    first!.failed(50_000); // settled already: nothing more
+    const seventh = throttle.begin(keys, 50_000);
+    assert.equal(typeof seventh, 'object', 'the abandoned one freed its place');
+    for (const attempt of [...rest, seventh as Exclude<typeof seventh, number>]) attempt.failed(50_500);
+    assert.equal(throttle.wait(keys, 51_499), 1, 'the wait started when the sixth failure was found');
+    assert.equal(throttle.wait(keys, 51_500), 0);
+    const right = throttle.begin(keys, 51_500);
+    assert.equal(typeof right, 'object');
+    (right as Exclude<typeof right, number>).succeeded();
+    assert.equal(throttle.wait(SignInThrottle.keys('someone', undefined), 51_500), 0, 'the account starts afresh');
+    throttle.failed(SignInThrottle.keys('someone-else', '203.0.113.9'), 51_500);
+    assert.ok(throttle.wait(SignInThrottle.keys('someone-else', '203.0.113.9'), 51_500) > 0, 'the address keeps its count');
+  });
+
+  it('by the address\'s /64 for IPv6: rotating through one subscriber\'s network does not escape the wait', () => {
+    const throttle = new SignInThrottle();
+    for (let i = 1; i <= 6; i++) throttle.failed(SignInThrottle.keys(`user-${i}`, `2001:db8:1:2::${i}`), 100_000);
+    assert.ok(throttle.wait(SignInThrottle.keys('someone-new', '2001:db8:1:2:ffff:ffff:ffff:ffff'), 100_000) > 0);
+    assert.equal(throttle.wait(SignInThrottle.keys('someone-new', '2001:db8:1:3::1'), 100_000), 0, 'the next /64 is someone else');
+  });
+
+  it('a full table forgets the least recently used entries, not a victim who failed recently', () => {
+    const throttle = new SignInThrottle();
+    const oldest = SignInThrottle.keys('oldest', '198.51.100.1');
+    for (let i = 0; i < 6; i++) throttle.failed(oldest, 1_000_000);
+    // Filled nearly to its bound (100,000 entries) with older failures, each of its own address.
+    for (let i = 0; i < 99_990; i++) throttle.failed([`address:filler-${i}`], 1_000_000);
+    const victim = SignInThrottle.keys('victim', undefined);
+    for (let i = 0; i < 8; i++) throttle.failed(victim, 1_000_100);
+    // Then past it.
+    for (let i = 0; i < 1_000; i++) throttle.failed([`address:newcomer-${i}`], 1_000_200);
+    assert.equal(throttle.wait(victim, 1_000_200), 4, 'the victim\'s wait is kept');
+    assert.equal(throttle.wait(oldest, 1_000_200), 0, 'the least recently used entry was forgotten');
   });
 });

@@ -13,6 +13,7 @@ export const CONSENT_CASES = {
   registered: {
     clientName: 'Claude Desktop',
     clientId: '5d9c2f8e-7b1a-4c3e-9f0d-2a6b8e4c1d7f',
+    clientNameUnverified: true,
     redirectHost: '127.0.0.1:53682',
     resource: 'http://127.0.0.1:8080/mcp',
   },

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
 import { safeEqual } from '../../core/secrets.js';
-import type { InteractionRecord } from '../../store/store.js';
+import type { ClientRecord, InteractionRecord, UserRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { consentCovers, rememberConsent } from '../consent.js';
 import { isDocumentClientId } from '../client-documents/documents.js';
@@ -12,6 +12,7 @@ import { seeOther } from '../http/responses.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { loginPage } from '../pages/login.js';
+import { hasNoUsers } from '../no-users.js';
 import { SignInThrottle } from '../sign-in-throttle.js';
 import { currentSession, startSession } from '../sessions.js';
 import { chooseUpstream, forwardUpstream } from '../upstream/sign-in.js';
@@ -38,9 +39,14 @@ async function readInteractionForm(request: Request, maxBytes: number): Promise<
   }
 }
 
-/** The site that publishes a metadata-document client, for the consent page to show. */
-function clientHostOf(clientId: string): { clientHost?: string } {
-  return isDocumentClientId(clientId) ? { clientHost: new URL(clientId).host } : {};
+/**
+ * What the consent page can vouch for about the client: a metadata-document client's site (its
+ * description was fetched there); a dynamically registered client's name is only what whoever
+ * registered it chose. An operator's client (`clients add`) is neither.
+ */
+function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
+  if (isDocumentClientId(client.clientId)) return { clientHost: new URL(client.clientId).host };
+  return client.registeredBy === 'dynamic' && client.clientName !== null ? { clientNameUnverified: true } : {};
 }
 
 /**
@@ -73,6 +79,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
         upstreamName: up.name,
         clientName,
         clientId: client.clientId,
+        ...clientOrigin(client),
         redirectHost: redirect.host,
         scopes: interaction.request.scope,
         resource: interaction.request.resource,
@@ -100,7 +107,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
       username: user.username,
       clientName,
       clientId: client.clientId,
-      ...clientHostOf(client.clientId),
+      ...clientOrigin(client),
       redirectHost: redirect.host,
       scopes: interaction.request.scope,
       resource: interaction.request.resource,
@@ -139,9 +146,9 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
     // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-    const keys = SignInThrottle.keys(username, ctx.config.clientAddress(request));
-    const wait = ctx.signInThrottle.wait(keys, ctx.config.nowMs());
-    if (wait > 0) {
+    const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.config.clientAddress(request)), ctx.config.nowMs());
+    if (typeof attempt === 'number') {
+      const wait = attempt;
       ctx.config.log({ event: 'login_throttled', client_id: interaction.clientId });
       return renderStep(ctx, interaction, {
         message: `Too many failed sign-ins for this account or from this address. Try again in ${wait} second${wait === 1 ? '' : 's'}; each further failure doubles the wait, up to 15 minutes.`,
@@ -149,16 +156,25 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
         retryAfter: wait,
       });
     }
-    const user = username ? await store.getUserByUsername(username) : undefined;
-    // Verify against a dummy hash for unknown users so the response time does not reveal them.
-    const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    let user: UserRecord | undefined;
+    let valid: boolean;
+    try {
+      user = username ? await store.getUserByUsername(username) : undefined;
+      // Verify against a dummy hash for unknown users so the response time does not reveal them.
+      valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    } catch (error) {
+      attempt.abandoned();
+      throw error;
+    }
     if (!user || !valid) {
       // Timed after the password check (scrypt, 0.1 s or more): the wait starts when the answer goes out.
-      ctx.signInThrottle.failed(keys, ctx.config.nowMs());
-      ctx.config.log({ event: 'login_failed', client_id: interaction.clientId });
+      attempt.failed(ctx.config.nowMs());
+      // A server nobody was added to yet fails every sign-in: the operator reading the log learns why.
+      const noUsers = !user && (await hasNoUsers(store, ctx.config.nowMs()));
+      ctx.config.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
       return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
     }
-    ctx.signInThrottle.succeeded(username);
+    attempt.succeeded();
     const { session, cookie } = await startSession(ctx, user.id);
     ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
     if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {

@@ -10,8 +10,10 @@ export interface ConsentPageInput {
   upstreamName?: string;
   clientName: string;
   clientId: string;
-  /** For a client that describes itself at a URL (a metadata document): that site, shown first. */
+  /** For a client that describes itself at a URL (a metadata document): that site, shown first as what is verified. */
   clientHost?: string;
+  /** The name is only what whoever registered the client (dynamic registration) chose: marked unverified. */
+  clientNameUnverified?: boolean;
   redirectHost: string;
   scopes: string[];
   resource: string;
@@ -26,14 +28,15 @@ export function consentPage(input: ConsentPageInput): Page {
   return page(
     'Authorize access',
     html`<h1>Authorize ${input.clientName}?</h1>
-${input.clientHost ? html`<p class="site">This application is published by <strong>${token(input.clientHost)}</strong>. Approve only if you trust that site.</p>` : ''}
+${input.clientHost ? html`<p class="site">Verified: this application is published by <strong>${token(input.clientHost)}</strong>, where its description (and its name) came from. Approve only if you trust that site.</p>` : ''}
+${input.clientNameUnverified ? html`<p class="site unverified">Unverified name: whoever registered this application chose it, and anyone can register any name. Approve only if you started it yourself.</p>` : ''}
 ${
       input.username !== undefined
         ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
         : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
     }
 <dl>
-<dt>Application</dt><dd>${input.clientName}<br><span class="muted">${token(input.clientId)}</span></dd>
+<dt>Application</dt><dd>${input.clientName}${input.clientNameUnverified ? html` <span class="tag">unverified</span>` : ''}<br><span class="muted">${token(input.clientId)}</span></dd>
 <dt>Returns to</dt><dd>${token(input.redirectHost)}</dd>
 <dt>Server</dt><dd>${token(input.resource)}</dd>
 <dt>Access</dt><dd>${

@@ -35,6 +35,8 @@ code.token > span { display: inline-block; max-width: 100%; }
 form.providers { display: grid; gap: 10px; margin-top: 20px; }
 .or { text-align: center; margin: 20px 0 0; }
 .site { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
+.site.unverified { border-color: var(--danger); }
+.tag { color: var(--danger); border: 1px solid var(--danger); border-radius: 4px; padding: 0 4px; font-size: .75rem; white-space: nowrap; }
 ul.scopes { margin: 4px 0; padding-left: 20px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
 `;
