@@ -1,7 +1,10 @@
 /**
- * The local user behind an upstream identity. The identity is the provider's issuer and subject
- * (never the email, which can change hands); the user record is created on first sign-in, with a
- * readable username (`<provider>:<login or email or subject>`) that no password can sign in to.
+ * The local user behind an upstream identity. The identity is the provider (its configured id),
+ * its issuer and the subject there (never the email, which can change hands): a plain OAuth 2.0
+ * provider's issuer is a name of the operator's, and its numeric ids would match another
+ * provider's people if the issuer alone said whose they are. The user record is created on first
+ * sign-in, with a readable username (`<provider>:<login or email or subject>`) that no password
+ * can sign in to.
  */
 import { randomUUID } from 'node:crypto';
 import { StoreConflictError, type UserRecord } from '../../store/store.js';
@@ -10,7 +13,8 @@ import type { UpstreamIdentity } from './provider.js';
 
 export async function upstreamUser(ctx: ServerContext, provider: string, identity: UpstreamIdentity): Promise<UserRecord> {
   const { store, now } = ctx.config;
-  const existing = await store.getUserByIdentity(identity.issuer, identity.subject);
+  const key = { provider, issuer: identity.issuer, subject: identity.subject };
+  const existing = await store.getUserByIdentity(key);
   if (existing) return existing;
   const base = `${provider}:${identity.username ?? identity.email ?? identity.subject}`.slice(0, 100);
   for (let attempt = 1; attempt <= 20; attempt++) {
@@ -30,7 +34,7 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
     } catch (error) {
       if (!(error instanceof StoreConflictError)) throw error;
       // Either the username is taken (try the next), or the same person signed in twice at once.
-      const raced = await store.getUserByIdentity(identity.issuer, identity.subject);
+      const raced = await store.getUserByIdentity(key);
       if (raced) return raced;
     }
   }
