@@ -6,7 +6,7 @@
  * a tool that calls the provider for the person. The test plays the person at the browser.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -153,5 +153,23 @@ describe('serve with an upstream OpenID provider, against our client and the MCP
     assert.equal(users.length, 1, 'both clients signed in the same person: one local user');
     assert.match(users[0]!.username, /:alice$/);
     assert.deepEqual(typeof users[0]!.source === 'object' ? users[0]!.source.email : null, 'alice@example.com');
+  });
+});
+
+describe('serve with an upstream setting that can never work', () => {
+  it('stops at start with one clear line and a non-zero exit, instead of a warning and a 503 page later', async () => {
+    const port = String(await freePort());
+    const data = tempDataFolder();
+    const insecure = await cli(['serve', '--port', port, '--data', data, '--upstream-issuer', `http://127.0.0.1:${port}`, '--upstream-client-id', 'x']);
+    assert.equal(insecure.code, 1, insecure.stderr);
+    assert.match(insecure.stderr, /^context-auth: upstream 127: the issuer must be an https URL: http:\/\/127\.0\.0\.1:\d+ \(--allow-insecure-upstream allows http:\/\/ on this machine[^\n]*\n$/);
+    assert.doesNotMatch(insecure.stdout, /Listening/);
+
+    // The same issuer twice, under two ids: one provider's people would be found as the other's.
+    const config = join(data, 'providers.json');
+    writeFileSync(config, JSON.stringify([{ kind: 'oidc', id: 'staff', issuer: 'https://sso.example', clientId: 'c' }]));
+    const twice = await cli(['serve', '--port', port, '--data', data, '--upstream-issuer', 'https://sso.example', '--upstream-client-id', 'x', '--upstream-config', config]);
+    assert.equal(twice.code, 1, twice.stderr);
+    assert.match(twice.stderr, /^context-auth: upstream example and staff have the same issuer https:\/\/sso\.example; each provider needs an issuer of its own/);
   });
 });
