@@ -306,6 +306,22 @@ describe('sign-in through an upstream provider', () => {
     assert.notEqual(jwtClaims(again.tokens.access_token).sub, jwtClaims(tokens.access_token).sub);
   });
 
+  it("a provider's names lose their control characters before they are kept", async () => {
+    const account = { id: 'eve-sub', email: 'eve@example.com', name: 'Eve\u001b[2J\u001b[H Example\u202e', username: 'eve\u0007\u009b31m', numericId: 1005 };
+    idp.accounts.set(account.id, account);
+    idp.decide({ account: account.id });
+    try {
+      const h = harness();
+      await signedIn(h);
+      const [identity] = await h.store.listUserIdentities();
+      assert.equal(identity?.name, 'Eve[2J[H Example');
+      assert.deepEqual((await h.store.listUsers()).map((u) => u.username), ['corp:eve31m']);
+    } finally {
+      idp.decide({ account: 'alice-sub' });
+      idp.accounts.delete(account.id);
+    }
+  });
+
   it('who may sign in: a refused identity gets access_denied and no account; who and why only in our log', async () => {
     const h = harness({ policy: { allowDomains: ['other.example'] } });
     const client = await registerClient(h);

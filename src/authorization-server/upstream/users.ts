@@ -7,6 +7,7 @@
  * can sign in to.
  */
 import { randomUUID } from 'node:crypto';
+import { withoutControlCharacters } from '../../core/control-characters.js';
 import { StoreConflictError, type UserRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import type { UpstreamIdentity } from './provider.js';
@@ -16,7 +17,12 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
   const key = { provider, issuer: identity.issuer, subject: identity.subject };
   const existing = await store.getUserByIdentity(key);
   if (existing) return existing;
-  const base = `${provider}:${identity.username ?? identity.email ?? identity.subject}`.slice(0, 100);
+  // Names and emails are the provider's (often the person's own) words, shown later on an
+  // operator's terminal (`users list`): kept without control characters.
+  const email = clean(identity.email);
+  const name = clean(identity.name);
+  // Cut by characters, not UTF-16 units: half a surrogate pair cannot be stored.
+  const base = [...`${provider}:${clean(identity.username) ?? email ?? clean(identity.subject) ?? 'user'}`].slice(0, 100).join('');
   for (let attempt = 1; attempt <= 20; attempt++) {
     const user: UserRecord = { id: randomUUID(), username: attempt === 1 ? base : `${base}-${attempt}`, passwordHash: null, createdAt: now() };
     try {
@@ -25,8 +31,8 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
         subject: identity.subject,
         provider,
         userId: user.id,
-        email: identity.email,
-        name: identity.name,
+        email,
+        name,
         createdAt: user.createdAt,
       });
       ctx.config.log({ event: 'user_created', user_id: user.id, provider });
@@ -39,4 +45,9 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
     }
   }
   throw new Error(`no free username for ${base}`);
+}
+
+function clean(text: string | null): string | null {
+  const kept = text === null ? '' : withoutControlCharacters(text);
+  return kept === '' ? null : kept;
 }
