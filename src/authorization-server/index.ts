@@ -32,7 +32,7 @@ export type { UpstreamAccess } from './upstream/tool-access.js';
 export { Revocations, CURSOR_OVERLAP_SECONDS, type RevocationsOptions } from './revocations.js';
 export { REVOCATION_LIST_PATH } from './revocation-list.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
-export { githubProvider, githubProfile } from './upstream/provider.js';
+export { checkUpstreamProviders, githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export { authorizationServerMetadata } from './endpoints/metadata.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';

@@ -1,3 +1,4 @@
+import { printable, printableJson } from '../core/index.js';
 import { usageError } from './errors.js';
 
 /** Options every verb takes. */
@@ -19,12 +20,16 @@ export function parsed<T>(parse: () => T): T {
 }
 
 export function print(value: unknown): void {
-  process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(typeof value === 'string' ? `${value}\n` : `${printableJson(value, 2)}\n`);
 }
 
-/** A plain aligned table for humans; `--json` prints the rows instead. */
-export function table(rows: Record<string, string>[], columns: string[]): string {
-  if (rows.length === 0) return '(none)';
+/**
+ * A plain aligned table for humans; `--json` prints the rows instead. Cells hold what others chose
+ * (a provider's names, a client's): their control characters are shown as escapes, never sent to the terminal.
+ */
+export function table(cells: Record<string, string>[], columns: string[]): string {
+  if (cells.length === 0) return '(none)';
+  const rows = cells.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, printable(value)])));
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((row) => line(columns.map((c) => row[c] ?? '')))].join('\n');

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { createAuthorizationServer } from '../authorization-server/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
-import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from '../core/index.js';
+import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
@@ -198,7 +198,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     await store.close();
     throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
   }
-  const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+  const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${printableJson({ time: new Date().toISOString(), ...event })}\n`);
   const authorizationServer = createAuthorizationServer({
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}),

@@ -5,7 +5,7 @@
  * (--upstream-config) describes any provider, plain OAuth 2.0 ones with their endpoints included.
  */
 import { readFileSync } from 'node:fs';
-import { githubProvider, type UpstreamIdentity, type UpstreamOptions, type UpstreamProviderOptions } from '../authorization-server/index.js';
+import { checkUpstreamProviders, githubProvider, type UpstreamIdentity, type UpstreamOptions, type UpstreamProviderOptions } from '../authorization-server/index.js';
 import type { SecretBox } from '../core/index.js';
 import { CliError, usageError } from './errors.js';
 
@@ -19,6 +19,8 @@ export const UPSTREAM_HELP = `  --upstream-issuer URL    sign in through this Op
   --upstream-session-ttl S seconds one upstream sign-in carries a grant (default 86400)
   --upstream-allow-domain D  only people with a verified email at D may sign in (repeatable)
   --upstream-allow-email E   only these verified emails may sign in (repeatable)
+  --upstream-require-claim NAME=VALUE  only people the provider asserts this claim of, e.g. tid=<Entra
+                             tenant id> or hd=<Google Workspace domain> (repeatable; one name repeated: any value)
   --allow-insecure-upstream  allow http:// providers on this machine (tests and local development only)`;
 
 export const UPSTREAM_OPTIONS = {
@@ -32,6 +34,7 @@ export const UPSTREAM_OPTIONS = {
   'upstream-session-ttl': { type: 'string' },
   'upstream-allow-domain': { type: 'string', multiple: true },
   'upstream-allow-email': { type: 'string', multiple: true },
+  'upstream-require-claim': { type: 'string', multiple: true },
   'allow-insecure-upstream': { type: 'boolean' },
 } as const;
 
@@ -46,6 +49,7 @@ export interface UpstreamFlags {
   'upstream-session-ttl'?: string | undefined;
   'upstream-allow-domain'?: string[] | undefined;
   'upstream-allow-email'?: string[] | undefined;
+  'upstream-require-claim'?: string[] | undefined;
   'allow-insecure-upstream'?: boolean | undefined;
 }
 
@@ -76,14 +80,33 @@ export function upstreamOptions(flags: UpstreamFlags, secretBox: () => SecretBox
     if (ids.has(provider.id)) throw usageError(`two upstream providers would be named ${provider.id}; give one an "id" in --upstream-config`);
     ids.add(provider.id);
   }
+  const allowLoopbackHttp = flags['allow-insecure-upstream'] ?? false;
+  // A setting that can never work stops serve here, before anything starts.
+  try {
+    checkUpstreamProviders(providers, { allowLoopbackHttp, setting: '--allow-insecure-upstream' });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}.`);
+  }
+  const requireClaims = claimRules(flags['upstream-require-claim'] ?? []);
   return {
     providers,
     secretBox: secretBox(),
     localUsers: localUsers === 'on',
     ...(sessionTtl !== undefined ? { sessionTtl } : {}),
-    policy: { allowDomains: flags['upstream-allow-domain'] ?? [], allowEmails: flags['upstream-allow-email'] ?? [] },
-    allowLoopbackHttp: flags['allow-insecure-upstream'] ?? false,
+    policy: { allowDomains: flags['upstream-allow-domain'] ?? [], allowEmails: flags['upstream-allow-email'] ?? [], requireClaims },
+    allowLoopbackHttp,
   };
+}
+
+/** NAME=VALUE rules; one name given several times allows any of its values. */
+function claimRules(rules: string[]): Record<string, string[]> {
+  const claims: Record<string, string[]> = {};
+  for (const rule of rules) {
+    const eq = rule.indexOf('=');
+    if (eq <= 0 || eq === rule.length - 1) throw usageError(`--upstream-require-claim ${rule} must be NAME=VALUE, e.g. tid=<tenant id> or hd=example.com`);
+    (claims[rule.slice(0, eq)] ??= []).push(rule.slice(eq + 1));
+  }
+  return claims;
 }
 
 function providersFromFlags(flags: UpstreamFlags, env: NodeJS.ProcessEnv): UpstreamProviderOptions[] {
@@ -120,7 +143,8 @@ function providersFromFlags(flags: UpstreamFlags, env: NodeJS.ProcessEnv): Upstr
  * A JSON array of providers. OpenID: {"kind":"oidc","id","name","issuer","clientId","clientSecret","scope"}.
  * Plain OAuth 2.0: "kind":"oauth2" with "authorizationEndpoint", "tokenEndpoint",
  * "userinfoEndpoint" and a "profile" naming the user-info fields
- * ({"subject":"id","email":"email","name":"name","username":"login"}). {"preset":"github",…} is
+ * ({"subject":"id","email":"email","name":"name","username":"login"}), and optionally a GitHub-style
+ * "emailsEndpoint" listing verified addresses. {"preset":"github",…} is
  * GitHub. "clientSecretEnv" names an environment variable holding the secret, to keep it out of the file.
  */
 function providersFromFile(file: string, env: NodeJS.ProcessEnv): UpstreamProviderOptions[] {
@@ -164,6 +188,7 @@ function providerFromJson(entry: unknown, where: string, env: NodeJS.ProcessEnv)
     authorizationEndpoint: text('authorizationEndpoint'),
     tokenEndpoint: text('tokenEndpoint'),
     userinfoEndpoint: text('userinfoEndpoint'),
+    ...(optional('emailsEndpoint') ? { emailsEndpoint: text('emailsEndpoint') } : {}),
     profile: fieldMapping(fields, where),
   };
 }
@@ -171,7 +196,7 @@ function providerFromJson(entry: unknown, where: string, env: NodeJS.ProcessEnv)
 const PROFILE_DEFAULTS = { subject: 'sub', email: 'email', emailVerified: 'email_verified', name: 'name', username: 'preferred_username' };
 
 /** A user-info mapping from field names, OpenID's by default. */
-function fieldMapping(fields: Record<string, string>, where: string): (info: Record<string, unknown>) => Omit<UpstreamIdentity, 'issuer'> {
+function fieldMapping(fields: Record<string, string>, where: string): (info: Record<string, unknown>) => Omit<UpstreamIdentity, 'issuer' | 'claims'> {
   const field = (key: keyof typeof PROFILE_DEFAULTS): string => fields[key] ?? PROFILE_DEFAULTS[key];
   const text = (info: Record<string, unknown>, key: keyof typeof PROFILE_DEFAULTS): string | null => {
     const value = info[field(key)];

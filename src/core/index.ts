@@ -10,3 +10,4 @@ export { hashPassword, verifyPassword } from './passwords.js';
 export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKeyId, type SecretKey } from './secret-box.js';
 export { addressBucket, forwardedClientAddress, trustedProxies } from './client-address.js';
 export { GRANT_ID_CLAIM, RevocationSet, type Revocation } from './revocation-set.js';
+export { printable, printableJson, withoutControlCharacters } from './control-characters.js';

@@ -26,6 +26,7 @@ import {
   type SigningKeyRecord,
   type Store,
   type UpstreamSessionRecord,
+  type IdentityKey,
   type UserIdentityRecord,
   type UserRecord,
 } from './store.js';
@@ -98,7 +99,7 @@ export function createMemoryStore(): Store {
     }
     return count;
   };
-  const identityKey = (issuer: string, subject: string): string => JSON.stringify([issuer, subject]);
+  const identityKey = (key: IdentityKey): string => JSON.stringify([key.provider, key.issuer, key.subject]);
 
   /** Records a revocation, as the SQL stores do: only while a token it affects is unexpired, never twice. */
   const recordRevocation = (kind: RevocationRecord['kind'], id: string, now: number, expiresAt: number): void => {
@@ -224,21 +225,21 @@ export function createMemoryStore(): Store {
       return { sessionsEnded };
     },
     async createUserWithIdentity(user, identity) {
-      const key = identityKey(identity.issuer, identity.subject);
+      const key = identityKey(identity);
       if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
       if (identities.has(key)) throw new StoreConflictError(`identity already linked: ${key}`);
       if (identity.userId !== user.id) throw new Error(`foreign key violation: no user ${identity.userId}`);
       insert(users, user.id, user, 'user');
       identities.set(key, copy(identity));
     },
-    async getUserByIdentity(issuer, subject) {
-      const identity = identities.get(identityKey(issuer, subject));
+    async getUserByIdentity(key) {
+      const identity = identities.get(identityKey(key));
       return identity ? copy(users.get(identity.userId)) : undefined;
     },
     async listUserIdentities(filter = {}) {
       return [...identities.values()]
         .filter((i) => filter.userId === undefined || i.userId === filter.userId)
-        .sort((a, b) => compare(a.userId, b.userId) || compare(a.issuer, b.issuer) || compare(a.subject, b.subject))
+        .sort((a, b) => compare(a.userId, b.userId) || compare(a.provider, b.provider) || compare(a.issuer, b.issuer) || compare(a.subject, b.subject))
         .map(copy);
     },
 

@@ -45,7 +45,12 @@ export interface UserRecord {
   createdAt: number;
 }
 
-/** Who a local user is at an upstream identity provider: issuer + subject (never the email, which can change hands). */
+/**
+ * Who a local user is at an upstream identity provider: the provider, its issuer and the subject
+ * there (never the email, which can change hands). The provider is part of the key because a plain
+ * OAuth 2.0 provider's issuer is only a name the operator chose, and its subjects (GitHub-style
+ * numeric ids) would collide with another's.
+ */
 export interface UserIdentityRecord {
   issuer: string;
   subject: string;
@@ -56,6 +61,9 @@ export interface UserIdentityRecord {
   name: string | null;
   createdAt: number;
 }
+
+/** What finds a user by their upstream identity: all three must match. */
+export type IdentityKey = Pick<UserIdentityRecord, 'provider' | 'issuer' | 'subject'>;
 
 /** One sign-in at an upstream provider, behind a browser session and the grants it led to. */
 export interface UpstreamSessionRecord {
@@ -373,7 +381,7 @@ export interface Store {
   listUsers(): Promise<UserRecord[]>;
   /** Creates the user and their upstream identity together; StoreConflictError when either is taken. */
   createUserWithIdentity(user: UserRecord, identity: UserIdentityRecord): Promise<void>;
-  getUserByIdentity(issuer: string, subject: string): Promise<UserRecord | undefined>;
+  getUserByIdentity(key: IdentityKey): Promise<UserRecord | undefined>;
   listUserIdentities(filter?: { userId?: string }): Promise<UserIdentityRecord[]>;
   /** Deletes the user and their sessions, consents and grants, recording the grants' revocations. */
   deleteUser(username: string, now?: number): Promise<boolean>;

@@ -7,7 +7,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OAuthError } from '../../src/core/errors.js';
 import { beginUpstream, checkUpstream, finishUpstream, upstreamUserinfo, type PendingUpstream } from '../../src/authorization-server/upstream/flow.js';
-import { githubProfile, resolveUpstream, type ResolvedUpstream, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
+import {
+  checkUpstreamProviders,
+  failureOf,
+  githubProfile,
+  resolveUpstream,
+  type ResolvedUpstream,
+  type UpstreamFailure,
+  type UpstreamProviderOptions,
+} from '../../src/authorization-server/upstream/provider.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 
 const CALLBACK = 'http://127.0.0.1:9/upstream/callback';
@@ -30,6 +38,13 @@ async function signInUpstream(url: URL): Promise<URL> {
     next = new URL(location, next).href;
   }
   throw new Error('too many redirects');
+}
+
+/** The cause an error carries for the log: where upstream it failed. */
+function causeOf(error: OAuthError): Pick<UpstreamFailure, 'step' | 'status' | 'error'> {
+  const failure = failureOf(error);
+  assert.ok(failure, `no cause on ${error.message}`);
+  return { step: failure.step, status: failure.status, error: failure.error };
 }
 
 async function rejects(promise: Promise<unknown>, code: string, pattern?: RegExp): Promise<OAuthError> {
@@ -60,7 +75,7 @@ describe('upstream sign-in through a real OpenID provider', () => {
       {
         kind: 'oauth2', id: 'hub', name: 'Hub', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scope: 'read:user',
         authorizationEndpoint: `${idp.issuer}/auth`, tokenEndpoint: `${idp.issuer}/token`, userinfoEndpoint: `${idp.issuer}/api/user`,
-        issuesIssParameter: true, profile: githubProfile,
+        emailsEndpoint: `${idp.issuer}/api/user/emails`, issuesIssParameter: true, profile: githubProfile,
       },
       { allowLoopbackHttp: true },
     );
@@ -86,7 +101,13 @@ describe('upstream sign-in through a real OpenID provider', () => {
   it('OpenID: signs the person in, with their identity from the verified ID token and user-info', async () => {
     const { pending, callback } = await signIn(oidc);
     const result = await finishUpstream(oidc, CALLBACK, callback, pending, now());
-    assert.deepEqual(result.identity, { issuer: idp.issuer, subject: 'alice-sub', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    const { claims, ...identity } = result.identity;
+    assert.deepEqual(identity, { issuer: idp.issuer, subject: 'alice-sub', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    // The claims rules read are the ID token's, as validated.
+    assert.equal(claims.sub, 'alice-sub');
+    assert.equal(claims.aud, idp.clientId);
+    assert.equal(claims.nonce, pending.nonce);
+    assert.deepEqual(result.warnings, []);
     assert.ok(result.tokens.accessToken);
     assert.ok(result.tokens.refreshToken);
     assert.ok(result.tokens.expiresAt! > now());
@@ -95,12 +116,67 @@ describe('upstream sign-in through a real OpenID provider', () => {
   it('GitHub-style OAuth 2.0: identity from the user-info API through the mapping', async () => {
     const { pending, callback } = await signIn(github);
     const result = await finishUpstream(github, CALLBACK, callback, pending, now());
-    assert.deepEqual(result.identity, { issuer: idp.issuer, subject: '1001', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    const { claims, ...identity } = result.identity;
+    assert.deepEqual(identity, { issuer: idp.issuer, subject: '1001', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    assert.equal(claims.login, 'alice');
+  });
+
+  describe('GitHub-style emails: only an address the provider lists as verified counts', () => {
+    /** Signs in through `up` as an account with these addresses (its public /user email is the first). */
+    async function signInWithEmails(up: ResolvedUpstream, emails: Array<{ email: string; primary: boolean; verified: boolean }>) {
+      const account = { id: 'carol-sub', email: emails[0]!.email, name: 'Carol', username: 'carol', numericId: 1003, emails };
+      idp.accounts.set(account.id, account);
+      idp.decide({ account: account.id });
+      try {
+        const { pending, callback } = await signIn(up);
+        return await finishUpstream(up, CALLBACK, callback, pending, now());
+      } finally {
+        idp.decide({ account: 'alice-sub' });
+        idp.accounts.delete(account.id);
+      }
+    }
+
+    it('the primary verified address, not the public profile email', async () => {
+      const { identity, warnings } = await signInWithEmails(github, [
+        { email: 'carol@unverified.example', primary: false, verified: false },
+        { email: 'carol@old.example', primary: false, verified: true },
+        { email: 'carol@example.com', primary: true, verified: true },
+      ]);
+      assert.deepEqual([identity.email, identity.emailVerified], ['carol@example.com', true]);
+      assert.deepEqual(warnings, []);
+    });
+
+    it('another verified address when the primary one is not verified', async () => {
+      const { identity } = await signInWithEmails(github, [
+        { email: 'carol@unverified.example', primary: true, verified: false },
+        { email: 'carol@example.com', primary: false, verified: true },
+      ]);
+      assert.deepEqual([identity.email, identity.emailVerified], ['carol@example.com', true]);
+    });
+
+    it('no verified address: no email, so a domain rule refuses', async () => {
+      const { identity } = await signInWithEmails(github, [{ email: 'carol@example.com', primary: true, verified: false }]);
+      assert.deepEqual([identity.email, identity.emailVerified], [null, false]);
+    });
+
+    it('the GitHub profile alone (no emails endpoint) never counts as verified', async () => {
+      const profileOnly = { ...github, emailsEndpoint: null };
+      const { identity } = await signInWithEmails(profileOnly, [{ email: 'carol@example.com', primary: true, verified: true }]);
+      assert.deepEqual([identity.email, identity.emailVerified], ['carol@example.com', false]);
+    });
+
+    it('a list that cannot be read (the scope was not granted): unverified, and a warning for the log', async () => {
+      const refusing = { ...github, emailsEndpoint: `${idp.issuer}/api/no-such-list` };
+      const { identity, warnings } = await signInWithEmails(refusing, [{ email: 'carol@example.com', primary: true, verified: true }]);
+      assert.equal(identity.emailVerified, false);
+      assert.deepEqual(warnings.map((w) => [w.step, w.status]), [['emails', 404]]);
+    });
   });
 
   it('a callback whose state is not ours is refused before any code is exchanged', async () => {
     const { pending, callback } = await signIn(oidc);
-    await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, state: 'another sign-in' }, now()), 'access_denied', /does not belong/);
+    const error = await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, state: 'another sign-in' }, now()), 'access_denied', /does not belong/);
+    assert.equal(causeOf(error).step, 'authorization response');
   });
 
   it('a callback with another issuer (mix-up) is refused', async () => {
@@ -111,12 +187,14 @@ describe('upstream sign-in through a real OpenID provider', () => {
 
   it('an ID token with another nonce is refused', async () => {
     const { pending, callback } = await signIn(oidc);
-    await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()), 'access_denied', /failed its checks/);
+    const error = await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()), 'access_denied', /failed its checks/);
+    assert.deepEqual(causeOf(error), { step: 'id token validation', status: null, error: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' });
   });
 
   it('the PKCE verifier is checked upstream: the wrong one gets no tokens', async () => {
     const { pending, callback } = await signIn(oidc);
-    await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()), 'access_denied');
+    const error = await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()), 'access_denied');
+    assert.deepEqual(causeOf(error), { step: 'token exchange', status: 400, error: 'invalid_grant' });
   });
 
   it('an ID token whose signature does not verify is refused', async () => {
@@ -148,7 +226,8 @@ describe('upstream sign-in through a real OpenID provider', () => {
     idp.decide({ deny: true });
     try {
       const { pending, callback } = await signIn(oidc);
-      await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'access_denied', /declined/);
+      const error = await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'access_denied', /declined/);
+      assert.deepEqual(causeOf(error), { step: 'authorization response', status: null, error: 'access_denied' });
     } finally {
       idp.decide({ account: 'alice-sub' });
     }
@@ -158,7 +237,9 @@ describe('upstream sign-in through a real OpenID provider', () => {
     const { pending, callback } = await signIn(oidc);
     await idp.stop();
     try {
-      await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'temporarily_unavailable', /could not be reached/);
+      const error = await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'temporarily_unavailable', /could not be reached/);
+      assert.deepEqual(causeOf(error), { step: 'token exchange', status: null, error: null });
+      assert.match(failureOf(error)!.reason, /fetch failed/);
     } finally {
       await idp.start();
     }
@@ -167,6 +248,20 @@ describe('upstream sign-in through a real OpenID provider', () => {
   it('a provider whose discovery cannot be read is named at start', async () => {
     await assert.rejects(resolveUpstream({ ...oidcOptions(), issuer: 'http://127.0.0.1:9' } as UpstreamProviderOptions, { allowLoopbackHttp: true }), /upstream corp: cannot read the OpenID configuration/);
     await assert.rejects(resolveUpstream(oidcOptions()), /must be an https URL/);
+  });
+
+  it('settings that can never work are found without asking any provider: http, two providers sharing an issuer', () => {
+    assert.throws(() => checkUpstreamProviders([oidcOptions()]), /the issuer must be an https URL: http:\/\/127\.0\.0\.1:\d+ \(allowLoopbackHttp allows http/);
+    assert.throws(() => checkUpstreamProviders([oidcOptions()], { setting: '--allow-insecure-upstream' }), /--allow-insecure-upstream allows http/);
+    assert.throws(() => checkUpstreamProviders([{ ...oidcOptions(), issuer: 'http://sso.example' }], { allowLoopbackHttp: true }), /must be an https URL: http:\/\/sso\.example$/);
+    checkUpstreamProviders([oidcOptions()], { allowLoopbackHttp: true });
+    // A plain OAuth 2.0 provider's issuer is a name: the operator's to choose, but one per provider.
+    const hub = (id: string, issuer: string): UpstreamProviderOptions => ({
+      kind: 'oauth2', id, issuer, clientId: 'c', authorizationEndpoint: 'https://hub.example/a', tokenEndpoint: 'https://hub.example/t', userinfoEndpoint: 'https://hub.example/u', profile: githubProfile,
+    });
+    assert.throws(() => checkUpstreamProviders([hub('hub', 'https://hub.example'), hub('forge', 'https://hub.example/')]), /upstream hub and forge have the same issuer/);
+    assert.throws(() => checkUpstreamProviders([{ ...oidcOptions(), issuer: 'https://sso.example' }, hub('hub', 'https://sso.example')]), /same issuer/);
+    checkUpstreamProviders([hub('hub', 'https://hub.example'), hub('forge', 'https://forge.example')]);
   });
 
   describe('the session behind a grant', () => {
@@ -235,5 +330,39 @@ describe('upstream sign-in through a real OpenID provider', () => {
         await idp.start();
       }
     });
+  });
+});
+
+describe('a provider whose user-info refuses its own access tokens (they are for another API)', () => {
+  let idp: TestOidcProvider;
+  let oidc: ResolvedUpstream;
+
+  before(async () => {
+    // No name: one claim the ID token lacks, so user-info is asked for it.
+    const dave = { id: 'dave-sub', email: 'dave@example.com', username: 'dave', numericId: 1004 };
+    idp = await startOidcProvider({ redirectUris: [CALLBACK], apiAudience: 'https://api.example', accounts: [dave] });
+    oidc = await resolveUpstream({ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }, { allowLoopbackHttp: true });
+  });
+  after(() => idp.stop());
+
+  it('signs the person in from the validated ID token, with the refusal as a warning for the log', async () => {
+    const { url, pending } = await beginUpstream(oidc, CALLBACK);
+    const callback = await signInUpstream(url);
+    const { identity, tokens, warnings } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+    assert.equal(identity.subject, 'dave-sub');
+    assert.equal(identity.issuer, idp.issuer);
+    // What the ID token says, and nothing else.
+    assert.deepEqual([identity.email, identity.emailVerified, identity.name], ['dave@example.com', true, null]);
+    assert.deepEqual(warnings.map((w) => [w.step, w.status, w.error]), [['userinfo', 403, 'insufficient_scope']]);
+    assert.match(warnings[0]!.reason, /signed in from the ID token's claims/);
+    assert.ok(!warnings[0]!.reason.includes(tokens.accessToken), 'never the token');
+    assert.equal(tokens.userinfoRefused, true);
+
+    // Checking the session does not ask user-info (it would refuse); expiry renews it, and the
+    // renewed tokens keep the mark.
+    assert.deepEqual(await checkUpstream(oidc, identity.subject, tokens, now()), { status: 'valid' });
+    const renewed = await checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1);
+    assert.equal(renewed.status, 'renewed');
+    if (renewed.status === 'renewed') assert.equal(renewed.tokens.userinfoRefused, true);
   });
 });

@@ -3,7 +3,15 @@ import { describe, it } from 'node:test';
 import { refusalOf } from '../../src/authorization-server/upstream/policy.js';
 import type { UpstreamIdentity } from '../../src/authorization-server/upstream/provider.js';
 
-const alice: UpstreamIdentity = { issuer: 'https://idp.example', subject: '1', email: 'Alice@Example.com', emailVerified: true, name: 'Alice', username: 'alice' };
+const alice: UpstreamIdentity = {
+  issuer: 'https://idp.example',
+  subject: '1',
+  email: 'Alice@Example.com',
+  emailVerified: true,
+  name: 'Alice',
+  username: 'alice',
+  claims: { tid: 'tenant-a', hd: 'example.com', groups: ['staff', 'admins'], email_verified: true },
+};
 
 describe('who may sign in upstream', () => {
   it('anyone, without rules', async () => {
@@ -22,6 +30,21 @@ describe('who may sign in upstream', () => {
   it('an unverified email never passes a domain rule', async () => {
     assert.match((await refusalOf({ ...alice, emailVerified: false }, 'corp', { allowDomains: ['example.com'] }))!, /no verified email/);
     assert.match((await refusalOf({ ...alice, email: null }, 'corp', { allowEmails: ['alice@example.com'] }))!, /no verified email/);
+  });
+
+  it('required claims: the provider must assert one of the values allowed for each', async () => {
+    assert.equal(await refusalOf(alice, 'corp', { requireClaims: { tid: ['tenant-a'] } }), null);
+    assert.equal(await refusalOf(alice, 'corp', { requireClaims: { tid: ['tenant-b', 'tenant-a'], hd: ['example.com'] } }), null);
+    assert.match((await refusalOf(alice, 'corp', { requireClaims: { tid: ['tenant-b'] } }))!, /"tid" claim \("tenant-a"\) is not one/);
+    // Every rule must hold, and a claim the provider did not assert refuses.
+    assert.notEqual(await refusalOf(alice, 'corp', { requireClaims: { tid: ['tenant-a'], hd: ['other.example'] } }), null);
+    assert.match((await refusalOf({ ...alice, claims: {} }, 'corp', { requireClaims: { hd: ['example.com'] } }))!, /"hd" claim \(null\)/);
+    // A list passes when one of its values is allowed; a boolean compares as its text.
+    assert.equal(await refusalOf(alice, 'corp', { requireClaims: { groups: ['admins'] } }), null);
+    assert.notEqual(await refusalOf(alice, 'corp', { requireClaims: { groups: ['root'] } }), null);
+    assert.equal(await refusalOf(alice, 'corp', { requireClaims: { email_verified: ['true'] } }), null);
+    // The email domain is no stand-in: the claim is what counts.
+    assert.notEqual(await refusalOf({ ...alice, claims: { hd: 'evil.example' } }, 'corp', { allowDomains: ['example.com'], requireClaims: { hd: ['example.com'] } }), null);
   });
 
   it('a hook in code decides too, and sees the provider', async () => {

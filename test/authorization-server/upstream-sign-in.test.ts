@@ -9,6 +9,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { UpstreamOptions } from '../../src/authorization-server/config.js';
 import { githubProfile, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
+import type { Store } from '../../src/store/store.js';
 import {
   ISSUER,
   REDIRECT_URI,
@@ -74,30 +75,38 @@ class TwoSiteBrowser {
 const atClient = (url: URL): boolean => url.href.startsWith(REDIRECT_URI);
 const atUpstream = (idp: TestOidcProvider) => (url: URL): boolean => url.origin === new URL(idp.issuer).origin;
 
+/**
+ * A GitHub-style provider played by an OpenID provider: no ID token, identity from its user API.
+ * It does send RFC 9207's iss (GitHub does not), which is then checked like any issuer's.
+ */
+const hubOptions = (p: TestOidcProvider, id = 'hub', name = 'Hub'): UpstreamProviderOptions => ({
+  kind: 'oauth2', id, name, issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret, scope: 'read:user',
+  authorizationEndpoint: `${p.issuer}/auth`, tokenEndpoint: `${p.issuer}/token`, userinfoEndpoint: `${p.issuer}/api/user`,
+  emailsEndpoint: `${p.issuer}/api/user/emails`, profile: githubProfile, issuesIssParameter: true,
+});
+
 describe('sign-in through an upstream provider', () => {
   let idp: TestOidcProvider;
+  /** Another provider for the GitHub-style one: each provider has an issuer of its own. */
+  let hubIdp: TestOidcProvider;
   const key = generateSecretKey();
-  let providerOptions: (idp: TestOidcProvider) => UpstreamProviderOptions[];
+  let providerOptions: () => UpstreamProviderOptions[];
 
   before(async () => {
     idp = await startOidcProvider({ redirectUris: [CALLBACK] });
-    providerOptions = (p) => [
-      { kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret },
-      {
-        // The same provider as a GitHub-style one: no ID token, identity from its user API. It
-        // does send RFC 9207's iss (GitHub does not), which is then checked like any issuer's.
-        kind: 'oauth2', id: 'hub', name: 'Hub', issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret, scope: 'read:user',
-        authorizationEndpoint: `${p.issuer}/auth`, tokenEndpoint: `${p.issuer}/token`, userinfoEndpoint: `${p.issuer}/api/user`, profile: githubProfile,
-        issuesIssParameter: true,
-      },
-    ];
+    hubIdp = await startOidcProvider({ redirectUris: [CALLBACK] });
+    providerOptions = () => [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }, hubOptions(hubIdp)];
   });
-  after(() => idp.stop());
+  after(async () => {
+    await idp.stop();
+    await hubIdp.stop();
+  });
   beforeEach(() => idp.decide({ account: 'alice-sub' }));
 
-  function harness(upstream: Partial<UpstreamOptions> = {}): Harness {
+  function harness(upstream: Partial<UpstreamOptions> = {}, store?: Store): Harness {
     return createHarness({
-      upstream: { providers: providerOptions(idp), secretBox: new SecretBox(parseSecretKeys(key, 'test')), allowLoopbackHttp: true, ...upstream },
+      upstream: { providers: providerOptions(), secretBox: new SecretBox(parseSecretKeys(key, 'test')), allowLoopbackHttp: true, ...upstream },
+      ...(store ? { store } : {}),
     });
   }
 
@@ -109,7 +118,7 @@ describe('sign-in through an upstream provider', () => {
     );
     assert.equal(start.status, 303);
     const login = await (await browser.fetch(start.headers.get('location')!)).text();
-    assert.match(login, /Sign in with Corp SSO/);
+    assert.match(login, new RegExp(`name="provider" value="${provider}"`));
     const { action, csrf } = parseForm(login);
     const chosen = await browser.submit(action, { csrf, step: 'upstream', provider });
     assert.equal(chosen.status, 303);
@@ -245,7 +254,7 @@ describe('sign-in through an upstream provider', () => {
     assert.equal(back.searchParams.get('iss'), ISSUER);
   });
 
-  it('the provider down at the callback: temporarily_unavailable to the client, never a 5xx page', async () => {
+  it('the provider down at the callback: temporarily_unavailable to the client, never a 5xx page, and why in the log', async () => {
     const h = harness();
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
@@ -256,20 +265,128 @@ describe('sign-in through an upstream provider', () => {
       const response = await browser.fetch(callback!.href);
       assert.equal(response.status, 303);
       assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'temporarily_unavailable');
+      const failed = h.log.find((e) => e.event === 'upstream_failed');
+      assert.deepEqual([failed?.step, failed?.status, failed?.error], ['token exchange', null, 'temporarily_unavailable']);
+      assert.match(String(failed?.reason), /fetch failed/);
     } finally {
       await idp.start();
     }
   });
 
-  it('who may sign in: a refused identity gets access_denied and no account', async () => {
+  it('user-info refuses the access token (it is for another API): signed in from the ID token, the refusal logged, refresh still works', async () => {
+    const dave = { id: 'dave-sub', email: 'dave@example.com', username: 'dave', numericId: 1004 };
+    const apiIdp = await startOidcProvider({ redirectUris: [CALLBACK], apiAudience: 'https://api.example', accounts: [dave] });
+    try {
+      const h = harness({ providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: apiIdp.issuer, clientId: apiIdp.clientId, clientSecret: apiIdp.clientSecret }] });
+      const { client, tokens } = await signedIn(h);
+      assert.equal((await h.store.getUserById(jwtClaims(tokens.access_token).sub as string))?.username, 'corp:dave');
+      const warning = h.log.find((e) => e.event === 'upstream_warning');
+      assert.deepEqual([warning?.provider, warning?.step, warning?.status, warning?.upstream_error], ['corp', 'userinfo', 403, 'insufficient_scope']);
+      assert.match(String(warning?.reason), /signed in from the ID token's claims/);
+      // The session behind the grant is not checked at user-info, which would refuse it.
+      const response = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(response.status, 200, await response.clone().text());
+    } finally {
+      await apiIdp.stop();
+    }
+  });
+
+  it('two providers sharing an issuer are refused at construction, before anyone signs in', () => {
+    assert.throws(() => harness({ providers: [...providerOptions(), hubOptions(idp, 'forge', 'Forge')] }), /upstream corp and forge have the same issuer/);
+  });
+
+  it('an identity belongs to its provider: another one with the same issuer and subject later gets a user of its own', async () => {
+    const first = harness({ providers: [hubOptions(hubIdp)] });
+    const { tokens } = await signedIn(first, REVISIONS[1], 'hub');
+    // Later the operator replaces "hub" by another provider that took over its issuer name.
+    const later = harness({ providers: [hubOptions(hubIdp, 'forge', 'Forge')] }, first.store);
+    const again = await signedIn(later, REVISIONS[1], 'forge');
+    const users = await first.store.listUsers();
+    assert.deepEqual(users.map((u) => u.username).sort(), ['forge:alice', 'hub:alice']);
+    assert.notEqual(jwtClaims(again.tokens.access_token).sub, jwtClaims(tokens.access_token).sub);
+  });
+
+  it("a provider's names lose their control characters before they are kept", async () => {
+    const account = { id: 'eve-sub', email: 'eve@example.com', name: 'Eve\u001b[2J\u001b[H Example\u202e', username: 'eve\u0007\u009b31m', numericId: 1005 };
+    idp.accounts.set(account.id, account);
+    idp.decide({ account: account.id });
+    try {
+      const h = harness();
+      await signedIn(h);
+      const [identity] = await h.store.listUserIdentities();
+      assert.equal(identity?.name, 'Eve[2J[H Example');
+      assert.deepEqual((await h.store.listUsers()).map((u) => u.username), ['corp:eve31m']);
+    } finally {
+      idp.decide({ account: 'alice-sub' });
+      idp.accounts.delete(account.id);
+    }
+  });
+
+  it('who may sign in: a refused identity gets access_denied and no account; who and why only in our log', async () => {
     const h = harness({ policy: { allowDomains: ['other.example'] } });
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
     const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
     const back = await approveAndSignIn(browser, html);
     assert.equal(back.searchParams.get('error'), 'access_denied');
-    assert.match(back.searchParams.get('error_description') ?? '', /not allowed/);
+    // The client learns that, not whose account it was: the person's email stays here.
+    assert.equal(back.searchParams.get('error_description'), "the identity provider's account is not allowed to sign in here");
+    assert.doesNotMatch(back.href, /alice/);
+    const refused = h.log.find((e) => e.event === 'upstream_refused');
+    assert.deepEqual([refused?.provider, refused?.client_id, refused?.step], ['corp', client.client_id, 'policy']);
+    assert.match(String(refused?.reason), /alice@example\.com is not allowed/);
     assert.equal((await h.store.listUsers()).length, 0);
+  });
+
+  it('who may sign in: claims the ID token must carry (a tenant, a hosted domain)', async () => {
+    const refusing = harness({ policy: { requireClaims: { hd: ['example.com'] } } });
+    const client = await registerClient(refusing);
+    const browser = new TwoSiteBrowser(refusing);
+    const { html } = await toConsent(refusing, browser, client, 'corp', REVISIONS[1].resource);
+    assert.equal((await approveAndSignIn(browser, html)).searchParams.get('error'), 'access_denied');
+    assert.match(String(refusing.log.find((e) => e.event === 'upstream_refused')?.reason), /"hd" claim \(null\)/);
+    // The ID token's own claims count: this provider's issuer, as the token says it.
+    const admitting = harness({ policy: { requireClaims: { iss: [idp.issuer] } } });
+    await signedIn(admitting);
+  });
+
+  it('GitHub-style: a domain rule needs an address the provider lists as verified', async () => {
+    const account = { id: 'carol-sub', email: 'carol@example.com', name: 'Carol', username: 'carol', numericId: 1003, emails: [{ email: 'carol@example.com', primary: true, verified: false }] };
+    hubIdp.accounts.set(account.id, account);
+    hubIdp.decide({ account: account.id });
+    try {
+      const h = harness({ policy: { allowDomains: ['example.com'] } });
+      const client = await registerClient(h);
+      const browser = new TwoSiteBrowser(h);
+      const { html } = await toConsent(h, browser, client, 'hub', REVISIONS[1].resource);
+      assert.equal((await approveAndSignIn(browser, html)).searchParams.get('error'), 'access_denied');
+      assert.match(String(h.log.find((e) => e.event === 'upstream_refused')?.reason), /no verified email/);
+      // Verified, the same address passes.
+      account.emails[0]!.verified = true;
+      await signedIn(h, REVISIONS[1], 'hub');
+    } finally {
+      hubIdp.decide({ account: 'alice-sub' });
+      hubIdp.accounts.delete(account.id);
+    }
+  });
+
+  it('every failed sign-in is in the log with its cause, never a token', async () => {
+    const h = harness();
+    const client = await registerClient(h);
+    const browser = new TwoSiteBrowser(h);
+    const { html } = await toConsent(h, browser, client, 'corp', REVISIONS[1].resource);
+    const { url: callback } = await approveUntil(browser, html, atCallback);
+    const code = callback!.searchParams.get('code')!;
+    // The code redeemed once elsewhere: the provider refuses it at our exchange.
+    callback!.searchParams.set('code', `${code}x`);
+    const response = await browser.fetch(callback!.href);
+    assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'access_denied');
+    const failed = h.log.find((e) => e.event === 'upstream_failed');
+    assert.deepEqual(
+      { provider: failed?.provider, client_id: failed?.client_id, error: failed?.error, step: failed?.step, status: failed?.status, upstream_error: failed?.upstream_error },
+      { provider: 'corp', client_id: client.client_id, error: 'access_denied', step: 'token exchange', status: 400, upstream_error: 'invalid_grant' },
+    );
+    assert.ok(!JSON.stringify(h.log).includes(code), 'the code is not in the log');
   });
 
   it('upstream tokens are sealed at rest: unreadable without the key', async () => {

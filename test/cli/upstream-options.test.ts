@@ -39,6 +39,35 @@ describe('serve --upstream-* flags', () => {
     assert.equal(wantsUpstream({}), false);
   });
 
+  it('a setting that can never work stops serve before anything starts, and makes no key', () => {
+    assert.throws(
+      () => upstreamOptions({ 'upstream-issuer': ['http://127.0.0.1:9000'], 'upstream-client-id': ['x'] }, never, {}),
+      /the issuer must be an https URL: http:\/\/127\.0\.0\.1:9000 \(--allow-insecure-upstream allows http:\/\/ on this machine/,
+    );
+    assert.throws(() => upstreamOptions({ 'upstream-issuer': ['http://sso.example'], 'upstream-client-id': ['x'], 'allow-insecure-upstream': true }, never, {}), /must be an https URL/);
+    const allowed = upstreamOptions({ 'upstream-issuer': ['http://127.0.0.1:9000'], 'upstream-client-id': ['x'], 'allow-insecure-upstream': true }, box, {});
+    assert.equal(allowed.allowLoopbackHttp, true);
+    // Two providers under one issuer (here the same issuer, given an id of its own in the file).
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ca-up-')), 'providers.json');
+    fs.writeFileSync(file, JSON.stringify([{ kind: 'oidc', id: 'staff', issuer: 'https://sso.example/realms/staff', clientId: 'c' }]));
+    assert.throws(
+      () => upstreamOptions({ 'upstream-issuer': ['https://sso.example/realms/staff'], 'upstream-client-id': ['x'], 'upstream-config': file }, never, {}),
+      /upstream example and staff have the same issuer https:\/\/sso\.example\/realms\/staff/,
+    );
+  });
+
+  it('--upstream-require-claim NAME=VALUE: each name a rule, a name repeated allows any of its values', () => {
+    const options = upstreamOptions(
+      { 'upstream-issuer': ['https://login.microsoftonline.com/t1/v2.0'], 'upstream-client-id': ['x'], 'upstream-require-claim': ['tid=t1', 'tid=t2', 'hd=example.com=x'] },
+      box,
+      {},
+    );
+    assert.deepEqual(options.policy?.requireClaims, { tid: ['t1', 't2'], hd: ['example.com=x'] });
+    for (const bad of ['tid', '=t1', 'tid=']) {
+      assert.throws(() => upstreamOptions({ 'upstream-issuer': ['https://a.example'], 'upstream-client-id': ['x'], 'upstream-require-claim': [bad] }, never, {}), /must be NAME=VALUE/);
+    }
+  });
+
   it('a JSON file: OpenID, the GitHub preset and a plain OAuth 2.0 provider with its field mapping', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ca-up-')), 'providers.json');
     fs.writeFileSync(
@@ -49,7 +78,7 @@ describe('serve --upstream-* flags', () => {
         {
           kind: 'oauth2', id: 'forge', issuer: 'https://forge.example', clientId: 'f',
           authorizationEndpoint: 'https://forge.example/oauth/authorize', tokenEndpoint: 'https://forge.example/oauth/token',
-          userinfoEndpoint: 'https://forge.example/api/user', profile: { subject: 'id', username: 'username' },
+          userinfoEndpoint: 'https://forge.example/api/user', emailsEndpoint: 'https://forge.example/api/user/emails', profile: { subject: 'id', username: 'username' },
         },
       ]),
     );
@@ -59,6 +88,7 @@ describe('serve --upstream-* flags', () => {
     const forge = options.providers[2]!;
     assert.equal(forge.kind, 'oauth2');
     if (forge.kind === 'oauth2') {
+      assert.equal(forge.emailsEndpoint, 'https://forge.example/api/user/emails');
       assert.deepEqual(forge.profile({ id: 42, username: 'ada', email: 'ada@example.com' }), { subject: '42', email: 'ada@example.com', emailVerified: false, name: null, username: 'ada' });
     }
     fs.writeFileSync(file, JSON.stringify([{ kind: 'oidc', id: 'corp', issuer: 'https://sso.example', clientId: 'c', clientSecretEnv: 'MISSING' }]));

@@ -6,13 +6,14 @@
  * a tool that calls the provider for the person. The test plays the person at the browser.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 import { parseForm } from '../helpers/harness.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
@@ -153,5 +154,48 @@ describe('serve with an upstream OpenID provider, against our client and the MCP
     assert.equal(users.length, 1, 'both clients signed in the same person: one local user');
     assert.match(users[0]!.username, /:alice$/);
     assert.deepEqual(typeof users[0]!.source === 'object' ? users[0]!.source.email : null, 'alice@example.com');
+  });
+});
+
+describe('users list, with what a provider said kept before its control characters were removed', () => {
+  const NAME = 'Mallory\u001b[2J\u001b[H\u009b31m\u202eevil';
+
+  it('shows them as escapes, never sends them to the terminal; --json keeps the value', async () => {
+    const data = tempDataFolder();
+    const store = openSqliteStore({ path: join(data, 'context-auth.db') });
+    const user = { id: 'user-m', username: 'corp:mallory', passwordHash: null, createdAt: 1_800_000_000 };
+    await store.createUserWithIdentity(user, { provider: 'corp', issuer: 'https://sso.example', subject: 'm', userId: user.id, email: `mallory\u0007@example.com`, name: NAME, createdAt: user.createdAt });
+    await store.close();
+
+    // eslint-disable-next-line no-control-regex -- control characters are the point
+    const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+    const listed = await cli(['users', 'list', '--data', data]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.doesNotMatch(listed.stdout, RAW);
+    assert.match(listed.stdout, /corp: mallory\\x07@example\.com/);
+
+    const json = await cli(['users', 'list', '--json', '--data', data]);
+    assert.equal(json.code, 0, json.stderr);
+    assert.doesNotMatch(json.stdout, RAW);
+    const [listedUser] = JSON.parse(json.stdout) as Array<{ source: { name: string } }>;
+    assert.equal(listedUser!.source.name, NAME, 'the same value, escaped in the JSON text');
+  });
+});
+
+describe('serve with an upstream setting that can never work', () => {
+  it('stops at start with one clear line and a non-zero exit, instead of a warning and a 503 page later', async () => {
+    const port = String(await freePort());
+    const data = tempDataFolder();
+    const insecure = await cli(['serve', '--port', port, '--data', data, '--upstream-issuer', `http://127.0.0.1:${port}`, '--upstream-client-id', 'x']);
+    assert.equal(insecure.code, 1, insecure.stderr);
+    assert.match(insecure.stderr, /^context-auth: upstream 127: the issuer must be an https URL: http:\/\/127\.0\.0\.1:\d+ \(--allow-insecure-upstream allows http:\/\/ on this machine[^\n]*\n$/);
+    assert.doesNotMatch(insecure.stdout, /Listening/);
+
+    // The same issuer twice, under two ids: one provider's people would be found as the other's.
+    const config = join(data, 'providers.json');
+    writeFileSync(config, JSON.stringify([{ kind: 'oidc', id: 'staff', issuer: 'https://sso.example', clientId: 'c' }]));
+    const twice = await cli(['serve', '--port', port, '--data', data, '--upstream-issuer', 'https://sso.example', '--upstream-client-id', 'x', '--upstream-config', config]);
+    assert.equal(twice.code, 1, twice.stderr);
+    assert.match(twice.stderr, /^context-auth: upstream example and staff have the same issuer https:\/\/sso\.example; each provider needs an issuer of its own/);
   });
 });

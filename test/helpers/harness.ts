@@ -32,16 +32,16 @@ export interface Harness {
 }
 
 export function createHarness(overrides: Partial<AuthorizationServerOptions> = {}): Harness {
-  const store = createMemoryStore();
+  const store = overrides.store ?? createMemoryStore();
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
   const server = createAuthorizationServer({
     issuer: ISSUER,
-    store,
     resources: [RESOURCE, OTHER_RESOURCE],
     now: () => clock.now,
     log: (event) => log.push(event),
     ...overrides,
+    store,
   });
   return {
     server,

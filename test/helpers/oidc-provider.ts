@@ -13,10 +13,13 @@ import Provider from 'oidc-provider';
 export interface UpstreamAccount {
   id: string;
   email: string;
-  name: string;
+  /** Absent: the provider asserts no name. */
+  name?: string;
   username: string;
   /** GitHub-style numeric id, for /api/user. */
   numericId: number;
+  /** GitHub-style addresses, for /api/user/emails; default: `email`, primary and verified. */
+  emails?: Array<{ email: string; primary: boolean; verified: boolean }>;
 }
 
 export type Decision = { account: string } | { deny: true };
@@ -41,7 +44,11 @@ export interface TestOidcProvider {
  * `pages: true` shows the person a sign-in page at the provider (a button per account) instead of
  * finishing the interaction at once, for a real browser to click through.
  */
-export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean }): Promise<TestOidcProvider> {
+/**
+ * `apiAudience` makes its access tokens be for that API (an RFC 8707 resource, as Entra's are for
+ * an app's own API), which its user-info then refuses.
+ */
+export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string }): Promise<TestOidcProvider> {
   const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
@@ -61,7 +68,20 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     cookies: { keys: ['test cookie key, not a secret'] },
     scopes: ['openid', 'offline_access', 'email', 'profile', 'read:user'],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
-    features: { devInteractions: { enabled: false }, revocation: { enabled: true } },
+    features: {
+      devInteractions: { enabled: false },
+      revocation: { enabled: true },
+      ...(options.apiAudience
+        ? {
+            resourceIndicators: {
+              enabled: true,
+              defaultResource: () => options.apiAudience!,
+              useGrantedResource: () => true,
+              getResourceServerInfo: () => ({ scope: 'api', audience: options.apiAudience!, accessTokenFormat: 'opaque' as const }),
+            },
+          }
+        : {}),
+    },
     // Refresh tokens whenever the client may use them, rotated at every use.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
@@ -71,7 +91,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
       if (!account) return undefined;
       return {
         accountId: id,
-        claims: async () => ({ sub: id, email: account.email, email_verified: true, name: account.name, preferred_username: account.username }),
+        claims: async () => ({ sub: id, email: account.email, email_verified: true, ...(account.name ? { name: account.name } : {}), preferred_username: account.username }),
       };
     },
   });
@@ -81,6 +101,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     const path = new URL(req.url ?? '/', issuer).pathname;
     if (path.startsWith('/interaction/')) return interact(req, res);
     if (path === '/api/user') return githubUser(req, res);
+    if (path === '/api/user/emails') return githubEmails(req, res);
     callback(req, res);
   };
 
@@ -89,7 +110,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     const details = await provider.interactionDetails(req, res);
     if (options.pages && details.prompt.name === 'login') {
       if (req.method === 'GET') {
-        const buttons = [...accounts.values()].map((a) => `<button name="account" value="${a.id}">Continue as ${a.name}</button>`).join('');
+        const buttons = [...accounts.values()].map((a) => `<button name="account" value="${a.id}">Continue as ${a.name ?? a.username}</button>`).join('');
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(`<!doctype html><title>Test identity provider</title><h1>Test identity provider</h1><form method="post">${buttons}</form>`);
         return;
@@ -113,22 +134,36 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     if (missing.missingOIDCScope) grant.addOIDCScope((missing.missingOIDCScope as string[]).join(' '));
     if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims as string[]);
     if (details.params.scope) grant.addOIDCScope(details.params.scope as string);
+    if (options.apiAudience) grant.addResourceScope(options.apiAudience, 'api');
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   };
 
-  /** GitHub's GET /user: the account behind a valid access token, or 401. */
-  const githubUser = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+  /** The account behind a valid access token, or null after answering 401 as GitHub does. */
+  const githubAccount = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<UpstreamAccount | null> => {
     const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const found = token ? await provider.AccessToken.find(token) : undefined;
     const account = found && !found.isExpired ? accounts.get(found.accountId!) : undefined;
-    if (!account) {
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' });
-      res.end(JSON.stringify({ message: 'Bad credentials' }));
-      return;
-    }
+    if (account) return account;
+    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' });
+    res.end(JSON.stringify({ message: 'Bad credentials' }));
+    return null;
+  };
+
+  /** GitHub's GET /user: the public profile (its email is whatever the person made public). */
+  const githubUser = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const account = await githubAccount(req, res);
+    if (!account) return;
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: account.numericId, login: account.username, name: account.name, email: account.email }));
+  };
+
+  /** GitHub's GET /user/emails: every address, with which is primary and which verified. */
+  const githubEmails = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const account = await githubAccount(req, res);
+    if (!account) return;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(account.emails ?? [{ email: account.email, primary: true, verified: true }]));
   };
 
   server.on('request', (req, res) => {

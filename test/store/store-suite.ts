@@ -1285,15 +1285,26 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         ...overrides,
       });
 
-      it('a user without a password, with their identity, found by issuer and subject', async () => {
+      it('a user without a password, with their identity, found by provider, issuer and subject', async () => {
         const user = makeUser({ passwordHash: null });
         const identity = identityOf(user);
         await store.createUserWithIdentity(user, identity);
-        assert.deepEqual(await store.getUserByIdentity(identity.issuer, identity.subject), user);
+        assert.deepEqual(await store.getUserByIdentity(identity), user);
         assert.deepEqual(await store.getUserById(user.id), user);
-        assert.equal(await store.getUserByIdentity(identity.issuer, 'someone-else'), undefined);
-        assert.equal(await store.getUserByIdentity('https://other.example', identity.subject), undefined);
+        assert.equal(await store.getUserByIdentity({ ...identity, subject: 'someone-else' }), undefined);
+        assert.equal(await store.getUserByIdentity({ ...identity, issuer: 'https://other.example' }), undefined);
+        assert.equal(await store.getUserByIdentity({ ...identity, provider: 'other' }), undefined);
         assert.deepEqual(await store.listUserIdentities({ userId: user.id }), [identity]);
+      });
+
+      it('the same issuer and subject at two providers are two people', async () => {
+        const first = makeUser({ passwordHash: null });
+        const second = makeUser({ passwordHash: null });
+        const identity = identityOf(first, { provider: 'hub', subject: '1001' });
+        await store.createUserWithIdentity(first, identity);
+        await store.createUserWithIdentity(second, { ...identity, provider: 'forge', userId: second.id });
+        assert.equal((await store.getUserByIdentity(identity))?.id, first.id);
+        assert.equal((await store.getUserByIdentity({ ...identity, provider: 'forge' }))?.id, second.id);
       });
 
       it('a taken username or identity is a conflict, and nothing is half-written', async () => {

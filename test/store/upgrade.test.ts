@@ -15,7 +15,7 @@ import { createAuthorizationServer } from '../../src/authorization-server/index.
 import { hashSecret } from '../../src/core/secrets.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { migrationDdl, postgres, sqlite, type Dialect } from '../../src/store/sql/dialect.js';
-import { SCHEMA_VERSION, SPENT_REFRESH_TOKENS, TABLES } from '../../src/store/sql/schema.js';
+import { SCHEMA_VERSION, SPENT_REFRESH_TOKENS, TABLES, USER_IDENTITIES } from '../../src/store/sql/schema.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres.js';
@@ -110,6 +110,39 @@ async function assertReuseStillDetected(store: Store): Promise<void> {
   assert.equal((await refresh(newest)).status, 400, 'the newest token of the family is revoked with it');
 }
 
+// ---------------------------------------------------------------------------------------------
+// Upstream identities found by issuer and subject alone, until they were keyed by provider too.
+
+/** The last version whose upstream identities were keyed by issuer and subject. */
+const BEFORE_REKEY = USER_IDENTITIES.formerPrimaryKey!.until - 1;
+const HUB = { provider: 'hub', issuer: 'https://hub.example', subject: '1001' };
+
+/** The v1 fixture brought to BEFORE_REKEY, its user signed in once through a GitHub-style provider. */
+function withIdentity(d: Dialect): string[] {
+  const statements: string[] = [];
+  for (let version = 2; version <= BEFORE_REKEY; version++) statements.push(...migrationDdl(d, TABLES, version));
+  statements.push(
+    `INSERT INTO user_identities (issuer, subject, provider, user_id, email, name, created_at)
+     VALUES ('${HUB.issuer}', '${HUB.subject}', '${HUB.provider}', '${v1.user.id}', 'alice@example.com', 'Alice', ${v1.T})`,
+  );
+  return statements;
+}
+
+/**
+ * After the upgrade the identity still finds its user; another provider that shares the issuer
+ * name, and has a person with the same id, finds no one and gets a user of its own.
+ */
+async function assertIdentityRekeyed(store: Store): Promise<void> {
+  assert.equal((await store.getUserByIdentity(HUB))?.id, v1.user.id);
+  const forge = { ...HUB, provider: 'forge' };
+  assert.equal(await store.getUserByIdentity(forge), undefined);
+  const bob = { id: 'user-2', username: 'forge:bob', passwordHash: null, createdAt: v1.T };
+  await store.createUserWithIdentity(bob, { ...forge, userId: bob.id, email: 'bob@example.com', name: 'Bob', createdAt: v1.T });
+  assert.equal((await store.getUserByIdentity(forge))?.id, bob.id);
+  assert.equal((await store.getUserByIdentity(HUB))?.id, v1.user.id);
+  assert.deepEqual(await store.listUserIdentities({ userId: v1.user.id }), [{ ...HUB, userId: v1.user.id, email: 'alice@example.com', name: 'Alice', createdAt: v1.T }]);
+}
+
 describe('upgrading a SQLite data folder made by release 0.1.0', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-upgrade-'));
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -177,6 +210,24 @@ describe('upgrading a SQLite data folder made by release 0.1.0', () => {
     assert.deepEqual(upgraded.prepare('SELECT count(*) AS n FROM refresh_tokens').get(), { n: 1 }, 'only the live token is left as a full row');
     assert.deepEqual(upgraded.prepare('SELECT count(*) AS n FROM spent_refresh_tokens').get(), { n: 2 });
     upgraded.close();
+  });
+
+  it('upgraded with upstream identities keyed by issuer and subject: each keeps its user, and another provider sharing the issuer gets its own', async () => {
+    const file = path.join(dir, 'identities.db');
+    fs.copyFileSync(path.join(FIXTURES, 'v1.sqlite'), file);
+    const db = new Database(file);
+    db.transaction(() => {
+      for (const sql of withIdentity(sqlite)) db.exec(sql);
+      db.pragma(`user_version = ${BEFORE_REKEY}`);
+    })();
+    db.close();
+
+    const store = openSqliteStore({ path: file });
+    try {
+      await assertIdentityRekeyed(store);
+    } finally {
+      await store.close();
+    }
   });
 });
 
@@ -247,5 +298,24 @@ describe('upgrading a PostgreSQL database made by release 0.1.0', () => {
     }
     assert.deepEqual(await query(url, 'SELECT count(*)::int AS n FROM refresh_tokens'), [{ n: 1 }], 'only the live token is left as a full row');
     assert.deepEqual(await query(url, 'SELECT count(*)::int AS n FROM spent_refresh_tokens'), [{ n: 2 }]);
+  });
+  it('upgraded with upstream identities keyed by issuer and subject: each keeps its user, and another provider sharing the issuer gets its own', async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(fs.readFileSync(path.join(FIXTURES, 'v1.postgres.sql'), 'utf8'));
+    await client.query('SET search_path TO public'); // the dump emptied it
+    await client.query('BEGIN');
+    for (const sql of withIdentity(postgres)) await client.query(sql);
+    for (let version = 2; version <= BEFORE_REKEY; version++) await client.query('INSERT INTO context_auth_migrations (version) VALUES ($1)', [version]);
+    await client.query('COMMIT');
+    await client.end();
+
+    const store = await openPostgresStore({ connectionString: url });
+    try {
+      await assertIdentityRekeyed(store);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -7,11 +7,13 @@
  * Every failure becomes an OAuthError that can be shown to the person or sent to our client:
  * access_denied (refused upstream, or a response that does not belong to this sign-in),
  * temporarily_unavailable (upstream down or failing), server_error (upstream misconfigured).
- * Nothing here logs or returns an upstream response body or token in an error.
+ * Its cause (`failureOf`) says for the operator's log where upstream it failed: the step, the
+ * provider's HTTP status and error code. Nothing here logs, and no error holds an upstream
+ * response body or token.
  */
 import * as oauth from 'oauth4webapi';
 import { OAuthError } from '../../core/errors.js';
-import { describe, type ResolvedUpstream, type UpstreamIdentity } from './provider.js';
+import { describe, failureOf, UpstreamFailure, withFailure, type ResolvedUpstream, type UpstreamIdentity } from './provider.js';
 
 /** What must be kept between sending the person upstream and the callback (with the interaction). */
 export interface PendingUpstream {
@@ -28,18 +30,25 @@ export interface UpstreamTokens {
   /** Seconds since the epoch; null when the provider did not say (e.g. GitHub OAuth apps). */
   expiresAt: number | null;
   scope: string | null;
+  /**
+   * Set when the provider's user-info refused the access token at sign-in (it is for another
+   * API): the session is then checked by renewing it when it expires, not by asking user-info.
+   */
+  userinfoRefused?: true;
 }
 
 export interface UpstreamSignIn {
   identity: UpstreamIdentity;
   tokens: UpstreamTokens;
+  /** What failed without stopping the sign-in (user-info refused the token, the emails could not be read), for the log. */
+  warnings: UpstreamFailure[];
 }
 
 export type UpstreamCheck =
   | { status: 'valid' }
   | { status: 'renewed'; tokens: UpstreamTokens }
   /** The upstream no longer honours the session (revoked, expired, user removed): end our grant too. */
-  | { status: 'refused'; reason: string };
+  | { status: 'refused'; reason: string; failure: UpstreamFailure | null };
 
 /** The handle `beginUpstream` put in front of the state, or null. */
 export function stateHandle(callback: URL): string | null {
@@ -75,7 +84,10 @@ export async function beginUpstream(up: ResolvedUpstream, redirectUri: string, h
 
 /** Steps 3–4: checks the callback, exchanges the code, and says who signed in. */
 export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, callback: URL, pending: PendingUpstream, now: number): Promise<UpstreamSignIn> {
-  if (pending.providerId !== up.id) throw new OAuthError('access_denied', 'the sign-in response came from another provider than the one the sign-in started at');
+  if (pending.providerId !== up.id) {
+    const failure = new UpstreamFailure('authorization response', null, null, `the sign-in started at ${pending.providerId}`);
+    throw withFailure(new OAuthError('access_denied', 'the sign-in response came from another provider than the one the sign-in started at'), failure);
+  }
   let params: URLSearchParams;
   try {
     params = oauth.validateAuthResponse(up.as, up.client, callback, pending.state);
@@ -83,27 +95,33 @@ export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, 
     throw fromAuthorizationResponse(up, error);
   }
 
-  return refusalAs(new OAuthError('access_denied', `${up.name} did not accept the sign-in`), () => guarded(up, 'sign-in', async () => {
-    const response = await oauth.authorizationCodeGrantRequest(up.as, up.client, up.clientAuth, params, redirectUri, pending.codeVerifier, up.http);
+  return refusalAs(new OAuthError('access_denied', `${up.name} did not accept the sign-in`), async () => {
+    const response = await guarded(up, 'token exchange', () => oauth.authorizationCodeGrantRequest(up.as, up.client, up.clientAuth, params, redirectUri, pending.codeVerifier, up.http));
     if (up.kind === 'oidc') {
-      const result = await oauth.processAuthorizationCodeResponse(up.as, up.client, response, { expectedNonce: pending.nonce!, requireIdToken: true });
+      // Its checks are the ID token's (issuer, audience, nonce, expiry), unless the response itself was an error.
+      const result = await guarded(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response, { expectedNonce: pending.nonce!, requireIdToken: true }), 'id token validation');
       // The token came straight from the provider over TLS, yet we check its signature too:
       // the identity we create an account for rests on it.
-      await oauth.validateApplicationLevelSignature(up.as, response, up.http);
-      const claims = oauth.getValidatedIdTokenClaims(result)!;
-      const identity = await oidcIdentity(up, claims, result.access_token);
-      return { identity, tokens: tokensOf(result, now) };
+      await guarded(up, 'id token validation', () => oauth.validateApplicationLevelSignature(up.as, response, up.http));
+      return oidcSignIn(up, oauth.getValidatedIdTokenClaims(result)!, tokensOf(result, now));
     }
-    const result = await oauth.processAuthorizationCodeResponse(up.as, up.client, response);
-    const userinfo = await readUserinfo(up, result.access_token, oauth.skipSubjectCheck);
-    let mapped: Omit<UpstreamIdentity, 'issuer'>;
+    const result = await guarded(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response));
+    const userinfo = await guarded(up, 'userinfo', () => readUserinfo(up, result.access_token, oauth.skipSubjectCheck));
+    let mapped: Omit<UpstreamIdentity, 'issuer' | 'claims'>;
     try {
       mapped = up.profile!(userinfo);
     } catch (error) {
-      throw new OAuthError('server_error', `the user information from ${up.name} could not be read: ${describe(error)}`);
+      const failure = new UpstreamFailure('userinfo', 200, null, describe(error));
+      throw withFailure(new OAuthError('server_error', `the user information from ${up.name} could not be read: ${describe(error)}`), failure);
     }
-    return { identity: { issuer: up.as.issuer, ...mapped }, tokens: tokensOf(result, now) };
-  }));
+    const warnings: UpstreamFailure[] = [];
+    if (up.emailsEndpoint) {
+      const verified = await verifiedEmail(up, up.emailsEndpoint, result.access_token);
+      if (verified instanceof UpstreamFailure) warnings.push(verified);
+      else mapped = { ...mapped, email: verified, emailVerified: verified !== null };
+    }
+    return { identity: { issuer: up.as.issuer, ...mapped, claims: userinfo }, tokens: tokensOf(result, now), warnings };
+  });
 }
 
 /**
@@ -121,11 +139,12 @@ export async function checkUpstream(
 ): Promise<UpstreamCheck> {
   const expiring = tokens.expiresAt !== null && tokens.expiresAt - EXPIRY_MARGIN <= now;
   if (expiring) {
-    if (!tokens.refreshToken) return { status: 'refused', reason: `the ${up.name} session expired and cannot be renewed` };
-    return renewUpstream(up, subject, tokens.refreshToken, now);
+    if (!tokens.refreshToken) return { status: 'refused', reason: `the ${up.name} session expired and cannot be renewed`, failure: null };
+    return renewUpstream(up, subject, { ...tokens, refreshToken: tokens.refreshToken }, now);
   }
-  // Without a probe (a caller about to use the token anyway learns of a refusal from that call).
-  if (!up.as.userinfo_endpoint || options.probe === false) return { status: 'valid' };
+  // Without a probe (a caller about to use the token anyway learns of a refusal from that call),
+  // or when user-info refuses this session's tokens anyway (its expiry and renewal tell then).
+  if (!up.as.userinfo_endpoint || options.probe === false || tokens.userinfoRefused) return { status: 'valid' };
   return refusedAsCheck(() =>
     guarded(up, 'session check', async () => {
       await readUserinfo(up, tokens.accessToken, up.kind === 'oidc' ? subject : oauth.skipSubjectCheck);
@@ -134,16 +153,17 @@ export async function checkUpstream(
   );
 }
 
-function renewUpstream(up: ResolvedUpstream, subject: string, refreshToken: string, now: number): Promise<UpstreamCheck> {
+function renewUpstream(up: ResolvedUpstream, subject: string, current: UpstreamTokens & { refreshToken: string }, now: number): Promise<UpstreamCheck> {
   return refusedAsCheck(() =>
     guarded(up, 'session renewal', async () => {
-      const response = await oauth.refreshTokenGrantRequest(up.as, up.client, up.clientAuth, refreshToken, up.http);
+      const response = await oauth.refreshTokenGrantRequest(up.as, up.client, up.clientAuth, current.refreshToken, up.http);
       const result = await oauth.processRefreshTokenResponse(up.as, up.client, response);
       const claims = oauth.getValidatedIdTokenClaims(result);
-      if (claims && claims.sub !== subject) return { status: 'refused', reason: `${up.name} renewed the session for another person` };
+      if (claims && claims.sub !== subject) return { status: 'refused', reason: `${up.name} renewed the session for another person`, failure: null };
       // A provider that does not rotate refresh tokens keeps accepting the one we have.
       const tokens = tokensOf(result, now);
-      return { status: 'renewed', tokens: { ...tokens, refreshToken: tokens.refreshToken ?? refreshToken } };
+      const renewed: UpstreamTokens = { ...tokens, refreshToken: tokens.refreshToken ?? current.refreshToken };
+      return { status: 'renewed', tokens: current.userinfoRefused ? { ...renewed, userinfoRefused: true } : renewed };
     }),
   );
 }
@@ -151,27 +171,40 @@ function renewUpstream(up: ResolvedUpstream, subject: string, refreshToken: stri
 /** For a tool acting for the person: the provider's user-info with the upstream access token. */
 export function upstreamUserinfo(up: ResolvedUpstream, accessToken: string): Promise<Record<string, unknown>> {
   return refusalAs(new OAuthError('invalid_token', `${up.name} no longer accepts the session`, 401), () =>
-    guarded(up, 'user-info', () => readUserinfo(up, accessToken, oauth.skipSubjectCheck)),
+    guarded(up, 'userinfo', () => readUserinfo(up, accessToken, oauth.skipSubjectCheck)),
   );
 }
 
 // ---------------------------------------------------------------------------------------------
 
-async function oidcIdentity(up: ResolvedUpstream, claims: oauth.IDToken, accessToken: string): Promise<UpstreamIdentity> {
+async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: UpstreamTokens): Promise<UpstreamSignIn> {
   let profile: Record<string, unknown> = claims;
+  const warnings: UpstreamFailure[] = [];
   // Many providers put profile claims in user-info only (oidc-provider does by default).
   if ((claims.email === undefined || claims.name === undefined) && up.as.userinfo_endpoint) {
-    profile = { ...(await readUserinfo(up, accessToken, claims.sub)), ...claims };
+    try {
+      profile = { ...(await guarded(up, 'userinfo', () => readUserinfo(up, tokens.accessToken, claims.sub))), ...claims };
+    } catch (error) {
+      const failure = error instanceof RefusedUpstream ? error.failure : failureOf(error);
+      if (failure?.status !== 401 && failure?.status !== 403) throw error;
+      // A provider whose access tokens are for another API (one the operator named as the
+      // resource) refuses them at its user-info. The ID token, validated, still says who signed
+      // in; and later checks of the session cannot ask user-info either.
+      warnings.push(new UpstreamFailure('userinfo', failure.status, failure.error, `user-info refused the access token (${failure.reason}); signed in from the ID token's claims`));
+      tokens = { ...tokens, userinfoRefused: true };
+    }
   }
   const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
-  return {
+  const identity: UpstreamIdentity = {
     issuer: claims.iss,
     subject: claims.sub,
     email: text(profile.email),
     emailVerified: profile.email_verified === true,
     name: text(profile.name),
     username: text(profile.preferred_username),
+    claims: { ...claims },
   };
+  return { identity, tokens, warnings };
 }
 
 async function readUserinfo(up: ResolvedUpstream, accessToken: string, subject: string | typeof oauth.skipSubjectCheck): Promise<Record<string, unknown>> {
@@ -180,16 +213,38 @@ async function readUserinfo(up: ResolvedUpstream, accessToken: string, subject: 
     return { ...(await oauth.processUserInfoResponse(up.as, up.client, subject, response)) };
   }
   // A plain OAuth 2.0 API (GitHub's /user) has no `sub`, so OpenID's user-info rules do not apply.
-  const headers = new Headers({ accept: 'application/json' });
-  // A GET without a body: the custom fetch (typed for any body) fits.
-  const response = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(up.as.userinfo_endpoint!), headers, null, up.http as oauth.ProtectedResourceRequestOptions);
-  if (response.status === 401 || response.status === 403) throw new RefusedUpstream(`${up.name} no longer accepts the session`);
-  if (response.status >= 500) throw unavailable(up, 'user-info');
+  const response = await getJson(up, new URL(up.as.userinfo_endpoint!), accessToken);
+  const failure = (reason: string) => new UpstreamFailure('userinfo', response.status, null, reason);
+  if (response.status === 401 || response.status === 403) throw new RefusedUpstream(`${up.name} no longer accepts the session`, failure('the access token was refused'));
+  if (response.status >= 500) throw unavailable(up, 'user-info', failure('the provider failed'));
   const body: unknown = response.ok ? await response.json().catch(() => null) : null;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new OAuthError('server_error', `the user information from ${up.name} could not be read (HTTP ${response.status})`);
+    throw withFailure(new OAuthError('server_error', `the user information from ${up.name} could not be read (HTTP ${response.status})`), failure('not a JSON object'));
   }
   return body as Record<string, unknown>;
+}
+
+/**
+ * The person's verified address from a GitHub-style list: the primary one when verified, else
+ * another verified one, else null. A list that cannot be read (e.g. the scope to read it was not
+ * granted) is a failure for the log: the email then stays unverified.
+ */
+async function verifiedEmail(up: ResolvedUpstream, endpoint: string, accessToken: string): Promise<string | null | UpstreamFailure> {
+  const response = await guarded(up, 'emails', () => getJson(up, new URL(endpoint), accessToken));
+  if (response.status >= 500) throw unavailable(up, 'emails', new UpstreamFailure('emails', response.status, null, 'the provider failed'));
+  const body: unknown = response.ok ? await response.json().catch(() => null) : null;
+  if (!Array.isArray(body)) return new UpstreamFailure('emails', response.status, null, 'no list of email addresses; the email is taken as unverified');
+  const verified = body.filter(
+    (entry): entry is { email: string; primary?: unknown } =>
+      typeof entry === 'object' && entry !== null && (entry as { verified?: unknown }).verified === true && typeof (entry as { email?: unknown }).email === 'string' && (entry as { email: string }).email !== '',
+  );
+  return (verified.find((entry) => entry.primary === true) ?? verified[0])?.email ?? null;
+}
+
+function getJson(up: ResolvedUpstream, url: URL, accessToken: string): Promise<Response> {
+  const headers = new Headers({ accept: 'application/json' });
+  // A GET without a body: the custom fetch (typed for any body) fits.
+  return oauth.protectedResourceRequest(accessToken, 'GET', url, headers, null, up.http as oauth.ProtectedResourceRequestOptions);
 }
 
 function tokensOf(result: oauth.TokenEndpointResponse, now: number): UpstreamTokens {
@@ -202,13 +257,20 @@ function tokensOf(result: oauth.TokenEndpointResponse, now: number): UpstreamTok
 }
 
 /** The upstream answered that the grant or token is no good (invalid_grant, a 401, …). */
-class RefusedUpstream extends Error {}
+class RefusedUpstream extends Error {
+  constructor(
+    message: string,
+    readonly failure: UpstreamFailure,
+  ) {
+    super(message);
+  }
+}
 
 async function refusedAsCheck(fn: () => Promise<UpstreamCheck>): Promise<UpstreamCheck> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof RefusedUpstream) return { status: 'refused', reason: error.message };
+    if (error instanceof RefusedUpstream) return { status: 'refused', reason: error.message, failure: error.failure };
     throw error;
   }
 }
@@ -217,47 +279,76 @@ async function refusalAs<T>(replacement: OAuthError, fn: () => Promise<T>): Prom
   try {
     return await fn();
   } catch (error) {
-    throw error instanceof RefusedUpstream ? replacement : error;
+    throw error instanceof RefusedUpstream ? withFailure(replacement, error.failure) : error;
   }
 }
 
-/** Runs a step that talks to the provider, turning what can go wrong into our errors. */
-async function guarded<T>(up: ResolvedUpstream, step: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs a step that talks to the provider, turning what can go wrong into our errors, each with
+ * its cause. `checkStep` names the step when the provider's answer was fine as HTTP but failed
+ * our checks (the ID token's, for a token response).
+ */
+async function guarded<T>(up: ResolvedUpstream, step: UpstreamFailure['step'], fn: () => Promise<T>, checkStep: UpstreamFailure['step'] = step): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof OAuthError) throw error;
+    if (error instanceof OAuthError || error instanceof RefusedUpstream) throw error;
+    const what = STEP_WORDS[step];
     if (error instanceof oauth.ResponseBodyError) {
-      if (error.status >= 500 || error.error === 'temporarily_unavailable' || error.error === 'server_error') throw unavailable(up, step);
+      const failure = new UpstreamFailure(step, error.status, error.error, error.error_description ?? error.message);
+      if (error.status >= 500 || error.error === 'temporarily_unavailable' || error.error === 'server_error') throw unavailable(up, what, failure);
       if (error.error === 'invalid_grant' || error.error === 'access_denied' || error.error === 'invalid_token') {
-        throw new RefusedUpstream(`${up.name} refused the ${step} (${error.error})`);
+        throw new RefusedUpstream(`${up.name} refused the ${what} (${error.error})`, failure);
       }
-      throw new OAuthError('server_error', `${up.name} refused the ${step} (${error.error}); the provider's configuration needs attention`);
+      throw withFailure(new OAuthError('server_error', `${up.name} refused the ${what} (${error.error}); the provider's configuration needs attention`), failure);
     }
     if (error instanceof oauth.WWWAuthenticateChallengeError) {
-      if (error.status === 401) throw new RefusedUpstream(`${up.name} no longer accepts the session`);
-      throw unavailable(up, step);
+      const challenge = error.cause[0]?.parameters;
+      const failure = new UpstreamFailure(step, error.status, challenge?.error ?? null, challenge?.error_description ?? error.message);
+      if (error.status === 401) throw new RefusedUpstream(`${up.name} no longer accepts the session`, failure);
+      throw unavailable(up, what, failure);
     }
     if (error instanceof oauth.OperationProcessingError) {
-      const status = (error.cause as { status?: unknown } | undefined)?.status;
-      if (typeof status === 'number' && status >= 500) throw unavailable(up, step);
-      throw new OAuthError('access_denied', `the ${step} response from ${up.name} failed its checks (${error.code ?? error.message})`);
+      const answer = error.cause instanceof Response ? error.cause : null;
+      const failure = new UpstreamFailure(answer ? step : checkStep, answer?.status ?? null, error.code ?? null, error.message);
+      if (answer && answer.status >= 500) throw unavailable(up, what, failure);
+      throw withFailure(new OAuthError('access_denied', `the ${what} response from ${up.name} failed its checks (${error.code ?? error.message})`), failure);
     }
     // fetch() itself failed: refused connection, DNS, TLS, timeout.
-    throw unavailable(up, step);
+    throw unavailable(up, what, new UpstreamFailure(step, null, null, networkReason(error)));
   }
 }
 
-function unavailable(up: ResolvedUpstream, step: string): OAuthError {
-  return new OAuthError('temporarily_unavailable', `${up.name} could not be reached for the ${step}; try again shortly`, 503, { 'Retry-After': '5' });
+/** How a step is named to the person and the client (kept as they were named before). */
+const STEP_WORDS: Record<UpstreamFailure['step'], string> = {
+  discovery: 'discovery',
+  'authorization response': 'sign-in',
+  'token exchange': 'sign-in',
+  'id token validation': 'sign-in',
+  userinfo: 'user-info',
+  emails: 'email addresses',
+  'session check': 'session check',
+  'session renewal': 'session renewal',
+};
+
+/** fetch() wraps the network's reason (ECONNREFUSED, ENOTFOUND, a TLS error) in its cause. */
+function networkReason(error: unknown): string {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return typeof cause?.code === 'string' ? `${describe(error)} (${cause.code})` : describe(error);
+}
+
+function unavailable(up: ResolvedUpstream, what: string, failure: UpstreamFailure): OAuthError {
+  return withFailure(new OAuthError('temporarily_unavailable', `${up.name} could not be reached for the ${what}; try again shortly`, 503, { 'Retry-After': '5' }), failure);
 }
 
 function fromAuthorizationResponse(up: ResolvedUpstream, error: unknown): OAuthError {
   if (error instanceof oauth.AuthorizationResponseError) {
-    if (error.error === 'access_denied') return new OAuthError('access_denied', `the sign-in at ${up.name} was declined`);
-    if (error.error === 'temporarily_unavailable' || error.error === 'server_error') return unavailable(up, 'sign-in');
-    return new OAuthError('server_error', `${up.name} refused the sign-in request (${error.error}); the provider's configuration needs attention`);
+    const failure = new UpstreamFailure('authorization response', null, error.error, error.error_description ?? error.message);
+    if (error.error === 'access_denied') return withFailure(new OAuthError('access_denied', `the sign-in at ${up.name} was declined`), failure);
+    if (error.error === 'temporarily_unavailable' || error.error === 'server_error') return unavailable(up, 'sign-in', failure);
+    return withFailure(new OAuthError('server_error', `${up.name} refused the sign-in request (${error.error}); the provider's configuration needs attention`), failure);
   }
   // A state or iss that does not match: not the answer to the request we sent.
-  return new OAuthError('access_denied', `the sign-in response from ${up.name} does not belong to this sign-in (${describe(error)})`);
+  const failure = new UpstreamFailure('authorization response', null, error instanceof oauth.OperationProcessingError ? (error.code ?? null) : null, describe(error));
+  return withFailure(new OAuthError('access_denied', `the sign-in response from ${up.name} does not belong to this sign-in (${describe(error)})`), failure);
 }

@@ -8,7 +8,7 @@
 import * as oauth from 'oauth4webapi';
 import { OAuthError } from '../../core/errors.js';
 
-/** Who signed in upstream, as far as we use it. `issuer` + `subject` identify the person. */
+/** Who signed in upstream, as far as we use it. The provider, `issuer` and `subject` identify the person. */
 export interface UpstreamIdentity {
   issuer: string;
   subject: string;
@@ -16,10 +16,43 @@ export interface UpstreamIdentity {
   emailVerified: boolean;
   name: string | null;
   username: string | null;
+  /**
+   * What the provider asserted, for rules on it (`policy.requireClaims`, `policy.allow`): the
+   * validated ID token's claims (OpenID), or the user-info response (plain OAuth 2.0).
+   */
+  claims: Record<string, unknown>;
 }
 
-/** Maps a user-info response of a plain OAuth 2.0 provider to an identity (without `issuer`). */
-export type ProfileMapper = (userinfo: Record<string, unknown>) => Omit<UpstreamIdentity, 'issuer'>;
+/** Maps a user-info response of a plain OAuth 2.0 provider to an identity (without `issuer` and `claims`). */
+export type ProfileMapper = (userinfo: Record<string, unknown>) => Omit<UpstreamIdentity, 'issuer' | 'claims'>;
+
+/** Where a sign-in or a session check failed upstream: for the operator's log, never a token or a response body. */
+export class UpstreamFailure {
+  constructor(
+    readonly step: 'discovery' | 'authorization response' | 'token exchange' | 'id token validation' | 'userinfo' | 'emails' | 'session check' | 'session renewal',
+    /** The provider's HTTP status, when it answered. */
+    readonly status: number | null,
+    /** The provider's OAuth error code, or the name of the check that failed. */
+    readonly error: string | null,
+    readonly reason: string,
+  ) {}
+
+  /** The fields of a log line. */
+  toLog(): Record<string, unknown> {
+    return { step: this.step, status: this.status, upstream_error: this.error, reason: this.reason };
+  }
+}
+
+/** `error` (an OAuthError we throw) carrying, as its cause, where upstream it went wrong. */
+export function withFailure<E extends Error>(error: E, failure: UpstreamFailure): E {
+  error.cause = failure;
+  return error;
+}
+
+/** The upstream failure behind an error, or null. */
+export function failureOf(error: unknown): UpstreamFailure | null {
+  return error instanceof Error && error.cause instanceof UpstreamFailure ? error.cause : null;
+}
 
 interface CommonOptions {
   /** Short name used in URLs, user records and logs: letters, digits, '-' (e.g. 'google'). */
@@ -49,6 +82,12 @@ export interface OAuth2ProviderOptions extends CommonOptions {
   userinfoEndpoint: string;
   /** Turns the user-info response into an identity. */
   profile: ProfileMapper;
+  /**
+   * A GitHub-style list of the person's addresses (`[{email, primary, verified}]`), read with
+   * their token. When set, the email is the primary verified one there (else another verified
+   * one), and the user-info's email, which the provider may not have verified, is not used.
+   */
+  emailsEndpoint?: string;
   /** Whether the provider returns `iss` in its authorization responses (RFC 9207). Default false. */
   issuesIssParameter?: boolean;
 }
@@ -65,6 +104,7 @@ export interface ResolvedUpstream {
   clientAuth: oauth.ClientAuth;
   scope: string;
   profile: ProfileMapper | null;
+  emailsEndpoint: string | null;
   /** oauth4webapi options for every request to this provider (custom fetch, insecure loopback). */
   http: { [oauth.customFetch]?: typeof fetch; [oauth.allowInsecureRequests]?: boolean };
 }
@@ -93,26 +133,36 @@ export function githubProvider(options: { clientId: string; clientSecret: string
     authorizationEndpoint: 'https://github.com/login/oauth/authorize',
     tokenEndpoint: 'https://github.com/login/oauth/access_token',
     userinfoEndpoint: 'https://api.github.com/user',
+    // /user shows the public profile email, which says nothing of whether it was verified.
+    emailsEndpoint: 'https://api.github.com/user/emails',
     issuesIssParameter: false,
     profile: githubProfile,
   };
 }
 
-/** GitHub's /user: a numeric id that never changes, a login that may. */
-export function githubProfile(user: Record<string, unknown>): Omit<UpstreamIdentity, 'issuer'> {
+/**
+ * GitHub's /user: a numeric id that never changes, a login that may. Its email is not taken as
+ * verified; the preset's `emailsEndpoint` says which addresses are.
+ */
+export function githubProfile(user: Record<string, unknown>): Omit<UpstreamIdentity, 'issuer' | 'claims'> {
   const id = user.id;
   if (typeof id !== 'number' && typeof id !== 'string') throw new Error('the user-info response has no id');
   return {
     subject: String(id),
     email: typeof user.email === 'string' ? user.email : null,
-    // GitHub only shows a primary email that its owner has verified.
-    emailVerified: typeof user.email === 'string',
+    emailVerified: false,
     name: typeof user.name === 'string' ? user.name : null,
     username: typeof user.login === 'string' ? user.login : null,
   };
 }
 
-function checkUrl(value: string, what: string, allowLoopbackHttp: boolean): URL {
+/** How plain http is allowed for providers on this machine, and how an error names that setting. */
+interface HttpRule {
+  allowLoopbackHttp: boolean;
+  setting: string;
+}
+
+function checkUrl(value: string, what: string, http: HttpRule): URL {
   let url: URL;
   try {
     url = new URL(value);
@@ -120,10 +170,49 @@ function checkUrl(value: string, what: string, allowLoopbackHttp: boolean): URL 
     throw new Error(`${what} is not a URL: ${value}`);
   }
   const loopback = url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowLoopbackHttp && loopback)) {
-    throw new Error(`${what} must be an https URL: ${value}`);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && http.allowLoopbackHttp && loopback)) {
+    const hint = url.protocol === 'http:' && loopback ? ` (${http.setting} allows http:// on this machine, for tests and local development)` : '';
+    throw new Error(`${what} must be an https URL: ${value}${hint}`);
   }
   return url;
+}
+
+/**
+ * What can be checked without asking any provider: ids, client ids, URLs, and that no two
+ * providers share an id or an issuer (a plain OAuth 2.0 provider's issuer is a name of the
+ * operator's: each provider needs its own). Throws an Error naming the provider and what is wrong,
+ * for a server to refuse to start on; a provider that does not answer is another matter, retried
+ * on use. `setting` names how the operator allows http, in the error that needs it.
+ */
+export function checkUpstreamProviders(providers: UpstreamProviderOptions[], options: { allowLoopbackHttp?: boolean; setting?: string } = {}): void {
+  const http = { allowLoopbackHttp: options.allowLoopbackHttp ?? false, setting: options.setting ?? 'allowLoopbackHttp' };
+  const ids = new Set<string>();
+  const issuers = new Map<string, string>();
+  for (const provider of providers) {
+    checkProvider(provider, http);
+    if (ids.has(provider.id)) throw new Error(`two upstream providers are named ${provider.id}`);
+    ids.add(provider.id);
+    const issuer = provider.issuer.replace(/\/+$/, '');
+    const other = issuers.get(issuer);
+    if (other !== undefined) {
+      throw new Error(`upstream ${other} and ${provider.id} have the same issuer ${provider.issuer}; each provider needs an issuer of its own (for a plain OAuth 2.0 provider, any name unique to it)`);
+    }
+    issuers.set(issuer, provider.id);
+  }
+}
+
+function checkProvider(options: UpstreamProviderOptions, http: HttpRule): void {
+  if (!ID_PATTERN.test(options.id)) throw new Error(`upstream id "${options.id}" must be lowercase letters, digits and '-', at most 32`);
+  if (!options.clientId) throw new Error(`upstream ${options.id}: a client id is required`);
+  if (typeof options.issuer !== 'string' || options.issuer === '') throw new Error(`upstream ${options.id}: an issuer is required`);
+  if (options.kind === 'oidc') {
+    checkUrl(options.issuer, `upstream ${options.id}: the issuer`, http);
+    return;
+  }
+  checkUrl(options.authorizationEndpoint, `upstream ${options.id}: the authorization endpoint`, http);
+  checkUrl(options.tokenEndpoint, `upstream ${options.id}: the token endpoint`, http);
+  checkUrl(options.userinfoEndpoint, `upstream ${options.id}: the user-info endpoint`, http);
+  if (options.emailsEndpoint !== undefined) checkUrl(options.emailsEndpoint, `upstream ${options.id}: the emails endpoint`, http);
 }
 
 function clientAuthFor(options: UpstreamProviderOptions): oauth.ClientAuth {
@@ -136,9 +225,8 @@ function clientAuthFor(options: UpstreamProviderOptions): oauth.ClientAuth {
  * Error that names the provider and what is wrong: the operator reads it at start.
  */
 export async function resolveUpstream(options: UpstreamProviderOptions, resolve: ResolveOptions = {}): Promise<ResolvedUpstream> {
-  if (!ID_PATTERN.test(options.id)) throw new Error(`upstream id "${options.id}" must be lowercase letters, digits and '-', at most 32`);
-  if (!options.clientId) throw new Error(`upstream ${options.id}: a client id is required`);
   const allowHttp = resolve.allowLoopbackHttp ?? false;
+  checkProvider(options, { allowLoopbackHttp: allowHttp, setting: 'allowLoopbackHttp' });
   const http: ResolvedUpstream['http'] = {};
   if (resolve.fetch) http[oauth.customFetch] = resolve.fetch;
   if (allowHttp) http[oauth.allowInsecureRequests] = true;
@@ -146,7 +234,7 @@ export async function resolveUpstream(options: UpstreamProviderOptions, resolve:
   const common = { id: options.id, name: options.name ?? options.id, client, clientAuth: clientAuthFor(options), http };
 
   if (options.kind === 'oidc') {
-    const issuer = checkUrl(options.issuer, `upstream ${options.id}: the issuer`, allowHttp);
+    const issuer = new URL(options.issuer);
     let as: oauth.AuthorizationServer;
     try {
       as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...http, algorithm: 'oidc' }));
@@ -155,17 +243,18 @@ export async function resolveUpstream(options: UpstreamProviderOptions, resolve:
     }
     if (!as.authorization_endpoint || !as.token_endpoint) throw new Error(`upstream ${options.id}: the OpenID configuration lacks an authorization or token endpoint`);
     if (!as.jwks_uri) throw new Error(`upstream ${options.id}: the OpenID configuration has no jwks_uri, so ID tokens cannot be verified`);
-    return { ...common, kind: 'oidc', as, scope: withOpenId(options.scope ?? 'openid email profile'), profile: null };
+    return { ...common, kind: 'oidc', as, scope: withOpenId(options.scope ?? 'openid email profile'), profile: null, emailsEndpoint: null };
   }
 
   const as: oauth.AuthorizationServer = {
     issuer: options.issuer,
-    authorization_endpoint: checkUrl(options.authorizationEndpoint, `upstream ${options.id}: the authorization endpoint`, allowHttp).href,
-    token_endpoint: checkUrl(options.tokenEndpoint, `upstream ${options.id}: the token endpoint`, allowHttp).href,
-    userinfo_endpoint: checkUrl(options.userinfoEndpoint, `upstream ${options.id}: the user-info endpoint`, allowHttp).href,
+    authorization_endpoint: new URL(options.authorizationEndpoint).href,
+    token_endpoint: new URL(options.tokenEndpoint).href,
+    userinfo_endpoint: new URL(options.userinfoEndpoint).href,
     authorization_response_iss_parameter_supported: options.issuesIssParameter ?? false,
   };
-  return { ...common, kind: 'oauth2', as, scope: options.scope ?? '', profile: options.profile };
+  const emailsEndpoint = options.emailsEndpoint === undefined ? null : new URL(options.emailsEndpoint).href;
+  return { ...common, kind: 'oauth2', as, scope: options.scope ?? '', profile: options.profile, emailsEndpoint };
 }
 
 function withOpenId(scope: string): string {

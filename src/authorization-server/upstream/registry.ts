@@ -1,10 +1,20 @@
 /**
- * The configured upstream providers. OpenID providers are discovered on first use and the result
- * kept; a discovery that fails is not kept, so a provider that was down at start works once it is
- * back. `ready()` resolves them all, for a server that wants to refuse to start on a bad setting.
+ * The configured upstream providers. What can be checked without asking them is checked here, at
+ * construction, so a server does not start with a setting that can never work. OpenID providers
+ * are discovered on first use and the result kept; a discovery that fails is not kept, so a
+ * provider that was down at start works once it is back. `ready()` resolves them all.
  */
 import { OAuthError } from '../../core/errors.js';
-import { describe, resolveUpstream, type ResolveOptions, type ResolvedUpstream, type UpstreamProviderOptions } from './provider.js';
+import {
+  checkUpstreamProviders,
+  describe,
+  resolveUpstream,
+  UpstreamFailure,
+  withFailure,
+  type ResolveOptions,
+  type ResolvedUpstream,
+  type UpstreamProviderOptions,
+} from './provider.js';
 
 export class UpstreamProviders {
   private readonly options = new Map<string, UpstreamProviderOptions>();
@@ -14,10 +24,8 @@ export class UpstreamProviders {
     providers: UpstreamProviderOptions[],
     private readonly resolveOptions: ResolveOptions = {},
   ) {
-    for (const provider of providers) {
-      if (this.options.has(provider.id)) throw new Error(`two upstream providers are named ${provider.id}`);
-      this.options.set(provider.id, provider);
-    }
+    checkUpstreamProviders(providers, resolveOptions);
+    for (const provider of providers) this.options.set(provider.id, provider);
   }
 
   /** Id and button label of each provider, in configuration order. */
@@ -40,7 +48,8 @@ export class UpstreamProviders {
     try {
       return await this.resolve(id);
     } catch (error) {
-      throw new OAuthError('temporarily_unavailable', `the sign-in provider ${this.options.get(id)!.name ?? id} cannot be reached (${describe(error)}); try again shortly`, 503, { 'Retry-After': '5' });
+      const unavailable = new OAuthError('temporarily_unavailable', `the sign-in provider ${this.options.get(id)!.name ?? id} cannot be reached; try again shortly`, 503, { 'Retry-After': '5' });
+      throw withFailure(unavailable, new UpstreamFailure('discovery', null, null, describe(error)));
     }
   }
 

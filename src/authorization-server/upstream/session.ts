@@ -7,7 +7,8 @@
 import { OAuthError } from '../../core/errors.js';
 import type { GrantRecord, UpstreamSessionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
-import { checkUpstream, type UpstreamTokens } from './flow.js';
+import { checkUpstream, type UpstreamCheck, type UpstreamTokens } from './flow.js';
+import { failureOf, type UpstreamFailure } from './provider.js';
 
 /**
  * The grant's upstream tokens, current; revokes the grant and throws invalid_grant when the
@@ -20,9 +21,9 @@ export async function upstreamTokensOfGrant(
   options: { probe?: boolean; session?: UpstreamSessionRecord } = {},
 ): Promise<UpstreamTokens> {
   const { store, now, log } = ctx.config;
-  const end = async (reason: string): Promise<never> => {
+  const end = async (reason: string, failure: UpstreamFailure | null = null): Promise<never> => {
     await ctx.revocations.revokeGrant(grant.id, now());
-    log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason });
+    log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason, ...(failure ? failure.toLog() : {}) });
     throw new OAuthError('invalid_grant', `${reason}; sign in again`);
   };
   const upstream = ctx.config.upstream;
@@ -32,10 +33,18 @@ export async function upstreamTokensOfGrant(
   if (session.expiresAt <= now()) return end('the upstream sign-in behind this grant reached its maximum lifetime');
   if (!upstream.providers.has(session.provider)) return end(`the upstream provider ${session.provider} is no longer configured`);
 
-  const up = await upstream.providers.get(session.provider);
   const tokens = JSON.parse(upstream.secretBox.open(session.sealedTokens, session.id)) as UpstreamTokens;
-  const check = await checkUpstream(up, session.subject, tokens, now(), { probe: options.probe ?? true });
-  if (check.status === 'refused') return end(check.reason);
+  let check: UpstreamCheck;
+  try {
+    const up = await upstream.providers.get(session.provider);
+    check = await checkUpstream(up, session.subject, tokens, now(), { probe: options.probe ?? true });
+  } catch (error) {
+    // The provider could not be asked: the grant is kept, and the operator is told why.
+    const code = error instanceof OAuthError ? error.code : 'server_error';
+    log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: code, ...(failureOf(error)?.toLog() ?? {}) });
+    throw error;
+  }
+  if (check.status === 'refused') return end(check.reason, check.failure);
   if (check.status === 'renewed') {
     await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(check.tokens), session.id));
     return check.tokens;

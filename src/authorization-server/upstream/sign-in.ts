@@ -22,6 +22,7 @@ import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { startSession } from '../sessions.js';
 import { beginUpstream, finishUpstream, stateHandle, type PendingUpstream, type UpstreamTokens } from './flow.js';
 import { refusalOf } from './policy.js';
+import { failureOf } from './provider.js';
 import { upstreamUser } from './users.js';
 
 export function upstreamConfig(ctx: ServerContext): ResolvedUpstreamConfig {
@@ -45,6 +46,7 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const chosen = interaction.upstream;
   if (!chosen) throw expiredInteraction();
   const up = await upstream.providers.get(chosen.provider).catch((error: unknown) => {
+    logFailure(ctx, chosen.provider, interaction.clientId, error);
     throw asRedirect(ctx, interaction, error);
   });
   const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
@@ -72,11 +74,13 @@ export async function finishUpstreamSignIn(ctx: ServerContext, request: Request)
   try {
     const pending = JSON.parse(upstream.secretBox.open(consumed.upstream.sealedPending, consumed.id)) as PendingUpstream;
     const up = await upstream.providers.get(pending.providerId);
-    const { identity, tokens } = await finishUpstream(up, upstream.callbackUrl, callback, pending, now());
+    const { identity, tokens, warnings } = await finishUpstream(up, upstream.callbackUrl, callback, pending, now());
+    for (const warning of warnings) log({ event: 'upstream_warning', provider: up.id, client_id: consumed.clientId, ...warning.toLog() });
     const refusal = await refusalOf(identity, up.id, upstream.policy);
     if (refusal) {
-      log({ event: 'upstream_refused', provider: up.id, client_id: consumed.clientId });
-      throw new OAuthError('access_denied', refusal);
+      // Who was refused, and why, is for the operator: the client learns only that it was refused.
+      log({ event: 'upstream_refused', provider: up.id, client_id: consumed.clientId, step: 'policy', reason: refusal });
+      throw REFUSED;
     }
     const user = await upstreamUser(ctx, up.id, identity);
     const upstreamSession = await createUpstreamSession(ctx, upstream, user.id, up.id, identity.subject, tokens);
@@ -87,8 +91,25 @@ export async function finishUpstreamSignIn(ctx: ServerContext, request: Request)
     log({ event: 'consent_granted', user_id: user.id, client_id: consumed.clientId });
     return await completeAuthorization(ctx, consumed.request, session, [cookie]);
   } catch (error) {
+    if (error !== REFUSED) logFailure(ctx, consumed.upstream.provider, consumed.clientId, error);
     throw asRedirect(ctx, consumed, error);
   }
+}
+
+/** What the client is told of a person the policy refused. */
+const REFUSED = new OAuthError('access_denied', "the identity provider's account is not allowed to sign in here");
+
+/** Every failed upstream sign-in is logged with its cause: the step, the provider's status and error code. */
+function logFailure(ctx: ServerContext, provider: string, clientId: string, error: unknown): void {
+  const failure = failureOf(error);
+  ctx.config.log({
+    event: 'upstream_failed',
+    provider,
+    client_id: clientId,
+    error: error instanceof OAuthError ? error.code : 'server_error',
+    description: error instanceof Error ? error.message : String(error),
+    ...(failure ? failure.toLog() : {}),
+  });
 }
 
 async function createUpstreamSession(
@@ -119,12 +140,7 @@ async function createUpstreamSession(
  * (access_denied, temporarily_unavailable, server_error), never as a 5xx page the client never sees.
  */
 function asRedirect(ctx: ServerContext, interaction: InteractionRecord, error: unknown): OAuthError {
-  let oauth: OAuthError;
-  if (error instanceof OAuthError) oauth = error;
-  else {
-    ctx.config.log({ event: 'upstream_error', message: error instanceof Error ? error.message : String(error) });
-    oauth = new OAuthError('server_error', 'the sign-in could not be completed');
-  }
+  const oauth = error instanceof OAuthError ? error : new OAuthError('server_error', 'the sign-in could not be completed');
   if (oauth.redirect) return oauth;
   return oauth.redirectTo(trustedRedirect(interaction.request, ctx.config.issuer));
 }

@@ -8,6 +8,7 @@ import { OAuthError } from '../../core/errors.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import type { ServerContext } from '../context.js';
 import { upstreamUserinfo } from './flow.js';
+import { failureOf } from './provider.js';
 import { upstreamTokensOfGrant } from './session.js';
 
 export interface UpstreamAccess {
@@ -42,6 +43,15 @@ export async function upstreamAccessFor(ctx: ServerContext, claims: Record<strin
     provider: session.provider,
     identity: { subject: session.subject, email: recorded?.email ?? null, name: recorded?.name ?? null },
     accessToken,
-    userinfo: async () => upstreamUserinfo(await providers.get(session.provider), await accessToken()),
+    userinfo: async () => {
+      const token = await accessToken();
+      try {
+        return await upstreamUserinfo(await providers.get(session.provider), token);
+      } catch (error) {
+        const code = error instanceof OAuthError ? error.code : 'server_error';
+        ctx.config.log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: code, ...(failureOf(error)?.toLog() ?? {}) });
+        throw error;
+      }
+    },
   };
 }

@@ -1,18 +1,28 @@
 /**
- * The local user behind an upstream identity. The identity is the provider's issuer and subject
- * (never the email, which can change hands); the user record is created on first sign-in, with a
- * readable username (`<provider>:<login or email or subject>`) that no password can sign in to.
+ * The local user behind an upstream identity. The identity is the provider (its configured id),
+ * its issuer and the subject there (never the email, which can change hands): a plain OAuth 2.0
+ * provider's issuer is a name of the operator's, and its numeric ids would match another
+ * provider's people if the issuer alone said whose they are. The user record is created on first
+ * sign-in, with a readable username (`<provider>:<login or email or subject>`) that no password
+ * can sign in to.
  */
 import { randomUUID } from 'node:crypto';
+import { withoutControlCharacters } from '../../core/control-characters.js';
 import { StoreConflictError, type UserRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import type { UpstreamIdentity } from './provider.js';
 
 export async function upstreamUser(ctx: ServerContext, provider: string, identity: UpstreamIdentity): Promise<UserRecord> {
   const { store, now } = ctx.config;
-  const existing = await store.getUserByIdentity(identity.issuer, identity.subject);
+  const key = { provider, issuer: identity.issuer, subject: identity.subject };
+  const existing = await store.getUserByIdentity(key);
   if (existing) return existing;
-  const base = `${provider}:${identity.username ?? identity.email ?? identity.subject}`.slice(0, 100);
+  // Names and emails are the provider's (often the person's own) words, shown later on an
+  // operator's terminal (`users list`): kept without control characters.
+  const email = clean(identity.email);
+  const name = clean(identity.name);
+  // Cut by characters, not UTF-16 units: half a surrogate pair cannot be stored.
+  const base = [...`${provider}:${clean(identity.username) ?? email ?? clean(identity.subject) ?? 'user'}`].slice(0, 100).join('');
   for (let attempt = 1; attempt <= 20; attempt++) {
     const user: UserRecord = { id: randomUUID(), username: attempt === 1 ? base : `${base}-${attempt}`, passwordHash: null, createdAt: now() };
     try {
@@ -21,8 +31,8 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
         subject: identity.subject,
         provider,
         userId: user.id,
-        email: identity.email,
-        name: identity.name,
+        email,
+        name,
         createdAt: user.createdAt,
       });
       ctx.config.log({ event: 'user_created', user_id: user.id, provider });
@@ -30,9 +40,14 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
     } catch (error) {
       if (!(error instanceof StoreConflictError)) throw error;
       // Either the username is taken (try the next), or the same person signed in twice at once.
-      const raced = await store.getUserByIdentity(identity.issuer, identity.subject);
+      const raced = await store.getUserByIdentity(key);
       if (raced) return raced;
     }
   }
   throw new Error(`no free username for ${base}`);
+}
+
+function clean(text: string | null): string | null {
+  const kept = text === null ? '' : withoutControlCharacters(text);
+  return kept === '' ? null : kept;
 }

@@ -98,9 +98,9 @@ export const postgres: Dialect = {
 // ---------------------------------------------------------------------------------------------
 // DDL
 
-function columnDdl(d: Dialect, c: Column, table: Table): string {
+function columnDdl(d: Dialect, c: Column, primaryKey: string[]): string {
   const parts = [c.name, d.types[c.type]];
-  if (table.primaryKey.length === 1 && table.primaryKey[0] === c.name) parts.push('PRIMARY KEY');
+  if (primaryKey.length === 1 && primaryKey[0] === c.name) parts.push('PRIMARY KEY');
   else if (!c.nullable) parts.push('NOT NULL');
   if (c.unique) parts.push('UNIQUE');
   if (c.type === 'bool' && d.name === 'sqlite') parts.push(`CHECK (${c.name} IN (0, 1))`);
@@ -117,22 +117,28 @@ function indexDdl(table: Table, index: Index): string {
 /** Whether column `c` exists at `version`. */
 const existsAt = (c: Column, version: number): boolean => c.since <= version && (c.until === undefined || version < c.until);
 
+/** The primary key of `table` at `version`. */
+const primaryKeyAt = (table: Table, version: number): string[] =>
+  table.formerPrimaryKey && version < table.formerPrimaryKey.until ? table.formerPrimaryKey.columns : table.primaryKey;
+
 /** Whether `table` is clustered (SQLite's WITHOUT ROWID) at `version`. */
 const clusteredAt = (table: Table, version: number): boolean => Boolean(table.clustered) && (table.clusteredSince ?? table.since) <= version;
 
 function createTable(d: Dialect, table: Table, name: string, columns: Column[], version: number): string {
-  const lines = columns.filter((c) => existsAt(c, version)).map((c) => columnDdl(d, c, table));
+  const key = primaryKeyAt(table, version);
+  const lines = columns.filter((c) => existsAt(c, version)).map((c) => columnDdl(d, c, key));
   if (table.insertionOrder && d.name === 'postgres') lines.unshift('seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE');
-  if (table.primaryKey.length > 1) lines.push(`PRIMARY KEY (${table.primaryKey.join(', ')})`);
+  if (key.length > 1) lines.push(`PRIMARY KEY (${key.join(', ')})`);
   const suffix = clusteredAt(table, version) && d.name === 'sqlite' ? `${d.tableSuffix}, WITHOUT ROWID` : d.tableSuffix;
   return `CREATE TABLE ${name} (\n  ${lines.join(',\n  ')}\n)${suffix}`;
 }
 
 /**
- * SQLite cannot make a table WITHOUT ROWID in place: a copy is made so, filled, put in its place,
- * and given back its indexes (dropped with the old table). Nothing references these tables.
+ * SQLite cannot make a table WITHOUT ROWID, or change its primary key, in place: a copy is made
+ * so, filled, put in its place, and given back its indexes (dropped with the old table). Nothing
+ * references these tables.
  */
-function rebuildClustered(d: Dialect, table: Table, columns: Column[], version: number): string[] {
+function rebuild(d: Dialect, table: Table, columns: Column[], version: number): string[] {
   const copy = `${table.name}_rebuilt`;
   const names = columns.filter((c) => existsAt(c, version)).map((c) => c.name).join(', ');
   return [
@@ -158,9 +164,13 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
       statements.push(createTable(d, table, table.name, columns, version));
     } else if (table.since < version) {
       for (const c of columns.filter((column) => column.since === version)) {
-        statements.push(`ALTER TABLE ${table.name} ADD COLUMN ${columnDdl(d, c, table)}`);
+        statements.push(`ALTER TABLE ${table.name} ADD COLUMN ${columnDdl(d, c, primaryKeyAt(table, version))}`);
       }
-      if (table.clusteredSince === version && d.name === 'sqlite') statements.push(...rebuildClustered(d, table, columns, version));
+      const rekeyed = table.formerPrimaryKey?.until === version;
+      if ((table.clusteredSince === version || rekeyed) && d.name === 'sqlite') statements.push(...rebuild(d, table, columns, version));
+      if (rekeyed && d.name === 'postgres') {
+        statements.push(`ALTER TABLE ${table.name} DROP CONSTRAINT ${table.name}_pkey, ADD PRIMARY KEY (${table.primaryKey.join(', ')})`);
+      }
     }
     for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
     for (const index of table.indexes.filter((i) => i.until === version)) statements.push(`DROP INDEX IF EXISTS ${index.name}`);

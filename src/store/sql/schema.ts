@@ -54,6 +54,11 @@ export interface Table {
   clustered?: boolean;
   /** For a table made before it was clustered: the version whose migration rebuilds it so (SQLite; nothing on PostgreSQL). */
   clusteredSince?: number;
+  /**
+   * For a table whose primary key changed: the key it had, and the version whose migration gives it
+   * `primaryKey` (a rebuild on SQLite, which cannot change a key in place; the constraint replaced on PostgreSQL).
+   */
+  formerPrimaryKey?: { columns: string[]; until: number };
   /** Columns the code no longer reads or writes, kept here so that migrations before `until` still make them. */
   retired?: Column[];
   /** Statements that move existing data when a migration reaches `since`: after its tables, columns and indexes, before its drops. */
@@ -130,11 +135,17 @@ export const UPSTREAM_SESSIONS: Table = {
   indexes: [index('upstream_sessions_user_id', ['user_id'], { since: 3 }), index('upstream_sessions_expires_at', ['expires_at'], { since: 3 })],
 };
 
-/** Version 3: who a local user is at an upstream provider (issuer + subject, never the email). */
+/**
+ * Version 3: who a local user is at an upstream provider (never the email). Version 11 keys it by
+ * provider, issuer and subject: two providers may share an issuer name (a plain OAuth 2.0
+ * provider's is the operator's choice), and one's subjects must never find the other's users.
+ * Every row has had its provider since version 3, so the new key needs no data.
+ */
 export const USER_IDENTITIES: Table = {
   name: 'user_identities',
   since: 3,
-  primaryKey: ['issuer', 'subject'],
+  primaryKey: ['provider', 'issuer', 'subject'],
+  formerPrimaryKey: { columns: ['issuer', 'subject'], until: 11 },
   columns: [
     col('issuer', 'text', { since: 3 }),
     col('subject', 'text', { since: 3 }),
@@ -391,6 +402,7 @@ export const SCHEMA_VERSION = Math.max(
     ...t.columns.map((c) => c.since),
     ...t.indexes.map((i) => i.until ?? i.since),
     t.clusteredSince ?? t.since,
+    t.formerPrimaryKey?.until ?? t.since,
     ...(t.retired ?? []).map((c) => c.until ?? c.since),
     ...(t.backfill ?? []).map((b) => b.since),
   ]),

@@ -328,7 +328,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           yield* exec(S.insertIdentity, identity.params(identityRecord));
         })(),
       ),
-    getUserByIdentity: (issuer, subject) => run(then(get(S.getUserByIdentity, { issuer, subject }), (row) => optional(row, user.record))),
+    getUserByIdentity: ({ provider, issuer, subject }) => run(then(get(S.getUserByIdentity, { provider, issuer, subject }), (row) => optional(row, user.record))),
     listUserIdentities: (filter = {}) => run(then(all(S.listIdentities, { user_id: filter.userId ?? null }), (rows) => rows.map(identity.record))),
 
     createInteraction: (record) => run(ignore(exec(S.insertInteraction, interaction.params(record)))),

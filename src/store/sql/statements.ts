@@ -200,10 +200,10 @@ export const S = {
   deleteSessionsOfUser: stmt('deleteSessionsOfUser', 'DELETE FROM sessions WHERE user_id = :user_id'),
   deleteInteractionsOfUser: stmt('deleteInteractionsOfUser', 'DELETE FROM interactions WHERE user_id = :user_id'),
   insertIdentity: insert(USER_IDENTITIES),
-  getUserByIdentity: stmt('getUserByIdentity', 'SELECT u.* FROM users u JOIN user_identities i ON i.user_id = u.id WHERE i.issuer = :issuer AND i.subject = :subject'),
+  getUserByIdentity: stmt('getUserByIdentity', 'SELECT u.* FROM users u JOIN user_identities i ON i.user_id = u.id WHERE i.provider = :provider AND i.issuer = :issuer AND i.subject = :subject'),
   listIdentities: stmt(
     'listIdentities',
-    'SELECT * FROM user_identities WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) ORDER BY user_id{binary}, issuer{binary}, subject{binary}',
+    'SELECT * FROM user_identities WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) ORDER BY user_id{binary}, provider{binary}, issuer{binary}, subject{binary}',
   ),
 
   insertInteraction: insert(INTERACTIONS),
