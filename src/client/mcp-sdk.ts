@@ -94,6 +94,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     this.inAuth = false;
     this.release();
     this.expectedState = randomToken(24);
+    this.loopback.expectState(this.expectedState);
     return this.expectedState;
   }
 
@@ -283,6 +284,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
    * checks ContextClient makes too (validateCallback: `iss`, `state`, `error`).
    */
   async waitForAuthorizationCode(): Promise<string> {
+    if (this.expectedState === undefined) throw new ClientError('authorization_failed', 'no authorization is in progress');
     const params = await this.loopback.wait();
     // The callback server closes after one answer; listen again on the same port (the SDK keeps
     // using the same redirect URL) for a later step-up.

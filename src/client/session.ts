@@ -108,6 +108,7 @@ export class ContextClient implements FetchSession {
       const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, loopback.redirectUri);
       const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
+      loopback.expectState(plan.state);
       const callback = await this.browserStep(plan.url, loopback.wait);
       // A refusal (checked like a code: state, iss) is reported as it is, before any word of exchanging.
       if (callback.has('error')) validateCallback(chosen.authorizationServer, client.clientId, callback, plan.state);

@@ -30,13 +30,13 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     await server.close();
   });
 
-  async function providerFor(who: Person, store = new MemoryTokenStore(), sent: SentRequest[] = []): Promise<McpSdkOAuthProvider> {
+  async function providerFor(who: Person, store = new MemoryTokenStore(), sent: SentRequest[] = [], authorizationTimeoutMs = 10_000): Promise<McpSdkOAuthProvider> {
     const provider = await McpSdkOAuthProvider.create({
       serverUrl: server.serverUrl,
       store,
       clientName: 'SDK test',
       openAuthorizationUrl: who.open,
-      authorizationTimeoutMs: 10_000,
+      authorizationTimeoutMs,
       fetch: recordingFetch(sent),
     });
     providers.push(provider);
@@ -100,13 +100,14 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     assert.equal(server.count('POST', '/register'), 1);
   });
 
-  it('a tampered state: waitForAuthorizationCode rejects with state_mismatch, no tokens stored', async () => {
+  it('a tampered state: refused at the loopback, waitForAuthorizationCode times out, no tokens stored', async () => {
     const who = person({ tamper: (callback) => callback.searchParams.set('state', 'forged') });
     const store = new MemoryTokenStore();
-    const provider = await providerFor(who, store);
+    const provider = await providerFor(who, store, [], 3_000);
     const transport = new StreamableHTTPClientTransport(new URL(server.serverUrl), { authProvider: provider });
     await assert.rejects(sdkClient().connect(transport), UnauthorizedError);
-    await assert.rejects(provider.waitForAuthorizationCode(), clientError('state_mismatch'));
+    assert.deepEqual(who.answers, [400]);
+    await assert.rejects(provider.waitForAuthorizationCode(), clientError('authorization_timeout'));
     assert.equal(await store.getGrant(server.serverUrl), undefined);
     assert.equal(server.tokenRequests('authorization_code').length, 1, 'only the first test’s code was redeemed');
   });

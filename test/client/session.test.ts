@@ -460,9 +460,9 @@ describe('ContextClient: refresh', () => {
     const record = await server.store.getRefreshToken(hashSecret(grant.refreshToken!));
     await server.store.revokeGrant(record!.grantId, Math.floor(Date.now() / 1000));
     // (Consent is remembered, so the person cannot refuse: the answer is forged on the way instead.)
-    const forged = person({ tamper: (callback) => callback.searchParams.set('state', 'forged') });
+    const forged = person({ tamper: (callback) => callback.searchParams.set('iss', 'https://evil.example') });
     const client = clientFor(server, forged, { store: loggedIn.store });
-    await assert.rejects(client.fetch(server.serverUrl, rpc('tools/list')), clientError('state_mismatch'));
+    await assert.rejects(client.fetch(server.serverUrl, rpc('tools/list')), clientError('issuer_mismatch'));
     assert.equal(forged.urls.length, 1, 'one authorization, not a second one after the first failed');
     assert.equal(await client.grant(), undefined);
   });
