@@ -9,7 +9,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientError } from './errors.js';
-import { errorCode, reason, Serialiser, withLockFile, type LockTiming } from './file-lock.js';
+import { reason, Serialiser, withLockFile, type LockTiming } from './file-lock.js';
+import { checkFolder, currentUid, openPrivateFile } from './private-file.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -164,21 +165,30 @@ export interface FileTokenStoreOptions {
   lockTimeoutMs?: number;
   /** How long an untouched lock is honoured before it counts as abandoned (default 60 s). */
   lockStaleMs?: number;
+  /**
+   * The user id that must own the file and its folder: default the current user's. Where the
+   * system has no user ids (Windows), ownership and mode are not checked.
+   */
+  ownerUid?: number;
 }
 
 /**
  * One JSON file `{ version: 1, clients: { [issuer]: … }, grants: { ["<serverUrl> <issuer>"]: … } }`,
- * mode 0600 in a 0700 folder. Every method re-reads the file; every change is a read-modify-write
+ * mode 0600 in a 0700 folder, both the user's own and written by nobody else: a link, another
+ * owner, or group or others' write access is refused (private-file.ts), a mode that only lets
+ * others read is tightened. Every method re-reads the file; every change is a read-modify-write
  * under `<path>.lock` and lands with an atomic rename, so concurrent saves of different keys from
  * different processes are all kept. Named locks are `<path>.<sha256(name), 16 hex>.lock`.
  */
 export class FileTokenStore implements TokenStore {
   readonly path: string;
   private readonly timing: LockTiming;
+  private readonly uid: number | undefined;
 
   constructor(filePath: string = defaultCredentialsPath(), options: FileTokenStoreOptions = {}) {
     this.path = path.resolve(filePath);
     this.timing = { timeoutMs: options.lockTimeoutMs ?? 30_000, staleMs: options.lockStaleMs ?? 60_000 };
+    this.uid = options.ownerUid ?? currentUid();
   }
 
   async getClient(issuer: string): Promise<StoredClient | undefined> {
@@ -218,13 +228,20 @@ export class FileTokenStore implements TokenStore {
   }
 
   /** Not re-entrant: calling withLock(name) inside withLock(name) waits forever. The store's own methods may be called inside. */
-  withLock<T>(name: string, action: () => Promise<T>): Promise<T> {
+  async withLock<T>(name: string, action: () => Promise<T>): Promise<T> {
     const digest = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 16);
+    // The lock files live in the folder too: nothing is created in a folder that is not private.
+    await this.checkFolder();
     return withLockFile(`${this.path}.${digest}.lock`, this.timing, action);
   }
 
+  private checkFolder(): Promise<void> {
+    return checkFolder(path.dirname(this.path), this.uid);
+  }
+
   /** The read-modify-write of every change; `change` says whether anything changed (nothing to write otherwise). */
-  private update(change: (data: Credentials) => boolean): Promise<void> {
+  private async update(change: (data: Credentials) => boolean): Promise<void> {
+    await this.checkFolder();
     // `<path>.lock` cannot collide with a named lock, which always has a digest before ".lock".
     return withLockFile(`${this.path}.lock`, this.timing, async () => {
       const data = await this.read();
@@ -233,17 +250,13 @@ export class FileTokenStore implements TokenStore {
   }
 
   private async read(): Promise<Credentials> {
-    let handle: fs.FileHandle;
-    try {
-      handle = await fs.open(this.path, 'r');
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return emptyCredentials();
-      throw new ClientError('storage_failed', `cannot read the credentials file ${this.path}: ${reason(error)}`, { cause: error });
-    }
+    await this.checkFolder();
+    const handle = await openPrivateFile(this.path, this.uid);
+    if (!handle) return emptyCredentials();
     let text: string;
     try {
       text = await handle.readFile('utf8');
-      // A file made or copied with a looser mode is tightened the first time it is read.
+      // A file made or copied with a mode that lets others read it is tightened the first time it is read.
       if (process.platform !== 'win32' && ((await handle.stat()).mode & 0o077) !== 0) {
         await handle.chmod(0o600).catch(() => undefined);
       }
@@ -255,10 +268,12 @@ export class FileTokenStore implements TokenStore {
     return parseCredentials(text, this.path);
   }
 
-  /** Writes a 0600 temp file next to the target and renames it over: readers see the old file or the new, never half. */
+  /**
+   * Writes a 0600 temp file next to the target and renames it over: readers see the old file or
+   * the new, never half. Only ever after read() has checked the file and its folder.
+   */
   private async write(data: Credentials): Promise<void> {
-    // Through a symlink (dotfiles), the file it points to is replaced, not the link.
-    const target = await fs.realpath(this.path).catch(() => this.path);
+    const target = this.path;
     const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       const handle = await fs.open(temp, 'wx', 0o600);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ClientError } from '../../src/client/errors.js';
+import { checkFolder, openPrivateFile } from '../../src/client/private-file.js';
 import { defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from '../../src/client/types.js';
 
@@ -58,7 +59,7 @@ after(async () => {
 /** A fresh folder per test; the credentials file inside it does not exist yet. */
 async function freshFolder(): Promise<string> {
   const folder = path.join(tempRoot, `case-${++folderCount}`);
-  await fs.mkdir(folder);
+  await fs.mkdir(folder, { mode: 0o700 });
   return folder;
 }
 
@@ -341,6 +342,127 @@ describe('FileTokenStore: the file', () => {
     const home = path.join(os.homedir(), '.config', 'context-auth', 'credentials.json');
     assert.equal(defaultCredentialsPath({}), home);
     assert.equal(defaultCredentialsPath({ XDG_CONFIG_HOME: 'relative' }), home);
+  });
+});
+
+describe('FileTokenStore: only a file and folder of the user’s own', { skip: process.platform === 'win32' && 'no POSIX modes or user ids' }, () => {
+  /** A ClientError storage_failed whose message names `where` and matches `why`. */
+  const refusal = (where: string, why: RegExp) => (error: unknown): boolean => {
+    assert.ok(error instanceof ClientError, String(error));
+    assert.equal(error.code, 'storage_failed');
+    assert.ok(error.message.includes(where), error.message);
+    assert.match(error.message, why);
+    return true;
+  };
+
+  /**
+   * Every way in is refused: reads, writes, and work under a lock. A folder that is not private
+   * refuses the lock itself (the lock files would be made in it); a bad file, what reads it.
+   */
+  async function assertRefused(store: FileTokenStore, kind: 'file' | 'folder', where: string, why: RegExp): Promise<void> {
+    await assert.rejects(store.getClient(ISSUER), refusal(where, why));
+    await assert.rejects(store.listGrants(), refusal(where, why));
+    await assert.rejects(store.saveGrant(makeGrant()), refusal(where, why));
+    await assert.rejects(store.deleteGrant(SERVER), refusal(where, why));
+    await assert.rejects(store.withLock('refresh', () => store.getGrant(SERVER)), refusal(where, why));
+    if (kind === 'folder') await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(where, why));
+  }
+
+  const content = `${JSON.stringify({ version: 1, clients: {}, grants: {} })}\n`;
+
+  it('refuses a credentials file that is a symbolic link, and leaves its target alone', async () => {
+    const elsewhere = path.join(await freshFolder(), 'real.json');
+    await fs.writeFile(elsewhere, content, { mode: 0o600 });
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.symlink(elsewhere, file);
+    await assertRefused(new FileTokenStore(file), 'file', file, /credentials file .* is a symbolic link.*CONTEXT_AUTH_CREDENTIALS/);
+    assert.equal(await fs.readFile(elsewhere, 'utf8'), content);
+    assert.ok((await fs.lstat(file)).isSymbolicLink(), 'the link is not replaced');
+  });
+
+  it('refuses a dangling symbolic link instead of writing through it', async () => {
+    const target = path.join(await freshFolder(), 'planted.json');
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.symlink(target, file);
+    await assertRefused(new FileTokenStore(file), 'file', file, /is a symbolic link/);
+    await assert.rejects(fs.stat(target), { code: 'ENOENT' });
+  });
+
+  it('refuses a credentials folder that is a symbolic link', async () => {
+    const real = await freshFolder();
+    const linked = path.join(await freshFolder(), 'context-auth');
+    await fs.symlink(real, linked);
+    await assertRefused(new FileTokenStore(path.join(linked, 'credentials.json')), 'folder', linked, /credentials folder .* is a symbolic link/);
+    assert.deepEqual(await fs.readdir(real), [], 'no file or lock was made through the link');
+  });
+
+  for (const mode of [0o620, 0o602, 0o666]) {
+    it(`refuses a file others may write (mode ${mode.toString(8)}), saying how to fix it, and changes nothing`, async () => {
+      const file = path.join(await freshFolder(), 'credentials.json');
+      await fs.writeFile(file, content);
+      await fs.chmod(file, mode);
+      await assertRefused(new FileTokenStore(file), 'file', file, new RegExp(`may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 600 '${file}'`));
+      assert.equal((await fs.stat(file)).mode & 0o777, mode);
+      assert.equal(await fs.readFile(file, 'utf8'), content);
+    });
+  }
+
+  for (const mode of [0o770, 0o707, 0o777]) {
+    it(`refuses a folder others may write (mode ${mode.toString(8)}), before making anything in it`, async () => {
+      const folder = await freshFolder();
+      await fs.chmod(folder, mode);
+      const file = path.join(folder, 'credentials.json');
+      await assertRefused(new FileTokenStore(file), 'folder', folder, new RegExp(`credentials folder .* may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 700 '${folder}'`));
+      assert.deepEqual(await fs.readdir(folder), [], 'no file or lock file was made');
+    });
+  }
+
+  it('refuses a file and folder another account owns', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.writeFile(file, content, { mode: 0o600 });
+    const mine = (await fs.stat(file)).uid;
+    const someoneElse = mine + 12_345;
+    await assertRefused(new FileTokenStore(file, { ownerUid: someoneElse }), 'folder', path.dirname(file), new RegExp(`folder .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\)`));
+    // The file's own check, with the folder passing: the folder is checked apart, then the file.
+    await checkFolder(path.dirname(file), mine);
+    await assert.rejects(openPrivateFile(file, someoneElse), refusal(file, new RegExp(`file .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\).*delete it`)));
+    const handle = await openPrivateFile(file, mine);
+    assert.ok(handle);
+    await handle.close();
+  });
+
+  it('takes the current user as the owner by default', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const store = new FileTokenStore(file);
+    await store.saveGrant(makeGrant());
+    assert.equal((await fs.stat(file)).uid, process.getuid!());
+    assert.equal((await store.getGrant(SERVER))?.accessToken, 'access-1');
+  });
+
+  it('without user ids (Windows), checks no owner or mode, but still refuses a link', async () => {
+    const folder = await freshFolder();
+    const file = path.join(folder, 'credentials.json');
+    await fs.writeFile(file, content);
+    await fs.chmod(file, 0o666);
+    await fs.chmod(folder, 0o777);
+    await checkFolder(folder, undefined);
+    const handle = await openPrivateFile(file, undefined);
+    assert.ok(handle);
+    await handle.close();
+    const link = path.join(folder, 'link.json');
+    await fs.symlink(file, link);
+    await assert.rejects(openPrivateFile(link, undefined), refusal(link, /symbolic link/));
+  });
+
+  it('refuses a lock file that is a symbolic link', async () => {
+    const folder = await freshFolder();
+    const file = path.join(folder, 'credentials.json');
+    const target = path.join(await freshFolder(), 'target');
+    await fs.writeFile(target, 'not a lock');
+    await fs.symlink(target, lockPathFor(file, 'refresh'));
+    const store = new FileTokenStore(file, { lockTimeoutMs: 2_000 });
+    await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(lockPathFor(file, 'refresh'), /lock file .* is a symbolic link/));
+    assert.equal(await fs.readFile(target, 'utf8'), 'not a lock');
   });
 });
 
