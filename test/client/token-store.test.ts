@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ClientError } from '../../src/client/errors.js';
 import { checkFolder, openPrivateFile } from '../../src/client/private-file.js';
-import { defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
+import { CLI_CLIENT_NAME, defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from '../../src/client/types.js';
 
 const MODULE = fileURLToPath(new URL('../../src/client/token-store.ts', import.meta.url));
@@ -16,9 +16,11 @@ const PROJECT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = 'https://context.example/mcp';
 const ISSUER = 'https://auth.example';
 const OTHER_ISSUER = 'https://login.example';
+const APP = 'My App';
 
 function makeClient(overrides: Partial<StoredClient> = {}): StoredClient {
   return {
+    application: APP,
     issuer: ISSUER,
     clientId: 'client-1',
     tokenEndpointAuthMethod: 'none',
@@ -31,6 +33,7 @@ function makeClient(overrides: Partial<StoredClient> = {}): StoredClient {
 
 function makeGrant(overrides: Partial<StoredGrant> = {}): StoredGrant {
   return {
+    application: APP,
     serverUrl: SERVER,
     issuer: ISSUER,
     resource: SERVER,
@@ -72,12 +75,12 @@ for (const kind of kinds) {
   describe(`${kind.name}: behaviour every TokenStore shares`, () => {
     it('starts empty', async () => {
       const store = await kind.open();
-      assert.equal(await store.getClient(ISSUER), undefined);
-      assert.equal(await store.getGrant(SERVER), undefined);
-      assert.equal(await store.getGrant(SERVER, ISSUER), undefined);
+      assert.equal(await store.getClient(APP, ISSUER), undefined);
+      assert.equal(await store.getGrant(APP, SERVER), undefined);
+      assert.equal(await store.getGrant(APP, SERVER, ISSUER), undefined);
       assert.deepEqual(await store.listGrants(), []);
-      assert.equal(await store.deleteGrant(SERVER), 0);
-      await store.deleteClient(ISSUER);
+      assert.equal(await store.deleteGrant(APP, SERVER), 0);
+      await store.deleteClient(APP, ISSUER);
     });
 
     it('saves, replaces and deletes clients per issuer', async () => {
@@ -85,12 +88,12 @@ for (const kind of kinds) {
       const client = makeClient({ clientSecret: 'secret', tokenEndpointAuthMethod: 'client_secret_basic' });
       await store.saveClient(client);
       await store.saveClient(makeClient({ issuer: OTHER_ISSUER, clientId: 'other' }));
-      assert.deepEqual(await store.getClient(ISSUER), client);
+      assert.deepEqual(await store.getClient(APP, ISSUER), client);
       await store.saveClient({ ...client, clientId: 'client-2' });
-      assert.equal((await store.getClient(ISSUER))?.clientId, 'client-2');
-      await store.deleteClient(ISSUER);
-      assert.equal(await store.getClient(ISSUER), undefined);
-      assert.equal((await store.getClient(OTHER_ISSUER))?.clientId, 'other');
+      assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-2');
+      await store.deleteClient(APP, ISSUER);
+      assert.equal(await store.getClient(APP, ISSUER), undefined);
+      assert.equal((await store.getClient(APP, OTHER_ISSUER))?.clientId, 'other');
     });
 
     it('keeps one grant per (server, issuer) and finds it by issuer', async () => {
@@ -99,11 +102,11 @@ for (const kind of kinds) {
       await store.saveGrant(grant);
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'other', updatedAt: 1 }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'elsewhere' }));
-      assert.deepEqual(await store.getGrant(SERVER, ISSUER), grant);
-      assert.equal((await store.getGrant(SERVER, OTHER_ISSUER))?.accessToken, 'other');
-      assert.equal(await store.getGrant(SERVER, 'https://unknown.example'), undefined);
+      assert.deepEqual(await store.getGrant(APP, SERVER, ISSUER), grant);
+      assert.equal((await store.getGrant(APP, SERVER, OTHER_ISSUER))?.accessToken, 'other');
+      assert.equal(await store.getGrant(APP, SERVER, 'https://unknown.example'), undefined);
       await store.saveGrant({ ...grant, accessToken: 'access-2', updatedAt: grant.updatedAt + 10 });
-      assert.equal((await store.getGrant(SERVER, ISSUER))?.accessToken, 'access-2');
+      assert.equal((await store.getGrant(APP, SERVER, ISSUER))?.accessToken, 'access-2');
       assert.equal((await store.listGrants()).length, 3);
     });
 
@@ -112,9 +115,9 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'older', updatedAt: 100 }));
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'newer', updatedAt: 200 }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'newest', updatedAt: 300 }));
-      assert.equal((await store.getGrant(SERVER))?.accessToken, 'newer');
+      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'newer');
       await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'refreshed', updatedAt: 250 }));
-      assert.equal((await store.getGrant(SERVER))?.accessToken, 'refreshed');
+      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'refreshed');
     });
 
     it('deletes grants for one issuer or for the whole server, counting them', async () => {
@@ -122,12 +125,36 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp' }));
-      assert.equal(await store.deleteGrant(SERVER, ISSUER), 1);
-      assert.equal(await store.deleteGrant(SERVER, ISSUER), 0);
+      assert.equal(await store.deleteGrant(APP, SERVER, ISSUER), 1);
+      assert.equal(await store.deleteGrant(APP, SERVER, ISSUER), 0);
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
-      assert.equal(await store.deleteGrant(SERVER), 2);
-      assert.equal(await store.getGrant(SERVER), undefined);
+      assert.equal(await store.deleteGrant(APP, SERVER), 2);
+      assert.equal(await store.getGrant(APP, SERVER), undefined);
       assert.deepEqual((await store.listGrants()).map((grant) => grant.serverUrl), ['https://elsewhere.example/mcp']);
+    });
+
+    it('keeps each application’s registrations and grants apart, on one issuer and one server', async () => {
+      const store = await kind.open();
+      const other = 'Other App';
+      await store.saveClient(makeClient());
+      await store.saveClient(makeClient({ application: other, clientId: 'other-client' }));
+      await store.saveGrant(makeGrant());
+      await store.saveGrant(makeGrant({ application: other, clientId: 'other-client', accessToken: 'other-access', updatedAt: 1_800_000_000 }));
+      assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-1');
+      assert.equal((await store.getClient(other, ISSUER))?.clientId, 'other-client');
+      assert.equal(await store.getClient('Third App', ISSUER), undefined);
+      // The other application's grant is newer, and still not this one's.
+      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
+      assert.equal((await store.getGrant(other, SERVER, ISSUER))?.accessToken, 'other-access');
+      assert.equal(await store.getGrant('Third App', SERVER), undefined);
+      assert.deepEqual((await store.listGrants()).map((grant) => grant.application).sort(), [APP, other]);
+
+      assert.equal(await store.deleteGrant(APP, SERVER), 1);
+      await store.deleteClient(APP, ISSUER);
+      assert.equal(await store.getGrant(APP, SERVER), undefined);
+      assert.equal(await store.getClient(APP, ISSUER), undefined);
+      assert.equal((await store.getGrant(other, SERVER))?.accessToken, 'other-access');
+      assert.equal((await store.getClient(other, ISSUER))?.clientId, 'other-client');
     });
 
     it('hands out copies: changing a saved or returned object changes nothing stored', async () => {
@@ -135,14 +162,14 @@ for (const kind of kinds) {
       const grant = makeGrant();
       await store.saveGrant(grant);
       grant.accessToken = 'changed after save';
-      const returned = await store.getGrant(SERVER, ISSUER);
+      const returned = await store.getGrant(APP, SERVER, ISSUER);
       assert.equal(returned?.accessToken, 'access-1');
       returned!.accessToken = 'changed after get';
-      assert.equal((await store.getGrant(SERVER, ISSUER))?.accessToken, 'access-1');
+      assert.equal((await store.getGrant(APP, SERVER, ISSUER))?.accessToken, 'access-1');
       const client = makeClient();
       await store.saveClient(client);
       client.redirectUris.push('http://127.0.0.1/other');
-      assert.deepEqual((await store.getClient(ISSUER))?.redirectUris, ['http://127.0.0.1/callback']);
+      assert.deepEqual((await store.getClient(APP, ISSUER))?.redirectUris, ['http://127.0.0.1/callback']);
     });
 
     it('keeps concurrent saves of different keys', async () => {
@@ -201,7 +228,7 @@ for (const kind of kinds) {
       const store = await kind.open();
       await store.withLock('refresh', async () => {
         await store.saveGrant(makeGrant());
-        assert.equal((await store.getGrant(SERVER))?.accessToken, 'access-1');
+        assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
       });
     });
   });
@@ -257,11 +284,17 @@ describe('FileTokenStore: the file', () => {
     const store = new FileTokenStore(file);
     await store.saveClient(makeClient());
     await store.saveGrant(makeGrant());
+    await store.saveClient(makeClient({ application: CLI_CLIENT_NAME, clientId: 'cli' }));
     const document = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+    const { application: _app, ...client } = makeClient();
+    const { application: _same, ...grant } = makeGrant();
+    const { application: _cli, ...cliClient } = makeClient({ clientId: 'cli' });
     assert.deepEqual(document, {
-      version: 1,
-      clients: { [ISSUER]: makeClient() },
-      grants: { [`${SERVER} ${ISSUER}`]: makeGrant() },
+      version: 2,
+      applications: {
+        [APP]: { clients: { [ISSUER]: client }, grants: { [`${SERVER} ${ISSUER}`]: grant } },
+        [CLI_CLIENT_NAME]: { clients: { [ISSUER]: cliClient }, grants: {} },
+      },
     });
   });
 
@@ -277,7 +310,7 @@ describe('FileTokenStore: the file', () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     await fs.writeFile(file, JSON.stringify({ version: 1, clients: {}, grants: {} }), { mode: 0o644 });
     await fs.chmod(file, 0o644);
-    assert.equal(await new FileTokenStore(file).getClient(ISSUER), undefined);
+    assert.equal(await new FileTokenStore(file).getClient(APP, ISSUER), undefined);
     assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
   });
 
@@ -285,7 +318,7 @@ describe('FileTokenStore: the file', () => {
     const folder = await freshFolder();
     const store = new FileTokenStore(path.join(folder, 'credentials.json'));
     await Promise.all(Array.from({ length: 10 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example` }))));
-    await store.deleteGrant('https://s0.example');
+    await store.deleteGrant(APP, 'https://s0.example');
     await store.withLock('refresh', async () => undefined);
     assert.deepEqual(await fs.readdir(folder), ['credentials.json']);
   });
@@ -296,16 +329,25 @@ describe('FileTokenStore: the file', () => {
     const second = new FileTokenStore(file);
     await first.saveClient(makeClient());
     await first.saveGrant(makeGrant());
-    assert.deepEqual(await second.getClient(ISSUER), makeClient());
-    assert.deepEqual(await new FileTokenStore(file).getGrant(SERVER), makeGrant());
+    assert.deepEqual(await second.getClient(APP, ISSUER), makeClient());
+    assert.deepEqual(await new FileTokenStore(file).getGrant(APP, SERVER), makeGrant());
     await second.saveGrant(makeGrant({ accessToken: 'from second', updatedAt: 2_000_000_000 }));
-    assert.equal((await first.getGrant(SERVER))?.accessToken, 'from second');
+    assert.equal((await first.getGrant(APP, SERVER))?.accessToken, 'from second');
   });
 
   it('refuses a corrupt file and leaves it untouched', async () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     const store = new FileTokenStore(file);
-    for (const content of ['{"version": 1, "clients": {', '[]', '{"version": 2, "clients": {}, "grants": {}}', '{"version": 1, "grants": {"x": {"serverUrl": 1}}}']) {
+    for (const content of [
+      '{"version": 2, "applications": {',
+      '[]',
+      '{"version": 3, "applications": {}}',
+      '{"version": 1, "grants": {"x": {"serverUrl": 1}}}',
+      '{"version": 2, "applications": {"My App": {"grants": {"x": {"serverUrl": 1}}}}}',
+      '{"version": 2, "applications": {"My App": []}}',
+      '{"version": 2, "applications": []}',
+      '{"version": 2, "clients": {}, "grants": {}}',
+    ]) {
       await fs.writeFile(file, content);
       const isStorageFailure = (error: unknown): boolean => {
         assert.ok(error instanceof ClientError);
@@ -313,10 +355,10 @@ describe('FileTokenStore: the file', () => {
         assert.ok(error.message.includes(file), error.message);
         return true;
       };
-      await assert.rejects(store.getClient(ISSUER), isStorageFailure);
+      await assert.rejects(store.getClient(APP, ISSUER), isStorageFailure);
       await assert.rejects(store.listGrants(), isStorageFailure);
       await assert.rejects(store.saveGrant(makeGrant()), isStorageFailure);
-      await assert.rejects(store.deleteClient(ISSUER), isStorageFailure);
+      await assert.rejects(store.deleteClient(APP, ISSUER), isStorageFailure);
       assert.equal(await fs.readFile(file, 'utf8'), content);
     }
   });
@@ -330,10 +372,36 @@ describe('FileTokenStore: the file', () => {
     assert.equal((await store.listGrants()).length, 1);
   });
 
-  it('keeps an issuer named "__proto__" as data', async () => {
+  it('keeps an issuer or an application named "__proto__" as data', async () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     await new FileTokenStore(file).saveClient(makeClient({ issuer: '__proto__' }));
-    assert.equal((await new FileTokenStore(file).getClient('__proto__'))?.clientId, 'client-1');
+    await new FileTokenStore(file).saveGrant(makeGrant({ application: '__proto__' }));
+    assert.equal((await new FileTokenStore(file).getClient(APP, '__proto__'))?.clientId, 'client-1');
+    assert.equal((await new FileTokenStore(file).getGrant('__proto__', SERVER))?.accessToken, 'access-1');
+  });
+
+  it('reads a version 1 file (no applications) as the CLI’s, and upgrades it in place on the first write', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    // What the CLI wrote before applications were told apart.
+    const { application: _client, ...v1Client } = makeClient({ clientId: 'cli-client' });
+    const { application: _grant, ...v1Grant } = makeGrant({ clientId: 'cli-client', accessToken: 'cli-access' });
+    const v1 = `${JSON.stringify({ version: 1, clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER}`]: v1Grant } }, null, 2)}\n`;
+    await fs.writeFile(file, v1, { mode: 0o600 });
+
+    const store = new FileTokenStore(file);
+    assert.deepEqual(await store.getClient(CLI_CLIENT_NAME, ISSUER), { ...v1Client, application: CLI_CLIENT_NAME });
+    assert.deepEqual(await store.getGrant(CLI_CLIENT_NAME, SERVER), { ...v1Grant, application: CLI_CLIENT_NAME });
+    assert.equal(await store.getClient(APP, ISSUER), undefined, 'another application does not find the CLI’s registration');
+    assert.equal(await store.getGrant(APP, SERVER), undefined, 'nor its tokens');
+    assert.equal(await fs.readFile(file, 'utf8'), v1, 'reading changes nothing');
+
+    await store.saveClient(makeClient());
+    const document = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; applications: Record<string, { clients: Record<string, unknown>; grants: Record<string, unknown> }> };
+    assert.equal(document.version, 2);
+    assert.deepEqual(document.applications[CLI_CLIENT_NAME], { clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER}`]: v1Grant } });
+    assert.deepEqual(Object.keys(document.applications[APP]!.clients), [ISSUER]);
+    assert.equal((await store.getGrant(CLI_CLIENT_NAME, SERVER))?.accessToken, 'cli-access', 'the CLI still finds its tokens');
+    assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-1');
   });
 
   it('finds its default path from the environment', () => {
@@ -360,11 +428,11 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
    * refuses the lock itself (the lock files would be made in it); a bad file, what reads it.
    */
   async function assertRefused(store: FileTokenStore, kind: 'file' | 'folder', where: string, why: RegExp): Promise<void> {
-    await assert.rejects(store.getClient(ISSUER), refusal(where, why));
+    await assert.rejects(store.getClient(APP, ISSUER), refusal(where, why));
     await assert.rejects(store.listGrants(), refusal(where, why));
     await assert.rejects(store.saveGrant(makeGrant()), refusal(where, why));
-    await assert.rejects(store.deleteGrant(SERVER), refusal(where, why));
-    await assert.rejects(store.withLock('refresh', () => store.getGrant(SERVER)), refusal(where, why));
+    await assert.rejects(store.deleteGrant(APP, SERVER), refusal(where, why));
+    await assert.rejects(store.withLock('refresh', () => store.getGrant(APP, SERVER)), refusal(where, why));
     if (kind === 'folder') await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(where, why));
   }
 
@@ -436,7 +504,7 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
     const store = new FileTokenStore(file);
     await store.saveGrant(makeGrant());
     assert.equal((await fs.stat(file)).uid, process.getuid!());
-    assert.equal((await store.getGrant(SERVER))?.accessToken, 'access-1');
+    assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
   });
 
   it('without user ids (Windows), checks no owner or mode, but still refuses a link', async () => {
@@ -475,7 +543,7 @@ describe('FileTokenStore: several processes', () => {
       folder,
       `const store = new FileTokenStore(${JSON.stringify(file)});
        await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveGrant({
-         serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
+         application: 'My App', serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
          clientId: 'c', accessToken: 'a' + index + '-' + i, updatedAt: i,
        })));`,
     );
