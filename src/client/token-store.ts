@@ -166,7 +166,8 @@ function parseCredentials(text: string, file: string): Credentials {
   const data = emptyCredentials();
   for (const [application, sections] of applications) {
     const where = raw.version === 1 ? '' : `applications[${JSON.stringify(application)}].`;
-    if (!isRecord(sections)) throw corrupt(`has an entry ${where.slice(0, -1)} that is not an object`);
+    // (Only a version 2 entry can fail this: version 1's sections are the document itself.)
+    if (!isRecord(sections)) throw corrupt(`has an entry applications[${JSON.stringify(application)}] that is not an object`);
     for (const [section, check] of [['clients', isFiledClient], ['grants', isFiledGrant]] as const) {
       const entries = sections[section] ?? {};
       if (!isRecord(entries)) throw corrupt(`has a "${where}${section}" that is not an object`);
@@ -219,9 +220,9 @@ export interface FileTokenStoreOptions {
 /**
  * One JSON file `{ version: 2, applications: { [application]: { clients: { [issuer]: … },
  * grants: { ["<serverUrl> <issuer>"]: … } } } }` (version 1, the same without applications, is
- * read as the CLI's and upgraded by the first write), mode 0600 in a 0700 folder, both the user's own and written by nobody else: a link, another
- * owner, or group or others' write access is refused (private-file.ts), a mode that only lets
- * others read is tightened. Every method re-reads the file; every change is a read-modify-write
+ * read as the CLI's and upgraded by the first write), mode 0600 in a 0700 folder, both the user's
+ * own and written by nobody else: a link, another owner, or group or others' write access is
+ * refused (private-file.ts), a mode that only lets others read is tightened. Every method re-reads the file; every change is a read-modify-write
  * under `<path>.lock` and lands with an atomic rename, so concurrent saves of different keys from
  * different processes are all kept. Named locks are `<path>.<sha256(name), 16 hex>.lock`.
  */
