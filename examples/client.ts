@@ -33,8 +33,9 @@ await mcp.close();
 console.log(JSON.stringify({ whoami: whoami.content, echo: echo.content }));
 
 // #region fetch
-// Without the SDK: a fetch that authorizes on its own (the same stored tokens, so no second sign-in).
-const authFetch = createAuthFetch({ serverUrl, onProgress: (message) => console.error(message) });
+// Without the SDK: a fetch that authorizes on its own (the same application, so the same stored
+// tokens and no second sign-in).
+const authFetch = createAuthFetch({ serverUrl, clientName: 'context-auth example client', onProgress: (message) => console.error(message) });
 const response = await authFetch(serverUrl, {
   method: 'POST',
   headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { FileTokenStore, type ContextClientOptions } from '../client/index.js';
+import { CLI_CLIENT_NAME, FileTokenStore, type ContextClientOptions } from '../client/index.js';
 
 /** Options of the client verbs (login, call, logout, status). */
 export const CLIENT_OPTIONS = {
@@ -51,7 +51,7 @@ export function clientOptions(serverUrl: string, flags: ClientFlags): ContextCli
     ...(flags.scope ? { scope: flags.scope } : {}),
     noBrowser: Boolean(flags['no-browser']),
     askForClient,
-    clientName: 'context-auth CLI',
+    clientName: CLI_CLIENT_NAME,
     // The URL to open (on a line of its own) is printed even with --quiet: without it nobody could
     // finish the login. Other progress lines mention URLs too, so it is the line break that tells.
     onProgress: (message) => {

@@ -3,7 +3,8 @@ import { FileTokenStore } from '../client/index.js';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { usageError } from './errors.js';
 
-export const STATUS_HELP = `context-auth status [--show-token]   stored authorizations and when they expire`;
+export const STATUS_HELP = `context-auth status [--show-token]   stored authorizations (of the CLI and every application
+    sharing the credentials file) and when they expire`;
 
 export async function statusCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() =>
@@ -15,6 +16,7 @@ export async function statusCommand(args: string[]): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   const rows = grants.map((g) => ({
     server: g.serverUrl,
+    application: g.application,
     issuer: g.issuer,
     client_id: g.clientId,
     scope: g.scope ?? '',
@@ -24,5 +26,5 @@ export async function statusCommand(args: string[]): Promise<void> {
     ...(values['show-token'] ? { access_token: g.accessToken } : {}),
   }));
   if (values.json) return print(rows);
-  print(table(rows, ['server', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]));
+  print(table(rows, ['server', 'application', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]));
 }

@@ -3,6 +3,7 @@
  * file created exclusively, refreshed while held and taken over once its holder is gone or hangs.
  */
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -106,19 +107,44 @@ function isStale(text: string, mtimeMs: number, staleMs: number): boolean {
   return sameHost && !isAlive(pid);
 }
 
+/**
+ * The lock file's content and age, never through a link (O_NOFOLLOW where the system has it):
+ * a lock is only ever a file we or another context-auth process created. Undefined when absent.
+ */
+async function readLock(lockPath: string): Promise<{ text: string; mtimeMs: number } | undefined> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(lockPath, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    if (errorCode(error) === 'ELOOP') {
+      throw new ClientError('storage_failed', `the lock file ${lockPath} is a symbolic link, which context-auth never creates; delete it`, { cause: error });
+    }
+    throw error;
+  }
+  try {
+    const [text, { mtimeMs }] = await Promise.all([handle.readFile('utf8'), handle.stat()]);
+    return { text, mtimeMs };
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Removes the lock if stale; true when the caller should try to create it again at once. */
 async function removeIfStale(lockPath: string, staleMs: number): Promise<boolean> {
-  let text: string;
-  let mtimeMs: number;
+  let lock: { text: string; mtimeMs: number } | undefined;
   try {
-    [text, { mtimeMs }] = await Promise.all([fs.readFile(lockPath, 'utf8'), fs.stat(lockPath)]);
+    lock = await readLock(lockPath);
   } catch (error) {
-    return errorCode(error) === 'ENOENT';
+    if (error instanceof ClientError) throw error;
+    return false;
   }
+  if (!lock) return true;
+  const { text, mtimeMs } = lock;
   if (!isStale(text, mtimeMs, staleMs)) return false;
   // Another waiter may have removed the stale lock and taken a fresh one meanwhile: remove only
   // the file that was judged (a small window remains; lock files cannot close it entirely).
-  const again = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
+  const again = (await readLock(lockPath).catch(() => undefined))?.text;
   if (again !== text) return again === undefined;
   await fs.rm(lockPath, { force: true }).catch(() => undefined);
   return true;
@@ -143,7 +169,7 @@ async function acquireLock(lockPath: string, timing: LockTiming): Promise<string
 
 /** Removes the lock only if it is still ours (a stale-lock takeover may have replaced it). */
 async function releaseLock(lockPath: string, content: string): Promise<void> {
-  const current = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
+  const current = (await readLock(lockPath).catch(() => undefined))?.text;
   if (current === content) await fs.rm(lockPath, { force: true }).catch(() => undefined);
 }
 
@@ -156,7 +182,7 @@ export function withLockFile<T>(lockPath: string, timing: LockTiming, action: ()
     const content = await acquireLock(lockPath, timing);
     const heartbeat = setInterval(() => {
       const now = new Date();
-      fs.utimes(lockPath, now, now).catch(() => undefined);
+      fs.lutimes(lockPath, now, now).catch(() => undefined);
     }, Math.max(10, timing.staleMs / 3));
     heartbeat.unref();
     try {

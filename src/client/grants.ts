@@ -1,8 +1,8 @@
 import type { StoredGrant } from './types.js';
 
 /** The store lock under which a grant is refreshed, by ContextClient and by the SDK through McpSdkOAuthProvider. */
-export function grantLockName(serverUrl: string, issuer: string): string {
-  return `grant ${serverUrl} ${issuer}`;
+export function grantLockName(grant: Pick<StoredGrant, 'application' | 'serverUrl' | 'issuer'>): string {
+  return `grant ${JSON.stringify([grant.application, grant.serverUrl, grant.issuer])}`;
 }
 
 /** A token endpoint answer, as oauth4webapi and the MCP SDK both hand it over. */
@@ -15,6 +15,7 @@ export interface TokenSet {
 
 /** What the answer alone does not say: whose grant it is, and what to keep from before. */
 export interface GrantContext {
+  application: string;
   serverUrl: string;
   issuer: string;
   resource?: string;
@@ -33,6 +34,7 @@ export function toStoredGrant(tokens: TokenSet, context: GrantContext): StoredGr
   const scope = tokens.scope ?? context.requestedScope;
   const refreshToken = tokens.refresh_token ?? context.refreshToken;
   return {
+    application: context.application,
     serverUrl: context.serverUrl,
     issuer: context.issuer,
     ...(context.resource ? { resource: context.resource } : {}),

@@ -1,7 +1,7 @@
 export { ContextClient, createAuthFetch, type ContextClientOptions } from './session.js';
 export { discover, REVISION_A_VERSION, type Discovery, type DiscoveryOptions } from './discovery.js';
 export { obtainClient, type ClientRegistrationOptions } from './registration.js';
-export { FileTokenStore, MemoryTokenStore, defaultCredentialsPath } from './token-store.js';
+export { CLI_CLIENT_NAME, FileTokenStore, MemoryTokenStore, defaultCredentialsPath } from './token-store.js';
 export { startLoopback, type LoopbackCallback } from './loopback.js';
 export { openBrowser } from './open-browser.js';
 export { McpSdkOAuthProvider, type McpSdkProviderOptions } from './mcp-sdk.js';

@@ -1,11 +1,14 @@
 /**
  * The loopback redirect of a native client (RFC 8252 §7.3): a one-shot HTTP server on 127.0.0.1
  * that waits for the browser to come back with `code` (or `error`), shows a short page and closes.
- * It checks nothing of the answer: state and issuer are the caller's to verify.
+ * Only the answer carrying the `state` of the sign-in in progress ends the wait: the port is
+ * predictable (a registered one is reused), and any local program or web page can send a request
+ * to it. The issuer, and the state again, are the caller's to verify.
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { safeEqual } from '../core/secrets.js';
 import { ClientError } from './errors.js';
 
 export interface LoopbackOptions {
@@ -19,6 +22,12 @@ export interface LoopbackOptions {
 
 export interface LoopbackCallback {
   redirectUri: string;
+  /**
+   * The `state` of the authorization request in progress, set before the person is sent to the
+   * browser: only a callback carrying it ends the wait; any other is answered 400 and ignored.
+   * A later call (a new authorization request) replaces it.
+   */
+  expectState(state: string): void;
   /** The callback's query parameters, `code` or `error` among them; the server is closed by then. */
   wait(): Promise<URLSearchParams>;
   /** Stops listening; a wait() still pending rejects. Safe to call more than once. */
@@ -85,6 +94,12 @@ function answerPage(error: string | null): PageText {
   return { title: 'Authorization failed', message: `The authorization server answered: ${error.slice(0, 200)}`, hint: back, tone: 'bad' };
 }
 
+/** Whether the callback carries exactly one `state`, the one expected (compared in constant time). */
+function isExpectedState(params: URLSearchParams, expected: string | undefined): boolean {
+  const states = params.getAll('state');
+  return expected !== undefined && states.length === 1 && safeEqual(states[0]!, expected);
+}
+
 function listen(server: http.Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
@@ -116,6 +131,7 @@ export async function startLoopback(options: LoopbackOptions = {}): Promise<Loop
 
   let port = 0;
   let closing: Promise<void> | undefined;
+  let expectedState: string | undefined;
 
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
@@ -136,6 +152,10 @@ export async function startLoopback(options: LoopbackOptions = {}): Promise<Loop
     const error = params.get('error');
     if (params.get('code') === null && error === null) {
       sendPage(response, 400, { title: 'Bad request', message: 'This page expects the authorization server’s answer (a code or an error).' });
+      return;
+    }
+    if (!isExpectedState(params, expectedState)) {
+      sendPage(response, 400, { title: 'Not this sign-in', message: 'This callback was not for the sign-in in progress; it was ignored.' });
       return;
     }
     if (!settle) {
@@ -177,6 +197,10 @@ export async function startLoopback(options: LoopbackOptions = {}): Promise<Loop
 
   return {
     redirectUri: `http://127.0.0.1:${port}${callbackPath}`,
+    expectState: (state) => {
+      if (state === '') throw new ClientError('authorization_failed', 'the expected state of the authorization request is empty');
+      expectedState = state;
+    },
     wait: () => result,
     close: () => fail(new ClientError('authorization_failed', 'the authorization callback listener was closed before the browser returned')),
   };

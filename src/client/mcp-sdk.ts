@@ -9,6 +9,7 @@ import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
+import { applicationOf, DEFAULT_CLIENT_NAME } from './registration.js';
 import { ContextClient } from './session.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredGrant, TokenStore } from './types.js';
@@ -17,6 +18,8 @@ export interface McpSdkProviderOptions extends PresentOptions {
   serverUrl: string;
   store?: TokenStore;
   clientName?: string;
+  /** What the registrations and tokens are filed under in a shared store: default `clientName` (as ContextClient's `applicationId`). */
+  applicationId?: string;
   scope?: string;
   /** Fixed loopback port; default random. */
   redirectPort?: number;
@@ -59,16 +62,20 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     private readonly options: McpSdkProviderOptions,
     private readonly serverUrl: string,
     private readonly store: TokenStore,
+    /** What this provider's registrations and tokens are filed under in the store. */
+    readonly application: string,
     private loopback: LoopbackCallback,
   ) {}
 
   /** Starts the loopback callback first, since the SDK asks for the redirect URL synchronously. */
   static async create(options: McpSdkProviderOptions): Promise<McpSdkOAuthProvider> {
+    const serverUrl = canonicalizeResourceUri(options.serverUrl);
+    const application = applicationOf(options);
     const loopback = await startLoopback({
       ...(options.redirectPort ? { port: options.redirectPort } : {}),
       timeoutMs: options.authorizationTimeoutMs,
     });
-    return new McpSdkOAuthProvider(options, canonicalizeResourceUri(options.serverUrl), options.store ?? new FileTokenStore(), loopback);
+    return new McpSdkOAuthProvider(options, serverUrl, options.store ?? new FileTokenStore(), application, loopback);
   }
 
   get redirectUrl(): string {
@@ -78,7 +85,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   get clientMetadata(): OAuthClientMetadata {
     // application_type is OpenID Connect Registration's; the SDK's type does not name it but sends it on.
     const metadata = {
-      client_name: this.options.clientName ?? 'context-auth',
+      client_name: this.options.clientName ?? DEFAULT_CLIENT_NAME,
       application_type: 'native',
       redirect_uris: [this.loopback.redirectUri],
       grant_types: ['authorization_code', 'refresh_token'],
@@ -94,6 +101,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     this.inAuth = false;
     this.release();
     this.expectedState = randomToken(24);
+    this.loopback.expectState(this.expectedState);
     return this.expectedState;
   }
 
@@ -126,7 +134,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     // Only the SDK's auth() asks for this; its next tokens() call is the one before its refresh.
     this.inAuth = true;
     const issuer = await this.currentIssuer();
-    const client = await this.store.getClient(issuer);
+    const client = await this.store.getClient(this.application, issuer);
     if (!client) return undefined;
     return {
       client_id: client.clientId,
@@ -141,6 +149,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     const issuer = (info as { issuer?: string }).issuer ?? (await this.currentIssuer());
     const method = (info as { token_endpoint_auth_method?: string }).token_endpoint_auth_method;
     await this.store.saveClient({
+      application: this.application,
       issuer,
       clientId: info.client_id,
       ...(info.client_secret ? { clientSecret: info.client_secret } : {}),
@@ -171,12 +180,12 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     const issuer = await this.currentIssuer();
     if (forRefresh) {
       this.release();
-      await this.hold(grantLockName(this.serverUrl, issuer));
-      const current = await this.store.getGrant(this.serverUrl, issuer);
+      await this.hold(grantLockName({ application: this.application, serverUrl: this.serverUrl, issuer }));
+      const current = await this.store.getGrant(this.application, this.serverUrl, issuer);
       if (!current?.refreshToken) this.release();
       return current && sdkTokens(current, true);
     }
-    let grant = await this.store.getGrant(this.serverUrl, issuer);
+    let grant = await this.store.getGrant(this.application, this.serverUrl, issuer);
     if (!grant) return undefined;
     const refresher = this.refresher();
     if (grant.refreshToken && refresher.expiresSoon(grant)) {
@@ -220,6 +229,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     this.context ??= new ContextClient({
       serverUrl: this.serverUrl,
       store: this.store,
+      applicationId: this.application,
       interactive: false,
       ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       ...(this.options.onProgress ? { onProgress: this.options.onProgress } : {}),
@@ -239,12 +249,13 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
 
   private async storeTokens(tokens: OAuthTokens): Promise<void> {
     const issuer = (tokens as { issuer?: string }).issuer ?? (await this.currentIssuer());
-    const previous = await this.store.getGrant(this.serverUrl, issuer);
+    const previous = await this.store.getGrant(this.application, this.serverUrl, issuer);
     const discovered = await this.discoveryState();
     const resource = typeof discovered?.resourceMetadata?.resource === 'string' ? discovered.resourceMetadata.resource : undefined;
-    const client = await this.store.getClient(issuer);
+    const client = await this.store.getClient(this.application, issuer);
     await this.store.saveGrant(
       toStoredGrant(tokens, {
+        application: this.application,
         serverUrl: this.serverUrl,
         issuer,
         resource,
@@ -272,8 +283,8 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     // The SDK's refresh was refused; it forgets and starts over (taking the lock again if it refreshes).
     this.release();
-    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.serverUrl, await this.currentIssuer());
-    if (scope === 'all' || scope === 'client') await this.store.deleteClient(await this.currentIssuer());
+    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.application, this.serverUrl, await this.currentIssuer());
+    if (scope === 'all' || scope === 'client') await this.store.deleteClient(this.application, await this.currentIssuer());
     if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
     if (scope === 'all' || scope === 'discovery') this.discovered = undefined;
   }
@@ -283,6 +294,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
    * checks ContextClient makes too (validateCallback: `iss`, `state`, `error`).
    */
   async waitForAuthorizationCode(): Promise<string> {
+    if (this.expectedState === undefined) throw new ClientError('authorization_failed', 'no authorization is in progress');
     const params = await this.loopback.wait();
     // The callback server closes after one answer; listen again on the same port (the SDK keeps
     // using the same redirect URL) for a later step-up.
@@ -290,7 +302,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     const issuer = await this.currentIssuer();
     // The SDK may have handed over discovery state without metadata: then only the issuer is known.
     const metadata = (this.discovered?.authorizationServerMetadata ?? { issuer }) as unknown as AuthorizationServer;
-    const client = await this.store.getClient(issuer);
+    const client = await this.store.getClient(this.application, issuer);
     if (!client) throw new ClientError('authorization_failed', `no client is registered at ${issuer}`);
     const code = validateCallback(metadata, client.clientId, params, this.expectedState).get('code');
     if (!code) throw new ClientError('authorization_failed', 'the authorization response has no code');

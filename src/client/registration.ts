@@ -9,8 +9,14 @@ export interface ClientRegistrationOptions {
   /** A client registered by other means (spec: "Dynamic client registration", rule 2). */
   clientId?: string;
   clientSecret?: string;
-  /** Name shown on consent pages when registering dynamically. */
+  /** Name shown on consent pages when registering dynamically (default "context-auth"). */
   clientName?: string;
+  /**
+   * What this application's registrations and tokens are filed under in a store that several
+   * applications share (the default credentials file is one): default `clientMetadataUrl`, else
+   * `clientName`. Two programs with one id are one client to the authorization server.
+   */
+  applicationId?: string;
   /**
    * An https URL of a client ID metadata document describing this client: used as the client id
    * where the authorization server says it supports such documents, instead of registering.
@@ -22,6 +28,18 @@ export interface ClientRegistrationOptions {
   now?: () => number;
 }
 
+/** The name registered when the application gives none. */
+export const DEFAULT_CLIENT_NAME = 'context-auth';
+
+/** The application a client's registrations and tokens are filed under (see `applicationId`). */
+export function applicationOf(options: Pick<ClientRegistrationOptions, 'applicationId' | 'clientMetadataUrl' | 'clientName'>): string {
+  const application = options.applicationId ?? options.clientMetadataUrl ?? options.clientName ?? DEFAULT_CLIENT_NAME;
+  if (application.trim() === '') {
+    throw new ClientError('registration_unavailable', 'the application id (applicationId, else clientMetadataUrl, else clientName) is empty');
+  }
+  return application;
+}
+
 /**
  * The client to use at this authorization server, in order: the one given in options; our client
  * ID metadata document's URL where the server accepts those; one registered earlier (cached per authorization server); a new one from dynamic registration (a
@@ -30,8 +48,10 @@ export interface ClientRegistrationOptions {
 export async function obtainClient(discovery: Discovery, redirectUri: string, store: TokenStore, options: ClientRegistrationOptions): Promise<StoredClient> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const issuer = discovery.issuer;
+  const application = applicationOf(options);
   if (options.clientId) {
     return {
+      application,
       issuer,
       clientId: options.clientId,
       ...(options.clientSecret ? { clientSecret: options.clientSecret } : {}),
@@ -43,6 +63,7 @@ export async function obtainClient(discovery: Discovery, redirectUri: string, st
   }
   if (options.clientMetadataUrl && discovery.authorizationServer.client_id_metadata_document_supported === true) {
     return {
+      application,
       issuer,
       clientId: options.clientMetadataUrl,
       tokenEndpointAuthMethod: 'none',
@@ -51,17 +72,18 @@ export async function obtainClient(discovery: Discovery, redirectUri: string, st
       createdAt: now(),
     };
   }
-  const cached = await store.getClient(issuer);
+  const cached = await store.getClient(application, issuer);
   if (cached) return cached;
 
   if (discovery.authorizationServer.registration_endpoint) {
-    const registered = await register(discovery, redirectUri, options.clientName ?? 'context-auth', options.fetch ?? fetch, now);
+    const registered = await register(discovery, application, redirectUri, options.clientName ?? DEFAULT_CLIENT_NAME, options.fetch ?? fetch, now);
     await store.saveClient(registered);
     return registered;
   }
   const typed = options.askForClient ? await options.askForClient(issuer) : undefined;
   if (typed?.clientId) {
     const client: StoredClient = {
+      application,
       issuer,
       clientId: typed.clientId,
       ...(typed.clientSecret ? { clientSecret: typed.clientSecret } : {}),
@@ -85,7 +107,7 @@ export function preferredSecretMethod(discovery: Discovery): 'client_secret_basi
   return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic';
 }
 
-async function register(discovery: Discovery, redirectUri: string, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
+async function register(discovery: Discovery, application: string, redirectUri: string, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
   const as = discovery.authorizationServer;
   let response: Response;
   try {
@@ -113,6 +135,7 @@ async function register(discovery: Discovery, redirectUri: string, clientName: s
   }
   const method = body.token_endpoint_auth_method;
   return {
+    application,
     issuer: discovery.issuer,
     clientId: body.client_id,
     ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret } : {}),

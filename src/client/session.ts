@@ -8,14 +8,17 @@ import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from '
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
-import { obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
+import { applicationOf, obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
 export interface ContextClientOptions extends ClientRegistrationOptions, PresentOptions {
   /** The context server, e.g. https://mcp.example.com/mcp. */
   serverUrl: string;
-  /** Where registrations and tokens live. Default: a 0600 file in the user's config folder. */
+  /**
+   * Where registrations and tokens live, filed under this application's `applicationId`. Default:
+   * a 0600 file in the user's config folder, shared with the CLI and other applications.
+   */
   store?: TokenStore;
   /** 'authorization_code' (a person, through the browser; default) or 'client_credentials' (a program). */
   grantType?: 'authorization_code' | 'client_credentials';
@@ -44,6 +47,8 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
 export class ContextClient implements FetchSession {
   readonly serverUrl: string;
   readonly store: TokenStore;
+  /** What this client's registrations and tokens are filed under in the store (`applicationId`). */
+  readonly application: string;
   private readonly options: ContextClientOptions;
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
@@ -58,6 +63,7 @@ export class ContextClient implements FetchSession {
     } catch (error) {
       throw new ClientError('discovery_failed', `not a context server URL: ${options.serverUrl} (${(error as Error).message})`);
     }
+    this.application = applicationOf(options);
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
@@ -85,7 +91,7 @@ export class ContextClient implements FetchSession {
 
   /** The stored grant for this server, if any. */
   grant(): Promise<StoredGrant | undefined> {
-    return this.store.getGrant(this.serverUrl);
+    return this.store.getGrant(this.application, this.serverUrl);
   }
 
   /**
@@ -97,7 +103,7 @@ export class ContextClient implements FetchSession {
     if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope);
     if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
 
-    const cached = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
+    const cached = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
     const port = this.options.redirectPort ?? registeredLoopbackPort(cached);
     const loopback = await startLoopback({ ...(port ? { port } : {}), timeoutMs: this.options.authorizationTimeoutMs }).catch(async (error: unknown) => {
       // The port we registered with is taken: RFC 8252 servers accept any loopback port.
@@ -108,6 +114,7 @@ export class ContextClient implements FetchSession {
       const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, loopback.redirectUri);
       const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
+      loopback.expectState(plan.state);
       const callback = await this.browserStep(plan.url, loopback.wait);
       // A refusal (checked like a code: state, iss) is reported as it is, before any word of exchanging.
       if (callback.has('error')) validateCallback(chosen.authorizationServer, client.clientId, callback, plan.state);
@@ -155,16 +162,16 @@ export class ContextClient implements FetchSession {
   }
 
   private async registeredClient(discovery: Discovery, redirectUri: string): Promise<StoredClient> {
-    const before = this.options.clientId ? undefined : await this.store.getClient(discovery.issuer);
+    const before = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
     if (!before && !this.options.clientId && discovery.authorizationServer.registration_endpoint) this.progress(`Registering a client at ${discovery.issuer}`);
-    return obtainClient(discovery, redirectUri, this.store, { ...this.options, fetch: this.fetchImpl, now: this.now });
+    return obtainClient(discovery, redirectUri, this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
   }
 
   private async clientCredentials(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
     if (!this.options.clientId || !this.options.clientSecret) {
       throw new ClientError('registration_unavailable', 'the client credentials grant needs a client id and secret');
     }
-    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, fetch: this.fetchImpl, now: this.now });
+    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
     const { client: oauthClient, auth } = asOAuthClient(client);
     const as = discovery.authorizationServer;
     const requested = scope ?? this.options.scope;
@@ -179,7 +186,7 @@ export class ContextClient implements FetchSession {
   }
 
   private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken'>): Promise<StoredGrant> {
-    const grant = toStoredGrant(tokens, { serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
+    const grant = toStoredGrant(tokens, { application: this.application, serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
     await this.store.saveGrant(grant);
     return grant;
   }
@@ -196,8 +203,9 @@ export class ContextClient implements FetchSession {
    * token is stored before the new access token is handed out.
    */
   async refresh(stale: StoredGrant): Promise<StoredGrant> {
-    return this.store.withLock(grantLockName(stale.serverUrl, stale.issuer), async () => {
-      const current = await this.store.getGrant(stale.serverUrl, stale.issuer);
+    const own = { application: this.application, serverUrl: stale.serverUrl, issuer: stale.issuer };
+    return this.store.withLock(grantLockName(own), async () => {
+      const current = await this.store.getGrant(own.application, own.serverUrl, own.issuer);
       if (!current) throw new ClientError('login_required', `no stored authorization for ${this.serverUrl}`);
       if (current.accessToken !== stale.accessToken && !this.expiresSoon(current)) return current;
       if (!current.refreshToken) {
@@ -225,7 +233,7 @@ export class ContextClient implements FetchSession {
         if (isInvalidGrant(failure) || isInvalidClient(failure)) {
           // The grant is dead (expired, revoked, or a reuse was detected), or the server no longer
           // knows our client: forget what failed, so the next run does not present it again.
-          await this.store.deleteGrant(current.serverUrl, current.issuer);
+          await this.store.deleteGrant(this.application, current.serverUrl, current.issuer);
           if (isInvalidClient(failure) && client.source !== 'options') await this.forgetClient(current.issuer, client.clientId);
           throw new ClientError('login_required', `the authorization for ${this.serverUrl} ended (${failure.message}); log in again`, { cause: failure });
         }
@@ -242,7 +250,7 @@ export class ContextClient implements FetchSession {
   private async issuerOf(grant: StoredGrant): Promise<Discovery> {
     const discovery = await this.discover();
     if (!discovery.authorizationServers.includes(grant.issuer)) {
-      await this.store.deleteGrant(grant.serverUrl, grant.issuer);
+      await this.store.deleteGrant(this.application, grant.serverUrl, grant.issuer);
       throw new ClientError(
         'login_required',
         `${this.serverUrl} no longer uses the authorization server ${grant.issuer} (it lists ${discovery.authorizationServers.join(', ')}); its authorization was forgotten; log in again`,
@@ -253,8 +261,8 @@ export class ContextClient implements FetchSession {
 
   /** Forgets the registration at `issuer`, if it is still the one with this client id. */
   private async forgetClient(issuer: string, clientId: string): Promise<void> {
-    const stored = await this.store.getClient(issuer);
-    if (stored?.clientId === clientId) await this.store.deleteClient(issuer);
+    const stored = await this.store.getClient(this.application, issuer);
+    if (stored?.clientId === clientId) await this.store.deleteClient(this.application, issuer);
   }
 
   /**
@@ -268,6 +276,7 @@ export class ContextClient implements FetchSession {
     }
     if (this.options.clientId === grant.clientId) {
       return {
+        application: this.application,
         issuer: grant.issuer,
         clientId: grant.clientId,
         ...(this.options.clientSecret ? { clientSecret: this.options.clientSecret } : {}),
@@ -277,9 +286,9 @@ export class ContextClient implements FetchSession {
         createdAt: this.now(),
       };
     }
-    const stored = await this.store.getClient(grant.issuer);
+    const stored = await this.store.getClient(this.application, grant.issuer);
     if (stored?.clientId === grant.clientId) return stored;
-    return { issuer: grant.issuer, clientId: grant.clientId, tokenEndpointAuthMethod: 'none', redirectUris: [], source: 'options', createdAt: this.now() };
+    return { application: this.application, issuer: grant.issuer, clientId: grant.clientId, tokenEndpointAuthMethod: 'none', redirectUris: [], source: 'options', createdAt: this.now() };
   }
 
   /** A usable access token: stored, refreshed ahead of expiry, or (interactively) a new login. */
@@ -312,7 +321,7 @@ export class ContextClient implements FetchSession {
    * lists it. The revocation is best effort: the tokens are forgotten even when it fails.
    */
   async logout(): Promise<number> {
-    const grants = (await this.store.listGrants()).filter((grant) => grant.serverUrl === this.serverUrl);
+    const grants = (await this.store.listGrants()).filter((grant) => grant.application === this.application && grant.serverUrl === this.serverUrl);
     for (const grant of grants) {
       if (!grant.refreshToken) continue;
       try {
@@ -328,7 +337,7 @@ export class ContextClient implements FetchSession {
         this.progress(`Could not revoke the token at ${grant.issuer} (${(error as Error).message}); forgetting it anyway`);
       }
     }
-    return this.store.deleteGrant(this.serverUrl);
+    return this.store.deleteGrant(this.application, this.serverUrl);
   }
 }
 

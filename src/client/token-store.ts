@@ -9,44 +9,50 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientError } from './errors.js';
-import { errorCode, reason, Serialiser, withLockFile, type LockTiming } from './file-lock.js';
+import { reason, Serialiser, withLockFile, type LockTiming } from './file-lock.js';
+import { checkFolder, currentUid, openPrivateFile } from './private-file.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // What both stores hold, and the lookups they share
 
 interface Credentials {
-  /** Keyed by issuer. */
+  /** Keyed by clientKey(application, issuer). */
   clients: Map<string, StoredClient>;
-  /** Keyed by "<serverUrl> <issuer>". */
+  /** Keyed by grantKey(application, serverUrl, issuer). */
   grants: Map<string, StoredGrant>;
 }
 
 const emptyCredentials = (): Credentials => ({ clients: new Map(), grants: new Map() });
-const grantKey = (serverUrl: string, issuer: string): string => `${serverUrl} ${issuer}`;
+// As JSON arrays: names may hold any character, and no two different triples give one key.
+const clientKey = (application: string, issuer: string): string => JSON.stringify([application, issuer]);
+const grantKey = (application: string, serverUrl: string, issuer: string): string => JSON.stringify([application, serverUrl, issuer]);
 // Callers get and give copies: a caller changing a returned grant must not change the store.
 const copy = <T>(value: T): T => structuredClone(value);
 
-function matchingGrants(data: Credentials, serverUrl: string, issuer?: string): StoredGrant[] {
+function matchingGrants(data: Credentials, application: string, serverUrl: string, issuer?: string): StoredGrant[] {
   return [...data.grants.values()].filter(
-    (grant) => grant.serverUrl === serverUrl && (issuer === undefined || grant.issuer === issuer),
+    (grant) => grant.application === application && grant.serverUrl === serverUrl && (issuer === undefined || grant.issuer === issuer),
   );
 }
 
-/** The grant for one issuer, or without one the most recently updated grant for the server. */
-function findGrant(data: Credentials, serverUrl: string, issuer?: string): StoredGrant | undefined {
+/** The application's grant for one issuer, or without one its most recently updated grant for the server. */
+function findGrant(data: Credentials, application: string, serverUrl: string, issuer?: string): StoredGrant | undefined {
   let latest: StoredGrant | undefined;
-  for (const grant of matchingGrants(data, serverUrl, issuer)) {
+  for (const grant of matchingGrants(data, application, serverUrl, issuer)) {
     if (!latest || grant.updatedAt > latest.updatedAt) latest = grant;
   }
   return latest;
 }
 
-function removeGrants(data: Credentials, serverUrl: string, issuer?: string): number {
-  const doomed = matchingGrants(data, serverUrl, issuer);
-  for (const grant of doomed) data.grants.delete(grantKey(grant.serverUrl, grant.issuer));
+function removeGrants(data: Credentials, application: string, serverUrl: string, issuer?: string): number {
+  const doomed = matchingGrants(data, application, serverUrl, issuer);
+  for (const grant of doomed) data.grants.delete(grantKey(grant.application, grant.serverUrl, grant.issuer));
   return doomed.length;
 }
+
+const putClient = (data: Credentials, client: StoredClient): void => void data.clients.set(clientKey(client.application, client.issuer), client);
+const putGrant = (data: Credentials, grant: StoredGrant): void => void data.grants.set(grantKey(grant.application, grant.serverUrl, grant.issuer), grant);
 
 // ---------------------------------------------------------------------------------------------
 // Memory
@@ -56,30 +62,30 @@ export class MemoryTokenStore implements TokenStore {
   private readonly data = emptyCredentials();
   private readonly locks = new Serialiser();
 
-  async getClient(issuer: string): Promise<StoredClient | undefined> {
-    const client = this.data.clients.get(issuer);
+  async getClient(application: string, issuer: string): Promise<StoredClient | undefined> {
+    const client = this.data.clients.get(clientKey(application, issuer));
     return client && copy(client);
   }
 
   async saveClient(client: StoredClient): Promise<void> {
-    this.data.clients.set(client.issuer, copy(client));
+    putClient(this.data, copy(client));
   }
 
-  async deleteClient(issuer: string): Promise<void> {
-    this.data.clients.delete(issuer);
+  async deleteClient(application: string, issuer: string): Promise<void> {
+    this.data.clients.delete(clientKey(application, issuer));
   }
 
-  async getGrant(serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
-    const grant = findGrant(this.data, serverUrl, issuer);
+  async getGrant(application: string, serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
+    const grant = findGrant(this.data, application, serverUrl, issuer);
     return grant && copy(grant);
   }
 
   async saveGrant(grant: StoredGrant): Promise<void> {
-    this.data.grants.set(grantKey(grant.serverUrl, grant.issuer), copy(grant));
+    putGrant(this.data, copy(grant));
   }
 
-  async deleteGrant(serverUrl: string, issuer?: string): Promise<number> {
-    return removeGrants(this.data, serverUrl, issuer);
+  async deleteGrant(application: string, serverUrl: string, issuer?: string): Promise<number> {
+    return removeGrants(this.data, application, serverUrl, issuer);
   }
 
   async listGrants(): Promise<StoredGrant[]> {
@@ -106,10 +112,21 @@ export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): st
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isStoredClient = (value: unknown): value is StoredClient =>
+/**
+ * The name the context-auth CLI registers under. A version 1 file knew no applications: the CLI
+ * wrote it, and its entries are read as the CLI's.
+ */
+export const CLI_CLIENT_NAME = 'context-auth CLI';
+
+const FORMAT_VERSION = 2;
+
+/** What the file keeps of a client or grant: the application is the key it is filed under. */
+type Filed<T> = Omit<T, 'application'>;
+
+const isFiledClient = (value: unknown): value is Filed<StoredClient> =>
   isRecord(value) && typeof value.issuer === 'string' && typeof value.clientId === 'string';
 
-const isStoredGrant = (value: unknown): value is StoredGrant =>
+const isFiledGrant = (value: unknown): value is Filed<StoredGrant> =>
   isRecord(value) &&
   typeof value.serverUrl === 'string' &&
   typeof value.issuer === 'string' &&
@@ -129,30 +146,59 @@ function parseCredentials(text: string, file: string): Credentials {
     throw corrupt('is not valid JSON');
   }
   if (!isRecord(raw)) throw corrupt('is not a JSON object');
-  if (raw.version !== 1) {
+  if (raw.version !== 1 && raw.version !== FORMAT_VERSION) {
     throw corrupt(
-      typeof raw.version === 'number' && raw.version > 1
+      typeof raw.version === 'number' && raw.version > FORMAT_VERSION
         ? `has version ${raw.version}, newer than this program understands`
-        : 'has no supported "version" (expected 1)',
+        : `has no supported "version" (expected ${FORMAT_VERSION}, or 1)`,
     );
   }
-  const data = emptyCredentials();
-  for (const [section, check] of [['clients', isStoredClient], ['grants', isStoredGrant]] as const) {
-    const entries = raw[section] ?? {};
-    if (!isRecord(entries)) throw corrupt(`has a "${section}" that is not an object`);
-    for (const [key, value] of Object.entries(entries)) {
-      if (!check(value)) throw corrupt(`has an invalid entry ${section}[${JSON.stringify(key)}]`);
-    }
+  let applications: [string, unknown][];
+  if (raw.version === 1) {
+    applications = [[CLI_CLIENT_NAME, raw]];
+  } else {
+    // Version 1's sections in a version 2 file would be dropped by the next write: refuse them.
+    if (raw.clients !== undefined || raw.grants !== undefined) throw corrupt('has "clients" or "grants" outside "applications"');
+    const filed = raw.applications ?? {};
+    if (!isRecord(filed)) throw corrupt('has an "applications" that is not an object');
+    applications = Object.entries(filed);
   }
-  // Keys are recomputed from the values, so a hand-edited key cannot make two entries for one pair.
-  for (const client of Object.values(raw.clients ?? {}) as StoredClient[]) data.clients.set(client.issuer, client);
-  for (const grant of Object.values(raw.grants ?? {}) as StoredGrant[]) data.grants.set(grantKey(grant.serverUrl, grant.issuer), grant);
+  const data = emptyCredentials();
+  for (const [application, sections] of applications) {
+    const where = raw.version === 1 ? '' : `applications[${JSON.stringify(application)}].`;
+    // (Only a version 2 entry can fail this: version 1's sections are the document itself.)
+    if (!isRecord(sections)) throw corrupt(`has an entry applications[${JSON.stringify(application)}] that is not an object`);
+    for (const [section, check] of [['clients', isFiledClient], ['grants', isFiledGrant]] as const) {
+      const entries = sections[section] ?? {};
+      if (!isRecord(entries)) throw corrupt(`has a "${where}${section}" that is not an object`);
+      for (const [key, value] of Object.entries(entries)) {
+        if (!check(value)) throw corrupt(`has an invalid entry ${where}${section}[${JSON.stringify(key)}]`);
+      }
+    }
+    // Keys are recomputed from the values, so a hand-edited key cannot make two entries for one pair.
+    for (const client of Object.values(sections.clients ?? {}) as Filed<StoredClient>[]) putClient(data, { ...client, application });
+    for (const grant of Object.values(sections.grants ?? {}) as Filed<StoredGrant>[]) putGrant(data, { ...grant, application });
+  }
   return data;
 }
 
+/** Always the current version: a version 1 file is upgraded by the first change written to it. */
 function formatCredentials(data: Credentials): string {
-  // Object.fromEntries defines own properties, so even an issuer named "__proto__" round-trips.
-  const document = { version: 1, clients: Object.fromEntries(data.clients), grants: Object.fromEntries(data.grants) };
+  const applications = new Map<string, { clients: [string, Filed<StoredClient>][]; grants: [string, Filed<StoredGrant>][] }>();
+  const filedUnder = (application: string) => {
+    let sections = applications.get(application);
+    if (!sections) applications.set(application, (sections = { clients: [], grants: [] }));
+    return sections;
+  };
+  for (const { application, ...client } of data.clients.values()) filedUnder(application).clients.push([client.issuer, client]);
+  for (const { application, ...grant } of data.grants.values()) filedUnder(application).grants.push([`${grant.serverUrl} ${grant.issuer}`, grant]);
+  // Object.fromEntries defines own properties, so even an application or issuer named "__proto__" round-trips.
+  const document = {
+    version: FORMAT_VERSION,
+    applications: Object.fromEntries(
+      [...applications].map(([application, { clients, grants }]) => [application, { clients: Object.fromEntries(clients), grants: Object.fromEntries(grants) }]),
+    ),
+  };
   return `${JSON.stringify(document, null, 2)}\n`;
 }
 
@@ -164,52 +210,62 @@ export interface FileTokenStoreOptions {
   lockTimeoutMs?: number;
   /** How long an untouched lock is honoured before it counts as abandoned (default 60 s). */
   lockStaleMs?: number;
+  /**
+   * The user id that must own the file and its folder: default the current user's. Where the
+   * system has no user ids (Windows), ownership and mode are not checked.
+   */
+  ownerUid?: number;
 }
 
 /**
- * One JSON file `{ version: 1, clients: { [issuer]: … }, grants: { ["<serverUrl> <issuer>"]: … } }`,
- * mode 0600 in a 0700 folder. Every method re-reads the file; every change is a read-modify-write
+ * One JSON file `{ version: 2, applications: { [application]: { clients: { [issuer]: … },
+ * grants: { ["<serverUrl> <issuer>"]: … } } } }` (version 1, the same without applications, is
+ * read as the CLI's and upgraded by the first write), mode 0600 in a 0700 folder, both the user's
+ * own and written by nobody else: a link, another owner, or group or others' write access is
+ * refused (private-file.ts), a mode that only lets others read is tightened. Every method re-reads the file; every change is a read-modify-write
  * under `<path>.lock` and lands with an atomic rename, so concurrent saves of different keys from
  * different processes are all kept. Named locks are `<path>.<sha256(name), 16 hex>.lock`.
  */
 export class FileTokenStore implements TokenStore {
   readonly path: string;
   private readonly timing: LockTiming;
+  private readonly uid: number | undefined;
 
   constructor(filePath: string = defaultCredentialsPath(), options: FileTokenStoreOptions = {}) {
     this.path = path.resolve(filePath);
     this.timing = { timeoutMs: options.lockTimeoutMs ?? 30_000, staleMs: options.lockStaleMs ?? 60_000 };
+    this.uid = options.ownerUid ?? currentUid();
   }
 
-  async getClient(issuer: string): Promise<StoredClient | undefined> {
-    return (await this.read()).clients.get(issuer);
+  async getClient(application: string, issuer: string): Promise<StoredClient | undefined> {
+    return (await this.read()).clients.get(clientKey(application, issuer));
   }
 
   async saveClient(client: StoredClient): Promise<void> {
     await this.update((data) => {
-      data.clients.set(client.issuer, copy(client));
+      putClient(data, copy(client));
       return true;
     });
   }
 
-  async deleteClient(issuer: string): Promise<void> {
-    await this.update((data) => data.clients.delete(issuer));
+  async deleteClient(application: string, issuer: string): Promise<void> {
+    await this.update((data) => data.clients.delete(clientKey(application, issuer)));
   }
 
-  async getGrant(serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
-    return findGrant(await this.read(), serverUrl, issuer);
+  async getGrant(application: string, serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
+    return findGrant(await this.read(), application, serverUrl, issuer);
   }
 
   async saveGrant(grant: StoredGrant): Promise<void> {
     await this.update((data) => {
-      data.grants.set(grantKey(grant.serverUrl, grant.issuer), copy(grant));
+      putGrant(data, copy(grant));
       return true;
     });
   }
 
-  async deleteGrant(serverUrl: string, issuer?: string): Promise<number> {
+  async deleteGrant(application: string, serverUrl: string, issuer?: string): Promise<number> {
     let removed = 0;
-    await this.update((data) => (removed = removeGrants(data, serverUrl, issuer)) > 0);
+    await this.update((data) => (removed = removeGrants(data, application, serverUrl, issuer)) > 0);
     return removed;
   }
 
@@ -218,13 +274,20 @@ export class FileTokenStore implements TokenStore {
   }
 
   /** Not re-entrant: calling withLock(name) inside withLock(name) waits forever. The store's own methods may be called inside. */
-  withLock<T>(name: string, action: () => Promise<T>): Promise<T> {
+  async withLock<T>(name: string, action: () => Promise<T>): Promise<T> {
     const digest = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 16);
+    // The lock files live in the folder too: nothing is created in a folder that is not private.
+    await this.checkFolder();
     return withLockFile(`${this.path}.${digest}.lock`, this.timing, action);
   }
 
+  private checkFolder(): Promise<void> {
+    return checkFolder(path.dirname(this.path), this.uid);
+  }
+
   /** The read-modify-write of every change; `change` says whether anything changed (nothing to write otherwise). */
-  private update(change: (data: Credentials) => boolean): Promise<void> {
+  private async update(change: (data: Credentials) => boolean): Promise<void> {
+    await this.checkFolder();
     // `<path>.lock` cannot collide with a named lock, which always has a digest before ".lock".
     return withLockFile(`${this.path}.lock`, this.timing, async () => {
       const data = await this.read();
@@ -233,17 +296,13 @@ export class FileTokenStore implements TokenStore {
   }
 
   private async read(): Promise<Credentials> {
-    let handle: fs.FileHandle;
-    try {
-      handle = await fs.open(this.path, 'r');
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return emptyCredentials();
-      throw new ClientError('storage_failed', `cannot read the credentials file ${this.path}: ${reason(error)}`, { cause: error });
-    }
+    await this.checkFolder();
+    const handle = await openPrivateFile(this.path, this.uid);
+    if (!handle) return emptyCredentials();
     let text: string;
     try {
       text = await handle.readFile('utf8');
-      // A file made or copied with a looser mode is tightened the first time it is read.
+      // A file made or copied with a mode that lets others read it is tightened the first time it is read.
       if (process.platform !== 'win32' && ((await handle.stat()).mode & 0o077) !== 0) {
         await handle.chmod(0o600).catch(() => undefined);
       }
@@ -255,10 +314,12 @@ export class FileTokenStore implements TokenStore {
     return parseCredentials(text, this.path);
   }
 
-  /** Writes a 0600 temp file next to the target and renames it over: readers see the old file or the new, never half. */
+  /**
+   * Writes a 0600 temp file next to the target and renames it over: readers see the old file or
+   * the new, never half. Only ever after read() has checked the file and its folder.
+   */
   private async write(data: Credentials): Promise<void> {
-    // Through a symlink (dotfiles), the file it points to is replaced, not the link.
-    const target = await fs.realpath(this.path).catch(() => this.path);
+    const target = this.path;
     const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       const handle = await fs.open(temp, 'wx', 0o600);

@@ -1,5 +1,7 @@
-/** A client registration the client holds for one authorization server. */
+/** A client registration one application holds at one authorization server. */
 export interface StoredClient {
+  /** The application it is for (ContextClient's `applicationId`): each registers as itself. */
+  application: string;
   issuer: string;
   clientId: string;
   clientSecret?: string;
@@ -10,8 +12,10 @@ export interface StoredClient {
   createdAt: number;
 }
 
-/** Tokens for one (context server, authorization server) pair. */
+/** One application's tokens for one (context server, authorization server) pair. */
 export interface StoredGrant {
+  /** The application the tokens were issued to (ContextClient's `applicationId`). */
+  application: string;
   /** The context server URL, canonical: what the grant is looked up by. */
   serverUrl: string;
   issuer: string;
@@ -29,16 +33,20 @@ export interface StoredGrant {
 
 /**
  * Where the client keeps registrations and tokens. The default is a 0600 JSON file in the user's
- * config folder; anything implementing this (an OS keychain, a database) can replace it.
+ * config folder; anything implementing this (an OS keychain, a database) can replace it. Several
+ * applications may share one store: everything is filed under the application it belongs to, and
+ * one application never sees another's registrations or tokens.
  */
 export interface TokenStore {
-  getClient(issuer: string): Promise<StoredClient | undefined>;
+  getClient(application: string, issuer: string): Promise<StoredClient | undefined>;
   saveClient(client: StoredClient): Promise<void>;
-  deleteClient(issuer: string): Promise<void>;
-  /** The grant for a server, for one issuer or (without `issuer`) the most recently updated one. */
-  getGrant(serverUrl: string, issuer?: string): Promise<StoredGrant | undefined>;
+  deleteClient(application: string, issuer: string): Promise<void>;
+  /** The application's grant for a server, for one issuer or (without `issuer`) the most recently updated one. */
+  getGrant(application: string, serverUrl: string, issuer?: string): Promise<StoredGrant | undefined>;
   saveGrant(grant: StoredGrant): Promise<void>;
-  deleteGrant(serverUrl: string, issuer?: string): Promise<number>;
+  /** Deletes the application's grants for a server (for one issuer, or all); returns how many. */
+  deleteGrant(application: string, serverUrl: string, issuer?: string): Promise<number>;
+  /** Every grant of every application. */
   listGrants(): Promise<StoredGrant[]>;
   /**
    * Runs `action` while holding an exclusive lock named `name`, across concurrent calls in this

@@ -27,6 +27,7 @@ describe('loopback callback', () => {
   it('delivers code and state, answers with a self-contained page, then closes', async () => {
     const callback = await startLoopback();
     assert.match(callback.redirectUri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    callback.expectState('xyz');
     const response = await fetch(`${callback.redirectUri}?code=abc&state=xyz&iss=https%3A%2F%2Fauth.example`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
@@ -48,6 +49,7 @@ describe('loopback callback', () => {
   it('delivers an error, shown escaped', async () => {
     const callback = await startLoopback({ path: '/oauth/done' });
     assert.match(callback.redirectUri, /\/oauth\/done$/);
+    callback.expectState('s');
     const response = await fetch(`${callback.redirectUri}?error=${encodeURIComponent('<b>access_denied</b>')}&state=s`);
     assert.equal(response.status, 200);
     const html = await response.text();
@@ -61,6 +63,7 @@ describe('loopback callback', () => {
 
   it('answers 404 elsewhere, 400 without code or error, 405 to other methods, and keeps waiting', async () => {
     const callback = await startLoopback();
+    callback.expectState('s');
     const origin = new URL(callback.redirectUri).origin;
     assert.equal((await fetch(`${origin}/favicon.ico`)).status, 404);
     assert.equal((await fetch(`${origin}/callback/extra?code=x`)).status, 404);
@@ -71,8 +74,40 @@ describe('loopback callback', () => {
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET');
     assert.equal(await isListening(callback.redirectUri), true);
-    assert.equal((await fetch(`${callback.redirectUri}?code=late`)).status, 200);
+    assert.equal((await fetch(`${callback.redirectUri}?code=late&state=s`)).status, 200);
     assert.equal((await callback.wait()).get('code'), 'late');
+  });
+
+  it('ignores callbacks without the expected state: a forged error or code does not end the sign-in', async () => {
+    const callback = await startLoopback();
+    callback.expectState('the-right-state');
+    let ended = false;
+    void callback.wait().then(() => (ended = true), () => (ended = true));
+    for (const query of ['error=x', 'error=access_denied&state=wrong', 'code=forged&state=wrong', 'code=forged', 'code=forged&state=', 'code=forged&state=the-right-state&state=wrong']) {
+      const response = await fetch(`${callback.redirectUri}?${query}`);
+      assert.equal(response.status, 400, query);
+      assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+      assert.match(await response.text(), /<h1>Not this sign-in<\/h1><p>This callback was not for the sign-in in progress; it was ignored\.<\/p>/, query);
+    }
+    assert.equal(ended, false, 'the wait goes on');
+    assert.equal(await isListening(callback.redirectUri), true);
+    const right = await fetch(`${callback.redirectUri}?code=real&state=the-right-state`);
+    assert.equal(right.status, 200);
+    assert.match(await right.text(), /Signed in/);
+    const params = await callback.wait();
+    assert.equal(params.get('code'), 'real');
+    assert.equal(await isListening(callback.redirectUri), false);
+  });
+
+  it('ignores every callback until the state is known, and follows a newer state', async () => {
+    const callback = await startLoopback();
+    assert.equal((await fetch(`${callback.redirectUri}?code=early&state=s1`)).status, 400);
+    callback.expectState('s1');
+    callback.expectState('s2');
+    assert.equal((await fetch(`${callback.redirectUri}?code=old&state=s1`)).status, 400);
+    assert.equal((await fetch(`${callback.redirectUri}?code=new&state=s2`)).status, 200);
+    assert.equal((await callback.wait()).get('code'), 'new');
+    assert.throws(() => callback.expectState(''), isClientError('authorization_failed'));
   });
 
   it('refuses requests naming another host (DNS rebinding)', async () => {

@@ -15,6 +15,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpSdkOAuthProvider } from '../../src/client/mcp-sdk.js';
+import { DEFAULT_CLIENT_NAME } from '../../src/client/registration.js';
 import { ContextClient } from '../../src/client/session.js';
 import { FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import { clientError, person, recordingFetch, startContextServer, USER, type ContextServer, type Person, type SentRequest } from './setup.js';
@@ -30,13 +31,13 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     await server.close();
   });
 
-  async function providerFor(who: Person, store = new MemoryTokenStore(), sent: SentRequest[] = []): Promise<McpSdkOAuthProvider> {
+  async function providerFor(who: Person, store = new MemoryTokenStore(), sent: SentRequest[] = [], authorizationTimeoutMs = 10_000): Promise<McpSdkOAuthProvider> {
     const provider = await McpSdkOAuthProvider.create({
       serverUrl: server.serverUrl,
       store,
       clientName: 'SDK test',
       openAuthorizationUrl: who.open,
-      authorizationTimeoutMs: 10_000,
+      authorizationTimeoutMs,
       fetch: recordingFetch(sent),
     });
     providers.push(provider);
@@ -80,11 +81,11 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     assert.equal(identity.resource, server.serverUrl);
 
     // Tokens and client are in our store, shaped as ContextClient keeps them.
-    const client = await store.getClient(server.issuer);
+    const client = await store.getClient(provider.application, server.issuer);
     assert.ok(client);
     assert.equal(client.tokenEndpointAuthMethod, 'none');
     assert.deepEqual(client.redirectUris, [provider.redirectUrl]);
-    const grant = await store.getGrant(server.serverUrl);
+    const grant = await store.getGrant(provider.application, server.serverUrl);
     assert.ok(grant);
     assert.equal(grant.issuer, server.issuer);
     assert.equal(grant.revision, 'B');
@@ -94,20 +95,24 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     assert.ok(grant.refreshToken);
     assert.ok(grant.expiresAt && grant.expiresAt > Date.now() / 1000);
 
-    // A ContextClient on the same store uses what the SDK obtained: no new login, no new registration.
-    const context = new ContextClient({ serverUrl: server.serverUrl, store, interactive: false });
+    // A ContextClient of the same application on the same store uses what the SDK obtained: no new
+    // login, no new registration. Another application finds nothing of it.
+    const context = new ContextClient({ serverUrl: server.serverUrl, store, clientName: 'SDK test', interactive: false });
     assert.equal(await context.accessToken(), grant.accessToken);
     assert.equal(server.count('POST', '/register'), 1);
+    const another = new ContextClient({ serverUrl: server.serverUrl, store, clientName: 'Another App', interactive: false });
+    await assert.rejects(another.accessToken(), clientError('login_required'));
   });
 
-  it('a tampered state: waitForAuthorizationCode rejects with state_mismatch, no tokens stored', async () => {
+  it('a tampered state: refused at the loopback, waitForAuthorizationCode times out, no tokens stored', async () => {
     const who = person({ tamper: (callback) => callback.searchParams.set('state', 'forged') });
     const store = new MemoryTokenStore();
-    const provider = await providerFor(who, store);
+    const provider = await providerFor(who, store, [], 3_000);
     const transport = new StreamableHTTPClientTransport(new URL(server.serverUrl), { authProvider: provider });
     await assert.rejects(sdkClient().connect(transport), UnauthorizedError);
-    await assert.rejects(provider.waitForAuthorizationCode(), clientError('state_mismatch'));
-    assert.equal(await store.getGrant(server.serverUrl), undefined);
+    assert.deepEqual(who.answers, [400]);
+    await assert.rejects(provider.waitForAuthorizationCode(), clientError('authorization_timeout'));
+    assert.equal(await store.getGrant(provider.application, server.serverUrl), undefined);
     assert.equal(server.tokenRequests('authorization_code').length, 1, 'only the first test’s code was redeemed');
   });
 
@@ -125,10 +130,10 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     await assert.rejects(provider.waitForAuthorizationCode(), clientError('authorization_failed', /access_denied/));
   });
 
-  it('a grant ContextClient stored is used by the SDK without any authorization', async () => {
+  it('a grant ContextClient stored for the same application is used by the SDK without any authorization', async () => {
     const who = person();
     const store = new MemoryTokenStore();
-    await new ContextClient({ serverUrl: server.serverUrl, store, openAuthorizationUrl: who.open }).login();
+    await new ContextClient({ serverUrl: server.serverUrl, store, clientName: 'SDK test', openAuthorizationUrl: who.open }).login();
     const nobody = person();
     const provider = await providerFor(nobody, store);
     const client = sdkClient();
@@ -167,7 +172,7 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
       }
       assert.equal(nobody.urls.length, 0, 'nobody was sent to authorize');
       // What the file holds is alive: the grant family was not revoked as a replay.
-      const stored = await new FileTokenStore(file).getGrant(own.serverUrl);
+      const stored = await new FileTokenStore(file).getGrant(DEFAULT_CLIENT_NAME, own.serverUrl);
       assert.ok(stored?.refreshToken && !presented.includes(stored.refreshToken), 'the stored refresh token is the newest, not yet spent');
       const after = await new ContextClient({ serverUrl: own.serverUrl, store: new FileTokenStore(file), interactive: false }).refresh({ ...stored, expiresAt: 0 });
       assert.notEqual(after.refreshToken, stored.refreshToken);

@@ -40,21 +40,40 @@ describe('forged or foreign authorization responses', () => {
   before(async () => (server = await startContextServer()));
   after(() => server.close());
 
-  it('a tampered state: state_mismatch, the code is not redeemed, nothing stored, the callback closed', async () => {
+  it('a tampered state: refused at the callback, the sign-in waits on and times out; the code is not redeemed, nothing stored', async () => {
     const who = person({ tamper: (callback) => callback.searchParams.set('state', 'forged-state') });
-    const client = clientFor(server, who);
+    const client = clientFor(server, who, { authorizationTimeoutMs: 1_500 });
     const exchanges = server.tokenRequests('authorization_code').length;
-    await assert.rejects(client.login(), clientError('state_mismatch'));
+    await assert.rejects(client.login(), clientError('authorization_timeout'));
+    assert.deepEqual(who.answers, [400]);
     assert.equal(await client.grant(), undefined);
     assert.deepEqual(await client.store.listGrants(), []);
     assert.equal(server.tokenRequests('authorization_code').length, exchanges, 'the code was never sent to /token');
     assert.equal(await isListening(who.callbacks[0]!.href), false);
   });
 
-  it('a missing state: state_mismatch', async () => {
-    const client = clientFor(server, person({ tamper: (callback) => callback.searchParams.delete('state') }));
-    await assert.rejects(client.login(), clientError('state_mismatch'));
+  it('a missing state: refused at the callback, the sign-in times out', async () => {
+    const who = person({ tamper: (callback) => callback.searchParams.delete('state') });
+    const client = clientFor(server, who, { authorizationTimeoutMs: 1_500 });
+    await assert.rejects(client.login(), clientError('authorization_timeout'));
+    assert.deepEqual(who.answers, [400]);
     assert.equal(await client.grant(), undefined);
+  });
+
+  it('forged callbacks sent before the real one (an error, a code with a wrong state) do not end the sign-in', async () => {
+    const forged = (callback: URL): URL[] => {
+      const error = new URL(callback.origin + callback.pathname);
+      error.searchParams.set('error', 'x');
+      const code = new URL(callback);
+      code.searchParams.set('code', 'forged-code');
+      code.searchParams.set('state', 'wrong');
+      return [error, code];
+    };
+    const who = person({ forged });
+    const client = clientFor(server, who);
+    const grant = await client.login();
+    assert.deepEqual(who.answers, [400, 400, 200]);
+    assert.deepEqual(await client.grant(), grant);
   });
 
   it('a foreign iss: issuer_mismatch, nothing stored', async () => {

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DEFAULT_CLIENT_NAME } from '../../src/client/registration.js';
 import { ContextClient } from '../../src/client/session.js';
 import { FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import { REVISION_A_VERSION } from '../../src/client/discovery.js';
@@ -71,7 +72,7 @@ for (const mode of MODES) {
       assert.equal(grant.revision, revision);
       if (revision === 'B') assert.equal(grant.resource, server.serverUrl);
       else assert.equal(grant.resource, undefined);
-      const registered = await client.store.getClient(server.issuer);
+      const registered = await client.store.getClient(DEFAULT_CLIENT_NAME, server.issuer);
       assert.ok(registered, 'the dynamically registered client is stored');
       assert.equal(registered.source, 'dynamic');
       assert.equal(grant.clientId, registered.clientId);
@@ -183,8 +184,8 @@ describe('ContextClient: registration', () => {
     const third = clientFor(server, person(), { store });
     await toolResult(await callTool(third.fetch, server.serverUrl, 'whoami'));
     assert.equal(server.count('POST', '/register') - registrations, 1);
-    const grant = await store.getGrant(server.serverUrl);
-    assert.equal(grant?.clientId, (await store.getClient(server.issuer))?.clientId);
+    const grant = await store.getGrant(DEFAULT_CLIENT_NAME, server.serverUrl);
+    assert.equal(grant?.clientId, (await store.getClient(DEFAULT_CLIENT_NAME, server.issuer))?.clientId);
   });
 
   it('uses a pre-registered public client id without /register', async () => {
@@ -247,7 +248,7 @@ describe('ContextClient: registration', () => {
       const grant = await client.login();
       assert.deepEqual(asked, [closed.issuer]);
       assert.equal(grant.clientId, clientId);
-      assert.equal((await client.store.getClient(closed.issuer))?.source, 'prompt');
+      assert.equal((await client.store.getClient(DEFAULT_CLIENT_NAME, closed.issuer))?.source, 'prompt');
       assert.equal(closed.count('POST', '/register'), 0);
     });
 
@@ -353,7 +354,7 @@ describe('ContextClient: refresh', () => {
       assert.equal(a, b);
       assert.notEqual(a, grant.accessToken);
       assert.equal(server.tokenRequests('refresh_token').length - refreshes, 1);
-      const stored = await new FileTokenStore(file).getGrant(server.serverUrl);
+      const stored = await new FileTokenStore(file).getGrant(DEFAULT_CLIENT_NAME, server.serverUrl);
       assert.equal(stored?.accessToken, a);
       assert.notEqual(stored?.refreshToken, grant.refreshToken);
 
@@ -460,9 +461,9 @@ describe('ContextClient: refresh', () => {
     const record = await server.store.getRefreshToken(hashSecret(grant.refreshToken!));
     await server.store.revokeGrant(record!.grantId, Math.floor(Date.now() / 1000));
     // (Consent is remembered, so the person cannot refuse: the answer is forged on the way instead.)
-    const forged = person({ tamper: (callback) => callback.searchParams.set('state', 'forged') });
+    const forged = person({ tamper: (callback) => callback.searchParams.set('iss', 'https://evil.example') });
     const client = clientFor(server, forged, { store: loggedIn.store });
-    await assert.rejects(client.fetch(server.serverUrl, rpc('tools/list')), clientError('state_mismatch'));
+    await assert.rejects(client.fetch(server.serverUrl, rpc('tools/list')), clientError('issuer_mismatch'));
     assert.equal(forged.urls.length, 1, 'one authorization, not a second one after the first failed');
     assert.equal(await client.grant(), undefined);
   });
@@ -573,5 +574,38 @@ describe('ContextClient: step-up', () => {
       await again.body?.cancel();
     }
     assert.equal(who.urls.length, 2);
+  });
+});
+
+describe('ContextClient: applications sharing a store', () => {
+  let server: ContextServer;
+  before(async () => (server = await startContextServer()));
+  after(() => server.close());
+
+  it('files its registrations and tokens under applicationId, else clientMetadataUrl, else clientName', () => {
+    const serverUrl = 'https://context.example/mcp';
+    assert.equal(new ContextClient({ serverUrl }).application, DEFAULT_CLIENT_NAME);
+    assert.equal(new ContextClient({ serverUrl, clientName: 'My App' }).application, 'My App');
+    assert.equal(new ContextClient({ serverUrl, clientName: 'My App', clientMetadataUrl: 'https://app.example/client.json' }).application, 'https://app.example/client.json');
+    assert.equal(new ContextClient({ serverUrl, clientName: 'My App', applicationId: 'com.example.app' }).application, 'com.example.app');
+    assert.throws(() => new ContextClient({ serverUrl, applicationId: ' ' }), clientError('registration_unavailable', /application id/));
+  });
+
+  it('a second application on the store registers as itself and gets its own tokens; the first keeps its own', async () => {
+    const store = new MemoryTokenStore();
+    const registrations = server.count('POST', '/register');
+    const first = clientFor(server, person(), { store, clientName: 'First App' });
+    const firstGrant = await first.login();
+    const who = person();
+    const second = clientFor(server, who, { store, clientName: 'Second App' });
+    assert.equal(await second.grant(), undefined, 'the first application’s grant is not the second’s');
+    const secondGrant = await second.login();
+    assert.equal(server.count('POST', '/register') - registrations, 2);
+    const registered = server.seen.filter((r) => r.method === 'POST' && r.path === '/register').slice(-2).map((r) => (r.json as { client_name: string }).client_name);
+    assert.deepEqual(registered, ['First App', 'Second App']);
+    assert.notEqual(secondGrant.clientId, firstGrant.clientId);
+    assert.equal(who.urls[0]!.searchParams.get('client_id'), secondGrant.clientId);
+    assert.equal((await first.grant())?.accessToken, firstGrant.accessToken);
+    assert.equal((await store.getClient('Second App', server.issuer))?.clientId, secondGrant.clientId);
   });
 });

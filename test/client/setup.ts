@@ -234,6 +234,8 @@ export interface PersonOptions {
   tamper?: (callback: URL) => void;
   /** Never comes back: the callback is not delivered. */
   absent?: boolean;
+  /** Callbacks someone else sends first (another program on this machine, a web page), made from the real one. */
+  forged?: (callback: URL) => URL[];
 }
 
 export interface Person {
@@ -243,6 +245,8 @@ export interface Person {
   urls: URL[];
   /** Every callback URL the person delivered. */
   callbacks: URL[];
+  /** The loopback's status for each callback delivered, forged ones included, in order. */
+  answers: number[];
 }
 
 /**
@@ -253,19 +257,26 @@ export interface Person {
 export function person(options: PersonOptions = {}): Person {
   const urls: URL[] = [];
   const callbacks: URL[] = [];
+  const answers: number[] = [];
+  const deliver = async (callback: URL): Promise<void> => {
+    const answer = await fetch(callback);
+    answers.push(answer.status);
+    await answer.body?.cancel();
+  };
   return {
     urls,
     callbacks,
+    answers,
     async open(url) {
       urls.push(url);
       if (options.absent) return;
       const browser = new Browser((path, init) => fetch(new URL(path, url.origin), init));
       const first = await browser.fetch(url.pathname + url.search);
       const callback = await signInAndConsent(browser, first, USER, options.decision ?? 'approve', url.origin);
+      for (const forged of options.forged?.(new URL(callback)) ?? []) await deliver(forged);
       options.tamper?.(callback);
       callbacks.push(callback);
-      const answer = await fetch(callback);
-      await answer.body?.cancel();
+      await deliver(callback);
     },
   };
 }

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ClientError } from '../../src/client/errors.js';
-import { defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
+import { checkFolder, openPrivateFile } from '../../src/client/private-file.js';
+import { CLI_CLIENT_NAME, defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from '../../src/client/types.js';
 
 const MODULE = fileURLToPath(new URL('../../src/client/token-store.ts', import.meta.url));
@@ -15,9 +16,11 @@ const PROJECT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = 'https://context.example/mcp';
 const ISSUER = 'https://auth.example';
 const OTHER_ISSUER = 'https://login.example';
+const APP = 'My App';
 
 function makeClient(overrides: Partial<StoredClient> = {}): StoredClient {
   return {
+    application: APP,
     issuer: ISSUER,
     clientId: 'client-1',
     tokenEndpointAuthMethod: 'none',
@@ -30,6 +33,7 @@ function makeClient(overrides: Partial<StoredClient> = {}): StoredClient {
 
 function makeGrant(overrides: Partial<StoredGrant> = {}): StoredGrant {
   return {
+    application: APP,
     serverUrl: SERVER,
     issuer: ISSUER,
     resource: SERVER,
@@ -58,7 +62,7 @@ after(async () => {
 /** A fresh folder per test; the credentials file inside it does not exist yet. */
 async function freshFolder(): Promise<string> {
   const folder = path.join(tempRoot, `case-${++folderCount}`);
-  await fs.mkdir(folder);
+  await fs.mkdir(folder, { mode: 0o700 });
   return folder;
 }
 
@@ -71,12 +75,12 @@ for (const kind of kinds) {
   describe(`${kind.name}: behaviour every TokenStore shares`, () => {
     it('starts empty', async () => {
       const store = await kind.open();
-      assert.equal(await store.getClient(ISSUER), undefined);
-      assert.equal(await store.getGrant(SERVER), undefined);
-      assert.equal(await store.getGrant(SERVER, ISSUER), undefined);
+      assert.equal(await store.getClient(APP, ISSUER), undefined);
+      assert.equal(await store.getGrant(APP, SERVER), undefined);
+      assert.equal(await store.getGrant(APP, SERVER, ISSUER), undefined);
       assert.deepEqual(await store.listGrants(), []);
-      assert.equal(await store.deleteGrant(SERVER), 0);
-      await store.deleteClient(ISSUER);
+      assert.equal(await store.deleteGrant(APP, SERVER), 0);
+      await store.deleteClient(APP, ISSUER);
     });
 
     it('saves, replaces and deletes clients per issuer', async () => {
@@ -84,12 +88,12 @@ for (const kind of kinds) {
       const client = makeClient({ clientSecret: 'secret', tokenEndpointAuthMethod: 'client_secret_basic' });
       await store.saveClient(client);
       await store.saveClient(makeClient({ issuer: OTHER_ISSUER, clientId: 'other' }));
-      assert.deepEqual(await store.getClient(ISSUER), client);
+      assert.deepEqual(await store.getClient(APP, ISSUER), client);
       await store.saveClient({ ...client, clientId: 'client-2' });
-      assert.equal((await store.getClient(ISSUER))?.clientId, 'client-2');
-      await store.deleteClient(ISSUER);
-      assert.equal(await store.getClient(ISSUER), undefined);
-      assert.equal((await store.getClient(OTHER_ISSUER))?.clientId, 'other');
+      assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-2');
+      await store.deleteClient(APP, ISSUER);
+      assert.equal(await store.getClient(APP, ISSUER), undefined);
+      assert.equal((await store.getClient(APP, OTHER_ISSUER))?.clientId, 'other');
     });
 
     it('keeps one grant per (server, issuer) and finds it by issuer', async () => {
@@ -98,11 +102,11 @@ for (const kind of kinds) {
       await store.saveGrant(grant);
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'other', updatedAt: 1 }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'elsewhere' }));
-      assert.deepEqual(await store.getGrant(SERVER, ISSUER), grant);
-      assert.equal((await store.getGrant(SERVER, OTHER_ISSUER))?.accessToken, 'other');
-      assert.equal(await store.getGrant(SERVER, 'https://unknown.example'), undefined);
+      assert.deepEqual(await store.getGrant(APP, SERVER, ISSUER), grant);
+      assert.equal((await store.getGrant(APP, SERVER, OTHER_ISSUER))?.accessToken, 'other');
+      assert.equal(await store.getGrant(APP, SERVER, 'https://unknown.example'), undefined);
       await store.saveGrant({ ...grant, accessToken: 'access-2', updatedAt: grant.updatedAt + 10 });
-      assert.equal((await store.getGrant(SERVER, ISSUER))?.accessToken, 'access-2');
+      assert.equal((await store.getGrant(APP, SERVER, ISSUER))?.accessToken, 'access-2');
       assert.equal((await store.listGrants()).length, 3);
     });
 
@@ -111,9 +115,9 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'older', updatedAt: 100 }));
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'newer', updatedAt: 200 }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'newest', updatedAt: 300 }));
-      assert.equal((await store.getGrant(SERVER))?.accessToken, 'newer');
+      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'newer');
       await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'refreshed', updatedAt: 250 }));
-      assert.equal((await store.getGrant(SERVER))?.accessToken, 'refreshed');
+      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'refreshed');
     });
 
     it('deletes grants for one issuer or for the whole server, counting them', async () => {
@@ -121,12 +125,36 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp' }));
-      assert.equal(await store.deleteGrant(SERVER, ISSUER), 1);
-      assert.equal(await store.deleteGrant(SERVER, ISSUER), 0);
+      assert.equal(await store.deleteGrant(APP, SERVER, ISSUER), 1);
+      assert.equal(await store.deleteGrant(APP, SERVER, ISSUER), 0);
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
-      assert.equal(await store.deleteGrant(SERVER), 2);
-      assert.equal(await store.getGrant(SERVER), undefined);
+      assert.equal(await store.deleteGrant(APP, SERVER), 2);
+      assert.equal(await store.getGrant(APP, SERVER), undefined);
       assert.deepEqual((await store.listGrants()).map((grant) => grant.serverUrl), ['https://elsewhere.example/mcp']);
+    });
+
+    it('keeps each application’s registrations and grants apart, on one issuer and one server', async () => {
+      const store = await kind.open();
+      const other = 'Other App';
+      await store.saveClient(makeClient());
+      await store.saveClient(makeClient({ application: other, clientId: 'other-client' }));
+      await store.saveGrant(makeGrant());
+      await store.saveGrant(makeGrant({ application: other, clientId: 'other-client', accessToken: 'other-access', updatedAt: 1_800_000_000 }));
+      assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-1');
+      assert.equal((await store.getClient(other, ISSUER))?.clientId, 'other-client');
+      assert.equal(await store.getClient('Third App', ISSUER), undefined);
+      // The other application's grant is newer, and still not this one's.
+      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
+      assert.equal((await store.getGrant(other, SERVER, ISSUER))?.accessToken, 'other-access');
+      assert.equal(await store.getGrant('Third App', SERVER), undefined);
+      assert.deepEqual((await store.listGrants()).map((grant) => grant.application).sort(), [APP, other]);
+
+      assert.equal(await store.deleteGrant(APP, SERVER), 1);
+      await store.deleteClient(APP, ISSUER);
+      assert.equal(await store.getGrant(APP, SERVER), undefined);
+      assert.equal(await store.getClient(APP, ISSUER), undefined);
+      assert.equal((await store.getGrant(other, SERVER))?.accessToken, 'other-access');
+      assert.equal((await store.getClient(other, ISSUER))?.clientId, 'other-client');
     });
 
     it('hands out copies: changing a saved or returned object changes nothing stored', async () => {
@@ -134,14 +162,14 @@ for (const kind of kinds) {
       const grant = makeGrant();
       await store.saveGrant(grant);
       grant.accessToken = 'changed after save';
-      const returned = await store.getGrant(SERVER, ISSUER);
+      const returned = await store.getGrant(APP, SERVER, ISSUER);
       assert.equal(returned?.accessToken, 'access-1');
       returned!.accessToken = 'changed after get';
-      assert.equal((await store.getGrant(SERVER, ISSUER))?.accessToken, 'access-1');
+      assert.equal((await store.getGrant(APP, SERVER, ISSUER))?.accessToken, 'access-1');
       const client = makeClient();
       await store.saveClient(client);
       client.redirectUris.push('http://127.0.0.1/other');
-      assert.deepEqual((await store.getClient(ISSUER))?.redirectUris, ['http://127.0.0.1/callback']);
+      assert.deepEqual((await store.getClient(APP, ISSUER))?.redirectUris, ['http://127.0.0.1/callback']);
     });
 
     it('keeps concurrent saves of different keys', async () => {
@@ -200,7 +228,7 @@ for (const kind of kinds) {
       const store = await kind.open();
       await store.withLock('refresh', async () => {
         await store.saveGrant(makeGrant());
-        assert.equal((await store.getGrant(SERVER))?.accessToken, 'access-1');
+        assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
       });
     });
   });
@@ -256,11 +284,17 @@ describe('FileTokenStore: the file', () => {
     const store = new FileTokenStore(file);
     await store.saveClient(makeClient());
     await store.saveGrant(makeGrant());
+    await store.saveClient(makeClient({ application: CLI_CLIENT_NAME, clientId: 'cli' }));
     const document = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+    const { application: _app, ...client } = makeClient();
+    const { application: _same, ...grant } = makeGrant();
+    const { application: _cli, ...cliClient } = makeClient({ clientId: 'cli' });
     assert.deepEqual(document, {
-      version: 1,
-      clients: { [ISSUER]: makeClient() },
-      grants: { [`${SERVER} ${ISSUER}`]: makeGrant() },
+      version: 2,
+      applications: {
+        [APP]: { clients: { [ISSUER]: client }, grants: { [`${SERVER} ${ISSUER}`]: grant } },
+        [CLI_CLIENT_NAME]: { clients: { [ISSUER]: cliClient }, grants: {} },
+      },
     });
   });
 
@@ -276,7 +310,7 @@ describe('FileTokenStore: the file', () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     await fs.writeFile(file, JSON.stringify({ version: 1, clients: {}, grants: {} }), { mode: 0o644 });
     await fs.chmod(file, 0o644);
-    assert.equal(await new FileTokenStore(file).getClient(ISSUER), undefined);
+    assert.equal(await new FileTokenStore(file).getClient(APP, ISSUER), undefined);
     assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
   });
 
@@ -284,7 +318,7 @@ describe('FileTokenStore: the file', () => {
     const folder = await freshFolder();
     const store = new FileTokenStore(path.join(folder, 'credentials.json'));
     await Promise.all(Array.from({ length: 10 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example` }))));
-    await store.deleteGrant('https://s0.example');
+    await store.deleteGrant(APP, 'https://s0.example');
     await store.withLock('refresh', async () => undefined);
     assert.deepEqual(await fs.readdir(folder), ['credentials.json']);
   });
@@ -295,16 +329,25 @@ describe('FileTokenStore: the file', () => {
     const second = new FileTokenStore(file);
     await first.saveClient(makeClient());
     await first.saveGrant(makeGrant());
-    assert.deepEqual(await second.getClient(ISSUER), makeClient());
-    assert.deepEqual(await new FileTokenStore(file).getGrant(SERVER), makeGrant());
+    assert.deepEqual(await second.getClient(APP, ISSUER), makeClient());
+    assert.deepEqual(await new FileTokenStore(file).getGrant(APP, SERVER), makeGrant());
     await second.saveGrant(makeGrant({ accessToken: 'from second', updatedAt: 2_000_000_000 }));
-    assert.equal((await first.getGrant(SERVER))?.accessToken, 'from second');
+    assert.equal((await first.getGrant(APP, SERVER))?.accessToken, 'from second');
   });
 
   it('refuses a corrupt file and leaves it untouched', async () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     const store = new FileTokenStore(file);
-    for (const content of ['{"version": 1, "clients": {', '[]', '{"version": 2, "clients": {}, "grants": {}}', '{"version": 1, "grants": {"x": {"serverUrl": 1}}}']) {
+    for (const content of [
+      '{"version": 2, "applications": {',
+      '[]',
+      '{"version": 3, "applications": {}}',
+      '{"version": 1, "grants": {"x": {"serverUrl": 1}}}',
+      '{"version": 2, "applications": {"My App": {"grants": {"x": {"serverUrl": 1}}}}}',
+      '{"version": 2, "applications": {"My App": []}}',
+      '{"version": 2, "applications": []}',
+      '{"version": 2, "clients": {}, "grants": {}}',
+    ]) {
       await fs.writeFile(file, content);
       const isStorageFailure = (error: unknown): boolean => {
         assert.ok(error instanceof ClientError);
@@ -312,10 +355,10 @@ describe('FileTokenStore: the file', () => {
         assert.ok(error.message.includes(file), error.message);
         return true;
       };
-      await assert.rejects(store.getClient(ISSUER), isStorageFailure);
+      await assert.rejects(store.getClient(APP, ISSUER), isStorageFailure);
       await assert.rejects(store.listGrants(), isStorageFailure);
       await assert.rejects(store.saveGrant(makeGrant()), isStorageFailure);
-      await assert.rejects(store.deleteClient(ISSUER), isStorageFailure);
+      await assert.rejects(store.deleteClient(APP, ISSUER), isStorageFailure);
       assert.equal(await fs.readFile(file, 'utf8'), content);
     }
   });
@@ -329,10 +372,36 @@ describe('FileTokenStore: the file', () => {
     assert.equal((await store.listGrants()).length, 1);
   });
 
-  it('keeps an issuer named "__proto__" as data', async () => {
+  it('keeps an issuer or an application named "__proto__" as data', async () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     await new FileTokenStore(file).saveClient(makeClient({ issuer: '__proto__' }));
-    assert.equal((await new FileTokenStore(file).getClient('__proto__'))?.clientId, 'client-1');
+    await new FileTokenStore(file).saveGrant(makeGrant({ application: '__proto__' }));
+    assert.equal((await new FileTokenStore(file).getClient(APP, '__proto__'))?.clientId, 'client-1');
+    assert.equal((await new FileTokenStore(file).getGrant('__proto__', SERVER))?.accessToken, 'access-1');
+  });
+
+  it('reads a version 1 file (no applications) as the CLI’s, and upgrades it in place on the first write', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    // What the CLI wrote before applications were told apart.
+    const { application: _client, ...v1Client } = makeClient({ clientId: 'cli-client' });
+    const { application: _grant, ...v1Grant } = makeGrant({ clientId: 'cli-client', accessToken: 'cli-access' });
+    const v1 = `${JSON.stringify({ version: 1, clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER}`]: v1Grant } }, null, 2)}\n`;
+    await fs.writeFile(file, v1, { mode: 0o600 });
+
+    const store = new FileTokenStore(file);
+    assert.deepEqual(await store.getClient(CLI_CLIENT_NAME, ISSUER), { ...v1Client, application: CLI_CLIENT_NAME });
+    assert.deepEqual(await store.getGrant(CLI_CLIENT_NAME, SERVER), { ...v1Grant, application: CLI_CLIENT_NAME });
+    assert.equal(await store.getClient(APP, ISSUER), undefined, 'another application does not find the CLI’s registration');
+    assert.equal(await store.getGrant(APP, SERVER), undefined, 'nor its tokens');
+    assert.equal(await fs.readFile(file, 'utf8'), v1, 'reading changes nothing');
+
+    await store.saveClient(makeClient());
+    const document = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; applications: Record<string, { clients: Record<string, unknown>; grants: Record<string, unknown> }> };
+    assert.equal(document.version, 2);
+    assert.deepEqual(document.applications[CLI_CLIENT_NAME], { clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER}`]: v1Grant } });
+    assert.deepEqual(Object.keys(document.applications[APP]!.clients), [ISSUER]);
+    assert.equal((await store.getGrant(CLI_CLIENT_NAME, SERVER))?.accessToken, 'cli-access', 'the CLI still finds its tokens');
+    assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-1');
   });
 
   it('finds its default path from the environment', () => {
@@ -341,6 +410,127 @@ describe('FileTokenStore: the file', () => {
     const home = path.join(os.homedir(), '.config', 'context-auth', 'credentials.json');
     assert.equal(defaultCredentialsPath({}), home);
     assert.equal(defaultCredentialsPath({ XDG_CONFIG_HOME: 'relative' }), home);
+  });
+});
+
+describe('FileTokenStore: only a file and folder of the user’s own', { skip: process.platform === 'win32' && 'no POSIX modes or user ids' }, () => {
+  /** A ClientError storage_failed whose message names `where` and matches `why`. */
+  const refusal = (where: string, why: RegExp) => (error: unknown): boolean => {
+    assert.ok(error instanceof ClientError, String(error));
+    assert.equal(error.code, 'storage_failed');
+    assert.ok(error.message.includes(where), error.message);
+    assert.match(error.message, why);
+    return true;
+  };
+
+  /**
+   * Every way in is refused: reads, writes, and work under a lock. A folder that is not private
+   * refuses the lock itself (the lock files would be made in it); a bad file, what reads it.
+   */
+  async function assertRefused(store: FileTokenStore, kind: 'file' | 'folder', where: string, why: RegExp): Promise<void> {
+    await assert.rejects(store.getClient(APP, ISSUER), refusal(where, why));
+    await assert.rejects(store.listGrants(), refusal(where, why));
+    await assert.rejects(store.saveGrant(makeGrant()), refusal(where, why));
+    await assert.rejects(store.deleteGrant(APP, SERVER), refusal(where, why));
+    await assert.rejects(store.withLock('refresh', () => store.getGrant(APP, SERVER)), refusal(where, why));
+    if (kind === 'folder') await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(where, why));
+  }
+
+  const content = `${JSON.stringify({ version: 1, clients: {}, grants: {} })}\n`;
+
+  it('refuses a credentials file that is a symbolic link, and leaves its target alone', async () => {
+    const elsewhere = path.join(await freshFolder(), 'real.json');
+    await fs.writeFile(elsewhere, content, { mode: 0o600 });
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.symlink(elsewhere, file);
+    await assertRefused(new FileTokenStore(file), 'file', file, /credentials file .* is a symbolic link.*CONTEXT_AUTH_CREDENTIALS/);
+    assert.equal(await fs.readFile(elsewhere, 'utf8'), content);
+    assert.ok((await fs.lstat(file)).isSymbolicLink(), 'the link is not replaced');
+  });
+
+  it('refuses a dangling symbolic link instead of writing through it', async () => {
+    const target = path.join(await freshFolder(), 'planted.json');
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.symlink(target, file);
+    await assertRefused(new FileTokenStore(file), 'file', file, /is a symbolic link/);
+    await assert.rejects(fs.stat(target), { code: 'ENOENT' });
+  });
+
+  it('refuses a credentials folder that is a symbolic link', async () => {
+    const real = await freshFolder();
+    const linked = path.join(await freshFolder(), 'context-auth');
+    await fs.symlink(real, linked);
+    await assertRefused(new FileTokenStore(path.join(linked, 'credentials.json')), 'folder', linked, /credentials folder .* is a symbolic link/);
+    assert.deepEqual(await fs.readdir(real), [], 'no file or lock was made through the link');
+  });
+
+  for (const mode of [0o620, 0o602, 0o666]) {
+    it(`refuses a file others may write (mode ${mode.toString(8)}), saying how to fix it, and changes nothing`, async () => {
+      const file = path.join(await freshFolder(), 'credentials.json');
+      await fs.writeFile(file, content);
+      await fs.chmod(file, mode);
+      await assertRefused(new FileTokenStore(file), 'file', file, new RegExp(`may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 600 '${file}'`));
+      assert.equal((await fs.stat(file)).mode & 0o777, mode);
+      assert.equal(await fs.readFile(file, 'utf8'), content);
+    });
+  }
+
+  for (const mode of [0o770, 0o707, 0o777]) {
+    it(`refuses a folder others may write (mode ${mode.toString(8)}), before making anything in it`, async () => {
+      const folder = await freshFolder();
+      await fs.chmod(folder, mode);
+      const file = path.join(folder, 'credentials.json');
+      await assertRefused(new FileTokenStore(file), 'folder', folder, new RegExp(`credentials folder .* may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 700 '${folder}'`));
+      assert.deepEqual(await fs.readdir(folder), [], 'no file or lock file was made');
+    });
+  }
+
+  it('refuses a file and folder another account owns', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    await fs.writeFile(file, content, { mode: 0o600 });
+    const mine = (await fs.stat(file)).uid;
+    const someoneElse = mine + 12_345;
+    await assertRefused(new FileTokenStore(file, { ownerUid: someoneElse }), 'folder', path.dirname(file), new RegExp(`folder .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\)`));
+    // The file's own check, with the folder passing: the folder is checked apart, then the file.
+    await checkFolder(path.dirname(file), mine);
+    await assert.rejects(openPrivateFile(file, someoneElse), refusal(file, new RegExp(`file .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\).*delete it`)));
+    const handle = await openPrivateFile(file, mine);
+    assert.ok(handle);
+    await handle.close();
+  });
+
+  it('takes the current user as the owner by default', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const store = new FileTokenStore(file);
+    await store.saveGrant(makeGrant());
+    assert.equal((await fs.stat(file)).uid, process.getuid!());
+    assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
+  });
+
+  it('without user ids (Windows), checks no owner or mode, but still refuses a link', async () => {
+    const folder = await freshFolder();
+    const file = path.join(folder, 'credentials.json');
+    await fs.writeFile(file, content);
+    await fs.chmod(file, 0o666);
+    await fs.chmod(folder, 0o777);
+    await checkFolder(folder, undefined);
+    const handle = await openPrivateFile(file, undefined);
+    assert.ok(handle);
+    await handle.close();
+    const link = path.join(folder, 'link.json');
+    await fs.symlink(file, link);
+    await assert.rejects(openPrivateFile(link, undefined), refusal(link, /symbolic link/));
+  });
+
+  it('refuses a lock file that is a symbolic link', async () => {
+    const folder = await freshFolder();
+    const file = path.join(folder, 'credentials.json');
+    const target = path.join(await freshFolder(), 'target');
+    await fs.writeFile(target, 'not a lock');
+    await fs.symlink(target, lockPathFor(file, 'refresh'));
+    const store = new FileTokenStore(file, { lockTimeoutMs: 2_000 });
+    await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(lockPathFor(file, 'refresh'), /lock file .* is a symbolic link/));
+    assert.equal(await fs.readFile(target, 'utf8'), 'not a lock');
   });
 });
 
@@ -353,7 +543,7 @@ describe('FileTokenStore: several processes', () => {
       folder,
       `const store = new FileTokenStore(${JSON.stringify(file)});
        await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveGrant({
-         serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
+         application: 'My App', serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
          clientId: 'c', accessToken: 'a' + index + '-' + i, updatedAt: i,
        })));`,
     );

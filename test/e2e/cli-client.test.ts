@@ -14,11 +14,15 @@ import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type C
 
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 
+type StoredGrantFields = { serverUrl: string; issuer: string; clientId: string; accessToken: string; refreshToken?: string; expiresAt?: number; scope?: string };
+
 interface CredentialsFile {
   version: number;
-  clients: Record<string, { clientId: string; issuer: string }>;
-  grants: Record<string, { serverUrl: string; issuer: string; clientId: string; accessToken: string; refreshToken?: string; expiresAt?: number; scope?: string }>;
+  applications: Record<string, { clients: Record<string, { clientId: string; issuer: string }>; grants: Record<string, StoredGrantFields> }>;
 }
+
+/** What the CLI's registrations and grants are filed under. */
+const CLI_APPLICATION = 'context-auth CLI';
 
 /**
  * The error is one line, "context-auth: …", the last on stderr (progress lines may precede it),
@@ -58,15 +62,15 @@ describe('context-auth login, call, status and logout against context-auth serve
 
   function readCredentials(): CredentialsFile {
     const file = JSON.parse(readFileSync(credentials, 'utf8')) as CredentialsFile;
-    for (const grant of Object.values(file.grants)) {
+    for (const grant of Object.values(file.applications).flatMap((application) => Object.values(application.grants))) {
       secrets.add(grant.accessToken);
       if (grant.refreshToken) secrets.add(grant.refreshToken);
     }
     return file;
   }
 
-  function onlyGrant(): CredentialsFile['grants'][string] {
-    const grants = Object.values(readCredentials().grants);
+  function onlyGrant(): StoredGrantFields {
+    const grants = Object.values(readCredentials().applications).flatMap((application) => Object.values(application.grants));
     assert.equal(grants.length, 1, 'one stored grant');
     return grants[0]!;
   }
@@ -155,14 +159,14 @@ describe('context-auth login, call, status and logout against context-auth serve
 
     const status = await run(['status']);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /^SERVER\s+ISSUER\s+CLIENT_ID\s+SCOPE\s+EXPIRES\s+REFRESH\n/);
+    assert.match(status.stdout, /^SERVER\s+APPLICATION\s+ISSUER\s+CLIENT_ID\s+SCOPE\s+EXPIRES\s+REFRESH\n/);
     const expires = new Date(grant.expiresAt! * 1000).toISOString().replace('.000Z', 'Z');
-    assert.match(status.stdout, new RegExp(`${mcp}\\s+${issuer}\\s+${clientId}\\s+mcp:tools\\s+${expires}\\s+yes`));
+    assert.match(status.stdout, new RegExp(`${mcp}\\s+${CLI_APPLICATION}\\s+${issuer}\\s+${clientId}\\s+mcp:tools\\s+${expires}\\s+yes`));
     assert.ok(!status.stdout.includes(grant.accessToken));
 
     const json = await run(['status', '--json']);
     const rows = JSON.parse(json.stdout) as Record<string, string>[];
-    assert.deepEqual(rows.map((row) => [row.server, row.client_id, row.refresh]), [[mcp, clientId, 'yes']]);
+    assert.deepEqual(rows.map((row) => [row.server, row.application, row.client_id, row.refresh]), [[mcp, CLI_APPLICATION, clientId, 'yes']]);
     assert.equal(rows[0]!.access_token, undefined);
 
     const shown = await cliWithEnv(['status', '--show-token'], { env });
@@ -222,8 +226,9 @@ describe('context-auth login, call, status and logout against context-auth serve
 
   it('call refreshes a rejected access token without the browser and stores the rotated refresh token', async () => {
     const file = readCredentials();
-    const [key, before] = Object.entries(file.grants)[0]!;
-    file.grants[key] = { ...before, accessToken: 'garbage' };
+    const grants = file.applications[CLI_APPLICATION]!.grants;
+    const [key, before] = Object.entries(grants)[0]!;
+    grants[key] = { ...before, accessToken: 'garbage' };
     writeFileSync(credentials, JSON.stringify(file, null, 2));
 
     const whoami = await run(['call', mcp, 'tools/call', '{"name":"whoami"}']);
@@ -258,7 +263,7 @@ describe('context-auth login, call, status and logout against context-auth serve
     const status = await run(['status']);
     assert.equal(status.code, 0, status.stderr);
     assert.equal(status.stdout, '(none)\n');
-    assert.deepEqual(readCredentials().grants, {});
+    assert.deepEqual(readCredentials().applications[CLI_APPLICATION]!.grants, {});
 
     const refresh = await postToken({ grant_type: 'refresh_token', refresh_token: grant.refreshToken!, client_id: clientId });
     assert.equal(refresh.status, 400);

@@ -4,7 +4,7 @@
  * JSON object on stdout with a non-zero exit.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { selfSignedCertificate } from '../helpers/self-signed.js';
@@ -42,6 +42,24 @@ describe('the CLI says what lies under a failed request', { timeout: 60_000 }, (
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('a credentials file that is not the user’s own', { skip: process.platform === 'win32' && 'no POSIX modes' }, () => {
+  it('one writable by others, or a link: refused in one sentence naming it and the fix', async () => {
+    const folder = tempDataFolder();
+    const file = join(folder, 'credentials.json');
+    writeFileSync(file, '{"version": 1, "clients": {}, "grants": {}}\n');
+    chmodSync(file, 0o666);
+    const status = oneLine(await cliWithEnv(['status'], { env: { CONTEXT_AUTH_CREDENTIALS: file } }), 1);
+    assert.match(status, new RegExp(`^context-auth: the credentials file ${file} may be written by group or others \\(mode 0666\\).*\`chmod 600 '${file}'\``));
+    const call = oneLine(await cliWithEnv(['call', 'http://127.0.0.1:9/mcp', 'tools/list', '--no-browser', '--credentials', file], { env }), 1);
+    assert.match(call, /may be written by group or others/);
+
+    const link = join(folder, 'link.json');
+    symlinkSync(file, link);
+    chmodSync(file, 0o600);
+    assert.match(oneLine(await cliWithEnv(['status', '--credentials', link], { env }), 1), new RegExp(`the credentials file ${link} is a symbolic link`));
   });
 });
 

@@ -18,7 +18,7 @@ const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 
 interface StoredGrants {
-  grants: Record<string, { serverUrl: string; clientId: string; accessToken: string }>;
+  applications: Record<string, { grants: Record<string, { serverUrl: string; clientId: string; accessToken: string }> }>;
 }
 
 /** Stops a child politely, then for sure. */
@@ -98,7 +98,8 @@ describe('the examples: Hono and Express MCP servers guarded against serve, and 
       assert.equal(result.stderr.match(/Open this URL in a browser/g)?.length, 1, `one sign-in for the SDK and the plain fetch:\n${result.stderr}`);
       const [sdkLine, fetchLine] = result.stdout.trim().split('\n');
       const { whoami, echo } = JSON.parse(sdkLine!) as { whoami: { text: string }[]; echo: { text: string }[] };
-      const grant = Object.values((JSON.parse(readFileSync(credentials, 'utf8')) as StoredGrants).grants).find((g) => g.serverUrl === example.url);
+      const { applications } = JSON.parse(readFileSync(credentials, 'utf8')) as StoredGrants;
+      const grant = Object.values(applications['context-auth example client']?.grants ?? {}).find((g) => g.serverUrl === example.url);
       assert.ok(grant, 'the grant is stored for the example');
       // The tool saw what the guard verified: alice, through the client that registered, with mcp:tools.
       assert.deepEqual(JSON.parse(whoami[0]!.text), { subject: userId, clientId: grant.clientId, scopes: ['mcp:tools'] });

@@ -108,6 +108,7 @@ describe('the pages in a real browser at 360 px and 1280 px', () => {
     ] as const) {
       it(`loopback page, ${name}, ${width} px: styled like the sign-in pages, heading said once`, async () => {
         const loopback = await startLoopback();
+        loopback.expectState('s');
         const answered = loopback.wait();
         const page = await browser.newPage({ viewport: { width, height: 800 } });
         try {

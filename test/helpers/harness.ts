@@ -191,6 +191,8 @@ export async function signInAndConsent(
   user: { username: string; password: string },
   decision: 'approve' | 'deny',
   base: string,
+  /** Collects the HTML of every page shown (sign-in, consent). */
+  pages: string[] = [],
 ): Promise<URL> {
   let response = first;
   for (let hop = 0; hop < 5; hop++) {
@@ -199,6 +201,7 @@ export async function signInAndConsent(
     if (location.origin !== new URL(base).origin || !location.pathname.includes('/interaction/')) return location;
     const page = await browser.fetch(location.pathname);
     const html = await page.text();
+    pages.push(html);
     const { action, csrf } = parseForm(html);
     if (html.includes('name="password"')) {
       response = await browser.submit(action, { csrf, step: 'login', username: user.username, password: user.password });
