@@ -68,10 +68,18 @@ export interface AuthorizationServerOptions {
   interactionTtl?: number;
   /**
    * Seconds after a refresh token's rotation during which presenting it again is refused with
-   * invalid_grant but does not revoke the family (an honest client's concurrent refresh).
-   * Default: 0 — every reuse revokes the family, as RFC 9700 §4.14.2 describes.
+   * invalid_grant but does not revoke the family (an honest client's concurrent refresh), nor is
+   * taken for a retry (refreshRetrySeconds). Default: 0 — a reuse revokes the family, as RFC 9700
+   * §4.14.2 describes.
    */
   refreshReuseGraceSeconds?: number;
+  /**
+   * Seconds after a refresh token's rotation during which presenting it again, while the token it
+   * was rotated to has never been used, is taken for a retry of a refresh whose answer was lost (a
+   * crash or a dropped connection): answered with a new pair that takes the unused token's place,
+   * once, instead of revoking the family. 0 turns it off. Default: 60; at most 300.
+   */
+  refreshRetrySeconds?: number;
   /**
    * Dynamic client registration (RFC 7591): 'open' (default), 'closed', or
    * { initialAccessToken } to require `Authorization: Bearer <token>` on /register.
@@ -131,6 +139,7 @@ export interface ResolvedConfig {
   sessionTtl: number;
   interactionTtl: number;
   refreshReuseGraceSeconds: number;
+  refreshRetrySeconds: number;
   registration: 'open' | 'closed' | { initialAccessToken: string };
   registrationTtl: number;
   /** The client's address, proxies taken into account (`trustProxy`). */
@@ -174,6 +183,10 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
   if (!Number.isInteger(refreshReuseGraceSeconds) || refreshReuseGraceSeconds < 0 || refreshReuseGraceSeconds > 60) {
     throw new Error('refreshReuseGraceSeconds must be a whole number from 0 to 60');
   }
+  const refreshRetrySeconds = options.refreshRetrySeconds ?? 60;
+  if (!Number.isInteger(refreshRetrySeconds) || refreshRetrySeconds < 0 || refreshRetrySeconds > 300) {
+    throw new Error('refreshRetrySeconds must be a whole number from 0 to 300');
+  }
   const basePath = new URL(issuer).pathname.replace(/\/+$/, '');
   const log = options.log ?? (() => {});
   return {
@@ -190,6 +203,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     sessionTtl: positiveInteger('sessionTtl', options.sessionTtl, 8 * 3600),
     interactionTtl: positiveInteger('interactionTtl', options.interactionTtl, 600),
     refreshReuseGraceSeconds,
+    refreshRetrySeconds,
     registration,
     registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
     clientAddress: clientAddressOf(options),

@@ -69,8 +69,9 @@ export function createMemoryStore(): Store {
   const grants = new Map<string, GrantRecord>();
   const codes = new Map<string, AuthorizationCodeRecord>();
   const refreshTokens = new Map<string, RefreshTokenRecord>();
-  // By spentKey; like the SQL table, not removed with the grant (it expires on its own).
-  const spentTokens = new Map<string, Omit<SpentRefreshTokenRecord, 'clientId'>>();
+  // By spentKey; like the SQL table, not removed with the grant (it expires on its own). The
+  // successor is kept by its spentKey too (null: a successor replaced by a retry names none).
+  const spentTokens = new Map<string, Omit<SpentRefreshTokenRecord, 'clientId' | 'successorUnused'> & { successorKey: string | null }>();
   const identities = new Map<string, UserIdentityRecord>();
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
   const revocations = new Map<string, RevocationRecord>();
@@ -130,11 +131,17 @@ export function createMemoryStore(): Store {
     return true;
   };
 
-  /** A spent record, with its grant's client, while the grant exists (the SQL join). */
+  /** The live token of the grant whose hash has the successor's key, if any. */
+  const findSuccessor = (grantId: string, successorKey: string | null): RefreshTokenRecord | undefined =>
+    successorKey === null ? undefined : [...refreshTokens.values()].find((t) => t.grantId === grantId && spentKey(t.tokenHash) === successorKey);
+
+  /** A spent record, with its grant's client and whether its successor is unused, while the grant exists (the SQL join). */
   const findSpent = (tokenHash: string): SpentRefreshTokenRecord | undefined => {
     const spent = spentTokens.get(spentKey(tokenHash));
     const grant = spent && grants.get(spent.grantId);
-    return spent && grant ? { ...spent, clientId: grant.clientId } : undefined;
+    if (!spent || !grant) return undefined;
+    const { successorKey, ...record } = spent;
+    return { ...record, clientId: grant.clientId, successorUnused: findSuccessor(spent.grantId, successorKey) !== undefined };
   };
 
   const findUserByUsername = (username: string): UserRecord | undefined =>
@@ -381,9 +388,29 @@ export function createMemoryStore(): Store {
       raiseAccessExpiry(grant, request.accessExpiresAt);
       refreshTokens.delete(tokenHash);
       const key = spentKey(tokenHash);
-      if (!spentTokens.has(key)) spentTokens.set(key, { grantId: old.grantId, spentAt: now, expiresAt: old.expiresAt });
+      if (!spentTokens.has(key)) spentTokens.set(key, { grantId: old.grantId, spentAt: now, expiresAt: old.expiresAt, successorKey: spentKey(next.tokenHash) });
       refreshTokens.set(next.tokenHash, { ...next, grantId: old.grantId, clientId: old.clientId, scope: [...old.scope] });
       return { status: 'ok', grant: copy(grant), scope: [...old.scope] };
+    },
+    async retryRefresh(request, spentAfter) {
+      const { tokenHash, clientId, next, now } = request;
+      const spent = spentTokens.get(spentKey(tokenHash));
+      const grant = spent && grants.get(spent.grantId);
+      const successor = spent && findSuccessor(spent.grantId, spent.successorKey);
+      const usable =
+        spent !== undefined && spent.spentAt > spentAfter && !refreshTokens.has(tokenHash) && successor !== undefined && successor.expiresAt > now &&
+        grant !== undefined && grant.clientId === clientId && grant.revokedAt === null && (grant.upstreamSessionId === null || request.upstreamChecked);
+      if (!usable) {
+        const live = refreshTokens.get(tokenHash);
+        return explainRefreshFailure(request, copy(live), copy(live && grants.get(live.grantId)), live ? undefined : findSpent(tokenHash));
+      }
+      if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
+      raiseAccessExpiry(grant, request.accessExpiresAt);
+      refreshTokens.delete(successor.tokenHash);
+      const key = spentKey(successor.tokenHash);
+      if (!spentTokens.has(key)) spentTokens.set(key, { grantId: successor.grantId, spentAt: now, expiresAt: successor.expiresAt, successorKey: null });
+      refreshTokens.set(next.tokenHash, { ...next, grantId: successor.grantId, clientId: successor.clientId, scope: [...successor.scope] });
+      return { status: 'ok', grant: copy(grant), scope: [...successor.scope] };
     },
 
     async revokeAccessToken(jti, expiresAt, now) {

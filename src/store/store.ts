@@ -171,9 +171,9 @@ export interface RefreshTokenRecord {
 
 /**
  * What is kept of a rotated refresh token until it would have expired: enough to recognise a
- * second use and revoke the grant, far less than the token's full record. Found by the first
- * SPENT_KEY_CHARS characters of the token's hash (132 bits: no other token's hash shares them
- * by chance), and only while its grant exists.
+ * second use and revoke the grant, or to tell a retry of a refresh whose answer was lost, far
+ * less than the token's full record. Found by the first SPENT_KEY_CHARS characters of the token's
+ * hash (132 bits: no other token's hash shares them by chance), and only while its grant exists.
  */
 export interface SpentRefreshTokenRecord {
   grantId: string;
@@ -181,6 +181,12 @@ export interface SpentRefreshTokenRecord {
   clientId: string;
   spentAt: number;
   expiresAt: number;
+  /**
+   * Whether the token its rotation issued (its successor, kept by key) is still live, never used:
+   * until it is, retryRefresh may put a new token in its place. False once the successor was used
+   * or replaced, and for a successor replaced by a retry (which names none).
+   */
+  successorUnused: boolean;
 }
 
 /** How many characters of a refresh token's hash (base64url SHA-256) its spent record is found by. */
@@ -213,7 +219,7 @@ export type RefreshResult =
   | { status: 'ok'; grant: GrantRecord; scope: string[] }
   /** Nothing changed: the grant rests on an upstream sign-in the caller must check first. */
   | { status: 'upstream'; grant: GrantRecord; record: RefreshTokenRecord }
-  /** Rotated before: the caller treats this as a replay (or, within the grace window, an honest race). */
+  /** Rotated before: the caller treats this as a replay, a retry of a lost answer, or (within the grace window) an honest race. */
   | { status: 'replayed'; record: SpentRefreshTokenRecord }
   /** Live but not the caller's ('foreign'), expired, or its grant revoked; nothing changed. */
   | { status: 'foreign' | 'expired' | 'revoked'; record: RefreshTokenRecord }
@@ -470,11 +476,24 @@ export interface Store {
   /**
    * A whole refresh in one transaction (one statement on PostgreSQL): if the presented token is
    * the client's, unused and unexpired, and its grant stands (and rests on no upstream sign-in
-   * left unchecked), removes it, keeps its spent record, saves the new token in its place and
-   * raises the grant's accessExpiresAt. One conditional DELETE, so of two concurrent refreshes
-   * with the same token only one gets it. Otherwise changes nothing and says why.
+   * left unchecked), removes it, keeps its spent record (naming the new token as its successor),
+   * saves the new token in its place and raises the grant's accessExpiresAt. One conditional
+   * DELETE, so of two concurrent refreshes with the same token only one gets it. Otherwise
+   * changes nothing and says why.
    */
   refreshGrant(request: RefreshRequest): Promise<RefreshResult>;
+  /**
+   * A refresh whose answer was lost, retried with the token it spent, in one transaction (one
+   * statement on PostgreSQL): if that token was spent after `spentAfter`, its grant is the
+   * client's and stands (and rests on no upstream sign-in left unchecked), and the successor its
+   * rotation issued is still live and unexpired, replaces that successor with `next` (the
+   * grant, client and scope stay), keeps a spent record of the successor that names no
+   * successor (presenting it again is a reuse), and raises the grant's accessExpiresAt. A spent
+   * record keeps naming the successor its rotation issued, so it is replaced once: of two
+   * retries of one token, concurrent or not, only the first gets it. Otherwise changes nothing
+   * and says why, as refreshGrant does.
+   */
+  retryRefresh(request: RefreshRequest, spentAfter: number): Promise<RefreshResult>;
 
   // Access tokens are not stored: a JWT names its grant (grant_id), whose row says whether it stands.
   /** Records the revocation of one access token (listRevocations) while it is unexpired. */

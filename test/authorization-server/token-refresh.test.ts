@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { hashSecret } from '../../src/core/secrets.js';
 import {
   addResourceServer,
   createHarness,
@@ -46,16 +47,117 @@ for (const revision of REVISIONS) {
       });
     }
 
-    it('revokes the whole family when a rotated token is used again', async () => {
+    it('revokes the whole family when a rotated token is used again after the token it was rotated to', async () => {
       const h = createHarness();
       const { client, tokens } = await obtainTokens(h, revision);
       const first = tokens as Tokens;
       const second = await refreshOk(h, client, first.refresh_token!);
-      await expectOAuthError(await refresh(h, client, first.refresh_token!), 400, 'invalid_grant');
-      await expectOAuthError(await refresh(h, client, second.refresh_token!), 400, 'invalid_grant');
+      const third = await refreshOk(h, client, second.refresh_token!);
+      const body = await expectOAuthError(await refresh(h, client, first.refresh_token!, { resource: revision.resource }), 400, 'invalid_grant');
+      assert.match(body.error_description ?? '', /already used; the grant is revoked/);
+      await expectOAuthError(await refresh(h, client, third.refresh_token!), 400, 'invalid_grant');
       const rs = await addResourceServer(h);
-      assert.equal((await introspect(h, second.access_token, rs)).active, false);
-      assert.equal((await introspect(h, first.access_token, rs)).active, false);
+      for (const access of [first, second, third].map((t) => t.access_token)) assert.equal((await introspect(h, access, rs)).active, false);
+    });
+
+    describe('a retry of a refresh whose answer was lost', () => {
+      it('within the retry window, while the token it was rotated to is unused: a new pair in that token’s place', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = tokens as Tokens;
+        const lost = await refreshOk(h, client, first.refresh_token!);
+        h.clock.now += 59;
+        const retried = await refreshOk(h, client, first.refresh_token!, { resource: revision.resource });
+        assert.notEqual(retried.refresh_token, lost.refresh_token);
+        assert.notEqual(retried.access_token, lost.access_token);
+        assert.equal(jwtClaims(retried.access_token).aud, RESOURCE);
+        assert.equal(await h.store.getRefreshToken(hashSecret(lost.refresh_token!)), undefined, 'the lost token is live no more');
+        assert.ok(h.log.some((event) => event.event === 'token_refreshed' && event.retry === true));
+        assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0);
+        const next = await refreshOk(h, client, retried.refresh_token!);
+        const rs = await addResourceServer(h);
+        assert.equal((await introspect(h, next.access_token, rs)).active, true);
+      });
+
+      it('the token it replaced, presented afterwards, revokes the family: only a second holder can have it', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = tokens as Tokens;
+        const lost = await refreshOk(h, client, first.refresh_token!);
+        const retried = await refreshOk(h, client, first.refresh_token!);
+        const body = await expectOAuthError(await refresh(h, client, lost.refresh_token!), 400, 'invalid_grant');
+        assert.match(body.error_description ?? '', /already used; the grant is revoked/);
+        await expectOAuthError(await refresh(h, client, retried.refresh_token!), 400, 'invalid_grant');
+        const rs = await addResourceServer(h);
+        assert.equal((await introspect(h, retried.access_token, rs)).active, false);
+        assert.equal((await introspect(h, lost.access_token, rs)).active, false, 'the lost answer\'s access token goes with the family');
+      });
+
+      it('once the token it was rotated to was used, revokes the family (a thief’s copy, or the victim’s after the thief used it)', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = (tokens as Tokens).refresh_token!;
+        const second = await refreshOk(h, client, first);
+        const third = await refreshOk(h, client, second.refresh_token!);
+        await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+        await expectOAuthError(await refresh(h, client, third.refresh_token!), 400, 'invalid_grant');
+      });
+
+      it('after the retry window (60 s unless configured; 0 turns retries off), revokes the family', async () => {
+        for (const [options, wait] of [[{}, 60], [{ refreshRetrySeconds: 5 }, 5], [{ refreshRetrySeconds: 0 }, 0]] as const) {
+          const h = createHarness(options);
+          const { client, tokens } = await obtainTokens(h, revision);
+          const first = (tokens as Tokens).refresh_token!;
+          const second = await refreshOk(h, client, first);
+          h.clock.now += wait;
+          await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+          await expectOAuthError(await refresh(h, client, second.refresh_token!), 400, 'invalid_grant');
+        }
+      });
+
+      it('is honoured once: the same token retried again revokes the family', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = (tokens as Tokens).refresh_token!;
+        await refreshOk(h, client, first);
+        const retried = await refreshOk(h, client, first);
+        await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+        await expectOAuthError(await refresh(h, client, retried.refresh_token!), 400, 'invalid_grant');
+      });
+
+      it('two retries at once: one gets the new pair, the other revokes the family', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = (tokens as Tokens).refresh_token!;
+        await refreshOk(h, client, first);
+        const responses = await Promise.all([refresh(h, client, first), refresh(h, client, first)]);
+        assert.deepEqual(responses.map((r) => r.status).sort(), [200, 400]);
+        const winner = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
+        assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 1);
+        await expectOAuthError(await refresh(h, client, winner.refresh_token!), 400, 'invalid_grant');
+      });
+
+      it('checks scope and resource before anything is spent', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision, { scope: 'mcp:tools' });
+        const first = (tokens as Tokens).refresh_token!;
+        const lost = await refreshOk(h, client, first);
+        await expectOAuthError(await refresh(h, client, first, { scope: 'mcp:tools mcp:admin' }), 400, 'invalid_scope');
+        await expectOAuthError(await refresh(h, client, first, { resource: OTHER_RESOURCE }), 400, 'invalid_target');
+        assert.ok(await h.store.getRefreshToken(hashSecret(lost.refresh_token!)), 'a refused retry spends nothing');
+        const retried = await refreshOk(h, client, first, { scope: 'mcp:tools', resource: RESOURCE });
+        assert.equal(retried.scope, 'mcp:tools');
+      });
+
+      it('another client presenting the token is refused, and the retry stays the owner’s', async () => {
+        const h = createHarness();
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = (tokens as Tokens).refresh_token!;
+        await refreshOk(h, client, first);
+        await expectOAuthError(await refresh(h, await registerClient(h), first), 400, 'invalid_grant');
+        assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0);
+        await refreshOk(h, client, first);
+      });
     });
 
     it('within the configured grace window, refuses a rotated token without revoking the family', async () => {
@@ -82,18 +184,20 @@ for (const revision of REVISIONS) {
       await refreshOk(h, client, second.refresh_token!);
     });
 
-    it('two refreshes with the same token at once: one wins; the other revokes the family, or within the grace window is only refused', async () => {
+    it('two refreshes with the same token at once: the second is taken for a retry, or within the grace window only refused', async () => {
       for (const grace of [0, 10]) {
         const h = createHarness({ refreshReuseGraceSeconds: grace });
         const { client, tokens } = await obtainTokens(h, revision);
         const token = (tokens as Tokens).refresh_token!;
         const responses = await Promise.all([refresh(h, client, token), refresh(h, client, token)]);
-        assert.deepEqual(responses.map((r) => r.status).sort(), [200, 400]);
-        const winner = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
-        const revoked = h.log.some((event) => event.event === 'refresh_token_reused');
-        assert.equal(revoked, grace === 0, `grace ${grace}`);
-        const next = await refresh(h, client, winner.refresh_token!);
-        assert.equal(next.status, grace === 0 ? 400 : 200, `grace ${grace}: the winner's token`);
+        assert.deepEqual(responses.map((r) => r.status).sort(), grace === 0 ? [200, 200] : [200, 400], `grace ${grace}`);
+        assert.equal(h.log.some((event) => event.event === 'refresh_token_reused'), false, `grace ${grace}`);
+        const answered = await Promise.all(responses.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as Tokens).refresh_token!));
+        // One refresh token of the family is live: the last answered.
+        const live = [];
+        for (const t of answered) if (await h.store.getRefreshToken(hashSecret(t))) live.push(t);
+        assert.equal(live.length, 1, `grace ${grace}`);
+        await refreshOk(h, client, live[0]!);
       }
     });
 
@@ -152,3 +256,13 @@ for (const revision of REVISIONS) {
     });
   });
 }
+
+describe('refreshRetrySeconds', () => {
+  it('is a whole number of seconds from 0 to 300', () => {
+    for (const refreshRetrySeconds of [-1, 1.5, 301]) {
+      assert.throws(() => createHarness({ refreshRetrySeconds }), /refreshRetrySeconds must be a whole number from 0 to 300/);
+    }
+    for (const refreshRetrySeconds of [0, 300]) assert.equal(createHarness({ refreshRetrySeconds }).server.config.refreshRetrySeconds, refreshRetrySeconds);
+    assert.equal(createHarness().server.config.refreshRetrySeconds, 60);
+  });
+});

@@ -483,6 +483,23 @@ describe('sign-in through an upstream provider', () => {
       assert.equal(retry.status, 200, await retry.clone().text());
     });
 
+    it('a retry of a refresh whose answer was lost checks the upstream session first: the provider down leaves it possible', async () => {
+      const h = harness();
+      const { client, tokens } = await signedIn(h);
+      const lost = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(lost.status, 200);
+      await idp.stop();
+      try {
+        assert.equal((await refresh(h, client, tokens.refresh_token!)).status, 503);
+      } finally {
+        await idp.start();
+      }
+      const retry = await refresh(h, client, tokens.refresh_token!);
+      assert.equal(retry.status, 200, await retry.clone().text());
+      const next = (await retry.json()) as { refresh_token: string };
+      assert.equal((await refresh(h, client, next.refresh_token)).status, 200);
+    });
+
     it('past the upstream session lifetime: refresh refused, grant revoked, and the browser must sign in upstream again', async () => {
       const h = harness({ sessionTtl: 3600 });
       const { client, tokens, browser } = await signedIn(h);

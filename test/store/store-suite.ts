@@ -21,7 +21,7 @@ import {
   type UserRecord,
 } from '../../src/store/index.js';
 import { hashSecret } from '../../src/core/secrets.js';
-import { SPENT_KEY_CHARS, type RefreshRequest, type RefreshResult } from '../../src/store/store.js';
+import { SPENT_KEY_CHARS, type RefreshRequest, type RefreshResult, type SpentRefreshTokenRecord } from '../../src/store/store.js';
 
 /** The tests' clock: whole seconds, passed to every time-dependent method. */
 export const NOW = 1_700_000_000;
@@ -711,9 +711,13 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined, 'not spent before its rotation');
         assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 5), 'ok'), old);
         assert.equal(await store.getRefreshToken(old.tokenHash), undefined);
-        assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), { grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 5, expiresAt: old.expiresAt });
+        assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), {
+          grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 5, expiresAt: old.expiresAt, successorUnused: true,
+        });
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
         assert.equal(await store.findSpentRefreshToken(next.tokenHash), undefined);
+        expectRecord(await rotate(next.tokenHash, makeRefreshToken(grant), NOW + 6), 'ok');
+        assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.successorUnused, false, 'once its successor is used');
       });
 
       it('a reused token is a replay, told by its spent record, and its replacement is not saved', async () => {
@@ -723,7 +727,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const stolen = makeRefreshToken(grant);
         const replayed = expectRecord(await rotate(old.tokenHash, stolen, NOW + 1), 'replayed');
-        assert.deepEqual(replayed, { grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt });
+        assert.deepEqual(replayed, { grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: true });
         assert.equal(await store.getRefreshToken(stolen.tokenHash), undefined);
         assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.spentAt, NOW, 'a replay does not move the time it was spent');
       });
@@ -831,6 +835,143 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(stored.filter((t) => t !== undefined).length, 1);
         const winner = results.findIndex((r) => r.status === 'ok');
         assert.deepEqual(stored[winner], nexts[winner]);
+      });
+    });
+
+    describe('retryRefresh', () => {
+      /** A retry from `next`'s client of the refresh that spent `oldHash`, allowed for tokens spent after `spentAfter`. */
+      async function retry(oldHash: string, next: RefreshTokenRecord, now: number, spentAfter: number, overrides: Partial<RefreshRequest> = {}): Promise<RefreshResult> {
+        return store.retryRefresh(refreshOf(oldHash, next, now, overrides), spentAfter);
+      }
+
+      /** The spent record a refused retry reports. */
+      function replayed(result: RefreshResult): SpentRefreshTokenRecord {
+        assert.equal(result.status, 'replayed');
+        return (result as Extract<RefreshResult, { status: 'replayed' }>).record;
+      }
+
+      /** A token rotated at NOW to `successor`, its grant's only live token. */
+      async function rotated(grantOverrides: Partial<GrantRecord> = {}) {
+        const { client, user, grant } = await seed(grantOverrides);
+        const old = makeRefreshToken(grant);
+        const successor = makeRefreshToken(grant, { expiresAt: NOW + 50_000 });
+        await saveRefreshToken(old);
+        expectRecord(await rotate(old.tokenHash, successor, NOW), 'ok');
+        return { client, user, grant, old, successor };
+      }
+
+      it('replaces the unused successor: the new token takes its place, the successor is kept as spent, naming none', async () => {
+        const { grant, old, successor } = await rotated({ scope: ['read', 'write'] });
+        const next = makeRefreshToken(grant, { createdAt: NOW + 10, expiresAt: NOW + 999, scope: ['other'] });
+        const result = await retry(old.tokenHash, next, NOW + 10, NOW - 50, { accessExpiresAt: NOW + 610 });
+        assert.deepEqual(result, { status: 'ok', grant: { ...grant, accessExpiresAt: NOW + 610 }, scope: successor.scope });
+        assert.deepEqual(await store.getRefreshToken(next.tokenHash), { ...next, scope: successor.scope });
+        assert.equal(await store.getRefreshToken(successor.tokenHash), undefined);
+        assert.deepEqual(await store.findSpentRefreshToken(successor.tokenHash), {
+          grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 10, expiresAt: successor.expiresAt, successorUnused: false,
+        });
+        assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), {
+          grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: false,
+        }, 'the spent record keeps its time and still names the replaced successor');
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 610);
+      });
+
+      it('once: a second retry of the token, and a retry of the replaced successor, change nothing', async () => {
+        const { grant, old, successor } = await rotated();
+        const first = makeRefreshToken(grant);
+        assert.equal((await retry(old.tokenHash, first, NOW + 1, NOW - 60)).status, 'ok');
+        const second = makeRefreshToken(grant);
+        assert.deepEqual(replayed(await retry(old.tokenHash, second, NOW + 2, NOW - 60)), {
+          grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: false,
+        });
+        replayed(await retry(successor.tokenHash, second, NOW + 2, NOW - 60));
+        assert.equal(await store.getRefreshToken(second.tokenHash), undefined);
+        assert.ok(await store.getRefreshToken(first.tokenHash), 'the first retry\'s token stays live');
+      });
+
+      it('not once the successor was used: the family goes on untouched', async () => {
+        const { grant, old, successor } = await rotated();
+        const third = makeRefreshToken(grant);
+        expectRecord(await rotate(successor.tokenHash, third, NOW + 1), 'ok');
+        const next = makeRefreshToken(grant);
+        replayed(await retry(old.tokenHash, next, NOW + 2, NOW - 60));
+        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
+        assert.ok(await store.getRefreshToken(third.tokenHash));
+      });
+
+      it('not for a token spent at or before spentAfter, nor one never spent or unknown', async () => {
+        const { grant, old, successor } = await rotated();
+        const next = makeRefreshToken(grant);
+        replayed(await retry(old.tokenHash, next, NOW + 60, NOW));
+        const live = makeRefreshToken(grant);
+        await saveRefreshToken(live);
+        assert.notEqual((await retry(live.tokenHash, next, NOW + 1, NOW - 60)).status, 'ok', 'a live token is not a retry (nor spent by one)');
+        assert.ok(await store.getRefreshToken(live.tokenHash));
+        assert.deepEqual(await retry('nope', next, NOW + 1, NOW - 60), { status: 'missing' });
+        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
+        assert.ok(await store.getRefreshToken(successor.tokenHash));
+      });
+
+      it('not for another client, a revoked grant, an expired successor or an unchecked upstream sign-in', async () => {
+        const cases: { why: string; setUp: (family: Awaited<ReturnType<typeof rotated>>) => Promise<Partial<RefreshRequest>> }[] = [
+          { why: 'another client', setUp: async () => ({ clientId: 'someone-else' }) },
+          { why: 'a revoked grant', setUp: async ({ grant }) => (await store.revokeGrant(grant.id, NOW), {}) },
+          { why: 'an expired successor', setUp: async () => ({ now: NOW + 50_000 }) },
+        ];
+        for (const { why, setUp } of cases) {
+          const family = await rotated();
+          const overrides = await setUp(family);
+          const next = makeRefreshToken(family.grant);
+          assert.equal((await retry(family.old.tokenHash, next, NOW + 1, NOW - 60, overrides)).status, 'replayed', why);
+          assert.equal(await store.getRefreshToken(next.tokenHash), undefined, why);
+          assert.ok(await store.getRefreshToken(family.successor.tokenHash), why);
+          assert.equal((await store.getGrant(family.grant.id))?.accessExpiresAt, NOW + 600, `${why}: the grant's expiry stays`);
+        }
+        const { user } = await seed();
+        const session = makeUpstreamSession(user.id);
+        await store.createUpstreamSession(session);
+        const { grant, old, successor } = await rotated({ upstreamSessionId: session.id });
+        const next = makeRefreshToken(grant);
+        replayed(await retry(old.tokenHash, next, NOW + 1, NOW - 60, { upstreamChecked: false }));
+        assert.ok(await store.getRefreshToken(successor.tokenHash));
+        assert.equal((await retry(old.tokenHash, next, NOW + 1, NOW - 60, { upstreamChecked: true })).status, 'ok');
+      });
+
+      it('a failed insert of the new token leaves the successor live and unspent', async () => {
+        const { grant, old, successor } = await rotated();
+        const existing = makeRefreshToken(grant);
+        await saveRefreshToken(existing);
+        await assert.rejects(retry(old.tokenHash, existing, NOW + 1, NOW - 60), StoreConflictError);
+        assert.ok(await store.getRefreshToken(successor.tokenHash));
+        assert.equal(await store.findSpentRefreshToken(successor.tokenHash), undefined);
+        assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.successorUnused, true);
+      });
+
+      it('20 concurrent retries of one token: exactly one replaces the successor, and the family has one live token', async () => {
+        const { grant, old, successor } = await rotated();
+        const nexts = Array.from({ length: 20 }, () => makeRefreshToken(grant));
+        const results = await Promise.all(nexts.map((next) => retry(old.tokenHash, next, NOW + 1, NOW - 60)));
+        assert.equal(results.filter((r) => r.status === 'ok').length, 1, results.map((r) => r.status).join(' '));
+        assert.equal(results.filter((r) => r.status === 'replayed').length, 19);
+        const stored = await Promise.all(nexts.map((next) => store.getRefreshToken(next.tokenHash)));
+        assert.equal(stored.filter((t) => t !== undefined).length, 1);
+        assert.ok(stored[results.findIndex((r) => r.status === 'ok')]);
+        assert.equal(await store.getRefreshToken(successor.tokenHash), undefined);
+      });
+
+      it('a retry racing the successor’s own rotation: exactly one of them wins, leaving one live token', async () => {
+        for (let round = 0; round < 10; round++) {
+          const { grant, old, successor } = await rotated();
+          const retried = makeRefreshToken(grant);
+          const next = makeRefreshToken(grant);
+          const retrying = () => retry(old.tokenHash, retried, NOW + 1, NOW - 60);
+          const rotating = () => store.refreshGrant(refreshOf(successor.tokenHash, next, NOW + 1));
+          const [a, b] = round % 2 === 0 ? await Promise.all([retrying(), rotating()]) : ((await Promise.all([rotating(), retrying()])).reverse() as [RefreshResult, RefreshResult]);
+          assert.deepEqual([a.status, b.status].sort(), ['ok', 'replayed'], `round ${round}`);
+          const live = [await store.getRefreshToken(retried.tokenHash), await store.getRefreshToken(next.tokenHash), await store.getRefreshToken(successor.tokenHash)];
+          assert.equal(live.filter((t) => t !== undefined).length, 1, `round ${round}: one live token`);
+          assert.ok(a.status === 'ok' ? live[0] : live[1], `round ${round}: the winner's`);
+        }
       });
     });
 

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { isSubset, parseScope } from '../../core/scopes.js';
 import { hashSecret, randomToken } from '../../core/secrets.js';
-import type { ClientRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
+import type { ClientRecord, GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
@@ -12,7 +12,8 @@ import { upstreamTokensOfGrant } from '../upstream/session.js';
 /**
  * grant_type=refresh_token (OAuth 2.1 §4.3), rotated at every use for every client (RFC 9700
  * §4.14.2). A rotated token presented again revokes its whole family, unless it comes within the
- * configured grace window (an honest client refreshing twice at once), which only refuses it.
+ * configured grace window (an honest client refreshing twice at once), which only refuses it, or
+ * is the retry of a refresh whose answer was lost (answerSecondUse).
  *
  * The usual refresh (no scope or resource asked for, no upstream sign-in behind the grant) is one
  * store call: the store checks the token and its grant and rotates it in one transaction. A
@@ -49,10 +50,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     const record = await store.getRefreshToken(tokenHash);
     const grant = record && record.clientId === client.clientId ? await store.getGrant(record.grantId) : undefined;
     if (record && grant && grant.revokedAt === null && record.expiresAt > now) {
-      if (!isSubset(requested, record.scope)) throw new OAuthError('invalid_scope', 'scope may only narrow the scope originally granted');
-      if (params.has('resource') && resolveResource([params.get('resource')!], ctx.config) !== grant.resource) {
-        throw new OAuthError('invalid_target', 'resource is not one this grant covers');
-      }
+      checkScopeAndResource(ctx, params, requested, record.scope, grant);
       result = await store.refreshGrant(request);
       if (result.status === 'upstream') result = await checkThenRefresh(ctx, request, result);
     } else {
@@ -71,7 +69,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     case 'replayed':
       // Another client's spent token is refused without touching it: presenting it proves nothing.
       if (result.record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'refresh token is invalid');
-      return refuseReuse(ctx, result.record, now);
+      return answerSecondUse(ctx, { request, nextToken, params, requested }, result.record);
     case 'expired':
       throw new OAuthError('invalid_grant', 'refresh token has expired');
     case 'revoked':
@@ -93,17 +91,52 @@ async function checkThenRefresh(ctx: ServerContext, request: RefreshRequest, hel
   return ctx.config.store.refreshGrant({ ...request, upstreamChecked: true });
 }
 
+/** The requested scope may only narrow the token's; the resource, if named, must be the grant's. */
+function checkScopeAndResource(ctx: ServerContext, params: Params, requested: string[], scope: string[], grant: GrantRecord): void {
+  if (!isSubset(requested, scope)) throw new OAuthError('invalid_scope', 'scope may only narrow the scope originally granted');
+  if (params.has('resource') && resolveResource([params.get('resource')!], ctx.config) !== grant.resource) {
+    throw new OAuthError('invalid_target', 'resource is not one this grant covers');
+  }
+}
+
+/** The refresh being answered: what the store is asked, the new token in clear, and the request's scope. */
+interface Refresh {
+  request: RefreshRequest;
+  nextToken: string;
+  params: Params;
+  requested: string[];
+}
+
 /**
- * A rotated token presented again: the whole family is revoked (RFC 9700 §4.14.2), unless it
- * comes within the grace window of its rotation (an honest client refreshing twice at once),
- * which only refuses it.
+ * A rotated token presented again by its client:
+ * - within the grace window of its rotation (an honest client refreshing twice at once), refused;
+ * - within the retry window, while the token it was rotated to has never been used, a retry of a
+ *   refresh whose answer was lost (a crash, a dropped connection): answered with a new pair that
+ *   takes the unused token's place, once. Whoever holds that token can then only present a
+ *   replaced one, which revokes the family: a thief retrying first is caught at the next refresh
+ *   of the client it stole from. The access token issued with the lost answer is left to expire:
+ *   it was never delivered (or, if it was, its holder also holds the replaced token, presented at
+ *   its next refresh), and it is refused with the family should the family be revoked;
+ * - otherwise, and when a retry loses to a use of its token or its successor, a reuse: the whole
+ *   family is revoked (RFC 9700 §4.14.2).
  */
-async function refuseReuse(ctx: ServerContext, spent: SpentRefreshTokenRecord, now: number): Promise<never> {
-  const { store, log } = ctx.config;
+async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: SpentRefreshTokenRecord): Promise<IssuedTokens> {
+  const { store, log, refreshReuseGraceSeconds, refreshRetrySeconds } = ctx.config;
+  const { request, requested } = refresh;
+  const now = request.now;
   const grant = await store.getGrant(spent.grantId);
   if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'refresh token has been revoked');
-  if (now - spent.spentAt < ctx.config.refreshReuseGraceSeconds) {
-    throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
+  const age = now - spent.spentAt;
+  if (age < refreshReuseGraceSeconds) throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
+  if (spent.successorUnused && age < refreshRetrySeconds) {
+    // A family's tokens carry its grant's scope. Checked, like the upstream sign-in, before anything is spent.
+    checkScopeAndResource(ctx, refresh.params, requested, grant.scope, grant);
+    if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
+    const result = await store.retryRefresh({ ...request, upstreamChecked: true }, now - refreshRetrySeconds);
+    if (result.status === 'ok') {
+      log({ event: 'token_refreshed', client_id: grant.clientId, grant_id: grant.id, retry: true });
+      return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, refresh.nextToken);
+    }
   }
   await ctx.revocations.revokeGrant(grant.id, now);
   log({ event: 'refresh_token_reused', client_id: grant.clientId, grant_id: grant.id });

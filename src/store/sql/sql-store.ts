@@ -240,6 +240,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     clientId: row.client_id as string,
     spentAt: row.spent_at as number,
     expiresAt: row.expires_at as number,
+    successorUnused: d.decode.bool(row.successor_unused) as boolean,
   });
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
@@ -273,6 +274,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     access_expires_at: request.accessExpiresAt,
     upstream_checked: d.encode.bool(request.upstreamChecked),
     next_hash: request.next.tokenHash,
+    next_key: spentKey(request.next.tokenHash),
     next_created_at: request.next.createdAt,
     next_expires_at: request.next.expiresAt,
   });
@@ -413,6 +415,29 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           // A failure here (a duplicate hash) rolls the whole refresh back with it.
           const rotated = (yield* get(S.rotateRefresh, params))!;
           return refreshed({ ...granted, token_scope: rotated.scope });
+        })(),
+      );
+    },
+    retryRefresh: (request, spentAfter) => {
+      const params = { ...refreshParams(request), spent_after: spentAfter };
+      if (d.name === 'postgres') {
+        return run(
+          (function* () {
+            const row = yield* get(S.retryInOneStatement, params);
+            return row ? refreshed(row) : yield* explainRefresh(request);
+          })(),
+        );
+      }
+      return inTransaction(
+        (function* () {
+          const retryable = yield* get(S.getRetryable, params);
+          const family = retryable && { ...params, grant_id: retryable.grant_id, successor_key: retryable.successor_key };
+          // The grant, raised only when the successor is there to replace: a refusal writes nothing.
+          const granted = family && (yield* get(S.raiseAccessExpiryOfRetry, family));
+          if (!family || !granted) return yield* explainRefresh(request);
+          yield* exec(S.spendSuccessor, family);
+          const replaced = (yield* get(S.replaceSuccessor, family))!;
+          return refreshed({ ...granted, token_scope: replaced.scope });
         })(),
       );
     },

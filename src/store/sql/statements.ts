@@ -4,7 +4,7 @@
  * that the database re-checks against the latest row when two requests meet, never a read
  * followed by a write. Orderings are byte order ({binary}), like the memory store's.
  */
-import { REVOCATION_MARGIN } from '../store.js';
+import { REVOCATION_MARGIN, SPENT_KEY_CHARS } from '../store.js';
 import type { Statement } from './dialect.js';
 import {
   AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
@@ -129,10 +129,25 @@ const raiseAccessExpiry = (d: Dialect): string =>
 const ROTATE_REFRESH = `UPDATE refresh_tokens SET token_hash = :next_hash, created_at = :next_created_at, expires_at = :next_expires_at`;
 
 /**
- * What is kept of the token being rotated, read from its row before the UPDATE that rotates it.
- * Two tokens whose hashes share the key's 132 bits would be a first: the earlier record is kept.
+ * What is kept of the token being rotated, read from its row before the UPDATE that rotates it,
+ * with its successor's key. Two tokens whose hashes share the key's 132 bits would be a first:
+ * the earlier record is kept.
  */
-const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at)';
+const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at, successor_key)';
+
+/** The key of a refresh token's spent record, from its hash (store.ts `spentKey`). */
+const keyOf = (hash: string): string => `substr(${hash}, 1, ${SPENT_KEY_CHARS})`;
+
+/** Whether spent record `s`'s successor is still a live token of its grant: a retry may replace it. */
+const SUCCESSOR_UNUSED = `EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = s.grant_id AND ${keyOf('r.token_hash')} = s.successor_key)`;
+
+/**
+ * The spent record a retry may use: the token's, spent after :spent_after, naming a successor,
+ * with no live token under the presented hash (a live token comes first).
+ */
+const RETRYABLE = `SELECT grant_id, successor_key FROM spent_refresh_tokens
+  WHERE token_key = :token_key AND spent_at > :spent_after AND successor_key IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = :token_hash)`;
 
 /**
  * PostgreSQL: a whole refresh in one statement (one round trip, one snapshot, one commit). The
@@ -155,10 +170,38 @@ const refreshInOneStatement = (d: Dialect): string => `
     RETURNING refresh_tokens.grant_id, refresh_tokens.scope
   ), spent AS (
     ${SPEND_REFRESH}
-    SELECT :token_key, grant_id, :now, (SELECT expires_at FROM refresh_tokens WHERE token_hash = :token_hash) FROM rotated
+    SELECT :token_key, grant_id, :now, (SELECT expires_at FROM refresh_tokens WHERE token_hash = :token_hash), :next_key FROM rotated
     ON CONFLICT (token_key) DO NOTHING
   )
   SELECT g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
+
+/**
+ * PostgreSQL: a retry in one statement, as refreshInOneStatement: the grant's row first (which
+ * also waits for a revocation, or a refresh of the family, under way), then the successor's row
+ * becomes the new token, and the successor is kept as spent, naming none. Of two retries of one
+ * token, the second one's UPDATE finds the successor's row under another hash once the first
+ * commits, and replaces nothing; so does a retry racing the successor's own rotation, either way.
+ * The successor's expiry is read in the statement's snapshot, before it is replaced.
+ */
+const retryInOneStatement = (d: Dialect): string => `
+  WITH s AS (${RETRYABLE}), g AS (
+    ${raiseAccessExpiry(d)}
+    WHERE id = (SELECT grant_id FROM s) AND client_id = :client_id
+      AND revoked_at IS NULL AND (upstream_session_id IS NULL OR CAST(:upstream_checked AS BOOLEAN))
+      AND EXISTS (SELECT 1 FROM refresh_tokens r, s WHERE r.grant_id = grants.id AND ${keyOf('r.token_hash')} = s.successor_key AND r.expires_at > :now)
+    RETURNING *
+  ), replaced AS (
+    ${ROTATE_REFRESH}
+    FROM g, s WHERE refresh_tokens.grant_id = g.id AND ${keyOf('refresh_tokens.token_hash')} = s.successor_key AND refresh_tokens.expires_at > :now
+    RETURNING refresh_tokens.grant_id, refresh_tokens.scope
+  ), spent AS (
+    ${SPEND_REFRESH}
+    SELECT s.successor_key, replaced.grant_id, :now,
+      (SELECT r.expires_at FROM refresh_tokens r WHERE r.grant_id = replaced.grant_id AND ${keyOf('r.token_hash')} = s.successor_key), NULL
+    FROM replaced, s
+    ON CONFLICT (token_key) DO NOTHING
+  )
+  SELECT g.*, replaced.scope AS token_scope FROM g JOIN replaced ON replaced.grant_id = g.id`;
 
 /** Revokes every standing grant matching `condition` at :now. */
 const revokeGrantsWhere = (name: string, condition: string): Statement =>
@@ -263,10 +306,28 @@ export const S = {
   ),
   spendRefresh: stmt(
     'spendRefresh',
-    `${SPEND_REFRESH} SELECT :token_key, grant_id, :now, expires_at FROM refresh_tokens WHERE token_hash = :token_hash ON CONFLICT (token_key) DO NOTHING`,
+    `${SPEND_REFRESH} SELECT :token_key, grant_id, :now, expires_at, :next_key FROM refresh_tokens WHERE token_hash = :token_hash ON CONFLICT (token_key) DO NOTHING`,
   ),
   rotateRefresh: stmt('rotateRefresh', `${ROTATE_REFRESH} WHERE token_hash = :token_hash RETURNING scope`),
   refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
+  // A retry on SQLite, in its IMMEDIATE transaction: the spent record that allows it, then the
+  // grant, raised only when the successor is there to replace (so a refusal writes nothing), then
+  // the successor kept as spent and its row made the new token's.
+  getRetryable: stmt('getRetryable', RETRYABLE),
+  raiseAccessExpiryOfRetry: stmt(
+    'raiseAccessExpiryOfRetry',
+    (d) => `${raiseAccessExpiry(d)}
+     WHERE id = :grant_id AND client_id = :client_id AND revoked_at IS NULL AND (upstream_session_id IS NULL OR :upstream_checked)
+       AND EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = :grant_id AND ${keyOf('r.token_hash')} = :successor_key AND r.expires_at > :now)
+     RETURNING *`,
+  ),
+  spendSuccessor: stmt(
+    'spendSuccessor',
+    `${SPEND_REFRESH} SELECT :successor_key, grant_id, :now, expires_at, NULL FROM refresh_tokens
+     WHERE grant_id = :grant_id AND ${keyOf('token_hash')} = :successor_key ON CONFLICT (token_key) DO NOTHING`,
+  ),
+  replaceSuccessor: stmt('replaceSuccessor', `${ROTATE_REFRESH} WHERE grant_id = :grant_id AND ${keyOf('token_hash')} = :successor_key RETURNING scope`),
+  retryInOneStatement: stmt('retryInOneStatement', retryInOneStatement),
   // A code's tokens: the grant's expiry raised, its row held (a revocation under way is waited
   // for and then seen; one that comes later sees the raised expiry).
   raiseAccessExpiry: stmt('raiseAccessExpiry', (d) => `${raiseAccessExpiry(d)} WHERE id = :grant_id RETURNING revoked_at`),
@@ -280,7 +341,8 @@ export const S = {
   ),
   getSpent: stmt(
     'getSpent',
-    'SELECT s.grant_id, g.client_id, s.spent_at, s.expires_at FROM spent_refresh_tokens s JOIN grants g ON g.id = s.grant_id WHERE s.token_key = :token_key',
+    `SELECT s.grant_id, g.client_id, s.spent_at, s.expires_at, ${SUCCESSOR_UNUSED} AS successor_unused
+     FROM spent_refresh_tokens s JOIN grants g ON g.id = s.grant_id WHERE s.token_key = :token_key`,
   ),
 
   recordAccess: stmt(
