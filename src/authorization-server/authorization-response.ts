@@ -3,7 +3,7 @@ import type { AuthorizationRequest } from '../core/protocol.js';
 import type { SessionRecord } from '../store/store.js';
 import type { RedirectTarget } from './checks/authorization-request.js';
 import type { ServerContext } from './context.js';
-import { createAuthorizationCode } from './grants/authorization-code.js';
+import { createAuthorizationCode } from './authorization-codes.js';
 import { seeOther } from './http/responses.js';
 
 /**
