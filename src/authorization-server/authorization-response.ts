@@ -3,7 +3,7 @@ import type { AuthorizationRequest } from '../core/protocol.js';
 import type { SessionRecord } from '../store/store.js';
 import type { RedirectTarget } from './checks/authorization-request.js';
 import type { ServerContext } from './context.js';
-import { createAuthorizationCode } from './grants/authorization-code.js';
+import { createAuthorizationCode } from './authorization-codes.js';
 import { seeOther } from './http/responses.js';
 
 /**
@@ -30,9 +30,14 @@ export function trustedRedirect(target: RedirectTarget | AuthorizationRequest, i
   return { uri: target.redirectUri, state: target.state, iss: issuer };
 }
 
-/** Issues the code and sends the browser back to the client (RFC 9207: with `iss`). */
-export async function completeAuthorization(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Response> {
+/** Issues the code; returns the URL that takes it back to the client (RFC 9207: with `iss`). */
+export async function codeRedirect(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord): Promise<string> {
   const code = await createAuthorizationCode(ctx, request, session.userId, session.authTime, session.upstreamSessionId);
   ctx.config.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
-  return seeOther(authorizationResponseUrl(request.redirectUri, { code, state: request.state }, ctx.config.issuer), cookies);
+  return authorizationResponseUrl(request.redirectUri, { code, state: request.state }, ctx.config.issuer);
+}
+
+/** Issues the code and sends the browser back to the client. */
+export async function completeAuthorization(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Response> {
+  return seeOther(await codeRedirect(ctx, request, session), cookies);
 }

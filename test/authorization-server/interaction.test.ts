@@ -458,6 +458,58 @@ for (const revision of REVISIONS) {
       });
     });
 
+    describe('steps by state', () => {
+      it('refuses a step no page posts (400), before and after signing in', async () => {
+        const { h, client, user } = await setup();
+        const { browser, path } = await start(h, client, revision);
+        const page = await openPage(browser, path);
+        for (const step of [undefined, '', 'logout', 'LOGIN', '__proto__', 'constructor', 'toString']) {
+          const values: Record<string, string> = { csrf: page.csrf, username: user.username, password: user.password };
+          if (step !== undefined) values.step = step;
+          const response = await browser.submit(page.action, values);
+          assert.equal(response.status, 400, `step ${step}`);
+          assert.match(await response.text(), /Unexpected form\./);
+          assert.equal(sessionCookie(response), undefined);
+        }
+        const { browser: signedIn, consent } = await signIn(h, client, revision, user);
+        const response = await signedIn.submit(consent.action, { csrf: consent.csrf, step: 'approve', decision: 'approve' });
+        assert.equal(response.status, 400);
+        assert.match(await response.text(), /Unexpected form\./);
+        assert.deepEqual(await h.store.listConsents({}), []);
+      });
+
+      it('refuses a consent posted before anyone signed in (400, no code, nothing remembered)', async () => {
+        const { h, client } = await setup();
+        const { browser, path } = await start(h, client, revision);
+        const page = await openPage(browser, path);
+        const response = await browser.submit(page.action, { csrf: page.csrf, step: 'consent', decision: 'approve' });
+        assert.equal(response.status, 400);
+        assert.equal(response.headers.get('location'), null);
+        assert.match(await response.text(), /session ended/);
+        assert.deepEqual(await h.store.listConsents({}), []);
+        // Nothing changed: the sign-in page is still what the interaction shows.
+        assert.match((await openPage(browser, path)).html, /name="password"/);
+      });
+
+      it('answers a sign-in form left open after signing in with the sign-in page: its error on a wrong password, the consent page after the right one', async () => {
+        const { h, client, user } = await setup();
+        const other = await addUser(h, 'bob', 'bob horse battery staple');
+        const started = await start(h, client, revision);
+        const login = await openPage(started.browser, started.path);
+        await started.browser.submit(login.action, { csrf: login.csrf, step: 'login', username: user.username, password: user.password });
+        // The same sign-in form, posted again (another tab, or the Back button's copy).
+        const wrong = await started.browser.submit(login.action, { csrf: login.csrf, step: 'login', username: other.username, password: 'wrong' });
+        assert.equal(wrong.status, 401);
+        const html = await wrong.text();
+        assert.match(html, /role="alert">Wrong username or password\.</);
+        assert.match(html, /name="password"/);
+        const right = await started.browser.submit(login.action, { csrf: login.csrf, step: 'login', username: other.username, password: other.password });
+        assert.equal(right.status, 303);
+        assert.equal(right.headers.get('location'), started.path);
+        assert.match((await openPage(started.browser, started.path)).html, /Signed in as <strong>bob<\/strong>/);
+      });
+    });
+
     describe('expiry', () => {
       it('shows the expired page after 600 s, for viewing and for posting', async () => {
         const { h, client, user } = await setup();

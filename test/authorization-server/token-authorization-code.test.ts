@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createAuthorizationCode } from '../../src/authorization-server/grants/authorization-code.js';
+import { createAuthorizationCode } from '../../src/authorization-server/authorization-codes.js';
 import { ClientUse } from '../../src/authorization-server/clients.js';
 import { SignInThrottle } from '../../src/authorization-server/sign-in-throttle.js';
 import { RateLimits } from '../../src/authorization-server/rate-limit/rate-limits.js';

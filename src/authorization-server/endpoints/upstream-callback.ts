@@ -1,10 +1,22 @@
 import type { ServerContext } from '../context.js';
+import { seeOther } from '../http/responses.js';
+import { expiredInteraction, loadInteraction } from '../interactions.js';
+import { stateHandle } from '../upstream/flow.js';
 import { finishUpstreamSignIn } from '../upstream/sign-in.js';
 
 /**
  * GET <issuer>/upstream/callback: where upstream providers send the person back (the URL an
  * operator registers at each provider). Served only when upstream sign-in is configured.
+ * The `state` leads to the interaction, which must be this browser's; the rest of the callback
+ * (state in full, iss, code or error) is checked by the sign-in against what it sent upstream.
  */
-export function upstreamCallbackEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
-  return finishUpstreamSignIn(ctx, request);
+export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+  const callback = new URL(request.url);
+  const handle = stateHandle(callback);
+  const interaction = handle ? await loadInteraction(ctx, request, handle) : undefined;
+  // No interaction of this browser: an old or forged link, or one opened elsewhere. No code, and
+  // nowhere trusted to send the browser.
+  if (!interaction) throw expiredInteraction();
+  const { redirectTo, cookies } = await finishUpstreamSignIn(ctx, interaction, callback);
+  return seeOther(redirectTo, cookies);
 }

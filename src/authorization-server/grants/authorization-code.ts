@@ -1,58 +1,13 @@
 import { OAuthError } from '../../core/errors.js';
 import { verifyCodeVerifier } from '../../core/pkce.js';
-import { hashSecret, randomToken } from '../../core/secrets.js';
-import type { AuthorizationRequest } from '../../core/protocol.js';
-import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../../store/store.js';
+import { hashSecret } from '../../core/secrets.js';
+import type { AuthorizationCodeRecord, ClientRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens, TokenFamily } from '../tokens.js';
 import { accessTokenExpiry, newRefreshToken } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
-
-/**
- * Issues a code for an approved request: the grant (the family its tokens will belong to) is
- * created now, and the code, stored only as a hash, is bound to everything it must be checked against.
- */
-export async function createAuthorizationCode(
-  ctx: ServerContext,
-  request: AuthorizationRequest,
-  userId: string,
-  authTime: number,
-  upstreamSessionId: string | null = null,
-): Promise<string> {
-  const now = ctx.config.now();
-  const code = randomToken(32);
-  const grant: GrantRecord = {
-    id: randomToken(16),
-    clientId: request.clientId,
-    userId,
-    scope: request.scope,
-    resource: request.resource,
-    authTime,
-    createdAt: now,
-    revokedAt: null,
-    upstreamSessionId,
-    accessExpiresAt: null,
-  };
-  // One transaction for both: one commit per approved request.
-  await ctx.config.store.createGrantWithCode(grant, {
-    codeHash: hashSecret(code),
-    grantId: grant.id,
-    clientId: request.clientId,
-    userId,
-    redirectUri: request.redirectUri,
-    redirectUriProvided: request.redirectUriProvided,
-    codeChallenge: request.codeChallenge,
-    scope: request.scope,
-    resource: request.resource,
-    authTime,
-    createdAt: now,
-    expiresAt: now + ctx.config.codeTtl,
-    consumedAt: null,
-  });
-  return code;
-}
 
 /**
  * grant_type=authorization_code (OAuth 2.1 §4.1.3). The code is consumed first, atomically, so

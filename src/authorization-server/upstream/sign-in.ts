@@ -5,22 +5,24 @@
  * 2. on the sign-in page the person picks a provider (`chooseUpstream`);
  * 3. our consent page names the client: every dynamically registered client reaches the provider
  *    through our one client id, so the person approves each one before anything is forwarded
- *    (`forwardUpstream`, after approval, sends them upstream with PKCE, state and nonce);
- * 4. the callback (`finishUpstreamSignIn`) must come back to the browser that started, checks and
- *    redeems the upstream code, maps the identity to a local user, keeps the upstream tokens sealed
- *    in an upstream session, and issues our own code, bound to that session, to the client.
+ *    (`forwardUpstream`, after approval, gives the provider's URL to send them to, with PKCE, state and nonce);
+ * 4. the callback, once its endpoint found the interaction of the browser that started, comes here
+ *    (`finishUpstreamSignIn`): it checks and redeems the upstream code, maps the identity to a local
+ *    user, keeps the upstream tokens sealed in an upstream session, and issues our own code, bound
+ *    to that session, for the client.
+ * Each returns what happened (where the browser goes next, the cookies it gets); the interaction
+ * pages and the callback endpoint make the HTTP responses.
  */
 import { OAuthError } from '../../core/errors.js';
 import { randomToken } from '../../core/secrets.js';
 import type { InteractionRecord, UpstreamSessionRecord } from '../../store/store.js';
-import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
+import { codeRedirect, trustedRedirect } from '../authorization-response.js';
 import type { ResolvedUpstreamConfig } from '../config.js';
 import { rememberConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
-import { seeOther } from '../http/responses.js';
-import { expiredInteraction, loadInteraction } from '../interactions.js';
+import { expiredInteraction } from '../interactions.js';
 import { startSession } from '../sessions.js';
-import { beginUpstream, finishUpstream, stateHandle, type PendingUpstream, type UpstreamTokens } from './flow.js';
+import { beginUpstream, finishUpstream, type PendingUpstream, type UpstreamTokens } from './flow.js';
 import { refusalOf } from './policy.js';
 import { failureOf } from './provider.js';
 import { upstreamUser } from './users.js';
@@ -31,17 +33,16 @@ export function upstreamConfig(ctx: ServerContext): ResolvedUpstreamConfig {
 }
 
 /** Step 2: remembers the provider chosen; the consent page comes next. */
-export async function chooseUpstream(ctx: ServerContext, interaction: InteractionRecord, provider: string): Promise<Response> {
+export async function chooseUpstream(ctx: ServerContext, interaction: InteractionRecord, provider: string): Promise<void> {
   const upstream = upstreamConfig(ctx);
   if (!upstream.providers.has(provider)) {
     throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
   }
   await ctx.config.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
-  return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`);
 }
 
-/** Step 3, once the person approved the client: off to the provider. */
-export async function forwardUpstream(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
+/** Step 3, once the person approved the client: the provider's URL to send them to. */
+export async function forwardUpstream(ctx: ServerContext, interaction: InteractionRecord): Promise<URL> {
   const upstream = upstreamConfig(ctx);
   const chosen = interaction.upstream;
   if (!chosen) throw expiredInteraction();
@@ -54,19 +55,21 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const sealedPending = upstream.secretBox.seal(JSON.stringify(pending), interaction.id);
   await ctx.config.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
   ctx.config.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
-  return seeOther(url.href);
+  return url;
 }
 
-/** Step 4: GET <issuer>/upstream/callback. */
-export async function finishUpstreamSignIn(ctx: ServerContext, request: Request): Promise<Response> {
+/** Where the browser goes at the end of an upstream sign-in (the client, with our code), and the session cookie it gets. */
+export interface UpstreamSignInResult {
+  redirectTo: string;
+  cookies: string[];
+}
+
+/** Step 4: the callback `callback` arrived for `interaction`, which belongs to the browser that brought it. */
+export async function finishUpstreamSignIn(ctx: ServerContext, interaction: InteractionRecord, callback: URL): Promise<UpstreamSignInResult> {
   const upstream = upstreamConfig(ctx);
   const { store, now, log } = ctx.config;
-  const callback = new URL(request.url);
-  const handle = stateHandle(callback);
-  const interaction = handle ? await loadInteraction(ctx, request, handle) : undefined;
-  // No interaction of this browser: an old or forged link, or one opened elsewhere. No code, and
-  // nowhere trusted to send the browser.
-  if (!interaction?.upstream?.sealedPending) throw expiredInteraction();
+  // Nothing was sent upstream for this interaction: no callback can belong to it.
+  if (!interaction.upstream?.sealedPending) throw expiredInteraction();
   // Single use: a second arrival of the same callback finds nothing.
   const consumed = await store.consumeInteraction(interaction.id, now());
   if (!consumed?.upstream?.sealedPending) throw expiredInteraction();
@@ -89,7 +92,7 @@ export async function finishUpstreamSignIn(ctx: ServerContext, request: Request)
     // The person approved this client on our consent page before we forwarded them (step 3).
     await rememberConsent(ctx, user.id, consumed.request);
     log({ event: 'consent_granted', user_id: user.id, client_id: consumed.clientId });
-    return await completeAuthorization(ctx, consumed.request, session, [cookie]);
+    return { redirectTo: await codeRedirect(ctx, consumed.request, session), cookies: [cookie] };
   } catch (error) {
     if (error !== REFUSED) logFailure(ctx, consumed.upstream.provider, consumed.clientId, error);
     throw asRedirect(ctx, consumed, error);

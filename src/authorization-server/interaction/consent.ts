@@ -1,0 +1,66 @@
+import { OAuthError } from '../../core/errors.js';
+import type { InteractionRecord } from '../../store/store.js';
+import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
+import { rememberConsent } from '../consent.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import { expiredInteraction } from '../interactions.js';
+import { consentPage } from '../pages/consent.js';
+import { toResponse } from '../pages/layout.js';
+import { currentSession } from '../sessions.js';
+import { clientOrigin, formTargets, pageBasics } from './page-parts.js';
+import { showSignIn } from './sign-in.js';
+
+/** A consent that no signed-in person of this browser can give: the person starts again. */
+export function notSignedIn(): OAuthError {
+  return new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(
+    'Your session ended. Go back to the application and start again.',
+  );
+}
+
+/** The consent page of the person signed in here: the client, where it returns to, the scopes and the resource. */
+export async function showConsent(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
+  const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
+  const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
+  // The user was removed since signing in: the sign-in page again.
+  if (!user) return showSignIn(ctx, interaction);
+  return toResponse(
+    consentPage({
+      action,
+      csrfToken,
+      username: user.username,
+      clientName,
+      clientId: client.clientId,
+      ...clientOrigin(client),
+      redirectHost: new URL(interaction.request.redirectUri).host,
+      scopes: interaction.request.scope,
+      resource: interaction.request.resource,
+      formTargets: formTargets(interaction),
+    }),
+  );
+}
+
+/**
+ * step=consent after signing in here: only the person whose session signed in to this interaction
+ * decides. Approved, the consent is remembered and the code goes to the client; denied, an error does.
+ */
+export async function submitConsent(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+  const { store } = ctx.config;
+  const session = await currentSession(ctx, request);
+  if (!session || interaction.userId === null || session.userId !== interaction.userId) throw notSignedIn();
+  const decision = form.get('decision');
+  if (decision !== 'approve' && decision !== 'deny') {
+    throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
+  }
+  // Consuming first makes a double-submitted form yield one code at most.
+  const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+  if (!consumed) throw expiredInteraction();
+  if (decision === 'deny') {
+    ctx.config.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
+    // The stored request was validated by /authorize, its redirect URI with it.
+    throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
+  }
+  await rememberConsent(ctx, session.userId, consumed.request);
+  ctx.config.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
+  return completeAuthorization(ctx, consumed.request, session);
+}

@@ -1,0 +1,41 @@
+import { OAuthError } from '../../core/errors.js';
+import type { ClientRecord, InteractionRecord } from '../../store/store.js';
+import { isDocumentClientId } from '../client-documents/documents.js';
+import type { ServerContext } from '../context.js';
+
+/** What every interaction page shows or posts: the client, its name, the form's action and csrf token. */
+export async function pageBasics(
+  ctx: ServerContext,
+  interaction: InteractionRecord,
+): Promise<{ client: ClientRecord; clientName: string; action: string; csrfToken: string }> {
+  const client = await ctx.config.store.getClient(interaction.clientId);
+  if (!client) {
+    throw new OAuthError('invalid_client', 'the client was deleted during the interaction', 400).withUserMessage(
+      'The application was removed while you were signing in.',
+    );
+  }
+  return {
+    client,
+    clientName: client.clientName ?? client.clientId,
+    action: `${ctx.config.basePath}/interaction/${interaction.id}`,
+    csrfToken: interaction.csrfToken,
+  };
+}
+
+/**
+ * What the consent page can vouch for about the client: a metadata-document client's site (its
+ * description was fetched there); a dynamically registered client's name is only what whoever
+ * registered it chose. An operator's client (`clients add`) is neither.
+ */
+export function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
+  if (isDocumentClientId(client.clientId)) return { clientHost: new URL(client.clientId).host };
+  return client.registeredBy === 'dynamic' && client.clientName !== null ? { clientNameUnverified: true } : {};
+}
+
+/**
+ * The origins the page's form may lead to: ours, the client's (for the final redirect), and the
+ * upstream provider's, where approving sends a person who signs in there.
+ */
+export function formTargets(interaction: InteractionRecord, upstreamOrigin?: string): string[] {
+  return [new URL(interaction.request.redirectUri).origin, ...(upstreamOrigin ? [upstreamOrigin] : [])];
+}

@@ -1,0 +1,52 @@
+import { OAuthError } from '../../core/errors.js';
+import type { InteractionRecord } from '../../store/store.js';
+import { trustedRedirect } from '../authorization-response.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import { seeOther } from '../http/responses.js';
+import { expiredInteraction } from '../interactions.js';
+import { consentPage } from '../pages/consent.js';
+import { toResponse } from '../pages/layout.js';
+import { forwardUpstream, upstreamConfig } from '../upstream/sign-in.js';
+import { clientOrigin, formTargets, pageBasics } from './page-parts.js';
+
+/** The provider this interaction's person chose; the state `upstream-consent` has one. */
+function chosenProvider(interaction: InteractionRecord): string {
+  if (!interaction.upstream) throw expiredInteraction();
+  return interaction.upstream.provider;
+}
+
+/**
+ * The consent page before anything is forwarded upstream: every dynamically registered client
+ * reaches the provider through our one client id, so the person approves this client first.
+ */
+export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
+  const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
+  const up = await upstreamConfig(ctx).providers.get(chosenProvider(interaction));
+  return toResponse(
+    consentPage({
+      action,
+      csrfToken,
+      upstreamName: up.name,
+      clientName,
+      clientId: client.clientId,
+      ...clientOrigin(client),
+      redirectHost: new URL(interaction.request.redirectUri).host,
+      scopes: interaction.request.scope,
+      resource: interaction.request.resource,
+      formTargets: formTargets(interaction, new URL(up.as.authorization_endpoint!).origin),
+    }),
+  );
+}
+
+/** step=consent before an upstream sign-in: approved, off to the provider; denied, back to the client. */
+export async function submitUpstreamConsent(ctx: ServerContext, _request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+  const provider = chosenProvider(interaction);
+  const decision = form.get('decision');
+  if (decision === 'approve') return seeOther((await forwardUpstream(ctx, interaction)).href);
+  if (decision !== 'deny') throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
+  const consumed = await ctx.config.store.consumeInteraction(interaction.id, ctx.config.now());
+  if (!consumed) throw expiredInteraction();
+  ctx.config.log({ event: 'consent_denied', client_id: consumed.clientId, provider });
+  throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
+}
