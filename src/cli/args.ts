@@ -3,10 +3,14 @@ import { usageError } from './errors.js';
 
 /** Options every verb takes. */
 export const COMMON_OPTIONS = {
-  data: { type: 'string' },
-  store: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Where the server-side verbs keep their state; the client verbs have no such thing, so they refuse these. */
+export const STORE_OPTIONS = {
+  data: { type: 'string' },
+  store: { type: 'string' },
 } as const;
 
 /** Runs node:util parseArgs (passed in, so each verb keeps its precise types) with our error wording. */

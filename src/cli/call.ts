@@ -11,7 +11,8 @@ import { NO_SDK_TIMEOUT, RequestClock } from './request-clock.js';
 /** How long the server has to answer one request; time spent signing in does not count. */
 const REQUEST_TIMEOUT_MS = 60_000;
 
-export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON]
+export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON] [--client-id ID] [--client-secret S] [--scope "a b"]
+                      [--no-browser] [--grant-type client_credentials] [--credentials FILE] [--quiet] [--json]
     one MCP JSON-RPC call (initialize handled), logging in and refreshing as needed, e.g.
     context-auth call http://127.0.0.1:8080/mcp tools/call '{"name":"whoami"}'`;
 
@@ -27,8 +28,10 @@ function parseParams(text: string | undefined): Record<string, unknown> | undefi
   return value as Record<string, unknown>;
 }
 
+export const CALL_OPTIONS = { ...COMMON_OPTIONS, ...CLIENT_OPTIONS } as const;
+
 export async function callCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() => parseArgs({ args, options: { ...COMMON_OPTIONS, ...CLIENT_OPTIONS }, allowPositionals: true, strict: true }));
+  const { values, positionals } = parsed(() => parseArgs({ args, options: CALL_OPTIONS, allowPositionals: true, strict: true }));
   if (values.help) return print(CALL_HELP);
   const [url, method, paramsText, ...rest] = positionals;
   if (!url || !method) throw usageError('call needs the server URL and a method');

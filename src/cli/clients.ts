@@ -1,7 +1,7 @@
 import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
 import { OAuthError } from '../core/index.js';
 import { parseArgs } from 'node:util';
-import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 
@@ -16,17 +16,19 @@ context-auth clients remove CLIENT_ID   remove a client and everything issued to
 const DEFAULT_SCOPES = ['mcp:tools', 'mcp:admin'];
 const MACHINE_DEFAULT_SCOPE = 'mcp:tools';
 
+export const CLIENTS_OPTIONS = {
+  ...COMMON_OPTIONS,
+  ...STORE_OPTIONS,
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  secret: { type: 'boolean' },
+  'grant-type': { type: 'string', multiple: true },
+  scope: { type: 'string' },
+  introspect: { type: 'boolean' },
+} as const;
+
 export async function clientsCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{
-    name: { type: 'string' },
-    'redirect-uri': { type: 'string', multiple: true },
-    secret: { type: 'boolean' },
-    'grant-type': { type: 'string', multiple: true },
-    scope: { type: 'string' },
-    introspect: { type: 'boolean' },
-  } }, allowPositionals: true, strict: true }),
-  );
+  const { values, positionals } = parsed(() => parseArgs({ args, options: CLIENTS_OPTIONS, allowPositionals: true, strict: true }));
   const [action, id, ...rest] = positionals;
   if (values.help || !action) return print(CLIENTS_HELP);
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);

@@ -24,6 +24,11 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   status: statusCommand,
 };
 
+/** The closing lines of `context-auth --help`: the options every verb, or every server-side verb, takes. */
+export const COMMON_HELP = `Every command takes --json (its result, or its error, as JSON on stdout) and --help.
+serve, users, clients, keys and consents take --data DIR (the SQLite data folder; default
+$CONTEXT_AUTH_DATA or ~/.local/share/context-auth) or --store postgres://… (also $CONTEXT_AUTH_STORE).`;
+
 const HELP = `context-auth: OAuth 2.1 authorization for context (MCP) servers
 
 ${SERVE_HELP}
@@ -36,7 +41,7 @@ ${KEYS_HELP}
 
 ${CONSENTS_HELP}
 
-Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH_CREDENTIALS):
+Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH_CREDENTIALS, or --credentials FILE):
 
 ${LOGIN_HELP}
 
@@ -46,7 +51,7 @@ ${LOGOUT_HELP}
 
 ${STATUS_HELP}
 
-Every command takes --json; the server-side ones take --data DIR, or --store postgres://… (also $CONTEXT_AUTH_STORE).`;
+${COMMON_HELP}`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 
@@ -7,12 +7,13 @@ export const CONSENTS_HELP = `context-auth consents list [--user NAME] [--client
 context-auth consents revoke --user NAME --client CLIENT_ID   forget the consent and revoke its tokens
   Refresh tokens stop at once. Access tokens are refused within about a second by serve on the
   same data folder or database, by remote context servers polling its revocation list within
-  their interval, and elsewhere only when they expire (--access-token-ttl, 10 minutes by default).`;
+  their interval, and elsewhere only when they expire (serve's access token lifetime, 10 minutes
+  by default).`;
+
+export const CONSENTS_OPTIONS = { ...COMMON_OPTIONS, ...STORE_OPTIONS, user: { type: 'string' }, client: { type: 'string' } } as const;
 
 export async function consentsCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{ user: { type: 'string' }, client: { type: 'string' } } }, allowPositionals: true, strict: true }),
-  );
+  const { values, positionals } = parsed(() => parseArgs({ args, options: CONSENTS_OPTIONS, allowPositionals: true, strict: true }));
   const [action, ...rest] = positionals;
   if (values.help || !action) return print(CONSENTS_HELP);
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);

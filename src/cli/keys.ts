@@ -1,16 +1,18 @@
 import type { JWK } from 'jose';
 import { rotateSigningKeys } from '../authorization-server/index.js';
 import { parseArgs } from 'node:util';
-import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
 import { usageError } from './errors.js';
 
 export const KEYS_HELP = `context-auth keys list     signing keys (current, previous, retired); public parts only
 context-auth keys rotate   make a new current key; the old one stays published until the next rotation`;
 
+export const KEYS_OPTIONS = { ...COMMON_OPTIONS, ...STORE_OPTIONS } as const;
+
 export async function keysCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{} }, allowPositionals: true, strict: true }),
+    parseArgs({ args, options: KEYS_OPTIONS, allowPositionals: true, strict: true }),
   );
   const [action, ...rest] = positionals;
   if (values.help || !action) return print(KEYS_HELP);

@@ -5,7 +5,7 @@ import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { usageError } from './errors.js';
 
 export const LOGIN_HELP = `context-auth login URL [--client-id ID] [--client-secret S] [--scope "a b"] [--no-browser]
-                      [--grant-type client_credentials] [--quiet] [--json]
+                      [--grant-type client_credentials] [--credentials FILE] [--quiet] [--json]
     authorize this machine for a context server (discovery, registration, browser, tokens)`;
 
 function minutes(expiresAt: number | undefined): string {
@@ -13,8 +13,10 @@ function minutes(expiresAt: number | undefined): string {
   return `expires in ${Math.max(0, Math.round((expiresAt - Date.now() / 1000) / 60))} min`;
 }
 
+export const LOGIN_OPTIONS = { ...COMMON_OPTIONS, ...CLIENT_OPTIONS } as const;
+
 export async function loginCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() => parseArgs({ args, options: { ...COMMON_OPTIONS, ...CLIENT_OPTIONS }, allowPositionals: true, strict: true }));
+  const { values, positionals } = parsed(() => parseArgs({ args, options: LOGIN_OPTIONS, allowPositionals: true, strict: true }));
   if (values.help) return print(LOGIN_HELP);
   const [url, ...rest] = positionals;
   if (!url) throw usageError('login needs the context server URL');

@@ -9,7 +9,7 @@ import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson
 import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
-import { COMMON_OPTIONS, parsed, print } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
@@ -77,30 +77,32 @@ function registrationPolicy(mode: string | undefined): 'open' | 'closed' | { ini
   throw usageError('--registration must be open, closed or token');
 }
 
+export const SERVE_OPTIONS = {
+  ...COMMON_OPTIONS,
+  ...STORE_OPTIONS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  issuer: { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  resource: { type: 'string', multiple: true },
+  registration: { type: 'string' },
+  'registration-ttl': { type: 'string' },
+  'access-token-ttl': { type: 'string' },
+  'header-timeout': { type: 'string' },
+  'max-connections': { type: 'string' },
+  'max-connections-per-address': { type: 'string' },
+  quiet: { type: 'boolean' },
+  'client-documents': { type: 'string' },
+  'client-document-host': { type: 'string', multiple: true },
+  'allow-insecure-client-documents': { type: 'boolean' },
+  'rate-limit': { type: 'string', multiple: true },
+  'trust-proxy': { type: 'string', multiple: true },
+  ...UPSTREAM_OPTIONS,
+} as const;
+
 export async function serveCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{
-    port: { type: 'string' },
-    host: { type: 'string' },
-    issuer: { type: 'string' },
-    'tls-cert': { type: 'string' },
-    'tls-key': { type: 'string' },
-    resource: { type: 'string', multiple: true },
-    registration: { type: 'string' },
-    'registration-ttl': { type: 'string' },
-    'access-token-ttl': { type: 'string' },
-    'header-timeout': { type: 'string' },
-    'max-connections': { type: 'string' },
-    'max-connections-per-address': { type: 'string' },
-    quiet: { type: 'boolean' },
-    'client-documents': { type: 'string' },
-    'client-document-host': { type: 'string', multiple: true },
-    'allow-insecure-client-documents': { type: 'boolean' },
-    'rate-limit': { type: 'string', multiple: true },
-    'trust-proxy': { type: 'string', multiple: true },
-    ...UPSTREAM_OPTIONS,
-  } }, allowPositionals: true, strict: true }),
-  );
+  const { values, positionals } = parsed(() => parseArgs({ args, options: SERVE_OPTIONS, allowPositionals: true, strict: true }));
   if (values.help) return print(SERVE_HELP);
   if (positionals.length > 0) throw usageError(`unexpected argument ${positionals[0]}`);
   const host = values.host ?? '127.0.0.1';

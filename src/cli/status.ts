@@ -3,13 +3,14 @@ import { FileTokenStore } from '../client/index.js';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { usageError } from './errors.js';
 
-export const STATUS_HELP = `context-auth status [--show-token]   stored authorizations (of the CLI and every application
-    sharing the credentials file) and when they expire`;
+export const STATUS_HELP = `context-auth status [--show-token] [--credentials FILE] [--json]
+    stored authorizations (of the CLI and every application sharing the credentials file) and
+    when they expire; --show-token adds the access tokens`;
+
+export const STATUS_OPTIONS = { ...COMMON_OPTIONS, 'show-token': { type: 'boolean' }, credentials: { type: 'string' } } as const;
 
 export async function statusCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, 'show-token': { type: 'boolean' }, credentials: { type: 'string' } }, allowPositionals: true, strict: true }),
-  );
+  const { values, positionals } = parsed(() => parseArgs({ args, options: STATUS_OPTIONS, allowPositionals: true, strict: true }));
   if (values.help) return print(STATUS_HELP);
   if (positionals.length > 0) throw usageError(`unexpected argument ${positionals[0]}`);
   const grants = await new FileTokenStore(values.credentials).listGrants();

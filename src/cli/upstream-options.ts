@@ -14,7 +14,7 @@ export const UPSTREAM_HELP = `  --upstream-issuer URL    sign in through this Op
   --upstream-client-secret S  its secret (or $CONTEXT_AUTH_UPSTREAM_CLIENT_SECRET with one provider)
   --upstream-scope "…"     scopes to ask of it (default "openid email profile"; GitHub "read:user user:email")
   --upstream-name LABEL    the sign-in button's label (default from the issuer)
-  --upstream-config FILE   providers as JSON, for several or for plain OAuth 2.0 providers (see README)
+  --upstream-config FILE   providers as JSON, for several or for plain OAuth 2.0 providers (docs/identity-providers.md)
   --local-users on|off     offer local passwords too (default on)
   --upstream-session-ttl S seconds one upstream sign-in carries a grant (default 86400)
   --upstream-allow-domain D  only people with a verified email at D may sign in (repeatable)

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../core/index.js';
 import { StoreConflictError } from '../store/index.js';
 import { parseArgs } from 'node:util';
-import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, openStore, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 import { readPassword } from './prompt.js';
@@ -22,9 +22,11 @@ async function newPasswordHash(): Promise<string> {
   return hashPassword(password);
 }
 
+export const USERS_OPTIONS = { ...COMMON_OPTIONS, ...STORE_OPTIONS } as const;
+
 export async function usersCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, ...{} }, allowPositionals: true, strict: true }),
+    parseArgs({ args, options: USERS_OPTIONS, allowPositionals: true, strict: true }),
   );
   const [action, name, ...rest] = positionals;
   if (values.help || !action) return print(USERS_HELP);

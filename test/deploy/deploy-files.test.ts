@@ -96,6 +96,15 @@ describe('deploy/compose.yaml', () => {
     assert.deepEqual(compose.services['auth-1'], compose.services['auth-2']);
   });
 
+  it('refuses to start without a database password: none is written down as a default', () => {
+    const text = read('deploy/compose.yaml');
+    const uses = [...text.matchAll(/\$\{POSTGRES_PASSWORD([^}]*)\}/g)].map((m) => m[1]!);
+    assert.ok(uses.length >= 2, 'the database and the replicas both take POSTGRES_PASSWORD');
+    // ${VAR:?message} makes compose stop with the message when VAR is unset or empty.
+    for (const use of uses) assert.match(use, /^:\?/, `\${POSTGRES_PASSWORD${use}} lets compose start without a password`);
+    assert.equal(compose.services.postgres!.environment?.POSTGRES_PASSWORD, '${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}');
+  });
+
   it('trusts the network the proxy is on, and the proxy serves the Caddyfile', () => {
     const subnet = Object.values(compose.networks)[0]!.ipam.config[0]!.subnet;
     assert.ok(compose.services['auth-1']!.command!.includes(`--trust-proxy=${subnet}`), `--trust-proxy=${subnet}`);

@@ -1,0 +1,88 @@
+/**
+ * docs/cli.md cannot drift from the CLI: each verb's `--help` text appears there verbatim (a block
+ * preceded by `<!-- context-auth VERB --help -->`), every option a verb's parser accepts is in its
+ * help text, and every `--flag` its help text names is one the parser accepts. The options every
+ * verb shares (--json, --help, and --data/--store for the server-side verbs) are described once,
+ * at the end of `context-auth --help`, which names the verbs that take --data.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { CALL_HELP, CALL_OPTIONS } from '../../src/cli/call.js';
+import { CLIENTS_HELP, CLIENTS_OPTIONS } from '../../src/cli/clients.js';
+import { COMMON_HELP } from '../../src/cli/commands.js';
+import { CONSENTS_HELP, CONSENTS_OPTIONS } from '../../src/cli/consents.js';
+import { KEYS_HELP, KEYS_OPTIONS } from '../../src/cli/keys.js';
+import { LOGIN_HELP, LOGIN_OPTIONS } from '../../src/cli/login.js';
+import { LOGOUT_HELP, LOGOUT_OPTIONS } from '../../src/cli/logout.js';
+import { SERVE_HELP, SERVE_OPTIONS } from '../../src/cli/serve.js';
+import { STATUS_HELP, STATUS_OPTIONS } from '../../src/cli/status.js';
+import { USERS_HELP, USERS_OPTIONS } from '../../src/cli/users.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI_DOC = readFileSync(join(ROOT, 'docs/cli.md'), 'utf8');
+
+const VERBS: { verb: string; help: string; options: Record<string, unknown> }[] = [
+  { verb: 'serve', help: SERVE_HELP, options: SERVE_OPTIONS },
+  { verb: 'users', help: USERS_HELP, options: USERS_OPTIONS },
+  { verb: 'clients', help: CLIENTS_HELP, options: CLIENTS_OPTIONS },
+  { verb: 'keys', help: KEYS_HELP, options: KEYS_OPTIONS },
+  { verb: 'consents', help: CONSENTS_HELP, options: CONSENTS_OPTIONS },
+  { verb: 'login', help: LOGIN_HELP, options: LOGIN_OPTIONS },
+  { verb: 'call', help: CALL_HELP, options: CALL_OPTIONS },
+  { verb: 'logout', help: LOGOUT_HELP, options: LOGOUT_OPTIONS },
+  { verb: 'status', help: STATUS_HELP, options: STATUS_OPTIONS },
+];
+
+/** The text of the block marked `<!-- context-auth ARGS -->` in docs/cli.md, if there is one (and only one). */
+function documentedBlock(args: string): string | undefined {
+  const marker = `<!-- context-auth ${args} -->`;
+  const blocks = [...CLI_DOC.matchAll(/<!-- (context-auth [^>]*?) -->\n```\w*\n([\s\S]*?)\n```/g)].filter((m) => `<!-- ${m[1]} -->` === marker);
+  assert.ok(blocks.length <= 1, `${marker} appears ${blocks.length} times in docs/cli.md`);
+  return blocks[0]?.[2];
+}
+
+/** The --flags a text names, without values: `--rate-limit NAME=RATE` gives rate-limit. */
+const flagsIn = (text: string): Set<string> => new Set([...text.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!));
+
+describe('docs/cli.md shows what the CLI prints', () => {
+  for (const { verb, help } of VERBS) {
+    it(`context-auth ${verb} --help`, () => {
+      const block = documentedBlock(`${verb} --help`);
+      assert.ok(block !== undefined, `docs/cli.md has no block marked <!-- context-auth ${verb} --help -->`);
+      assert.equal(block, help, `docs/cli.md differs from \`context-auth ${verb} --help\`; copy the help text into docs/cli.md`);
+    });
+  }
+
+  it('the options every verb shares, as `context-auth --help` ends', () => {
+    assert.equal(documentedBlock('--help (the options every verb shares)'), COMMON_HELP);
+  });
+});
+
+describe("each verb's help names exactly the options its parser accepts", () => {
+  /** The sentence of the shared options that names who takes --data and --store. */
+  const storeSentence = COMMON_HELP.split('\n').slice(COMMON_HELP.split('\n').findIndex((line) => line.includes('--data'))).join(' ');
+
+  for (const { verb, help, options } of VERBS) {
+    it(verb, () => {
+      const accepted = new Set(Object.keys(options));
+      const named = flagsIn(help);
+      for (const option of accepted) {
+        if (option === 'json' || option === 'help') {
+          assert.match(COMMON_HELP, new RegExp(`--${option}\\b`), `the shared options do not describe --${option}`);
+          continue;
+        }
+        if ((option === 'data' || option === 'store') && !named.has(option)) {
+          assert.match(storeSentence, new RegExp(`\\b${verb}\\b`), `${verb} takes --${option}, but neither its help nor the shared options say so`);
+          continue;
+        }
+        assert.ok(named.has(option), `${verb} accepts --${option}, which its help does not name`);
+      }
+      for (const flag of named) assert.ok(accepted.has(flag), `${verb}'s help names --${flag}, which its parser refuses`);
+      // The shared options name a verb for --data exactly when it takes --data (and --store).
+      assert.equal(new RegExp(`\\b${verb}\\b`).test(storeSentence), accepted.has('data'), `the shared options are wrong about ${verb} and --data`);
+      assert.equal(accepted.has('data'), accepted.has('store'), `${verb} takes one of --data and --store but not the other`);
+    });
+  }
+});
