@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 // ---------------------------------------------------------------------------------------------
-// Layering (DESIGN.md §2), checked on every `npm test`: data flows one way, and a layer that
+// Layering (docs/architecture.md), checked on every `npm test`: data flows one way, and a layer that
 // reaches up or sideways fails the lint. One `no-restricted-imports` entry per folder, because a
 // later flat-config entry replaces an earlier one's options rather than adding to them.
 

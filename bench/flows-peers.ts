@@ -58,7 +58,7 @@ try {
     const row = [server.name, r.opsPerSecond.toFixed(0), cpu, (r.opsPerSecond / oidc.opsPerSecond).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), mb(rss.get(server.name)!)];
     console.log(`| ${row.join(' | ')} |`);
   }
-  console.log('\nTarget (issue 12): context-auth flows/s ≥ 2.00 × oidc-provider\'s. The SDK row has no person: its demo authorize approves at once.');
+  console.log('\nTarget: context-auth flows/s ≥ 2.00 × oidc-provider\'s. The SDK row has no person: its demo authorize approves at once.');
 
   // --- First sign-in (ours) ------------------------------------------------------------------
   const ours = running[0]!;

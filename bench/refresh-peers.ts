@@ -78,7 +78,7 @@ if (!SCALING_ONLY) {
     const above = (r: Sample) => (r.cpuMs - floor.cpuMs) * 1000;
     console.log(`\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs.`);
     if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
-    console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets (issue 12): SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
+    console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
   } finally {
     await Promise.all(running.splice(0).map(stopPeer));
 }
@@ -119,7 +119,7 @@ if (!SCALING_ONLY) {
   console.log(`| first verification of a token | ${first.toFixed(0)} |`);
   console.log(`| the same token again (cache hit) | ${cached.toFixed(0)} |`);
   console.log(`| of a first verification: crypto.verify alone (ES256, OpenSSL) | ${signature.toFixed(0)} |`);
-  console.log('\nTarget (issue 12): first verification ≤ 100 µs CPU.');
+  console.log('\nTarget: first verification ≤ 100 µs CPU.');
 }
 
 // --- Scaling -------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ try {
     const r = results.get(server.name)!;
     console.log(`| ${server.name} | ${r.opsPerSecond.toFixed(0)} | ${(r.opsPerSecond / empty.opsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
   }
-  console.log('\nTarget (issue 12): 1M stored grants ≥ 0.90 × empty.');
+  console.log('\nTarget: 1M stored grants ≥ 0.90 × empty.');
 } finally {
   await Promise.all(sized.splice(0).map(stopPeer));
 }

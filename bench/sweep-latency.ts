@@ -5,7 +5,7 @@
  * while the server's own `sweep()` deletes them take turns until it has deleted all of them. Rows
  * are loaded again before every round, untimed.
  *
- * Target (issue 11): the refresh p99 while sweeping is at most 1.2 × the idle p99. Above it the
+ * Target: the refresh p99 while sweeping is at most 1.2 × the idle p99. Above it the
  * bench prints FAIL and exits 1, so a script or a person running it cannot miss it (it runs last
  * in `npm run bench`, so the other tables are printed first; one round per store there, three here).
  *

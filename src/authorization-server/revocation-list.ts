@@ -2,7 +2,7 @@
  * The revocation list remote resource servers poll (POST /revocations): what was revoked since
  * their cursor, as the claims to refuse (`grant_id` or `jti`) and until when (`exp`). A resource
  * server that polls every N seconds refuses a revoked token within N seconds plus one round trip,
- * without a call per request. Not a standard: our own small protocol, documented in the README.
+ * without a call per request. Not a standard: our own small protocol, documented in docs/revocation.md.
  */
 import { OAuthError } from '../core/errors.js';
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';

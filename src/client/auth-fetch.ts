@@ -1,5 +1,5 @@
 /**
- * `fetch` for one context server (DESIGN §5, authFetch): the bearer token on every request to the
+ * `fetch` for one context server: the bearer token on every request to the
  * server's origin and none anywhere else, never in the URL. One reaction to 401 (refresh, else
  * authorize again) and to 403 insufficient_scope (authorize again for the union of scopes), then
  * the request is repeated once.

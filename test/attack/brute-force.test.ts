@@ -1,6 +1,6 @@
 /**
  * Password guessing at the sign-in form (RFC 9700 §4.15's cousin: OAuth 2.1 §7.4 credential
- * guessing; issue 11 point 2). After five free failures, each failure doubles the wait before the
+ * guessing). After five free failures, each failure doubles the wait before the
  * next attempt is even checked, per account and per address; during the wait even the right
  * password signs nobody in (429, Retry-After); the wait always ends, so an attacker cannot lock a
  * victim out for good. Each address also has a sign-in budget. Each group is its own `describe`,

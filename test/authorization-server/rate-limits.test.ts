@@ -1,5 +1,5 @@
 /**
- * Rate limits per client address at the endpoints (issue: 47,000 registrations a minute were
+ * Rate limits per client address at the endpoints (47,000 registrations a minute were once
  * accepted): /register, /token and the sign-in form answer 429 with Retry-After once an
  * address's budget is spent (JSON for the API, a page for the person), other addresses go on,
  * the budget refills, and a limit can be changed or turned off. The peer address stands in for

@@ -1,6 +1,6 @@
 /**
- * Sign-in throttling (RFC 9700 §4.x brute force; issue: ~900 wrong passwords a minute went
- * through): after five free failures each one doubles the wait, per account and per address,
+ * Sign-in throttling (RFC 9700 §4.x brute force; without it, ~900 wrong passwords a minute
+ * went through): after five free failures each one doubles the wait, per account and per address,
  * the page says so (429 with Retry-After), and it is never a lockout.
  */
 import assert from 'node:assert/strict';

@@ -1,9 +1,8 @@
 /**
  * The files under deploy/ agree with the code they start: every path the Dockerfile copies or
  * runs exists (or is what the build makes), every `serve` flag they pass is one serve knows, the
- * compose file parses with the services and wiring the README describes, and the proxies point at
- * those services. The image itself is built and run by test/e2e/docker-image.test.ts where a
- * Docker daemon is at hand.
+ * compose file parses with the services and wiring docs/deployment.md describes, and the proxies
+ * point at those services. The image itself is not built here: no Docker daemon runs in CI.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

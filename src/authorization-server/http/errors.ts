@@ -22,7 +22,7 @@ export function toOAuthError(error: unknown, log: Log): OAuthError {
 }
 
 /**
- * The one place an error becomes a response (DESIGN.md §2). In order:
+ * The one place an error becomes a response (docs/architecture.md). In order:
  * - an error carrying a trusted redirect goes back to the client: 303 with `error`,
  *   `error_description`, `state` (when the request had one) and `iss` (OAuth 2.1 §4.1.2.1, RFC 9207);
  * - on the browser routes (`html`), a page with the message for the person; never a redirect,

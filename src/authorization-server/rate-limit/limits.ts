@@ -1,8 +1,8 @@
 /**
  * The rate limits, as the operator states them, and their defaults. Each is a token bucket per
  * client address (clientDocumentTotal: one for all): `burst` requests at once, refilled at
- * `perMinute`. The defaults stop floods (issue: 47,000 registrations a minute from one address)
- * and leave room for many honest people behind one address (an office NAT):
+ * `perMinute`. The defaults stop floods (47,000 registrations a minute from one address, without
+ * them) and leave room for many honest people behind one address (an office NAT):
  * - register: 30 at once, then 60 an hour. A client registers once per server it is added to.
  * - token: 300 at once, then 600 a minute (10 a second). Every refresh comes here, and a busy
  *   service behind a NAT may refresh for many clients.
