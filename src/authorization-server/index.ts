@@ -6,7 +6,7 @@ import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { jwksEndpoint } from './endpoints/jwks.js';
-import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
+import { authorizationServerMetadata, ENDPOINT_PATHS, metadataEndpoint, type AuthorizationServerMetadata } from './endpoints/metadata.js';
 import { REVOCATION_LIST_PATH } from './revocation-list.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
@@ -26,6 +26,7 @@ import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.j
 import type { SweepOptions } from '../store/store.js';
 
 export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
+export type { AuthorizationServerMetadata } from './endpoints/metadata.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
 export { DEFAULT_RATE_LIMITS } from './rate-limit/limits.js';
 export type { UpstreamAccess } from './upstream/tool-access.js';
@@ -47,6 +48,11 @@ export interface AuthorizationServer {
   /** Web-standard handler: Request in, Response out. */
   handle(request: Request): Promise<Response>;
   config: ResolvedConfig;
+  /**
+   * The metadata document it serves (RFC 8414): its issuer identifier as resolved, its endpoints,
+   * `scopes_supported`, … For a context server beside it, and for whatever must name it as clients see it.
+   */
+  metadata: AuthorizationServerMetadata;
   keys: SigningKeys;
   /**
    * Revoked grants and tokens, for a guard beside this server (`protectedResource({ revocations })`):
@@ -121,6 +127,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     app,
     handle: async (request) => app.fetch(request),
     config,
+    // A copy: nothing a caller changes in it reaches the configuration.
+    metadata: structuredClone(authorizationServerMetadata(config)),
     keys,
     revocations,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),

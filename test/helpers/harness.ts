@@ -326,14 +326,14 @@ export async function registerServiceClient(
   method: 'client_secret_basic' | 'client_secret_post' = 'client_secret_basic',
   metadata: Record<string, unknown> = {},
 ): Promise<TestClient> {
-  const valid = validateClientMetadata({ token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata }, h.server.config.scopesSupported);
+  const valid = validateClientMetadata({ token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata }, h.server.metadata.scopes_supported);
   const { client, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: method };
 }
 
 /** A resource server: a confidential client an operator created with `canIntrospect` (not via /register). */
 export async function addResourceServer(h: Harness): Promise<TestClient> {
-  const metadata = validateClientMetadata({ client_name: 'Resource server', grant_types: ['client_credentials'] }, h.server.config.scopesSupported);
+  const metadata = validateClientMetadata({ client_name: 'Resource server', grant_types: ['client_credentials'] }, h.server.metadata.scopes_supported);
   const { client, clientSecret } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin', canIntrospect: true });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
 }
