@@ -33,6 +33,6 @@ export function trustedRedirect(target: RedirectTarget | AuthorizationRequest, i
 /** Issues the code and sends the browser back to the client (RFC 9207: with `iss`). */
 export async function completeAuthorization(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Response> {
   const code = await createAuthorizationCode(ctx, request, session.userId, session.authTime, session.upstreamSessionId);
-  ctx.config.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
+  ctx.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
   return seeOther(authorizationResponseUrl(request.redirectUri, { code, state: request.state }, ctx.config.issuer), cookies);
 }

@@ -25,6 +25,8 @@ export type Revision = (typeof REVISIONS)[number];
 
 export interface Harness {
   server: AuthorizationServer;
+  /** The options the server was made with, for a test that needs its context (createServerContext) or its resolved settings. */
+  options: AuthorizationServerOptions;
   store: Store;
   clock: { now: number };
   log: Record<string, unknown>[];
@@ -35,16 +37,18 @@ export function createHarness(overrides: Partial<AuthorizationServerOptions> = {
   const store = overrides.store ?? createMemoryStore();
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
-  const server = createAuthorizationServer({
+  const options: AuthorizationServerOptions = {
     issuer: ISSUER,
     resources: [RESOURCE, OTHER_RESOURCE],
     now: () => clock.now,
     log: (event) => log.push(event),
     ...overrides,
     store,
-  });
+  };
+  const server = createAuthorizationServer(options);
   return {
     server,
+    options,
     store,
     clock,
     log,

@@ -137,8 +137,9 @@ export async function serviceToken(h: Harness, revision: Revision): Promise<stri
 /** A second authorization server with its own store and keys, reachable at OTHER_ISSUER, issuing for RESOURCE too. */
 export function createOtherAuthorizationServer(clock: { now: number }): Harness {
   const store = createMemoryStore();
-  const server = createAuthorizationServer({ issuer: OTHER_ISSUER, store, resources: [RESOURCE], now: () => clock.now });
-  return { server, store, clock, log: [], request: (path, init) => server.handle(new Request(new URL(path, OTHER_ISSUER), init)) };
+  const options = { issuer: OTHER_ISSUER, store, resources: [RESOURCE], now: () => clock.now };
+  const server = createAuthorizationServer(options);
+  return { server, options, store, clock, log: [], request: (path, init) => server.handle(new Request(new URL(path, OTHER_ISSUER), init)) };
 }
 
 /**

@@ -58,7 +58,7 @@ function formTargets(interaction: InteractionRecord, upstreamOrigin?: string): s
 }
 
 async function renderStep(ctx: ServerContext, interaction: InteractionRecord, error?: { message: string; username: string; retryAfter?: number }): Promise<Response> {
-  const client = await ctx.config.store.getClient(interaction.clientId);
+  const client = await ctx.store.getClient(interaction.clientId);
   if (!client) {
     throw new OAuthError('invalid_client', 'the client was deleted during the interaction', 400).withUserMessage(
       'The application was removed while you were signing in.',
@@ -66,9 +66,9 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
   }
   const action = `${ctx.config.basePath}/interaction/${interaction.id}`;
   const clientName = client.clientName ?? client.clientId;
-  const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
+  const user = interaction.userId === null ? undefined : await ctx.store.getUserById(interaction.userId);
   const redirect = new URL(interaction.request.redirectUri);
-  const upstream = ctx.config.upstream;
+  const upstream = ctx.upstream;
   if (!user && interaction.upstream && upstream) {
     // Consent before anything is forwarded upstream: the person approves this client first.
     const up = await upstream.providers.get(interaction.upstream.provider);
@@ -125,7 +125,7 @@ export async function interactionPage(ctx: ServerContext, request: Request, id: 
 
 /** POST /interaction/:id: a login or a consent decision, CSRF-checked and bound to this browser. */
 export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
-  const { store } = ctx.config;
+  const { store } = ctx;
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
   const form = await readInteractionForm(request, ctx.config.maxBodyBytes);
@@ -140,16 +140,16 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
   }
 
   if (form.get('step') === 'login') {
-    if (ctx.config.upstream?.localUsers === false) {
+    if (ctx.upstream?.localUsers === false) {
       throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers offered.');
     }
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
     // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-    const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.config.clientAddress(request)), ctx.config.nowMs());
+    const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.clientAddress(request)), ctx.nowMs());
     if (typeof attempt === 'number') {
       const wait = attempt;
-      ctx.config.log({ event: 'login_throttled', client_id: interaction.clientId });
+      ctx.log({ event: 'login_throttled', client_id: interaction.clientId });
       return renderStep(ctx, interaction, {
         message: `Too many failed sign-ins for this account or from this address. Try again in ${wait} second${wait === 1 ? '' : 's'}; each further failure doubles the wait, up to 15 minutes.`,
         username: username.slice(0, 200),
@@ -168,17 +168,17 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     }
     if (!user || !valid) {
       // Timed after the password check (scrypt, 0.1 s or more): the wait starts when the answer goes out.
-      attempt.failed(ctx.config.nowMs());
+      attempt.failed(ctx.nowMs());
       // A server nobody was added to yet fails every sign-in: the operator reading the log learns why.
-      const noUsers = !user && (await hasNoUsers(store, ctx.config.nowMs()));
-      ctx.config.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
+      const noUsers = !user && (await hasNoUsers(store, ctx.nowMs()));
+      ctx.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
       return renderStep(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
     }
     attempt.succeeded();
     const { session, cookie } = await startSession(ctx, user.id);
-    ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
+    ctx.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
     if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
-      const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+      const consumed = await store.consumeInteraction(interaction.id, ctx.now());
       if (!consumed) throw expiredInteraction();
       return completeAuthorization(ctx, consumed.request, session, [cookie]);
     }
@@ -190,9 +190,9 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     const decision = form.get('decision');
     if (decision === 'approve') return forwardUpstream(ctx, interaction);
     if (decision !== 'deny') throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
-    const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+    const consumed = await store.consumeInteraction(interaction.id, ctx.now());
     if (!consumed) throw expiredInteraction();
-    ctx.config.log({ event: 'consent_denied', client_id: consumed.clientId, provider: interaction.upstream.provider });
+    ctx.log({ event: 'consent_denied', client_id: consumed.clientId, provider: interaction.upstream.provider });
     throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
   }
 
@@ -208,15 +208,15 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
       throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
     }
     // Consuming first makes a double-submitted form yield one code at most.
-    const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+    const consumed = await store.consumeInteraction(interaction.id, ctx.now());
     if (!consumed) throw expiredInteraction();
     if (decision === 'deny') {
-      ctx.config.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
+      ctx.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
       // The stored request was validated by /authorize, its redirect URI with it.
       throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
     }
     await rememberConsent(ctx, session.userId, consumed.request);
-    ctx.config.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
+    ctx.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
     return completeAuthorization(ctx, consumed.request, session);
   }
   throw new OAuthError('invalid_request', 'step must be login, upstream or consent').withUserMessage('Unexpected form.');

@@ -53,7 +53,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     revocation_endpoint_auth_methods_supported: clientAuth,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
-    client_id_metadata_document_supported: config.clientDocuments.enabled,
+    client_id_metadata_document_supported: config.clientIdMetadataDocuments.enabled,
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login', 'consent'],
   };

@@ -14,9 +14,8 @@ import { OAuthError } from '../../core/errors.js';
 import { randomToken } from '../../core/secrets.js';
 import type { InteractionRecord, UpstreamSessionRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
-import type { ResolvedUpstreamConfig } from '../config.js';
 import { rememberConsent } from '../consent.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext, UpstreamSignIn } from '../context.js';
 import { seeOther } from '../http/responses.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { startSession } from '../sessions.js';
@@ -25,9 +24,9 @@ import { refusalOf } from './policy.js';
 import { failureOf } from './provider.js';
 import { upstreamUser } from './users.js';
 
-export function upstreamConfig(ctx: ServerContext): ResolvedUpstreamConfig {
-  if (!ctx.config.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
-  return ctx.config.upstream;
+export function upstreamConfig(ctx: ServerContext): UpstreamSignIn {
+  if (!ctx.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
+  return ctx.upstream;
 }
 
 /** Step 2: remembers the provider chosen; the consent page comes next. */
@@ -36,7 +35,7 @@ export async function chooseUpstream(ctx: ServerContext, interaction: Interactio
   if (!upstream.providers.has(provider)) {
     throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
   }
-  await ctx.config.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
+  await ctx.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
   return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`);
 }
 
@@ -52,15 +51,15 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
   // The PKCE verifier and nonce are secrets until the callback: kept sealed, bound to this interaction.
   const sealedPending = upstream.secretBox.seal(JSON.stringify(pending), interaction.id);
-  await ctx.config.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
-  ctx.config.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
+  await ctx.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
+  ctx.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
   return seeOther(url.href);
 }
 
 /** Step 4: GET <issuer>/upstream/callback. */
 export async function finishUpstreamSignIn(ctx: ServerContext, request: Request): Promise<Response> {
   const upstream = upstreamConfig(ctx);
-  const { store, now, log } = ctx.config;
+  const { store, now, log } = ctx;
   const callback = new URL(request.url);
   const handle = stateHandle(callback);
   const interaction = handle ? await loadInteraction(ctx, request, handle) : undefined;
@@ -102,7 +101,7 @@ const REFUSED = new OAuthError('access_denied', "the identity provider's account
 /** Every failed upstream sign-in is logged with its cause: the step, the provider's status and error code. */
 function logFailure(ctx: ServerContext, provider: string, clientId: string, error: unknown): void {
   const failure = failureOf(error);
-  ctx.config.log({
+  ctx.log({
     event: 'upstream_failed',
     provider,
     client_id: clientId,
@@ -114,13 +113,13 @@ function logFailure(ctx: ServerContext, provider: string, clientId: string, erro
 
 async function createUpstreamSession(
   ctx: ServerContext,
-  upstream: ResolvedUpstreamConfig,
+  upstream: UpstreamSignIn,
   userId: string,
   provider: string,
   subject: string,
   tokens: UpstreamTokens,
 ): Promise<UpstreamSessionRecord> {
-  const now = ctx.config.now();
+  const now = ctx.now();
   const id = randomToken(16);
   const record: UpstreamSessionRecord = {
     id,
@@ -131,7 +130,7 @@ async function createUpstreamSession(
     createdAt: now,
     expiresAt: now + upstream.sessionTtl,
   };
-  await ctx.config.store.createUpstreamSession(record);
+  await ctx.store.createUpstreamSession(record);
   return record;
 }
 
