@@ -19,7 +19,7 @@ export async function createAuthorizationCode(
   authTime: number,
   upstreamSessionId: string | null = null,
 ): Promise<string> {
-  const now = ctx.config.now();
+  const now = ctx.now();
   const code = randomToken(32);
   const grant: GrantRecord = {
     id: randomToken(16),
@@ -34,7 +34,7 @@ export async function createAuthorizationCode(
     accessExpiresAt: null,
   };
   // One transaction for both: one commit per approved request.
-  await ctx.config.store.createGrantWithCode(grant, {
+  await ctx.store.createGrantWithCode(grant, {
     codeHash: hashSecret(code),
     grantId: grant.id,
     clientId: request.clientId,

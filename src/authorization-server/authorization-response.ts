@@ -33,7 +33,7 @@ export function trustedRedirect(target: RedirectTarget | AuthorizationRequest, i
 /** Issues the code; returns the URL that takes it back to the client (RFC 9207: with `iss`). */
 export async function codeRedirect(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord): Promise<string> {
   const code = await createAuthorizationCode(ctx, request, session.userId, session.authTime, session.upstreamSessionId);
-  ctx.config.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
+  ctx.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
   return authorizationResponseUrl(request.redirectUri, { code, state: request.state }, ctx.config.issuer);
 }
 

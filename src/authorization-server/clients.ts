@@ -9,7 +9,7 @@ import type { ServerContext } from './context.js';
 export type ClientLookup = Pick<Store, 'getClient'>;
 
 export function clientLookup(ctx: ServerContext, request: Request): ClientLookup {
-  const { store, clientDocuments, now, clientAddress } = ctx.config;
+  const { store, clientDocuments, now, clientAddress } = ctx;
   // A document URL the server does not know yet creates a client, as /register does: limited per
   // address first (so one address cannot spend the budget of all), then for all addresses together.
   const admitNew = async (): Promise<void> => {

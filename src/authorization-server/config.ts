@@ -1,12 +1,14 @@
+/**
+ * The options of `createAuthorizationServer`, checked and resolved (defaults applied) into plain
+ * data. What acts (the store, the clock, the log, caches, registries) is built from the options
+ * beside it, in the server's context (context.ts).
+ */
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
-import { ClientDocuments, type ClientDocumentsOptions } from './client-documents/documents.js';
+import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
-import { UpstreamProviders } from './upstream/registry.js';
-import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
-import { requestHeader } from './http/body.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
 
 /** Where upstream providers send the person back, under the issuer. */
@@ -30,12 +32,10 @@ export interface UpstreamOptions {
   fetch?: typeof fetch;
 }
 
+/** Upstream sign-in's settings; its providers, sealing and policy are in the context (`UpstreamSignIn`). */
 export interface ResolvedUpstreamConfig {
-  providers: UpstreamProviders;
-  secretBox: SecretBox;
   localUsers: boolean;
   sessionTtl: number;
-  policy: UpstreamSignInPolicy;
   /** `<issuer>/upstream/callback`: what the operator registers at each provider. */
   callbackUrl: string;
 }
@@ -124,11 +124,11 @@ export interface AuthorizationServerOptions {
   log?: (event: Record<string, unknown>) => void;
 }
 
+/** The options resolved: plain data only (no store, clock, log or other function). */
 export interface ResolvedConfig {
   issuer: string;
   /** issuer URL's path ('' for an issuer at the root), for mounting endpoints. */
   basePath: string;
-  store: Store;
   resources: string[];
   defaultResource: string;
   scopesSupported: string[];
@@ -142,17 +142,13 @@ export interface ResolvedConfig {
   refreshRetrySeconds: number;
   registration: 'open' | 'closed' | { initialAccessToken: string };
   registrationTtl: number;
-  /** The client's address, proxies taken into account (`trustProxy`). */
-  clientAddress: (request: Request) => string | undefined;
   rateLimits: ResolvedRateLimits;
   maxBodyBytes: number;
   secureCookies: boolean;
+  /** Null when upstream sign-in is off (no providers). */
   upstream: ResolvedUpstreamConfig | null;
-  clientDocuments: ClientDocuments;
-  now: () => number;
-  /** Milliseconds, for rate limits: the `now` option's seconds × 1000 when one is given, else the system clock. */
-  nowMs: () => number;
-  log: (event: Record<string, unknown>) => void;
+  /** Whether URL client ids are accepted (the `enabled` default applied). */
+  clientIdMetadataDocuments: { enabled: boolean };
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -188,11 +184,9 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     throw new Error('refreshRetrySeconds must be a whole number from 0 to 300');
   }
   const basePath = new URL(issuer).pathname.replace(/\/+$/, '');
-  const log = options.log ?? (() => {});
   return {
     issuer,
     basePath,
-    store: options.store,
     resources,
     defaultResource,
     scopesSupported,
@@ -206,28 +200,13 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     refreshRetrySeconds,
     registration,
     registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
-    clientAddress: clientAddressOf(options),
     rateLimits: resolveRateLimits(options.rateLimits, options.store.sharedByReplicas ?? false),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
-    clientDocuments: new ClientDocuments(
-      // A document creates a client: unless the operator says otherwise, only where registration is open.
-      { ...options.clientIdMetadataDocuments, enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
-      scopesSupported,
-      log,
-    ),
-    now: options.now ?? (() => Math.floor(Date.now() / 1000)),
-    nowMs: options.now ? () => options.now!() * 1000 : () => Date.now(),
-    log,
+    // A document creates a client: unless the operator says otherwise, only where registration is open.
+    clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
   };
-}
-
-function clientAddressOf(options: AuthorizationServerOptions): (request: Request) => string | undefined {
-  const peer = options.clientAddress ?? (() => undefined);
-  if (!options.trustProxy || options.trustProxy.length === 0) return peer;
-  const trusted = trustedProxies(options.trustProxy);
-  return (request) => forwardedClientAddress(peer(request), requestHeader(request, 'x-forwarded-for'), trusted);
 }
 
 function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): ResolvedUpstreamConfig | null {
@@ -236,13 +215,9 @@ function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): Resolv
     return null;
   }
   if (!options.secretBox) throw new Error('upstream.secretBox is required: upstream tokens are kept sealed');
-  const resolve = { ...(options.fetch ? { fetch: options.fetch } : {}), allowLoopbackHttp: options.allowLoopbackHttp ?? false };
   return {
-    providers: new UpstreamProviders(options.providers, resolve),
-    secretBox: options.secretBox,
     localUsers: options.localUsers ?? true,
     sessionTtl: positiveInteger('upstream.sessionTtl', options.sessionTtl, 24 * 3600),
-    policy: options.policy ?? {},
     callbackUrl: `${issuer}${UPSTREAM_CALLBACK_PATH}`,
   };
 }

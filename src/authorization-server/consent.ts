@@ -9,14 +9,14 @@ import type { ServerContext } from './context.js';
 
 /** True when the user already agreed to these scopes for this client and resource. */
 export async function consentCovers(ctx: ServerContext, userId: string, request: AuthorizationRequest): Promise<boolean> {
-  const consent = await ctx.config.store.getConsent(userId, request.clientId, request.resource);
+  const consent = await ctx.store.getConsent(userId, request.clientId, request.resource);
   return consent !== undefined && isSubset(request.scope, consent.scope);
 }
 
 /** Remembers that the user approved this request's scopes for its client and resource. */
 export async function rememberConsent(ctx: ServerContext, userId: string, request: AuthorizationRequest): Promise<void> {
-  const now = ctx.config.now();
-  await ctx.config.store.saveConsent({
+  const now = ctx.now();
+  await ctx.store.saveConsent({
     userId,
     clientId: request.clientId,
     resource: request.resource,

@@ -1,17 +1,90 @@
-import type { ResolvedConfig } from './config.js';
-import type { ClientUse } from './clients.js';
-import type { SigningKeys } from './keys.js';
-import type { RateLimits } from './rate-limit/rate-limits.js';
-import type { Revocations } from './revocations.js';
-import type { SignInThrottle } from './sign-in-throttle.js';
+import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
+import type { SecretBox } from '../core/secret-box.js';
+import type { Store } from '../store/store.js';
+import { ClientDocuments } from './client-documents/documents.js';
+import { ClientUse } from './clients.js';
+import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
+import { requestHeader } from './http/body.js';
+import { SigningKeys } from './keys.js';
+import { RateLimits } from './rate-limit/rate-limits.js';
+import { Revocations } from './revocations.js';
+import { SignInThrottle } from './sign-in-throttle.js';
+import type { UpstreamSignInPolicy } from './upstream/policy.js';
+import { UpstreamProviders } from './upstream/registry.js';
 
-/** What every endpoint and grant gets: the resolved configuration (with the store) and the keys. */
+/** Upstream sign-in as it runs: its settings (`config.upstream`) and what acts on them. */
+export interface UpstreamSignIn extends ResolvedUpstreamConfig {
+  providers: UpstreamProviders;
+  /** Seals upstream tokens at rest. */
+  secretBox: SecretBox;
+  /** Who may sign in; its `allow` hook is the operator's code. */
+  policy: UpstreamSignInPolicy;
+}
+
+/**
+ * What every endpoint and grant gets: the resolved configuration (plain data) and the services
+ * that act on it, the store, the clock and the log first.
+ */
 export interface ServerContext {
   config: ResolvedConfig;
+  store: Store;
+  /** Seconds since the epoch: the `now` option, else the system clock. */
+  now: () => number;
+  /** Milliseconds, for rate limits and throttles: the `now` option's seconds × 1000 when one is given, else the system clock. */
+  nowMs: () => number;
+  /** Structured audit lines (never tokens or secrets). */
+  log: (event: Record<string, unknown>) => void;
+  /** The client's address, proxies taken into account (`trustProxy`). */
+  clientAddress: (request: Request) => string | undefined;
+  /** Client ID metadata documents, fetched and cached. */
+  clientDocuments: ClientDocuments;
+  /** Null when upstream sign-in is off, as `config.upstream` is. */
+  upstream: UpstreamSignIn | null;
   keys: SigningKeys;
   clientUse: ClientUse;
   signInThrottle: SignInThrottle;
   rateLimits: RateLimits;
   /** Every revocation goes through here, so a guard in this process learns of it before the response. */
   revocations: Revocations;
+}
+
+/** Checks and resolves the options (config.ts), then builds the services on them; throws on a bad option. */
+export function createServerContext(options: AuthorizationServerOptions): ServerContext {
+  const config = resolveConfig(options);
+  const store = options.store;
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const nowMs = options.now ? () => options.now!() * 1000 : () => Date.now();
+  const log = options.log ?? (() => {});
+  return {
+    config,
+    store,
+    now,
+    nowMs,
+    log,
+    clientAddress: clientAddressOf(options),
+    clientDocuments: new ClientDocuments({ ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments }, config.scopesSupported, log),
+    upstream: options.upstream && config.upstream ? upstreamSignIn(options.upstream, config.upstream) : null,
+    keys: new SigningKeys(store, now),
+    clientUse: new ClientUse(),
+    signInThrottle: new SignInThrottle(),
+    rateLimits: new RateLimits(config.rateLimits, store, nowMs, log),
+    revocations: new Revocations(store, now, config.accessTokenTtl, log),
+  };
+}
+
+function clientAddressOf(options: AuthorizationServerOptions): (request: Request) => string | undefined {
+  const peer = options.clientAddress ?? (() => undefined);
+  if (!options.trustProxy || options.trustProxy.length === 0) return peer;
+  const trusted = trustedProxies(options.trustProxy);
+  return (request) => forwardedClientAddress(peer(request), requestHeader(request, 'x-forwarded-for'), trusted);
+}
+
+function upstreamSignIn(options: UpstreamOptions, settings: ResolvedUpstreamConfig): UpstreamSignIn {
+  const resolve = { ...(options.fetch ? { fetch: options.fetch } : {}), allowLoopbackHttp: options.allowLoopbackHttp ?? false };
+  return {
+    ...settings,
+    providers: new UpstreamProviders(options.providers, resolve),
+    secretBox: options.secretBox,
+    policy: options.policy ?? {},
+  };
 }

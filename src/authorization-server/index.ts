@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { wellKnownUrl } from '../core/uri.js';
-import { resolveConfig, UPSTREAM_CALLBACK_PATH, type AuthorizationServerOptions, type ResolvedConfig } from './config.js';
-import type { ServerContext } from './context.js';
+import { UPSTREAM_CALLBACK_PATH, type AuthorizationServerOptions } from './config.js';
+import { createServerContext } from './context.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { jwksEndpoint } from './endpoints/jwks.js';
-import { ENDPOINT_PATHS, metadataEndpoint } from './endpoints/metadata.js';
+import { authorizationServerMetadata, ENDPOINT_PATHS, metadataEndpoint, type AuthorizationServerMetadata } from './endpoints/metadata.js';
 import { REVOCATION_LIST_PATH } from './revocation-list.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
@@ -14,18 +14,16 @@ import { tokenEndpoint } from './endpoints/token.js';
 import { upstreamCallbackEndpoint } from './endpoints/upstream-callback.js';
 import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
-import { ClientUse } from './clients.js';
-import { SigningKeys } from './keys.js';
-import { Revocations } from './revocations.js';
-import { SignInThrottle } from './sign-in-throttle.js';
-import { RateLimits } from './rate-limit/rate-limits.js';
+import type { SigningKeys } from './keys.js';
+import type { Revocations } from './revocations.js';
 import type { RateLimitName } from './rate-limit/limits.js';
 import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
 
-export type { AuthorizationServerOptions, ResolvedConfig, UpstreamOptions } from './config.js';
+export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
+export type { AuthorizationServerMetadata } from './endpoints/metadata.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
 export { DEFAULT_RATE_LIMITS } from './rate-limit/limits.js';
 export type { UpstreamAccess } from './upstream/tool-access.js';
@@ -34,7 +32,6 @@ export { REVOCATION_LIST_PATH } from './revocation-list.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
 export { checkUpstreamProviders, githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
-export { authorizationServerMetadata } from './endpoints/metadata.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { registerClient, registrationResponse } from './clients.js';
 export { validateClientMetadata } from './checks/client-metadata.js';
@@ -46,7 +43,11 @@ export interface AuthorizationServer {
   app: Hono;
   /** Web-standard handler: Request in, Response out. */
   handle(request: Request): Promise<Response>;
-  config: ResolvedConfig;
+  /**
+   * The metadata document it serves (RFC 8414): its issuer identifier as resolved, its endpoints,
+   * `scopes_supported`, … For a context server beside it, and for whatever must name it as clients see it.
+   */
+  metadata: AuthorizationServerMetadata;
   keys: SigningKeys;
   /**
    * Revoked grants and tokens, for a guard beside this server (`protectedResource({ revocations })`):
@@ -76,28 +77,25 @@ export interface AuthorizationServer {
  * tokens) from the same endpoints.
  */
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
-  const config = resolveConfig(options);
-  const keys = new SigningKeys(config.store, config.now);
-  const rateLimits = new RateLimits(config.rateLimits, config.store, config.nowMs, config.log);
-  const revocations = new Revocations(config.store, config.now, config.accessTokenTtl, config.log);
-  const ctx: ServerContext = { config, keys, clientUse: new ClientUse(), signInThrottle: new SignInThrottle(), rateLimits, revocations };
+  const ctx = createServerContext(options);
+  const { config, keys, rateLimits, revocations } = ctx;
   /** The handler, after the client address's budget for `name` is checked (before any work). */
   const limited = (name: RateLimitName, handler: Handler): Handler => async (request, params) => {
-    await rateLimits.check(name, config.clientAddress(request));
+    await rateLimits.check(name, ctx.clientAddress(request));
     return handler(request, params);
   };
   const app = new Hono();
   const base = config.basePath;
-  const api = { cors: true, log: config.log };
-  const pages = { cors: false, html: true, log: config.log };
+  const api = { cors: true, log: ctx.log };
+  const pages = { cors: false, html: true, log: ctx.log };
 
   route(app, new URL(wellKnownUrl(config.issuer, 'oauth-authorization-server')).pathname, { GET: () => metadataEndpoint(config) }, api);
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
   route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
-  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: config.log });
-  route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request) }, { cors: false, log: config.log });
+  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log });
+  route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request) }, { cors: false, log: ctx.log });
   route(
     app,
     base + ENDPOINT_PATHS.authorization,
@@ -120,14 +118,15 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   return {
     app,
     handle: async (request) => app.fetch(request),
-    config,
+    // A copy: nothing a caller changes in it reaches the configuration.
+    metadata: structuredClone(authorizationServerMetadata(config)),
     keys,
     revocations,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
-    upstreamReady: async () => config.upstream?.providers.ready(),
+    upstreamReady: async () => ctx.upstream?.providers.ready(),
     sweep: (options = {}) => {
-      const now = config.now();
-      return config.store.sweepExpired(now, {
+      const now = ctx.now();
+      return ctx.store.sweepExpired(now, {
         ...(config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.pause ? { pause: options.pause } : {}),

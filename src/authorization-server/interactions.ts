@@ -24,7 +24,7 @@ export function expiredInteraction(): OAuthError {
 export async function loadInteraction(ctx: ServerContext, request: Request, id: string): Promise<InteractionRecord | undefined> {
   // An id from the URL: one no store can look up (a NUL) is simply unknown.
   if (!isStorableText(id)) return undefined;
-  const interaction = await ctx.config.store.getInteraction(id, ctx.config.now());
+  const interaction = await ctx.store.getInteraction(id, ctx.now());
   const binding = readCookie(request, BROWSER_COOKIE);
   if (!interaction || !binding || !safeEqual(hashSecret(binding), interaction.browserBindingHash)) return undefined;
   return interaction;

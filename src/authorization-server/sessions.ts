@@ -10,7 +10,7 @@ import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './http/co
 export async function currentSession(ctx: ServerContext, request: Request): Promise<SessionRecord | undefined> {
   const id = readCookie(request, SESSION_COOKIE);
   if (!id) return undefined;
-  const { store, now } = ctx.config;
+  const { store, now } = ctx;
   const session = await store.getSession(hashSecret(id), now());
   if (!session || session.upstreamSessionId === null) return session;
   const upstream = await store.getUpstreamSession(session.upstreamSessionId);
@@ -19,10 +19,10 @@ export async function currentSession(ctx: ServerContext, request: Request): Prom
 
 /** Starts a session after a successful login; returns the Set-Cookie header value. */
 export async function startSession(ctx: ServerContext, userId: string, upstreamSessionId: string | null = null): Promise<{ session: SessionRecord; cookie: string }> {
-  const now = ctx.config.now();
+  const now = ctx.now();
   const id = randomToken(32);
   const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl, upstreamSessionId };
-  await ctx.config.store.createSession(session);
+  await ctx.store.createSession(session);
   return { session, cookie: cookieFor(ctx, SESSION_COOKIE, id, ctx.config.sessionTtl) };
 }
 

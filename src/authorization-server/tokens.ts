@@ -8,7 +8,7 @@ import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
 /** What issuing a token needs of its grant. */
 export type TokenFamily = Pick<GrantRecord, 'id' | 'clientId' | 'userId' | 'scope' | 'resource' | 'authTime'>;
 import type { ResolvedConfig } from './config.js';
-import type { SigningKeys } from './keys.js';
+import type { ServerContext } from './context.js';
 
 export interface IssuedTokens {
   access_token: string;
@@ -43,13 +43,13 @@ export const accessTokenExpiry = (config: ResolvedConfig, now: number): number =
  * revocation and introspection find the grant.
  */
 export async function issueAccessToken(
-  config: ResolvedConfig,
-  keys: SigningKeys,
+  ctx: Pick<ServerContext, 'config' | 'keys'>,
   grant: TokenFamily,
   scope: string[],
   resource: string,
   now: number,
 ): Promise<{ token: string; expiresIn: number; jti: string }> {
+  const { config, keys } = ctx;
   const jti = randomToken(16);
   const expiresAt = accessTokenExpiry(config, now);
   const signing = keys.currentIfCached() ?? (await keys.current());
@@ -66,8 +66,8 @@ export async function issueAccessToken(
 }
 
 /** A new refresh token for the grant: the caller saves (or rotates to) the returned record. */
-export function newRefreshToken(config: ResolvedConfig, grant: TokenFamily, scope: string[]): { token: string; record: RefreshTokenRecord } {
-  const now = config.now();
+export function newRefreshToken(ctx: Pick<ServerContext, 'config' | 'now'>, grant: TokenFamily, scope: string[]): { token: string; record: RefreshTokenRecord } {
+  const now = ctx.now();
   const token = randomToken(32);
   return {
     token,
@@ -77,7 +77,7 @@ export function newRefreshToken(config: ResolvedConfig, grant: TokenFamily, scop
       clientId: grant.clientId,
       scope: [...scope],
       createdAt: now,
-      expiresAt: now + config.refreshTokenTtl,
+      expiresAt: now + ctx.config.refreshTokenTtl,
     },
   };
 }
@@ -86,13 +86,13 @@ export function newRefreshToken(config: ResolvedConfig, grant: TokenFamily, scop
  * Verifies one of our own access tokens (signature with a published key, issuer, type, expiry).
  * Audience is not checked here: revocation and introspection accept tokens for any of our resources.
  */
-export async function verifyOwnAccessToken(config: ResolvedConfig, keys: SigningKeys, token: string): Promise<AccessTokenClaims | undefined> {
+export async function verifyOwnAccessToken(ctx: Pick<ServerContext, 'config' | 'keys' | 'now'>, token: string): Promise<AccessTokenClaims | undefined> {
   const jwt = parseCompactJwt(token);
   if (!jwt || jwtHeaderProblem(jwt.header, { typ: 'at+jwt' }) || typeof jwt.header.kid !== 'string') return undefined;
-  const key = await keys.verificationKey(jwt.header.kid);
+  const key = await ctx.keys.verificationKey(jwt.header.kid);
   if (!key || !verifyJwtSignature(jwt, key)) return undefined;
   const { claims } = jwt;
-  if (claims.iss !== config.issuer || jwtTimeProblem(claims, config.now(), 0)) return undefined;
+  if (claims.iss !== ctx.config.issuer || jwtTimeProblem(claims, ctx.now(), 0)) return undefined;
   if (typeof claims.jti !== 'string' || typeof claims.client_id !== 'string' || typeof claims[GRANT_ID_CLAIM] !== 'string') return undefined;
   return claims as AccessTokenClaims;
 }

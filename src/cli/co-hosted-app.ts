@@ -14,13 +14,13 @@ export function coHostedApp(
   authorizationServer: AuthorizationServer,
   options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number },
 ): Hono {
-  const issuer = authorizationServer.config.issuer;
+  const { issuer, scopes_supported: scopesSupported } = authorizationServer.metadata;
   const app = new Hono();
   app.route('/', authorizationServer.app);
   const protection = protectedResource({
     resource: options.resource,
     authorizationServers: [issuer],
-    scopesSupported: authorizationServer.config.scopesSupported,
+    scopesSupported,
     resourceName: options.resourceName ?? 'context-auth demo MCP server',
     revocations: authorizationServer.revocations,
     verifier: jwtVerifier({

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { createAuthorizationServer } from '../authorization-server/index.js';
+import { createAuthorizationServer, type UpstreamOptions } from '../authorization-server/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
@@ -264,9 +264,9 @@ export async function serveCommand(args: string[]): Promise<void> {
 ${resourcesBanner(resources)}
   store         ${location}${created ? ' (new: an empty database was created here)' : ''}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
-  rate limits   ${rateLimitBanner(rateLimits, authorizationServer.config.rateLimits.shared, trustProxy)}
+  rate limits   ${rateLimitBanner(rateLimits, rateLimits.shared ?? store.sharedByReplicas ?? false, trustProxy)}
   client docs   ${clientIdMetadataDocuments.enabled ? `${clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
-  heap limit    ${heapBanner()}${upstreamBanner(authorizationServer.config)}
+  heap limit    ${heapBanner()}${upstreamBanner(upstream, issuer)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await stopped;
@@ -331,11 +331,11 @@ function heapBanner(): string {
   return isMainThread ? `${limit} (as node was started)` : limit;
 }
 
-/** The providers and the callback URL the operator registers at each of them. */
-function upstreamBanner(config: ReturnType<typeof createAuthorizationServer>['config']): string {
-  if (!config.upstream) return '';
-  const providers = config.upstream.providers.list().map((p) => `${p.name} (${p.id})`).join(', ');
+/** The providers (as the options name them, defaults as documented) and the callback URL the operator registers at each of them. */
+function upstreamBanner(upstream: UpstreamOptions | undefined, issuer: string): string {
+  if (!upstream || upstream.providers.length === 0) return '';
+  const providers = upstream.providers.map((p) => `${p.name ?? p.id} (${p.id})`).join(', ');
   return `
-  sign-in       ${providers}${config.upstream.localUsers ? ', local passwords' : ''}
-  callback      ${config.upstream.callbackUrl}   (register this redirect URI at each provider)`;
+  sign-in       ${providers}${upstream.localUsers !== false ? ', local passwords' : ''}
+  callback      ${issuer}/upstream/callback   (register this redirect URI at each provider)`;
 }

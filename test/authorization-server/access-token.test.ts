@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { resolveConfig } from '../../src/authorization-server/config.js';
 import {
   addUser,
   authorize,
@@ -56,7 +57,7 @@ for (const revision of REVISIONS) {
       assert.equal(typeof claims.jti, 'string');
       assert.equal(claims.iat, h.clock.now);
       assert.equal((claims.exp as number) - (claims.iat as number), 600);
-      assert.ok(h.server.config.accessTokenTtl <= 900, 'the default lifetime is short');
+      assert.ok(resolveConfig(h.options).accessTokenTtl <= 900, 'the default lifetime is short');
     });
 
     it('lives exactly the configured accessTokenTtl', async () => {

@@ -216,7 +216,7 @@ for (const revision of REVISIONS) {
 
       it('does not mark the name of a client the operator added (clients add), nor a nameless one', async () => {
         const { h, user } = await setup();
-        const metadata = validateClientMetadata({ client_name: 'Team Notes', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }, h.server.config.scopesSupported);
+        const metadata = validateClientMetadata({ client_name: 'Team Notes', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }, h.server.metadata.scopes_supported);
         const { client: operators } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
         const nameless = await registerClient(h, { client_name: undefined });
         for (const client of [{ client_id: operators.clientId }, nameless]) {

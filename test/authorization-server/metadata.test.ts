@@ -78,6 +78,16 @@ describe('authorization server metadata (RFC 8414)', () => {
     });
   }
 
+  it("is the server's `metadata`, a copy: what a caller changes there is not served", async () => {
+    const h = createHarness({ issuer: `${TENANT_ISSUER}/`, registration: 'closed' });
+    assert.deepEqual(h.server.metadata, await metadata(h, `${WELL_KNOWN}/tenant`));
+    h.server.metadata.issuer = 'https://evil.example';
+    h.server.metadata.scopes_supported.push('mcp:everything');
+    const served = await metadata(h, `${WELL_KNOWN}/tenant`);
+    assert.equal(served.issuer, TENANT_ISSUER);
+    assert.deepEqual(served.scopes_supported, ['mcp:tools', 'mcp:admin']);
+  });
+
   it('leaves registration_endpoint out when registration is closed', async () => {
     const doc = await metadata(createHarness({ registration: 'closed' }));
     assert.equal(doc.registration_endpoint, undefined);

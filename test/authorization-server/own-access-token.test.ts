@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { resolveConfig } from '../../src/authorization-server/config.js';
 import { rotateSigningKeys } from '../../src/authorization-server/keys.js';
 import { verifyOwnAccessToken } from '../../src/authorization-server/tokens.js';
 import { createHarness, jwtClaims, obtainTokens, REVISIONS, type Harness } from '../helpers/harness.js';
@@ -22,7 +23,7 @@ async function setup(): Promise<{ h: Harness; token: string; claims: Record<stri
   return { h, token: String(tokens.access_token), claims: jwtClaims(tokens.access_token), kid, key };
 }
 
-const own = (h: Harness, token: string) => verifyOwnAccessToken(h.server.config, h.server.keys, token);
+const own = (h: Harness, token: string) => verifyOwnAccessToken({ config: resolveConfig(h.options), keys: h.server.keys, now: () => h.clock.now }, token);
 
 describe('verifyOwnAccessToken', () => {
   it('accepts a token we issued, and the same claims hand-signed with our key (the control)', async () => {

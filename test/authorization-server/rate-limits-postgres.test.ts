@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type RateLimitOptions } from '../../src/authorization-server/index.js';
+import { resolveConfig } from '../../src/authorization-server/config.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
 import { ISSUER, REDIRECT_URI, RESOURCE } from '../helpers/harness.js';
@@ -56,7 +57,7 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
 
   it('registration: 20 requests spread over two replicas, concurrently, admit exactly the one burst of 6', async () => {
     const [a, b] = await replicas({ register: { burst: 6, perMinute: 1 } });
-    assert.equal(a!.config.rateLimits.shared, true, 'shared by default on PostgreSQL');
+    assert.equal(resolveConfig({ issuer: ISSUER, store: stores.at(-1)!, resources: [RESOURCE] }).rateLimits.shared, true, 'shared by default on PostgreSQL');
     const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => register(i % 2 ? a! : b!, '203.0.113.5').then((r) => r.status)));
     assert.equal(statuses.filter((s) => s === 201).length, 6);
     assert.equal(statuses.filter((s) => s === 429).length, 14);

@@ -219,7 +219,7 @@ describe('a dynamic client’s registered scope in the user flow', () => {
 
   it('is a limit for a client an operator registered with --scope', async () => {
     const h = createHarness();
-    const metadata = validateClientMetadata({ client_name: 'Ops', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], scope: 'mcp:tools' }, h.server.config.scopesSupported);
+    const metadata = validateClientMetadata({ client_name: 'Ops', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], scope: 'mcp:tools' }, h.server.metadata.scopes_supported);
     const { client } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
     const user = await addUser(h);
     const { location } = await authorize(h, { client: { client_id: client.clientId }, user, scope: 'mcp:admin' });

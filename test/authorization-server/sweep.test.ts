@@ -55,14 +55,15 @@ const FLOWS = 6;
 function harnessOn(store: Store): Harness {
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
-  const server = createAuthorizationServer({
+  const options = {
     issuer: ISSUER,
     store,
     resources: [RESOURCE, OTHER_RESOURCE],
     now: () => clock.now,
-    log: (event) => log.push(event),
-  });
-  return { server, store, clock, log, request: (path, init) => server.handle(new Request(new URL(path, ISSUER), init)) };
+    log: (event: Record<string, unknown>) => log.push(event),
+  };
+  const server = createAuthorizationServer(options);
+  return { server, options, store, clock, log, request: (path, init) => server.handle(new Request(new URL(path, ISSUER), init)) };
 }
 
 const USER = { username: 'alice', password: 'correct horse battery' };

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createAuthorizationCode } from '../../src/authorization-server/authorization-codes.js';
-import { ClientUse } from '../../src/authorization-server/clients.js';
-import { SignInThrottle } from '../../src/authorization-server/sign-in-throttle.js';
-import { RateLimits } from '../../src/authorization-server/rate-limit/rate-limits.js';
+import { createServerContext } from '../../src/authorization-server/context.js';
 import {
   addResourceServer,
   addUser,
@@ -130,23 +128,17 @@ describe('authorization_code grant — redirect_uri left out of the authorizatio
     const client = await registerClient(h, { redirect_uris: [REDIRECT_URI] });
     const user = await addUser(h);
     const { verifier, challenge } = pkcePair();
+    const ctx = { ...createServerContext(h.options), keys: h.server.keys, revocations: h.server.revocations };
     const issue = () =>
       createAuthorizationCode(
-        {
-          config: h.server.config,
-          keys: h.server.keys,
-          clientUse: new ClientUse(),
-          signInThrottle: new SignInThrottle(),
-          rateLimits: new RateLimits(h.server.config.rateLimits, h.store, h.server.config.nowMs, () => {}),
-          revocations: h.server.revocations,
-        },
+        ctx,
         {
           clientId: client.client_id,
           redirectUri: REDIRECT_URI,
           redirectUriProvided: false,
           state: null,
           scope: ['mcp:tools'],
-          resource: h.server.config.defaultResource,
+          resource: ctx.config.defaultResource,
           codeChallenge: challenge,
           codeChallengeMethod: 'S256',
           prompt: [],

@@ -18,7 +18,7 @@ import {
 
 /** A client_credentials client an operator created with a `scope` limit (a dynamic client's scope is no limit). */
 async function adminServiceClient(h: Harness, scope: string): Promise<TestClient> {
-  const metadata = validateClientMetadata({ grant_types: ['client_credentials'], scope }, h.server.config.scopesSupported);
+  const metadata = validateClientMetadata({ grant_types: ['client_credentials'], scope }, h.server.metadata.scopes_supported);
   const { client, clientSecret } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
 }

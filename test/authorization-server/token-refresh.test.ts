@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hashSecret } from '../../src/core/secrets.js';
+import { resolveConfig } from '../../src/authorization-server/config.js';
 import {
   addResourceServer,
   createHarness,
@@ -262,7 +263,7 @@ describe('refreshRetrySeconds', () => {
     for (const refreshRetrySeconds of [-1, 1.5, 301]) {
       assert.throws(() => createHarness({ refreshRetrySeconds }), /refreshRetrySeconds must be a whole number from 0 to 300/);
     }
-    for (const refreshRetrySeconds of [0, 300]) assert.equal(createHarness({ refreshRetrySeconds }).server.config.refreshRetrySeconds, refreshRetrySeconds);
-    assert.equal(createHarness().server.config.refreshRetrySeconds, 60);
+    for (const refreshRetrySeconds of [0, 300]) assert.equal(resolveConfig(createHarness({ refreshRetrySeconds }).options).refreshRetrySeconds, refreshRetrySeconds);
+    assert.equal(resolveConfig(createHarness().options).refreshRetrySeconds, 60);
   });
 });

@@ -57,7 +57,7 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
           await next();
         });
         app.get('/.well-known/oauth-protected-resource/mcp', (c) =>
-          c.json({ resource: `${origin}/mcp`, authorization_servers: listed, scopes_supported: as.config.scopesSupported, bearer_methods_supported: ['header'] }),
+          c.json({ resource: `${origin}/mcp`, authorization_servers: listed, scopes_supported: as.metadata.scopes_supported, bearer_methods_supported: ['header'] }),
         );
       },
     });

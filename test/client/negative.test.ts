@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import { Hono } from 'hono';
 import { ContextClient } from '../../src/client/session.js';
 import { MemoryTokenStore } from '../../src/client/token-store.js';
-import { authorizationServerMetadata } from '../../src/authorization-server/endpoints/metadata.js';
 import {
   clientError,
   clientFor,
@@ -152,7 +151,7 @@ describe('metadata about something else', () => {
   it('Revision B: authorization server metadata naming another issuer: metadata_mismatch', async () => {
     const server = await start({
       routes: (app, _origin, as) =>
-        app.get('/.well-known/oauth-authorization-server', (c) => c.json({ ...authorizationServerMetadata(as.config), issuer: 'https://evil.example' })),
+        app.get('/.well-known/oauth-authorization-server', (c) => c.json({ ...as.metadata, issuer: 'https://evil.example' })),
     });
     const who = person();
     await assert.rejects(clientFor(server, who).login(), clientError('metadata_mismatch', /evil\.example/));

@@ -162,7 +162,7 @@ export async function startContextServer(options: ContextServerOptions = {}): Pr
   const protection = protectedResource({
     resource: serverUrl,
     authorizationServers: [origin],
-    scopesSupported: as.config.scopesSupported,
+    scopesSupported: as.metadata.scopes_supported,
     resourceName: 'client test server',
     // The verifier reaches the AS directly, so that hiding the AS metadata from clients ('metadata-404') does not blind it.
     verifier: jwtVerifier({ authorizationServers: [origin], now, fetch: (input, init) => as.handle(new Request(input, init)) }),
@@ -216,7 +216,7 @@ export async function startContextServer(options: ContextServerOptions = {}): Pr
           token_endpoint_auth_method: method,
           grant_types: ['authorization_code', 'refresh_token'],
         },
-        as.config.scopesSupported,
+        as.metadata.scopes_supported,
       );
       const { client, clientSecret } = await registerClient(store, metadata, now(), { registeredBy: 'admin' });
       return clientSecret === undefined ? { clientId: client.clientId } : { clientId: client.clientId, clientSecret };

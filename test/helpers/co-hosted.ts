@@ -20,7 +20,7 @@ export interface CoHosted extends Harness {
 export function coHostedServer(store: Store, overrides: Partial<AuthorizationServerOptions> = {}): CoHosted {
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
-  const server = createAuthorizationServer({
+  const options: AuthorizationServerOptions = {
     issuer: ISSUER,
     store,
     resources: [RESOURCE, OTHER_RESOURCE],
@@ -28,11 +28,13 @@ export function coHostedServer(store: Store, overrides: Partial<AuthorizationSer
     log: (event) => log.push(event),
     clientAddress: (request) => request.headers.get(PEER_HEADER) ?? undefined,
     ...overrides,
-  });
+  };
+  const server = createAuthorizationServer(options);
   const app = coHostedApp(server, { resource: RESOURCE, resourceName: 'demo', now: () => clock.now });
   return {
     app,
     server,
+    options,
     store,
     clock,
     log,

@@ -25,6 +25,8 @@ export type Revision = (typeof REVISIONS)[number];
 
 export interface Harness {
   server: AuthorizationServer;
+  /** The options the server was made with, for a test that needs its context (createServerContext) or its resolved settings. */
+  options: AuthorizationServerOptions;
   store: Store;
   clock: { now: number };
   log: Record<string, unknown>[];
@@ -35,16 +37,18 @@ export function createHarness(overrides: Partial<AuthorizationServerOptions> = {
   const store = overrides.store ?? createMemoryStore();
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
-  const server = createAuthorizationServer({
+  const options: AuthorizationServerOptions = {
     issuer: ISSUER,
     resources: [RESOURCE, OTHER_RESOURCE],
     now: () => clock.now,
     log: (event) => log.push(event),
     ...overrides,
     store,
-  });
+  };
+  const server = createAuthorizationServer(options);
   return {
     server,
+    options,
     store,
     clock,
     log,
@@ -326,14 +330,14 @@ export async function registerServiceClient(
   method: 'client_secret_basic' | 'client_secret_post' = 'client_secret_basic',
   metadata: Record<string, unknown> = {},
 ): Promise<TestClient> {
-  const valid = validateClientMetadata({ token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata }, h.server.config.scopesSupported);
+  const valid = validateClientMetadata({ token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata }, h.server.metadata.scopes_supported);
   const { client, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: method };
 }
 
 /** A resource server: a confidential client an operator created with `canIntrospect` (not via /register). */
 export async function addResourceServer(h: Harness): Promise<TestClient> {
-  const metadata = validateClientMetadata({ client_name: 'Resource server', grant_types: ['client_credentials'] }, h.server.config.scopesSupported);
+  const metadata = validateClientMetadata({ client_name: 'Resource server', grant_types: ['client_credentials'] }, h.server.metadata.scopes_supported);
   const { client, clientSecret } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin', canIntrospect: true });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
 }

@@ -38,7 +38,7 @@ function coHosted(h: Harness, verifier?: TokenVerifier, options: DemoOptions = {
   const protection = protectedResource({
     resource: RESOURCE,
     authorizationServers: [ISSUER],
-    scopesSupported: h.server.config.scopesSupported,
+    scopesSupported: h.server.metadata.scopes_supported,
     resourceName: 'demo',
     // serve's own wiring: the JWT verifier reaching the JWKS in-process through the same app.
     verifier: verifier ?? jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),

@@ -30,7 +30,7 @@ export const METADATA_URL = 'http://127.0.0.1:9999/.well-known/oauth-protected-r
  * and records each request as "METHOD /path" in `calls`. An unknown origin fails like a network error.
  */
 export function routeFetch(servers: AuthorizationServer[], calls: string[] = []): typeof fetch {
-  const byOrigin = new Map(servers.map((server) => [new URL(server.config.issuer).origin, server]));
+  const byOrigin = new Map(servers.map((server) => [new URL(server.metadata.issuer).origin, server]));
   return async (input, init) => {
     const request = new Request(input, init);
     const url = new URL(request.url);
@@ -50,7 +50,7 @@ export function count(calls: string[], path: string): number {
 export async function addIntrospectionClient(h: Harness): Promise<{ clientId: string; clientSecret: string }> {
   const metadata = validateClientMetadata(
     { client_name: 'Context server', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' },
-    h.server.config.scopesSupported,
+    h.server.metadata.scopes_supported,
   );
   const { client, clientSecret } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin', canIntrospect: true });
   return { clientId: client.clientId, clientSecret: clientSecret! };
@@ -111,7 +111,7 @@ export function protect(h: Harness, verifier: TokenVerifier, overrides: Partial<
   return protectedResource({
     resource: RESOURCE,
     authorizationServers: [ISSUER],
-    scopesSupported: h.server.config.scopesSupported,
+    scopesSupported: h.server.metadata.scopes_supported,
     requiredScopes: ['mcp:tools'],
     verifier,
     ...overrides,
@@ -137,8 +137,9 @@ export async function serviceToken(h: Harness, revision: Revision): Promise<stri
 /** A second authorization server with its own store and keys, reachable at OTHER_ISSUER, issuing for RESOURCE too. */
 export function createOtherAuthorizationServer(clock: { now: number }): Harness {
   const store = createMemoryStore();
-  const server = createAuthorizationServer({ issuer: OTHER_ISSUER, store, resources: [RESOURCE], now: () => clock.now });
-  return { server, store, clock, log: [], request: (path, init) => server.handle(new Request(new URL(path, OTHER_ISSUER), init)) };
+  const options = { issuer: OTHER_ISSUER, store, resources: [RESOURCE], now: () => clock.now };
+  const server = createAuthorizationServer(options);
+  return { server, options, store, clock, log: [], request: (path, init) => server.handle(new Request(new URL(path, OTHER_ISSUER), init)) };
 }
 
 /**
@@ -153,7 +154,7 @@ export async function mintToken(
 ): Promise<string> {
   const key = await signer.keys.current();
   const payload: Record<string, unknown> = {
-    iss: signer.config.issuer,
+    iss: signer.metadata.issuer,
     sub: 'user-alice',
     aud: RESOURCE,
     client_id: 'client-1',

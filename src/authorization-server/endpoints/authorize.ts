@@ -31,14 +31,14 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   const parsed = authorizationParams(entries);
 
   const target = await resolveRedirectTarget(parsed, clientLookup(ctx, request));
-  await ctx.clientUse.note(ctx.config.store, target.client.clientId, ctx.config.now());
+  await ctx.clientUse.note(ctx.store, target.client.clientId, ctx.now());
   const back = trustedRedirect(target, ctx.config.issuer);
 
   let authorization: AuthorizationRequest;
   try {
     authorization = validateAuthorizationRequest(parsed, target, ctx.config);
   } catch (error) {
-    throw toOAuthError(error, ctx.config.log).redirectTo(back);
+    throw toOAuthError(error, ctx.log).redirectTo(back);
   }
 
   const session = authorization.prompt.includes('login') ? undefined : await currentSession(ctx, request);
@@ -51,10 +51,10 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
     throw new OAuthError(code, session ? 'the user has not consented yet' : 'the user is not signed in').redirectTo(back);
   }
 
-  const now = ctx.config.now();
+  const now = ctx.now();
   const binding = browserBinding(ctx, request);
   const interactionId = randomToken(24);
-  await ctx.config.store.createInteraction({
+  await ctx.store.createInteraction({
     id: interactionId,
     clientId: authorization.clientId,
     request: authorization,

@@ -15,7 +15,7 @@ const INACTIVE = { active: false } as const;
  * Refresh tokens are never described, only access tokens.
  */
 export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
-  const { store } = ctx.config;
+  const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(request, params, clientLookup(ctx, request));
   if (caller.tokenEndpointAuthMethod === 'none') {
@@ -24,7 +24,7 @@ export async function introspectEndpoint(ctx: ServerContext, request: Request): 
   const token = params.get('token');
   if (!token) throw new OAuthError('invalid_request', 'token is required');
 
-  const claims = await verifyOwnAccessToken(ctx.config, ctx.keys, token);
+  const claims = await verifyOwnAccessToken(ctx, token);
   // Anything that is not one of our valid access tokens, refresh tokens included, is just inactive.
   if (!claims) return json(INACTIVE);
   if (!caller.canIntrospect && claims.client_id !== caller.clientId) return json(INACTIVE);

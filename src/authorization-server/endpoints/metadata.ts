@@ -10,8 +10,31 @@ export const ENDPOINT_PATHS = {
   jwks: '/jwks',
 } as const;
 
+/** The RFC 8414 document this server serves. */
+export interface AuthorizationServerMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  /** Absent when registration is closed. */
+  registration_endpoint?: string;
+  revocation_endpoint: string;
+  introspection_endpoint: string;
+  jwks_uri: string;
+  scopes_supported: string[];
+  response_types_supported: string[];
+  response_modes_supported: string[];
+  grant_types_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_methods_supported: string[];
+  introspection_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  client_id_metadata_document_supported: boolean;
+  authorization_response_iss_parameter_supported: boolean;
+  prompt_values_supported: string[];
+}
+
 /** The RFC 8414 document. Revision A defaults (/authorize, /token, /register) are the paths we use. */
-export function authorizationServerMetadata(config: ResolvedConfig): Record<string, unknown> {
+export function authorizationServerMetadata(config: ResolvedConfig): AuthorizationServerMetadata {
   const at = (path: string) => `${config.issuer}${path}`;
   const clientAuth = ['client_secret_basic', 'client_secret_post', 'none'];
   return {
@@ -30,7 +53,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Record<stri
     revocation_endpoint_auth_methods_supported: clientAuth,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
-    client_id_metadata_document_supported: config.clientDocuments.enabled,
+    client_id_metadata_document_supported: config.clientIdMetadataDocuments.enabled,
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login', 'consent'],
   };

@@ -31,7 +31,7 @@ export async function registerEndpoint(ctx: ServerContext, request: Request): Pr
   if (metadata.grantTypes.includes('client_credentials') && ctx.config.registration === 'open') {
     throw new OAuthError('invalid_client_metadata', 'client_credentials clients are created by an operator (context-auth clients add), not by open registration');
   }
-  const registered = await registerClient(ctx.config.store, metadata, ctx.config.now(), { registeredBy: 'dynamic' });
-  ctx.config.log({ event: 'client_registered', client_id: registered.client.clientId, method: metadata.tokenEndpointAuthMethod });
+  const registered = await registerClient(ctx.store, metadata, ctx.now(), { registeredBy: 'dynamic' });
+  ctx.log({ event: 'client_registered', client_id: registered.client.clientId, method: metadata.tokenEndpointAuthMethod });
   return json(registrationResponse(registered), 201);
 }

@@ -20,5 +20,5 @@ export async function revocationListEndpoint(ctx: ServerContext, request: Reques
   if (!caller.canIntrospect) {
     throw new OAuthError('unauthorized_client', 'this client may not read the revocation list (an operator allows it with clients add --introspect)', 403);
   }
-  return json(await revocationList(ctx.config.store, params.get('cursor'), ctx.config.now()));
+  return json(await revocationList(ctx.store, params.get('cursor'), ctx.now()));
 }

@@ -13,7 +13,7 @@ import { verifyOwnAccessToken } from '../tokens.js';
  * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
  */
 export async function revokeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
-  const { store } = ctx.config;
+  const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(request, params, clientLookup(ctx, request));
   const token = params.get('token');
@@ -22,18 +22,18 @@ export async function revokeEndpoint(ctx: ServerContext, request: Request): Prom
   if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
     throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token');
   }
-  const now = ctx.config.now();
+  const now = ctx.now();
   const tokenHash = hashSecret(token);
   // A rotated refresh token still names its grant: revoking it revokes the family, as before rotation.
   const refresh = (await store.getRefreshToken(tokenHash)) ?? (await store.findSpentRefreshToken(tokenHash));
   if (refresh && refresh.clientId === client.clientId) {
     await ctx.revocations.revokeGrant(refresh.grantId, now);
-    ctx.config.log({ event: 'token_revoked', kind: 'refresh_token', client_id: client.clientId, grant_id: refresh.grantId });
+    ctx.log({ event: 'token_revoked', kind: 'refresh_token', client_id: client.clientId, grant_id: refresh.grantId });
   } else if (!refresh) {
-    const claims = await verifyOwnAccessToken(ctx.config, ctx.keys, token);
+    const claims = await verifyOwnAccessToken(ctx, token);
     if (claims && claims.client_id === client.clientId) {
       await ctx.revocations.revokeAccessToken(claims.jti, claims.exp, now);
-      ctx.config.log({ event: 'token_revoked', kind: 'access_token', client_id: client.clientId });
+      ctx.log({ event: 'token_revoked', kind: 'access_token', client_id: client.clientId });
     }
   }
   return respond(null, 200, { 'Cache-Control': 'no-store' });

@@ -20,7 +20,7 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
   const client = await authenticateClient(request, params, clientLookup(ctx, request));
-  const noting = ctx.clientUse.note(ctx.config.store, client.clientId, ctx.config.now());
+  const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
   if (!Object.hasOwn(grants, grantType)) {
     throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);

@@ -14,7 +14,7 @@ import { tokenResponse } from './token-response.js';
  * that it is single use whatever happens next; a replay revokes the grant it produced.
  */
 export async function exchangeAuthorizationCode(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
-  const { store, log } = ctx.config;
+  const { store, log } = ctx;
   if (!client.grantTypes.includes('authorization_code')) {
     throw new OAuthError('unauthorized_client', 'this client is not registered for the authorization_code grant');
   }
@@ -22,7 +22,7 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
   if (!code) throw new OAuthError('invalid_request', 'code is required');
   if (!params.get('code_verifier')) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
 
-  const now = ctx.config.now();
+  const now = ctx.now();
   // The checks run inside the store's transaction, after the code is consumed: a refused
   // redemption still uses the code up, and an accepted one commits with its tokens, once.
   let refused: OAuthError | undefined;
@@ -35,7 +35,7 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
     // here; a concurrent replay revoking it from now on revokes the tokens issued with it (their
     // expiry is recorded on the grant, or lengthens its recorded revocation).
     grant = { id: record.grantId, clientId: record.clientId, userId: record.userId, scope: record.scope, resource: record.resource, authTime: record.authTime };
-    refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx.config, grant, grant.scope) : undefined;
+    refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx, grant, grant.scope) : undefined;
     return { accessExpiresAt: accessTokenExpiry(ctx.config, now), refreshToken: refresh?.record };
   });
   if (result.status === 'replayed') {

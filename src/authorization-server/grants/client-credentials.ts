@@ -18,7 +18,7 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
   }
   const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes);
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
-  const now = ctx.config.now();
+  const now = ctx.now();
   const grant: GrantRecord = {
     id: randomToken(16),
     clientId: client.clientId,
@@ -32,7 +32,7 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
     // Its one access token, recorded with the grant in the same write.
     accessExpiresAt: accessTokenExpiry(ctx.config, now),
   };
-  await ctx.config.store.createGrant(grant);
-  ctx.config.log({ event: 'token_issued', grant_type: 'client_credentials', client_id: client.clientId, grant_id: grant.id });
+  await ctx.store.createGrant(grant);
+  ctx.log({ event: 'token_issued', grant_type: 'client_credentials', client_id: client.clientId, grant_id: grant.id });
   return tokenResponse(ctx, grant, scope, now);
 }

@@ -21,13 +21,13 @@ import { upstreamTokensOfGrant } from '../upstream/session.js';
  * makes that same call, which re-checks everything the read saw.
  */
 export async function refreshAccessToken(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
-  const { store, log } = ctx.config;
+  const { store, log } = ctx;
   if (!client.grantTypes.includes('refresh_token')) {
     throw new OAuthError('unauthorized_client', 'this client is not registered for the refresh_token grant');
   }
   const presented = params.get('refresh_token');
   if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
-  const now = ctx.config.now();
+  const now = ctx.now();
   const tokenHash = hashSecret(presented);
   // The new token takes the presented one's grant, client and scope in the store.
   const nextToken = randomToken(32);
@@ -88,7 +88,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
  */
 async function checkThenRefresh(ctx: ServerContext, request: RefreshRequest, held: Extract<RefreshResult, { status: 'upstream' }>): Promise<RefreshResult> {
   await upstreamTokensOfGrant(ctx, held.grant);
-  return ctx.config.store.refreshGrant({ ...request, upstreamChecked: true });
+  return ctx.store.refreshGrant({ ...request, upstreamChecked: true });
 }
 
 /** The requested scope may only narrow the token's; the resource, if named, must be the grant's. */
@@ -121,7 +121,8 @@ interface Refresh {
  *   family is revoked (RFC 9700 §4.14.2).
  */
 async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: SpentRefreshTokenRecord): Promise<IssuedTokens> {
-  const { store, log, refreshReuseGraceSeconds, refreshRetrySeconds } = ctx.config;
+  const { store, log } = ctx;
+  const { refreshReuseGraceSeconds, refreshRetrySeconds } = ctx.config;
   const { request, requested } = refresh;
   const now = request.now;
   const grant = await store.getGrant(spent.grantId);

@@ -7,7 +7,7 @@ import { issueAccessToken, type IssuedTokens, type TokenFamily } from '../tokens
  * and shapes the token response (RFC 6749 §5.1).
  */
 export async function tokenResponse(ctx: ServerContext, grant: TokenFamily, scope: string[], now: number, refreshToken?: string): Promise<IssuedTokens> {
-  const access = await issueAccessToken(ctx.config, ctx.keys, grant, scope, grant.resource, now);
+  const access = await issueAccessToken(ctx, grant, scope, grant.resource, now);
   const body: IssuedTokens = {
     access_token: access.token,
     token_type: 'Bearer',

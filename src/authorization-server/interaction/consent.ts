@@ -21,7 +21,7 @@ export function notSignedIn(): OAuthError {
 /** The consent page of the person signed in here: the client, where it returns to, the scopes and the resource. */
 export async function showConsent(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
-  const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
+  const user = interaction.userId === null ? undefined : await ctx.store.getUserById(interaction.userId);
   // The user was removed since signing in: the sign-in page again.
   if (!user) return showSignIn(ctx, interaction);
   return toResponse(
@@ -45,7 +45,7 @@ export async function showConsent(ctx: ServerContext, interaction: InteractionRe
  * decides. Approved, the consent is remembered and the code goes to the client; denied, an error does.
  */
 export async function submitConsent(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
-  const { store } = ctx.config;
+  const { store } = ctx;
   const session = await currentSession(ctx, request);
   if (!session || interaction.userId === null || session.userId !== interaction.userId) throw notSignedIn();
   const decision = form.get('decision');
@@ -53,14 +53,14 @@ export async function submitConsent(ctx: ServerContext, request: Request, intera
     throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
   }
   // Consuming first makes a double-submitted form yield one code at most.
-  const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+  const consumed = await store.consumeInteraction(interaction.id, ctx.now());
   if (!consumed) throw expiredInteraction();
   if (decision === 'deny') {
-    ctx.config.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
+    ctx.log({ event: 'consent_denied', user_id: session.userId, client_id: consumed.clientId });
     // The stored request was validated by /authorize, its redirect URI with it.
     throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
   }
   await rememberConsent(ctx, session.userId, consumed.request);
-  ctx.config.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
+  ctx.log({ event: 'consent_granted', user_id: session.userId, client_id: consumed.clientId });
   return completeAuthorization(ctx, consumed.request, session);
 }

@@ -8,7 +8,7 @@ export async function pageBasics(
   ctx: ServerContext,
   interaction: InteractionRecord,
 ): Promise<{ client: ClientRecord; clientName: string; action: string; csrfToken: string }> {
-  const client = await ctx.config.store.getClient(interaction.clientId);
+  const client = await ctx.store.getClient(interaction.clientId);
   if (!client) {
     throw new OAuthError('invalid_client', 'the client was deleted during the interaction', 400).withUserMessage(
       'The application was removed while you were signing in.',

@@ -24,7 +24,7 @@ interface SignInError {
 /** The sign-in page: a password form (unless local users are off) and a button per upstream provider. */
 export async function showSignIn(ctx: ServerContext, interaction: InteractionRecord, error?: SignInError): Promise<Response> {
   const { clientName, action, csrfToken } = await pageBasics(ctx, interaction);
-  const upstream = ctx.config.upstream;
+  const upstream = ctx.upstream;
   const page = loginPage({
     action,
     csrfToken,
@@ -43,17 +43,17 @@ export async function showSignIn(ctx: ServerContext, interaction: InteractionRec
  * or straight back to the client when a remembered consent covers the request.
  */
 export async function submitSignIn(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
-  const { store } = ctx.config;
-  if (ctx.config.upstream?.localUsers === false) {
+  const { store } = ctx;
+  if (ctx.upstream?.localUsers === false) {
     throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers offered.');
   }
   const username = form.get('username') ?? '';
   const password = form.get('password') ?? '';
   // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-  const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.config.clientAddress(request)), ctx.config.nowMs());
+  const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.clientAddress(request)), ctx.nowMs());
   if (typeof attempt === 'number') {
     const wait = attempt;
-    ctx.config.log({ event: 'login_throttled', client_id: interaction.clientId });
+    ctx.log({ event: 'login_throttled', client_id: interaction.clientId });
     return showSignIn(ctx, interaction, {
       message: `Too many failed sign-ins for this account or from this address. Try again in ${wait} second${wait === 1 ? '' : 's'}; each further failure doubles the wait, up to 15 minutes.`,
       username: username.slice(0, 200),
@@ -72,17 +72,17 @@ export async function submitSignIn(ctx: ServerContext, request: Request, interac
   }
   if (!user || !valid) {
     // Timed after the password check (scrypt, 0.1 s or more): the wait starts when the answer goes out.
-    attempt.failed(ctx.config.nowMs());
+    attempt.failed(ctx.nowMs());
     // A server nobody was added to yet fails every sign-in: the operator reading the log learns why.
-    const noUsers = !user && (await hasNoUsers(store, ctx.config.nowMs()));
-    ctx.config.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
+    const noUsers = !user && (await hasNoUsers(store, ctx.nowMs()));
+    ctx.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
     return showSignIn(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
   }
   attempt.succeeded();
   const { session, cookie } = await startSession(ctx, user.id);
-  ctx.config.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
+  ctx.log({ event: 'login', user_id: user.id, client_id: interaction.clientId });
   if (!interaction.request.prompt.includes('consent') && (await consentCovers(ctx, user.id, interaction.request))) {
-    const consumed = await store.consumeInteraction(interaction.id, ctx.config.now());
+    const consumed = await store.consumeInteraction(interaction.id, ctx.now());
     if (!consumed) throw expiredInteraction();
     return completeAuthorization(ctx, consumed.request, session, [cookie]);
   }

@@ -12,7 +12,7 @@ export type InteractionState = 'sign-in' | 'upstream-consent' | 'consent';
 export function interactionState(ctx: ServerContext, interaction: InteractionRecord): InteractionState {
   if (interaction.userId !== null) return 'consent';
   // A provider chosen on a server that no longer offers upstream sign-in: the sign-in page again.
-  return interaction.upstream && ctx.config.upstream ? 'upstream-consent' : 'sign-in';
+  return interaction.upstream && ctx.upstream ? 'upstream-consent' : 'sign-in';
 }
 
 /** The `step` a page's form posts: the password form, a provider's button, a consent decision. */

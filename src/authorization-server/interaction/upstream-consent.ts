@@ -45,8 +45,8 @@ export async function submitUpstreamConsent(ctx: ServerContext, _request: Reques
   const decision = form.get('decision');
   if (decision === 'approve') return seeOther((await forwardUpstream(ctx, interaction)).href);
   if (decision !== 'deny') throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
-  const consumed = await ctx.config.store.consumeInteraction(interaction.id, ctx.config.now());
+  const consumed = await ctx.store.consumeInteraction(interaction.id, ctx.now());
   if (!consumed) throw expiredInteraction();
-  ctx.config.log({ event: 'consent_denied', client_id: consumed.clientId, provider });
+  ctx.log({ event: 'consent_denied', client_id: consumed.clientId, provider });
   throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
 }

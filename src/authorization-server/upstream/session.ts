@@ -20,13 +20,13 @@ export async function upstreamTokensOfGrant(
   grant: GrantRecord,
   options: { probe?: boolean; session?: UpstreamSessionRecord } = {},
 ): Promise<UpstreamTokens> {
-  const { store, now, log } = ctx.config;
+  const { store, now, log } = ctx;
   const end = async (reason: string, failure: UpstreamFailure | null = null): Promise<never> => {
     await ctx.revocations.revokeGrant(grant.id, now());
     log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason, ...(failure ? failure.toLog() : {}) });
     throw new OAuthError('invalid_grant', `${reason}; sign in again`);
   };
-  const upstream = ctx.config.upstream;
+  const upstream = ctx.upstream;
   if (!upstream || grant.upstreamSessionId === null) return end('the grant rests on an upstream sign-in this server no longer offers');
   const session = options.session ?? (await store.getUpstreamSession(grant.upstreamSessionId));
   if (!session) return end('the upstream sign-in behind this grant is gone');

@@ -17,9 +17,8 @@ import { OAuthError } from '../../core/errors.js';
 import { randomToken } from '../../core/secrets.js';
 import type { InteractionRecord, UpstreamSessionRecord } from '../../store/store.js';
 import { codeRedirect, trustedRedirect } from '../authorization-response.js';
-import type { ResolvedUpstreamConfig } from '../config.js';
 import { rememberConsent } from '../consent.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext, UpstreamSignIn } from '../context.js';
 import { expiredInteraction } from '../interactions.js';
 import { startSession } from '../sessions.js';
 import { beginUpstream, finishUpstream, type PendingUpstream, type UpstreamTokens } from './flow.js';
@@ -27,9 +26,9 @@ import { refusalOf } from './policy.js';
 import { failureOf } from './provider.js';
 import { upstreamUser } from './users.js';
 
-export function upstreamConfig(ctx: ServerContext): ResolvedUpstreamConfig {
-  if (!ctx.config.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
-  return ctx.config.upstream;
+export function upstreamConfig(ctx: ServerContext): UpstreamSignIn {
+  if (!ctx.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
+  return ctx.upstream;
 }
 
 /** Step 2: remembers the provider chosen; the consent page comes next. */
@@ -38,7 +37,7 @@ export async function chooseUpstream(ctx: ServerContext, interaction: Interactio
   if (!upstream.providers.has(provider)) {
     throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
   }
-  await ctx.config.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
+  await ctx.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
 }
 
 /** Step 3, once the person approved the client: the provider's URL to send them to. */
@@ -53,8 +52,8 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
   // The PKCE verifier and nonce are secrets until the callback: kept sealed, bound to this interaction.
   const sealedPending = upstream.secretBox.seal(JSON.stringify(pending), interaction.id);
-  await ctx.config.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
-  ctx.config.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
+  await ctx.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
+  ctx.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
   return url;
 }
 
@@ -67,7 +66,7 @@ export interface UpstreamSignInResult {
 /** Step 4: the callback `callback` arrived for `interaction`, which belongs to the browser that brought it. */
 export async function finishUpstreamSignIn(ctx: ServerContext, interaction: InteractionRecord, callback: URL): Promise<UpstreamSignInResult> {
   const upstream = upstreamConfig(ctx);
-  const { store, now, log } = ctx.config;
+  const { store, now, log } = ctx;
   // Nothing was sent upstream for this interaction: no callback can belong to it.
   if (!interaction.upstream?.sealedPending) throw expiredInteraction();
   // Single use: a second arrival of the same callback finds nothing.
@@ -105,7 +104,7 @@ const REFUSED = new OAuthError('access_denied', "the identity provider's account
 /** Every failed upstream sign-in is logged with its cause: the step, the provider's status and error code. */
 function logFailure(ctx: ServerContext, provider: string, clientId: string, error: unknown): void {
   const failure = failureOf(error);
-  ctx.config.log({
+  ctx.log({
     event: 'upstream_failed',
     provider,
     client_id: clientId,
@@ -117,13 +116,13 @@ function logFailure(ctx: ServerContext, provider: string, clientId: string, erro
 
 async function createUpstreamSession(
   ctx: ServerContext,
-  upstream: ResolvedUpstreamConfig,
+  upstream: UpstreamSignIn,
   userId: string,
   provider: string,
   subject: string,
   tokens: UpstreamTokens,
 ): Promise<UpstreamSessionRecord> {
-  const now = ctx.config.now();
+  const now = ctx.now();
   const id = randomToken(16);
   const record: UpstreamSessionRecord = {
     id,
@@ -134,7 +133,7 @@ async function createUpstreamSession(
     createdAt: now,
     expiresAt: now + upstream.sessionTtl,
   };
-  await ctx.config.store.createUpstreamSession(record);
+  await ctx.store.createUpstreamSession(record);
   return record;
 }
 

@@ -28,14 +28,14 @@ export interface UpstreamAccess {
  * grant is then revoked) and temporarily_unavailable when the provider cannot be reached.
  */
 export async function upstreamAccessFor(ctx: ServerContext, claims: Record<string, unknown>): Promise<UpstreamAccess | null> {
-  const { store } = ctx.config;
+  const { store } = ctx;
   const grantId = claims[GRANT_ID_CLAIM];
   const grant = typeof grantId === 'string' ? await store.getGrant(grantId) : undefined;
-  if (!grant || grant.upstreamSessionId === null || !ctx.config.upstream) return null;
+  if (!grant || grant.upstreamSessionId === null || !ctx.upstream) return null;
   if (grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the grant behind this token was revoked');
   const session = await store.getUpstreamSession(grant.upstreamSessionId);
   if (!session) return null;
-  const providers = ctx.config.upstream.providers;
+  const providers = ctx.upstream.providers;
   const recorded = (await store.listUserIdentities({ userId: session.userId })).find((i) => i.provider === session.provider && i.subject === session.subject);
   // The session already read; and no user-info probe: the tool's own call to the provider tells.
   const accessToken = async (): Promise<string> => (await upstreamTokensOfGrant(ctx, grant, { probe: false, session })).accessToken;
@@ -49,7 +49,7 @@ export async function upstreamAccessFor(ctx: ServerContext, claims: Record<strin
         return await upstreamUserinfo(await providers.get(session.provider), token);
       } catch (error) {
         const code = error instanceof OAuthError ? error.code : 'server_error';
-        ctx.config.log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: code, ...(failureOf(error)?.toLog() ?? {}) });
+        ctx.log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: code, ...(failureOf(error)?.toLog() ?? {}) });
         throw error;
       }
     },

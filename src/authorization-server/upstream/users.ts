@@ -13,7 +13,7 @@ import type { ServerContext } from '../context.js';
 import type { UpstreamIdentity } from './provider.js';
 
 export async function upstreamUser(ctx: ServerContext, provider: string, identity: UpstreamIdentity): Promise<UserRecord> {
-  const { store, now } = ctx.config;
+  const { store, now } = ctx;
   const key = { provider, issuer: identity.issuer, subject: identity.subject };
   const existing = await store.getUserByIdentity(key);
   if (existing) return existing;
@@ -35,7 +35,7 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
         name,
         createdAt: user.createdAt,
       });
-      ctx.config.log({ event: 'user_created', user_id: user.id, provider });
+      ctx.log({ event: 'user_created', user_id: user.id, provider });
       return user;
     } catch (error) {
       if (!(error instanceof StoreConflictError)) throw error;
