@@ -26,27 +26,32 @@ const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports'
 const layering = [
   restrict(['src/core/**'], [
     packages([...FRAMEWORKS, ...DRIVERS], 'core is pure protocol: no HTTP framework, no database driver'),
-    into(['store', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'core sits below everything; it imports nothing of ours but core'),
+    into(['store', 'node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'core sits below everything; it imports nothing of ours but core'),
   ]),
   restrict(['src/store/**'], [
     packages(FRAMEWORKS, 'the store knows nothing of HTTP'),
-    into(['authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
+    into(['node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
+  ]),
+  // The Node adapter helpers both servers use: beside core, below the roles.
+  restrict(['src/node/**'], [
+    packages([...FRAMEWORKS, ...DRIVERS], 'node/ is handed the Node request; it needs no HTTP framework, no database driver'),
+    into(['store', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'node/ sits below the roles; it may import core only'),
   ]),
   restrict(['src/authorization-server/**'], [
-    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core'),
+    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)'),
   ]),
   // Endpoints are assembled from checks, grants and http helpers, never from each other.
   restrict(['src/authorization-server/endpoints/**'], [
-    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core'),
+    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)'),
     { regex: '^\\./', message: 'no endpoint imports another: move what they share below the endpoints' },
   ]),
   restrict(['src/resource-server/**'], [
     packages(DRIVERS, 'the resource server needs no database'),
-    into(['authorization-server', 'client', 'store', 'cli', 'demo'], 'the resource server is a role of its own; share code through core'),
+    into(['authorization-server', 'client', 'store', 'cli', 'demo'], 'the resource server is a role of its own; share code through core (or node/, for the Node request)'),
   ]),
   restrict(['src/client/**'], [
     packages(['hono', 'hono/*', '@hono/*', 'express', ...DRIVERS], 'the client runs without a server framework or a database'),
-    into(['authorization-server', 'resource-server', 'store', 'cli', 'demo'], 'the client is a role of its own; share code through core'),
+    into(['authorization-server', 'resource-server', 'store', 'node', 'cli', 'demo'], 'the client is a role of its own; share code through core'),
   ]),
   restrict(['src/demo/**'], [onlyPublic('\\.\\./')]),
   // The CLI is a thin shell over the public APIs (plus the demo server it runs).

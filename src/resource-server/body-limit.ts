@@ -3,7 +3,7 @@
  * context server must not hold all of it in memory to find out. A declared Content-Length over
  * the cap is refused at once; a body without one is counted as it streams and cut off at the cap.
  */
-import { builtFromNodeRequest } from '../core/node-request.js';
+import { framedWithin, nodeRequestBehind } from '../node/request.js';
 
 /** The default cap for bodies sent to a protected route: 1 MiB (JSON-RPC messages are small). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -27,20 +27,6 @@ export function declaresTooMuch(contentLength: string | null | undefined, maxByt
 }
 
 /**
- * True when Node's HTTP/1 parser frames the body of `request` by a Content-Length within the cap:
- * it ends the body after that many bytes, so the body cannot run past the cap and needs no
- * counting. `incoming` is the Node request @hono/node-server passes along (Hono's `c.env.incoming`);
- * it only counts when `request` is the Request the adapter built from it.
- */
-function framedWithin(request: Request, incoming: unknown, maxBytes: number): boolean {
-  if (!builtFromNodeRequest(request, incoming)) return false;
-  const node = incoming as { httpVersionMajor?: number; headers?: Record<string, string | string[] | undefined> };
-  const declared = node.headers?.['content-length'];
-  // Both headers at once are refused by Node's parser, unless it runs lenient (insecureHTTPParser).
-  return node.httpVersionMajor === 1 && typeof declared === 'string' && Number(declared) <= maxBytes && node.headers?.['transfer-encoding'] === undefined;
-}
-
-/**
  * The same request, its body stream cut off with BodyTooLargeError past `maxBytes`; null when
  * it declares more than that (answer bodyTooLargeResponse). Not a Response in that case: servers
  * that replace the global Response (the Node adapter of Hono) make `instanceof` unreliable.
@@ -49,7 +35,10 @@ function framedWithin(request: Request, incoming: unknown, maxBytes: number): bo
  */
 export function limitRequestBody(request: Request, maxBytes: number, incoming?: unknown): Request | null {
   // First: under @hono/node-server, request.headers would build the full Web Request.
-  if (incoming !== undefined && framedWithin(request, incoming, maxBytes)) return request;
+  if (incoming !== undefined) {
+    const node = nodeRequestBehind(request, incoming);
+    if (node && framedWithin(node, maxBytes)) return request;
+  }
   if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;
   if (!request.body) return request;
   let seen = 0;

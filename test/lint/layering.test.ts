@@ -22,31 +22,37 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
   {
     layer: 'core imports no framework, driver, store or role',
     file: 'src/core/example.ts',
-    refused: ["import x from 'hono';", "import x from 'better-sqlite3';", "import x from 'pg';", "import x from '../store/store.js';", "import x from '../client/index.js';"],
+    refused: ["import x from 'hono';", "import x from 'better-sqlite3';", "import x from 'pg';", "import x from '../store/store.js';", "import x from '../client/index.js';", "import x from '../node/request.js';"],
     allowed: ["import x from './errors.js';", "import x from 'node:crypto';"],
   },
   {
     layer: 'the store imports nothing above it',
     file: 'src/store/example.ts',
-    refused: ["import x from '../authorization-server/index.js';", "import x from '../resource-server/guard.js';", "import x from 'hono';"],
+    refused: ["import x from '../authorization-server/index.js';", "import x from '../resource-server/guard.js';", "import x from 'hono';", "import x from '../node/request.js';"],
     allowed: ["import x from '../core/protocol.js';", "import x from 'pg';"],
+  },
+  {
+    layer: 'node/ (the Node request behind a Web Request) imports core only, no framework',
+    file: 'src/node/example.ts',
+    refused: ["import x from '@hono/node-server';", "import x from 'hono';", "import x from '../authorization-server/http/body.js';", "import x from '../resource-server/guard.js';", "import x from '../store/store.js';"],
+    allowed: ["import x from '../core/errors.js';", "import x from 'node:http';", "import x from './request.js';"],
   },
   {
     layer: 'no endpoint imports another',
     file: 'src/authorization-server/endpoints/example.ts',
     refused: ["import x from './authorize.js';", "import x from '../../client/index.js';"],
-    allowed: ["import x from '../http/responses.js';", "import x from '../../core/errors.js';"],
+    allowed: ["import x from '../http/responses.js';", "import x from '../../core/errors.js';", "import x from '../../node/request.js';"],
   },
   {
     layer: 'the roles stay apart',
     file: 'src/resource-server/example.ts',
     refused: ["import x from '../authorization-server/tokens.js';", "import x from '../store/store.js';", "import x from 'pg';"],
-    allowed: ["import x from '../core/uri.js';", "import x from './guard.js';"],
+    allowed: ["import x from '../core/uri.js';", "import x from './guard.js';", "import x from '../node/request.js';"],
   },
   {
     layer: 'the client runs without servers or databases',
     file: 'src/client/example.ts',
-    refused: ["import x from 'hono';", "import x from '../authorization-server/index.js';", "import x from 'better-sqlite3';"],
+    refused: ["import x from 'hono';", "import x from '../authorization-server/index.js';", "import x from 'better-sqlite3';", "import x from '../node/request.js';"],
     allowed: ["import x from 'oauth4webapi';", "import x from '../core/uri.js';"],
   },
   {

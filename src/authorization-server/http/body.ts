@@ -1,6 +1,5 @@
-import type { Readable } from 'node:stream';
 import { OAuthError } from '../../core/errors.js';
-import { builtFromNodeRequest, rawHeader } from '../../core/node-request.js';
+import { nodeHeader, nodeRequestBehind, type NodeRequest } from '../../node/request.js';
 
 /**
  * Request bodies read with a cap: more than `maxBytes` is 413 as soon as the count passes it,
@@ -11,11 +10,8 @@ import { builtFromNodeRequest, rawHeader } from '../../core/node-request.js';
  * a ~100-byte form costs more than the grant itself. So when the route knows the IncomingMessage
  * behind the very Request it was given (`attachNodeRequest`), the body is read from it directly;
  * any other Request (`app.request()`, a Request a middleware replaced) is read as a web stream
- * (core/node-request.ts).
+ * (node/request.ts tells which is which).
  */
-
-/** What is used of Node's IncomingMessage: a readable body and the headers as received. */
-type NodeRequest = Readable & { rawHeaders: string[]; complete?: boolean };
 
 /**
  * The Node request behind a Request, as a property of the Request rather than a WeakMap entry:
@@ -24,22 +20,19 @@ type NodeRequest = Readable & { rawHeaders: string[]; complete?: boolean };
 const NODE_REQUEST = Symbol('nodeRequest');
 type Attached = Request & { [NODE_REQUEST]?: NodeRequest };
 
-function isNodeRequest(value: unknown): value is NodeRequest {
-  return typeof value === 'object' && value !== null && typeof (value as Readable).on === 'function' && 'readableFlowing' in value && Array.isArray((value as NodeRequest).rawHeaders);
-}
-
 /** Notes the Node request behind `request` (Hono's `c.env.incoming` under @hono/node-server) when it is the one `request` was built from. */
 export function attachNodeRequest(request: Request, incoming: unknown): void {
-  if (isNodeRequest(incoming) && builtFromNodeRequest(request, incoming)) (request as Attached)[NODE_REQUEST] = incoming;
+  const node = nodeRequestBehind(request, incoming);
+  if (node) (request as Attached)[NODE_REQUEST] = node;
 }
 
 /**
  * One request header, as `request.headers.get(name)` answers it (`name` in lower case); from the
- * Node request's raw headers when there is one (core/node-request.ts rawHeader).
+ * Node request's raw headers when there is one.
  */
 export function requestHeader(request: Request, name: string): string | null {
   const incoming = (request as Attached)[NODE_REQUEST];
-  return incoming ? rawHeader(incoming.rawHeaders, name) : request.headers.get(name);
+  return incoming ? nodeHeader(incoming, name) : request.headers.get(name);
 }
 
 export function bodyTooLarge(maxBytes: number): OAuthError {

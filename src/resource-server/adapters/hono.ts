@@ -1,6 +1,6 @@
 import type { Env, Hono, MiddlewareHandler } from 'hono';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody } from '../body-limit.js';
-import { builtFromNodeRequest, rawHeader } from '../../core/node-request.js';
+import { nodeHeader, nodeRequestBehind } from '../../node/request.js';
 import { denialResponse, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
@@ -36,8 +36,8 @@ export function honoBearerAuth(
  * them (a malformed header, as before), whereas Node's own `headers` would keep only the first.
  */
 function authorizationOf(request: Request, incoming: unknown): string | null {
-  if (!builtFromNodeRequest(request, incoming)) return request.headers.get('authorization');
-  return rawHeader((incoming as { rawHeaders: string[] }).rawHeaders, 'authorization');
+  const node = nodeRequestBehind(request, incoming);
+  return node ? nodeHeader(node, 'authorization') : request.headers.get('authorization');
 }
 
 /** Serves the protected resource metadata at its well-known paths. Generic so an app typed with AuthVariables fits too. */
