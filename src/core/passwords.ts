@@ -1,6 +1,6 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 
-// scrypt with N=2^15, r=8, p=1 (32 MiB, about 50-100 ms here): the cost recommended by RFC 7914 for interactive logins.
+// scrypt with N=2^15, r=8, p=1 (32 MiB): the cost recommended by RFC 7914 for interactive logins.
 const N = 1 << 15;
 const R = 8;
 const P = 1;
