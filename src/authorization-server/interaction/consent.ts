@@ -8,7 +8,7 @@ import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { currentSession } from '../sessions.js';
-import { clientOrigin, formTargets, pageBasics } from './page-parts.js';
+import { formTargets, pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
 
 /** A consent that no signed-in person of this browser can give: the person starts again. */
@@ -30,11 +30,7 @@ export async function showConsent(ctx: ServerContext, interaction: InteractionRe
       csrfToken,
       username: user.username,
       clientName,
-      clientId: client.clientId,
-      ...clientOrigin(client),
-      redirectHost: new URL(interaction.request.redirectUri).host,
-      scopes: interaction.request.scope,
-      resource: interaction.request.resource,
+      ...requestShown(client, interaction),
       formTargets: formTargets(interaction),
     }),
   );

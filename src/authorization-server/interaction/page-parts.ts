@@ -27,9 +27,20 @@ export async function pageBasics(
  * description was fetched there); a dynamically registered client's name is only what whoever
  * registered it chose. An operator's client (`clients add`) is neither.
  */
-export function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
+function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
   if (isDocumentClientId(client.clientId)) return { clientHost: new URL(client.clientId).host };
   return client.registeredBy === 'dynamic' && client.clientName !== null ? { clientNameUnverified: true } : {};
+}
+
+/** What both consent pages say of the request: who asks (and what of it is verified), where it returns, for what. */
+export function requestShown(client: ClientRecord, interaction: InteractionRecord) {
+  return {
+    clientId: client.clientId,
+    ...clientOrigin(client),
+    redirectHost: new URL(interaction.request.redirectUri).host,
+    scopes: interaction.request.scope,
+    resource: interaction.request.resource,
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { forwardUpstream, upstreamConfig } from '../upstream/sign-in.js';
-import { clientOrigin, formTargets, pageBasics } from './page-parts.js';
+import { formTargets, pageBasics, requestShown } from './page-parts.js';
 
 /** The provider this interaction's person chose; the state `upstream-consent` has one. */
 function chosenProvider(interaction: InteractionRecord): string {
@@ -29,11 +29,7 @@ export async function showUpstreamConsent(ctx: ServerContext, interaction: Inter
       csrfToken,
       upstreamName: up.name,
       clientName,
-      clientId: client.clientId,
-      ...clientOrigin(client),
-      redirectHost: new URL(interaction.request.redirectUri).host,
-      scopes: interaction.request.scope,
-      resource: interaction.request.resource,
+      ...requestShown(client, interaction),
       formTargets: formTargets(interaction, new URL(up.as.authorization_endpoint!).origin),
     }),
   );
