@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
-import { Browser, authorizeUrl, parseForm, pkcePair } from '../helpers/harness.js';
-import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { cli, freePort, openSignInForm, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 const NOTE = /No users yet: every password sign-in fails .*\n\s+context-auth users add NAME --data /;
 
@@ -21,15 +20,7 @@ async function outputAfterStart(server: RunningServer, pattern: RegExp): Promise
 
 /** One wrong sign-in at `server`'s login page, as a browser would post it. */
 async function failSignIn(server: RunningServer, username: string): Promise<void> {
-  const registration = await fetch(`${server.issuer}/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' }),
-  });
-  const { client_id } = (await registration.json()) as { client_id: string };
-  const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
-  const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
-  const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
+  const { browser, action, csrf } = await openSignInForm(server);
   const response = await browser.submit(action, { csrf, step: 'login', username, password: 'a wrong password' });
   assert.equal(response.status, 401);
 }

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Browser, authorizeUrl, parseForm, pkcePair } from '../helpers/harness.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
@@ -162,4 +163,21 @@ export function startNode(args: string[], options: CliRunOptions = {}): RunningC
 /** Runs one CLI command to completion, like `cli`, with extra environment. */
 export function cliWithEnv(args: string[], options: CliRunOptions = {}): Promise<CliResult> {
   return startCli(args, options).exit;
+}
+
+/**
+ * The sign-in form of a new authorization request at `server`, as a browser reaches it: a public
+ * client registered, /authorize followed to the interaction page, its action and csrf token read.
+ */
+export async function openSignInForm(server: RunningServer): Promise<{ browser: Browser; action: string; csrf: string }> {
+  const registration = await fetch(`${server.issuer}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' }),
+  });
+  const { client_id } = (await registration.json()) as { client_id: string };
+  const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
+  const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+  const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
+  return { browser, action, csrf };
 }

@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Browser, authorizeUrl, parseForm, pkcePair } from '../helpers/harness.js';
-import { freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { freePort, openSignInForm, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 describe('serve: sign-in throttled by address', { timeout: 60_000 }, () => {
   let server: RunningServer;
@@ -15,15 +14,7 @@ describe('serve: sign-in throttled by address', { timeout: 60_000 }, () => {
   after(() => server?.stop());
 
   it('six failures for six different accounts, then the seventh attempt from the same address waits', async () => {
-    const registration = await fetch(`${server.issuer}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' }),
-    });
-    const { client_id } = (await registration.json()) as { client_id: string };
-    const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
-    const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
-    const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
+    const { browser, action, csrf } = await openSignInForm(server);
     for (let i = 0; i < 6; i++) {
       const response = await browser.submit(action, { csrf, step: 'login', username: `nobody-${i}`, password: 'wrong password' });
       assert.equal(response.status, 401);
