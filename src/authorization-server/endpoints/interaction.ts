@@ -66,7 +66,7 @@ async function renderStep(ctx: ServerContext, interaction: InteractionRecord, er
   }
   const action = `${ctx.config.basePath}/interaction/${interaction.id}`;
   const clientName = client.clientName ?? client.clientId;
-  const user = interaction.userId === null ? undefined : await ctx.config.store.getUserById(interaction.userId);
+  const user = interaction.userId === null ? undefined : await ctx.config.store.getUser({ id: interaction.userId });
   const redirect = new URL(interaction.request.redirectUri);
   const upstream = ctx.config.upstream;
   if (!user && interaction.upstream && upstream) {
@@ -159,7 +159,7 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
     let user: UserRecord | undefined;
     let valid: boolean;
     try {
-      user = username ? await store.getUserByUsername(username) : undefined;
+      user = username ? await store.getUser({ username }) : undefined;
       // Verify against a dummy hash for unknown users so the response time does not reveal them.
       valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     } catch (error) {
@@ -182,7 +182,7 @@ export async function interactionSubmit(ctx: ServerContext, request: Request, id
       if (!consumed) throw expiredInteraction();
       return completeAuthorization(ctx, consumed.request, session, [cookie]);
     }
-    await store.setInteractionUser(interaction.id, user.id);
+    await store.updateInteraction(interaction.id, { userId: user.id });
     return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`, [cookie]);
   }
 

@@ -36,7 +36,7 @@ export async function createAuthorizationCode(
     accessExpiresAt: null,
   };
   // One transaction for both: one commit per approved request.
-  await ctx.config.store.createGrantWithCode(grant, {
+  await ctx.config.store.createGrant(grant, {
     codeHash: hashSecret(code),
     grantId: grant.id,
     clientId: request.clientId,

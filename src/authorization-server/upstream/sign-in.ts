@@ -36,7 +36,7 @@ export async function chooseUpstream(ctx: ServerContext, interaction: Interactio
   if (!upstream.providers.has(provider)) {
     throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
   }
-  await ctx.config.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
+  await ctx.config.store.updateInteraction(interaction.id, { upstream: { provider, sealedPending: null } });
   return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`);
 }
 
@@ -52,7 +52,7 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
   // The PKCE verifier and nonce are secrets until the callback: kept sealed, bound to this interaction.
   const sealedPending = upstream.secretBox.seal(JSON.stringify(pending), interaction.id);
-  await ctx.config.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
+  await ctx.config.store.updateInteraction(interaction.id, { upstream: { provider: chosen.provider, sealedPending } });
   ctx.config.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
   return seeOther(url.href);
 }
