@@ -260,6 +260,40 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
+  it('a revocation committed while a redemption waits on its grant still covers the access token the redemption issues', async () => {
+    // The grant's row held by a revocation not yet committed: the code is consumed (the grant
+    // still looks standing), then the redemption waits on the row, and finds it revoked.
+    const connectionString = await newDatabase();
+    const store = await openPostgresStore({ connectionString });
+    const holder = new pg.Client({ connectionString });
+    await holder.connect();
+    try {
+      const client = makeClient();
+      const user = makeUser();
+      await store.createClient(client);
+      await store.createUser(user);
+      const grant = makeGrant(client.clientId, user.id);
+      const code = makeCode(grant);
+      await store.createGrant(grant, code);
+      await holder.query('BEGIN');
+      await holder.query('UPDATE grants SET revoked_at = $1 WHERE id = $2', [NOW, grant.id]);
+      const redeeming = store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: makeRefreshToken(grant) }));
+      for (let waited = 0; ; waited += 20) {
+        assert.ok(waited < 10_000, 'the redemption never waited on the grant');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const rows = await holder.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+        if (rows.rowCount) break;
+      }
+      await holder.query('COMMIT');
+      assert.equal((await redeeming).status, 'ok');
+      assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'grant', id: grant.id, revokedAt: NOW, expiresAt: NOW + 600 }]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await store.close();
+    }
+  });
+
   it('replicas rotating signing keys at once leave exactly one current and one previous key', async () => {
     const connectionString = await newDatabase();
     const a = await openPostgresStore({ connectionString });
