@@ -15,6 +15,7 @@ import type { Store } from '../src/store/index.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { grantWithRefreshToken } from './seed-grant.js';
 
 const kind = process.argv[2];
 const REFRESHES = Number(process.argv[3] ?? 20_000);
@@ -73,9 +74,9 @@ await store.createClient({
 const hashes: string[] = [];
 for (let i = 0; i < GRANTS; i++) {
   const grantId = `grant-${i}`;
-  await store.createGrant({ id: grantId, clientId: CLIENT, userId: null, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null });
+  const grant = { id: grantId, clientId: CLIENT, userId: null, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
   const tokenHash = hashSecret(randomToken(32));
-  await store.issueTokens(grantId, now + 3600, { tokenHash, grantId, clientId: CLIENT, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+  await grantWithRefreshToken(store, grant, { tokenHash, createdAt: now, expiresAt: now + 30 * DAY }, now + 3600);
   hashes.push(tokenHash);
 }
 // Made up front: the bench measures the store, not hashing.

@@ -27,10 +27,11 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createAuthorizationServer } from '../src/authorization-server/index.js';
 import { hashSecret, randomToken } from '../src/core/index.js';
-import type { Store } from '../src/store/index.js';
+import type { FullStore } from '../src/store/index.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { grantWithRefreshToken } from './seed-grant.js';
 
 const QUICK = process.argv.includes('--quick');
 const ROWS = Number(process.env.BENCH_ROWS ?? (QUICK ? 100_000 : 1_000_000));
@@ -74,7 +75,7 @@ const grantCount = rowsOf(SWEPT[0]!.share);
 
 interface Backend {
   name: string;
-  open(): Promise<{ store: Store; exec(sql: string): Promise<void>; stop(): Promise<void> }>;
+  open(): Promise<{ store: FullStore; exec(sql: string): Promise<void>; stop(): Promise<void> }>;
   /** The integers 0 … n-1 as rows of one column `i`. */
   series(n: number): string;
   json(text: string): string;
@@ -207,9 +208,9 @@ async function measure(backend: Backend): Promise<Result> {
     const tokens: string[] = [];
     for (let w = 0; w < WORKERS; w++) {
       const grantId = `live-${w}`;
-      await store.createGrant({ id: grantId, clientId: ids.client, userId: ids.user, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null });
+      const grant = { id: grantId, clientId: ids.client, userId: ids.user, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
       const token = randomToken(32);
-      await store.issueTokens(grantId, now, { tokenHash: hashSecret(token), grantId, clientId: ids.client, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+      await grantWithRefreshToken(store, grant, { tokenHash: hashSecret(token), createdAt: now, expiresAt: now + 30 * DAY }, now);
       tokens.push(token);
     }
 

@@ -19,10 +19,11 @@ import pg from 'pg';
 import { createAuthorizationServer } from '../../src/authorization-server/index.js';
 import { SESSION_COOKIE } from '../../src/authorization-server/http/cookies.js';
 import { hashPassword, hashSecret, randomToken } from '../../src/core/index.js';
-import type { Store } from '../../src/store/index.js';
+import type { FullStore } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startPostgres } from '../../test/helpers/postgres.js';
+import { grantWithRefreshToken } from '../seed-grant.js';
 import { announce, chains, flowsWanted, type FlowSetup } from './child.js';
 
 const kind = process.argv[2];
@@ -35,7 +36,7 @@ const REDIRECT_URI = 'http://127.0.0.1:9/cb';
 const PASSWORD = 'bench password 123';
 
 interface Opened {
-  store: Store;
+  store: FullStore;
   exec(sql: string): Promise<void>;
   series(n: number): string;
   json(text: string): string;
@@ -137,9 +138,9 @@ if (EXTRA_GRANTS > 0) {
 const refreshTokens: string[] = [];
 for (let chain = 0; chain < chains(); chain++) {
   const grantId = `live-${chain}`;
-  await store.createGrant({ id: grantId, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null });
+  const grant = { id: grantId, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
   const token = randomToken(32);
-  await store.issueTokens(grantId, now, { tokenHash: hashSecret(token), grantId, clientId: CLIENT, scope: ['mcp:tools'], createdAt: now, expiresAt: now + 30 * DAY });
+  await grantWithRefreshToken(store, grant, { tokenHash: hashSecret(token), createdAt: now, expiresAt: now + 30 * DAY }, now);
   refreshTokens.push(token);
 }
 

@@ -34,7 +34,7 @@ export async function createAuthorizationCode(
     accessExpiresAt: null,
   };
   // One transaction for both: one commit per approved request.
-  await ctx.store.createGrantWithCode(grant, {
+  await ctx.store.createGrant(grant, {
     codeHash: hashSecret(code),
     grantId: grant.id,
     clientId: request.clientId,

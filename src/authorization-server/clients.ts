@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hashSecret, randomToken } from '../core/secrets.js';
-import { CLIENT_USE_GRANULARITY, type ClientRecord, type Store } from '../store/store.js';
+import { hasUpkeep } from '../store/capabilities.js';
+import { CLIENT_USE_GRANULARITY } from '../store/internal.js';
+import type { ClientRecord, Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
 import { isDocumentClientId } from './client-documents/documents.js';
 import type { ServerContext } from './context.js';
@@ -77,13 +79,15 @@ export function registrationResponse(registered: RegisteredClient): Record<strin
 /**
  * Records that a client came to /authorize or /token, for sweeping the ones nobody uses: one
  * store write per client per day, and per process at most one attempt a day (remembered here),
- * so the token endpoint's hot path almost never writes.
+ * so the token endpoint's hot path almost never writes. A store without upkeep sweeps nothing,
+ * so nothing is recorded there.
  */
 export class ClientUse {
   private readonly noted = new Map<string, number>();
 
   /** The store write when one is due; undefined (nothing to wait for) on the usual request. */
   note(store: Store, clientId: string, now: number): Promise<void> | undefined {
+    if (!hasUpkeep(store)) return undefined;
     const day = Math.floor(now / CLIENT_USE_GRANULARITY);
     if (this.noted.get(clientId) === day) return undefined;
     if (this.noted.size >= 100_000) this.noted.clear();

@@ -6,6 +6,7 @@
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
+import { hasRateBuckets } from '../store/capabilities.js';
 import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
@@ -44,6 +45,7 @@ export interface ResolvedUpstreamConfig {
 export interface AuthorizationServerOptions {
   /** The issuer identifier: https (http only on loopback). Endpoints live under it. */
   issuer: string;
+  /** Any store: what it has beyond the core contract (upkeep, shared rate buckets, a revocation feed) is used where it helps. */
   store: Store;
   /**
    * Canonical URIs of the context servers (resources) this server issues tokens for.
@@ -200,7 +202,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     refreshRetrySeconds,
     registration,
     registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
-    rateLimits: resolveRateLimits(options.rateLimits, options.store.sharedByReplicas ?? false),
+    rateLimits: resolveRateLimits(options.rateLimits, options.store.sharedByReplicas ?? false, hasRateBuckets(options.store)),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,

@@ -21,6 +21,7 @@ import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
+import { hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 
 export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
 export type { AuthorizationServerMetadata } from './endpoints/metadata.js';
@@ -66,7 +67,7 @@ export interface AuthorizationServer {
   /**
    * Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns
    * how many rows. `signal` stops it after the batch in flight (the rest is the next sweep's);
-   * `pause` replaces its rests between batches.
+   * `pause` replaces its rests between batches. Nothing on a store without upkeep.
    */
   sweep(options?: Pick<SweepOptions, 'signal' | 'pause'>): Promise<number>;
 }
@@ -95,7 +96,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log });
-  route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request) }, { cors: false, log: ctx.log });
+  // The list is read from the store's revocation feed: a store without one has no list to serve.
+  const feed = ctx.store;
+  if (hasRevocationFeed(feed)) {
+    route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request, feed) }, { cors: false, log: ctx.log });
+  }
   route(
     app,
     base + ENDPOINT_PATHS.authorization,
@@ -126,6 +131,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     upstreamReady: async () => ctx.upstream?.providers.ready(),
     sweep: (options = {}) => {
       const now = ctx.now();
+      if (!hasUpkeep(ctx.store)) return Promise.resolve(0);
       return ctx.store.sweepExpired(now, {
         ...(config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {}),
         ...(options.signal ? { signal: options.signal } : {}),

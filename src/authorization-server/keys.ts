@@ -2,7 +2,7 @@ import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { jwtSigner, privateKeyFromJwk, verificationKeyFromJwk, type JwtVerificationKey } from '../core/jwt.js';
 import { randomToken } from '../core/secrets.js';
-import type { SigningKeyRecord, Store } from '../store/store.js';
+import type { SigningKeyRecord, Store, StoreAdministration } from '../store/store.js';
 
 export const DEFAULT_SIGNING_ALG = 'ES256';
 
@@ -23,7 +23,7 @@ export async function generateSigningKey(now: number, alg = DEFAULT_SIGNING_ALG)
 }
 
 /** Saves a new current key; the old current stays published as previous until the next rotation. */
-export async function rotateSigningKeys(store: Store, now: number): Promise<SigningKeyRecord> {
+export async function rotateSigningKeys(store: Pick<StoreAdministration, 'rotateSigningKey'>, now: number): Promise<SigningKeyRecord> {
   const key = await generateSigningKey(now);
   await store.rotateSigningKey(key);
   return key;

@@ -6,7 +6,7 @@
  */
 import { OAuthError } from '../core/errors.js';
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
-import type { Store } from '../store/store.js';
+import type { RevocationFeedStore } from '../store/store.js';
 import { CURSOR_OVERLAP_SECONDS } from './revocations.js';
 
 export const REVOCATION_LIST_PATH = '/revocations';
@@ -25,7 +25,7 @@ export interface RevocationList {
 }
 
 /** The entries revoked since `cursor` (all that still matter, without one), and the next cursor. */
-export async function revocationList(store: Store, cursor: string | undefined, now: number): Promise<RevocationList> {
+export async function revocationList(store: RevocationFeedStore, cursor: string | undefined, now: number): Promise<RevocationList> {
   let from = 0;
   if (cursor !== undefined) {
     if (!/^\d{1,15}$/.test(cursor)) throw new OAuthError('invalid_request', 'cursor must be the value a previous answer gave');

@@ -6,8 +6,11 @@
  *   processes, such as `context-auth consents revoke`, cannot tell us otherwise);
  * - PostgreSQL's NOTIFY from other replicas, each a prompt to poll now (then the poll is only a
  *   slow fallback, and a catch-up after each reconnection).
+ * The last two need the store's revocation feed: without one, only this process's revocations
+ * are known here (other processes' tokens are refused by the store, at introspection and refresh).
  */
 import { RevocationSet } from '../core/revocation-set.js';
+import { hasRevocationFeed } from '../store/capabilities.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -73,14 +76,18 @@ export class Revocations {
     return this.queued;
   }
 
-  /** Loads the current revocations and keeps following them: polling, and listening where the store can announce. */
+  /**
+   * Loads the current revocations and keeps following them: polling, and listening where the store
+   * can announce. Nothing to follow where the store has no revocation feed.
+   */
   async start(options: RevocationsOptions = {}): Promise<void> {
-    if (this.timer) return;
+    const feed = this.store;
+    if (this.timer || !hasRevocationFeed(feed)) return;
     await this.sync();
     const background = (): void => {
       this.sync().catch((error: unknown) => this.log({ event: 'revocations_poll_failed', message: (error as Error).message }));
     };
-    if (this.store.watchRevocations) this.unwatch = await this.store.watchRevocations(background);
+    if (feed.watchRevocations) this.unwatch = await feed.watchRevocations(background);
     this.timer = setInterval(background, this.unwatch ? (options.announcedPollMs ?? 30_000) : (options.pollMs ?? 1000));
     this.timer.unref();
   }
@@ -98,6 +105,7 @@ export class Revocations {
   }
 
   private async poll(): Promise<void> {
+    if (!hasRevocationFeed(this.store)) return;
     const now = this.now();
     const rows = await this.store.listRevocations(Math.max(0, this.cursor - CURSOR_OVERLAP_SECONDS), now);
     for (const row of rows) {

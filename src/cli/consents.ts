@@ -18,7 +18,7 @@ export async function consentsCommand(args: string[]): Promise<void> {
   if (values.help || !action) return print(CONSENTS_HELP);
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
   await withStore(values, async (store) => {
-    const user = values.user === undefined ? undefined : await store.getUserByUsername(values.user);
+    const user = values.user === undefined ? undefined : await store.getUser({ username: values.user });
     if (values.user !== undefined && !user) throw new CliError(`There is no user named ${values.user}.`);
     if (action === 'list') {
       const consents = await store.listConsents({ ...(user ? { userId: user.id } : {}), ...(values.client ? { clientId: values.client } : {}) });

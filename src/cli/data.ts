@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openPostgresStore } from '../store/postgres.js';
 import { openSqliteStore } from '../store/sqlite.js';
-import type { Store } from '../store/index.js';
+import type { FullStore } from '../store/index.js';
 import { CliError } from './errors.js';
 
 export const DATABASE_FILE = 'context-auth.db';
@@ -67,7 +67,7 @@ function openFailure(error: unknown): string {
  * new SQLite file (serve, users add): elsewhere a mistyped --data would quietly open an empty
  * database, and signing in would then fail with "wrong password".
  */
-export async function openStore(flags: StoreFlags, options: { create?: boolean } = {}): Promise<{ store: Store; location: string; created: boolean }> {
+export async function openStore(flags: StoreFlags, options: { create?: boolean } = {}): Promise<{ store: FullStore; location: string; created: boolean }> {
   const url = flags.store ?? process.env.CONTEXT_AUTH_STORE;
   if (url) {
     if (!/^postgres(ql)?:\/\//i.test(url)) {
@@ -93,7 +93,7 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean }
 }
 
 /** Runs `action` with the store open and closes it afterwards, whatever happens. */
-export async function withStore<T>(flags: StoreFlags, action: (store: Store) => Promise<T>, options: { create?: boolean } = {}): Promise<T> {
+export async function withStore<T>(flags: StoreFlags, action: (store: FullStore) => Promise<T>, options: { create?: boolean } = {}): Promise<T> {
   const { store } = await openStore(flags, options);
   try {
     return await action(store);

@@ -217,7 +217,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     demo: {
       upstream: upstream ? (auth) => authorizationServer.upstreamAccess(auth.claims) : undefined,
       user: async (subject) => {
-        const user = await store.getUserById(subject);
+        const user = await store.getUser({ id: subject });
         if (!user) return null;
         const identity = (await store.listUserIdentities({ userId: user.id }))[0];
         return { username: user.username, name: identity?.name ?? null };

@@ -5,13 +5,7 @@
  * Records are copied in and out, so callers cannot change stored state by mutating them.
  */
 import {
-  CLIENT_USE_GRANULARITY,
-  REVOCATION_MARGIN,
   StoreConflictError,
-  explainConsumeFailure,
-  systemNow,
-  explainRefreshFailure,
-  spentKey,
   type AuthorizationCodeRecord,
   type ConsumeResult,
   type ClientRecord,
@@ -24,12 +18,13 @@ import {
   type SessionRecord,
   type SpentRefreshTokenRecord,
   type SigningKeyRecord,
-  type Store,
+  type FullStore,
   type UpstreamSessionRecord,
   type IdentityKey,
   type UserIdentityRecord,
   type UserRecord,
 } from './store.js';
+import { CLIENT_USE_GRANULARITY, REVOCATION_MARGIN, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from './internal.js';
 import { bucketParams, bucketResult, takeFromBucket, type BucketRow } from './rate-buckets.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -60,7 +55,7 @@ function deleteWhere<T>(map: Map<string, T>, predicate: (value: T) => boolean): 
 
 const consentKey = (userId: string, clientId: string, resource: string): string => JSON.stringify([userId, clientId, resource]);
 
-export function createMemoryStore(): Store {
+export function createMemoryStore(): FullStore {
   const clients = new Map<string, ClientRecord>();
   const users = new Map<string, UserRecord>();
   const interactions = new Map<string, InteractionRecord>();
@@ -201,11 +196,11 @@ export function createMemoryStore(): Store {
       if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
       insert(users, user.id, user, 'user');
     },
-    async getUserById(id) {
-      return copy(users.get(id));
-    },
-    async getUserByUsername(username) {
-      return copy(findUserByUsername(username));
+    async getUser(key) {
+      if ('id' in key) return copy(users.get(key.id));
+      if ('username' in key) return copy(findUserByUsername(key.username));
+      const identity = identities.get(identityKey(key.identity));
+      return identity ? copy(users.get(identity.userId)) : undefined;
     },
     async listUsers() {
       return [...users.values()].sort((a, b) => compare(a.username, b.username)).map(copy);
@@ -239,10 +234,6 @@ export function createMemoryStore(): Store {
       insert(users, user.id, user, 'user');
       identities.set(key, copy(identity));
     },
-    async getUserByIdentity(key) {
-      const identity = identities.get(identityKey(key));
-      return identity ? copy(users.get(identity.userId)) : undefined;
-    },
     async listUserIdentities(filter = {}) {
       return [...identities.values()]
         .filter((i) => filter.userId === undefined || i.userId === filter.userId)
@@ -259,15 +250,13 @@ export function createMemoryStore(): Store {
       const interaction = interactions.get(id);
       return interaction && interaction.expiresAt > now ? copy(interaction) : undefined;
     },
-    async setInteractionUser(id, userId) {
+    async updateInteraction(id, change) {
       const interaction = interactions.get(id);
       if (!interaction) return;
-      requireRef(users, userId, 'user');
-      interaction.userId = userId;
-    },
-    async setInteractionUpstream(id, upstream) {
-      const interaction = interactions.get(id);
-      if (interaction) interaction.upstream = copy(upstream);
+      if ('userId' in change) {
+        requireRef(users, change.userId, 'user');
+        interaction.userId = change.userId;
+      } else interaction.upstream = copy(change.upstream);
     },
     async consumeInteraction(id, now) {
       const interaction = interactions.get(id);
@@ -284,9 +273,6 @@ export function createMemoryStore(): Store {
     async getSession(idHash, now) {
       const session = sessions.get(idHash);
       return session && session.expiresAt > now ? copy(session) : undefined;
-    },
-    async deleteSession(idHash) {
-      sessions.delete(idHash);
     },
 
     async createUpstreamSession(session) {
@@ -324,11 +310,15 @@ export function createMemoryStore(): Store {
       return count;
     },
 
-    async createGrant(grant) {
+    async createGrant(grant, code) {
+      // Every check before the first insert, so a refusal leaves neither (as the SQL transaction).
       requireRef(clients, grant.clientId, 'client');
       requireRef(users, grant.userId, 'user');
       requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
-      insert(grants, grant.id, { ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }, 'grant');
+      if (code && code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
+      if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
+      if (code) insert(codes, code.codeHash, code, 'authorization code');
+      grants.set(grant.id, copy({ ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }));
     },
     async getGrant(id) {
       return copy(grants.get(id));
@@ -337,23 +327,6 @@ export function createMemoryStore(): Store {
       revokeGrantsWhere((g) => g.id === id, now);
     },
 
-    async saveAuthorizationCode(code) {
-      requireRef(grants, code.grantId, 'grant');
-      insert(codes, code.codeHash, code, 'authorization code');
-    },
-    async createGrantWithCode(grant, code) {
-      // Every check before the first insert, so a refusal leaves neither (as the SQL transaction).
-      requireRef(clients, grant.clientId, 'client');
-      requireRef(users, grant.userId, 'user');
-      requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
-      if (code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
-      if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
-      insert(codes, code.codeHash, code, 'authorization code');
-      grants.set(grant.id, copy({ ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }));
-    },
-    async consumeAuthorizationCode(codeHash, now) {
-      return consumeCode(codeHash, now);
-    },
     async redeemAuthorizationCode(codeHash, now, issue) {
       const result = consumeCode(codeHash, now);
       if (result.status !== 'ok') return result;
@@ -367,9 +340,6 @@ export function createMemoryStore(): Store {
       return result;
     },
 
-    async issueTokens(grantId, accessExpiresAt, refreshToken) {
-      issueUnder(grantId, accessExpiresAt, refreshToken);
-    },
     async getRefreshToken(tokenHash) {
       return copy(refreshTokens.get(tokenHash));
     },

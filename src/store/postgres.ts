@@ -13,7 +13,7 @@ import pg from 'pg';
 import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
-import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
+import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 
 /**
  * Sweep batches of 500 rows, resting eight times as long as each took. A batch commits without
@@ -171,7 +171,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The store
 
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<FullStore> {
   const target = describeTarget(options.connectionString);
   const redact = redactor(options.connectionString);
 

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
+import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
@@ -96,7 +96,7 @@ function openDatabase(file: string): Database.Database {
   }
 }
 
-export function openSqliteStore(options: { path: string }): Store {
+export function openSqliteStore(options: { path: string }): FullStore {
   let db: Database.Database;
   try {
     db = openDatabase(options.path);

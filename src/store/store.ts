@@ -1,6 +1,9 @@
 /**
- * The store: every piece of state the authorization server keeps. Implementations (memory,
- * SQLite, later PostgreSQL) pass one shared test suite (test/store/store-suite.ts).
+ * The store: every piece of state the authorization server keeps. `Store` is what every flow
+ * needs; what only upkeep, shared rate limits, the revocation feed or an operator needs is a
+ * capability of its own (below), which the server uses when the store has it (capabilities.ts).
+ * Implementations (memory, SQLite, PostgreSQL, and stores of other databases) pass one suite,
+ * `context-auth/store/testing`.
  *
  * Rules every implementation keeps:
  * - Times are whole seconds since the epoch, passed in by the caller (so tests control the clock;
@@ -172,8 +175,8 @@ export interface RefreshTokenRecord {
 /**
  * What is kept of a rotated refresh token until it would have expired: enough to recognise a
  * second use and revoke the grant, or to tell a retry of a refresh whose answer was lost, far
- * less than the token's full record. Found by the first SPENT_KEY_CHARS characters of the token's
- * hash (132 bits: no other token's hash shares them by chance), and only while its grant exists.
+ * less than the token's full record. Found by the first 22 characters of the token's hash (132
+ * bits: no other token's hash shares them by chance), and only while its grant exists.
  */
 export interface SpentRefreshTokenRecord {
   grantId: string;
@@ -188,12 +191,6 @@ export interface SpentRefreshTokenRecord {
    */
   successorUnused: boolean;
 }
-
-/** How many characters of a refresh token's hash (base64url SHA-256) its spent record is found by. */
-export const SPENT_KEY_CHARS = 22;
-
-/** The key of a spent record: a prefix of the token's hash. */
-export const spentKey = (tokenHash: string): string => tokenHash.slice(0, SPENT_KEY_CHARS);
 
 /** What a refresh (Store.refreshGrant) asks for: the presented token spent and a new one in its place, in one step. */
 export interface RefreshRequest {
@@ -226,28 +223,6 @@ export type RefreshResult =
   | { status: 'missing' };
 
 /**
- * Why a refresh spent nothing, from what stands now: a live token (another client's, expired,
- * its grant revoked, or resting on an unchecked upstream sign-in), else a spent one, else none.
- * One explanation for every store.
- */
-export function explainRefreshFailure(
-  request: Pick<RefreshRequest, 'clientId' | 'now' | 'upstreamChecked'>,
-  live: RefreshTokenRecord | undefined,
-  grant: GrantRecord | undefined,
-  spent: SpentRefreshTokenRecord | undefined,
-): Exclude<RefreshResult, { status: 'ok' }> {
-  // A live token comes first: a spent record never stands for a token that is still usable.
-  if (live) {
-    if (live.clientId !== request.clientId) return { status: 'foreign', record: live };
-    if (live.expiresAt <= request.now) return { status: 'expired', record: live };
-    if (grant && grant.revokedAt === null && grant.upstreamSessionId !== null && !request.upstreamChecked) return { status: 'upstream', grant, record: live };
-    return { status: 'revoked', record: live };
-  }
-  if (spent) return { status: 'replayed', record: spent };
-  return { status: 'missing' };
-}
-
-/**
  * A revocation that resource servers must learn of: a grant (every access token it issued) or one
  * access token (by jti). Recorded only while some access token it affects is unexpired, and kept
  * until `expiresAt`, the latest `exp` among them; then the sweep removes it.
@@ -270,7 +245,7 @@ export interface SigningKeyRecord {
   createdAt: number;
 }
 
-/** What a code's redemption issues (redeemAuthorizationCode): as issueTokens' arguments. */
+/** What a code's redemption issues (redeemAuthorizationCode): the access token's expiry, and a refresh token if any. */
 export interface TokenIssue {
   accessExpiresAt: number;
   refreshToken?: RefreshTokenRecord;
@@ -282,21 +257,6 @@ export type ConsumeResult<T> =
   | { status: 'replayed'; record: T }
   | { status: 'expired'; record: T }
   | { status: 'missing' };
-
-/**
- * Why a consume (`consume…`) found nothing to consume, from the record as it stands: missing,
- * already used (a replay), expired, or else its grant was revoked. One explanation for every
- * store (rotations have explainRotateFailure).
- */
-export function explainConsumeFailure<T extends { consumedAt: number | null; expiresAt: number }>(
-  record: T | undefined,
-  now: number,
-): { status: 'missing' } | { status: 'replayed' | 'expired' | 'revoked'; record: T } {
-  if (!record) return { status: 'missing' };
-  if (record.consumedAt !== null) return { status: 'replayed', record };
-  if (record.expiresAt <= now) return { status: 'expired', record };
-  return { status: 'revoked', record };
-}
 
 export class StoreConflictError extends Error {
   constructor(message: string) {
@@ -350,67 +310,48 @@ export interface SweepOptions {
   pause?: (ms: number) => Promise<void>;
 }
 
-/** Seconds a revocation is kept after its last token expired: resource servers' clock tolerance, and a late poll. */
-export const REVOCATION_MARGIN = 60;
+/** Who a user lookup names: their id, their username, or an upstream identity linked to them. */
+export type UserKey = { id: string } | { username: string } | { identity: IdentityKey };
 
-/** The clock of the methods whose `now` is optional (operators' deletions). */
-export const systemNow = (): number => Math.floor(Date.now() / 1000);
+/** What an interaction learns as the person goes on: who signed in, or the upstream provider they chose. */
+export type InteractionChange = { userId: string } | { upstream: InteractionUpstream };
 
-/** Clients record their use at most this often (a write per client per day, not per request). */
-export const CLIENT_USE_GRANULARITY = 24 * 3600;
-
+/** What every flow needs: the contract a store for another database implements first. */
 export interface Store {
   /** Releases connections and file handles. */
   close(): Promise<void>;
   /**
    * True when several server processes serve from this store at once, as replicas (PostgreSQL):
-   * what one process would otherwise keep in memory, such as rate limits, must then live here.
+   * what one process would otherwise keep in memory, such as rate limits, must then live here
+   * (RateBucketStore).
    */
   readonly sharedByReplicas?: boolean;
 
   // Clients
+  /** Throws StoreConflictError when the client id is taken. */
   createClient(client: ClientRecord): Promise<void>;
   getClient(clientId: string): Promise<ClientRecord | undefined>;
-  /** Creates the client, or replaces its metadata keeping its creation time (a metadata document fetched again). */
+  /** Creates the client, or replaces its metadata keeping its creation time and last use (a metadata document fetched again). */
   saveClient(client: ClientRecord): Promise<void>;
-  listClients(): Promise<ClientRecord[]>;
-  /** Deletes the client and everything issued to it (grants, codes, tokens, consents), recording its grants' revocations. */
-  deleteClient(clientId: string, now?: number): Promise<boolean>;
-  /** Records that the client was used now, unless that was already recorded less than a day ago. */
-  touchClient(clientId: string, now: number): Promise<void>;
 
   // Users
-  /** Throws StoreConflictError when the username is taken. */
-  createUser(user: UserRecord): Promise<void>;
-  getUserById(id: string): Promise<UserRecord | undefined>;
-  getUserByUsername(username: string): Promise<UserRecord | undefined>;
-  listUsers(): Promise<UserRecord[]>;
+  getUser(key: UserKey): Promise<UserRecord | undefined>;
   /** Creates the user and their upstream identity together; StoreConflictError when either is taken. */
   createUserWithIdentity(user: UserRecord, identity: UserIdentityRecord): Promise<void>;
-  getUserByIdentity(key: IdentityKey): Promise<UserRecord | undefined>;
   listUserIdentities(filter?: { userId?: string }): Promise<UserIdentityRecord[]>;
-  /** Deletes the user and their sessions, consents and grants, recording the grants' revocations. */
-  deleteUser(username: string, now?: number): Promise<boolean>;
-  /**
-   * Sets the user's password hash and, in the same transaction, ends their browser sessions and
-   * pending sign-ins (whoever knew the old password is signed out). Grants stay. Returns how many
-   * sessions ended, or undefined when there is no such user.
-   */
-  setUserPassword(username: string, passwordHash: string): Promise<{ sessionsEnded: number } | undefined>;
 
   // Interactions (pending authorization requests)
   createInteraction(interaction: InteractionRecord): Promise<void>;
   /** Returns the interaction unless it is missing or expired at `now`. */
   getInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
-  setInteractionUser(id: string, userId: string): Promise<void>;
-  setInteractionUpstream(id: string, upstream: InteractionUpstream): Promise<void>;
+  /** Records who signed in (a user that must exist), or the upstream provider chosen; nothing when the interaction is gone. */
+  updateInteraction(id: string, change: InteractionChange): Promise<void>;
   /** Atomically removes and returns the interaction, so one consent yields one code. */
   consumeInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
 
   // Browser sessions
   createSession(session: SessionRecord): Promise<void>;
   getSession(idHash: string, now: number): Promise<SessionRecord | undefined>;
-  deleteSession(idHash: string): Promise<void>;
 
   // Upstream sessions (third-party authorization)
   createUpstreamSession(session: UpstreamSessionRecord): Promise<void>;
@@ -422,37 +363,34 @@ export interface Store {
   getConsent(userId: string, clientId: string, resource: string): Promise<ConsentRecord | undefined>;
   /** Creates or widens the consent (union of scopes). */
   saveConsent(consent: ConsentRecord): Promise<void>;
-  listConsents(filter: { userId?: string; clientId?: string }): Promise<ConsentRecord[]>;
-  /** Removes the user's consents for the client and revokes the grants they produced (recording revocations); returns how many consents. */
-  revokeConsents(userId: string, clientId: string, now: number): Promise<number>;
 
   // Grants
-  createGrant(grant: GrantRecord): Promise<void>;
+  /**
+   * Creates the grant and, given one, its authorization code, in one transaction (both or
+   * neither): what approving an authorization request writes, committed once. StoreConflictError
+   * when the grant id or the code hash is taken.
+   */
+  createGrant(grant: GrantRecord, code?: AuthorizationCodeRecord): Promise<void>;
   getGrant(id: string): Promise<GrantRecord | undefined>;
   /**
    * Revokes the grant and with it every refresh and access token of its family, and records the
-   * revocation (listRevocations) until its accessExpiresAt, if that is later, in one transaction.
+   * revocation (RevocationFeedStore.listRevocations) until its accessExpiresAt, if that is later,
+   * in one transaction.
    */
   revokeGrant(id: string, now: number): Promise<void>;
 
   // Authorization codes
-  saveAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
   /**
-   * Creates the grant and saves its code, in one transaction (both or neither): what approving an
-   * authorization request writes, committed once.
-   */
-  createGrantWithCode(grant: GrantRecord, code: AuthorizationCodeRecord): Promise<void>;
-  /**
-   * Marks the code used if it is unused, unexpired and its grant is not revoked, in one atomic
-   * step (like refreshGrant): a winner of a concurrent redemption then needs no second
-   * look at its grant, which the loser's replay may already have revoked.
-   */
-  consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
-  /**
-   * consumeAuthorizationCode, then — in the same transaction, one commit — what `issue` decides
-   * for the code it consumed: tokens issued as issueTokens issues them, or (undefined: the
-   * redemption is refused) nothing, the code staying used all the same. `issue` runs synchronously
-   * inside the transaction and must not throw for a refusal (a throw rolls the consumption back).
+   * In one transaction, one commit: marks the code used if it is unused, unexpired and its grant
+   * is not revoked (one atomic step, like refreshGrant: a winner of a concurrent redemption then
+   * needs no second look at its grant, which the loser's replay may already have revoked), then
+   * issues what `issue` decides for it, or (undefined: the redemption is refused) nothing, the
+   * code staying used all the same. Issuing raises the grant's accessExpiresAt to the access
+   * token's expiry and saves the refresh token (if any); a revocation of the grant, whether it
+   * comes at the same moment or came just before (a code replayed while its first redemption
+   * issues tokens), covers the access token: the recorded expiry is lengthened to it where
+   * needed. `issue` runs synchronously inside the transaction and must not throw for a refusal
+   * (a throw rolls the consumption back).
    */
   redeemAuthorizationCode(
     codeHash: string,
@@ -460,15 +398,7 @@ export interface Store {
     issue: (code: AuthorizationCodeRecord) => TokenIssue | undefined,
   ): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
 
-  // Tokens
-  /**
-   * Issues under a grant (a code's redemption), in one transaction: raises the grant's
-   * accessExpiresAt to `accessExpiresAt` and saves `refreshToken` (if any). Its grant's
-   * revocation, whether it comes at the same moment or came just before (a code replayed while
-   * its first redemption issues tokens), covers the access token: the recorded expiry is
-   * lengthened to it where needed.
-   */
-  issueTokens(grantId: string, accessExpiresAt: number, refreshToken?: RefreshTokenRecord): Promise<void>;
+  // Refresh tokens
   /** A token not yet used (a rotated one is found by findSpentRefreshToken). */
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
   /** The spent record of a rotated token, while it is kept and its grant exists. */
@@ -501,7 +431,36 @@ export interface Store {
   /** Whether revokeAccessToken recorded this token (and the record is still kept). */
   isAccessTokenRevoked(jti: string): Promise<boolean>;
 
-  // Revocations (what resource servers must refuse before tokens expire)
+  // Signing keys
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+  /** Saves `key` as current only if there is no current key yet; returns the current key either way. */
+  ensureSigningKey(key: SigningKeyRecord): Promise<SigningKeyRecord>;
+}
+
+/** Upkeep: without it nothing expired is ever deleted, and `sweep()` does nothing. */
+export interface StoreUpkeep {
+  /** Records that the client was used now, unless that was already recorded less than a day ago (sweepExpired's `unusedClientsBefore`). */
+  touchClient(clientId: string, now: number): Promise<void>;
+  /**
+   * Deletes what expired before `now` (codes, tokens, spent records, sessions, interactions, old
+   * grants, upstream sessions nothing rests on, rate-limit buckets full again, revocations a minute
+   * after their last token expired); returns how many rows.
+   */
+  sweepExpired(now: number, options?: SweepOptions): Promise<number>;
+}
+
+/** Rate limits shared by replicas: without it, each process keeps its own buckets in memory. */
+export interface RateBucketStore {
+  /** Takes tokens from a bucket in one atomic step (never more than it holds, however many replicas ask at once). */
+  takeRateTokens(request: RateTokensRequest): Promise<RateTokensResult>;
+}
+
+/**
+ * The revocations resource servers must refuse before tokens expire, readable by other processes
+ * (the revocation list endpoint, and `Revocations.start()` following the store). Without it, a
+ * process knows only the revocations it made itself.
+ */
+export interface RevocationFeedStore {
   /** Revocations recorded at or after `since` that still affect a token unexpired at `now`, oldest first. */
   listRevocations(since: number, now: number): Promise<RevocationRecord[]>;
   /**
@@ -511,23 +470,30 @@ export interface Store {
    * Resolves with a function that stops listening.
    */
   watchRevocations?(onChange: () => void): Promise<() => Promise<void>>;
+}
 
-  // Signing keys
-  listSigningKeys(): Promise<SigningKeyRecord[]>;
+/** What an operator needs (the CLI), and requests never do. */
+export interface StoreAdministration {
+  listClients(): Promise<ClientRecord[]>;
+  /** Deletes the client and everything issued to it (grants, codes, tokens, consents), recording its grants' revocations. */
+  deleteClient(clientId: string, now?: number): Promise<boolean>;
+  /** Throws StoreConflictError when the username is taken. */
+  createUser(user: UserRecord): Promise<void>;
+  listUsers(): Promise<UserRecord[]>;
+  /** Deletes the user and their sessions, consents and grants, recording the grants' revocations. */
+  deleteUser(username: string, now?: number): Promise<boolean>;
+  /**
+   * Sets the user's password hash and, in the same transaction, ends their browser sessions and
+   * pending sign-ins (whoever knew the old password is signed out). Grants stay. Returns how many
+   * sessions ended, or undefined when there is no such user.
+   */
+  setUserPassword(username: string, passwordHash: string): Promise<{ sessionsEnded: number } | undefined>;
+  listConsents(filter: { userId?: string; clientId?: string }): Promise<ConsentRecord[]>;
+  /** Removes the user's consents for the client and revokes the grants they produced (recording revocations); returns how many consents. */
+  revokeConsents(userId: string, clientId: string, now: number): Promise<number>;
   /** Saves `key` as current; the current one becomes previous and the previous one retired. Atomic. */
   rotateSigningKey(key: SigningKeyRecord): Promise<void>;
-  /** Saves `key` as current only if there is no current key yet; returns the current key either way. */
-  ensureSigningKey(key: SigningKeyRecord): Promise<SigningKeyRecord>;
-
-  // Rate limits shared by replicas
-  /** Takes tokens from a bucket in one atomic step (never more than it holds, however many replicas ask at once). */
-  takeRateTokens(request: RateTokensRequest): Promise<RateTokensResult>;
-
-  // Maintenance
-  /**
-   * Deletes what expired before `now` (codes, tokens, spent records, sessions, interactions, old
-   * grants, upstream sessions nothing rests on, rate-limit buckets full again, revocations a minute
-   * after their last token expired); returns how many rows.
-   */
-  sweepExpired(now: number, options?: SweepOptions): Promise<number>;
 }
+
+/** A store with every capability, as the memory, SQLite and PostgreSQL stores are. */
+export type FullStore = Store & StoreUpkeep & RateBucketStore & RevocationFeedStore & StoreAdministration;

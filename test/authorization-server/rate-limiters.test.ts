@@ -10,7 +10,7 @@ import { MemoryRateLimiter } from '../../src/authorization-server/rate-limit/mem
 import { StoreRateLimiter, leaseSize } from '../../src/authorization-server/rate-limit/store-limiter.js';
 import { DEFAULT_RATE_LIMITS, resolveRateLimits } from '../../src/authorization-server/rate-limit/limits.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 
 const T0 = 1_800_000_000_000;
 
@@ -67,7 +67,7 @@ describe('memory token bucket', () => {
 });
 
 /** The memory store, counting the round trips the limiter makes to it. */
-function countingStore(): { store: Store; calls: () => number } {
+function countingStore(): { store: FullStore; calls: () => number } {
   const store = createMemoryStore();
   let calls = 0;
   const take = store.takeRateTokens.bind(store);

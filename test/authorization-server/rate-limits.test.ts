@@ -8,12 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuthorizationServerOptions } from '../../src/authorization-server/index.js';
-import { Browser, addUser, authorizeUrl, createHarness, expectOAuthError, parseForm, pkcePair, registerClient, REDIRECT_URI, type Harness } from '../helpers/harness.js';
+import { Browser, addUser, authorizeUrl, createHarness, expectOAuthError, parseForm, pkcePair, registerClient, REDIRECT_URI, type Harness, type HarnessOptions } from '../helpers/harness.js';
 
 const PEER = 'x-test-peer';
 
-function limitedHarness(overrides: Partial<AuthorizationServerOptions> = {}): Harness {
+function limitedHarness(overrides: HarnessOptions = {}): Harness {
   return createHarness({ clientAddress: (request) => request.headers.get(PEER) ?? undefined, ...overrides });
 }
 

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { createAuthorizationServer } from '../../src/authorization-server/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import {
   addUser,
   authorize,
@@ -52,7 +52,7 @@ const PAST_EVERY_LIFETIME = 15 * DAY;
 const FLOWS = 6;
 
 /** An authorization server on `store` with a clock the test moves, shaped as the harness helpers expect. */
-function harnessOn(store: Store): Harness {
+function harnessOn(store: FullStore): Harness {
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
   const options = {
@@ -129,7 +129,7 @@ async function runFlows(h: Harness, client: TestClient): Promise<Batch> {
  * expired; a sweep past every lifetime leaves only the lasting rows; a second batch and sweep
  * end at exactly the same counts.
  */
-async function sweepScenario(store: Store, count: () => Promise<Counts>): Promise<void> {
+async function sweepScenario(store: FullStore, count: () => Promise<Counts>): Promise<void> {
   const h = harnessOn(store);
   await addUser(h, USER.username, USER.password);
   const client = await registerClient(h);

@@ -24,7 +24,7 @@ import {
 /** Runs the browser part of the flow and returns a fresh code, unredeemed. */
 async function issueCode(h: Harness, revision: Revision, client?: TestClient): Promise<{ client: TestClient; code: string; verifier: string }> {
   client ??= await registerClient(h);
-  const user = (await h.store.getUserByUsername('alice')) ? { username: 'alice', password: 'correct horse battery' } : await addUser(h);
+  const user = (await h.store.getUser({ username: 'alice' })) ? { username: 'alice', password: 'correct horse battery' } : await addUser(h);
   const { location, verifier } = await authorize(h, { client, user, resource: revision.resource });
   const code = location.searchParams.get('code');
   assert.ok(code, `no code in ${location}`);
@@ -69,7 +69,7 @@ for (const revision of REVISIONS) {
     it('refuses a code whose consent was withdrawn before it was redeemed', async () => {
       const h = createHarness();
       const { client, code, verifier } = await issueCode(h, revision);
-      const user = (await h.store.getUserByUsername('alice'))!;
+      const user = (await h.store.getUser({ username: 'alice' }))!;
       assert.equal(await h.store.revokeConsents(user.id, client.client_id, h.clock.now), 1);
       await expectOAuthError(await redeemCode(h, client, code, verifier, { resource: revision.resource }), 400, 'invalid_grant');
     });

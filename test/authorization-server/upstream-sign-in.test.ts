@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { UpstreamOptions } from '../../src/authorization-server/config.js';
 import { githubProfile, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import {
   ISSUER,
   REDIRECT_URI,
@@ -103,7 +103,7 @@ describe('sign-in through an upstream provider', () => {
   });
   beforeEach(() => idp.decide({ account: 'alice-sub' }));
 
-  function harness(upstream: Partial<UpstreamOptions> = {}, store?: Store): Harness {
+  function harness(upstream: Partial<UpstreamOptions> = {}, store?: FullStore): Harness {
     return createHarness({
       upstream: { providers: providerOptions(), secretBox: new SecretBox(parseSecretKeys(key, 'test')), allowLoopbackHttp: true, ...upstream },
       ...(store ? { store } : {}),
@@ -162,7 +162,7 @@ describe('sign-in through an upstream provider', () => {
       const h = harness();
       const { tokens } = await signedIn(h, revision);
       const claims = jwtClaims(tokens.access_token);
-      const user = await h.store.getUserById(claims.sub as string);
+      const user = await h.store.getUser({ id: claims.sub as string });
       assert.equal(user?.username, 'corp:alice');
       assert.equal(user?.passwordHash, null);
       assert.deepEqual((await h.store.listUserIdentities()).map((i) => [i.provider, i.subject, i.email]), [['corp', 'alice-sub', 'alice@example.com']]);
@@ -175,7 +175,7 @@ describe('sign-in through an upstream provider', () => {
   it('a GitHub-style provider: identity from its user API', async () => {
     const h = harness();
     const { tokens } = await signedIn(h, REVISIONS[1], 'hub');
-    const user = await h.store.getUserById(jwtClaims(tokens.access_token).sub as string);
+    const user = await h.store.getUser({ id: jwtClaims(tokens.access_token).sub as string });
     assert.equal(user?.username, 'hub:alice');
     const [identity] = await h.store.listUserIdentities();
     assert.deepEqual([identity?.provider, identity?.subject], ['hub', '1001']);
@@ -279,7 +279,7 @@ describe('sign-in through an upstream provider', () => {
     try {
       const h = harness({ providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: apiIdp.issuer, clientId: apiIdp.clientId, clientSecret: apiIdp.clientSecret }] });
       const { client, tokens } = await signedIn(h);
-      assert.equal((await h.store.getUserById(jwtClaims(tokens.access_token).sub as string))?.username, 'corp:dave');
+      assert.equal((await h.store.getUser({ id: jwtClaims(tokens.access_token).sub as string }))?.username, 'corp:dave');
       const warning = h.log.find((e) => e.event === 'upstream_warning');
       assert.deepEqual([warning?.provider, warning?.step, warning?.status, warning?.upstream_error], ['corp', 'userinfo', 403, 'insufficient_scope']);
       assert.match(String(warning?.reason), /signed in from the ID token's claims/);

@@ -17,7 +17,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { createAuthorizationServer, type AuthorizationServer } from '../../src/authorization-server/index.js';
 import { hashPassword } from '../../src/core/passwords.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import { jwtClaims, pkcePair } from '../helpers/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -40,7 +40,7 @@ function close(server: Server | ServerType | undefined): Promise<void> {
 
 describe('a real browser through login and consent (Revision B)', () => {
   let dir: string;
-  let store: Store;
+  let store: FullStore;
   let auth: AuthorizationServer | undefined;
   let http: ServerType;
   let issuer: string;

@@ -23,7 +23,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { hashSecret } from '../../src/core/secrets.js';
-import { spentKey } from '../../src/store/store.js';
+import { spentKey } from '../../src/store/internal.js';
 import { Browser, pkcePair, signInAndConsent } from '../helpers/harness.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
 import { registerClient } from '../../src/authorization-server/clients.js';
 import { hashPassword } from '../../src/core/passwords.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import { DOCUMENT_REDIRECT_URI } from './documents.js';
 
 export const REDIRECT_URI = DOCUMENT_REDIRECT_URI;
@@ -103,7 +103,7 @@ export class CorpusBuilder {
   private clients?: Pick<Corpus, 'publicClient' | 'confidentialClient' | 'serviceClient' | 'introspector'>;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: FullStore,
     private readonly issuer: string,
     private readonly resource: string,
     private readonly documentBase: string,
@@ -116,7 +116,7 @@ export class CorpusBuilder {
   private async setUp(): Promise<NonNullable<CorpusBuilder['clients']>> {
     const now = Math.floor(Date.now() / 1000);
     for (const user of [ALICE, BOB]) {
-      if (!(await this.store.getUserByUsername(user.username))) await this.store.createUser({ id: `user-${user.username}`, username: user.username, passwordHash: await hashPassword(user.password), createdAt: now });
+      if (!(await this.store.getUser({ username: user.username }))) await this.store.createUser({ id: `user-${user.username}`, username: user.username, passwordHash: await hashPassword(user.password), createdAt: now });
     }
     const register = async (metadata: Record<string, unknown>): Promise<Credentials> => {
       const response = await expectStatus(await fetch(`${this.issuer}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) }), 201, 'registration');

@@ -18,7 +18,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { createAuthorizationServer } from '../../src/authorization-server/index.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
 import { coHostedApp } from '../../src/cli/co-hosted-app.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import { startOidcProvider } from '../helpers/oidc-provider.js';
 
 const RAISED = { burst: 1_000_000, perMinute: 1_000_000 };
@@ -35,7 +35,7 @@ export interface FuzzTarget {
 }
 
 /** `onInternalError`: called with each event the server logs that means a bug (`internal_error`, a 500's cause, and the like). */
-export async function startTarget(store: Store, onInternalError: (event: Record<string, unknown>) => void): Promise<FuzzTarget> {
+export async function startTarget(store: FullStore, onInternalError: (event: Record<string, unknown>) => void): Promise<FuzzTarget> {
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   const peers = new WeakMap<Request, string>();
   const server = createAdaptorServer({
@@ -79,7 +79,7 @@ export async function startTarget(store: Store, onInternalError: (event: Record<
     demo: {
       upstream: (auth) => authorizationServer.upstreamAccess(auth.claims),
       user: async (subject) => {
-        const user = await store.getUserById(subject);
+        const user = await store.getUser({ id: subject });
         return user ? { username: user.username, name: null } : null;
       },
     },

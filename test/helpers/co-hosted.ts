@@ -6,7 +6,7 @@
  */
 import type { Hono } from 'hono';
 import { createAuthorizationServer, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import { coHostedApp } from '../../src/cli/co-hosted-app.js';
 import { ISSUER, OTHER_RESOURCE, RESOURCE, type Harness } from './harness.js';
 
@@ -17,7 +17,7 @@ export interface CoHosted extends Harness {
   app: Hono;
 }
 
-export function coHostedServer(store: Store, overrides: Partial<AuthorizationServerOptions> = {}): CoHosted {
+export function coHostedServer(store: FullStore, overrides: Partial<AuthorizationServerOptions> = {}): CoHosted {
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
   const options: AuthorizationServerOptions = {

@@ -9,7 +9,7 @@ import { validateClientMetadata } from '../../src/authorization-server/checks/cl
 import { registerClient as createClient } from '../../src/authorization-server/clients.js';
 import { hashPassword } from '../../src/core/passwords.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore, Store } from '../../src/store/store.js';
 
 export const ISSUER = 'http://127.0.0.1:9999';
 export const RESOURCE = 'http://127.0.0.1:9999/mcp';
@@ -27,13 +27,21 @@ export interface Harness {
   server: AuthorizationServer;
   /** The options the server was made with, for a test that needs its context (createServerContext) or its resolved settings. */
   options: AuthorizationServerOptions;
-  store: Store;
+  /** The store, with every capability, for setting up and inspecting (the server may be given less of it: `serverStore`). */
+  store: FullStore;
   clock: { now: number };
   log: Record<string, unknown>[];
   request(path: string, init?: RequestInit): Promise<Response>;
 }
 
-export function createHarness(overrides: Partial<AuthorizationServerOptions> = {}): Harness {
+export interface HarnessOptions extends Partial<Omit<AuthorizationServerOptions, 'store'>> {
+  store?: FullStore;
+  /** What the server is given of the store (a view with fewer capabilities); the store itself by default. */
+  serverStore?: (store: FullStore) => Store;
+}
+
+export function createHarness(harnessOptions: HarnessOptions = {}): Harness {
+  const { serverStore, ...overrides } = harnessOptions;
   const store = overrides.store ?? createMemoryStore();
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
@@ -43,7 +51,7 @@ export function createHarness(overrides: Partial<AuthorizationServerOptions> = {
     now: () => clock.now,
     log: (event) => log.push(event),
     ...overrides,
-    store,
+    store: serverStore ? serverStore(store) : store,
   };
   const server = createAuthorizationServer(options);
   return {
@@ -236,7 +244,7 @@ export async function redeemCode(
 /** Registers a public client, signs a user in, consents and redeems the code: a whole Revision A or B flow. */
 export async function obtainTokens(h: Harness, revision: Revision, options: Partial<AuthorizeOptions> = {}): Promise<{ client: TestClient; tokens: Record<string, unknown> }> {
   const client = options.client ?? (await registerClient(h));
-  const existing = await h.store.getUserByUsername('alice');
+  const existing = await h.store.getUser({ username: 'alice' });
   const user = options.user ?? (existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h));
   const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, ...options });
   const code = location.searchParams.get('code');
@@ -351,7 +359,7 @@ export async function introspect(h: Harness, token: unknown, caller: TestClient)
 
 /** Like `obtainTokens` for any client: the code is redeemed with the client's own authentication method. */
 export async function obtainTokensAs(h: Harness, revision: Revision, client: TestClient, options: Partial<AuthorizeOptions> = {}): Promise<Record<string, string>> {
-  const existing = await h.store.getUserByUsername('alice');
+  const existing = await h.store.getUser({ username: 'alice' });
   const user = options.user ?? (existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h));
   const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, ...options });
   const code = location.searchParams.get('code');

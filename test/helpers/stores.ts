@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import { startPostgres } from './postgres.js';
 
 /** Tables whose rows an attacker would want created, changed or removed. */
@@ -23,7 +23,7 @@ export type Table = (typeof TABLES)[number];
 export type RowCounts = Record<Table, number>;
 
 export interface OpenedStore {
-  store: Store;
+  store: FullStore;
   /** Rows per table, read with the database's own driver. */
   counts(): Promise<RowCounts>;
   /** Closes the store and removes the file or drops the database. */

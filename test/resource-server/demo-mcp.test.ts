@@ -71,7 +71,7 @@ for (const revision of REVISIONS) {
         const { verifier } = await kind.create(h);
         const { send } = coHosted(h, verifier, {
           user: async (subject) => {
-            const user = await h.store.getUserById(subject);
+            const user = await h.store.getUser({ id: subject });
             return user ? { username: user.username, name: null } : null;
           },
         });

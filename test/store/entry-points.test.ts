@@ -1,6 +1,8 @@
 /**
  * Each SQL store has its own entry point, and importing one never loads the other's native driver
- * (nor does `context-auth/store`, which has the interface and the memory store).
+ * (nor does `context-auth/store`, which has the contract and the memory store, nor the suite for
+ * stores of other databases, `context-auth/store/testing`). `context-auth/store` exports what a
+ * user of a store needs and nothing of how ours are built.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -22,10 +24,12 @@ function modulesLoadedBy(entry: string): string[] {
 const loads = (modules: string[], pkg: string): boolean => modules.some((m) => m.includes(`${path.sep}node_modules${path.sep}${pkg}${path.sep}`));
 
 describe('store entry points', () => {
-  it('package.json exports context-auth/store/sqlite and context-auth/store/postgres', () => {
-    const exports = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { default: string }> }).exports;
+  const exports = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> }).exports;
+
+  it('package.json exports context-auth/store/sqlite, context-auth/store/postgres and context-auth/store/testing', () => {
     assert.equal(exports['./store/sqlite']?.default, './dist/store/sqlite.js');
     assert.equal(exports['./store/postgres']?.default, './dist/store/postgres.js');
+    assert.deepEqual(exports['./store/testing'], { types: './dist/store/testing/index.d.ts', default: './dist/store/testing/index.js' });
   });
 
   it('the SQLite store loads better-sqlite3 and not pg', () => {
@@ -40,8 +44,27 @@ describe('store entry points', () => {
     assert.ok(!loads(modules, 'better-sqlite3'));
   });
 
-  it('context-auth/store loads neither driver', () => {
-    const modules = modulesLoadedBy('src/store/index.ts');
-    assert.ok(!loads(modules, 'pg') && !loads(modules, 'better-sqlite3'));
+  it('context-auth/store and context-auth/store/testing load neither driver', () => {
+    for (const entry of ['src/store/index.ts', 'src/store/testing/index.ts']) {
+      const modules = modulesLoadedBy(entry);
+      assert.ok(!loads(modules, 'pg') && !loads(modules, 'better-sqlite3'), entry);
+    }
+  });
+
+  it('context-auth/store exports the errors, the capability checks and the memory store, and none of the stores\' internals', async () => {
+    const store = await import('../../src/store/index.js');
+    assert.deepEqual(Object.keys(store).sort(), [
+      'StoreConflictError',
+      'StoreUnavailableError',
+      'capabilitiesOf',
+      'createMemoryStore',
+      'hasAdministration',
+      'hasRateBuckets',
+      'hasRevocationFeed',
+      'hasUpkeep',
+      'isFullStore',
+    ]);
+    const testing = await import('../../src/store/testing/index.js');
+    assert.deepEqual(Object.keys(testing), ['runStoreSuite']);
   });
 });

@@ -1,4 +1,11 @@
 import { createMemoryStore } from '../../src/store/index.js';
-import { runStoreSuite } from './store-suite.js';
+import { runStoreSuite } from '../../src/store/testing/index.js';
 
-runStoreSuite('memory store', () => createMemoryStore());
+runStoreSuite({
+  name: 'memory store',
+  capabilities: 'all',
+  open: async () => {
+    const store = createMemoryStore();
+    return { store, close: () => store.close() };
+  },
+});

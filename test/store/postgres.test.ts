@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { StoreUnavailableError, type Store } from '../../src/store/store.js';
+import { StoreUnavailableError, type FullStore } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { CURRENT_TABLES, SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
-import { makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf, runStoreSuite } from './store-suite.js';
+import { runStoreSuite } from '../../src/store/testing/index.js';
+import { issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
+import { insertRefreshTokensPostgres } from '../helpers/store-rows.js';
 
 // Every table of the schema, so that none keeps rows from one test to the next.
 const TABLES = CURRENT_TABLES.map((table) => table.name);
@@ -24,15 +26,17 @@ async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(connectionSt
 
 // The shared suite: one new database for the suite; each test gets the store opened on it, emptied.
 const suiteDb = await startPostgres();
-runStoreSuite(
-  'PostgreSQL store',
-  async () => {
+runStoreSuite({
+  name: 'PostgreSQL store',
+  capabilities: 'all',
+  batchedSweep: true,
+  open: async () => {
     const store = await openPostgresStore({ connectionString: suiteDb.connectionString });
     await sql(suiteDb.connectionString, `TRUNCATE ${TABLES.join(', ')} RESTART IDENTITY CASCADE`);
-    return store;
+    return { store, close: () => store.close() };
   },
-  () => suiteDb.stop(),
-);
+});
+after(() => suiteDb.stop());
 
 describe('PostgreSQL store, PostgreSQL only', () => {
   const databases: TestDatabase[] = [];
@@ -62,8 +66,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await a.createClient(client);
       await a.createUser(user);
       const grant = makeGrant(client.clientId, user.id);
-      await a.createGrant(grant);
-      await a.issueTokens(grant.id, NOW + 600);
+      await issueFirstToken(a, grant, makeRefreshToken(grant), { accessExpiresAt: NOW + 600 });
       const heard = new Promise<void>((resolve) => (announced = resolve));
       await a.revokeGrant(grant.id, NOW);
       await heard;
@@ -102,10 +105,10 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     const connectionString = await newDatabase();
     const stores = await Promise.all([openPostgresStore({ connectionString }), openPostgresStore({ connectionString })]);
     try {
-      const [a, b] = stores as [Store, Store];
+      const [a, b] = stores as [FullStore, FullStore];
       const user = makeUser();
       await a.createUser(user);
-      assert.deepEqual(await b.getUserById(user.id), user);
+      assert.deepEqual(await b.getUser({ id: user.id }), user);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
     }
@@ -129,9 +132,8 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     let store = await openPostgresStore({ connectionString });
     await store.createClient(client);
     await store.createUser(user);
-    await store.createGrant(grant);
-    await store.saveAuthorizationCode(code);
-    assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'ok');
+    await store.createGrant(grant, code);
+    assert.equal((await store.redeemAuthorizationCode(code.codeHash, NOW, () => undefined)).status, 'ok');
     await store.close();
     await store.close(); // twice is harmless
     await assert.rejects(store.getClient(client.clientId), StoreUnavailableError);
@@ -139,9 +141,9 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     store = await openPostgresStore({ connectionString });
     try {
       assert.deepEqual(await store.getClient(client.clientId), client);
-      assert.deepEqual(await store.getUserByUsername(user.username), user);
+      assert.deepEqual(await store.getUser({ username: user.username }), user);
       assert.deepEqual(await store.getGrant(grant.id), grant);
-      assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'replayed');
+      assert.equal((await store.redeemAuthorizationCode(code.codeHash, NOW, () => undefined)).status, 'replayed');
     } finally {
       await store.close();
     }
@@ -162,7 +164,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await store.createUser(user);
       await store.createGrant(grant);
       const tokens = Array.from({ length: 400 }, (_, i) => makeRefreshToken(grant, { expiresAt: i % 2 ? NOW - 1 : NOW + 60 }));
-      for (const token of tokens) await store.issueTokens(grant.id, 0, token);
+      await insertRefreshTokensPostgres(connectionString, tokens);
       // An expired row held locked: the sweep's statement that reaches it waits, in view.
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE', [tokens[1]!.tokenHash]);
@@ -213,7 +215,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     try {
       const user = makeUser({ createdAt: 4_102_444_800 }); // beyond int4
       await store.createUser(user);
-      assert.equal((await store.getUserById(user.id))?.createdAt, 4_102_444_800);
+      assert.equal((await store.getUser({ id: user.id }))?.createdAt, 4_102_444_800);
       const [row] = await sql<{ value: unknown }>(connectionString, 'SELECT 1::bigint AS value');
       assert.equal(row?.value, '1');
     } finally {
@@ -229,19 +231,19 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       const client = makeClient();
       const user = makeUser();
       const grant = makeGrant(client.clientId, user.id);
-      const code = makeCode(grant);
       const old = makeRefreshToken(grant);
+      const coded = makeGrant(client.clientId, user.id);
+      const code = makeCode(coded);
       await a.createClient(client);
       await a.createUser(user);
-      await a.createGrant(grant);
-      await a.saveAuthorizationCode(code);
-      await a.issueTokens(grant.id, 0, old);
+      await issueFirstToken(a, grant, old);
+      await a.createGrant(coded, code);
 
       const replicas = [a, b];
       const attempts = 50;
       const nexts = Array.from({ length: attempts * 2 }, () => makeRefreshToken(grant));
       const [codes, rotations] = await Promise.all([
-        Promise.all(Array.from({ length: attempts * 2 }, (_, i) => replicas[i % 2]!.consumeAuthorizationCode(code.codeHash, NOW))),
+        Promise.all(Array.from({ length: attempts * 2 }, (_, i) => replicas[i % 2]!.redeemAuthorizationCode(code.codeHash, NOW, () => undefined))),
         Promise.all(nexts.map((next, i) => replicas[i % 2]!.refreshGrant(refreshOf(old.tokenHash, next, NOW)))),
       ]);
 
@@ -255,6 +257,40 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       assert.deepEqual(stored[winner], nexts[winner]);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('a revocation committed while a redemption waits on its grant still covers the access token the redemption issues', async () => {
+    // The grant's row held by a revocation not yet committed: the code is consumed (the grant
+    // still looks standing), then the redemption waits on the row, and finds it revoked.
+    const connectionString = await newDatabase();
+    const store = await openPostgresStore({ connectionString });
+    const holder = new pg.Client({ connectionString });
+    await holder.connect();
+    try {
+      const client = makeClient();
+      const user = makeUser();
+      await store.createClient(client);
+      await store.createUser(user);
+      const grant = makeGrant(client.clientId, user.id);
+      const code = makeCode(grant);
+      await store.createGrant(grant, code);
+      await holder.query('BEGIN');
+      await holder.query('UPDATE grants SET revoked_at = $1 WHERE id = $2', [NOW, grant.id]);
+      const redeeming = store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: makeRefreshToken(grant) }));
+      for (let waited = 0; ; waited += 20) {
+        assert.ok(waited < 10_000, 'the redemption never waited on the grant');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const rows = await holder.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+        if (rows.rowCount) break;
+      }
+      await holder.query('COMMIT');
+      assert.equal((await redeeming).status, 'ok');
+      assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'grant', id: grant.id, revokedAt: NOW, expiresAt: NOW + 600 }]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await store.close();
     }
   });
 
@@ -318,10 +354,10 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
       const started = Date.now();
-      await assert.rejects(store.getUserById('anyone'), StoreUnavailableError);
+      await assert.rejects(store.getUser({ id: 'anyone' }), StoreUnavailableError);
       assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
       await blocker.query('ROLLBACK');
-      assert.equal(await store.getUserById('anyone'), undefined);
+      assert.equal(await store.getUser({ id: 'anyone' }), undefined);
     } finally {
       await blocker.end();
       await store.close();
@@ -377,19 +413,18 @@ describe('PostgreSQL store, the database going away', () => {
         const old = makeRefreshToken(grant);
         await store.createClient(client);
         await store.createUser(user);
-        await store.createGrant(grant);
-        await store.issueTokens(grant.id, 0, old);
+        await issueFirstToken(store, grant, old);
         // Several pooled connections, idle when the server goes away.
-        await Promise.all(Array.from({ length: 5 }, () => store.getUserById(user.id)));
+        await Promise.all(Array.from({ length: 5 }, () => store.getUser({ id: user.id })));
 
         await server.pause();
-        await assert.rejects(store.getUserById(user.id), StoreUnavailableError);
+        await assert.rejects(store.getUser({ id: user.id }), StoreUnavailableError);
         await assert.rejects(store.createUser(makeUser()), StoreUnavailableError);
         await assert.rejects(store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW)), StoreUnavailableError);
         await assert.rejects(store.sweepExpired(NOW), StoreUnavailableError);
 
         await server.resume();
-        assert.deepEqual(await store.getUserById(user.id), user);
+        assert.deepEqual(await store.getUser({ id: user.id }), user);
         const next = makeRefreshToken(grant);
         assert.equal((await store.refreshGrant(refreshOf(old.tokenHash, next, NOW))).status, 'ok');
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);

@@ -10,16 +10,23 @@ import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../src/store/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
-import { makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW, runStoreSuite } from './store-suite.js';
+import { runStoreSuite } from '../../src/store/testing/index.js';
+import { issueFirstToken, makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW } from '../../src/store/testing/records.js';
+import { insertRefreshTokensSqlite } from '../helpers/store-rows.js';
 
 const suiteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-store-'));
 let databases = 0;
 // A fresh database per test, in a folder that does not exist yet (the store creates it).
-runStoreSuite(
-  'sqlite store',
-  () => openSqliteStore({ path: path.join(suiteDir, `db-${++databases}`, 'store.db') }),
-  () => fs.rmSync(suiteDir, { recursive: true, force: true }),
-);
+runStoreSuite({
+  name: 'sqlite store',
+  capabilities: 'all',
+  batchedSweep: true,
+  open: async () => {
+    const store = openSqliteStore({ path: path.join(suiteDir, `db-${++databases}`, 'store.db') });
+    return { store, close: () => store.close() };
+  },
+});
+after(() => fs.rmSync(suiteDir, { recursive: true, force: true }));
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const storeModule = pathToFileURL(path.join(root, 'src/store/sqlite.ts')).href;
@@ -70,17 +77,16 @@ describe('sqlite store, SQLite only', () => {
     let store = openSqliteStore({ path: file });
     await store.createClient(client);
     await store.createUser(user);
-    await store.createGrant(grant);
-    await store.saveAuthorizationCode(code);
-    assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'ok');
+    await store.createGrant(grant, code);
+    assert.equal((await store.redeemAuthorizationCode(code.codeHash, NOW, () => undefined)).status, 'ok');
     await store.close();
 
     store = openSqliteStore({ path: file });
     try {
       assert.deepEqual(await store.getClient(client.clientId), client);
-      assert.deepEqual(await store.getUserByUsername(user.username), user);
+      assert.deepEqual(await store.getUser({ username: user.username }), user);
       assert.deepEqual(await store.getGrant(grant.id), grant);
-      assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'replayed');
+      assert.equal((await store.redeemAuthorizationCode(code.codeHash, NOW, () => undefined)).status, 'replayed');
     } finally {
       await store.close();
     }
@@ -168,7 +174,7 @@ describe('sqlite store, SQLite only', () => {
 
     const store = openSqliteStore({ path: file });
     try {
-      assert.equal((await store.getUserByUsername('crash'))?.id, 'crash-user');
+      assert.equal((await store.getUser({ username: 'crash' }))?.id, 'crash-user');
     } finally {
       await store.close();
     }
@@ -179,15 +185,15 @@ describe('sqlite store, SQLite only', () => {
     const client = makeClient();
     const user = makeUser();
     const grant = makeGrant(client.clientId, user.id);
-    const code = makeCode(grant);
     const old = makeRefreshToken(grant);
+    const coded = makeGrant(client.clientId, user.id);
+    const code = makeCode(coded);
     const store = openSqliteStore({ path: file });
     try {
       await store.createClient(client);
       await store.createUser(user);
-      await store.createGrant(grant);
-      await store.saveAuthorizationCode(code);
-      await store.issueTokens(grant.id, 0, old);
+      await issueFirstToken(store, grant, old);
+      await store.createGrant(coded, code);
 
       const job = { file, now: NOW, codeHash: code.codeHash, old: old.tokenHash, next: makeRefreshToken(grant) };
       const children = Array.from({ length: 6 }, (_, index) =>
@@ -197,7 +203,7 @@ describe('sqlite store, SQLite only', () => {
            const store = openSqliteStore({ path: job.file });
            console.log('ready');
            await new Promise((resolve) => process.stdin.once('data', resolve));
-           const code = await store.consumeAuthorizationCode(job.codeHash, job.now);
+           const code = await store.redeemAuthorizationCode(job.codeHash, job.now, () => undefined);
            const rotation = await store.refreshGrant({ tokenHash: job.old, clientId: job.next.clientId, next: job.next, accessExpiresAt: job.now + 600, now: job.now, upstreamChecked: true });
            console.log(JSON.stringify({ code: code.status, rotation: rotation.status }));
            console.log('done');
@@ -236,7 +242,7 @@ describe('sqlite store: upkeep that does not stop the server', () => {
       await store.createUser(user);
       const grant = makeGrant(client.clientId, user.id);
       await store.createGrant(grant);
-      for (let i = 0; i < 5000; i++) await store.issueTokens(grant.id, 0, makeRefreshToken(grant, { tokenHash: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 }));
+      insertRefreshTokensSqlite(file, Array.from({ length: 5000 }, (_, i) => makeRefreshToken(grant, { tokenHash: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 })));
       // Work queued before the sweep runs before the sweep ends: the sweep yields between batches.
       let ranDuring = false;
       const sweeping = store.sweepExpired(NOW);

@@ -17,17 +17,17 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { migrationDdl, postgres, sqlite, type Dialect } from '../../src/store/sql/dialect.js';
 import { SCHEMA_VERSION, SPENT_REFRESH_TOKENS, TABLES, USER_IDENTITIES } from '../../src/store/sql/schema.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { FullStore } from '../../src/store/store.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres.js';
 import * as v1 from './fixtures/v1-records.js';
-import { refreshOf } from './store-suite.js';
+import { refreshOf } from '../../src/store/testing/records.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 
-async function assertRecordsOfV1(store: Store): Promise<void> {
+async function assertRecordsOfV1(store: FullStore): Promise<void> {
   const now = v1.T;
   assert.deepEqual(await store.getClient(v1.client.clientId), { ...v1.client, lastUsedAt: null });
-  assert.deepEqual(await store.getUserById(v1.user.id), v1.user);
+  assert.deepEqual(await store.getUser({ id: v1.user.id }), v1.user);
   // Columns added since read back as null.
   assert.deepEqual(await store.getInteraction(v1.interaction.id, now), { ...v1.interaction, upstream: null });
   assert.deepEqual(await store.getSession(v1.session.idHash, now), { ...v1.session, upstreamSessionId: null });
@@ -41,7 +41,7 @@ async function assertRecordsOfV1(store: Store): Promise<void> {
   assert.equal(await store.isAccessTokenRevoked(v1.access.jti), false);
   assert.deepEqual(await store.listSigningKeys(), [v1.key]);
   // Still working: the code and the refresh token are single use as before.
-  assert.deepEqual(await store.consumeAuthorizationCode(v1.code.codeHash, now), { status: 'ok', record: { ...v1.code, consumedAt: now } });
+  assert.deepEqual(await store.redeemAuthorizationCode(v1.code.codeHash, now, () => undefined), { status: 'ok', record: { ...v1.code, consumedAt: now } });
   const next = { ...unused, tokenHash: 'refresh-hash-2' };
   assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'ok');
   assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'replayed');
@@ -81,7 +81,7 @@ function midLife(d: Dialect): string[] {
 }
 
 /** After the upgrade: the rotated token is a spent record, and presenting it again revokes its grant. */
-async function assertReuseStillDetected(store: Store): Promise<void> {
+async function assertReuseStillDetected(store: FullStore): Promise<void> {
   assert.equal(await store.getRefreshToken(hashSecret(ROTATED)), undefined);
   // Made before spent records named their successor: never taken for a retry of a lost answer.
   assert.deepEqual(await store.findSpentRefreshToken(hashSecret(ROTATED)), {
@@ -133,14 +133,14 @@ function withIdentity(d: Dialect): string[] {
  * After the upgrade the identity still finds its user; another provider that shares the issuer
  * name, and has a person with the same id, finds no one and gets a user of its own.
  */
-async function assertIdentityRekeyed(store: Store): Promise<void> {
-  assert.equal((await store.getUserByIdentity(HUB))?.id, v1.user.id);
+async function assertIdentityRekeyed(store: FullStore): Promise<void> {
+  assert.equal((await store.getUser({ identity: HUB }))?.id, v1.user.id);
   const forge = { ...HUB, provider: 'forge' };
-  assert.equal(await store.getUserByIdentity(forge), undefined);
+  assert.equal(await store.getUser({ identity: forge }), undefined);
   const bob = { id: 'user-2', username: 'forge:bob', passwordHash: null, createdAt: v1.T };
   await store.createUserWithIdentity(bob, { ...forge, userId: bob.id, email: 'bob@example.com', name: 'Bob', createdAt: v1.T });
-  assert.equal((await store.getUserByIdentity(forge))?.id, bob.id);
-  assert.equal((await store.getUserByIdentity(HUB))?.id, v1.user.id);
+  assert.equal((await store.getUser({ identity: forge }))?.id, bob.id);
+  assert.equal((await store.getUser({ identity: HUB }))?.id, v1.user.id);
   assert.deepEqual(await store.listUserIdentities({ userId: v1.user.id }), [{ ...HUB, userId: v1.user.id, email: 'alice@example.com', name: 'Alice', createdAt: v1.T }]);
 }
 

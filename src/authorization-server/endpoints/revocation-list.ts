@@ -5,13 +5,15 @@ import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
 import { revocationList } from '../revocation-list.js';
+import type { RevocationFeedStore } from '../../store/store.js';
 
 /**
  * POST /revocations: revoked grants and access tokens since `cursor`, for resource servers that
  * poll instead of introspecting every request. Only for the clients an operator trusts to
  * introspect any token (`clients add --introspect`): the list names grants of every client.
+ * Served only from a store with a revocation feed (`feed`, the store itself).
  */
-export async function revocationListEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+export async function revocationListEndpoint(ctx: ServerContext, request: Request, feed: RevocationFeedStore): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(request, params, clientLookup(ctx, request));
   if (caller.tokenEndpointAuthMethod === 'none') {
@@ -20,5 +22,5 @@ export async function revocationListEndpoint(ctx: ServerContext, request: Reques
   if (!caller.canIntrospect) {
     throw new OAuthError('unauthorized_client', 'this client may not read the revocation list (an operator allows it with clients add --introspect)', 403);
   }
-  return json(await revocationList(ctx.store, params.get('cursor'), ctx.now()));
+  return json(await revocationList(feed, params.get('cursor'), ctx.now()));
 }

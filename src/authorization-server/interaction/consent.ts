@@ -21,7 +21,7 @@ export function notSignedIn(): OAuthError {
 /** The consent page of the person signed in here: the client, where it returns to, the scopes and the resource. */
 export async function showConsent(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
-  const user = interaction.userId === null ? undefined : await ctx.store.getUserById(interaction.userId);
+  const user = interaction.userId === null ? undefined : await ctx.store.getUser({ id: interaction.userId });
   // The user was removed since signing in: the sign-in page again.
   if (!user) return showSignIn(ctx, interaction);
   return toResponse(

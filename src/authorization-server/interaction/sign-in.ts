@@ -63,7 +63,7 @@ export async function submitSignIn(ctx: ServerContext, request: Request, interac
   let user: UserRecord | undefined;
   let valid: boolean;
   try {
-    user = username ? await store.getUserByUsername(username) : undefined;
+    user = username ? await store.getUser({ username }) : undefined;
     // Verify against a dummy hash for unknown users so the response time does not reveal them.
     valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   } catch (error) {
@@ -86,6 +86,6 @@ export async function submitSignIn(ctx: ServerContext, request: Request, interac
     if (!consumed) throw expiredInteraction();
     return completeAuthorization(ctx, consumed.request, session, [cookie]);
   }
-  await store.setInteractionUser(interaction.id, user.id);
+  await store.updateInteraction(interaction.id, { userId: user.id });
   return seeOther(`${ctx.config.basePath}/interaction/${interaction.id}`, [cookie]);
 }

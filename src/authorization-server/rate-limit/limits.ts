@@ -50,7 +50,7 @@ export interface RateLimitOptions {
   clientDocumentTotal?: RateLimit | false;
   /**
    * Keep the buckets in the store, so that replicas on one database share them. Default: when the
-   * store is shared by replicas (PostgreSQL); otherwise in this process's memory.
+   * store is shared by replicas (PostgreSQL) and keeps rate buckets; otherwise in this process's memory.
    */
   shared?: boolean;
   /** Client addresses remembered per limit in memory (the map is bounded). Default 100,000. */
@@ -69,7 +69,7 @@ export function validRateLimit(name: string, limit: RateLimit): RateLimit {
   return { burst: limit.burst, perMinute: limit.perMinute };
 }
 
-export function resolveRateLimits(options: RateLimitOptions = {}, storeShared: boolean): ResolvedRateLimits {
+export function resolveRateLimits(options: RateLimitOptions = {}, storeShared: boolean, storeKeepsBuckets = true): ResolvedRateLimits {
   const limits = {} as Record<RateLimitName, RateLimit | null>;
   for (const name of RATE_LIMIT_NAMES) {
     const given = options[name];
@@ -77,5 +77,6 @@ export function resolveRateLimits(options: RateLimitOptions = {}, storeShared: b
   }
   const maxAddresses = options.maxAddresses ?? DEFAULT_MAX_ADDRESSES;
   if (!Number.isInteger(maxAddresses) || maxAddresses < 1) throw new Error('rateLimits.maxAddresses must be a positive whole number');
-  return { limits, shared: options.shared ?? storeShared, maxAddresses };
+  if (options.shared && !storeKeepsBuckets) throw new Error('rateLimits.shared needs a store that keeps rate-limit buckets (takeRateTokens)');
+  return { limits, shared: options.shared ?? (storeShared && storeKeepsBuckets), maxAddresses };
 }

@@ -1,4 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
+import { hasRateBuckets } from '../../store/capabilities.js';
 import type { Store } from '../../store/store.js';
 import { addressBucket } from '../../core/client-address.js';
 import type { RateLimiter } from './limiter.js';
@@ -38,7 +39,9 @@ export class RateLimits {
       if (!limit) continue;
       this.limiters.set(
         name,
-        resolved.shared ? new StoreRateLimiter(store, name, limit, nowMs, resolved.maxAddresses, log) : new MemoryRateLimiter(limit, nowMs, resolved.maxAddresses),
+        resolved.shared && hasRateBuckets(store)
+          ? new StoreRateLimiter(store, name, limit, nowMs, resolved.maxAddresses, log)
+          : new MemoryRateLimiter(limit, nowMs, resolved.maxAddresses),
       );
     }
   }

@@ -1,4 +1,4 @@
-import type { Store } from '../../store/store.js';
+import type { RateBucketStore } from '../../store/store.js';
 import type { RateLimit } from './limits.js';
 import { ALLOWED, RecentMap, refused, type RateDecision, type RateLimiter } from './limiter.js';
 
@@ -32,7 +32,7 @@ export class StoreRateLimiter implements RateLimiter {
   private readonly lease: number;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: RateBucketStore,
     private readonly name: string,
     private readonly limit: RateLimit,
     private readonly nowMs: () => number,

@@ -37,7 +37,7 @@ export async function chooseUpstream(ctx: ServerContext, interaction: Interactio
   if (!upstream.providers.has(provider)) {
     throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
   }
-  await ctx.store.setInteractionUpstream(interaction.id, { provider, sealedPending: null });
+  await ctx.store.updateInteraction(interaction.id, { upstream: { provider, sealedPending: null } });
 }
 
 /** Step 3, once the person approved the client: the provider's URL to send them to. */
@@ -52,7 +52,7 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
   // The PKCE verifier and nonce are secrets until the callback: kept sealed, bound to this interaction.
   const sealedPending = upstream.secretBox.seal(JSON.stringify(pending), interaction.id);
-  await ctx.store.setInteractionUpstream(interaction.id, { provider: chosen.provider, sealedPending });
+  await ctx.store.updateInteraction(interaction.id, { upstream: { provider: chosen.provider, sealedPending } });
   ctx.log({ event: 'upstream_redirect', provider: chosen.provider, client_id: interaction.clientId });
   return url;
 }

@@ -15,7 +15,7 @@ import type { UpstreamIdentity } from './provider.js';
 export async function upstreamUser(ctx: ServerContext, provider: string, identity: UpstreamIdentity): Promise<UserRecord> {
   const { store, now } = ctx;
   const key = { provider, issuer: identity.issuer, subject: identity.subject };
-  const existing = await store.getUserByIdentity(key);
+  const existing = await store.getUser({ identity: key });
   if (existing) return existing;
   // Names and emails are the provider's (often the person's own) words, shown later on an
   // operator's terminal (`users list`): kept without control characters.
@@ -40,7 +40,7 @@ export async function upstreamUser(ctx: ServerContext, provider: string, identit
     } catch (error) {
       if (!(error instanceof StoreConflictError)) throw error;
       // Either the username is taken (try the next), or the same person signed in twice at once.
-      const raced = await store.getUserByIdentity(key);
+      const raced = await store.getUser({ identity: key });
       if (raced) return raced;
     }
   }

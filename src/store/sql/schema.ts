@@ -10,7 +10,7 @@
  * deleting a client or a user cascades through its grants to everything they issued.
  */
 
-import { SPENT_KEY_CHARS } from '../store.js';
+import { SPENT_KEY_CHARS } from '../internal.js';
 
 /** How a value is kept: text; int (epoch seconds and counts); bool; json (arrays and objects). */
 export type ColumnType = 'text' | 'int' | 'bool' | 'json';

@@ -18,12 +18,12 @@ import type {
   SessionRecord,
   SpentRefreshTokenRecord,
   SigningKeyRecord,
-  Store,
+  FullStore,
   UpstreamSessionRecord,
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from '../store.js';
+import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from '../internal.js';
 import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
@@ -221,7 +221,7 @@ export interface Driver {
   upkeep?<T>(job: () => Promise<T>): Promise<T>;
 }
 
-export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): Store {
+export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): FullStore {
   const client = mapper<ClientRecord>(d, CLIENTS);
   const user = mapper<UserRecord>(d, USERS);
   const interaction = mapper<InteractionRecord>(d, INTERACTIONS);
@@ -301,8 +301,13 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     touchClient: (clientId, now) => run(ignore(exec(S.touchClient, { client_id: clientId, now, granularity: CLIENT_USE_GRANULARITY }))),
 
     createUser: (record) => run(ignore(exec(S.insertUser, user.params(record)))),
-    getUserById: (id) => run(then(get(S.getUserById, { id }), (row) => optional(row, user.record))),
-    getUserByUsername: (username) => run(then(get(S.getUserByUsername, { username }), (row) => optional(row, user.record))),
+    getUser: (key) => {
+      const found =
+        'id' in key ? get(S.getUserById, { id: key.id })
+        : 'username' in key ? get(S.getUserByUsername, { username: key.username })
+        : get(S.getUserByIdentity, { provider: key.identity.provider, issuer: key.identity.issuer, subject: key.identity.subject });
+      return run(then(found, (row) => optional(row, user.record)));
+    },
     listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
     deleteUser: (username, now = systemNow()) =>
       inTransaction(
@@ -330,18 +335,22 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           yield* exec(S.insertIdentity, identity.params(identityRecord));
         })(),
       ),
-    getUserByIdentity: ({ provider, issuer, subject }) => run(then(get(S.getUserByIdentity, { provider, issuer, subject }), (row) => optional(row, user.record))),
     listUserIdentities: (filter = {}) => run(then(all(S.listIdentities, { user_id: filter.userId ?? null }), (rows) => rows.map(identity.record))),
 
     createInteraction: (record) => run(ignore(exec(S.insertInteraction, interaction.params(record)))),
     getInteraction: (id, now) => run(then(get(S.getInteraction, { id, now }), (row) => optional(row, interaction.record))),
-    setInteractionUser: (id, userId) => run(ignore(exec(S.setInteractionUser, { id, user_id: userId }))),
-    setInteractionUpstream: (id, upstream) => run(ignore(exec(S.setInteractionUpstream, { id, upstream: d.encode.json(upstream) }))),
+    updateInteraction: (id, change) =>
+      run(
+        ignore(
+          'userId' in change
+            ? exec(S.setInteractionUser, { id, user_id: change.userId })
+            : exec(S.setInteractionUpstream, { id, upstream: d.encode.json(change.upstream) }),
+        ),
+      ),
     consumeInteraction: (id, now) => run(then(get(S.consumeInteraction, { id, now }), (row) => optional(row, interaction.record))),
 
     createSession: (record) => run(ignore(exec(S.insertSession, session.params(record)))),
     getSession: (idHash, now) => run(then(get(S.getSession, { id_hash: idHash, now }), (row) => optional(row, session.record))),
-    deleteSession: (idHash) => run(ignore(exec(S.deleteSession, { id_hash: idHash }))),
 
     createUpstreamSession: (record) => run(ignore(exec(S.insertUpstreamSession, upstreamSession.params(record)))),
     getUpstreamSession: (id) => run(then(get(S.getUpstreamSession, { id }), (row) => optional(row, upstreamSession.record))),
@@ -362,7 +371,15 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })(),
       ),
 
-    createGrant: (record) => run(ignore(exec(S.insertGrant, grant.params(record)))),
+    createGrant: (grantRecord, codeRecord) =>
+      codeRecord === undefined
+        ? run(ignore(exec(S.insertGrant, grant.params(grantRecord))))
+        : inTransaction(
+            (function* () {
+              yield* exec(S.insertGrant, grant.params(grantRecord));
+              yield* exec(S.insertCode, code.params(codeRecord));
+            })(),
+          ),
     getGrant: (id) => run(then(get(S.getGrant, { id }), (row) => optional(row, grant.record))),
     revokeGrant: (id, now) =>
       inTransaction(
@@ -371,15 +388,6 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })(),
       ),
 
-    saveAuthorizationCode: (record) => run(ignore(exec(S.insertCode, code.params(record)))),
-    createGrantWithCode: (grantRecord, codeRecord) =>
-      inTransaction(
-        (function* () {
-          yield* exec(S.insertGrant, grant.params(grantRecord));
-          yield* exec(S.insertCode, code.params(codeRecord));
-        })(),
-      ),
-    consumeAuthorizationCode: (codeHash, now) => run(consumeCode(codeHash, now)),
     redeemAuthorizationCode: (codeHash, now, issue) =>
       inTransaction(
         (function* () {
@@ -391,7 +399,6 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })(),
       ),
 
-    issueTokens: (grantId, accessExpiresAt, refreshToken) => inTransaction(issueUnder(grantId, accessExpiresAt, refreshToken)),
     getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     refreshGrant: (request) => {

@@ -4,7 +4,7 @@
  * that the database re-checks against the latest row when two requests meet, never a read
  * followed by a write. Orderings are byte order ({binary}), like the memory store's.
  */
-import { REVOCATION_MARGIN, SPENT_KEY_CHARS } from '../store.js';
+import { REVOCATION_MARGIN, SPENT_KEY_CHARS } from '../internal.js';
 import type { Statement } from './dialect.js';
 import {
   AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
@@ -135,7 +135,7 @@ const ROTATE_REFRESH = `UPDATE refresh_tokens SET token_hash = :next_hash, creat
  */
 const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at, successor_key)';
 
-/** The key of a refresh token's spent record, from its hash (store.ts `spentKey`). */
+/** The key of a refresh token's spent record, from its hash (internal.ts `spentKey`). */
 const keyOf = (hash: string): string => `substr(${hash}, 1, ${SPENT_KEY_CHARS})`;
 
 /** Whether spent record `s`'s successor is still a live token of its grant: a retry may replace it. */
@@ -257,7 +257,6 @@ export const S = {
 
   insertSession: insert(SESSIONS),
   getSession: stmt('getSession', 'SELECT * FROM sessions WHERE id_hash = :id_hash AND expires_at > :now'),
-  deleteSession: stmt('deleteSession', 'DELETE FROM sessions WHERE id_hash = :id_hash'),
 
   insertUpstreamSession: insert(UPSTREAM_SESSIONS),
   getUpstreamSession: stmt('getUpstreamSession', 'SELECT * FROM upstream_sessions WHERE id = :id'),

@@ -1,171 +1,73 @@
 /**
- * The one behaviour suite every Store implementation passes (memory, SQLite, later PostgreSQL).
- * Nothing here may depend on one backend: `open` returns a fresh, empty store for each test.
+ * The behaviour suite every store passes: the memory, SQLite and PostgreSQL stores, and a store
+ * written for another database. Each test gets a fresh, empty store from `open`. The tests of an
+ * optional capability run where the store has it, and are skipped, saying so, where it does not
+ * (unless the store is expected to have it: then they fail).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { hashSecret } from '../../core/secrets.js';
+import { capabilitiesOf, CAPABILITY_METHODS, type StoreCapability } from '../capabilities.js';
+import { SPENT_KEY_CHARS } from '../internal.js';
 import {
   StoreConflictError,
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
   type ConsumeResult,
+  type FullStore,
   type GrantRecord,
-  type InteractionRecord,
+  type RefreshRequest,
+  type RefreshResult,
   type RefreshTokenRecord,
-  type SessionRecord,
-  type SigningKeyRecord,
+  type SpentRefreshTokenRecord,
   type Store,
-  type UpstreamSessionRecord,
-  type UserIdentityRecord,
   type UserRecord,
-} from '../../src/store/index.js';
-import { hashSecret } from '../../src/core/secrets.js';
-import { SPENT_KEY_CHARS, type RefreshRequest, type RefreshResult, type SpentRefreshTokenRecord } from '../../src/store/store.js';
+} from '../store.js';
+import {
+  NOW,
+  addUser,
+  issueFirstToken,
+  makeClient,
+  makeCode,
+  makeConsent,
+  makeGrant,
+  makeIdentity,
+  makeInteraction,
+  makeRefreshToken,
+  makeSession,
+  makeSigningKey,
+  makeUpstreamSession,
+  makeUser,
+  refreshOf,
+  uniqueId,
+} from './records.js';
 
-/** The tests' clock: whole seconds, passed to every time-dependent method. */
-export const NOW = 1_700_000_000;
-
-let counter = 0;
-const uniqueId = (prefix: string): string => `${prefix}-${++counter}`;
-
-// ---------------------------------------------------------------------------------------------
-// Record factories: valid records with unique ids; override what a test cares about.
-
-export function makeClient(overrides: Partial<ClientRecord> = {}): ClientRecord {
-  return {
-    clientId: uniqueId('client'),
-    clientSecretHash: null,
-    tokenEndpointAuthMethod: 'none',
-    redirectUris: ['https://app.example/callback', 'http://127.0.0.1/callback'],
-    grantTypes: ['authorization_code', 'refresh_token'],
-    responseTypes: ['code'],
-    clientName: 'Example App',
-    scope: null,
-    metadata: { client_name: 'Example App', redirect_uris: ['https://app.example/callback'], nested: { a: [1, 2] } },
-    canIntrospect: false,
-    registeredBy: 'dynamic',
-    createdAt: NOW,
-    lastUsedAt: null,
-    ...overrides,
-  };
+export interface OpenedStore {
+  store: Store;
+  /** Closes the store, and removes whatever `open` made for it if it should not outlive the test. */
+  close(): Promise<void>;
 }
 
-export function makeUser(overrides: Partial<UserRecord> = {}): UserRecord {
-  const id = uniqueId('user');
-  return { id, username: `name-of-${id}`, passwordHash: 'scrypt$hash', createdAt: NOW, ...overrides };
+export interface StoreSuiteOptions {
+  /** The name the suite's tests are reported under. */
+  name: string;
+  /** A fresh, empty store for one test. */
+  open(): Promise<OpenedStore>;
+  /**
+   * Capabilities the store is meant to have ('all' for every one): a test checks they are there,
+   * and their tests fail rather than skip. Without this, the tests of a capability the store does
+   * not have are skipped, each with the reason.
+   */
+  capabilities?: readonly StoreCapability[] | 'all';
+  /**
+   * The store's sweepExpired deletes in batches and rests through `options.pause` between them
+   * (as the SQL stores do): checked when true. False (the default) for a sweep in one pass.
+   */
+  batchedSweep?: boolean;
 }
 
-export function makeInteraction(clientId: string, overrides: Partial<InteractionRecord> = {}): InteractionRecord {
-  return {
-    id: uniqueId('interaction'),
-    clientId,
-    request: {
-      clientId,
-      redirectUri: 'https://app.example/callback',
-      redirectUriProvided: true,
-      state: 'xyz',
-      scope: ['read', 'write'],
-      resource: 'https://mcp.example/',
-      codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      codeChallengeMethod: 'S256',
-      prompt: [],
-    },
-    browserBindingHash: 'binding-hash',
-    csrfToken: 'csrf',
-    userId: null,
-    createdAt: NOW,
-    expiresAt: NOW + 600,
-    upstream: null,
-    ...overrides,
-  };
-}
-
-export function makeSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  return { idHash: uniqueId('session'), userId, authTime: NOW, createdAt: NOW, expiresAt: NOW + 3600, upstreamSessionId: null, ...overrides };
-}
-
-export function makeConsent(userId: string, clientId: string, overrides: Partial<ConsentRecord> = {}): ConsentRecord {
-  return { userId, clientId, resource: 'https://mcp.example/', scope: ['read'], createdAt: NOW, updatedAt: NOW, ...overrides };
-}
-
-export function makeGrant(clientId: string, userId: string | null, overrides: Partial<GrantRecord> = {}): GrantRecord {
-  return {
-    id: uniqueId('grant'),
-    clientId,
-    userId,
-    scope: ['read'],
-    resource: 'https://mcp.example/',
-    authTime: userId === null ? null : NOW,
-    createdAt: NOW,
-    revokedAt: null,
-    upstreamSessionId: null,
-    accessExpiresAt: null,
-    ...overrides,
-  };
-}
-
-export function makeCode(grant: GrantRecord, overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
-  return {
-    codeHash: uniqueId('code'),
-    grantId: grant.id,
-    clientId: grant.clientId,
-    userId: grant.userId ?? 'no-user',
-    redirectUri: 'https://app.example/callback',
-    redirectUriProvided: true,
-    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-    scope: grant.scope,
-    resource: grant.resource,
-    authTime: NOW,
-    createdAt: NOW,
-    expiresAt: NOW + 60,
-    consumedAt: null,
-    ...overrides,
-  };
-}
-
-export function makeRefreshToken(grant: GrantRecord, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
-  return {
-    // Shaped as the server's hashes are (base64url SHA-256): spent records keep a prefix of it.
-    tokenHash: hashSecret(uniqueId('refresh')),
-    grantId: grant.id,
-    clientId: grant.clientId,
-    scope: grant.scope,
-    createdAt: NOW,
-    expiresAt: NOW + 86_400,
-    ...overrides,
-  };
-}
-
-export function makeUpstreamSession(userId: string, overrides: Partial<UpstreamSessionRecord> = {}): UpstreamSessionRecord {
-  return { id: uniqueId('upstream'), userId, provider: 'corp', subject: 'sub-1', sealedTokens: 'v1.key.nonce.body', createdAt: NOW, expiresAt: NOW + 3600, ...overrides };
-}
-
-export function makeSigningKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
-  const kid = uniqueId('kid');
-  return {
-    kid,
-    alg: 'ES256',
-    privateJwk: JSON.stringify({ kty: 'EC', kid, d: 'private' }),
-    publicJwk: JSON.stringify({ kty: 'EC', kid }),
-    status: 'current',
-    createdAt: NOW,
-    ...overrides,
-  };
-}
-
-/** A refresh request of `next`'s client for the token `oldHash`, its access token expiring 600 s after `now`. */
-export function refreshOf(oldHash: string, next: RefreshTokenRecord, now: number, overrides: Partial<RefreshRequest> = {}): RefreshRequest {
-  return {
-    tokenHash: oldHash,
-    clientId: next.clientId,
-    next: { tokenHash: next.tokenHash, createdAt: next.createdAt, expiresAt: next.expiresAt },
-    accessExpiresAt: now + 600,
-    now,
-    upstreamChecked: true,
-    ...overrides,
-  };
-}
+const ALL_CAPABILITIES = Object.keys(CAPABILITY_METHODS) as StoreCapability[];
 
 /** What the refresh tests read a refreshGrant result as: the spent token's record when it succeeded. */
 type RotateResult = Exclude<RefreshResult, { status: 'ok' | 'upstream' }> | { status: 'ok'; record: RefreshTokenRecord };
@@ -179,35 +81,90 @@ function expectRecord(result: { status: string; record?: unknown }, status: stri
   return result.record;
 }
 
-// ---------------------------------------------------------------------------------------------
+/** Runs `make` `count` times, a few at a time (as many as a small pool of connections serves at once). */
+async function inBatches<T>(count: number, make: (index: number) => Promise<T>): Promise<T[]> {
+  const made: T[] = [];
+  for (let from = 0; from < count; from += 8) {
+    made.push(...(await Promise.all(Array.from({ length: Math.min(8, count - from) }, (_, i) => make(from + i)))));
+  }
+  return made;
+}
 
-export function runStoreSuite(name: string, open: () => Promise<Store> | Store, cleanup?: () => Promise<void> | void): void {
-  describe(name, () => {
-    let store: Store;
+/** Registers the suite's tests (node:test describe/it blocks) for the store `options.open` opens. */
+export function runStoreSuite(options: StoreSuiteOptions): void {
+  const expected = options.capabilities === 'all' ? ALL_CAPABILITIES : (options.capabilities ?? []);
+
+  describe(options.name, () => {
+    let opened: OpenedStore;
+    // Typed with every capability; a test that uses one declares it (itNeeds), so it runs only
+    // where the store has it.
+    let store: FullStore;
 
     beforeEach(async () => {
-      store = await open();
+      opened = await options.open();
+      store = opened.store as FullStore;
     });
     afterEach(async () => {
-      await store.close();
+      await opened.close();
     });
-    if (cleanup) after(cleanup);
+
+    /** A test that needs optional capabilities of the store: skipped, saying why, on a store without them. */
+    function itNeeds(needs: StoreCapability | StoreCapability[], name: string, body: () => Promise<void>): void {
+      const wanted = typeof needs === 'string' ? [needs] : needs;
+      it(`${name} [${wanted.join(', ')}]`, async (t) => {
+        const present = capabilitiesOf(opened.store);
+        const missing = wanted.filter((capability) => !present.includes(capability));
+        const missingExpected = missing.filter((capability) => expected.includes(capability));
+        assert.deepEqual(missingExpected, [], `the store was expected to have these capabilities: ${missingExpected.join(', ')}`);
+        if (missing.length > 0) {
+          t.skip(`the store has no ${missing.join(' or ')} capability (optional)`);
+          return;
+        }
+        await body();
+      });
+    }
+
+    if (expected.length > 0) {
+      it(`has the capabilities it is meant to have: ${expected.join(', ')}`, () => {
+        assert.deepEqual(capabilitiesOf(opened.store).filter((capability) => expected.includes(capability)), expected);
+      });
+    }
+
+    /** A client and a user (the user saved through the core contract: one who signs in upstream). */
+    async function parties(): Promise<{ client: ClientRecord; user: UserRecord }> {
+      const client = makeClient();
+      await store.createClient(client);
+      return { client, user: await addUser(store) };
+    }
 
     /** A client, a user and an authorization_code grant between them. */
     async function seed(grantOverrides: Partial<GrantRecord> = {}) {
-      const client = makeClient();
-      const user = makeUser();
-      await store.createClient(client);
-      await store.createUser(user);
+      const { client, user } = await parties();
       const grant = makeGrant(client.clientId, user.id, grantOverrides);
       await store.createGrant(grant);
       return { client, user, grant };
     }
 
-    /** Saves a refresh token as a code's redemption does (issueTokens), with no access token to speak of. */
-    async function saveRefreshToken(token: RefreshTokenRecord): Promise<void> {
-      await store.issueTokens(token.grantId, 0, token);
+    /**
+     * A grant of `client` and `user` whose code was redeemed at NOW for its first refresh token
+     * (`tokenOverrides`) and an access token expiring at `accessExpiresAt` (0: none to speak of).
+     */
+    async function familyOf(client: ClientRecord, user: UserRecord, grantOverrides: Partial<GrantRecord> = {}, tokenOverrides: Partial<RefreshTokenRecord> = {}, accessExpiresAt = 0) {
+      const made = makeGrant(client.clientId, user.id, grantOverrides);
+      const token = makeRefreshToken(made, tokenOverrides);
+      const code = await issueFirstToken(store, made, token, { accessExpiresAt });
+      const grant: GrantRecord = { ...made, accessExpiresAt: Math.max(made.accessExpiresAt ?? 0, accessExpiresAt) };
+      return { grant, token, code };
     }
+
+    /** familyOf a new client and user. */
+    async function family(grantOverrides: Partial<GrantRecord> = {}, tokenOverrides: Partial<RefreshTokenRecord> = {}, accessExpiresAt = 0) {
+      const { client, user } = await parties();
+      return { client, user, ...(await familyOf(client, user, grantOverrides, tokenOverrides, accessExpiresAt)) };
+    }
+
+    /** A redemption that issues nothing: the code's consumption alone. */
+    const consume = (codeHash: string, now: number) => store.redeemAuthorizationCode(codeHash, now, () => undefined);
 
     /** A refresh from `next`'s client, read as a rotation: the spent record, or why nothing was spent. */
     async function rotate(oldHash: string, next: RefreshTokenRecord, now: number, accessExpiresAt = now + 600): Promise<RotateResult> {
@@ -226,7 +183,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.getClient(client.clientId), { ...client, clientName: 'Second', redirectUris: ['https://app.example/other'] });
       });
 
-      it('touchClient records use at most once a day; sweeping removes dynamic clients unused since a time', async () => {
+      itNeeds('upkeep', 'touchClient records use at most once a day; sweeping removes dynamic clients unused since a time', async () => {
         const used = makeClient();
         const unused = makeClient();
         const admin = makeClient({ registeredBy: 'admin' });
@@ -239,8 +196,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await store.saveClient({ ...used, clientName: 'refetched' });
         assert.equal((await store.getClient(used.clientId))?.lastUsedAt, NOW + 10 + 86_400, 'saveClient keeps the last use');
 
-        const user = makeUser();
-        await store.createUser(user);
+        const user = await addUser(store);
         const grant = makeGrant(unused.clientId, user.id);
         await store.createGrant(grant);
         await store.sweepExpired(NOW, { unusedClientsBefore: NOW + 100 });
@@ -278,7 +234,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.getClient(client.clientId), client);
       });
 
-      it('lists clients oldest first', async () => {
+      itNeeds('administration', 'lists clients oldest first', async () => {
         const newer = makeClient({ createdAt: NOW + 10 });
         const older = makeClient({ createdAt: NOW - 10 });
         await store.createClient(newer);
@@ -286,7 +242,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.listClients(), [older, newer]);
       });
 
-      it('deletes a client once', async () => {
+      itNeeds('administration', 'deletes a client once', async () => {
         const client = makeClient();
         await store.createClient(client);
         assert.equal(await store.deleteClient(client.clientId), true);
@@ -295,33 +251,25 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.deleteClient('nope'), false);
       });
 
-      it('deleting a client deletes its grants, codes, tokens, consents and interactions, and nothing else', async () => {
-        const { client, user, grant } = await seed();
+      itNeeds('administration', 'deleting a client deletes its grants, codes, tokens, consents and interactions, and nothing else', async () => {
+        const { client, user, grant, token: refresh, code } = await family();
         const other = makeClient();
         await store.createClient(other);
-        const otherGrant = makeGrant(other.clientId, user.id);
-        await store.createGrant(otherGrant);
-
-        const code = makeCode(grant);
-        const refresh = makeRefreshToken(grant);
+        const { grant: otherGrant, token: otherRefresh } = await familyOf(other, user);
         const interaction = makeInteraction(client.clientId);
-        await store.saveAuthorizationCode(code);
-        await saveRefreshToken(refresh);
         await store.createInteraction(interaction);
         await store.saveConsent(makeConsent(user.id, client.clientId));
-        const otherRefresh = makeRefreshToken(otherGrant);
-        await saveRefreshToken(otherRefresh);
         await store.saveConsent(makeConsent(user.id, other.clientId));
 
         assert.equal(await store.deleteClient(client.clientId), true);
 
         assert.equal(await store.getGrant(grant.id), undefined);
-        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'missing');
+        assert.equal((await consume(code.codeHash, NOW)).status, 'missing');
         assert.equal(await store.getRefreshToken(refresh.tokenHash), undefined);
         assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
         assert.deepEqual(await store.listConsents({ clientId: client.clientId }), []);
 
-        assert.ok(await store.getUserById(user.id));
+        assert.ok(await store.getUser({ id: user.id }));
         assert.ok(await store.getGrant(otherGrant.id));
         assert.ok(await store.getRefreshToken(otherRefresh.tokenHash));
         assert.equal((await store.listConsents({ userId: user.id })).length, 1);
@@ -329,29 +277,33 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     });
 
     describe('users', () => {
-      it('finds a user by id and by username', async () => {
+      it('finds a user by id, by username and by an identity linked to them', async () => {
         const user = makeUser();
-        await store.createUser(user);
-        assert.deepEqual(await store.getUserById(user.id), user);
-        assert.deepEqual(await store.getUserByUsername(user.username), user);
-        assert.equal(await store.getUserById('nope'), undefined);
-        assert.equal(await store.getUserByUsername('nope'), undefined);
+        const identity = makeIdentity(user);
+        await store.createUserWithIdentity(user, identity);
+        assert.deepEqual(await store.getUser({ id: user.id }), user);
+        assert.deepEqual(await store.getUser({ username: user.username }), user);
+        assert.deepEqual(await store.getUser({ identity }), user);
+        assert.equal(await store.getUser({ id: 'nope' }), undefined);
+        assert.equal(await store.getUser({ username: 'nope' }), undefined);
+        assert.equal(await store.getUser({ id: user.username }), undefined, 'an id is not a username');
+        assert.equal(await store.getUser({ username: user.id }), undefined, 'nor a username an id');
       });
 
-      it('refuses a taken username', async () => {
+      itNeeds('administration', 'refuses a taken username', async () => {
         const user = makeUser({ username: 'alice' });
         await store.createUser(user);
         await assert.rejects(store.createUser(makeUser({ username: 'alice' })), StoreConflictError);
         assert.deepEqual(await store.listUsers(), [user]);
       });
 
-      it('refuses a duplicate user id', async () => {
+      itNeeds('administration', 'refuses a duplicate user id', async () => {
         const user = makeUser();
         await store.createUser(user);
         await assert.rejects(store.createUser(makeUser({ id: user.id })), StoreConflictError);
       });
 
-      it('lists users by username', async () => {
+      itNeeds('administration', 'lists users by username', async () => {
         const bob = makeUser({ username: 'bob' });
         const alice = makeUser({ username: 'alice' });
         await store.createUser(bob);
@@ -359,8 +311,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.listUsers(), [alice, bob]);
       });
 
-      it('deleting a user deletes their sessions, consents, interactions and grants, and nothing else', async () => {
-        const { client, user, grant } = await seed();
+      itNeeds('administration', 'deleting a user deletes their sessions, consents, interactions and grants, and nothing else', async () => {
+        const { client, user, grant, token: refresh, code } = await family();
         const other = makeUser();
         await store.createUser(other);
         const otherGrant = makeGrant(client.clientId, other.id);
@@ -369,24 +321,20 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const session = makeSession(user.id);
         const otherSession = makeSession(other.id);
         const interaction = makeInteraction(client.clientId, { userId: user.id });
-        const code = makeCode(grant);
-        const refresh = makeRefreshToken(grant);
         await store.createSession(session);
         await store.createSession(otherSession);
         await store.createInteraction(interaction);
         await store.saveConsent(makeConsent(user.id, client.clientId));
         await store.saveConsent(makeConsent(other.id, client.clientId));
-        await store.saveAuthorizationCode(code);
-        await saveRefreshToken(refresh);
 
         assert.equal(await store.deleteUser(user.username), true);
 
-        assert.equal(await store.getUserById(user.id), undefined);
+        assert.equal(await store.getUser({ id: user.id }), undefined);
         assert.equal(await store.getSession(session.idHash, NOW), undefined);
         assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
         assert.deepEqual(await store.listConsents({ userId: user.id }), []);
         assert.equal(await store.getGrant(grant.id), undefined);
-        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'missing');
+        assert.equal((await consume(code.codeHash, NOW)).status, 'missing');
         assert.equal(await store.getRefreshToken(refresh.tokenHash), undefined);
 
         assert.ok(await store.getClient(client.clientId));
@@ -396,7 +344,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.deleteUser(user.username), false);
       });
 
-      it('a new password ends the user\'s sessions and pending sign-ins, and keeps their grants and other users\' sessions', async () => {
+      itNeeds('administration', 'a new password ends the user\'s sessions and pending sign-ins, and keeps their grants and other users\' sessions', async () => {
         const { client, user, grant } = await seed();
         const other = makeUser();
         await store.createUser(other);
@@ -411,8 +359,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
         assert.deepEqual(await store.setUserPassword(user.username, 'scrypt$new'), { sessionsEnded: 2 });
 
-        assert.equal((await store.getUserById(user.id))?.passwordHash, 'scrypt$new');
-        assert.equal((await store.getUserById(other.id))?.passwordHash, other.passwordHash);
+        assert.equal((await store.getUser({ id: user.id }))?.passwordHash, 'scrypt$new');
+        assert.equal((await store.getUser({ id: other.id }))?.passwordHash, other.passwordHash);
         for (const session of sessions) assert.equal(await store.getSession(session.idHash, NOW), undefined);
         assert.equal(await store.getInteraction(signedIn.id, NOW), undefined);
         assert.ok(await store.getInteraction(notYet.id, NOW));
@@ -434,12 +382,15 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal(await store.getInteraction('nope', NOW), undefined);
       });
 
-      it('records the user who logged in', async () => {
+      it('records the user who signed in, one who exists', async () => {
         const { client, user } = await seed();
         const interaction = makeInteraction(client.clientId);
         await store.createInteraction(interaction);
-        await store.setInteractionUser(interaction.id, user.id);
+        await store.updateInteraction(interaction.id, { userId: user.id });
         assert.equal((await store.getInteraction(interaction.id, NOW))?.userId, user.id);
+        await assert.rejects(store.updateInteraction(interaction.id, { userId: 'no-such-user' }));
+        assert.equal((await store.getInteraction(interaction.id, NOW))?.userId, user.id);
+        await store.updateInteraction('nope', { userId: user.id });
       });
 
       it('is consumed once', async () => {
@@ -476,16 +427,13 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     });
 
     describe('sessions', () => {
-      it('round-trips, hides expired sessions and deletes', async () => {
-        const user = makeUser();
-        await store.createUser(user);
+      it('round-trips and hides expired sessions', async () => {
+        const user = await addUser(store);
         const session = makeSession(user.id, { expiresAt: NOW + 10 });
         await store.createSession(session);
         assert.deepEqual(await store.getSession(session.idHash, NOW), session);
         assert.equal(await store.getSession(session.idHash, NOW + 10), undefined);
-        await store.deleteSession(session.idHash);
-        assert.equal(await store.getSession(session.idHash, NOW), undefined);
-        await store.deleteSession('nope');
+        assert.equal(await store.getSession('nope', NOW), undefined);
       });
 
       it('refuses a session for an unknown user', async () => {
@@ -520,7 +468,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual((await store.getConsent(user.id, client.clientId, 'https://b.example/'))?.scope, ['b']);
       });
 
-      it('lists consents by user, by client, by both or all', async () => {
+      itNeeds('administration', 'lists consents by user, by client, by both or all', async () => {
         const { client, user } = await seed();
         const otherClient = makeClient();
         const otherUser = makeUser();
@@ -541,7 +489,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await keys({ userId: otherUser.id, clientId: otherClient.clientId }), []);
       });
 
-      it('revokeConsents deletes the consents and revokes the grants of that user and client only', async () => {
+      itNeeds('administration', 'revokeConsents deletes the consents and revokes the grants of that user and client only', async () => {
         const { client, user, grant } = await seed();
         const alreadyRevoked = makeGrant(client.clientId, user.id, { revokedAt: NOW - 5 });
         const otherClient = makeClient();
@@ -598,81 +546,74 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const { grant } = await seed();
         await assert.rejects(store.createGrant(grant), StoreConflictError);
       });
-    });
-
-    describe('authorization codes', () => {
-      it('is consumed once, then reported as replayed', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant);
-        await store.saveAuthorizationCode(code);
-        const first = expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 1), 'ok');
-        assert.deepEqual(first, { ...code, consumedAt: NOW + 1 });
-        const second = expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 2), 'replayed');
-        assert.equal(second.consumedAt, NOW + 1);
-      });
-
-      it('is expired at and after expiresAt, and stays unused', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant, { expiresAt: NOW + 60 });
-        await store.saveAuthorizationCode(code);
-        assert.deepEqual(expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 60), 'expired'), code);
-        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW + 600)).status, 'expired');
-      });
-
-      it('a used code stays a replay after it expires', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant, { expiresAt: NOW + 60 });
-        await store.saveAuthorizationCode(code);
-        expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'ok');
-        expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 120), 'replayed');
-      });
-
-      it('is missing when unknown', async () => {
-        assert.deepEqual(await store.consumeAuthorizationCode('nope', NOW), { status: 'missing' });
-      });
-
-      it('is not consumed once its grant is revoked, and says so', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant);
-        await store.saveAuthorizationCode(code);
-        await store.revokeGrant(grant.id, NOW);
-        assert.deepEqual(expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW + 1), 'revoked'), code);
-        // Still unused: the refusal did not spend it.
-        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW + 2)).status, 'revoked');
-      });
-
-      it('refuses a duplicate code and a code for an unknown grant', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant);
-        await store.saveAuthorizationCode(code);
-        await assert.rejects(store.saveAuthorizationCode(code), StoreConflictError);
-        await assert.rejects(store.saveAuthorizationCode(makeCode({ ...grant, id: 'no-such-grant' })));
-      });
 
       it('creates a grant with its code in one step, or neither when the code is refused', async () => {
         const { client, user } = await seed();
         const grant = makeGrant(client.clientId, user.id);
         const code = makeCode(grant);
-        await store.createGrantWithCode(grant, code);
+        await store.createGrant(grant, code);
         assert.equal((await store.getGrant(grant.id))?.id, grant.id);
-        assert.equal((await store.consumeAuthorizationCode(code.codeHash, NOW)).status, 'ok');
+        assert.equal((await consume(code.codeHash, NOW)).status, 'ok');
 
         // The same code hash again, for a new grant: the conflict leaves no grant behind.
         const orphan = makeGrant(client.clientId, user.id);
-        await assert.rejects(store.createGrantWithCode(orphan, { ...code, grantId: orphan.id }), StoreConflictError);
+        await assert.rejects(store.createGrant(orphan, { ...code, grantId: orphan.id }), StoreConflictError);
         assert.equal(await store.getGrant(orphan.id), undefined);
+        // A code naming a grant that does not exist is refused, and the grant with it.
+        const stray = makeGrant(client.clientId, user.id);
+        await assert.rejects(store.createGrant(stray, makeCode({ ...stray, id: 'no-such-grant' })));
+        assert.equal(await store.getGrant(stray.id), undefined);
+      });
+    });
+
+    describe('authorization codes', () => {
+      /** A grant saved with a code (`overrides`), the code unused. */
+      async function withCode(overrides: Partial<AuthorizationCodeRecord> = {}) {
+        const { client, user } = await parties();
+        const grant = makeGrant(client.clientId, user.id);
+        const code = makeCode(grant, overrides);
+        await store.createGrant(grant, code);
+        return { grant, code };
+      }
+
+      it('is consumed once, then reported as replayed', async () => {
+        const { code } = await withCode();
+        const first = expectRecord(await consume(code.codeHash, NOW + 1), 'ok');
+        assert.deepEqual(first, { ...code, consumedAt: NOW + 1 });
+        const second = expectRecord(await consume(code.codeHash, NOW + 2), 'replayed');
+        assert.equal(second.consumedAt, NOW + 1);
+      });
+
+      it('is expired at and after expiresAt, and stays unused', async () => {
+        const { code } = await withCode({ expiresAt: NOW + 60 });
+        assert.deepEqual(expectRecord(await consume(code.codeHash, NOW + 60), 'expired'), code);
+        assert.equal((await consume(code.codeHash, NOW + 600)).status, 'expired');
+      });
+
+      it('a used code stays a replay after it expires', async () => {
+        const { code } = await withCode({ expiresAt: NOW + 60 });
+        expectRecord(await consume(code.codeHash, NOW), 'ok');
+        expectRecord(await consume(code.codeHash, NOW + 120), 'replayed');
+      });
+
+      it('is missing when unknown', async () => {
+        assert.deepEqual(await consume('nope', NOW), { status: 'missing' });
+      });
+
+      it('is not consumed once its grant is revoked, and says so', async () => {
+        const { grant, code } = await withCode();
+        await store.revokeGrant(grant.id, NOW);
+        assert.deepEqual(expectRecord(await consume(code.codeHash, NOW + 1), 'revoked'), code);
+        // Still unused: the refusal did not spend it.
+        assert.equal((await consume(code.codeHash, NOW + 2)).status, 'revoked');
       });
 
       it('redeems a code with its tokens in one step; a refusal still uses the code, a throw uses nothing', async () => {
-        const { grant } = await seed();
-        const refused = makeCode(grant);
-        await store.createGrantWithCode(makeGrant(grant.clientId, grant.userId), makeCode(grant));
-        await store.saveAuthorizationCode(refused);
+        const { code: refused } = await withCode();
         assert.equal((await store.redeemAuthorizationCode(refused.codeHash, NOW, () => undefined)).status, 'ok');
-        assert.equal((await store.consumeAuthorizationCode(refused.codeHash, NOW)).status, 'replayed');
+        assert.equal((await consume(refused.codeHash, NOW)).status, 'replayed');
 
-        const thrown = makeCode(grant);
-        await store.saveAuthorizationCode(thrown);
+        const { grant, code: thrown } = await withCode();
         await assert.rejects(store.redeemAuthorizationCode(thrown.codeHash, NOW, () => { throw new Error('no'); }), /no/);
         const accepted = makeRefreshToken(grant);
         const result = await store.redeemAuthorizationCode(thrown.codeHash, NOW, (record) => {
@@ -680,15 +621,21 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
           return { accessExpiresAt: NOW + 600, refreshToken: accepted };
         });
         assert.equal(result.status, 'ok');
-        assert.equal((await store.getRefreshToken(accepted.tokenHash))?.grantId, grant.id);
+        assert.deepEqual(await store.getRefreshToken(accepted.tokenHash), accepted);
         assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 600);
       });
 
+      it('a redemption whose refresh token is taken issues nothing and leaves the code unused', async () => {
+        const { token: taken } = await family();
+        const { grant, code } = await withCode();
+        await assert.rejects(store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: { ...taken, grantId: grant.id } })), StoreConflictError);
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, null);
+        assert.equal((await consume(code.codeHash, NOW)).status, 'ok');
+      });
+
       it('50 concurrent consumers: exactly one gets it', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant);
-        await store.saveAuthorizationCode(code);
-        const results = await Promise.all(Array.from({ length: 50 }, () => store.consumeAuthorizationCode(code.codeHash, NOW)));
+        const { code } = await withCode();
+        const results = await Promise.all(Array.from({ length: 50 }, () => consume(code.codeHash, NOW)));
         assert.equal(results.filter((r) => r.status === 'ok').length, 1);
         assert.equal(results.filter((r) => r.status === 'replayed').length, 49);
       });
@@ -696,18 +643,14 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
     describe('refresh tokens', () => {
       it('round-trips', async () => {
-        const { grant } = await seed();
-        const token = makeRefreshToken(grant);
-        await saveRefreshToken(token);
+        const { token } = await family();
         assert.deepEqual(await store.getRefreshToken(token.tokenHash), token);
         assert.equal(await store.getRefreshToken('nope'), undefined);
       });
 
       it('rotates: the old one is gone, a spent record of it is kept, the new one is stored', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
+        const { grant, token: old } = await family();
         const next = makeRefreshToken(grant, { createdAt: NOW + 5 });
-        await saveRefreshToken(old);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined, 'not spent before its rotation');
         assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 5), 'ok'), old);
         assert.equal(await store.getRefreshToken(old.tokenHash), undefined);
@@ -721,9 +664,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('a reused token is a replay, told by its spent record, and its replacement is not saved', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+        const { grant, token: old } = await family();
         expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const stolen = makeRefreshToken(grant);
         const replayed = expectRecord(await rotate(old.tokenHash, stolen, NOW + 1), 'replayed');
@@ -732,10 +673,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.spentAt, NOW, 'a replay does not move the time it was spent');
       });
 
-      it('a spent record is found by its token’s hash (its first 132 bits), never by another token’s', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+      it(`a spent record is found by its token’s hash (its first ${SPENT_KEY_CHARS} characters, 132 bits), never by another token’s`, async () => {
+        const { grant, token: old } = await family();
         expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         const key = old.tokenHash.slice(0, SPENT_KEY_CHARS);
         const flip = (c: string): string => (c === 'A' ? 'B' : 'A');
@@ -745,15 +684,10 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('two spent tokens whose hashes share the key: the rotation still succeeds, the first record stays', async () => {
-        const { client, user, grant } = await seed();
-        const otherGrant = makeGrant(client.clientId, user.id);
-        await store.createGrant(otherGrant);
         const prefix = hashSecret('shared').slice(0, SPENT_KEY_CHARS);
-        const first = makeRefreshToken(grant, { tokenHash: `${prefix}${'a'.repeat(21)}` });
-        const second = makeRefreshToken(otherGrant, { tokenHash: `${prefix}${'b'.repeat(21)}` });
-        await saveRefreshToken(first);
-        await saveRefreshToken(second);
-        expectRecord(await rotate(first.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        const { client, user, grant } = await family({}, { tokenHash: `${prefix}${'a'.repeat(21)}` });
+        const { grant: otherGrant, token: second } = await familyOf(client, user, {}, { tokenHash: `${prefix}${'b'.repeat(21)}` });
+        expectRecord(await rotate(`${prefix}${'a'.repeat(21)}`, makeRefreshToken(grant), NOW), 'ok');
         const next = makeRefreshToken(otherGrant);
         expectRecord(await rotate(second.tokenHash, next, NOW + 1), 'ok');
         assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
@@ -761,21 +695,16 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('a live token comes before a spent record sharing its key', async () => {
-        const { grant } = await seed();
         const prefix = hashSecret('shared').slice(0, SPENT_KEY_CHARS);
-        const spent = makeRefreshToken(grant, { tokenHash: `${prefix}${'a'.repeat(21)}` });
+        const { grant, token: spent } = await family({}, { tokenHash: `${prefix}${'a'.repeat(21)}` });
         const live = makeRefreshToken(grant, { tokenHash: `${prefix}${'b'.repeat(21)}`, expiresAt: NOW + 10 });
-        await saveRefreshToken(spent);
-        await saveRefreshToken(live);
-        expectRecord(await rotate(spent.tokenHash, makeRefreshToken(grant), NOW), 'ok');
+        expectRecord(await rotate(spent.tokenHash, live, NOW), 'ok');
         assert.deepEqual(expectRecord(await rotate(live.tokenHash, makeRefreshToken(grant), NOW + 10), 'expired'), live);
         expectRecord(await rotate(live.tokenHash, makeRefreshToken(grant), NOW + 9), 'ok');
       });
 
-      it('a spent record is not found once its grant is gone', async () => {
-        const { client, grant } = await seed();
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+      itNeeds('administration', 'a spent record is not found once its grant is gone', async () => {
+        const { client, grant, token: old } = await family();
         expectRecord(await rotate(old.tokenHash, makeRefreshToken(grant), NOW), 'ok');
         await store.deleteClient(client.clientId);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
@@ -783,10 +712,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('an expired token is not rotated', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant, { expiresAt: NOW + 10 });
+        const { grant, token: old } = await family({}, { expiresAt: NOW + 10 });
         const next = makeRefreshToken(grant);
-        await saveRefreshToken(old);
         assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 10), 'expired'), old);
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
         assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
@@ -794,10 +721,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('a token of a revoked grant is not rotated, nor spent', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
+        const { grant, token: old } = await family();
         const next = makeRefreshToken(grant);
-        await saveRefreshToken(old);
         await store.revokeGrant(grant.id, NOW);
         assert.deepEqual(expectRecord(await rotate(old.tokenHash, next, NOW + 1), 'revoked'), old);
         assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
@@ -813,20 +738,15 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('a failed insert of the replacement leaves the old token unused and unspent', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
-        const existing = makeRefreshToken(grant);
-        await saveRefreshToken(old);
-        await saveRefreshToken(existing);
-        await assert.rejects(rotate(old.tokenHash, existing, NOW), StoreConflictError);
+        const { client, user, grant, token: old } = await family();
+        const { token: existing } = await familyOf(client, user);
+        await assert.rejects(rotate(old.tokenHash, { ...existing, grantId: grant.id }, NOW), StoreConflictError);
         assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
       });
 
       it('50 concurrent rotations: exactly one wins and exactly one new token is stored', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+        const { grant, token: old } = await family();
         const nexts = Array.from({ length: 50 }, () => makeRefreshToken(grant));
         const results = await Promise.all(nexts.map((next) => rotate(old.tokenHash, next, NOW)));
         assert.equal(results.filter((r) => r.status === 'ok').length, 1);
@@ -852,12 +772,10 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
       /** A token rotated at NOW to `successor`, its grant's only live token. */
       async function rotated(grantOverrides: Partial<GrantRecord> = {}) {
-        const { client, user, grant } = await seed(grantOverrides);
-        const old = makeRefreshToken(grant);
+        const { client, user, grant, token: old } = await family(grantOverrides);
         const successor = makeRefreshToken(grant, { expiresAt: NOW + 50_000 });
-        await saveRefreshToken(old);
         expectRecord(await rotate(old.tokenHash, successor, NOW), 'ok');
-        return { client, user, grant, old, successor };
+        return { client, user, grant: { ...grant, accessExpiresAt: NOW + 600 }, old, successor };
       }
 
       it('replaces the unused successor: the new token takes its place, the successor is kept as spent, naming none', async () => {
@@ -900,11 +818,10 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('not for a token spent at or before spentAfter, nor one never spent or unknown', async () => {
-        const { grant, old, successor } = await rotated();
+        const { client, user, grant, old, successor } = await rotated();
         const next = makeRefreshToken(grant);
         replayed(await retry(old.tokenHash, next, NOW + 60, NOW));
-        const live = makeRefreshToken(grant);
-        await saveRefreshToken(live);
+        const { token: live } = await familyOf(client, user);
         assert.notEqual((await retry(live.tokenHash, next, NOW + 1, NOW - 60)).status, 'ok', 'a live token is not a retry (nor spent by one)');
         assert.ok(await store.getRefreshToken(live.tokenHash));
         assert.deepEqual(await retry('nope', next, NOW + 1, NOW - 60), { status: 'missing' });
@@ -938,10 +855,9 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
       });
 
       it('a failed insert of the new token leaves the successor live and unspent', async () => {
-        const { grant, old, successor } = await rotated();
-        const existing = makeRefreshToken(grant);
-        await saveRefreshToken(existing);
-        await assert.rejects(retry(old.tokenHash, existing, NOW + 1, NOW - 60), StoreConflictError);
+        const { client, user, grant, old, successor } = await rotated();
+        const { token: existing } = await familyOf(client, user);
+        await assert.rejects(retry(old.tokenHash, { ...existing, grantId: grant.id }, NOW + 1, NOW - 60), StoreConflictError);
         assert.ok(await store.getRefreshToken(successor.tokenHash));
         assert.equal(await store.findSpentRefreshToken(successor.tokenHash), undefined);
         assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.successorUnused, true);
@@ -977,9 +893,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
     describe('refreshGrant', () => {
       it('returns the grant (its access expiry raised) and the spent token’s scope; the new token takes its grant, client and scope', async () => {
-        const { grant } = await seed({ scope: ['read', 'write'] });
-        const old = makeRefreshToken(grant, { scope: ['read'] });
-        await saveRefreshToken(old);
+        const { grant, token: old } = await family({ scope: ['read', 'write'] }, { scope: ['read'] });
         const next = makeRefreshToken(grant, { createdAt: NOW + 5, expiresAt: NOW + 999 });
         const result = await store.refreshGrant(refreshOf(old.tokenHash, next, NOW + 5, { accessExpiresAt: NOW + 605 }));
         assert.deepEqual(result, { status: 'ok', grant: { ...grant, accessExpiresAt: NOW + 605 }, scope: ['read'] });
@@ -987,10 +901,17 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 605);
       });
 
+      it('a redemption and each refresh raise the grant’s access expiry, never lower it', async () => {
+        const { grant, token } = await family({}, {}, NOW + 600);
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 600);
+        const next = makeRefreshToken(grant);
+        const result = await store.refreshGrant(refreshOf(token.tokenHash, next, NOW + 1, { accessExpiresAt: NOW + 300 }));
+        assert.equal(result.status === 'ok' && result.grant.accessExpiresAt, NOW + 600);
+        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 600);
+      });
+
       it('another client’s token is foreign: left as it is, unspent', async () => {
-        const { grant } = await seed();
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+        const { grant, token: old } = await family();
         const next = makeRefreshToken(grant);
         const result = await store.refreshGrant(refreshOf(old.tokenHash, next, NOW, { clientId: 'someone-else' }));
         assert.deepEqual(result, { status: 'foreign', record: old });
@@ -1004,9 +925,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const { user } = await seed();
         const session = makeUpstreamSession(user.id);
         await store.createUpstreamSession(session);
-        const { grant } = await seed({ upstreamSessionId: session.id });
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+        const { grant, token: old } = await family({ upstreamSessionId: session.id });
         const next = makeRefreshToken(grant);
         const held = await store.refreshGrant(refreshOf(old.tokenHash, next, NOW, { upstreamChecked: false }));
         assert.equal(held.status, 'upstream');
@@ -1020,18 +939,14 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const { user } = await seed();
         const session = makeUpstreamSession(user.id);
         await store.createUpstreamSession(session);
-        const { grant } = await seed({ upstreamSessionId: session.id });
-        const old = makeRefreshToken(grant);
-        await saveRefreshToken(old);
+        const { grant, token: old } = await family({ upstreamSessionId: session.id });
         await store.revokeGrant(grant.id, NOW);
         assert.equal((await store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW, { upstreamChecked: false }))).status, 'revoked');
       });
 
-      it('a refresh racing a revocation: either it is refused, or the recorded revocation covers its access token', async () => {
+      itNeeds('revocationFeed', 'a refresh racing a revocation: either it is refused, or the recorded revocation covers its access token', async () => {
         for (let round = 0; round < 10; round++) {
-          const { grant } = await seed();
-          const old = makeRefreshToken(grant);
-          await saveRefreshToken(old);
+          const { grant, token: old } = await family();
           const refreshing = store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW, { accessExpiresAt: NOW + 600 + round }));
           const revoking = round % 2 === 0 ? store.revokeGrant(grant.id, NOW) : Promise.resolve().then(() => store.revokeGrant(grant.id, NOW));
           const [result] = await Promise.all([refreshing, revoking]);
@@ -1043,49 +958,44 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     });
 
     describe('access tokens', () => {
-      it('issueTokens raises the grant’s access expiry (never lowers it) and saves the refresh token; a missing grant is refused', async () => {
-        const { grant } = await seed();
-        await store.issueTokens(grant.id, NOW + 600);
-        const refresh = makeRefreshToken(grant);
-        await store.issueTokens(grant.id, NOW + 300, refresh);
-        assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 600);
-        assert.deepEqual(await store.getRefreshToken(refresh.tokenHash), refresh);
-        await assert.rejects(store.issueTokens('no-such-grant', NOW + 900, makeRefreshToken({ ...grant, id: 'no-such-grant' })));
-      });
-
-      it('revokeAccessToken records the token once, while it is unexpired; isAccessTokenRevoked tells', async () => {
+      it('revokeAccessToken records the token while it is unexpired; isAccessTokenRevoked tells', async () => {
         assert.equal(await store.isAccessTokenRevoked('jti-1'), false);
         await store.revokeAccessToken('jti-1', NOW + 600, NOW + 1);
         await store.revokeAccessToken('jti-1', NOW + 600, NOW + 2);
         assert.equal(await store.isAccessTokenRevoked('jti-1'), true);
-        assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'token', id: 'jti-1', revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
         await store.revokeAccessToken('jti-expired', NOW, NOW);
         assert.equal(await store.isAccessTokenRevoked('jti-expired'), false, 'an expired token needs no record');
       });
     });
 
     describe('revocations', () => {
-      it('revokeGrant records the grant until the latest exp of its access tokens, once', async () => {
-        const { grant } = await seed();
-        await store.issueTokens(grant.id, NOW + 300);
-        await store.issueTokens(grant.id, NOW + 600);
-        await store.issueTokens(grant.id, NOW - 5);
+      itNeeds('revocationFeed', 'a revoked access token is listed once, at its first revocation', async () => {
+        await store.revokeAccessToken('jti-1', NOW + 600, NOW + 1);
+        await store.revokeAccessToken('jti-1', NOW + 600, NOW + 2);
+        await store.revokeAccessToken('jti-expired', NOW, NOW);
+        assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'token', id: 'jti-1', revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
+      });
+
+      itNeeds('revocationFeed', 'revokeGrant records the grant until the latest exp of its access tokens, once', async () => {
+        const { grant, token } = await family({}, {}, NOW + 300);
+        const second = makeRefreshToken(grant);
+        expectRecord(await rotate(token.tokenHash, second, NOW, NOW + 600), 'ok');
+        expectRecord(await rotate(second.tokenHash, makeRefreshToken(grant), NOW, NOW - 5), 'ok');
         assert.deepEqual(await store.listRevocations(0, NOW), []);
         await store.revokeGrant(grant.id, NOW + 1);
         await store.revokeGrant(grant.id, NOW + 2);
         assert.deepEqual(await store.listRevocations(0, NOW + 2), [{ kind: 'grant', id: grant.id, revokedAt: NOW + 1, expiresAt: NOW + 600 }]);
       });
 
-      it('records nothing for a grant whose access tokens have all expired, or that issued none (nothing left to refuse)', async () => {
-        const { grant } = await seed();
-        await store.issueTokens(grant.id, NOW);
+      itNeeds('revocationFeed', 'records nothing for a grant whose access tokens have all expired, or that issued none (nothing left to refuse)', async () => {
+        const { grant } = await family({}, {}, NOW);
         await store.revokeGrant(grant.id, NOW);
         const quiet = (await seed()).grant;
         await store.revokeGrant(quiet.id, NOW);
         assert.deepEqual(await store.listRevocations(0, NOW), []);
       });
 
-      it('lists from a cursor (revoked at or after it) and only what still affects an unexpired token', async () => {
+      itNeeds('revocationFeed', 'lists from a cursor (revoked at or after it) and only what still affects an unexpired token', async () => {
         await store.revokeAccessToken('early', NOW + 100, NOW + 10);
         await store.revokeAccessToken('late', NOW + 900, NOW + 20);
         assert.deepEqual((await store.listRevocations(0, NOW + 20)).map((r) => [r.kind, r.id, r.revokedAt, r.expiresAt]), [
@@ -1096,16 +1006,13 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual((await store.listRevocations(0, NOW + 100)).map((r) => r.id), ['late']);
       });
 
-      it('revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand', async () => {
-        const { client, user, grant } = await seed();
-        await store.issueTokens(grant.id, NOW + 500);
+      itNeeds(['administration', 'revocationFeed'], 'revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand', async () => {
+        const { client, user, grant } = await family({}, {}, NOW + 500);
         await store.saveConsent(makeConsent(user.id, client.clientId));
         await store.revokeConsents(user.id, client.clientId, NOW + 1);
-        const second = await seed();
-        await store.issueTokens(second.grant.id, NOW + 500);
+        const second = await family({}, {}, NOW + 500);
         await store.deleteClient(second.client.clientId, NOW + 2);
-        const third = await seed();
-        await store.issueTokens(third.grant.id, NOW + 500);
+        const third = await family({}, {}, NOW + 500);
         await store.deleteUser(third.user.username, NOW + 3);
         assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.revokedAt]), [
           [grant.id, NOW + 1],
@@ -1114,33 +1021,23 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         ]);
       });
 
-      it('a token issued after its grant was revoked lengthens the recorded revocation to cover it', async () => {
-        const { grant } = await seed();
-        await store.issueTokens(grant.id, NOW + 100);
-        await store.revokeGrant(grant.id, NOW);
-        await store.issueTokens(grant.id, NOW + 700);
-        await store.issueTokens(grant.id, NOW + 650);
-        assert.deepEqual(await store.listRevocations(0, NOW), [{ kind: 'grant', id: grant.id, revokedAt: NOW, expiresAt: NOW + 700 }]);
-        const quiet = (await seed()).grant;
-        await store.revokeGrant(quiet.id, NOW);
-        await store.issueTokens(quiet.id, NOW + 300);
-        assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.expiresAt]), [
-          [grant.id, NOW + 700],
-          [quiet.id, NOW + 300],
-        ]);
+      itNeeds('revocationFeed', 'a redemption racing a revocation: either it is refused, or the recorded revocation covers its access token', async () => {
+        const { client, user } = await parties();
+        for (let round = 0; round < 10; round++) {
+          const grant = makeGrant(client.clientId, user.id);
+          const code = makeCode(grant);
+          await store.createGrant(grant, code);
+          const redeeming = store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600 + round, refreshToken: makeRefreshToken(grant) }));
+          const revoking = round % 2 === 0 ? store.revokeGrant(grant.id, NOW) : Promise.resolve().then(() => store.revokeGrant(grant.id, NOW));
+          const [result] = await Promise.all([redeeming, revoking]);
+          const recorded = (await store.listRevocations(0, NOW)).find((r) => r.id === grant.id);
+          if (result.status === 'ok') assert.equal(recorded?.expiresAt, NOW + 600 + round, 'the issued token is covered');
+          else assert.equal(result.status, 'revoked');
+        }
       });
 
-      it('a revocation racing token issues covers every token issued', async () => {
-        const { grant } = await seed();
-        const issues = Array.from({ length: 30 }, (_, i) => store.issueTokens(grant.id, NOW + 100 + i));
-        const revoked = store.revokeGrant(grant.id, NOW);
-        await Promise.all([...issues, revoked]);
-        assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => r.expiresAt), [NOW + 129]);
-      });
-
-      it('the sweep removes a revocation a minute after its last token expired', async () => {
-        const { grant } = await seed();
-        await store.issueTokens(grant.id, NOW + 100);
+      itNeeds(['revocationFeed', 'upkeep'], 'the sweep removes a revocation a minute after its last token expired', async () => {
+        const { grant } = await family({}, {}, NOW + 100);
         await store.revokeGrant(grant.id, NOW);
         await store.sweepExpired(NOW + 159);
         assert.equal((await store.listRevocations(0, NOW)).length, 1);
@@ -1154,7 +1051,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.listSigningKeys(), []);
       });
 
-      it('rotates current → previous → retired, listing newest first', async () => {
+      itNeeds('administration', 'rotates current → previous → retired, listing newest first', async () => {
         const k1 = makeSigningKey({ createdAt: NOW });
         const k2 = makeSigningKey({ createdAt: NOW + 10 });
         const k3 = makeSigningKey({ createdAt: NOW + 20, status: 'retired' });
@@ -1176,7 +1073,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         );
       });
 
-      it('orders keys created in the same second by rotation order', async () => {
+      itNeeds('administration', 'orders keys created in the same second by rotation order', async () => {
         const k1 = makeSigningKey();
         const k2 = makeSigningKey();
         await store.rotateSigningKey(k1);
@@ -1192,7 +1089,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.listSigningKeys(), [first]);
       });
 
-      it('ensureSigningKey returns the current key after a rotation', async () => {
+      itNeeds('administration', 'ensureSigningKey returns the current key after a rotation', async () => {
         await store.ensureSigningKey(makeSigningKey());
         const rotated = makeSigningKey({ createdAt: NOW + 1 });
         await store.rotateSigningKey(rotated);
@@ -1210,13 +1107,13 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
 
     describe('shared rate-limit buckets', () => {
       const T = NOW * 1000;
-      // Unique keys: a PostgreSQL database outlives one test.
+      // Unique keys: a database may outlive one test.
       let bucket = { key: '', burst: 3, perSecond: 1 };
       beforeEach(() => {
-        bucket = { ...bucket, key: `register:${Math.random()}` };
+        bucket = { ...bucket, key: `register:${uniqueId('bucket')}:${Math.random()}` };
       });
 
-      it('a new bucket starts full; grants what it holds, up to the want; refills with time, never past the burst', async () => {
+      itNeeds('rateBuckets', 'a new bucket starts full; grants what it holds, up to the want; refills with time, never past the burst', async () => {
         assert.deepEqual(await store.takeRateTokens({ ...bucket, want: 2, nowMs: T }), { granted: 2, level: 1 });
         assert.deepEqual(await store.takeRateTokens({ ...bucket, want: 2, nowMs: T }), { granted: 1, level: 0 });
         assert.deepEqual(await store.takeRateTokens({ ...bucket, want: 1, nowMs: T + 500 }), { granted: 0, level: 0.5 });
@@ -1228,12 +1125,12 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.takeRateTokens({ ...bucket, key: `${bucket.key}-other`, want: 1, nowMs: T }), { granted: 1, level: 2 });
       });
 
-      it('concurrent takes never grant more than the bucket holds', async () => {
+      itNeeds('rateBuckets', 'concurrent takes never grant more than the bucket holds', async () => {
         const results = await Promise.all(Array.from({ length: 20 }, () => store.takeRateTokens({ ...bucket, burst: 7, want: 1, nowMs: T })));
         assert.equal(results.reduce((sum, r) => sum + r.granted, 0), 7);
       });
 
-      it('a bucket full again is swept; one still refilling is kept', async () => {
+      itNeeds(['rateBuckets', 'upkeep'], 'a bucket full again is swept; one still refilling is kept', async () => {
         await store.sweepExpired(NOW + 1_000_000);
         await store.takeRateTokens({ ...bucket, want: 3, nowMs: T });
         assert.equal(await store.sweepExpired(NOW + 2), 0);
@@ -1244,22 +1141,23 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
     });
 
     describe('sweepExpired', () => {
-      it('sweeps more rows than one batch holds, all of them', async () => {
-        const { grant } = await seed();
-        const bulk = Array.from({ length: 1200 }, () => makeRefreshToken(grant, { expiresAt: NOW - 1 }));
-        for (const token of bulk) await saveRefreshToken(token);
-        const live = makeRefreshToken(grant, { expiresAt: NOW + 60 });
-        await saveRefreshToken(live);
+      /** `count` grants of one client and user, each with a refresh token (`tokenOverrides`) issued at NOW. */
+      async function families(count: number, tokenOverrides: Partial<RefreshTokenRecord>) {
+        const { client, user } = await parties();
+        return inBatches(count, async () => (await familyOf(client, user, {}, tokenOverrides)).token);
+      }
+
+      itNeeds('upkeep', 'sweeps more rows than one batch holds, all of them', async () => {
+        const bulk = await families(1200, { expiresAt: NOW - 1 });
+        const [live] = await families(1, { expiresAt: NOW + 60 });
         assert.ok((await store.sweepExpired(NOW)) >= 1200);
         assert.equal(await store.getRefreshToken(bulk[0]!.tokenHash), undefined);
         assert.equal(await store.getRefreshToken(bulk[1199]!.tokenHash), undefined);
-        assert.ok(await store.getRefreshToken(live.tokenHash));
+        assert.ok(await store.getRefreshToken(live!.tokenHash));
       });
 
-      it('an aborted sweep deletes nothing more, and the next sweep takes all that is left', async () => {
-        const { grant } = await seed();
-        const expired = Array.from({ length: 30 }, () => makeRefreshToken(grant, { expiresAt: NOW - 1 }));
-        for (const token of expired) await saveRefreshToken(token);
+      itNeeds('upkeep', 'an aborted sweep deletes nothing more, and the next sweep takes all that is left', async () => {
+        const expired = await families(30, { expiresAt: NOW - 1 });
         const controller = new AbortController();
         controller.abort();
         assert.equal(await store.sweepExpired(NOW, { signal: controller.signal }), 0);
@@ -1268,9 +1166,8 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         for (const token of expired) assert.equal(await store.getRefreshToken(token.tokenHash), undefined);
       });
 
-      it('a sweep rests through the pause it is given: held there, it goes on once the pause resolves', async () => {
-        const { grant } = await seed();
-        for (let i = 0; i < 1200; i++) await saveRefreshToken(makeRefreshToken(grant, { expiresAt: NOW - 1 }));
+      itNeeds('upkeep', 'a sweep rests through the pause it is given: held there, it goes on once the pause resolves', async () => {
+        await families(1200, { expiresAt: NOW - 1 });
         let release!: () => void;
         const held = new Promise<void>((resolve) => (release = resolve));
         const asked: number[] = [];
@@ -1281,8 +1178,7 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         };
         const sweep = store.sweepExpired(NOW, { pause }).then((rows) => ((finished = true), rows));
         await new Promise((resolve) => setTimeout(resolve, 200));
-        // The SQL stores sweep in batches with a pause after each; the memory store in one pass, without any.
-        if (name !== 'memory store') {
+        if (options.batchedSweep) {
           assert.ok(asked.length > 0, 'paused after a batch');
           assert.equal(finished, false, 'held at the pause');
         }
@@ -1290,38 +1186,38 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok((await sweep) >= 1200);
       });
 
-      it('finds expired tokens and spent records among more live ones than a slice of the walk holds, all of them', async () => {
-        const { grant } = await seed();
+      itNeeds('upkeep', 'finds expired tokens and spent records among more live ones than a slice of the walk holds, all of them', async () => {
         // Random hashes: the expired lie scattered between the live along the key.
-        const live = Array.from({ length: 2500 }, () => makeRefreshToken(grant, { expiresAt: NOW + 60 }));
-        const expired = Array.from({ length: 60 }, () => makeRefreshToken(grant, { expiresAt: NOW - 1 }));
-        for (const token of [...live, ...expired]) await saveRefreshToken(token);
+        const { client, user } = await parties();
+        const live = await inBatches(2500, async () => (await familyOf(client, user, {}, { expiresAt: NOW + 60 })).token);
+        const expired = await inBatches(60, async () => familyOf(client, user, {}, { expiresAt: NOW - 1 }));
         const rotated = expired.slice(0, 20);
-        for (const token of rotated) expectRecord(await rotate(token.tokenHash, makeRefreshToken(grant, { expiresAt: NOW + 60 }), NOW - 100), 'ok');
-        // The 20 rotated went to spent records (expired with their tokens); 40 expired tokens are left.
+        for (const { grant, token } of rotated) expectRecord(await rotate(token.tokenHash, makeRefreshToken(grant, { expiresAt: NOW + 60 }), NOW - 100), 'ok');
+        // The 20 rotated went to spent records (expired with their tokens); 40 expired tokens are
+        // left. The codes redeemed at NOW, and the grants made then, are not yet due.
         assert.equal(await store.sweepExpired(NOW), 60);
-        for (const token of expired) assert.equal(await store.getRefreshToken(token.tokenHash), undefined);
-        for (const token of rotated) assert.equal(await store.findSpentRefreshToken(token.tokenHash), undefined);
+        for (const { token } of expired) assert.equal(await store.getRefreshToken(token.tokenHash), undefined);
+        for (const { token } of rotated) assert.equal(await store.findSpentRefreshToken(token.tokenHash), undefined);
         for (const token of live) assert.ok(await store.getRefreshToken(token.tokenHash));
       });
 
-      it('walks old grants in slices with rests between them, finding the empty ones among those still in use', async () => {
+      itNeeds('upkeep', 'walks old grants in slices with rests between them, finding the empty ones among those still in use', async () => {
         const { client, user } = await seed();
         // 3,000 old grants kept by an access token still valid; one in forty of them empty and done
         // (fewer than a batch of deletions, so that only a walk rests among them).
         const grants = Array.from({ length: 3000 }, (_, i) =>
           makeGrant(client.clientId, user.id, { createdAt: NOW - 1000, accessExpiresAt: i % 40 === 3 ? NOW - 1 : NOW + 60 }),
         );
-        for (const grant of grants) await store.createGrant(grant);
+        await inBatches(grants.length, (i) => store.createGrant(grants[i]!));
         let rests = 0;
         assert.equal(await store.sweepExpired(NOW, { pause: async () => void rests++ }), 75);
         // One statement looking for empty grants among those in use read every one of them (1M:
-        // 640 ms on SQLite's event loop). The memory store sweeps in one pass, without rests.
-        if (name !== 'memory store') assert.ok(rests >= 2, `rests: ${rests}`);
+        // 640 ms on SQLite's event loop). A sweep in one pass has no rests.
+        if (options.batchedSweep) assert.ok(rests >= 2, `rests: ${rests}`);
         for (const [i, grant] of grants.entries()) assert.equal((await store.getGrant(grant.id)) === undefined, i % 40 === 3, `grant ${i}`);
       });
 
-      it('removes expired rows and orphaned old grants, keeps live ones, and counts', async () => {
+      itNeeds('upkeep', 'removes expired rows and orphaned old grants, keeps live ones, and counts', async () => {
         const { client, user } = await seed();
         const old = NOW - 1000;
         const deadGrant = makeGrant(client.clientId, user.id, { createdAt: old });
@@ -1331,29 +1227,26 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         // Only an access token in hand (client_credentials): kept until it expires.
         const accessOnlyGrant = makeGrant(client.clientId, null, { createdAt: old, accessExpiresAt: NOW + 60 });
         const accessExpiredGrant = makeGrant(client.clientId, null, { createdAt: old, accessExpiresAt: NOW });
-        for (const grant of [deadGrant, emptyOldGrant, emptyNewGrant, liveGrant, accessOnlyGrant, accessExpiredGrant]) await store.createGrant(grant);
+        for (const grant of [emptyOldGrant, emptyNewGrant, accessOnlyGrant, accessExpiredGrant]) await store.createGrant(grant);
 
-        const deadCode = makeCode(deadGrant, { expiresAt: NOW });
+        // Codes redeemed a little before NOW: the dead one expired at NOW, the live one a second later.
         const deadRefresh = makeRefreshToken(deadGrant, { expiresAt: NOW - 1 });
+        const deadCode = await issueFirstToken(store, deadGrant, deadRefresh, { at: NOW - 10, code: { expiresAt: NOW } });
+        const liveRefresh = makeRefreshToken(liveGrant);
+        const liveCode = await issueFirstToken(store, liveGrant, liveRefresh, { at: NOW - 10, code: { expiresAt: NOW + 1 } });
         const deadSession = makeSession(user.id, { expiresAt: NOW });
         const deadInteraction = makeInteraction(client.clientId, { expiresAt: NOW - 1 });
-        const liveCode = makeCode(liveGrant, { expiresAt: NOW + 1 });
-        const liveRefresh = makeRefreshToken(liveGrant);
         const liveSession = makeSession(user.id);
         const liveInteraction = makeInteraction(client.clientId);
-        await store.saveAuthorizationCode(deadCode);
-        await saveRefreshToken(deadRefresh);
         await store.createSession(deadSession);
         await store.createInteraction(deadInteraction);
-        await store.saveAuthorizationCode(liveCode);
-        await saveRefreshToken(liveRefresh);
         await store.createSession(liveSession);
         await store.createInteraction(liveInteraction);
 
         // 4 expired rows + the dead grant + the old empty grant + the one whose access token expired (the initial seed grant is new).
         assert.equal(await store.sweepExpired(NOW), 7);
 
-        assert.equal((await store.consumeAuthorizationCode(deadCode.codeHash, NOW - 10)).status, 'missing');
+        assert.equal((await consume(deadCode.codeHash, NOW - 10)).status, 'missing');
         assert.equal(await store.getRefreshToken(deadRefresh.tokenHash), undefined);
         assert.equal(await store.getGrant(accessExpiredGrant.id), undefined);
         assert.equal(await store.getSession(deadSession.idHash, NOW - 10), undefined);
@@ -1367,27 +1260,28 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok(await store.getGrant(accessOnlyGrant.id));
         assert.ok(await store.getSession(liveSession.idHash, NOW));
         assert.ok(await store.getInteraction(liveInteraction.id, NOW));
-        expectRecord(await store.consumeAuthorizationCode(liveCode.codeHash, NOW), 'ok');
+        expectRecord(await consume(liveCode.codeHash, NOW), 'replayed');
 
         assert.equal(await store.sweepExpired(NOW), 0);
       });
 
-      it('sweeps spent records when their token would have expired, and grants that only spent records remember', async () => {
+      itNeeds('upkeep', 'sweeps spent records when their token would have expired, and grants that only spent records remember', async () => {
         const { client, user } = await seed({ createdAt: NOW });
         const ended = makeGrant(client.clientId, user.id, { createdAt: NOW - 1000 });
         const going = makeGrant(client.clientId, user.id, { createdAt: NOW - 1000 });
-        for (const grant of [ended, going]) await store.createGrant(grant);
         const endedToken = makeRefreshToken(ended, { expiresAt: NOW + 10 });
         const endedNext = makeRefreshToken(ended, { expiresAt: NOW + 10 });
         const goingToken = makeRefreshToken(going, { expiresAt: NOW + 100 });
         const goingNext = makeRefreshToken(going, { expiresAt: NOW + 200 });
-        for (const token of [endedToken, goingToken]) await saveRefreshToken(token);
+        // Their codes, redeemed a minute before NOW, expire at NOW.
+        await issueFirstToken(store, ended, endedToken, { at: NOW - 60 });
+        await issueFirstToken(store, going, goingToken, { at: NOW - 60 });
         // Access tokens as short-lived as the ended family's refresh tokens: a grant goes only once they expired too.
         expectRecord(await rotate(endedToken.tokenHash, endedNext, NOW, NOW + 10), 'ok');
         expectRecord(await rotate(goingToken.tokenHash, goingNext, NOW, NOW + 10), 'ok');
 
-        // Past the ended family's tokens, spent and live: both go, then its grant.
-        assert.equal(await store.sweepExpired(NOW + 10), 3);
+        // Past the ended family's tokens, spent and live, and both codes: all go, then its grant.
+        assert.equal(await store.sweepExpired(NOW + 10), 5);
         assert.equal(await store.findSpentRefreshToken(endedToken.tokenHash), undefined);
         assert.equal(await store.getGrant(ended.id), undefined);
         assert.ok(await store.findSpentRefreshToken(goingToken.tokenHash), 'a spent record is kept until its token would have expired');
@@ -1399,64 +1293,43 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok(await store.getRefreshToken(goingNext.tokenHash));
       });
 
-      it('returns 0 on an empty store', async () => {
+      itNeeds('upkeep', 'returns 0 on an empty store', async () => {
         assert.equal(await store.sweepExpired(NOW), 0);
       });
     });
 
     describe('upstream identities and sessions', () => {
-      const identityOf = (user: UserRecord, overrides: Partial<UserIdentityRecord> = {}): UserIdentityRecord => ({
-        issuer: 'https://idp.example',
-        subject: uniqueId('sub'),
-        provider: 'corp',
-        userId: user.id,
-        email: 'person@example.com',
-        name: 'A Person',
-        createdAt: NOW,
-        ...overrides,
-      });
-      const upstreamSessionOf = (user: UserRecord, overrides: Partial<UpstreamSessionRecord> = {}): UpstreamSessionRecord => ({
-        id: uniqueId('upstream'),
-        userId: user.id,
-        provider: 'corp',
-        subject: 'sub-1',
-        sealedTokens: 'v1.key.nonce.body',
-        createdAt: NOW,
-        expiresAt: NOW + 3600,
-        ...overrides,
-      });
-
       it('a user without a password, with their identity, found by provider, issuer and subject', async () => {
         const user = makeUser({ passwordHash: null });
-        const identity = identityOf(user);
+        const identity = makeIdentity(user);
         await store.createUserWithIdentity(user, identity);
-        assert.deepEqual(await store.getUserByIdentity(identity), user);
-        assert.deepEqual(await store.getUserById(user.id), user);
-        assert.equal(await store.getUserByIdentity({ ...identity, subject: 'someone-else' }), undefined);
-        assert.equal(await store.getUserByIdentity({ ...identity, issuer: 'https://other.example' }), undefined);
-        assert.equal(await store.getUserByIdentity({ ...identity, provider: 'other' }), undefined);
+        assert.deepEqual(await store.getUser({ identity }), user);
+        assert.deepEqual(await store.getUser({ id: user.id }), user);
+        assert.equal(await store.getUser({ identity: { ...identity, subject: 'someone-else' } }), undefined);
+        assert.equal(await store.getUser({ identity: { ...identity, issuer: 'https://other.example' } }), undefined);
+        assert.equal(await store.getUser({ identity: { ...identity, provider: 'other' } }), undefined);
         assert.deepEqual(await store.listUserIdentities({ userId: user.id }), [identity]);
       });
 
       it('the same issuer and subject at two providers are two people', async () => {
         const first = makeUser({ passwordHash: null });
         const second = makeUser({ passwordHash: null });
-        const identity = identityOf(first, { provider: 'hub', subject: '1001' });
+        const identity = makeIdentity(first, { provider: 'hub', subject: '1001' });
         await store.createUserWithIdentity(first, identity);
         await store.createUserWithIdentity(second, { ...identity, provider: 'forge', userId: second.id });
-        assert.equal((await store.getUserByIdentity(identity))?.id, first.id);
-        assert.equal((await store.getUserByIdentity({ ...identity, provider: 'forge' }))?.id, second.id);
+        assert.equal((await store.getUser({ identity }))?.id, first.id);
+        assert.equal((await store.getUser({ identity: { ...identity, provider: 'forge' } }))?.id, second.id);
       });
 
       it('a taken username or identity is a conflict, and nothing is half-written', async () => {
         const first = makeUser({ passwordHash: null });
-        const identity = identityOf(first);
+        const identity = makeIdentity(first);
         await store.createUserWithIdentity(first, identity);
         const second = makeUser({ passwordHash: null });
         await assert.rejects(store.createUserWithIdentity(second, { ...identity, userId: second.id }), StoreConflictError);
-        assert.equal(await store.getUserById(second.id), undefined);
-        await assert.rejects(store.createUserWithIdentity({ ...second, username: first.username }, identityOf(second)), StoreConflictError);
-        assert.equal(await store.getUserById(second.id), undefined);
+        assert.equal(await store.getUser({ id: second.id }), undefined);
+        await assert.rejects(store.createUserWithIdentity({ ...second, username: first.username }, makeIdentity(second)), StoreConflictError);
+        assert.equal(await store.getUser({ id: second.id }), undefined);
         assert.equal((await store.listUserIdentities({ userId: second.id })).length, 0);
       });
 
@@ -1466,14 +1339,14 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         const interaction = makeInteraction(client.clientId);
         await store.createInteraction(interaction);
         const upstream = { provider: 'corp', sealedPending: 'v1.k.n.b' };
-        await store.setInteractionUpstream(interaction.id, upstream);
+        await store.updateInteraction(interaction.id, { upstream });
         assert.deepEqual((await store.getInteraction(interaction.id, NOW))?.upstream, upstream);
         assert.deepEqual((await store.consumeInteraction(interaction.id, NOW))?.upstream, upstream);
       });
 
       it('an upstream session, its tokens replaced; sessions and grants rest on it', async () => {
         const { client, user } = await seed();
-        const upstream = upstreamSessionOf(user);
+        const upstream = makeUpstreamSession(user.id);
         await store.createUpstreamSession(upstream);
         assert.deepEqual(await store.getUpstreamSession(upstream.id), upstream);
         await store.updateUpstreamSessionTokens(upstream.id, 'v1.key.nonce.renewed');
@@ -1488,25 +1361,23 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         await assert.rejects(store.createGrant(makeGrant(client.clientId, user.id, { upstreamSessionId: 'no-such-session' })));
       });
 
-      it('deleting the user deletes their identities and upstream sessions', async () => {
+      itNeeds('administration', 'deleting the user deletes their identities and upstream sessions', async () => {
         const user = makeUser({ passwordHash: null });
-        await store.createUserWithIdentity(user, identityOf(user));
-        const upstream = upstreamSessionOf(user);
+        await store.createUserWithIdentity(user, makeIdentity(user));
+        const upstream = makeUpstreamSession(user.id);
         await store.createUpstreamSession(upstream);
         assert.equal(await store.deleteUser(user.username), true);
         assert.equal(await store.getUpstreamSession(upstream.id), undefined);
         assert.deepEqual(await store.listUserIdentities({ userId: user.id }), []);
       });
 
-      it('sweeping removes an expired upstream session only once nothing rests on it', async () => {
+      itNeeds('upkeep', 'sweeping removes an expired upstream session only once nothing rests on it', async () => {
         const { client, user } = await seed();
-        const kept = upstreamSessionOf(user, { expiresAt: NOW - 1 });
-        const gone = upstreamSessionOf(user, { expiresAt: NOW - 1 });
+        const kept = makeUpstreamSession(user.id, { expiresAt: NOW - 1 });
+        const gone = makeUpstreamSession(user.id, { expiresAt: NOW - 1 });
         await store.createUpstreamSession(kept);
         await store.createUpstreamSession(gone);
-        const grant = makeGrant(client.clientId, user.id, { upstreamSessionId: kept.id });
-        await store.createGrant(grant);
-        await saveRefreshToken(makeRefreshToken(grant));
+        await familyOf(client, user, { upstreamSessionId: kept.id });
         await store.sweepExpired(NOW);
         assert.ok(await store.getUpstreamSession(kept.id));
         assert.equal(await store.getUpstreamSession(gone.id), undefined);
@@ -1530,8 +1401,6 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.ok(fetchedClient);
         fetchedClient.redirectUris.push('https://evil.example/');
         (fetchedClient.metadata['nested'] as { a: number[] }).a.push(3);
-        const listed = await store.listClients();
-        listed[0]?.grantTypes.push('client_credentials');
         assert.deepEqual(await store.getClient(client.clientId), client);
 
         const fetchedGrant = await store.getGrant(grant.id);
@@ -1540,10 +1409,10 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         fetchedGrant.revokedAt = NOW;
         assert.deepEqual(await store.getGrant(grant.id), grant);
 
-        const fetchedUser = await store.getUserById(user.id);
+        const fetchedUser = await store.getUser({ id: user.id });
         assert.ok(fetchedUser);
         fetchedUser.username = 'mallory';
-        assert.deepEqual(await store.getUserByUsername(user.username), user);
+        assert.deepEqual(await store.getUser({ username: user.username }), user);
 
         const interaction = makeInteraction(client.clientId);
         await store.createInteraction(interaction);
@@ -1553,22 +1422,32 @@ export function runStoreSuite(name: string, open: () => Promise<Store> | Store, 
         assert.deepEqual(await store.getInteraction(interaction.id, NOW), interaction);
 
         await store.saveConsent(makeConsent(user.id, client.clientId));
+        (await store.getConsent(user.id, client.clientId, 'https://mcp.example/'))?.scope.push('admin');
+        assert.deepEqual((await store.getConsent(user.id, client.clientId, 'https://mcp.example/'))?.scope, ['read']);
+      });
+
+      itNeeds('administration', 'mutating a listed record does not change the store', async () => {
+        const { client, user } = await seed();
+        const listed = await store.listClients();
+        listed[0]?.grantTypes.push('client_credentials');
+        assert.deepEqual(await store.getClient(client.clientId), client);
+        await store.saveConsent(makeConsent(user.id, client.clientId));
         const consents = await store.listConsents({});
         consents[0]?.scope.push('admin');
         assert.deepEqual((await store.getConsent(user.id, client.clientId, 'https://mcp.example/'))?.scope, ['read']);
       });
 
       it('mutating a consume or rotate result does not change the store', async () => {
-        const { grant } = await seed();
-        const code = makeCode(grant);
-        await store.saveAuthorizationCode(code);
-        const used = expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'ok');
+        const { client, user, grant, token, code: redeemed } = await family();
+        const other = makeGrant(client.clientId, user.id);
+        const code = makeCode(other);
+        await store.createGrant(other, code);
+        const used = expectRecord(await consume(code.codeHash, NOW), 'ok');
         used.consumedAt = null;
         used.scope.push('admin');
-        expectRecord(await store.consumeAuthorizationCode(code.codeHash, NOW), 'replayed');
+        expectRecord(await consume(code.codeHash, NOW), 'replayed');
+        expectRecord(await consume(redeemed.codeHash, NOW), 'replayed');
 
-        const token = makeRefreshToken(grant);
-        await saveRefreshToken(token);
         const next = makeRefreshToken(grant);
         expectRecord(await rotate(token.tokenHash, next, NOW), 'ok');
         (await store.getRefreshToken(next.tokenHash))!.scope.push('admin');
