@@ -18,11 +18,9 @@ import { StoreConflictError, StoreUnavailableError, type FullStore } from './sto
 /**
  * Sweep batches of 500 rows, resting eight times as long as each took. A batch commits without
  * waiting for the disk, but the next refresh to commit must flush the WAL the batch wrote before
- * its own, so what a batch writes is what a request can be made to wait for. Walked along the
- * key, batches of 500 moved the refresh p99 by 1.25–1.41 × and of 100 (rests of 8 ×) by 1.02–1.07,
- * in 522–651 s for 1M rows. Walked by page (statements.ts: a few pages a batch, not one a row),
- * batches of 500 with rests of 8 × moved it by 0.98, 1.12, 1.11 and 1.11 in 182–223 s; of 2,000,
- * by 1.40; of 500 with rests of 4 ×, by 1.25 in 75 s (bench/sweep-latency.ts, 4 clients refreshing).
+ * its own, so what a batch writes is what a request can be made to wait for: batches walk tables
+ * by page (a few pages a batch, not one a row), and larger batches or shorter rests showed in the
+ * refresh p99 while sweeping (bench/sweep-latency.ts; docs/performance.md, "Upkeep").
  */
 const SWEEP_PACE: SweepPace = { ...DEFAULT_SWEEP_PACE, batchRows: 500, restFactor: 8 };
 

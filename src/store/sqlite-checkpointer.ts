@@ -2,7 +2,7 @@
  * WAL checkpoints on a worker thread, while the store writes a lot: during a long write job (a
  * sweep), and while requests keep committing.
  *
- * A checkpoint copies the WAL back into the database file and syncs it: 10–35 ms here, and
+ * A checkpoint copies the WAL back into the database file and syncs it, tens of milliseconds, and
  * SQLite runs it inside whichever commit crosses the WAL's size limit — on the event loop, since
  * better-sqlite3 is synchronous. A sweep of a million rows writes enough WAL for a hundred of
  * them, and a busy server one every few hundred commits, each one a stall for the requests in

@@ -18,12 +18,8 @@ const LONG_UPKEEP_MS = 50;
 /**
  * A sweep's batches run on the event loop: about 1 ms each, then a rest eight times as long, so
  * upkeep takes at most a ninth of the loop and a request waits at most about a millisecond
- * behind a batch (2 ms batches were measurable in the refresh p99 once checkpoints left the loop).
- * With rests four times as long, bench/sweep-latency.ts (idle and sweeping windows taking turns)
- * measured the refresh p99 at 1.24 and 1.25 × idle; with eight, 1.13, for a sweep of 1M rows in
- * 41 s instead of 26. Those rows had keys in nearly the order they were stored; with hashes for
- * keys, as the store's are, each deletion edits index pages anywhere and 1M rows take 263 s (1.12);
- * batches of 3 ms took 197 s but moved the p99 by 1.20.
+ * behind a batch. Longer batches, or shorter rests, showed in the refresh p99 while sweeping
+ * (bench/sweep-latency.ts; the figures are in docs/performance.md, "Upkeep").
  */
 const SWEEP_PACE: SweepPace = { sliceMs: 1, restFactor: 8 };
 /** SQLite's default WAL size (pages) at which a commit checkpoints. */

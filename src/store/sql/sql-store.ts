@@ -156,7 +156,7 @@ export function walkInSlices<Key extends string | number = string>(
       return { deleted, last: last === null || keys < size };
     },
     // Wider only over mostly live rows: a slice deletes about a batch of rows at most, as a batch
-    // does (on PostgreSQL, where time does not size slices, 2,000 deletions a slice moved the p99).
+    // does (on PostgreSQL time does not size slices, and larger ones showed in the refresh p99).
     (took, deleted) => (size = resized(size, took, pace, deleted * 2 < size ? batch * WALK_WIDENING : size)),
     pause,
     pace,
@@ -164,7 +164,7 @@ export function walkInSlices<Key extends string | number = string>(
   );
 }
 
-/** Most pages one slice of a page walk covers (128 KiB; over 1M live grants, 64 pages took up to 25 ms in PostgreSQL, each grant looked up in two tables). */
+/** Most pages one slice of a page walk covers (128 KiB): over live grants, each looked up in two tables, wider ranges held PostgreSQL for tens of milliseconds. */
 export const SWEEP_MOST_PAGES = 16;
 
 /**

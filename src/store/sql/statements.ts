@@ -388,8 +388,8 @@ export const S = {
     // Grants whose codes and tokens are gone and whose access tokens expired. The 60 s margin
     // spares a grant created just now whose first code or token is about to be saved. Walked, not
     // found through created_at: most old grants still hold a live refresh token, and a batch that
-    // looked for deletable ones among them read all of them in one statement (1M live grants:
-    // 640 ms on SQLite's event loop, 820 ms in PostgreSQL, at every sweep).
+    // looked for deletable ones among them read all of them in one statement, at every sweep
+    // (docs/performance.md, "Upkeep").
     {
       walk: walked(
         'grants',
