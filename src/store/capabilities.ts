@@ -17,7 +17,16 @@ export const CAPABILITY_METHODS: Readonly<Record<StoreCapability, readonly strin
   ] satisfies (keyof StoreAdministration)[],
 };
 
+/** What was found of each store, asked about on hot paths (every token request): a store's methods do not change. */
+const known = new WeakMap<Store, Partial<Record<StoreCapability, boolean>>>();
+
 function has(store: Store, capability: StoreCapability): boolean {
+  let found = known.get(store);
+  if (found === undefined) known.set(store, (found = {}));
+  return (found[capability] ??= inspect(store, capability));
+}
+
+function inspect(store: Store, capability: StoreCapability): boolean {
   const methods = CAPABILITY_METHODS[capability];
   const present = methods.filter((method) => typeof (store as unknown as Record<string, unknown>)[method] === 'function');
   if (present.length === 0) return false;
