@@ -2,7 +2,7 @@
  * The credentials file holds refresh tokens, and what it says decides where they are sent: it must
  * be the user's own, and so must its folder. Anyone else able to write either could plant a
  * registration or a grant, or swap the file for a link to one of theirs, so the store refuses a
- * link, a file or folder owned by another account, and one that group or others may write.
+ * link, a file or folder that belongs to another account, and one that group or others may write.
  * Where the system has no user ids (Windows), only links are refused.
  */
 import { constants } from 'node:fs';

@@ -24,7 +24,7 @@ export function printable(text: string): string {
   return text.replace(CONTROL, escape);
 }
 
-/** JSON text whose strings show such characters as `\uXXXX` escapes: the same JSON value, safe on a terminal. */
+/** JSON text whose strings show such characters as `\u` escapes (`\u001b`): the same JSON value, safe on a terminal. */
 export function printableJson(value: unknown, space?: number): string {
   return JSON.stringify(value, null, space).replace(JSON_UNESCAPED, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
