@@ -6,7 +6,8 @@
  * back to `initialize` for a 2025-era server; either first request may be the one that meets the 401.
  *
  * The runner appends the server URL as the last argument and sets MCP_CONFORMANCE_SCENARIO;
- * MCP_CONFORMANCE_CONTEXT carries a pre-registered client where a scenario has one.
+ * MCP_CONFORMANCE_CONTEXT carries a pre-registered client where a scenario has one (its secret, or
+ * for private_key_jwt its PEM private key and algorithm).
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ContextClient, MemoryTokenStore } from '../src/client/index.js';
@@ -19,7 +20,11 @@ if (!serverUrl || !URL.canParse(serverUrl)) {
   console.error('usage: conformance/client.ts <server-url>');
   process.exit(2);
 }
-const context = process.env.MCP_CONFORMANCE_CONTEXT ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as { client_id?: string; client_secret?: string }) : {};
+const context = process.env.MCP_CONFORMANCE_CONTEXT
+  ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as { client_id?: string; client_secret?: string; private_key_pem?: string; signing_algorithm?: string })
+  : {};
+/** The client credentials scenarios (SEP-1046): a program with a secret or a private key, no person. */
+const clientCredentials = process.env.MCP_CONFORMANCE_SCENARIO?.startsWith('auth/client-credentials') === true;
 
 /** Plays the person: opens the authorization URL, and follows its redirect to our loopback callback. */
 async function approveHeadlessly(url: URL): Promise<void> {
@@ -36,6 +41,9 @@ const auth = new ContextClient({
   clientMetadataUrl: CLIENT_METADATA_URL,
   ...(context.client_id ? { clientId: context.client_id } : {}),
   ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+  ...(clientCredentials ? { grantType: 'client_credentials' as const } : {}),
+  ...(context.private_key_pem ? { privateKey: context.private_key_pem } : {}),
+  ...(context.signing_algorithm ? { privateKeyAlg: context.signing_algorithm } : {}),
   openAuthorizationUrl: approveHeadlessly,
   onProgress: (message) => console.error(`[context-auth] ${message}`),
 });

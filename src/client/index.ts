@@ -8,4 +8,5 @@ export { McpSdkOAuthProvider, type McpSdkProviderOptions } from './mcp-sdk.js';
 export { stdioCredentials } from './stdio.js';
 export { ClientError, type ClientErrorCode } from './errors.js';
 export type { StoredClient, StoredGrant, TokenStore } from './types.js';
+export type { ClientPrivateKey } from './client-assertion.js';
 export { describeNetworkFailure, failureReason } from './network-errors.js';

@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
+import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
 import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
@@ -22,6 +23,16 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
   store?: TokenStore;
   /** 'authorization_code' (a person, through the browser; default) or 'client_credentials' (a program). */
   grantType?: 'authorization_code' | 'client_credentials';
+  /**
+   * For the client credentials grant, instead of `clientSecret`: the client's private key (a
+   * CryptoKey, KeyObject, private JWK or PEM), which signs a short-lived JWT for each token request
+   * (private_key_jwt, RFC 7523). The authorization server holds the public key.
+   */
+  privateKey?: ClientPrivateKey;
+  /** The key's JWS algorithm; default from the key (ES256 for P-256, RS256 for RSA, EdDSA for Ed25519). */
+  privateKeyAlg?: string;
+  /** The `kid` the assertion names, where the authorization server holds several keys for the client. */
+  keyId?: string;
   /** Scope to ask for; default: the 401 challenge's, else the server's scopes_supported. */
   scope?: string;
   /** Fixed loopback callback port; default: the one registered earlier, else a random one. */
@@ -53,6 +64,7 @@ export class ContextClient implements FetchSession {
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
   private discovery: Promise<Discovery> | undefined;
+  private signingKey: Promise<SigningKey> | undefined;
   /** `fetch` for the context server, authorizing as needed (auth-fetch.ts). */
   readonly fetch: AuthFetch;
 
@@ -62,6 +74,11 @@ export class ContextClient implements FetchSession {
       this.serverUrl = canonicalizeResourceUri(options.serverUrl);
     } catch (error) {
       throw new ClientError('discovery_failed', `not a context server URL: ${options.serverUrl} (${(error as Error).message})`);
+    }
+    if (options.privateKey !== undefined) {
+      if (options.grantType !== 'client_credentials') throw new ClientError('registration_unavailable', "privateKey is for grantType 'client_credentials'");
+      if (!options.clientId) throw new ClientError('registration_unavailable', 'privateKey needs the clientId it authenticates');
+      if (options.clientSecret) throw new ClientError('registration_unavailable', 'give either clientSecret or privateKey, not both');
     }
     this.application = applicationOf(options);
     this.store = options.store ?? new FileTokenStore();
@@ -168,12 +185,12 @@ export class ContextClient implements FetchSession {
   }
 
   private async clientCredentials(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
-    if (!this.options.clientId || !this.options.clientSecret) {
-      throw new ClientError('registration_unavailable', 'the client credentials grant needs a client id and secret');
+    if (!this.options.clientId || (!this.options.clientSecret && this.options.privateKey === undefined)) {
+      throw new ClientError('registration_unavailable', 'the client credentials grant needs a client id and a secret or private key');
     }
     const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
-    const { client: oauthClient, auth } = asOAuthClient(client);
     const as = discovery.authorizationServer;
+    const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
     const requested = scope ?? this.options.scope;
     const parameters: Record<string, string> = { ...(requested ? { scope: requested } : {}), ...(discovery.resource ? { resource: discovery.resource } : {}) };
     try {
@@ -183,6 +200,15 @@ export class ContextClient implements FetchSession {
     } catch (error) {
       throw tokenError(error, 'the client credentials grant failed');
     }
+  }
+
+  /** oauth4webapi's client and authentication: our private key for the client it belongs to, else the client's secret (or none). */
+  private async authenticatedAs(client: StoredClient, as: oauth.AuthorizationServer): Promise<{ client: oauth.Client; auth: oauth.ClientAuth }> {
+    if (this.options.privateKey === undefined || client.source !== 'options' || client.clientId !== this.options.clientId) return asOAuthClient(client);
+    this.signingKey ??= importSigningKey(this.options.privateKey, this.options.privateKeyAlg);
+    const signing = await this.signingKey;
+    checkServerAccepts(as, signing.alg);
+    return { client: { client_id: client.clientId, token_endpoint_auth_method: 'private_key_jwt' }, auth: privateKeyJwt(signing, this.options.keyId) };
   }
 
   private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken'>): Promise<StoredGrant> {
@@ -216,8 +242,8 @@ export class ContextClient implements FetchSession {
       // (SEP-2352): with its own metadata, and only while the resource still lists it.
       const discovery = await this.issuerOf(current);
       const client = await this.clientFor(current, discovery);
-      const { client: oauthClient, auth } = asOAuthClient(client);
       const as = discovery.authorizationServer;
+      const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
       try {
         const response = await oauth.refreshTokenGrantRequest(
           as,
@@ -329,8 +355,8 @@ export class ContextClient implements FetchSession {
         if (!discovery.authorizationServers.includes(grant.issuer)) continue;
         const own = await discoverIssuer(discovery, grant.issuer, this.fetchImpl);
         if (own.authorizationServer.revocation_endpoint) {
-          const { client: oauthClient, auth } = asOAuthClient(await this.clientFor(grant, own));
           const as = own.authorizationServer;
+          const { client: oauthClient, auth } = await this.authenticatedAs(await this.clientFor(grant, own), as);
           await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, requestOptions(this.fetchImpl, as.revocation_endpoint!, { token_type_hint: 'refresh_token' }));
         }
       } catch (error) {

@@ -4,7 +4,8 @@
  * `backcompat` suites of the newest release must pass with no warning (the runner counts a
  * warning as a failure), and the newest pre-release's auth scenarios for the later revisions:
  * all of 2025-11-25's and all of 2026-07-28's (whose servers speak the stateless lifecycle: the
- * client's first request there is server/discover, not initialize).
+ * client's first request there is server/discover, not initialize). And the pre-release's client
+ * credentials extension scenarios (SEP-1046), with a client secret and with a private key.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -21,7 +22,11 @@ const SHIM = resolve(ROOT, 'conformance/shim/register.mjs');
 const CLIENT = `${process.execPath} --import tsx ${resolve(ROOT, 'conformance/client.ts')}`;
 
 async function runSuite(suite: string, runner = RUNNER, extra: string[] = []): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', SHIM, runner, 'client', '--command', CLIENT, '--suite', suite, ...extra], {
+  return runClient(runner, ['--suite', suite, ...extra]);
+}
+
+async function runClient(runner: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', SHIM, runner, 'client', '--command', CLIENT, ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,4 +71,20 @@ describe('MCP conformance suite, client side', () => {
     for (const scenario of ['auth/scope-step-up', 'auth/scope-retry-limit']) assert.ok(summary.includes(scenario), `${scenario} ran`);
     assert.equal(code, 0, summary);
   });
+
+  for (const scenario of ['auth/client-credentials-basic', 'auth/client-credentials-jwt']) {
+    it(`the newest pre-release: the client credentials extension, ${scenario}`, { timeout: 120_000 }, async () => {
+      const { code, output } = await runClient(NEXT_RUNNER, ['--scenario', scenario]);
+      const results = output.slice(output.indexOf('Test Results:'));
+      const total = /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(results);
+      assert.ok(total, `no results in the runner's output:\n${output.slice(-3000)}`);
+      assert.equal(`${total[3]} failed, ${total[4]} warnings`, '0 failed, 0 warnings', results);
+      assert.ok(Number(total[1]) > 0, 'some checks ran');
+      // The check that the token request authenticated as the scenario asks, by secret or by signed JWT.
+      const check = scenario.endsWith('-jwt') ? 'client-credentials-jwt-verified' : 'client-credentials-basic-auth';
+      assert.match(output, new RegExp(`\\[${check}\\s*\\] \\S*SUCCESS`), `${check} succeeded`);
+      assert.match(results, /OVERALL: PASSED/, results);
+      assert.equal(code, 0, results);
+    });
+  }
 });
