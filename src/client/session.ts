@@ -1,8 +1,8 @@
 import * as oauth from 'oauth4webapi';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
-import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
 import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
+import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
