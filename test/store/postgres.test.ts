@@ -7,7 +7,7 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { CURRENT_TABLES, SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
-import { issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
+import { addGrant, issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
 import { insertRefreshTokensPostgres } from '../helpers/store-rows.js';
 
 // Every table of the schema, so that none keeps rows from one test to the next.
@@ -157,12 +157,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     const holder = new pg.Client({ connectionString });
     await holder.connect();
     try {
-      const client = makeClient();
-      const user = makeUser();
-      const grant = makeGrant(client.clientId, user.id);
-      await store.createClient(client);
-      await store.createUser(user);
-      await store.createGrant(grant);
+      const { grant } = await addGrant(store);
       const tokens = Array.from({ length: 400 }, (_, i) => makeRefreshToken(grant, { expiresAt: i % 2 ? NOW - 1 : NOW + 60 }));
       await insertRefreshTokensPostgres(connectionString, tokens);
       // An expired row held locked: the sweep's statement that reaches it waits, in view.
@@ -268,13 +263,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     const holder = new pg.Client({ connectionString });
     await holder.connect();
     try {
-      const client = makeClient();
-      const user = makeUser();
-      await store.createClient(client);
-      await store.createUser(user);
-      const grant = makeGrant(client.clientId, user.id);
-      const code = makeCode(grant);
-      await store.createGrant(grant, code);
+      const { grant, code } = await addGrant(store, makeCode);
       await holder.query('BEGIN');
       await holder.query('UPDATE grants SET revoked_at = $1 WHERE id = $2', [NOW, grant.id]);
       const redeeming = store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: makeRefreshToken(grant) }));

@@ -11,7 +11,7 @@ import { StoreUnavailableError } from '../../src/store/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
-import { issueFirstToken, makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW } from '../../src/store/testing/records.js';
+import { addGrant, issueFirstToken, makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW } from '../../src/store/testing/records.js';
 import { insertRefreshTokensSqlite } from '../helpers/store-rows.js';
 
 const suiteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-store-'));
@@ -236,12 +236,7 @@ describe('sqlite store: upkeep that does not stop the server', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ca-sweep-')), 'sweep.db');
     const store = openSqliteStore({ path: file });
     try {
-      const client = makeClient();
-      const user = makeUser();
-      await store.createClient(client);
-      await store.createUser(user);
-      const grant = makeGrant(client.clientId, user.id);
-      await store.createGrant(grant);
+      const { grant } = await addGrant(store);
       insertRefreshTokensSqlite(file, Array.from({ length: 5000 }, (_, i) => makeRefreshToken(grant, { tokenHash: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 })));
       // Work queued before the sweep runs before the sweep ends: the sweep yields between batches.
       let ranDuring = false;

@@ -179,6 +179,19 @@ export async function addUser(store: Store, user: UserRecord = makeUser()): Prom
   return user;
 }
 
+/** Saves a new client and user, and a grant of theirs (with `code` when given): what most tests of grants start from. */
+export async function addGrant(store: Store): Promise<{ grant: GrantRecord }>;
+export async function addGrant(store: Store, code: (grant: GrantRecord) => AuthorizationCodeRecord): Promise<{ grant: GrantRecord; code: AuthorizationCodeRecord }>;
+export async function addGrant(store: Store, code?: (grant: GrantRecord) => AuthorizationCodeRecord): Promise<{ grant: GrantRecord; code?: AuthorizationCodeRecord }> {
+  const client = makeClient();
+  await store.createClient(client);
+  const user = await addUser(store);
+  const grant = makeGrant(client.clientId, user.id);
+  const made = code?.(grant);
+  await store.createGrant(grant, made);
+  return made ? { grant, code: made } : { grant };
+}
+
 /**
  * Saves `grant` with a code and redeems the code at `options.at` (NOW unless given), issuing
  * `token` and an access token expiring at `options.accessExpiresAt` (0 unless given): the
