@@ -73,6 +73,8 @@ export function createMemoryStore(): FullStore {
   // Insertion order breaks ties between keys created in the same second.
   const signingKeys: SigningKeyRecord[] = [];
   const rateBuckets = new Map<string, BucketRow>();
+  /** Used JWT assertions by key, with when each record may go. */
+  const usedAssertions = new Map<string, { expiresAt: number }>();
 
   /** Deletes grants and, like ON DELETE CASCADE, their codes and tokens. */
   const deleteGrants = (predicate: (grant: GrantRecord) => boolean): void => {
@@ -383,6 +385,12 @@ export function createMemoryStore(): FullStore {
       return { status: 'ok', grant: copy(grant), scope: [...successor.scope] };
     },
 
+    async useAssertionId(key, expiresAt, now) {
+      const used = usedAssertions.get(key);
+      if (used && used.expiresAt > now) return false;
+      usedAssertions.set(key, { expiresAt });
+      return true;
+    },
     async revokeAccessToken(jti, expiresAt, now) {
       recordRevocation('token', jti, now, expiresAt);
     },
@@ -438,7 +446,7 @@ export function createMemoryStore(): FullStore {
         }
       }
       count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
-      count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired);
+      count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired) + deleteWhere(usedAssertions, expired);
       count += deleteWhere(revocations, (r) => r.expiresAt <= now - REVOCATION_MARGIN);
       const hasChildren = (grantId: string): boolean =>
         [codes, refreshTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));

@@ -388,11 +388,25 @@ export const RATE_LIMITS: Table = {
   indexes: [index('rate_limits_expires_at', ['expires_at'], { since: 5 })],
 };
 
+/**
+ * Version 13: the JWT assertions already used (client assertions, authorization grants), each by
+ * a hash of its issuer and `jti`, kept until the assertion expires: a second use is refused on
+ * every replica. The sweep removes what expired.
+ */
+export const USED_ASSERTIONS: Table = {
+  name: 'used_assertions',
+  since: 13,
+  primaryKey: ['assertion_key'],
+  columns: [col('assertion_key', 'text', { since: 13 }), col('expires_at', 'int', { since: 13 })],
+  indexes: [index('used_assertions_expires_at', ['expires_at'], { since: 13 })],
+};
+
 /** Every table, parents before children (the order they are created in). */
 export const TABLES: readonly Table[] = [
   CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, SPENT_REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
   RATE_LIMITS,
   REVOCATIONS,
+  USED_ASSERTIONS,
 ];
 
 /** The tables of the current version. */

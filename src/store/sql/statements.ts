@@ -350,6 +350,15 @@ export const S = {
   ),
   isAccessRevoked: stmt('isAccessRevoked', `SELECT 1 AS revoked FROM revocations WHERE kind = 'token' AND id = :jti`),
 
+  // Inserted, or taken over from a record that has expired (not swept yet); a live record is left
+  // as it is and no row comes back: the assertion was used before.
+  useAssertion: stmt(
+    'useAssertion',
+    `INSERT INTO used_assertions (assertion_key, expires_at) VALUES (:assertion_key, :expires_at)
+     ON CONFLICT (assertion_key) DO UPDATE SET expires_at = excluded.expires_at WHERE used_assertions.expires_at <= :now
+     RETURNING assertion_key`,
+  ),
+
   listRevocations: stmt(
     'listRevocations',
     'SELECT * FROM revocations WHERE revoked_at >= :since AND expires_at > :now ORDER BY revoked_at, kind{binary}, id{binary}',
@@ -378,6 +387,7 @@ export const S = {
     { drain: batched('sessions', 'id_hash', 'expires_at <= :now') },
     { drain: batched('interactions', 'id', 'expires_at <= :now') },
     { drain: batched('rate_limits', 'bucket_key', 'expires_at <= :now') },
+    { drain: batched('used_assertions', 'assertion_key', 'expires_at <= :now') },
     {
       drain: stmt(
         'sweep revocations',
