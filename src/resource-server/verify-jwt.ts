@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt } from '../core/jwt.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { RemoteKeySet, type KeyLookup } from './jwks.js';
+import { RemoteKeySet, type KeyLookup } from '../core/remote-key-set.js';
 import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
 
 export interface JwtVerifierOptions {
@@ -63,7 +63,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     if (!keySet) {
       keySet = fetchAuthorizationServerMetadata(issuer, fetchImpl).then((metadata) => {
         if (typeof metadata.jwks_uri !== 'string') throw new VerifierUnavailableError(`${issuer} publishes no jwks_uri`);
-        const remote = new RemoteKeySet(new URL(metadata.jwks_uri).href, { cooldownMs, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: fetchImpl });
+        const remote = new RemoteKeySet(new URL(metadata.jwks_uri).href, { cooldownMs, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: fetchImpl, unavailable: VerifierUnavailableError });
         discovered.set(issuer, remote);
         return remote;
       });

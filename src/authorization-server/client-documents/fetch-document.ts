@@ -23,6 +23,8 @@ export interface DocumentFetchOptions {
   resolve?: (host: string) => Promise<Array<{ address: string; family: number }>>;
   /** Replaces the request function (tests that must prove no connection is attempted). */
   request?: typeof https.request;
+  /** Media types accepted besides application/json (a JWKS may be application/jwk-set+json). */
+  extraContentTypes?: readonly string[];
 }
 
 export interface FetchedDocument {
@@ -70,7 +72,7 @@ async function vettedAddress(url: URL, options: DocumentFetchOptions): Promise<{
 
 export async function fetchClientDocument(url: URL, options: DocumentFetchOptions): Promise<FetchedDocument> {
   const testHttp = options.allowLoopbackHttp && isTestLoopbackUrl(url);
-  if (url.protocol !== 'https:' && !testHttp) throw new DocumentFetchError('a client ID metadata document must be served over https');
+  if (url.protocol !== 'https:' && !testHttp) throw new DocumentFetchError('the document must be served over https');
   const target = await vettedAddress(url, options);
   const maxBytes = options.maxBytes ?? MAX_BYTES;
   const send = options.request ?? (url.protocol === 'https:' ? https.request : http.request);
@@ -103,7 +105,7 @@ export async function fetchClientDocument(url: URL, options: DocumentFetchOption
         if (status >= 300 && status < 400) return fail(new DocumentFetchError(`the document URL redirects (HTTP ${status}); redirects are not followed`));
         if (status !== 200) return fail(new DocumentFetchError(`the document URL answered HTTP ${status}`, status >= 500));
         const type = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (type !== 'application/json') return fail(new DocumentFetchError(`the document is ${type || 'untyped'}, not application/json`));
+        if (type !== 'application/json' && !options.extraContentTypes?.includes(type)) return fail(new DocumentFetchError(`the document is ${type || 'untyped'}, not application/json`));
         const declared = Number(response.headers['content-length']);
         if (declared > maxBytes) return fail(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
         const chunks: Buffer[] = [];

@@ -1,5 +1,12 @@
-import { jwkFits, verificationKeyFromJwk, type JwtVerificationKey } from '../core/jwt.js';
-import { VerifierUnavailableError } from './types.js';
+import { jwkFits, verificationKeyFromJwk, type JwtVerificationKey } from './jwt.js';
+
+/** The key set could not be fetched or read: not the token's fault. */
+export class KeySetUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'KeySetUnavailableError';
+  }
+}
 
 export interface RemoteKeySetOptions {
   /** Least time between two fetches, ms: a token naming an unknown key refetches at most this often. */
@@ -7,7 +14,10 @@ export interface RemoteKeySetOptions {
   /** How long a fetched set is used before it is fetched again on the next lookup, ms. */
   maxAgeMs: number;
   timeoutMs: number;
+  /** Fetches the set: the global fetch, or one that refuses what a stranger's URL must not reach. */
   fetch: typeof fetch;
+  /** The error thrown when the set cannot be had (default KeySetUnavailableError), for callers that map their own. */
+  unavailable?: new (message: string, options?: { cause?: unknown }) => Error;
 }
 
 interface Entry {
@@ -24,7 +34,7 @@ export type KeyLookup = { key: JwtVerificationKey } | { problem: 'unknown' | 'am
  * refetched when a token names a key it lacks (a rotation) unless it was fetched less than
  * `cooldownMs` ago, so a flood of made-up kids costs one fetch per cooldown. Keys are imported
  * into node:crypto key objects once and kept with the set. Concurrent lookups share one fetch.
- * A JWKS that cannot be fetched or read is not the token's fault: VerifierUnavailableError.
+ * A JWKS that cannot be fetched or read is not the token's fault: `options.unavailable`.
  */
 export class RemoteKeySet {
   private entries: Entry[] | undefined;
@@ -35,6 +45,10 @@ export class RemoteKeySet {
     private readonly url: string,
     private readonly options: RemoteKeySetOptions,
   ) {}
+
+  private unavailable(message: string, options?: { cause?: unknown }): Error {
+    return new (this.options.unavailable ?? KeySetUnavailableError)(message, options);
+  }
 
   /** The key when the set in memory is fresh and has it: no promise on the hot path. */
   known(alg: string, kid: string | undefined): KeyLookup | undefined {
@@ -63,7 +77,7 @@ export class RemoteKeySet {
       try {
         key = verificationKeyFromJwk(entry.jwk, alg);
       } catch (error) {
-        throw new VerifierUnavailableError('the JWKS holds a key that cannot be used', { cause: error });
+        throw this.unavailable('the JWKS holds a key that cannot be used', { cause: error });
       }
       entry.keys.set(alg, key);
     }
@@ -87,13 +101,13 @@ export class RemoteKeySet {
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
     } catch (error) {
-      throw new VerifierUnavailableError('cannot fetch the signing keys', { cause: error });
+      throw this.unavailable('cannot fetch the signing keys', { cause: error });
     }
-    if (response.status !== 200) throw new VerifierUnavailableError(`the JWKS answered ${response.status}`);
+    if (response.status !== 200) throw this.unavailable(`the JWKS answered ${response.status}`);
     const body = (await response.json().catch(() => undefined)) as { keys?: unknown } | undefined;
     const keys = body?.keys;
     if (typeof body !== 'object' || body === null || !Array.isArray(keys) || !keys.every((key) => typeof key === 'object' && key !== null && !Array.isArray(key))) {
-      throw new VerifierUnavailableError('the JWKS is not a JSON Web Key Set');
+      throw this.unavailable('the JWKS is not a JSON Web Key Set');
     }
     // Keep the imported key objects of keys still published: a refetch does not re-import them.
     const previous = new Map((this.entries ?? []).map((entry) => [JSON.stringify(entry.jwk), entry.keys]));
