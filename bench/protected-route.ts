@@ -4,7 +4,7 @@
  * token measures only the cache):
  *  - realistic: BENCH_CLIENTS clients at work at once, each presenting its token for its lifetime,
  *    BENCH_USES_PER_TOKEN times, then a new one: one request in that many carries a token never
- *    seen before (a first verification), the others hit the verifier's cache. The issue-12
+ *    seen before (a first verification), the others hit the verifier's cache. Our
  *    target (≥ 0.95 × unprotected) applies to this row.
  *  - worst case: every request a token not seen before (on a route whose verifier caches nothing,
  *    so cycling through the list never hits): what a flood of new tokens costs.
