@@ -1,5 +1,5 @@
 import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
-import { OAuthError } from '../core/index.js';
+import { JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
@@ -8,7 +8,9 @@ import { CliError, usageError } from './errors.js';
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
                          [--scope "a b"] [--introspect]
     register a client; prints JSON with client_id (and client_secret, shown this once);
-    a client_credentials client gets only mcp:tools unless --scope says more
+    a client_credentials client gets only mcp:tools unless --scope says more;
+    --grant-type urn:ietf:params:oauth:grant-type:jwt-bearer makes a confidential client that
+    presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
@@ -38,7 +40,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
     const redirectUris = values['redirect-uri'] ?? [];
     const grantTypes = values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []);
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
-    const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || Boolean(values.introspect);
+    const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(values.introspect);
     // A machine client's tokens carry no person's consent: it gets the base scope unless the
     // operator names more with --scope.
     const scope = values.scope ?? (grantTypes.includes('client_credentials') ? MACHINE_DEFAULT_SCOPE : undefined);

@@ -2,7 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import { redirectUriProblem } from '../../core/redirect-uri.js';
 import { parseScope } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
-import type { GrantType, TokenEndpointAuthMethod } from '../../core/protocol.js';
+import { JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
 
 export interface ValidClientMetadata {
   redirectUris: string[];
@@ -16,7 +16,7 @@ export interface ValidClientMetadata {
 }
 
 const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post'];
-const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
+const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT_TYPE];
 const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
 const STRING_FIELDS = ['client_name', 'software_id', 'software_version'] as const;
 const MAX_REDIRECT_URIS = 20;
@@ -76,6 +76,10 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   }
   if (grantTypes.includes('client_credentials') && method === 'none') {
     invalid('client_credentials needs a confidential client (token_endpoint_auth_method other than none)');
+  }
+  // An ID-JAG is presented by a client that authenticates; workload clients are made by the server.
+  if (grantTypes.includes(JWT_BEARER_GRANT_TYPE) && method === 'none') {
+    invalid(`${JWT_BEARER_GRANT_TYPE} needs a confidential client (token_endpoint_auth_method other than none)`);
   }
 
   // SEP-837 / OpenID registration: a web client's redirect URIs are https on a real host; a
