@@ -35,7 +35,7 @@ export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOption
 export { checkUpstreamProviders, githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
-export { resolveWorkloadRules } from './assertions/workload-rules.js';
+export { checkTrustedIssuer, resolveWorkloadRules } from './assertions/workload-rules.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { registerClient, registrationResponse } from './clients.js';
 export { validateClientMetadata } from './checks/client-metadata.js';
