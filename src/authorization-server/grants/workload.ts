@@ -43,7 +43,7 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
       audiences: [...new Set(rules.map((rule) => rule.audience))],
       maxLifetimeSeconds: MAX_LIFETIME_SECONDS,
       clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS,
-      // Kubernetes tokens before 1.29 and many JWT-SVIDs carry none: accepted, with no record of use.
+      // Older Kubernetes tokens and many JWT-SVIDs carry none: accepted, with no record of use.
       jtiOptional: true,
     },
     now,
