@@ -9,20 +9,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, CrossAppAccessProvider, requestJwtAuthorizationGrant, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEnterpriseIdp, startTestIssuer, type EnterpriseIdp, type TestIssuer } from '../helpers/enterprise-idp.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
-describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp', { timeout: 120_000 }, () => {
+describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a workload with --workload-config', { timeout: 120_000 }, () => {
   const data = tempDataFolder();
   let idp: EnterpriseIdp;
+  let platform: TestIssuer;
   let server: RunningServer;
   let credentials: { client_id: string; client_secret: string };
 
   before(async () => {
     idp = await startEnterpriseIdp();
-    server = await startServe(['--port', String(await freePort()), '--data', data, '--trusted-idp', idp.issuer, '--allow-insecure-idp']);
+    platform = await startTestIssuer();
+    const rules = join(data, 'workloads.json');
+    writeFileSync(rules, JSON.stringify([{ issuer: platform.issuer, subject: 'system:serviceaccount:billing:*', client: 'billing-worker', name: 'Billing worker', scopes: ['mcp:tools'] }]));
+    server = await startServe(['--port', String(await freePort()), '--data', data, '--trusted-idp', idp.issuer, '--workload-config', rules, '--allow-insecure-idp']);
     const added = await cli(['clients', 'add', '--name', 'Corp assistant', '--grant-type', JWT_BEARER, '--data', data, '--json']);
     assert.equal(added.code, 0, added.stderr);
     credentials = JSON.parse(added.stdout) as typeof credentials;
@@ -34,6 +40,7 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp', { timeou
   after(async () => {
     await server?.stop();
     await idp?.close();
+    await platform?.close();
   });
 
   it('advertises the grant and the ID-JAG profile', async () => {
@@ -79,5 +86,24 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp', { timeou
     }
     const users = await cli(['users', 'list', '--data', data, '--json']);
     assert.match(users.stdout, /trusted-idp:employee-7@example\.com/);
+  });
+
+  it('makes the workload client at start and exchanges a platform token for it, with no client secret', async () => {
+    const clients = await cli(['clients', 'list', '--data', data, '--json']);
+    assert.match(clients.stdout, /"client_id": "billing-worker"/);
+    const now = Math.floor(Date.now() / 1000);
+    const token = await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:billing:invoicer', aud: server.issuer, iat: now, exp: now + 600 });
+    const response = await fetch(`${server.issuer}/token`, { method: 'POST', body: new URLSearchParams({ grant_type: JWT_BEARER, assertion: token }) });
+    assert.equal(response.status, 200, await response.clone().text());
+    const { access_token: accessToken } = (await response.json()) as { access_token: string };
+    const client = new Client({ name: 'workload e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.issuer}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }));
+    try {
+      const who = (await client.callTool({ name: 'whoami' })).structuredContent as Record<string, unknown>;
+      assert.equal(who.client_id, 'billing-worker');
+      assert.equal(who.subject, 'billing-worker');
+    } finally {
+      await client.close();
+    }
   });
 });
