@@ -69,7 +69,29 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 120_000
     const identity = await whoami(provider);
     assert.equal(identity.client_id, added.client_id);
 
+    const uri = await addClient(['--name', 'published robot', '--jwks-uri', 'https://robot.example/jwks.json']);
+    assert.equal(uri.jwks_uri, 'https://robot.example/jwks.json');
+    assert.equal(uri.client_secret, undefined);
+
     const listed = await cli(['clients', 'list', '--data', data]);
     assert.match(listed.stdout, new RegExp(`${String(added.client_id)}\\s+key robot\\s+confidential \\(key\\)`));
+  });
+
+  it('clients add refuses a private key, a secret beside keys, and an http jwks_uri', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const leaked = join(data, 'leaked.json');
+    writeFileSync(leaked, JSON.stringify({ keys: [privateKey.export({ format: 'jwk' })] }));
+    const base = ['clients', 'add', '--data', data, '--name', 'bad robot', '--grant-type', 'client_credentials'];
+    const refusals: [string[], RegExp][] = [
+      [['--jwks', leaked], /private member d/],
+      [['--jwks', leaked, '--secret'], /not a secret: drop --secret/],
+      [['--jwks-uri', 'http://robot.example/jwks.json'], /jwks_uri must be an https URL/],
+    ];
+    for (const [args, message] of refusals) {
+      const result = await cli([...base, ...args]);
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, message);
+      assert.doesNotMatch(result.stdout, /client_secret/);
+    }
   });
 });
