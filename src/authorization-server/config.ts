@@ -7,6 +7,7 @@ import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
 import { hasRateBuckets } from '../store/capabilities.js';
+import type { ClientJwksOptions } from './assertions/client-keys.js';
 import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
@@ -120,6 +121,8 @@ export interface AuthorizationServerOptions {
    * New ones are rate-limited (`rateLimits.clientDocument`, `rateLimits.clientDocumentTotal`).
    */
   clientIdMetadataDocuments?: ClientDocumentsOptions;
+  /** Fetching the key sets of private_key_jwt clients registered with a `jwks_uri`. */
+  clientJwks?: ClientJwksOptions;
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */

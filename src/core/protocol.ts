@@ -3,7 +3,7 @@
  * They live here, below both, so the store needs nothing from the layers above it.
  */
 
-export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 
 /** A validated authorization request (authorization-server/checks/authorization-request.ts). */

@@ -1,6 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
-import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { exchangeAuthorizationCode } from '../grants/authorization-code.js';
 import { clientCredentialsGrant } from '../grants/client-credentials.js';
@@ -19,7 +18,7 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
-  const client = await authenticateClient(request, params, clientLookup(ctx, request));
+  const client = await authenticateClient(ctx, request, params, 'token');
   const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
   if (!Object.hasOwn(grants, grantType)) {
