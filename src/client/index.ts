@@ -11,5 +11,5 @@ export type { StoredClient, StoredGrant, TokenStore } from './types.js';
 export type { ClientPrivateKey } from './client-assertion.js';
 export { JWT_BEARER_GRANT, type AssertionCallback, type AssertionContext } from './jwt-bearer.js';
 export { enterpriseAssertion, requestIdJag, type EnterpriseAssertionOptions, type IdJagRequest } from './id-jag.js';
-export { workloadTokenFile } from './token-file.js';
+export { tokenFile, workloadTokenFile } from './token-file.js';
 export { describeNetworkFailure, failureReason } from './network-errors.js';

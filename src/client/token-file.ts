@@ -57,8 +57,11 @@ export async function readProtectedText(file: string, what: string, uid = curren
   }
 }
 
-/** A token file, read again only when it changed: another file behind the path, or the same one rewritten. */
-export function tokenFileReader(file: string, what: string): () => Promise<string> {
+/**
+ * The token in `file`, read again only when it changed (another file behind the path, or the same
+ * one rewritten), refused when someone else could have written it. `what` names it in errors.
+ */
+export function tokenFile(file: string, what = 'token file'): () => Promise<string> {
   let last: { key: string; text: string } | undefined;
   return async () => {
     // The checks run on every call: a file that became writable by others is refused even unchanged.
@@ -84,6 +87,6 @@ export function tokenFileReader(file: string, what: string): () => Promise<strin
  * whose audience is the authorization server), read again whenever the platform rotates it.
  */
 export function workloadTokenFile(file: string): (context: AssertionContext) => Promise<string> {
-  const read = tokenFileReader(file, 'workload token file');
+  const read = tokenFile(file, 'workload token file');
   return () => read();
 }
