@@ -38,7 +38,6 @@ interface Peer {
 }
 
 async function startPeer(authMethods: string[]): Promise<Peer> {
-  let served: ServedApp | undefined;
   const peer = {
     issued: 0,
     tokenRequests: [] as TokenRequest[],
@@ -46,8 +45,8 @@ async function startPeer(authMethods: string[]): Promise<Peer> {
     valid: new Set<string>(),
     presented: [] as string[],
   };
-  served = await serveHandler(async (request) => {
-    const origin = served!.origin;
+  const served: ServedApp = await serveHandler(async (request) => {
+    const origin = served.origin;
     const url = new URL(request.url);
     if (url.pathname === '/.well-known/oauth-protected-resource/mcp') return Response.json({ resource: `${origin}/mcp`, authorization_servers: [origin] });
     if (url.pathname === '/.well-known/oauth-authorization-server') {
@@ -71,7 +70,7 @@ async function startPeer(authMethods: string[]): Promise<Peer> {
     }
     return new Response('not found', { status: 404 });
   });
-  return Object.assign(peer, { origin: served.origin, serverUrl: `${served.origin}/mcp`, close: () => served!.close() });
+  return Object.assign(peer, { origin: served.origin, serverUrl: `${served.origin}/mcp`, close: () => served.close() });
 }
 
 describe('the jwt-bearer grant', () => {
