@@ -9,7 +9,7 @@ import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
 import { assertSecureUrl } from './http.js';
-import type { AssertionCallback, AssertionContext } from './jwt-bearer.js';
+import type { AssertionContext } from './jwt-bearer.js';
 import { failureReason } from './network-errors.js';
 import { clientSecretBasic, requestOptions } from './oauth-requests.js';
 
@@ -118,14 +118,17 @@ export type EnterpriseAssertionOptions = IdentityProvider &
  * for each token request, made for the authorization server and resource the client is about to
  * ask. The IdP's metadata is read once.
  */
-export function enterpriseAssertion(options: EnterpriseAssertionOptions): AssertionCallback {
+export function enterpriseAssertion(options: EnterpriseAssertionOptions): (context: AssertionContext) => Promise<string> {
   const fetchImpl = options.fetch ?? fetch;
   let idp: Promise<oauth.AuthorizationServer> | undefined;
   return async (context: AssertionContext) => {
-    idp ??= identityProvider(options, fetchImpl);
-    idp.catch(() => (idp = undefined));
+    // A failed look-up is forgotten, so the next token request tries again.
+    const metadata = (idp ??= identityProvider(options, fetchImpl));
+    metadata.catch(() => {
+      if (idp === metadata) idp = undefined;
+    });
     const idToken = typeof options.idToken === 'string' ? options.idToken : await options.idToken();
     const request = { ...options, idToken, audience: context.issuer, resource: context.resource, ...(context.scope ? { scope: context.scope } : {}) } as IdJagRequest;
-    return exchange(await idp, request, fetchImpl);
+    return exchange(await metadata, request, fetchImpl);
   };
 }

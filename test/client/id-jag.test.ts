@@ -18,12 +18,14 @@ describe('requestIdJag: token exchange at the identity provider', () => {
   /** The token endpoint's next answer. */
   let answer: { status: number; body: unknown };
   let authMethods: string[];
+  /** The issuer the metadata names: the IdP's own unless a test says otherwise. */
+  let metadataIssuer: string | undefined;
 
   before(async () => {
     idp = await serveHandler(async (request) => {
       const url = new URL(request.url);
       if (url.pathname === '/.well-known/openid-configuration') {
-        return Response.json({ issuer: idp.origin, token_endpoint: `${idp.origin}/oauth2/token`, token_endpoint_auth_methods_supported: authMethods });
+        return Response.json({ issuer: metadataIssuer ?? idp.origin, token_endpoint: `${idp.origin}/oauth2/token`, token_endpoint_auth_methods_supported: authMethods });
       }
       if (url.pathname === '/oauth2/token') {
         seen.push({ form: new URLSearchParams(await request.text()), authorization: request.headers.get('authorization') });
@@ -37,6 +39,7 @@ describe('requestIdJag: token exchange at the identity provider', () => {
     seen = [];
     answer = { status: 200, body: { access_token: A_JAG, issued_token_type: ID_JAG, token_type: 'N_A', expires_in: 300 } };
     authMethods = ['client_secret_basic', 'client_secret_post'];
+    metadataIssuer = undefined;
   });
 
   const request = (extra: object = {}) =>
@@ -88,6 +91,18 @@ describe('requestIdJag: token exchange at the identity provider', () => {
 
   it('refuses an identity provider over plain http off this machine', async () => {
     await assert.rejects(request({ issuer: 'http://idp.example.com' }), (error: Error) => error instanceof ClientError && error.code === 'insecure_url');
+  });
+
+  it('enterpriseAssertion: metadata naming another issuer is refused, and looked up again on the next call', async () => {
+    metadataIssuer = 'https://evil.example.com';
+    // The ID token comes after the metadata look-up has failed, as a file read may.
+    const idToken = () => new Promise<string>((resolve) => setTimeout(() => resolve('id-token'), 200));
+    const assertion = enterpriseAssertion({ issuer: idp.origin, clientId: 'agent-at-idp', idToken });
+    const context = { issuer: 'https://as.example.com', tokenEndpoint: 'https://as.example.com/token', resource: 'https://mcp.example.com/mcp' };
+    await assert.rejects(assertion(context), (error: Error) => error instanceof ClientError && error.code === 'metadata_mismatch' && error.message.includes('evil.example.com'));
+    assert.equal(seen.length, 0, 'nothing was sent to a token endpoint');
+    metadataIssuer = undefined;
+    assert.equal(await assertion(context), A_JAG);
   });
 
   it('enterpriseAssertion: an ID-JAG for the authorization server and resource being asked, the ID token read each time', async () => {
