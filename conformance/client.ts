@@ -7,13 +7,27 @@
  *
  * The runner appends the server URL as the last argument and sets MCP_CONFORMANCE_SCENARIO;
  * MCP_CONFORMANCE_CONTEXT carries a pre-registered client where a scenario has one (its secret, or
- * for private_key_jwt its PEM private key and algorithm).
+ * for private_key_jwt its PEM private key and algorithm), and for the jwt-bearer scenarios what to
+ * assert: a workload's JWT, or the person's ID token at an identity provider to exchange for an ID-JAG.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { ContextClient, MemoryTokenStore } from '../src/client/index.js';
+import { ContextClient, enterpriseAssertion, MemoryTokenStore, type ContextClientOptions } from '../src/client/index.js';
 
 /** The client ID metadata document URL the conformance scenarios expect a client to offer. */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+
+interface ConformanceContext {
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+  /** Workload identity federation: a JWT whose audience is the authorization server. */
+  valid_jwt?: string;
+  /** Enterprise-managed authorization: the person's ID token and our client at their identity provider. */
+  idp_id_token?: string;
+  idp_issuer?: string;
+  idp_client_id?: string;
+}
 
 const serverUrl = process.argv.at(-1);
 if (!serverUrl || !URL.canParse(serverUrl)) {
@@ -21,10 +35,22 @@ if (!serverUrl || !URL.canParse(serverUrl)) {
   process.exit(2);
 }
 const context = process.env.MCP_CONFORMANCE_CONTEXT
-  ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as { client_id?: string; client_secret?: string; private_key_pem?: string; signing_algorithm?: string })
+  ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as ConformanceContext)
   : {};
 /** The client credentials scenarios (SEP-1046): a program with a secret or a private key, no person. */
 const clientCredentials = process.env.MCP_CONFORMANCE_SCENARIO?.startsWith('auth/client-credentials') === true;
+
+/** The jwt-bearer scenarios (SEP-1933, SEP-990): the workload's JWT as it is, or an ID-JAG from the identity provider. */
+function jwtBearer(): Partial<ContextClientOptions> {
+  if (context.valid_jwt) {
+    const jwt = context.valid_jwt;
+    return { grantType: 'jwt-bearer', assertion: () => jwt };
+  }
+  if (context.idp_id_token && context.idp_issuer && context.idp_client_id) {
+    return { grantType: 'jwt-bearer', assertion: enterpriseAssertion({ issuer: context.idp_issuer, clientId: context.idp_client_id, idToken: context.idp_id_token }) };
+  }
+  return clientCredentials ? { grantType: 'client_credentials' } : {};
+}
 
 /** Plays the person: opens the authorization URL, and follows its redirect to our loopback callback. */
 async function approveHeadlessly(url: URL): Promise<void> {
@@ -41,7 +67,7 @@ const auth = new ContextClient({
   clientMetadataUrl: CLIENT_METADATA_URL,
   ...(context.client_id ? { clientId: context.client_id } : {}),
   ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
-  ...(clientCredentials ? { grantType: 'client_credentials' as const } : {}),
+  ...jwtBearer(),
   ...(context.private_key_pem ? { privateKey: context.private_key_pem } : {}),
   ...(context.signing_algorithm ? { privateKeyAlg: context.signing_algorithm } : {}),
   openAuthorizationUrl: approveHeadlessly,

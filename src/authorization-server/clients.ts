@@ -42,8 +42,9 @@ export async function registerClient(
   now: number,
   options: { registeredBy: 'dynamic' | 'admin'; canIntrospect?: boolean },
 ): Promise<RegisteredClient> {
-  const confidential = metadata.tokenEndpointAuthMethod !== 'none';
-  const clientSecret = confidential ? randomToken(32) : undefined;
+  // A private_key_jwt client proves itself with its key pair: it has no secret to hand out.
+  const usesSecret = metadata.tokenEndpointAuthMethod === 'client_secret_basic' || metadata.tokenEndpointAuthMethod === 'client_secret_post';
+  const clientSecret = usesSecret ? randomToken(32) : undefined;
   const client: ClientRecord = {
     // Hex, not base64url: an id starting with "-" reads as an option on a command line
     // (`context-auth consents revoke --client -x…`), and client ids are typed and pasted there.

@@ -7,6 +7,7 @@ import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
 import { hasRateBuckets } from '../store/capabilities.js';
+import type { ClientJwksOptions } from './assertions/client-keys.js';
 import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
@@ -121,6 +122,8 @@ export interface AuthorizationServerOptions {
    * New ones are rate-limited (`rateLimits.clientDocument`, `rateLimits.clientDocumentTotal`).
    */
   clientIdMetadataDocuments?: ClientDocumentsOptions;
+  /** Fetching the key sets of private_key_jwt clients registered with a `jwks_uri`. */
+  clientJwks?: ClientJwksOptions;
   /**
    * Enterprise identity providers (issuer URLs, https) whose Identity Assertion JWT Authorization
    * Grants (ID-JAG) confidential clients may present with the jwt-bearer grant: the person the

@@ -1,6 +1,7 @@
 import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
+import { ClientKeys } from './assertions/client-keys.js';
 import { IssuerKeys } from './assertions/issuer-keys.js';
 import { ClientDocuments } from './client-documents/documents.js';
 import { ClientUse } from './clients.js';
@@ -39,6 +40,8 @@ export interface ServerContext {
   clientAddress: (request: Request) => string | undefined;
   /** Client ID metadata documents, fetched and cached. */
   clientDocuments: ClientDocuments;
+  /** The public keys of private_key_jwt clients, key sets at a `jwks_uri` fetched and cached. */
+  clientKeys: ClientKeys;
   /** Null when upstream sign-in is off, as `config.upstream` is. */
   upstream: UpstreamSignIn | null;
   keys: SigningKeys;
@@ -58,6 +61,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const nowMs = options.now ? () => options.now!() * 1000 : () => Date.now();
   const log = options.log ?? (() => {});
+  const clientKeys = new ClientKeys(options.clientJwks ?? {}, log);
   return {
     config,
     store,
@@ -65,7 +69,12 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     nowMs,
     log,
     clientAddress: clientAddressOf(options),
-    clientDocuments: new ClientDocuments({ ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments }, config.scopesSupported, log),
+    clientDocuments: new ClientDocuments(
+      { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp },
+      config.scopesSupported,
+      log,
+    ),
+    clientKeys,
     upstream: options.upstream && config.upstream ? upstreamSignIn(options.upstream, config.upstream) : null,
     keys: new SigningKeys(store, now),
     clientUse: new ClientUse(),

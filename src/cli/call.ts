@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { z } from 'zod';
 import { ContextClient, failureReason } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
-import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
+import { CLIENT_OPTIONS, clientOptions, MACHINE_IDENTITY_HELP } from './client-options.js';
 import { CliError, usageError } from './errors.js';
 import { NO_SDK_TIMEOUT, RequestClock } from './request-clock.js';
 
@@ -12,9 +12,10 @@ import { NO_SDK_TIMEOUT, RequestClock } from './request-clock.js';
 const REQUEST_TIMEOUT_MS = 60_000;
 
 export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON] [--client-id ID] [--client-secret S] [--scope "a b"]
-                      [--no-browser] [--grant-type client_credentials] [--credentials FILE] [--quiet] [--json]
+                      [--no-browser] [--grant-type TYPE] [--credentials FILE] [--quiet] [--json]
     one MCP JSON-RPC call (initialize handled), logging in and refreshing as needed, e.g.
-    context-auth call http://127.0.0.1:8080/mcp tools/call '{"name":"whoami"}'`;
+    context-auth call http://127.0.0.1:8080/mcp tools/call '{"name":"whoami"}'
+${MACHINE_IDENTITY_HELP}`;
 
 function parseParams(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
@@ -39,7 +40,7 @@ export async function callCommand(args: string[]): Promise<void> {
   const params = parseParams(paramsText);
 
   const clock = new RequestClock(REQUEST_TIMEOUT_MS);
-  const auth = new ContextClient({ ...clientOptions(url, values), onSignIn: clock.onSignIn });
+  const auth = new ContextClient({ ...(await clientOptions(url, values)), onSignIn: clock.onSignIn });
   const client = new Client({ name: 'context-auth', version: '0.1.0' }, { capabilities: {} });
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: auth.fetch });
   try {

@@ -1,5 +1,18 @@
 import { createInterface } from 'node:readline/promises';
-import { CLI_CLIENT_NAME, FileTokenStore, type ContextClientOptions } from '../client/index.js';
+import { CLI_CLIENT_NAME, enterpriseAssertion, FileTokenStore, tokenFile, workloadTokenFile, type ContextClientOptions } from '../client/index.js';
+import { usageError } from './errors.js';
+
+/** How a program (no person, no browser) authenticates: its private key, or a JWT it presents. */
+export const MACHINE_IDENTITY_OPTIONS = {
+  'private-key': { type: 'string' },
+  'key-id': { type: 'string' },
+  'key-alg': { type: 'string' },
+  'assertion-file': { type: 'string' },
+  'id-token-file': { type: 'string' },
+  idp: { type: 'string' },
+  'idp-client-id': { type: 'string' },
+  'idp-client-secret': { type: 'string' },
+} as const;
 
 /** Options of the client verbs (login, call, logout, status). */
 export const CLIENT_OPTIONS = {
@@ -10,9 +23,21 @@ export const CLIENT_OPTIONS = {
   'no-browser': { type: 'boolean' },
   quiet: { type: 'boolean' },
   credentials: { type: 'string' },
+  ...MACHINE_IDENTITY_OPTIONS,
 } as const;
 
-interface ClientFlags {
+/** The lines of login's and call's help that describe MACHINE_IDENTITY_OPTIONS. */
+export const MACHINE_IDENTITY_HELP = `  --grant-type authorization_code (default: a person, in the browser), or for a program (client --client-id):
+    client_credentials  with --client-secret S, or --private-key FILE (PEM; signs a JWT per request)
+                        [--key-id KID] [--key-alg ALG (default from the key)]
+    jwt-bearer          presents a JWT (RFC 7523); the client authenticates by secret, private key or not at all:
+      --assertion-file FILE  a workload identity token (e.g. Kubernetes), read again when it changes
+      --id-token-file FILE --idp ISSUER  an ID token from the identity provider ISSUER, exchanged there
+                        for an ID-JAG [--idp-client-id ID (default --client-id)] [--idp-client-secret S]`;
+
+type MachineFlags = { [K in keyof typeof MACHINE_IDENTITY_OPTIONS]?: string };
+
+interface ClientFlags extends MachineFlags {
   'client-id'?: string;
   'client-secret'?: string;
   'grant-type'?: string;
@@ -22,6 +47,8 @@ interface ClientFlags {
   json?: boolean;
   credentials?: string;
 }
+
+const GRANT_TYPES = ['authorization_code', 'client_credentials', 'jwt-bearer'] as const;
 
 /** Asks the person for a client they registered themselves, when the server offers no registration. */
 async function askForClient(issuer: string): Promise<{ clientId: string; clientSecret?: string } | undefined> {
@@ -38,8 +65,66 @@ async function askForClient(issuer: string): Promise<{ clientId: string; clientS
   }
 }
 
+/** Refuses a flag given without the one it belongs to. */
+function needs(flags: ClientFlags, flag: keyof ClientFlags, present: boolean, what: string): void {
+  if (flags[flag] !== undefined && !present) throw usageError(`--${flag} is for ${what}`);
+}
+
+/** The grant and credentials the flags describe, each missing or conflicting flag a usage error. */
+async function machineIdentity(flags: ClientFlags, clientSecret: string | undefined): Promise<Partial<ContextClientOptions>> {
+  const grantType = flags['grant-type'];
+  if (grantType !== undefined && !(GRANT_TYPES as readonly string[]).includes(grantType)) {
+    throw usageError(`--grant-type is one of ${GRANT_TYPES.join(', ')}, not ${grantType}`);
+  }
+  const program = grantType === 'client_credentials' || grantType === 'jwt-bearer';
+  const jwtBearer = grantType === 'jwt-bearer';
+  needs(flags, 'private-key', program, '--grant-type client_credentials or jwt-bearer');
+  needs(flags, 'key-id', flags['private-key'] !== undefined, '--private-key');
+  needs(flags, 'key-alg', flags['private-key'] !== undefined, '--private-key');
+  for (const flag of ['assertion-file', 'id-token-file', 'idp'] as const) needs(flags, flag, jwtBearer, '--grant-type jwt-bearer');
+  needs(flags, 'idp-client-id', flags.idp !== undefined, '--idp');
+  needs(flags, 'idp-client-secret', flags.idp !== undefined, '--idp');
+  if (!program) return grantType === 'authorization_code' ? { grantType } : {};
+
+  if (!flags['client-id']) throw usageError(`--grant-type ${grantType} needs --client-id`);
+  if (flags['private-key'] !== undefined && clientSecret) throw usageError('give either --client-secret (or CONTEXT_AUTH_CLIENT_SECRET) or --private-key, not both');
+  if (grantType === 'client_credentials' && flags['private-key'] === undefined && !clientSecret) {
+    throw usageError('--grant-type client_credentials needs --client-secret (or CONTEXT_AUTH_CLIENT_SECRET) or --private-key');
+  }
+  const key = flags['private-key'] === undefined
+    ? {}
+    : {
+        privateKey: await tokenFile(flags['private-key'], 'private key file')(),
+        ...(flags['key-id'] ? { keyId: flags['key-id'] } : {}),
+        ...(flags['key-alg'] ? { privateKeyAlg: flags['key-alg'] } : {}),
+      };
+  if (!jwtBearer) return { grantType, ...key };
+  return { grantType, ...key, assertion: assertionOf(flags) };
+}
+
+/** The jwt-bearer grant's assertion: the workload token file, or an ID-JAG for the ID token file. */
+function assertionOf(flags: ClientFlags): ContextClientOptions['assertion'] {
+  const assertionFile = flags['assertion-file'];
+  const idTokenFile = flags['id-token-file'];
+  if (assertionFile !== undefined && (idTokenFile !== undefined || flags.idp !== undefined)) {
+    throw usageError('give either --assertion-file or --id-token-file with --idp, not both');
+  }
+  if (assertionFile !== undefined) return workloadTokenFile(assertionFile);
+  if (idTokenFile === undefined) throw usageError('--grant-type jwt-bearer needs --assertion-file FILE, or --id-token-file FILE with --idp ISSUER');
+  const idp = flags.idp;
+  if (idp === undefined) throw usageError('--id-token-file needs --idp ISSUER, the identity provider that issued the ID token');
+  if (!URL.canParse(idp)) throw usageError(`--idp is the identity provider's issuer URL, not ${idp}`);
+  const idpClientSecret = flags['idp-client-secret'] ?? process.env.CONTEXT_AUTH_IDP_CLIENT_SECRET;
+  return enterpriseAssertion({
+    issuer: idp,
+    clientId: flags['idp-client-id'] ?? flags['client-id']!,
+    ...(idpClientSecret ? { clientSecret: idpClientSecret } : {}),
+    idToken: tokenFile(idTokenFile, 'ID token file'),
+  });
+}
+
 /** The ContextClient options a client verb's flags describe; progress goes to stderr unless --quiet or --json. */
-export function clientOptions(serverUrl: string, flags: ClientFlags): ContextClientOptions {
+export async function clientOptions(serverUrl: string, flags: ClientFlags): Promise<ContextClientOptions> {
   const quiet = Boolean(flags.quiet || flags.json);
   const clientSecret = flags['client-secret'] ?? process.env.CONTEXT_AUTH_CLIENT_SECRET;
   return {
@@ -47,7 +132,7 @@ export function clientOptions(serverUrl: string, flags: ClientFlags): ContextCli
     store: new FileTokenStore(flags.credentials),
     ...(flags['client-id'] ? { clientId: flags['client-id'] } : {}),
     ...(clientSecret ? { clientSecret } : {}),
-    ...(flags['grant-type'] === 'client_credentials' ? { grantType: 'client_credentials' as const } : {}),
+    ...(await machineIdentity(flags, clientSecret)),
     ...(flags.scope ? { scope: flags.scope } : {}),
     noBrowser: Boolean(flags['no-browser']),
     askForClient,

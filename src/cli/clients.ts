@@ -1,14 +1,17 @@
 import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
 import { JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
-                         [--scope "a b"] [--introspect]
+                         [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect]
     register a client; prints JSON with client_id (and client_secret, shown this once);
     a client_credentials client gets only mcp:tools unless --scope says more;
+    --jwks FILE (a JSON Web Key Set of public keys) or --jwks-uri URL (https) registers a
+    private_key_jwt client: it signs client assertions with its private key and gets no secret;
     --grant-type urn:ietf:params:oauth:grant-type:jwt-bearer makes a confidential client that
     presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
 context-auth clients list
@@ -27,7 +30,24 @@ export const CLIENTS_OPTIONS = {
   'grant-type': { type: 'string', multiple: true },
   scope: { type: 'string' },
   introspect: { type: 'boolean' },
+  jwks: { type: 'string' },
+  'jwks-uri': { type: 'string' },
 } as const;
+
+/** The public keys of a private_key_jwt client, from --jwks FILE or --jwks-uri URL; checked with the rest of the metadata. */
+function keyOptions(values: { jwks?: string; 'jwks-uri'?: string; secret?: boolean }): Record<string, unknown> | undefined {
+  if (values.jwks === undefined && values['jwks-uri'] === undefined) return undefined;
+  if (values.jwks !== undefined && values['jwks-uri'] !== undefined) throw usageError('give --jwks or --jwks-uri, not both');
+  if (values.secret) throw usageError('a client with --jwks or --jwks-uri authenticates with its key, not a secret: drop --secret');
+  if (values['jwks-uri'] !== undefined) return { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: values['jwks-uri'] };
+  let jwks: unknown;
+  try {
+    jwks = JSON.parse(readFileSync(values.jwks!, 'utf8'));
+  } catch (error) {
+    throw new CliError(`Cannot read the key set ${values.jwks}: ${(error as Error).message}`);
+  }
+  return { token_endpoint_auth_method: 'private_key_jwt', jwks };
+}
 
 export async function clientsCommand(args: string[]): Promise<void> {
   const { values, positionals } = parsed(() => parseArgs({ args, options: CLIENTS_OPTIONS, allowPositionals: true, strict: true }));
@@ -40,6 +60,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
     const redirectUris = values['redirect-uri'] ?? [];
     const grantTypes = values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []);
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
+    const keys = keyOptions(values);
     const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(values.introspect);
     // A machine client's tokens carry no person's consent: it gets the base scope unless the
     // operator names more with --scope.
@@ -52,6 +73,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
           redirect_uris: redirectUris,
           grant_types: grantTypes,
           token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
+          ...keys,
           ...(scope === undefined ? {} : { scope }),
         },
         values.scope === undefined ? DEFAULT_SCOPES : values.scope.split(' ').filter(Boolean),
@@ -75,7 +97,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
         clients.map((c) => ({
           client_id: c.clientId,
           name: c.clientName ?? '',
-          type: c.tokenEndpointAuthMethod === 'none' ? 'public' : 'confidential',
+          type: c.tokenEndpointAuthMethod === 'none' ? 'public' : c.tokenEndpointAuthMethod === 'private_key_jwt' ? 'confidential (key)' : 'confidential',
           via: c.registeredBy,
           created: isoTime(c.createdAt),
           redirect_uris: c.redirectUris.join(' '),

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { ContextClient } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
-import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
+import { CLIENT_OPTIONS, clientOptions, MACHINE_IDENTITY_HELP } from './client-options.js';
 import { usageError } from './errors.js';
 
 export const LOGIN_HELP = `context-auth login URL [--client-id ID] [--client-secret S] [--scope "a b"] [--no-browser]
-                      [--grant-type client_credentials] [--credentials FILE] [--quiet] [--json]
-    authorize this machine for a context server (discovery, registration, browser, tokens)`;
+                      [--grant-type TYPE] [--credentials FILE] [--quiet] [--json]
+    authorize this machine for a context server (discovery, registration, browser, tokens)
+${MACHINE_IDENTITY_HELP}`;
 
 function minutes(expiresAt: number | undefined): string {
   if (expiresAt === undefined) return 'no stated expiry';
@@ -21,7 +22,7 @@ export async function loginCommand(args: string[]): Promise<void> {
   const [url, ...rest] = positionals;
   if (!url) throw usageError('login needs the context server URL');
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
-  const client = new ContextClient(clientOptions(url, values));
+  const client = new ContextClient(await clientOptions(url, values));
   const grant = await client.login(values.scope ? { scope: values.scope } : {});
   if (values.json) {
     return print({ server: grant.serverUrl, issuer: grant.issuer, revision: grant.revision, client_id: grant.clientId, scope: grant.scope ?? null, expires_at: grant.expiresAt ?? null, refresh_token: Boolean(grant.refreshToken) });

@@ -25,7 +25,7 @@ export async function logoutCommand(args: string[]): Promise<void> {
   const [url, ...rest] = positionals;
   if (!url) throw usageError('logout needs the context server URL');
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
-  const removed = await new ContextClient({ ...clientOptions(url, values), interactive: false }).logout();
+  const removed = await new ContextClient({ ...(await clientOptions(url, values)), interactive: false }).logout();
   if (removed === 0) throw new CliError(`Not logged in to ${url}.`);
   print(
     values.json

@@ -11,6 +11,8 @@ import type { StoredGrant } from './types.js';
 /** What fetching asks of the session that holds the grant (ContextClient). */
 export interface FetchSession {
   readonly serverUrl: string;
+  /** A program's grant (client credentials, jwt-bearer), renewed without a person. */
+  readonly unattended?: boolean;
   grant(): Promise<StoredGrant | undefined>;
   expiresSoon(grant: StoredGrant): boolean;
   refresh(grant: StoredGrant): Promise<StoredGrant>;
@@ -44,7 +46,9 @@ export function authorizedFetch(session: FetchSession, options: AuthFetchOptions
     // Only the refresh is tried here: when it fails, the request goes without a token and its 401
     // starts the one new authorization below. (Authorizing here too sent the person to the
     // browser twice when that authorization failed and the 401 then authorized again.)
-    if (grant && session.expiresSoon(grant)) grant = await session.refresh(grant).catch(() => undefined);
+    // A program's renewal is a token request, not a person: when it fails, that failure is the
+    // answer, since a second request after the 401 would be refused the same way.
+    if (grant && session.expiresSoon(grant)) grant = session.unattended ? await session.refreshOrLogin(grant) : await session.refresh(grant).catch(() => undefined);
     const response = await send(request, grant);
 
     const challenge = findBearerChallenge(response.headers.get('www-authenticate'));

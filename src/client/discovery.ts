@@ -96,7 +96,7 @@ async function findResourceMetadata(
 }
 
 /** RFC 8414 §3.1 path insertion, then OpenID Connect discovery (both its forms), issuer checked. */
-async function fetchAuthorizationServerMetadata(fetchImpl: typeof fetch, issuer: string): Promise<AuthorizationServer | undefined> {
+export async function fetchAuthorizationServerMetadata(fetchImpl: typeof fetch, issuer: string): Promise<AuthorizationServer | undefined> {
   for (const candidate of authorizationServerMetadataUrls(issuer)) {
     const { body } = await getJson(fetchImpl, candidate);
     if (!body) continue;

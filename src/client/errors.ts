@@ -12,7 +12,9 @@ export type ClientErrorCode =
   | 'token_request_failed'
   | 'login_required'
   | 'insecure_url'
-  | 'storage_failed';
+  | 'storage_failed'
+  /** The jwt-bearer grant's assertion could not be had: its file, its callback, or the identity provider's token exchange. */
+  | 'assertion_unavailable';
 
 export class ClientError extends Error {
   constructor(

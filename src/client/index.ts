@@ -9,4 +9,7 @@ export { stdioCredentials } from './stdio.js';
 export { ClientError, type ClientErrorCode } from './errors.js';
 export type { StoredClient, StoredGrant, TokenStore } from './types.js';
 export type { ClientPrivateKey } from './client-assertion.js';
+export { JWT_BEARER_GRANT, type AssertionCallback, type AssertionContext } from './jwt-bearer.js';
+export { enterpriseAssertion, requestIdJag, type EnterpriseAssertionOptions, type IdJagRequest } from './id-jag.js';
+export { tokenFile, workloadTokenFile } from './token-file.js';
 export { describeNetworkFailure, failureReason } from './network-errors.js';

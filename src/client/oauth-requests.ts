@@ -17,7 +17,7 @@ function formEncode(value: string): string {
  * client_secret_basic with the encoding RFC 6749 §2.3.1 gives (oauth4webapi also encodes
  * characters such as "-", which servers that do not decode then refuse).
  */
-function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
+export function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
   return (_as, _client, _body, headers) => {
     headers.set('authorization', `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64')}`);
   };

@@ -6,6 +6,7 @@ import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivate
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
+import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-bearer.js';
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
@@ -21,10 +22,21 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
    * a 0600 file in the user's config folder, shared with the CLI and other applications.
    */
   store?: TokenStore;
-  /** 'authorization_code' (a person, through the browser; default) or 'client_credentials' (a program). */
-  grantType?: 'authorization_code' | 'client_credentials';
   /**
-   * For the client credentials grant, instead of `clientSecret`: the client's private key (a
+   * 'authorization_code' (a person, through the browser; default), 'client_credentials' (a
+   * program with its own credentials), or 'jwt-bearer' (RFC 7523: a program presenting a JWT
+   * someone else issued, given by `assertion`).
+   */
+  grantType?: 'authorization_code' | 'client_credentials' | 'jwt-bearer';
+  /**
+   * For the jwt-bearer grant: gives the JWT to present, for the authorization server, resource
+   * and scope in its argument. Asked for each token request (there is no refresh token: when the
+   * access token expires or is refused, it is asked again). `workloadTokenFile(path)` reads a
+   * workload identity token file; `enterpriseAssertion(…)` gets an ID-JAG from an identity provider.
+   */
+  assertion?: AssertionCallback;
+  /**
+   * For the client credentials and jwt-bearer grants, instead of `clientSecret`: the client's private key (a
    * CryptoKey, KeyObject, private JWK or PEM), which signs a short-lived JWT for each token request
    * (private_key_jwt, RFC 7523). The authorization server holds the public key.
    */
@@ -76,15 +88,26 @@ export class ContextClient implements FetchSession {
       throw new ClientError('discovery_failed', `not a context server URL: ${options.serverUrl} (${(error as Error).message})`);
     }
     if (options.privateKey !== undefined) {
-      if (options.grantType !== 'client_credentials') throw new ClientError('registration_unavailable', "privateKey is for grantType 'client_credentials'");
+      if (!isUnattended(options.grantType)) throw new ClientError('registration_unavailable', "privateKey is for grantType 'client_credentials' or 'jwt-bearer'");
       if (!options.clientId) throw new ClientError('registration_unavailable', 'privateKey needs the clientId it authenticates');
       if (options.clientSecret) throw new ClientError('registration_unavailable', 'give either clientSecret or privateKey, not both');
+    }
+    if (options.grantType === 'jwt-bearer') {
+      if (!options.assertion) throw new ClientError('registration_unavailable', "grantType 'jwt-bearer' needs the assertion callback that gives the JWT to present");
+      if (!options.clientId) throw new ClientError('registration_unavailable', "grantType 'jwt-bearer' needs the clientId it is issued to");
+    } else if (options.assertion) {
+      throw new ClientError('registration_unavailable', "assertion is for grantType 'jwt-bearer'");
     }
     this.application = applicationOf(options);
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.fetch = authorizedFetch(this, { fetch: this.fetchImpl, interactive: options.interactive !== false, onProgress: (message) => this.progress(message) });
+  }
+
+  /** A program's grant, renewed by asking the token endpoint again: nobody is sent to a browser. */
+  get unattended(): boolean {
+    return isUnattended(this.options.grantType);
   }
 
   private progress(message: string): void {
@@ -118,6 +141,7 @@ export class ContextClient implements FetchSession {
   async login(options: { scope?: string; wwwAuthenticate?: string | null } = {}): Promise<StoredGrant> {
     const discovery = await this.discover(options.wwwAuthenticate);
     if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope);
+    if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope);
     if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
@@ -202,6 +226,25 @@ export class ContextClient implements FetchSession {
     }
   }
 
+  /**
+   * The jwt-bearer grant: the assertion the callback gives for this authorization server and
+   * resource, authenticated as the client is configured (secret, private key, or none). A refusal
+   * is thrown as it is: no second try, and no other grant.
+   */
+  private async jwtBearer(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
+    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
+    const as = discovery.authorizationServer;
+    if (typeof as.token_endpoint !== 'string') throw new ClientError('metadata_mismatch', `${discovery.issuer} names no token_endpoint`);
+    const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
+    const requested = scope ?? this.options.scope;
+    // Revision A has no resource metadata: the server's canonical URI is its resource identifier.
+    const resource = discovery.resource ?? this.serverUrl;
+    this.progress(`Asking ${discovery.issuer} for a token with the jwt-bearer grant`);
+    const assertion = await askForAssertion(this.options.assertion!, { issuer: discovery.issuer, tokenEndpoint: as.token_endpoint, resource, ...(requested ? { scope: requested } : {}) });
+    const tokens = await jwtBearerGrant(as, oauthClient, auth, { assertion, resource, ...(requested ? { scope: requested } : {}) }, this.fetchImpl);
+    return this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested });
+  }
+
   /** oauth4webapi's client and authentication: our private key for the client it belongs to, else the client's secret (or none). */
   private async authenticatedAs(client: StoredClient, as: oauth.AuthorizationServer): Promise<{ client: oauth.Client; auth: oauth.ClientAuth }> {
     if (this.options.privateKey === undefined || client.source !== 'options' || client.clientId !== this.options.clientId) return asOAuthClient(client);
@@ -235,7 +278,7 @@ export class ContextClient implements FetchSession {
       if (!current) throw new ClientError('login_required', `no stored authorization for ${this.serverUrl}`);
       if (current.accessToken !== stale.accessToken && !this.expiresSoon(current)) return current;
       if (!current.refreshToken) {
-        if (this.options.grantType === 'client_credentials') return this.login();
+        if (this.unattended) return this.login();
         throw new ClientError('login_required', `the access token for ${this.serverUrl} expired and there is no refresh token`);
       }
       // The refresh token goes to the authorization server that issued it and to no other
@@ -365,6 +408,10 @@ export class ContextClient implements FetchSession {
     }
     return this.store.deleteGrant(this.application, this.serverUrl);
   }
+}
+
+function isUnattended(grantType: ContextClientOptions['grantType']): boolean {
+  return grantType === 'client_credentials' || grantType === 'jwt-bearer';
 }
 
 /** The port of a loopback redirect URI registered earlier, so the same registration keeps working. */

@@ -43,6 +43,9 @@ const ALGORITHMS = new Map<string, Algorithm>([
 /** RFC 7518 §3.3: RSA keys of 2048 bits or more. */
 const MIN_RSA_BITS = 2048;
 
+/** Every algorithm we verify, for metadata such as `token_endpoint_auth_signing_alg_values_supported`. */
+export const SUPPORTED_JWS_ALGORITHMS: readonly string[] = Object.freeze([...ALGORITHMS.keys()]);
+
 export function isSupportedJwsAlgorithm(alg: unknown): alg is string {
   return typeof alg === 'string' && ALGORITHMS.has(alg);
 }

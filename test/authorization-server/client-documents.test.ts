@@ -7,11 +7,13 @@
  * a failure is remembered for a minute, and its cause reaches the log, never the requester.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
   Browser,
+  ISSUER,
   REDIRECT_URI,
   REVISIONS,
   addUser,
@@ -27,6 +29,7 @@ import {
   expectOAuthError,
 } from '../helpers/harness.js';
 import type { RateLimitOptions } from '../../src/authorization-server/index.js';
+import { jwtSigner } from '../../src/core/jwt.js';
 
 /** A port on 127.0.0.1 nothing listens on (it did a moment ago). */
 async function closedPort(): Promise<number> {
@@ -142,6 +145,24 @@ describe('client ID metadata documents', () => {
     });
   }
 
+  it('a document with public keys makes a private_key_jwt client: its code is redeemed with a client assertion, never with its id alone', async () => {
+    const h = testSwitch();
+    const user = await addUser(h);
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const clientId = documentAt('/keyed.json', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] } });
+    const assertion = () => jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey)({ iss: clientId, sub: clientId, aud: ISSUER, jti: randomUUID(), exp: h.clock.now + 60 });
+    const withAssertion = { client_id: undefined, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion() };
+
+    const first = await authorize(h, { client: { client_id: clientId }, user });
+    const idOnly = await redeemCode(h, { client_id: clientId }, first.location.searchParams.get('code')!, first.verifier);
+    assert.match((await expectOAuthError(idOnly, 401, 'invalid_client')).error_description ?? '', /registered for private_key_jwt/);
+
+    const { location, verifier } = await authorize(h, { client: { client_id: clientId }, user });
+    const response = await redeemCode(h, { client_id: clientId }, location.searchParams.get('code')!, verifier, withAssertion);
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal((await h.store.getClient(clientId))?.tokenEndpointAuthMethod, 'private_key_jwt');
+  });
+
   describe('refused, each by its own defence', () => {
     it('a private, loopback or link-local address, found before any connection (without the test switch)', async () => {
       // Any attempt to connect is recorded and refused here: this test never sends a packet
@@ -213,6 +234,9 @@ describe('client ID metadata documents', () => {
       const h = testSwitch();
       await unusable(h, documentAt('/secret.json', { client_secret: 'shh' }), /cannot hold a client secret/);
       await unusable(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' }), /must be none/);
+      const keys = { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://robot.example/jwks.json' };
+      await unusable(h, documentAt('/machine.json', { ...keys, grant_types: ['authorization_code', 'client_credentials'] }), /client_credentials clients are created by an operator/);
+      await unusable(h, documentAt('/keyless.json', { token_endpoint_auth_method: 'private_key_jwt' }), /exactly one of jwks and jwks_uri/);
     });
 
     it('a document host that fails (an error status, too slow) is the client\'s problem: 400 invalid_client, never a 5xx', async () => {

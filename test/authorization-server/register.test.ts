@@ -99,7 +99,7 @@ describe('dynamic client registration (RFC 7591)', () => {
   }
 
   for (const [label, fields] of [
-    ['an unknown auth method', { token_endpoint_auth_method: 'private_key_jwt' }],
+    ['an unknown auth method', { token_endpoint_auth_method: 'tls_client_auth' }],
     ['a non-string auth method', { token_endpoint_auth_method: 42 }],
     ['a null auth method', { token_endpoint_auth_method: null }],
     ['an unsupported grant type', { grant_types: ['implicit'] }],

@@ -5,7 +5,9 @@
  * warning as a failure), and the newest pre-release's auth scenarios for the later revisions:
  * all of 2025-11-25's and all of 2026-07-28's (whose servers speak the stateless lifecycle: the
  * client's first request there is server/discover, not initialize). And the pre-release's client
- * credentials extension scenarios (SEP-1046), with a client secret and with a private key.
+ * credentials extension scenarios (SEP-1046), with a client secret and with a private key, and the
+ * jwt-bearer ones: workload identity federation (SEP-1933) and enterprise-managed authorization
+ * (SEP-990: an ID token exchanged for an ID-JAG at the identity provider, then presented).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -72,17 +74,22 @@ describe('MCP conformance suite, client side', () => {
     assert.equal(code, 0, summary);
   });
 
-  for (const scenario of ['auth/client-credentials-basic', 'auth/client-credentials-jwt']) {
-    it(`the newest pre-release: the client credentials extension, ${scenario}`, { timeout: 120_000 }, async () => {
+  // Each scenario with the checks that show the token request was the one it asks for.
+  const extensions: [string, string[]][] = [
+    ['auth/client-credentials-basic', ['client-credentials-basic-auth']],
+    ['auth/client-credentials-jwt', ['client-credentials-jwt-verified']],
+    ['auth/wif-jwt-bearer', ['wif-assertion-verified']],
+    ['auth/enterprise-managed-authorization', ['complete-flow-token-exchange', 'complete-flow-jwt-bearer']],
+  ];
+  for (const [scenario, checks] of extensions) {
+    it(`the newest pre-release: the authorization extension ${scenario}`, { timeout: 120_000 }, async () => {
       const { code, output } = await runClient(NEXT_RUNNER, ['--scenario', scenario]);
       const results = output.slice(output.indexOf('Test Results:'));
       const total = /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(results);
       assert.ok(total, `no results in the runner's output:\n${output.slice(-3000)}`);
       assert.equal(`${total[3]} failed, ${total[4]} warnings`, '0 failed, 0 warnings', results);
       assert.ok(Number(total[1]) > 0, 'some checks ran');
-      // The check that the token request authenticated as the scenario asks, by secret or by signed JWT.
-      const check = scenario.endsWith('-jwt') ? 'client-credentials-jwt-verified' : 'client-credentials-basic-auth';
-      assert.match(output, new RegExp(`\\[${check}\\s*\\] \\S*SUCCESS`), `${check} succeeded`);
+      for (const check of checks) assert.match(output, new RegExp(`\\[${check}\\s*\\] \\S*SUCCESS`), `${check} succeeded`);
       assert.match(results, /OVERALL: PASSED/, results);
       assert.equal(code, 0, results);
     });

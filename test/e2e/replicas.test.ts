@@ -6,12 +6,18 @@
  * of a lost answer (the rule lives in the database, so either replica may meet it), and the
  * family keeps exactly one live token, the other answer's token revoking it. A key rotated by the
  * CLI reaches both replicas, tokens signed before it stay valid, and a running verifier accepts
- * the new key's tokens.
+ * the new key's tokens. A client assertion (private_key_jwt) used at one replica is refused at the
+ * other, and sent to both at once, is accepted by exactly one.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import pg from 'pg';
+import { jwtSigner } from '../../src/core/jwt.js';
 import { hashSecret } from '../../src/core/secrets.js';
 import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
 import { Browser, pkcePair, signInAndConsent } from '../helpers/harness.js';
@@ -166,6 +172,36 @@ describe('two serve replicas on one PostgreSQL database', () => {
     const revoked = await cli(['consents', 'revoke', '--user', USER.username, '--client', clientId, '--store', database!.connectionString]);
     assert.equal(revoked.code, 0, revoked.stderr);
     await Promise.all([refusedWithin(baseA, tokens.access_token, 1000), refusedWithin(baseB, tokens.access_token, 1000)]);
+  });
+
+  it('a client assertion used at one replica is refused at the other; sent to both at once, exactly one accepts it', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwksFile = join(mkdtempSync(join(tmpdir(), 'ca-replicas-')), 'keys.json');
+    writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] }));
+    const added = await cli(['clients', 'add', '--name', 'robot', '--grant-type', 'client_credentials', '--jwks', jwksFile, '--store', database!.connectionString, '--json']);
+    assert.equal(added.code, 0, added.stderr);
+    const robot = (JSON.parse(added.stdout) as { client_id: string }).client_id;
+    const sign = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey);
+    const assertion = () => {
+      const now = Math.floor(Date.now() / 1000);
+      return sign({ iss: robot, sub: robot, aud: issuer, jti: randomUUID(), iat: now, exp: now + 60 });
+    };
+    const viaAssertion = (base: string, token: string) =>
+      post(base, '/token', { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: token });
+
+    const used = assertion();
+    assert.equal((await viaAssertion(baseA, used)).status, 200);
+    const replay = await viaAssertion(baseB, used);
+    assert.equal(replay.status, 401);
+    const body = (await replay.json()) as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_client');
+    assert.match(body.error_description, /used before/);
+
+    for (let round = 0; round < 5; round++) {
+      const raced = assertion();
+      const statuses = (await Promise.all([viaAssertion(baseA, raced), viaAssertion(baseB, raced)])).map((r) => r.status).sort();
+      assert.deepEqual(statuses, [200, 401], `round ${round}: exactly one replica accepts the assertion`);
+    }
   });
 
   it('both replicas serve the same issuer and the same keys', async () => {

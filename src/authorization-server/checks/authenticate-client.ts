@@ -3,9 +3,12 @@ import { hashSecret, safeEqual } from '../../core/secrets.js';
 import { isStorableText } from '../../core/storable-text.js';
 import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
-import type { ClientLookup } from '../clients.js';
+import { clientLookup } from '../clients.js';
+import type { ServerContext } from '../context.js';
+import { ENDPOINT_PATHS } from '../endpoints/metadata.js';
 import { requestHeader } from '../http/body.js';
 import type { Params } from '../http/params.js';
+import { authenticateWithAssertion } from './client-assertion.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="context-auth", charset="UTF-8"' };
 const UNKNOWN_SECRET_HASH = hashSecret('no client has this secret');
@@ -34,18 +37,29 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
   throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
 }
 
+/** The endpoints that authenticate clients; an assertion may name the one it was sent to. */
+export type ClientAuthEndpoint = keyof Pick<typeof ENDPOINT_PATHS, 'token' | 'revocation' | 'introspection'>;
+
 /**
  * Authenticates the client of a token, revocation or introspection request (RFC 6749 §2.3,
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
- * constant time against the stored hash. Any failure is invalid_client (401).
+ * constant time against the stored hash, client assertions (private_key_jwt) checked in
+ * client-assertion.ts. Any failure is invalid_client (401); two methods at once, invalid_request.
  */
-export async function authenticateClient(request: Request, params: Params, store: ClientLookup): Promise<ClientRecord> {
+export async function authenticateClient(ctx: ServerContext, request: Request, params: Params, endpoint: ClientAuthEndpoint): Promise<ClientRecord> {
+  const store = clientLookup(ctx, request);
   const authorization = requestHeader(request, 'authorization');
   const usesBasic = authorization !== null && /^basic /i.test(authorization);
+  const formSecret = params.get('client_secret');
+  if (params.has('client_assertion') || params.has('client_assertion_type')) {
+    if (authorization !== null || formSecret !== undefined) {
+      throw new OAuthError('invalid_request', 'use one client authentication method, not a client assertion together with Basic or client_secret');
+    }
+    return authenticateWithAssertion(ctx, store, params, `${ctx.config.issuer}${ENDPOINT_PATHS[endpoint]}`);
+  }
   if (authorization !== null && !usesBasic) {
     throw new OAuthError('invalid_client', 'unsupported Authorization scheme; use Basic or form parameters', 401, BASIC_CHALLENGE);
   }
-  const formSecret = params.get('client_secret');
   if (usesBasic && formSecret !== undefined) {
     throw new OAuthError('invalid_request', 'use one client authentication method, not Basic and client_secret together');
   }
@@ -74,6 +88,7 @@ export async function authenticateClient(request: Request, params: Params, store
   const client = await store.getClient(clientId);
   if (method === 'none') {
     if (!client) throw new OAuthError('invalid_client', 'unknown client', 401, challenge);
+    if (client.tokenEndpointAuthMethod === 'private_key_jwt') throw mustUseAssertion(challenge);
     if (client.tokenEndpointAuthMethod !== 'none') {
       throw new OAuthError('invalid_client', 'this client must authenticate with its secret', 401, challenge);
     }
@@ -82,10 +97,15 @@ export async function authenticateClient(request: Request, params: Params, store
   // Hash and compare even for an unknown client so the answer takes the same time.
   const matches = safeEqual(hashSecret(secret ?? ''), client?.clientSecretHash ?? UNKNOWN_SECRET_HASH);
   if (!client || !client.clientSecretHash || !matches) {
+    if (client?.tokenEndpointAuthMethod === 'private_key_jwt') throw mustUseAssertion(challenge);
     throw new OAuthError('invalid_client', 'client authentication failed', 401, challenge);
   }
   if (client.tokenEndpointAuthMethod !== method) {
     throw new OAuthError('invalid_client', `this client is registered for ${client.tokenEndpointAuthMethod}`, 401, challenge);
   }
   return client;
+}
+
+function mustUseAssertion(challenge: Record<string, string>): OAuthError {
+  return new OAuthError('invalid_client', 'this client is registered for private_key_jwt: it authenticates with a client assertion, not a secret', 401, challenge);
 }

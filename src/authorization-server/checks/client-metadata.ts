@@ -1,4 +1,6 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { OAuthError } from '../../core/errors.js';
+import { isSupportedJwsAlgorithm } from '../../core/jwt.js';
 import { redirectUriProblem } from '../../core/redirect-uri.js';
 import { parseScope } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
@@ -15,7 +17,15 @@ export interface ValidClientMetadata {
   metadata: Record<string, unknown>;
 }
 
-const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post'];
+export interface ClientMetadataOptions {
+  /** Tests only: a `jwks_uri` at http://127.0.0.1 is accepted. */
+  allowLoopbackJwksUri?: boolean;
+}
+
+const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+const MAX_KEYS = 10;
+/** JWK members that only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4.1). */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT_TYPE];
 const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
 const STRING_FIELDS = ['client_name', 'software_id', 'software_version'] as const;
@@ -51,10 +61,10 @@ function webUrl(field: string, value: unknown): string {
 
 /**
  * Validates an RFC 7591 registration request field by field. Unknown fields are ignored
- * (RFC 7591 §2); fields we cannot honour (keys for private_key_jwt) are refused rather than
- * accepted and silently dropped.
+ * (RFC 7591 §2); fields we cannot honour (keys for a client that does not use private_key_jwt)
+ * are refused rather than accepted and silently dropped.
  */
-export function validateClientMetadata(body: Record<string, unknown>, scopesSupported: readonly string[]): ValidClientMetadata {
+export function validateClientMetadata(body: Record<string, unknown>, scopesSupported: readonly string[], options: ClientMetadataOptions = {}): ValidClientMetadata {
   // Only an absent field takes the default; `null` is a wrong value like any other (not `??`).
   const method = body.token_endpoint_auth_method === undefined ? 'client_secret_basic' : body.token_endpoint_auth_method;
   if (typeof method !== 'string' || !AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
@@ -138,9 +148,7 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     scope = scopes.join(' ');
     metadata.scope = scope;
   }
-  if (body.jwks !== undefined || body.jwks_uri !== undefined) {
-    invalid('jwks and jwks_uri are not supported (private_key_jwt is not offered)');
-  }
+  Object.assign(metadata, clientKeys(body, method, options));
   return {
     redirectUris: metadata.redirect_uris as string[],
     tokenEndpointAuthMethod: method as TokenEndpointAuthMethod,
@@ -149,5 +157,64 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     clientName: (metadata.client_name as string | undefined) ?? null,
     scope,
     metadata,
+  };
+}
+
+/**
+ * The public keys of a private_key_jwt client (RFC 7591 §2): exactly one of `jwks` (the keys
+ * themselves) or `jwks_uri` (https, where the client publishes them), and the one signing
+ * algorithm it will use, if it names one. Only public asymmetric keys: a private member would
+ * mean the client leaked its key to us, and a symmetric key would turn the client's "public" key
+ * into an HMAC secret anyone reading the metadata knows.
+ */
+function clientKeys(body: Record<string, unknown>, method: string, options: ClientMetadataOptions): Record<string, unknown> {
+  const { jwks, jwks_uri: jwksUri, token_endpoint_auth_signing_alg: signingAlg } = body;
+  if (method !== 'private_key_jwt') {
+    if (jwks !== undefined || jwksUri !== undefined) invalid('jwks and jwks_uri are only for token_endpoint_auth_method private_key_jwt');
+    if (signingAlg !== undefined) invalid('token_endpoint_auth_signing_alg is only for token_endpoint_auth_method private_key_jwt');
+    return {};
+  }
+  if ((jwks === undefined) === (jwksUri === undefined)) invalid('a private_key_jwt client gives exactly one of jwks and jwks_uri');
+  const keys: Record<string, unknown> = jwks === undefined ? { jwks_uri: jwksUriOf(jwksUri, options) } : { jwks: publicKeySet(jwks) };
+  if (signingAlg !== undefined) {
+    if (!isSupportedJwsAlgorithm(signingAlg)) invalid('token_endpoint_auth_signing_alg must be an asymmetric algorithm this server verifies (none and HMAC never are)');
+    keys.token_endpoint_auth_signing_alg = signingAlg;
+  }
+  return keys;
+}
+
+function jwksUriOf(value: unknown, options: ClientMetadataOptions): string {
+  if (typeof value !== 'string' || value.length > 2000) invalid('jwks_uri must be a URL string');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    invalid('jwks_uri must be an absolute URL');
+  }
+  const testLoopback = options.allowLoopbackJwksUri === true && url.protocol === 'http:' && url.hostname === '127.0.0.1';
+  if (url.protocol !== 'https:' && !testLoopback) invalid('jwks_uri must be an https URL');
+  if (url.username || url.password || url.hash) invalid('jwks_uri must not carry credentials or a fragment');
+  return url.href;
+}
+
+function publicKeySet(value: unknown): { keys: Record<string, unknown>[] } {
+  const keys = (value as { keys?: unknown } | null)?.keys;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(keys)) invalid('jwks must be a JSON Web Key Set: an object with a keys array');
+  if (keys.length === 0 || keys.length > MAX_KEYS) invalid(`jwks must hold between 1 and ${MAX_KEYS} keys`);
+  return {
+    keys: keys.map((key: unknown, index) => {
+      if (typeof key !== 'object' || key === null || Array.isArray(key)) invalid(`jwks key ${index} is not a JSON object`);
+      const jwk = key as Record<string, unknown>;
+      if (jwk.kty === 'oct') invalid(`jwks key ${index} is symmetric (kty oct); only public keys are accepted`);
+      const secret = PRIVATE_MEMBERS.find((member) => member in jwk);
+      if (secret) invalid(`jwks key ${index} holds the private member ${secret}; publish only the public key`);
+      if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length > 200)) invalid(`jwks key ${index}: kid must be a string`);
+      try {
+        createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+      } catch {
+        invalid(`jwks key ${index} is not a public key this server can read`);
+      }
+      return jwk;
+    }),
   };
 }

@@ -68,19 +68,21 @@ export function isDocumentClientId(clientId: string): boolean {
 export class ClientDocuments {
   readonly enabled: boolean;
   private readonly allowHosts: string[];
+  private readonly allowLoopbackJwksUri: boolean;
   private readonly fetchOptions: DocumentFetchOptions;
   private readonly cache = new Map<string, { client: ClientRecord; until: number }>();
   /** Documents that could not be used, until when they are not fetched again. */
   private readonly failed = new Map<string, number>();
 
   constructor(
-    options: ClientDocumentsOptions & { enabled: boolean },
+    options: ClientDocumentsOptions & { enabled: boolean; allowLoopbackJwksUri?: boolean },
     private readonly scopesSupported: readonly string[],
     private readonly log: (event: Record<string, unknown>) => void,
     fetchOptions: Partial<DocumentFetchOptions> = {},
   ) {
     this.enabled = options.enabled;
     this.allowHosts = (options.allowHosts ?? []).map((host) => host.toLowerCase());
+    this.allowLoopbackJwksUri = options.allowLoopbackJwksUri ?? false;
     this.fetchOptions = {
       allowLoopbackHttp: options.allowLoopbackHttp ?? false,
       ...(options.timeoutMs !== undefined ? { totalTimeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(3000, options.timeoutMs) } : {}),
@@ -159,17 +161,22 @@ export class ClientDocuments {
     if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) bad('a public document cannot hold a client secret');
     let valid;
     try {
-      valid = validateClientMetadata({ token_endpoint_auth_method: 'none', ...document }, this.scopesSupported);
+      valid = validateClientMetadata({ token_endpoint_auth_method: 'none', ...document }, this.scopesSupported, { allowLoopbackJwksUri: this.allowLoopbackJwksUri });
     } catch (error) {
       return bad(error instanceof OAuthError ? error.message : 'its metadata is malformed');
     }
-    // Nothing a document says can be a secret, so only public clients, and no machine grants.
-    if (valid.tokenEndpointAuthMethod !== 'none') bad('token_endpoint_auth_method must be none');
+    // Nothing a document says can be a secret: public clients, or clients that prove themselves
+    // with the key pair whose public half the document publishes (private_key_jwt). No machine
+    // grants: anyone can publish a document, as anyone can use open registration.
+    if (valid.tokenEndpointAuthMethod !== 'none' && valid.tokenEndpointAuthMethod !== 'private_key_jwt') {
+      bad('token_endpoint_auth_method must be none or private_key_jwt');
+    }
     if (!valid.grantTypes.includes('authorization_code')) bad('grant_types must include authorization_code');
+    if (valid.grantTypes.includes('client_credentials')) bad('client_credentials clients are created by an operator, not by a document');
     return {
       clientId,
       clientSecretHash: null,
-      tokenEndpointAuthMethod: 'none',
+      tokenEndpointAuthMethod: valid.tokenEndpointAuthMethod,
       redirectUris: valid.redirectUris,
       grantTypes: valid.grantTypes,
       responseTypes: valid.responseTypes,

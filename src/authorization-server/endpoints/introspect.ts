@@ -1,7 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
-import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
@@ -17,7 +16,7 @@ const INACTIVE = { active: false } as const;
 export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(request, params, clientLookup(ctx, request));
+  const caller = await authenticateClient(ctx, request, params, 'introspection');
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'introspection requires a confidential client', 401);
   }

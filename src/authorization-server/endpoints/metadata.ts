@@ -1,3 +1,4 @@
+import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import type { ResolvedConfig } from '../config.js';
 import { ID_JAG_PROFILE } from '../grants/id-jag.js';
@@ -27,8 +28,11 @@ export interface AuthorizationServerMetadata {
   response_modes_supported: string[];
   grant_types_supported: string[];
   token_endpoint_auth_methods_supported: string[];
+  token_endpoint_auth_signing_alg_values_supported: string[];
   revocation_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_signing_alg_values_supported: string[];
   introspection_endpoint_auth_methods_supported: string[];
+  introspection_endpoint_auth_signing_alg_values_supported: string[];
   code_challenge_methods_supported: string[];
   client_id_metadata_document_supported: boolean;
   authorization_response_iss_parameter_supported: boolean;
@@ -40,7 +44,9 @@ export interface AuthorizationServerMetadata {
 /** The RFC 8414 document. Revision A defaults (/authorize, /token, /register) are the paths we use. */
 export function authorizationServerMetadata(config: ResolvedConfig): AuthorizationServerMetadata {
   const at = (path: string) => `${config.issuer}${path}`;
-  const clientAuth = ['client_secret_basic', 'client_secret_post', 'none'];
+  const clientAuth = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+  // The client assertion algorithms (private_key_jwt): asymmetric only, never none or HMAC.
+  const signingAlgs = [...SUPPORTED_JWS_ALGORITHMS];
   return {
     issuer: config.issuer,
     authorization_endpoint: at(ENDPOINT_PATHS.authorization),
@@ -54,8 +60,11 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : [])],
     token_endpoint_auth_methods_supported: clientAuth,
+    token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     revocation_endpoint_auth_methods_supported: clientAuth,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_signing_alg_values_supported: signingAlgs,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: signingAlgs,
     code_challenge_methods_supported: ['S256'],
     client_id_metadata_document_supported: config.clientIdMetadataDocuments.enabled,
     authorization_response_iss_parameter_supported: true,

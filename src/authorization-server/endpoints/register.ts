@@ -24,7 +24,7 @@ function checkRegistrationAllowed(ctx: ServerContext, request: Request): void {
 export async function registerEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   checkRegistrationAllowed(ctx, request);
   const body = await readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
-  const metadata = validateClientMetadata(body, ctx.config.scopesSupported);
+  const metadata = validateClientMetadata(body, ctx.config.scopesSupported, { allowLoopbackJwksUri: ctx.clientKeys.allowLoopbackHttp });
   // A client_credentials client gets tokens with no user involved: with open registration that
   // would hand anyone on the network a token for the context server. Only an operator (the CLI,
   // or registration behind an initial access token) may create one.

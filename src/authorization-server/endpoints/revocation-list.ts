@@ -1,6 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
-import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
@@ -15,7 +14,7 @@ import type { RevocationFeedStore } from '../../store/store.js';
  */
 export async function revocationListEndpoint(ctx: ServerContext, request: Request, feed: RevocationFeedStore): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(request, params, clientLookup(ctx, request));
+  const caller = await authenticateClient(ctx, request, params, 'token');
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'the revocation list requires a confidential client', 401);
   }

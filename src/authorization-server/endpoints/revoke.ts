@@ -1,6 +1,5 @@
 import { hashSecret } from '../../core/secrets.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
-import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
 import { respond } from '../http/responses.js';
@@ -15,7 +14,7 @@ import { verifyOwnAccessToken } from '../tokens.js';
 export async function revokeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const client = await authenticateClient(request, params, clientLookup(ctx, request));
+  const client = await authenticateClient(ctx, request, params, 'revocation');
   const token = params.get('token');
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   const hint = params.get('token_type_hint');

@@ -1,7 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
-import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { exchangeAuthorizationCode } from '../grants/authorization-code.js';
 import { clientCredentialsGrant } from '../grants/client-credentials.js';
@@ -24,7 +23,7 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
   // A workload's token authenticates it (RFC 7521 §4.1): that grant may come with no client at all.
   const anonymous = grantType === JWT_BEARER_GRANT_TYPE && !namesClient(request, params);
-  const client = anonymous ? null : await authenticateClient(request, params, clientLookup(ctx, request));
+  const client = anonymous ? null : await authenticateClient(ctx, request, params, 'token');
   const noting = client && ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
   if (grantType === JWT_BEARER_GRANT_TYPE) return json(await jwtBearerGrant(ctx, client, params));

@@ -10,7 +10,9 @@ import { tokenResponse } from './token-response.js';
 
 /** grant_type=client_credentials (OAuth 2.1 §4.2): confidential clients only, no refresh token. */
 export async function clientCredentialsGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
-  if (client.tokenEndpointAuthMethod === 'none' || client.clientSecretHash === null) {
+  // Confidential: a secret, or a key pair for private_key_jwt (whose assertion was checked already).
+  const confidential = client.tokenEndpointAuthMethod === 'private_key_jwt' || (client.tokenEndpointAuthMethod !== 'none' && client.clientSecretHash !== null);
+  if (!confidential) {
     throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
   }
   if (!client.grantTypes.includes('client_credentials')) {

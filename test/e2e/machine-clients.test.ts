@@ -1,0 +1,97 @@
+/**
+ * Machine clients (the client_credentials grant, SEP-1046) against the real `context-auth serve`,
+ * with the official SDK v2 client's own providers: `ClientCredentialsProvider` with a secret, and
+ * `PrivateKeyJwtProvider` with a private key whose public half was registered through the CLI
+ * (`clients add --jwks FILE`). Each connects, calls the demo `whoami`, and sees its client id.
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client, ClientCredentialsProvider, PrivateKeyJwtProvider, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+
+describe('the SDK v2 machine-client providers against serve', { timeout: 120_000 }, () => {
+  const data = tempDataFolder();
+  let server: RunningServer;
+  let issuer: string;
+
+  before(async () => {
+    server = await startServe(['--port', String(await freePort()), '--data', data, '--quiet']);
+    issuer = server.issuer;
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  async function addClient(args: string[]): Promise<Record<string, unknown>> {
+    const added = await cli(['clients', 'add', '--data', data, '--grant-type', 'client_credentials', ...args]);
+    assert.equal(added.code, 0, added.stderr);
+    return JSON.parse(added.stdout) as Record<string, unknown>;
+  }
+
+  async function whoami(authProvider: OAuthClientProvider): Promise<Record<string, unknown>> {
+    const client = new Client({ name: 'machine-e2e', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${issuer}/mcp`), { authProvider });
+    try {
+      await client.connect(transport);
+      const result = (await client.callTool({ name: 'whoami', arguments: {} })) as { structuredContent?: Record<string, unknown> };
+      return result.structuredContent ?? {};
+    } finally {
+      await client.close().catch(() => {});
+    }
+  }
+
+  it('ClientCredentialsProvider: a client with a secret', async () => {
+    const added = await addClient(['--name', 'secret robot']);
+    assert.equal(typeof added.client_secret, 'string');
+    const provider = new ClientCredentialsProvider({ clientId: String(added.client_id), clientSecret: String(added.client_secret), expectedIssuer: issuer });
+    const identity = await whoami(provider);
+    assert.equal(identity.client_id, added.client_id);
+    assert.deepEqual(identity.scopes, ['mcp:tools']);
+  });
+
+  it('PrivateKeyJwtProvider: a client registered with --jwks, no secret, proving itself with its key', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwksFile = join(data, 'robot-keys.json');
+    writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), use: 'sig', alg: 'ES256' }] }));
+    const added = await addClient(['--name', 'key robot', '--jwks', jwksFile]);
+    assert.equal(added.token_endpoint_auth_method, 'private_key_jwt');
+    assert.equal(added.client_secret, undefined, 'no secret is created or printed');
+
+    const provider = new PrivateKeyJwtProvider({
+      clientId: String(added.client_id),
+      privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      algorithm: 'ES256',
+      expectedIssuer: issuer,
+    });
+    const identity = await whoami(provider);
+    assert.equal(identity.client_id, added.client_id);
+
+    const uri = await addClient(['--name', 'published robot', '--jwks-uri', 'https://robot.example/jwks.json']);
+    assert.equal(uri.jwks_uri, 'https://robot.example/jwks.json');
+    assert.equal(uri.client_secret, undefined);
+
+    const listed = await cli(['clients', 'list', '--data', data]);
+    assert.match(listed.stdout, new RegExp(`${String(added.client_id)}\\s+key robot\\s+confidential \\(key\\)`));
+  });
+
+  it('clients add refuses a private key, a secret beside keys, and an http jwks_uri', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const leaked = join(data, 'leaked.json');
+    writeFileSync(leaked, JSON.stringify({ keys: [privateKey.export({ format: 'jwk' })] }));
+    const base = ['clients', 'add', '--data', data, '--name', 'bad robot', '--grant-type', 'client_credentials'];
+    const refusals: [string[], RegExp][] = [
+      [['--jwks', leaked], /private member d/],
+      [['--jwks', leaked, '--secret'], /not a secret: drop --secret/],
+      [['--jwks-uri', 'http://robot.example/jwks.json'], /jwks_uri must be an https URL/],
+    ];
+    for (const [args, message] of refusals) {
+      const result = await cli([...base, ...args]);
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, message);
+      assert.doesNotMatch(result.stdout, /client_secret/);
+    }
+  });
+});
