@@ -12,6 +12,7 @@ import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
+import { checkTrustedIssuer, resolveWorkloadRules, type WorkloadRule, type WorkloadRuleOptions } from './assertions/workload-rules.js';
 
 /** Where upstream providers send the person back, under the issuer. */
 export const UPSTREAM_CALLBACK_PATH = '/upstream/callback';
@@ -123,6 +124,16 @@ export interface AuthorizationServerOptions {
   clientIdMetadataDocuments?: ClientDocumentsOptions;
   /** Fetching the key sets of private_key_jwt clients registered with a `jwks_uri`. */
   clientJwks?: ClientJwksOptions;
+  /**
+   * Enterprise identity providers (issuer URLs, https) whose Identity Assertion JWT Authorization
+   * Grants (ID-JAG) confidential clients may present with the jwt-bearer grant: the person the
+   * IdP names becomes a local user on first use. Default: none.
+   */
+  trustedIdps?: string[];
+  /** Workload identity federation: platform tokens accepted with the jwt-bearer grant, as which client. Default: none. */
+  workloads?: WorkloadRuleOptions[];
+  /** Tests only: allows trusted IdPs and workload issuers at http://127.0.0.1. Default false. */
+  allowInsecureIssuers?: boolean;
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */
@@ -154,6 +165,15 @@ export interface ResolvedConfig {
   upstream: ResolvedUpstreamConfig | null;
   /** Whether URL client ids are accepted (the `enabled` default applied). */
   clientIdMetadataDocuments: { enabled: boolean };
+  /** Null when the jwt-bearer grant is off (no trusted IdP, no workload rule). */
+  jwtBearer: ResolvedJwtBearerConfig | null;
+}
+
+/** Who may sign jwt-bearer grants. */
+export interface ResolvedJwtBearerConfig {
+  trustedIdps: string[];
+  workloads: WorkloadRule[];
+  allowLoopbackHttp: boolean;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -211,7 +231,16 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
     // A document creates a client: unless the operator says otherwise, only where registration is open.
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
+    jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
   };
+}
+
+function resolveJwtBearerConfig(options: AuthorizationServerOptions, issuer: string, scopesSupported: string[]): ResolvedJwtBearerConfig | null {
+  const allowLoopbackHttp = options.allowInsecureIssuers ?? false;
+  const trustedIdps = (options.trustedIdps ?? []).map((idp, index) => checkTrustedIssuer(idp, `trustedIdps[${index}]`, allowLoopbackHttp));
+  const workloads = resolveWorkloadRules(options.workloads ?? [], { issuer, scopesSupported, allowLoopbackHttp });
+  if (trustedIdps.length === 0 && workloads.length === 0) return null;
+  return { trustedIdps: [...new Set(trustedIdps)], workloads, allowLoopbackHttp };
 }
 
 function resolveUpstreamConfig(options: UpstreamOptions, issuer: string): ResolvedUpstreamConfig | null {

@@ -2,6 +2,7 @@ import { forwardedClientAddress, trustedProxies } from '../core/client-address.j
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
 import { ClientKeys } from './assertions/client-keys.js';
+import { IssuerKeys } from './assertions/issuer-keys.js';
 import { ClientDocuments } from './client-documents/documents.js';
 import { ClientUse } from './clients.js';
 import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
@@ -49,6 +50,8 @@ export interface ServerContext {
   rateLimits: RateLimits;
   /** Every revocation goes through here, so a guard in this process learns of it before the response. */
   revocations: Revocations;
+  /** The keys of trusted IdPs and workload issuers; null when the jwt-bearer grant is off, as `config.jwtBearer` is. */
+  issuerKeys: IssuerKeys | null;
 }
 
 /** Checks and resolves the options (config.ts), then builds the services on them; throws on a bad option. */
@@ -78,6 +81,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     signInThrottle: new SignInThrottle(),
     rateLimits: new RateLimits(config.rateLimits, store, nowMs, log),
     revocations: new Revocations(store, now, config.accessTokenTtl, log),
+    issuerKeys: config.jwtBearer ? new IssuerKeys({ allowLoopbackHttp: config.jwtBearer.allowLoopbackHttp }) : null,
   };
 }
 

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { wellKnownUrl } from '../core/uri.js';
 import { UPSTREAM_CALLBACK_PATH, type AuthorizationServerOptions } from './config.js';
 import { createServerContext } from './context.js';
+import { ensureWorkloadClients } from './assertions/workload-clients.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
@@ -33,6 +34,8 @@ export { REVOCATION_LIST_PATH } from './revocation-list.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
 export { checkUpstreamProviders, githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
+export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
+export { checkTrustedIssuer, resolveWorkloadRules } from './assertions/workload-rules.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { registerClient, registrationResponse } from './clients.js';
 export { validateClientMetadata } from './checks/client-metadata.js';
@@ -64,6 +67,11 @@ export interface AuthorizationServer {
   upstreamAccess(claims: Record<string, unknown>): Promise<UpstreamAccess | null>;
   /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
   upstreamReady(): Promise<void>;
+  /**
+   * Creates the clients the workload rules name that do not exist yet (each is also created on its
+   * first use); rejects naming one that exists and cannot use the jwt-bearer grant.
+   */
+  workloadClientsReady(): Promise<void>;
   /**
    * Deletes what expired, and dynamically registered clients unused for `registrationTtl`; returns
    * how many rows. `signal` stops it after the batch in flight (the rest is the next sweep's);
@@ -129,6 +137,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     revocations,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
     upstreamReady: async () => ctx.upstream?.providers.ready(),
+    workloadClientsReady: () => ensureWorkloadClients(ctx),
     sweep: (options = {}) => {
       const now = ctx.now();
       if (!hasUpkeep(ctx.store)) return Promise.resolve(0);

@@ -1,5 +1,5 @@
 import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
-import { OAuthError } from '../core/index.js';
+import { JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
@@ -11,7 +11,9 @@ export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri U
     register a client; prints JSON with client_id (and client_secret, shown this once);
     a client_credentials client gets only mcp:tools unless --scope says more;
     --jwks FILE (a JSON Web Key Set of public keys) or --jwks-uri URL (https) registers a
-    private_key_jwt client: it signs client assertions with its private key and gets no secret
+    private_key_jwt client: it signs client assertions with its private key and gets no secret;
+    --grant-type urn:ietf:params:oauth:grant-type:jwt-bearer makes a confidential client that
+    presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
@@ -59,7 +61,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
     const grantTypes = values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []);
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
     const keys = keyOptions(values);
-    const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || Boolean(values.introspect);
+    const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(values.introspect);
     // A machine client's tokens carry no person's consent: it gets the base scope unless the
     // operator names more with --scope.
     const scope = values.scope ?? (grantTypes.includes('client_credentials') ? MACHINE_DEFAULT_SCOPE : undefined);

@@ -14,6 +14,7 @@ import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
+import { JWT_BEARER_HELP, JWT_BEARER_OPTIONS, jwtBearerOptions } from './jwt-bearer-options.js';
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
 import { periodicSweep } from './periodic-sweep.js';
@@ -45,7 +46,9 @@ export const SERVE_HELP = `context-auth serve [options]
   --allow-insecure-client-documents  accept documents at http://127.0.0.1 (tests only)
 ${RATE_LIMIT_HELP}
 Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
-${UPSTREAM_HELP}`;
+${UPSTREAM_HELP}
+The jwt-bearer grant: enterprise IdPs' ID-JAGs and workload identity:
+${JWT_BEARER_HELP}`;
 
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 /** How long a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it cuts them off. */
@@ -99,6 +102,7 @@ export const SERVE_OPTIONS = {
   'rate-limit': { type: 'string', multiple: true },
   'trust-proxy': { type: 'string', multiple: true },
   ...UPSTREAM_OPTIONS,
+  ...JWT_BEARER_OPTIONS,
 } as const;
 
 export async function serveCommand(args: string[]): Promise<void> {
@@ -140,6 +144,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     ? upstreamOptions(values, () => loadSecretBox({ dataFolder: sharedStore ? null : dataFolder(values.data) }).box)
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
+  const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
 
   const { store, location, created } = await openStore(values, { create: true });
   let handler: (request: Request, env: object) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
@@ -203,7 +208,13 @@ export async function serveCommand(args: string[]): Promise<void> {
   const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${printableJson({ time: new Date().toISOString(), ...event })}\n`);
   const authorizationServer = createAuthorizationServer({
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
-    clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}),
+    clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
+  });
+  // The clients workload rules name, made now so `clients list` shows them before their first token.
+  await authorizationServer.workloadClientsReady().catch(async (error: unknown) => {
+    server.close();
+    await store.close();
+    throw new CliError(`--workload-config: ${(error as Error).message}.`);
   });
   await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
   // The co-hosted /mcp refuses revoked tokens at once: this process's revocations before the
@@ -266,7 +277,7 @@ ${resourcesBanner(resources)}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
   rate limits   ${rateLimitBanner(rateLimits, rateLimits.shared ?? store.sharedByReplicas ?? false, trustProxy)}
   client docs   ${clientIdMetadataDocuments.enabled ? `${clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
-  heap limit    ${heapBanner()}${upstreamBanner(upstream, issuer)}
+  heap limit    ${heapBanner()}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(jwtBearer)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await stopped;
@@ -329,6 +340,13 @@ function noUsersNote(flags: { data?: string | undefined; store?: string | undefi
 function heapBanner(): string {
   const limit = `${Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024)} MB`;
   return isMainThread ? `${limit} (as node was started)` : limit;
+}
+
+/** Who may sign jwt-bearer grants, when anyone may. */
+function jwtBearerBanner({ trustedIdps = [], workloads = [] }: { trustedIdps?: string[] | undefined; workloads?: unknown[] | undefined }): string {
+  const lines = trustedIdps.map((idp) => `\n  trusted idp   ${idp}   (ID-JAGs)`);
+  if (workloads.length > 0) lines.push(`\n  workloads     ${workloads.length} rule${workloads.length === 1 ? '' : 's'} (--workload-config)`);
+  return lines.join('');
 }
 
 /** The providers (as the options name them, defaults as documented) and the callback URL the operator registers at each of them. */

@@ -4,7 +4,9 @@
  */
 
 export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+/** RFC 7523 §2.1: a JWT as an authorization grant (an ID-JAG, a workload token). */
+export const JWT_BEARER_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials' | typeof JWT_BEARER_GRANT_TYPE;
 
 /** A validated authorization request (authorization-server/checks/authorization-request.ts). */
 export interface AuthorizationRequest {

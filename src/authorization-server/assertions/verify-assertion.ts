@@ -38,6 +38,8 @@ export interface AssertionRules {
   clockToleranceSeconds: number;
   /** Whether `iat` must be present (an ID-JAG's is REQUIRED). */
   requireIat?: boolean;
+  /** Whether `jti` may be absent (a platform's workload token may have none). Default false. */
+  jtiOptional?: boolean;
 }
 
 export interface VerifiedAssertion {
@@ -45,6 +47,7 @@ export interface VerifiedAssertion {
   claims: Record<string, unknown>;
   iss: string;
   sub: string;
+  /** '' when absent, which only `jtiOptional` allows. */
   jti: string;
   exp: number;
 }
@@ -69,7 +72,8 @@ export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rule
   if (headerProblem) throw new AssertionDefect(`the ${name}'s header is not accepted: ${headerProblem}`);
   if (typeof claims.iss !== 'string' || claims.iss === '') throw new AssertionDefect(`the ${name} has no iss`);
   if (typeof claims.sub !== 'string' || claims.sub === '') throw new AssertionDefect(`the ${name} has no sub`);
-  if (typeof claims.jti !== 'string' || claims.jti === '') throw new AssertionDefect(`the ${name} has no jti`);
+  const jtiAbsent = claims.jti === undefined && rules.jtiOptional === true;
+  if (!jtiAbsent && (typeof claims.jti !== 'string' || claims.jti === '')) throw new AssertionDefect(`the ${name} has no jti`);
   if (!audienceMatches(claims.aud, rules.audiences)) throw new AssertionDefect(`the ${name}'s aud does not name this authorization server`);
   checkTimes(claims, rules, now);
 
@@ -88,7 +92,7 @@ export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rule
     );
   }
   if (!verifyJwtSignature(jwt, found.key)) throw new AssertionDefect(`the ${name}'s signature does not verify`);
-  return { header, claims, iss: claims.iss, sub: claims.sub, jti: claims.jti, exp: claims.exp as number };
+  return { header, claims, iss: claims.iss, sub: claims.sub, jti: jtiAbsent ? '' : (claims.jti as string), exp: claims.exp as number };
 }
 
 function audienceMatches(aud: unknown, accepted: readonly string[]): boolean {

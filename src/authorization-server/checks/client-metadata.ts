@@ -4,7 +4,7 @@ import { isSupportedJwsAlgorithm } from '../../core/jwt.js';
 import { redirectUriProblem } from '../../core/redirect-uri.js';
 import { parseScope } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
-import type { GrantType, TokenEndpointAuthMethod } from '../../core/protocol.js';
+import { JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
 
 export interface ValidClientMetadata {
   redirectUris: string[];
@@ -26,7 +26,7 @@ const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret
 const MAX_KEYS = 10;
 /** JWK members that only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4.1). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
-const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
+const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT_TYPE];
 const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
 const STRING_FIELDS = ['client_name', 'software_id', 'software_version'] as const;
 const MAX_REDIRECT_URIS = 20;
@@ -86,6 +86,10 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   }
   if (grantTypes.includes('client_credentials') && method === 'none') {
     invalid('client_credentials needs a confidential client (token_endpoint_auth_method other than none)');
+  }
+  // An ID-JAG is presented by a client that authenticates; workload clients are made by the server.
+  if (grantTypes.includes(JWT_BEARER_GRANT_TYPE) && method === 'none') {
+    invalid(`${JWT_BEARER_GRANT_TYPE} needs a confidential client (token_endpoint_auth_method other than none)`);
   }
 
   // SEP-837 / OpenID registration: a web client's redirect URIs are https on a real host; a

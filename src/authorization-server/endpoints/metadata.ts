@@ -1,5 +1,7 @@
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
+import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import type { ResolvedConfig } from '../config.js';
+import { ID_JAG_PROFILE } from '../grants/id-jag.js';
 import { respond } from '../http/responses.js';
 
 export const ENDPOINT_PATHS = {
@@ -35,6 +37,8 @@ export interface AuthorizationServerMetadata {
   client_id_metadata_document_supported: boolean;
   authorization_response_iss_parameter_supported: boolean;
   prompt_values_supported: string[];
+  /** The jwt-bearer grant's profiles: the ID-JAG's, when a trusted IdP is configured. */
+  authorization_grant_profiles_supported?: string[];
 }
 
 /** The RFC 8414 document. Revision A defaults (/authorize, /token, /register) are the paths we use. */
@@ -54,7 +58,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     scopes_supported: config.scopesSupported,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : [])],
     token_endpoint_auth_methods_supported: clientAuth,
     token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     revocation_endpoint_auth_methods_supported: clientAuth,
@@ -65,6 +69,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     client_id_metadata_document_supported: config.clientIdMetadataDocuments.enabled,
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login', 'consent'],
+    ...(config.jwtBearer && config.jwtBearer.trustedIdps.length > 0 ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
   };
 }
 

@@ -37,6 +37,11 @@ export class UpstreamProviders {
     return this.options.has(id);
   }
 
+  /** The id of the provider configured with this issuer, if one is: its people are the same people elsewhere. */
+  idForIssuer(issuer: string): string | undefined {
+    return [...this.options.values()].find((provider) => provider.issuer === issuer)?.id;
+  }
+
   /** Resolves every provider; throws the first configuration or discovery problem. */
   async ready(): Promise<void> {
     for (const id of this.options.keys()) await this.resolve(id);

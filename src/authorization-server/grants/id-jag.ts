@@ -1,0 +1,137 @@
+/**
+ * An Identity Assertion JWT Authorization Grant (ID-JAG; the MCP extension for enterprise-managed
+ * authorization): a trusted enterprise IdP says, by a JWT it signed for us, that the person `sub`
+ * may have a token for `resource`, through the client `client_id`. The client got it from the IdP
+ * by token exchange (RFC 8693) and presents it here, authenticating as itself.
+ */
+import { OAuthError } from '../../core/errors.js';
+import type { CompactJwt } from '../../core/jwt.js';
+import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { parseScope } from '../../core/scopes.js';
+import { randomToken } from '../../core/secrets.js';
+import { canonicalizeResourceUri } from '../../core/uri.js';
+import type { ClientRecord, GrantRecord } from '../../store/store.js';
+import { AssertionDefect, spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
+import { allowedScopes } from '../checks/authorization-request.js';
+import type { ResolvedJwtBearerConfig } from '../config.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
+import { upstreamUser } from '../upstream/users.js';
+import { tokenResponse } from './token-response.js';
+
+export const ID_JAG_TYP = 'oauth-id-jag+jwt';
+/** Advertised as `authorization_grant_profiles_supported`. */
+export const ID_JAG_PROFILE = 'urn:ietf:params:oauth:grant-profile:id-jag';
+/**
+ * The provider id the people of a trusted IdP are kept under, when no upstream sign-in provider
+ * has the IdP's issuer (one that has lends its id, so a person who signs in both ways is one user).
+ */
+export const TRUSTED_IDP_PROVIDER = 'trusted-idp';
+/** Allowed clock difference for the ID-JAG's exp and iat. */
+const ASSERTION_CLOCK_TOLERANCE = 60;
+/** The longest an ID-JAG may live: IdPs issue them for minutes. */
+const MAX_LIFETIME_SECONDS = 3600;
+const NAME = 'ID-JAG';
+
+export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null, params: Params, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+  // Who presents it first: the grant is bound to a client that proves who it is.
+  if (!client) throw new OAuthError('invalid_client', 'an ID-JAG is accepted only from a client that authenticates', 401);
+  if (client.tokenEndpointAuthMethod === 'none') throw new OAuthError('unauthorized_client', 'ID-JAGs are accepted from confidential clients only');
+  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `this client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  const iss = jwt.claims.iss;
+  // Before anything is fetched: a stranger's issuer costs us nothing.
+  if (typeof iss !== 'string' || !settings.trustedIdps.includes(iss)) throw new AssertionDefect('the ID-JAG\'s issuer is not a trusted identity provider');
+
+  const now = ctx.now();
+  const keys = ctx.issuerKeys!.keysOf(iss, ['openid-configuration', 'oauth-authorization-server']);
+  const verified = await verifyAssertion(
+    jwt,
+    keys,
+    { name: NAME, typ: ID_JAG_TYP, audiences: [ctx.config.issuer], maxLifetimeSeconds: MAX_LIFETIME_SECONDS, clockToleranceSeconds: ASSERTION_CLOCK_TOLERANCE, requireIat: true },
+    now,
+  );
+  const { claims } = verified;
+  if (claims.client_id !== client.clientId) throw new AssertionDefect('the ID-JAG\'s client_id is not the client that presents it');
+  const resource = assertedResource(claims.resource, ctx.config.resources, params.get('resource'));
+  const scope = idJagScope(params.get('scope'), claims.scope, allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes);
+  // Last, once everything else holds: an ID-JAG refused for another reason can still be used by its client.
+  await spendAssertion(ctx.store, verified, NAME, now, ASSERTION_CLOCK_TOLERANCE);
+
+  const user = await upstreamUser(ctx, ctx.upstream?.providers.idForIssuer(iss) ?? TRUSTED_IDP_PROVIDER, identityOf(verified));
+  const grant: GrantRecord = {
+    id: randomToken(16),
+    clientId: client.clientId,
+    userId: user.id,
+    scope,
+    resource,
+    authTime: null,
+    createdAt: now,
+    revokedAt: null,
+    upstreamSessionId: null,
+    accessExpiresAt: accessTokenExpiry(ctx.config, now),
+  };
+  await ctx.store.createGrant(grant);
+  ctx.log({ event: 'token_issued', grant_type: JWT_BEARER_GRANT_TYPE, profile: 'id-jag', client_id: client.clientId, idp: iss, user_id: user.id, grant_id: grant.id });
+  // No refresh token: when the access token expires the client asks its IdP for a new ID-JAG, so
+  // the IdP's policy (the person still employed, the app still assigned) is applied again.
+  return tokenResponse(ctx, grant, scope, now);
+}
+
+/** The `resource` claim (REQUIRED): one server we issue tokens for, and the request's `resource`, if sent, the same. */
+function assertedResource(claim: unknown, served: readonly string[], requested: string | undefined): string {
+  const value = Array.isArray(claim) && claim.length === 1 ? claim[0] : claim;
+  if (typeof value !== 'string' || value === '') throw new AssertionDefect('the ID-JAG has no resource (one URI)');
+  let resource: string;
+  try {
+    resource = canonicalizeResourceUri(value);
+  } catch {
+    throw new AssertionDefect('the ID-JAG\'s resource is not an absolute URI');
+  }
+  if (!served.includes(resource)) throw new AssertionDefect('the ID-JAG\'s resource is not a server this authorization server issues tokens for');
+  if (requested !== undefined && canonicalizeResourceUri(requested) !== resource) {
+    throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
+  }
+  return resource;
+}
+
+/**
+ * The token's scopes: what the request names (each granted by the IdP when it asserts scopes, and
+ * each allowed to the client), or, when it names none, what the IdP granted (else our defaults)
+ * that the client may have. A requested scope the IdP did not grant is invalid_scope (RFC 6749
+ * §5.2: it "exceeds the scope granted by the resource owner"), naming the scope.
+ */
+function idJagScope(requestedParam: string | undefined, assertedClaim: unknown, allowed: readonly string[], defaults: readonly string[]): string[] {
+  if (assertedClaim !== undefined && typeof assertedClaim !== 'string') throw new AssertionDefect('the ID-JAG\'s scope is not a string');
+  let asserted: string[] | undefined;
+  try {
+    asserted = assertedClaim === undefined ? undefined : parseScope(assertedClaim);
+  } catch {
+    throw new AssertionDefect('the ID-JAG\'s scope is malformed');
+  }
+  const requested = parseScope(requestedParam);
+  if (requested.length > 0) {
+    const notGranted = asserted === undefined ? [] : requested.filter((scope) => !asserted.includes(scope));
+    if (notGranted.length > 0) throw new OAuthError('invalid_scope', `scope not granted by the identity provider: ${notGranted.join(' ')}`);
+    const notAllowed = requested.filter((scope) => !allowed.includes(scope));
+    if (notAllowed.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${notAllowed.join(' ')}`);
+    return requested;
+  }
+  const scope = (asserted ?? defaults).filter((value) => allowed.includes(value));
+  if (scope.length === 0) throw new OAuthError('invalid_scope', 'none of the scopes the identity provider granted is one this client may have');
+  return scope;
+}
+
+function identityOf(verified: VerifiedAssertion) {
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+  return {
+    issuer: verified.iss,
+    subject: verified.sub,
+    email: text(verified.claims.email),
+    // The ID-JAG says nothing of how the address was checked: never used to decide anything.
+    emailVerified: false,
+    name: text(verified.claims.name),
+    username: null,
+    claims: verified.claims,
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer (RFC 7521, RFC 7523 §2.1): a JWT signed
+ * by an issuer the operator trusts, presented as the grant. Two kinds are accepted:
+ * - an ID-JAG (typ oauth-id-jag+jwt) from a trusted enterprise identity provider, presented by a
+ *   confidential client for a person (grants/id-jag.ts);
+ * - a platform's workload token (Kubernetes, SPIFFE) from a configured workload issuer, which
+ *   authenticates the workload itself (grants/workload.ts).
+ * Anything else is refused with invalid_grant naming what is wrong with it, never echoing it.
+ */
+import { OAuthError } from '../../core/errors.js';
+import type { ClientRecord } from '../../store/store.js';
+import { IssuerKeysUnavailable } from '../assertions/issuer-keys.js';
+import { AssertionDefect, readAssertion } from '../assertions/verify-assertion.js';
+import type { ResolvedJwtBearerConfig } from '../config.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import type { IssuedTokens } from '../tokens.js';
+import { idJagGrant, ID_JAG_TYP } from './id-jag.js';
+import { workloadGrant } from './workload.js';
+
+/** `client` is null when the request authenticated none (a workload's token authenticates it: RFC 7521 §4.1). */
+export async function jwtBearerGrant(ctx: ServerContext, client: ClientRecord | null, params: Params): Promise<IssuedTokens> {
+  const settings = ctx.config.jwtBearer;
+  if (!settings) throw new OAuthError('unsupported_grant_type', 'grant_type urn:ietf:params:oauth:grant-type:jwt-bearer is not supported: no trusted identity provider or workload issuer is configured');
+  const assertion = params.get('assertion');
+  if (!assertion) throw new OAuthError('invalid_request', 'assertion is required');
+  try {
+    const jwt = readAssertion(assertion, 'assertion');
+    const { header, claims } = jwt;
+    const iss = typeof claims.iss === 'string' ? claims.iss : undefined;
+    if (typeof header.typ === 'string' && isIdJagTyp(header.typ)) return await idJagGrant(ctx, client, params, jwt, settings);
+    if (iss !== undefined && settings.workloads.some((rule) => rule.issuer === iss)) return await workloadGrant(ctx, client, params, jwt, settings);
+    throw new AssertionDefect(whyRefused(iss, settings));
+  } catch (error) {
+    throw asOAuthError(ctx, error);
+  }
+}
+
+function isIdJagTyp(typ: string): boolean {
+  const lower = typ.toLowerCase();
+  return lower === ID_JAG_TYP || lower === `application/${ID_JAG_TYP}`;
+}
+
+function whyRefused(iss: string | undefined, settings: ResolvedJwtBearerConfig): string {
+  if (iss === undefined) return 'the assertion has no iss';
+  if (settings.trustedIdps.includes(iss)) return `the assertion's typ is not ${ID_JAG_TYP}, as an identity provider's authorization grant must be`;
+  return 'the assertion\'s issuer is not trusted';
+}
+
+/** A defect found in the assertion is invalid_grant with its description; keys that could not be fetched are our trouble, for now. */
+function asOAuthError(ctx: ServerContext, error: unknown): unknown {
+  if (!(error instanceof AssertionDefect)) return error;
+  if (error.keysUnavailable) {
+    ctx.log({
+      event: 'assertion_keys_unavailable',
+      ...(error instanceof IssuerKeysUnavailable ? { issuer: error.issuer, reason: error.reason } : {}),
+    });
+    return new OAuthError('temporarily_unavailable', error.message, 503, { 'Retry-After': '5' });
+  }
+  return new OAuthError('invalid_grant', error.message);
+}

@@ -1,0 +1,83 @@
+/**
+ * Workload identity federation: a platform's token for a workload (a Kubernetes service account's
+ * projected token, a SPIFFE JWT-SVID) presented as a jwt-bearer grant. The token authenticates
+ * the workload; no client secret is needed. Its issuer's keys come from OpenID Connect Discovery;
+ * the first configured rule whose issuer, audience and subject fit says which client it acts as
+ * and which scopes it may have.
+ */
+import { OAuthError } from '../../core/errors.js';
+import type { CompactJwt } from '../../core/jwt.js';
+import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { parseScope, resolveScope } from '../../core/scopes.js';
+import { randomToken } from '../../core/secrets.js';
+import type { ClientRecord, GrantRecord } from '../../store/store.js';
+import { AssertionDefect, spendAssertion, verifyAssertion } from '../assertions/verify-assertion.js';
+import { workloadClient } from '../assertions/workload-clients.js';
+import { subjectMatches } from '../assertions/workload-rules.js';
+import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
+import type { ResolvedJwtBearerConfig } from '../config.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
+import { tokenResponse } from './token-response.js';
+
+const NAME = 'workload token';
+const CLOCK_TOLERANCE_SECONDS = 60;
+/** The longest a workload token may live: platforms issue them for minutes to hours (Kubernetes: one hour by default). */
+const MAX_LIFETIME_SECONDS = 24 * 3600;
+
+export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord | null, params: Params, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+  // The caller found the issuer among the rules: only a configured issuer's keys are ever fetched.
+  const iss = jwt.claims.iss as string;
+  const rules = settings.workloads.filter((rule) => rule.issuer === iss);
+  // A platform token may have no typ (Kubernetes) or JWT (SPIFFE); one typed for another use (an access token) is no workload's grant.
+  const typ = jwt.header.typ;
+  if (typ !== undefined && (typeof typ !== 'string' || typ.toUpperCase() !== 'JWT')) throw new AssertionDefect('the workload token\'s typ is not JWT');
+
+  const now = ctx.now();
+  const verified = await verifyAssertion(
+    jwt,
+    ctx.issuerKeys!.keysOf(iss, ['openid-configuration']),
+    {
+      name: NAME,
+      audiences: [...new Set(rules.map((rule) => rule.audience))],
+      maxLifetimeSeconds: MAX_LIFETIME_SECONDS,
+      clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS,
+      // Older Kubernetes tokens and many JWT-SVIDs carry none: accepted, with no record of use.
+      jtiOptional: true,
+    },
+    now,
+  );
+  const aud = verified.claims.aud;
+  const audiences = typeof aud === 'string' ? [aud] : (aud as unknown[]);
+  const rule = rules.find((candidate) => audiences.includes(candidate.audience) && subjectMatches(candidate.subject, verified.sub));
+  if (!rule) throw new AssertionDefect('the workload token\'s subject matches no configured workload rule');
+  // A client the request named or authenticated must be the one the rule makes of the workload.
+  if (presenter && presenter.clientId !== rule.client) throw new AssertionDefect('the workload token is for another client than the one the request names');
+
+  const client = await workloadClient(ctx, rule.client);
+  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `the workload's client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  const allowed = allowedScopes(client, ctx.config, 'client').filter((scope) => rule.scopes.includes(scope));
+  const scope = resolveScope(parseScope(params.get('scope')), allowed, allowed);
+  if (scope.length === 0) throw new OAuthError('invalid_scope', 'the workload may have no scope this client is allowed');
+  const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
+  if (rule.singleUse && verified.jti !== '') await spendAssertion(ctx.store, verified, NAME, now, CLOCK_TOLERANCE_SECONDS);
+
+  const grant: GrantRecord = {
+    id: randomToken(16),
+    clientId: client.clientId,
+    userId: null,
+    scope,
+    resource,
+    authTime: null,
+    createdAt: now,
+    revokedAt: null,
+    upstreamSessionId: null,
+    accessExpiresAt: accessTokenExpiry(ctx.config, now),
+  };
+  await ctx.store.createGrant(grant);
+  ctx.log({ event: 'token_issued', grant_type: JWT_BEARER_GRANT_TYPE, profile: 'workload', client_id: client.clientId, workload_issuer: iss, workload_subject: verified.sub, grant_id: grant.id });
+  // No refresh token: the workload presents a fresh platform token instead, which the platform
+  // stops issuing the moment the workload is gone.
+  return tokenResponse(ctx, grant, scope, now);
+}
