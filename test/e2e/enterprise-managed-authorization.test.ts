@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, CrossAppAccessProvider, requestJwtAuthorizationGrant, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEnterpriseIdp, startTestIssuer, type EnterpriseIdp, type TestIssuer } from '../helpers/enterprise-idp.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
@@ -105,5 +105,36 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
     } finally {
       await client.close();
     }
+  });
+
+  /** A file only its owner may write, as the client verbs require of a token file. */
+  function privateFile(name: string, text: string): string {
+    const file = join(data, name);
+    writeFileSync(file, text);
+    chmodSync(file, 0o600);
+    return file;
+  }
+
+  it('context-auth call: a workload token file is the grant', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const tokenFile = privateFile('workload-token', await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:billing:reporter', aud: server.issuer, iat: now, exp: now + 600, jti: 'cli-workload-1' }));
+    const called = await cli([
+      'call', `${server.issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--grant-type', 'jwt-bearer', '--client-id', 'billing-worker',
+      '--assertion-file', tokenFile, '--credentials', join(data, 'workload-credentials.json'), '--json',
+    ]);
+    assert.equal(called.code, 0, called.stderr);
+    assert.match(called.stdout, /billing-worker/);
+  });
+
+  it('context-auth call: an ID token exchanged at the IdP for an ID-JAG, then the grant', async () => {
+    const idTokenFile = privateFile('id-token', await idp.idToken('employee-9'));
+    const called = await cli([
+      'call', `${server.issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--grant-type', 'jwt-bearer',
+      '--client-id', credentials.client_id, '--client-secret', credentials.client_secret,
+      '--id-token-file', idTokenFile, '--idp', idp.issuer, '--idp-client-id', idp.clientId, '--idp-client-secret', idp.clientSecret,
+      '--credentials', join(data, 'enterprise-credentials.json'), '--json',
+    ]);
+    assert.equal(called.code, 0, called.stderr);
+    assert.match(called.stdout, /trusted-idp:employee-9@example\.com/);
   });
 });
