@@ -1,12 +1,11 @@
 import { OAuthError } from '../../core/errors.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
-import { randomToken } from '../../core/secrets.js';
-import type { ClientRecord, GrantRecord } from '../../store/store.js';
+import type { ClientRecord } from '../../store/store.js';
 import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
-import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
-import { tokenResponse } from './token-response.js';
+import type { IssuedTokens } from '../tokens.js';
+import { issueSingleAccessToken } from './token-response.js';
 
 /** grant_type=client_credentials (OAuth 2.1 §4.2): confidential clients only, no refresh token. */
 export async function clientCredentialsGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
@@ -20,21 +19,5 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
   }
   const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes);
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
-  const now = ctx.now();
-  const grant: GrantRecord = {
-    id: randomToken(16),
-    clientId: client.clientId,
-    userId: null,
-    scope,
-    resource,
-    authTime: null,
-    createdAt: now,
-    revokedAt: null,
-    upstreamSessionId: null,
-    // Its one access token, recorded with the grant in the same write.
-    accessExpiresAt: accessTokenExpiry(ctx.config, now),
-  };
-  await ctx.store.createGrant(grant);
-  ctx.log({ event: 'token_issued', grant_type: 'client_credentials', client_id: client.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, scope, now);
+  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: null, scope, resource }, ctx.now(), { grant_type: 'client_credentials' });
 }

@@ -8,17 +8,16 @@ import { OAuthError } from '../../core/errors.js';
 import type { CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { parseScope } from '../../core/scopes.js';
-import { randomToken } from '../../core/secrets.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
-import type { ClientRecord, GrantRecord } from '../../store/store.js';
+import type { ClientRecord } from '../../store/store.js';
 import { AssertionDefect, spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
 import { allowedScopes } from '../checks/authorization-request.js';
 import type { ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
-import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
+import type { IssuedTokens } from '../tokens.js';
 import { upstreamUser } from '../upstream/users.js';
-import { tokenResponse } from './token-response.js';
+import { issueSingleAccessToken } from './token-response.js';
 
 export const ID_JAG_TYP = 'oauth-id-jag+jwt';
 /** Advertised as `authorization_grant_profiles_supported`. */
@@ -59,23 +58,14 @@ export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null
   await spendAssertion(ctx.store, verified, NAME, now, ASSERTION_CLOCK_TOLERANCE);
 
   const user = await upstreamUser(ctx, ctx.upstream?.providers.idForIssuer(iss) ?? TRUSTED_IDP_PROVIDER, identityOf(verified));
-  const grant: GrantRecord = {
-    id: randomToken(16),
-    clientId: client.clientId,
-    userId: user.id,
-    scope,
-    resource,
-    authTime: null,
-    createdAt: now,
-    revokedAt: null,
-    upstreamSessionId: null,
-    accessExpiresAt: accessTokenExpiry(ctx.config, now),
-  };
-  await ctx.store.createGrant(grant);
-  ctx.log({ event: 'token_issued', grant_type: JWT_BEARER_GRANT_TYPE, profile: 'id-jag', client_id: client.clientId, idp: iss, user_id: user.id, grant_id: grant.id });
   // No refresh token: when the access token expires the client asks its IdP for a new ID-JAG, so
   // the IdP's policy (the person still employed, the app still assigned) is applied again.
-  return tokenResponse(ctx, grant, scope, now);
+  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: user.id, scope, resource }, now, {
+    grant_type: JWT_BEARER_GRANT_TYPE,
+    profile: 'id-jag',
+    idp: iss,
+    user_id: user.id,
+  });
 }
 
 /** The `resource` claim (REQUIRED): one server we issue tokens for, and the request's `resource`, if sent, the same. */

@@ -9,8 +9,7 @@ import { OAuthError } from '../../core/errors.js';
 import type { CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
-import { randomToken } from '../../core/secrets.js';
-import type { ClientRecord, GrantRecord } from '../../store/store.js';
+import type { ClientRecord } from '../../store/store.js';
 import { AssertionDefect, spendAssertion, verifyAssertion } from '../assertions/verify-assertion.js';
 import { workloadClient } from '../assertions/workload-clients.js';
 import { subjectMatches } from '../assertions/workload-rules.js';
@@ -18,8 +17,8 @@ import { allowedScopes, resolveResource } from '../checks/authorization-request.
 import type { ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
-import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
-import { tokenResponse } from './token-response.js';
+import type { IssuedTokens } from '../tokens.js';
+import { issueSingleAccessToken } from './token-response.js';
 
 const NAME = 'workload token';
 const CLOCK_TOLERANCE_SECONDS = 60;
@@ -63,21 +62,12 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
   if (rule.singleUse && verified.jti !== '') await spendAssertion(ctx.store, verified, NAME, now, CLOCK_TOLERANCE_SECONDS);
 
-  const grant: GrantRecord = {
-    id: randomToken(16),
-    clientId: client.clientId,
-    userId: null,
-    scope,
-    resource,
-    authTime: null,
-    createdAt: now,
-    revokedAt: null,
-    upstreamSessionId: null,
-    accessExpiresAt: accessTokenExpiry(ctx.config, now),
-  };
-  await ctx.store.createGrant(grant);
-  ctx.log({ event: 'token_issued', grant_type: JWT_BEARER_GRANT_TYPE, profile: 'workload', client_id: client.clientId, workload_issuer: iss, workload_subject: verified.sub, grant_id: grant.id });
   // No refresh token: the workload presents a fresh platform token instead, which the platform
   // stops issuing the moment the workload is gone.
-  return tokenResponse(ctx, grant, scope, now);
+  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: null, scope, resource }, now, {
+    grant_type: JWT_BEARER_GRANT_TYPE,
+    profile: 'workload',
+    workload_issuer: iss,
+    workload_subject: verified.sub,
+  });
 }
