@@ -18,6 +18,7 @@ const parts: { script: string; args: string[]; env?: Record<string, string> }[] 
   { script: 'storage.ts', args: [] },
   { script: 'refresh-peers.ts', args: quick },
   { script: 'flows-peers.ts', args: quick },
+  { script: 'machine-grants.ts', args: quick },
   // The full 300,000 registrations take many minutes alone: `npm run bench:memory` runs them.
   { script: 'memory.ts', args: ['--quick'] },
   { script: 'sweep-latency.ts', args: quick, env: { BENCH_SWEEP_ROUNDS: process.env.BENCH_SWEEP_ROUNDS ?? '1' } },

@@ -14,6 +14,22 @@ export interface Ready {
   extra?: Record<string, string>;
   /** Present when started with BENCH_FLOWS=1: what a reconnecting client's browser holds. */
   flow?: FlowSetup;
+  /** Present when started with BENCH_MACHINE_JWK: the clients of the machine-grants bench. */
+  machine?: MachineSetup;
+}
+
+/**
+ * Two confidential clients allowed the client_credentials grant, registered before the server
+ * listens: one with a secret (client_secret_basic), one with the load generator's public key
+ * (private_key_jwt), so the load generator signs the assertions.
+ */
+export interface MachineSetup {
+  /** What an assertion's `aud` names: the server's issuer identifier. */
+  audience: string;
+  resource: string;
+  scope: string;
+  secretClient: { clientId: string; secret: string };
+  keyClientId: string;
 }
 
 /**
@@ -49,6 +65,12 @@ export const chains = (): number => Number(process.env.BENCH_CHAINS ?? 16);
 
 /** Set by the flows bench: the server also prepares signed-in sessions with remembered consent. */
 export const flowsWanted = (): boolean => process.env.BENCH_FLOWS === '1';
+
+/** Set by the machine-grants bench: the load generator's public key (a JWK), for the private_key_jwt client. */
+export function machineJwk(): Record<string, unknown> | undefined {
+  const jwk = process.env.BENCH_MACHINE_JWK;
+  return jwk ? (JSON.parse(jwk) as Record<string, unknown>) : undefined;
+}
 
 /** Marks the one stdout line the driver reads. */
 export const READY = 'bench-ready ';

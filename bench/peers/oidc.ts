@@ -3,14 +3,17 @@
  * indicators on and JWT access tokens (RS256, a 2048-bit key) for our resource, refresh tokens
  * rotated at every use. No `openid` scope is granted, so a refresh issues an access token and a
  * refresh token and no ID token, as our server and the SDK do. The grant and its refresh tokens
- * are made through the provider's own models before it listens.
+ * are made through the provider's own models before it listens. With BENCH_MACHINE_JWK the
+ * client_credentials grant is enabled too, with two more clients: one with a secret
+ * (client_secret_basic), one with the load generator's key (private_key_jwt, ES256); its access
+ * tokens are the same JWTs for the same resource.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
-import Provider from 'oidc-provider';
-import { announce, chains, flowsWanted, type FlowSetup } from './child.js';
+import Provider, { type ClientMetadata } from 'oidc-provider';
+import { announce, chains, flowsWanted, machineJwk, type FlowSetup, type MachineSetup } from './child.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 const clientId = 'bench-client';
@@ -22,14 +25,30 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const port = (server.address() as AddressInfo).port;
 const issuer = `http://127.0.0.1:${port}`;
 
+const jwk = machineJwk();
+const machine: MachineSetup | undefined = jwk && {
+  audience: issuer, resource: RESOURCE, scope: 'mcp:tools',
+  secretClient: { clientId: 'bench-secret-client', secret: randomBytes(32).toString('base64url') }, keyClientId: 'bench-key-client',
+};
+const machineClients: ClientMetadata[] = machine
+  ? ([
+      { client_id: machine.secretClient.clientId, client_secret: machine.secretClient.secret, token_endpoint_auth_method: 'client_secret_basic' },
+      { client_id: machine.keyClientId, token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [jwk!] } },
+    ] satisfies ClientMetadata[]).map((client) => ({ ...client, grant_types: ['client_credentials'], response_types: [], redirect_uris: [], scope: 'mcp:tools' }))
+  : [];
+
 const { privateKey } = await generateKeyPair('RS256', { extractable: true });
 const provider = new Provider(issuer, {
-  clients: [{ client_id: clientId, token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
+  clients: [
+    { client_id: clientId, token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    ...machineClients,
+  ],
   jwks: { keys: [{ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'bench-key' }] },
   cookies: { keys: ['bench cookie key, not a secret'] },
   scopes: ['offline_access', 'mcp:tools'],
   features: {
     devInteractions: { enabled: false },
+    clientCredentials: { enabled: Boolean(machine) },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => RESOURCE,
@@ -123,7 +142,7 @@ if (flowsWanted()) {
   flow = { authorizePath: '/auth', redirectUri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, cookies };
 }
 
-announce({ port, clientId, refreshTokens, flow }, () => {
+announce({ port, clientId, refreshTokens, flow, machine }, () => {
   server.closeAllConnections();
   server.close();
 });

@@ -4,7 +4,9 @@
  * CONTEXT_AUTH_BENCH_POSTGRES_URL / CONTEXT_AUTH_TEST_POSTGRES_URL), served by @hono/node-server
  * as `context-auth serve` does. Before it listens it registers one public client and one grant
  * with a live refresh token per chain, and — for the scaling table — bulk-loads BENCH_GRANTS more
- * live grants (each with a refresh token and an access-token row), untimed.
+ * live grants (each with a refresh token and an access-token row), untimed. With
+ * BENCH_MACHINE_JWK it also registers the machine-grants bench's two client_credentials clients,
+ * as an operator would (`context-auth clients add`).
  *
  *   node --import tsx bench/peers/ours.ts sqlite|postgres
  */
@@ -16,7 +18,8 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createAuthorizationServer } from '../../src/authorization-server/index.js';
+import { registerClient } from '../../src/authorization-server/clients.js';
+import { createAuthorizationServer, validateClientMetadata } from '../../src/authorization-server/index.js';
 import { SESSION_COOKIE } from '../../src/authorization-server/http/cookies.js';
 import { hashPassword, hashSecret, randomToken } from '../../src/core/index.js';
 import type { FullStore } from '../../src/store/index.js';
@@ -24,7 +27,7 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startPostgres } from '../../test/helpers/postgres.js';
 import { grantWithRefreshToken } from '../seed-grant.js';
-import { announce, chains, flowsWanted, type FlowSetup } from './child.js';
+import { announce, chains, flowsWanted, machineJwk, type FlowSetup, type MachineSetup } from './child.js';
 
 const kind = process.argv[2];
 const EXTRA_GRANTS = Number(process.env.BENCH_GRANTS ?? 0);
@@ -160,10 +163,24 @@ if (flowsWanted()) {
   flow = { authorizePath: '/authorize', redirectUri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, cookies, user: { username: 'bench', password: PASSWORD } };
 }
 
-const server = createAuthorizationServer({ issuer: 'http://127.0.0.1', store, resources: [RESOURCE], registrationTtl: 0 });
+const ISSUER = 'http://127.0.0.1';
+const server = createAuthorizationServer({ issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0 });
+
+let machine: MachineSetup | undefined;
+const jwk = machineJwk();
+if (jwk) {
+  const scopes = server.metadata.scopes_supported;
+  const add = (metadata: Record<string, unknown>) => registerClient(store, validateClientMetadata({ grant_types: ['client_credentials'], ...metadata }, scopes), now, { registeredBy: 'admin' });
+  const secret = await add({ token_endpoint_auth_method: 'client_secret_basic' });
+  const key = await add({ token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [jwk] } });
+  machine = {
+    audience: ISSUER, resource: RESOURCE, scope: 'mcp:tools',
+    secretClient: { clientId: secret.client.clientId, secret: secret.clientSecret! }, keyClientId: key.client.clientId,
+  };
+}
 const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });
 await new Promise<void>((resolve) => listener.once('listening', resolve));
-announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens, flow }, async () => {
+announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens, flow, machine }, async () => {
   await new Promise<void>((resolve) => {
     listener.close(() => resolve());
     (listener as Server).closeAllConnections();

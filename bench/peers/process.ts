@@ -1,7 +1,8 @@
 /**
  * The driver's side of a server under test: start it in its own process (bench/peers/*.ts),
- * ask it for its CPU time and RSS, send it refresh_token grants, stop it. Shared by
- * bench/refresh-peers.ts and the test that checks each peer is set up as the README says.
+ * ask it for its CPU time and RSS, send it refresh_token grants, flows and other token requests,
+ * stop it. Shared by the peers benches and the test that checks each peer is set up as the README
+ * says.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -59,34 +60,24 @@ export function closeConnections(): void {
 }
 
 /** One refresh_token grant; resolves with the rotated refresh token, rejects on any other answer. */
-export function refresh(server: Running, refreshToken: string, retried = false): Promise<string> {
-  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.clientId, ...server.extra }).toString();
-  return new Promise((resolveToken, reject) => {
-    const request = http.request(
-      { host: '127.0.0.1', port: server.port, path: '/token', method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => {
-          const token = response.statusCode === 200 ? (JSON.parse(text) as { refresh_token?: string }).refresh_token : undefined;
-          if (token) resolveToken(token);
-          else reject(new Error(`${server.name}: refresh answered ${response.statusCode} ${text.slice(0, 300)}`));
-        });
-      },
-    );
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      // A kept-alive connection the server closed while it sat idle (between rounds, the servers'
-      // keep-alive timeout passes): the request never reached it, so it is sent again once.
-      if (request.reusedSocket && error.code === 'ECONNRESET' && !retried) resolveToken(refresh(server, refreshToken, true));
-      else reject(error);
-    });
-    request.end(body);
-  });
+export async function refresh(server: Running, refreshToken: string): Promise<string> {
+  const form = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.clientId, ...server.extra };
+  const token = (await tokenGrant(server, form)).refresh_token;
+  if (typeof token !== 'string') throw new Error(`${server.name}: refresh answered no refresh_token`);
+  return token;
+}
+
+/** One POST /token with `form` (and `headers`, e.g. Basic); resolves with the JSON answer, rejects on any answer but 200 with an access token. */
+export async function tokenGrant(server: Running, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const body = new URLSearchParams(form).toString();
+  const answer = await exchange(server, 'POST', '/token', { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body);
+  const parsed = answer.status === 200 ? (JSON.parse(answer.text) as Record<string, unknown>) : {};
+  if (typeof parsed.access_token !== 'string') throw new Error(`${server.name}: token answered ${answer.status} ${answer.text.slice(0, 300)}`);
+  return parsed;
 }
 
 /** One HTTP exchange on the keep-alive agent; resolves with status, headers and body text. */
-function exchange(server: Running, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+function exchange(server: Running, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string, retried = false): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   return new Promise((resolveAnswer, reject) => {
     const request = http.request(
       { host: '127.0.0.1', port: server.port, path, method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
@@ -97,7 +88,12 @@ function exchange(server: Running, method: 'GET' | 'POST', path: string, headers
         response.on('end', () => resolveAnswer({ status: response.statusCode ?? 0, headers: response.headers, text }));
       },
     );
-    request.on('error', reject);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the server closed while it sat idle (between rounds, the servers'
+      // keep-alive timeout passes): the request never reached it, so it is sent again once.
+      if (request.reusedSocket && error.code === 'ECONNRESET' && !retried) resolveAnswer(exchange(server, method, path, headers, body, true));
+      else reject(error);
+    });
     request.end(body);
   });
 }

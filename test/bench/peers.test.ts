@@ -10,9 +10,15 @@
  * tokens for it — and, for the servers that need a person, the same request without the cookies
  * does not get a code (the session, not a shortcut, is what lets it through). Ours also completes
  * a first sign-in with the password.
+ *
+ * Started for the machine-grants bench (BENCH_MACHINE_JWK), each issues client_credentials
+ * tokens to its secret client and to its private_key_jwt client (the load generator's assertion),
+ * refuses a wrong secret and an assertion whose jti it has seen: a server not checking what the
+ * row's name says would make its figures meaningless.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { clientCredentialsWithAssertion, clientCredentialsWithSecret, machineGrant, machineKey, type RequestBuilder } from '../../bench/peers/machine.js';
 import { firstSignIn, flow, refresh, startPeer, stopPeer, type Peer, type Running } from '../../bench/peers/process.js';
 
 process.env.BENCH_CHAINS = '2';
@@ -111,4 +117,43 @@ describe('bench peers', () => {
       if (server.flow.user) assert.match(tokenKind((await firstSignIn(server)).access_token), accessToken);
     });
   }
+
+  const key = machineKey();
+  const machinePeers: { peer: Peer; accessToken: RegExp }[] = [
+    { peer: { name: 'ours', script: 'ours.ts', args: ['sqlite'], env: key.env }, accessToken: /"alg":"ES256"/ },
+    { peer: { name: 'oidc-provider', script: 'oidc.ts', env: key.env }, accessToken: /"alg":"RS256"/ },
+  ];
+  for (const { peer, accessToken } of machinePeers) {
+    it(`${peer.name}: issues client_credentials tokens for a secret and for a client assertion, each checked`, async () => {
+      const server = await startPeer(peer, false);
+      running.push(server);
+      assert.ok(server.machine, 'machine clients announced');
+      const withAssertion = clientCredentialsWithAssertion(key);
+      for (const build of [clientCredentialsWithSecret, withAssertion, withAssertion]) {
+        const body = await machineGrant(server, build);
+        assert.match(tokenKind(body.access_token as string), accessToken);
+        assert.equal(JSON.parse(Buffer.from((body.access_token as string).split('.')[1]!, 'base64url').toString()).aud, server.machine.resource);
+        assert.equal(body.refresh_token, undefined);
+      }
+
+      const wrongSecret: RequestBuilder = (s) => {
+        const request = clientCredentialsWithSecret(s);
+        return { ...request, headers: { authorization: `${request.headers.authorization}x` } };
+      };
+      await assert.rejects(machineGrant(server, wrongSecret), /answered 40[01]/);
+      const replayed = clientCredentialsWithAssertion(key, () => 'the same jti');
+      await machineGrant(server, replayed);
+      await assert.rejects(machineGrant(server, replayed), /answered 40[01]/, 'a jti is accepted once');
+    });
+  }
+
+  it('the floor answers the machine grant requests with a fixed body', async () => {
+    const server = await startPeer({ name: 'floor', script: 'floor.ts', env: key.env }, false);
+    running.push(server);
+    for (const build of [clientCredentialsWithSecret, clientCredentialsWithAssertion(key)]) {
+      const body = await machineGrant(server, build);
+      assert.ok((body.access_token as string).length >= 500);
+      assert.equal(body.refresh_token, undefined);
+    }
+  });
 });

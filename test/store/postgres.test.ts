@@ -204,6 +204,28 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
+  it('spends an assertion id in one round trip: its one statement, no BEGIN and COMMIT around it', async () => {
+    const connectionString = await newDatabase();
+    const store = await openPostgresStore({ connectionString });
+    const queries: string[] = [];
+    const query = pg.Client.prototype.query;
+    try {
+      await store.getClient('warms the pool'); // the connection opened and migrated before counting
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const [first] = args as [string | { text: string }];
+        queries.push(typeof first === 'string' ? first : first.text);
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      assert.equal(await store.useAssertionId('assertion-1', NOW + 60, NOW), true);
+      assert.equal(queries.length, 1, queries.join('\n'));
+      assert.match(queries[0]!, /^INSERT INTO used_assertions/);
+      assert.equal(await store.useAssertionId('assertion-1', NOW + 60, NOW), false, 'still refused the second time');
+    } finally {
+      pg.Client.prototype.query = query;
+      await store.close();
+    }
+  });
+
   it('parses bigint columns per pool, leaving the global pg.types alone', async () => {
     const connectionString = await newDatabase();
     const store = await openPostgresStore({ connectionString });

@@ -451,8 +451,8 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     revokeAccessToken: (jti, expiresAt, now) =>
       expiresAt > now ? inTransaction(record(S.recordAccess, { jti, now, expires_at: expiresAt })) : Promise.resolve(),
-    useAssertionId: (key, expiresAt, now) =>
-      inTransaction(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
+    // One statement, atomic on its own: a transaction around it would cost PostgreSQL two round trips more.
+    useAssertionId: (key, expiresAt, now) => run(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
     isAccessTokenRevoked: (jti) => run(then(get(S.isAccessRevoked, { jti }), (row) => row !== undefined)),
     listRevocations: (since, now) => run(then(all(S.listRevocations, { since, now }), (rows) => rows.map(revocation.record))),
 
