@@ -18,6 +18,8 @@ export interface ClientJwksOptions {
 const REMOTE_SETS = 1000;
 /** A key set is fetched again after this long, and at most once per cooldown for an unknown kid (a rotation). */
 const MAX_AGE_MS = 5 * 60_000;
+/** Registered keys kept imported, oldest dropped first. */
+const IMPORTED_KEYS = 10_000;
 const COOLDOWN_MS = 30_000;
 
 /**
@@ -31,6 +33,8 @@ export class ClientKeys {
   private readonly fetch: typeof fetch;
   private readonly timeoutMs: number;
   private readonly sets = new Map<string, RemoteKeySet>();
+  /** Registered keys imported once, by algorithm and JWK: importing one costs more than the verification itself. */
+  private readonly imported = new Map<string, JwtVerificationKey>();
 
   constructor(
     options: ClientJwksOptions,
@@ -51,7 +55,7 @@ export class ClientKeys {
     const { jwks, jwks_uri: jwksUri } = client.metadata;
     if (typeof jwksUri === 'string') return this.remoteKeys(client.clientId, jwksUri);
     const keys = (jwks as { keys?: unknown } | undefined)?.keys;
-    if (Array.isArray(keys)) return (alg, kid) => inlineLookup(keys as Record<string, unknown>[], alg, kid);
+    if (Array.isArray(keys)) return (alg, kid) => this.inlineLookup(keys as Record<string, unknown>[], alg, kid);
     return () => {
       throw new AssertionDefect('the client has no registered keys (jwks or jwks_uri)');
     };
@@ -79,18 +83,23 @@ export class ClientKeys {
     if (this.sets.size > REMOTE_SETS) this.sets.delete(this.sets.keys().next().value!);
     return set;
   }
-}
 
-/** The one registered key that fits the header's alg and kid; imported for each use (a client has a few keys at most). */
-function inlineLookup(keys: Record<string, unknown>[], alg: string, kid: string | undefined): KeyLookup {
-  const candidates = keys.filter((jwk) => jwkFits(jwk, alg, kid));
-  if (candidates.length === 0) return { problem: 'unknown' };
-  if (candidates.length > 1) return { problem: 'ambiguous' };
-  let key: JwtVerificationKey;
-  try {
-    key = verificationKeyFromJwk(candidates[0]!, alg);
-  } catch {
-    throw new AssertionDefect(`the client's registered key cannot verify ${alg}`);
+  /** The one registered key that fits the header's alg and kid. */
+  private inlineLookup(keys: Record<string, unknown>[], alg: string, kid: string | undefined): KeyLookup {
+    const candidates = keys.filter((jwk) => jwkFits(jwk, alg, kid));
+    if (candidates.length === 0) return { problem: 'unknown' };
+    if (candidates.length > 1) return { problem: 'ambiguous' };
+    const cacheKey = `${alg}\n${JSON.stringify(candidates[0])}`;
+    let key = this.imported.get(cacheKey);
+    if (!key) {
+      try {
+        key = verificationKeyFromJwk(candidates[0]!, alg);
+      } catch {
+        throw new AssertionDefect(`the client's registered key cannot verify ${alg}`);
+      }
+      if (this.imported.size >= IMPORTED_KEYS) this.imported.delete(this.imported.keys().next().value!);
+      this.imported.set(cacheKey, key);
+    }
+    return { key };
   }
-  return { key };
 }
