@@ -2,7 +2,8 @@
  * npm run bench (machine grants table): the client_credentials grant as machines ask for it, on
  * our server and on oidc-provider, in one run, under the same load: with a client secret
  * (client_secret_basic) and with a client assertion (private_key_jwt, ES256, a fresh jti per
- * request), and the floor (node:http answering a fixed body). Each server is its own process
+ * request); on ours also the jwt-bearer grant, with a workload token and with an ID-JAG (this
+ * process is their issuer); and the floor (node:http answering a fixed body). Each server is its own process
  * pinned to core 0, the load generator on core 1; rounds interleave the rows (order rotated each
  * round), medians, server CPU per grant asked over IPC, as in bench/refresh-peers.ts
  * (bench/README.md says how each peer is set up).
@@ -15,7 +16,16 @@
  */
 import { closeConnections, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
 import { chains } from './peers/child.js';
-import { clientCredentialsWithAssertion, clientCredentialsWithSecret, machineGrant, machineKey, type RequestBuilder } from './peers/machine.js';
+import {
+  clientCredentialsWithAssertion,
+  clientCredentialsWithSecret,
+  jwtBearerWithIdJag,
+  jwtBearerWithWorkloadToken,
+  machineGrant,
+  machineKey,
+  startAssertionIssuer,
+  type RequestBuilder,
+} from './peers/machine.js';
 import { interleaved, pinLoadGenerator, type Operation, type Sample } from './peers/rounds.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -27,6 +37,11 @@ const PIN = pinLoadGenerator();
 const key = machineKey();
 const withSecret = clientCredentialsWithSecret;
 const withAssertion = clientCredentialsWithAssertion(key);
+// The issuer of the jwt-bearer rows' assertions, in this process: fetched by our servers once, before the measurement.
+const assertionIssuer = await startAssertionIssuer(key);
+const ourEnv = { ...key.env, BENCH_ASSERTION_ISSUER: assertionIssuer.issuer };
+const withWorkloadToken = jwtBearerWithWorkloadToken(key, assertionIssuer.issuer);
+const withIdJag = jwtBearerWithIdJag(key, assertionIssuer.issuer);
 
 // --- Servers (one process each) --------------------------------------------------------------
 const OURS_SQLITE = 'context-auth (SQLite)';
@@ -35,8 +50,8 @@ const OIDC = 'oidc-provider';
 /** Not a peer: node:http answering a fixed body (bench/peers/floor.ts), what every Node server pays per request. */
 const FLOOR = 'node:http alone (fixed answer: the floor)';
 const peers: Peer[] = [
-  { name: OURS_SQLITE, script: 'ours.ts', args: ['sqlite'], env: key.env },
-  ...(POSTGRES ? [{ name: OURS_POSTGRES, script: 'ours.ts', args: ['postgres'], env: key.env }] : []),
+  { name: OURS_SQLITE, script: 'ours.ts', args: ['sqlite'], env: ourEnv },
+  ...(POSTGRES ? [{ name: OURS_POSTGRES, script: 'ours.ts', args: ['postgres'], env: ourEnv }] : []),
   { name: OIDC, script: 'oidc.ts', env: key.env },
   { name: FLOOR, script: 'floor.ts', env: key.env },
 ];
@@ -52,16 +67,24 @@ const BASELINE = row(OURS_SQLITE, 'client_secret_basic', withSecret);
 const rows: Row[] = [
   BASELINE,
   row(OURS_SQLITE, 'private_key_jwt', withAssertion),
-  ...(POSTGRES ? [row(OURS_POSTGRES, 'client_secret_basic', withSecret), row(OURS_POSTGRES, 'private_key_jwt', withAssertion)] : []),
+  // The jwt-bearer grant (RFC 7523 §2.1); oidc-provider has no such grant, so ours only.
+  row(OURS_SQLITE, 'jwt-bearer, workload token', withWorkloadToken),
+  row(OURS_SQLITE, 'jwt-bearer, ID-JAG + secret', withIdJag),
+  ...(POSTGRES
+    ? [
+        row(OURS_POSTGRES, 'client_secret_basic', withSecret),
+        row(OURS_POSTGRES, 'private_key_jwt', withAssertion),
+        row(OURS_POSTGRES, 'jwt-bearer, workload token', withWorkloadToken),
+        row(OURS_POSTGRES, 'jwt-bearer, ID-JAG + secret', withIdJag),
+      ]
+    : []),
   row(OIDC, 'client_secret_basic', withSecret),
   row(OIDC, 'private_key_jwt', withAssertion),
-  // The jwt-bearer grant (RFC 7523 §2.1) adds its rows here: a server, a name for the assertion it
-  // presents (an ID-JAG, a workload token), and a builder that signs that assertion per request.
   { name: FLOOR, server: FLOOR, request: withSecret },
 ];
 
 const begun = Date.now();
-console.log(`\nMachine grants (client_credentials) side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} clients at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+console.log(`\nMachine grants (client_credentials, jwt-bearer) side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} clients at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
 
 const running: Running[] = [];
 try {
@@ -106,6 +129,7 @@ try {
   console.log('Ratios of grants/s above 1 are faster than the baseline; CPU ratios below 1 are cheaper.');
 } finally {
   await Promise.all(running.splice(0).map(stopPeer));
+  await assertionIssuer.close();
 }
 closeConnections();
 console.log(`\n(${((Date.now() - begun) / 1000).toFixed(0)} s)`);

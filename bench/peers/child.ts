@@ -30,6 +30,11 @@ export interface MachineSetup {
   scope: string;
   secretClient: { clientId: string; secret: string };
   keyClientId: string;
+  /**
+   * When the server trusts the load generator as an assertion issuer (BENCH_ASSERTION_ISSUER): the
+   * workload client its workload tokens map to. The secret client may then present ID-JAGs too.
+   */
+  workloadClientId?: string;
 }
 
 /**
@@ -70,6 +75,11 @@ export const flowsWanted = (): boolean => process.env.BENCH_FLOWS === '1';
 export function machineJwk(): Record<string, unknown> | undefined {
   const jwk = process.env.BENCH_MACHINE_JWK;
   return jwk ? (JSON.parse(jwk) as Record<string, unknown>) : undefined;
+}
+
+/** The issuer the load generator serves (discovery and keys) for the jwt-bearer rows, if any. */
+export function assertionIssuer(): string | undefined {
+  return process.env.BENCH_ASSERTION_ISSUER || undefined;
 }
 
 /** Marks the one stdout line the driver reads. */

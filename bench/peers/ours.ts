@@ -21,13 +21,13 @@ import pg from 'pg';
 import { registerClient } from '../../src/authorization-server/clients.js';
 import { createAuthorizationServer, validateClientMetadata } from '../../src/authorization-server/index.js';
 import { SESSION_COOKIE } from '../../src/authorization-server/http/cookies.js';
-import { hashPassword, hashSecret, randomToken } from '../../src/core/index.js';
+import { hashPassword, hashSecret, JWT_BEARER_GRANT_TYPE, randomToken } from '../../src/core/index.js';
 import type { FullStore } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startPostgres } from '../../test/helpers/postgres.js';
 import { grantWithRefreshToken } from '../seed-grant.js';
-import { announce, chains, flowsWanted, machineJwk, type FlowSetup, type MachineSetup } from './child.js';
+import { announce, assertionIssuer, chains, flowsWanted, machineJwk, type FlowSetup, type MachineSetup } from './child.js';
 
 const kind = process.argv[2];
 const EXTRA_GRANTS = Number(process.env.BENCH_GRANTS ?? 0);
@@ -164,18 +164,28 @@ if (flowsWanted()) {
 }
 
 const ISSUER = 'http://127.0.0.1';
-const server = createAuthorizationServer({ issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0 });
+const WORKLOAD_CLIENT = 'bench-workload';
+/** The jwt-bearer rows: the load generator as a trusted IdP (ID-JAGs) and as a workload issuer. */
+const trusted = assertionIssuer();
+const server = createAuthorizationServer({
+  issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0,
+  ...(trusted
+    ? { trustedIdps: [trusted], workloads: [{ issuer: trusted, subject: 'bench-workload', client: WORKLOAD_CLIENT, scopes: ['mcp:tools'] }], allowInsecureIssuers: true }
+    : {}),
+});
+if (trusted) await server.workloadClientsReady();
 
 let machine: MachineSetup | undefined;
 const jwk = machineJwk();
 if (jwk) {
   const scopes = server.metadata.scopes_supported;
   const add = (metadata: Record<string, unknown>) => registerClient(store, validateClientMetadata({ grant_types: ['client_credentials'], ...metadata }, scopes), now, { registeredBy: 'admin' });
-  const secret = await add({ token_endpoint_auth_method: 'client_secret_basic' });
+  const secret = await add({ token_endpoint_auth_method: 'client_secret_basic', ...(trusted ? { grant_types: ['client_credentials', JWT_BEARER_GRANT_TYPE] } : {}) });
   const key = await add({ token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [jwk] } });
   machine = {
     audience: ISSUER, resource: RESOURCE, scope: 'mcp:tools',
     secretClient: { clientId: secret.client.clientId, secret: secret.clientSecret! }, keyClientId: key.client.clientId,
+    ...(trusted ? { workloadClientId: WORKLOAD_CLIENT } : {}),
   };
 }
 const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });

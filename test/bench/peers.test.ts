@@ -18,7 +18,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { clientCredentialsWithAssertion, clientCredentialsWithSecret, machineGrant, machineKey, type RequestBuilder } from '../../bench/peers/machine.js';
+import {
+  clientCredentialsWithAssertion,
+  clientCredentialsWithSecret,
+  jwtBearerWithIdJag,
+  jwtBearerWithWorkloadToken,
+  machineGrant,
+  machineKey,
+  startAssertionIssuer,
+  type RequestBuilder,
+} from '../../bench/peers/machine.js';
 import { firstSignIn, flow, refresh, startPeer, stopPeer, type Peer, type Running } from '../../bench/peers/process.js';
 
 process.env.BENCH_CHAINS = '2';
@@ -154,6 +163,22 @@ describe('bench peers', () => {
       const body = await machineGrant(server, build);
       assert.ok((body.access_token as string).length >= 500);
       assert.equal(body.refresh_token, undefined);
+    }
+  });
+
+  it('ours, trusting the load generator as an issuer: the jwt-bearer grant with a workload token and with an ID-JAG, no refresh token', async () => {
+    const issuer = await startAssertionIssuer(key);
+    try {
+      const server = await startPeer({ name: 'ours', script: 'ours.ts', args: ['sqlite'], env: { ...key.env, BENCH_ASSERTION_ISSUER: issuer.issuer } }, false);
+      running.push(server);
+      assert.equal(server.machine?.workloadClientId, 'bench-workload');
+      for (const build of [jwtBearerWithWorkloadToken(key, issuer.issuer), jwtBearerWithIdJag(key, issuer.issuer)]) {
+        const body = await machineGrant(server, build);
+        assert.equal(JSON.parse(Buffer.from((body.access_token as string).split('.')[1]!, 'base64url').toString()).aud, server.machine!.resource);
+        assert.equal(body.refresh_token, undefined);
+      }
+    } finally {
+      await issuer.close();
     }
   });
 });
