@@ -199,18 +199,25 @@ for (const kind of kinds) {
 
     it('withLock lets different names run at the same time', async () => {
       const store = await kind.open();
+      // Each action waits inside its lock until all three are inside: only locks that let
+      // different names in together get there (a fixed sleep would make this a race with load).
       let inside = 0;
-      let most = 0;
+      let allInside!: () => void;
+      let timer: NodeJS.Timeout | undefined;
+      const together = new Promise<void>((resolve, reject) => {
+        allInside = resolve;
+        timer = setTimeout(() => reject(new Error(`only ${inside} of 3 got inside at once`)), 10_000);
+      });
+      const waitForAll = (): Promise<void> => together;
       await Promise.all(
         ['a', 'b', 'c'].map((name) =>
           store.withLock(name, async () => {
-            most = Math.max(most, ++inside);
-            await sleep(20);
-            inside--;
+            if (++inside === 3) allInside();
+            await waitForAll();
           }),
         ),
-      );
-      assert.equal(most, 3);
+      ).finally(() => clearTimeout(timer));
+      assert.equal(inside, 3);
     });
 
     it('withLock releases the lock when the action throws', async () => {
