@@ -12,8 +12,8 @@ export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri U
     a client_credentials client gets only mcp:tools unless --scope says more;
     --jwks FILE (a JSON Web Key Set of public keys) or --jwks-uri URL (https) registers a
     private_key_jwt client: it signs client assertions with its private key and gets no secret;
-    --grant-type urn:ietf:params:oauth:grant-type:jwt-bearer makes a confidential client that
-    presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
+    --grant-type jwt-bearer (or its URN, urn:ietf:params:oauth:grant-type:jwt-bearer) makes a
+    confidential client that presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
@@ -58,7 +58,10 @@ export async function clientsCommand(args: string[]): Promise<void> {
   if (action === 'add') {
     if (!values.name) throw usageError('clients add needs --name');
     const redirectUris = values['redirect-uri'] ?? [];
-    const grantTypes = values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []);
+    // `jwt-bearer` is short for its URN, as the client verbs' --grant-type takes it.
+    const grantTypes = (values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : [])).map((type) =>
+      type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type,
+    );
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
     const keys = keyOptions(values);
     const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(values.introspect);

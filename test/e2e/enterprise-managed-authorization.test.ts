@@ -3,7 +3,7 @@
  * CrossAppAccessProvider gets an ID-JAG from an enterprise IdP (a real one on loopback, doing
  * RFC 8693 token exchange of the person's ID token, through the SDK's requestJwtAuthorizationGrant)
  * and presents it to the built `context-auth serve --trusted-idp`, authenticating as a
- * confidential client an operator added with `clients add --grant-type …jwt-bearer`. `whoami`
+ * confidential client an operator added with `clients add --grant-type jwt-bearer`. `whoami`
  * then shows the local user made from the IdP's identity.
  */
 import assert from 'node:assert/strict';
@@ -29,7 +29,7 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
     const rules = join(data, 'workloads.json');
     writeFileSync(rules, JSON.stringify([{ issuer: platform.issuer, subject: 'system:serviceaccount:billing:*', client: 'billing-worker', name: 'Billing worker', scopes: ['mcp:tools'] }]));
     server = await startServe(['--port', String(await freePort()), '--data', data, '--trusted-idp', idp.issuer, '--workload-config', rules, '--allow-insecure-idp']);
-    const added = await cli(['clients', 'add', '--name', 'Corp assistant', '--grant-type', JWT_BEARER, '--data', data, '--json']);
+    const added = await cli(['clients', 'add', '--name', 'Corp assistant', '--grant-type', 'jwt-bearer', '--data', data, '--json']);
     assert.equal(added.code, 0, added.stderr);
     credentials = JSON.parse(added.stdout) as typeof credentials;
     assert.equal(typeof credentials.client_secret, 'string', 'a confidential client');
