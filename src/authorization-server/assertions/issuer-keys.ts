@@ -1,6 +1,7 @@
 import { RemoteKeySet } from '../../core/remote-key-set.js';
 import { wellKnownUrl } from '../../core/uri.js';
 import { AssertionDefect, type AssertionKeys } from './verify-assertion.js';
+import { isTestLoopbackUrl } from '../client-documents/fetch-document.js';
 import { outboundJsonFetch } from './outbound-fetch.js';
 
 /** Where an issuer's metadata is looked for, in order: OpenID Connect Discovery, then RFC 8414. */
@@ -81,12 +82,12 @@ export class IssuerKeys {
         problems.push(`${url}: it has no jwks_uri`);
         continue;
       }
-      const protocol = new URL(jwksUri).protocol;
-      if (protocol !== 'https:' && !(this.options.allowLoopbackHttp && protocol === 'http:')) {
+      const keysUrl = new URL(jwksUri);
+      if (keysUrl.protocol !== 'https:' && !(this.options.allowLoopbackHttp && isTestLoopbackUrl(keysUrl))) {
         problems.push(`${url}: its jwks_uri is not https`);
         continue;
       }
-      return new URL(jwksUri).href;
+      return keysUrl.href;
     }
     throw new IssuerKeysUnavailable(issuer, problems.join('; '));
   }
