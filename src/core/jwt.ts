@@ -220,6 +220,11 @@ export function parseCompactJwt(token: string, knownHeaders?: ReadonlyMap<string
 }
 
 /** RFC 7515 §4.1.9 / RFC 8725 §3.11: media types compare case-insensitively, `application/` optional. */
+/** Whether the header's `typ` is this media type (compared as RFC 7515 §4.1.9 says). */
+export function hasTyp(header: Record<string, unknown>, typ: string): boolean {
+  return typeof header.typ === 'string' && normalizeTyp(header.typ) === normalizeTyp(typ);
+}
+
 function normalizeTyp(typ: string): string {
   const lower = typ.toLowerCase();
   return lower.includes('/') ? lower : `application/${lower}`;
@@ -234,7 +239,7 @@ export function jwtHeaderProblem(header: Record<string, unknown>, expected: { ty
   if (!isSupportedJwsAlgorithm(header.alg)) return 'unsupported alg';
   if (header.kid !== undefined && typeof header.kid !== 'string') return 'kid is not a string';
   if (header.crit !== undefined) return 'crit names an extension we do not understand';
-  if (expected.typ !== undefined && (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== normalizeTyp(expected.typ))) return `typ is not ${expected.typ}`;
+  if (expected.typ !== undefined && !hasTyp(header, expected.typ)) return `typ is not ${expected.typ}`;
   return undefined;
 }
 

@@ -8,6 +8,7 @@
  * Anything else is refused with invalid_grant naming what is wrong with it, never echoing it.
  */
 import { OAuthError } from '../../core/errors.js';
+import { hasTyp } from '../../core/jwt.js';
 import type { ClientRecord } from '../../store/store.js';
 import { IssuerKeysUnavailable } from '../assertions/issuer-keys.js';
 import { AssertionDefect, readAssertion } from '../assertions/verify-assertion.js';
@@ -28,17 +29,12 @@ export async function jwtBearerGrant(ctx: ServerContext, client: ClientRecord | 
     const jwt = readAssertion(assertion, 'assertion');
     const { header, claims } = jwt;
     const iss = typeof claims.iss === 'string' ? claims.iss : undefined;
-    if (typeof header.typ === 'string' && isIdJagTyp(header.typ)) return await idJagGrant(ctx, client, params, jwt, settings);
+    if (hasTyp(header, ID_JAG_TYP)) return await idJagGrant(ctx, client, params, jwt, settings);
     if (iss !== undefined && settings.workloads.some((rule) => rule.issuer === iss)) return await workloadGrant(ctx, client, params, jwt, settings);
     throw new AssertionDefect(whyRefused(iss, settings));
   } catch (error) {
     throw asOAuthError(ctx, error);
   }
-}
-
-function isIdJagTyp(typ: string): boolean {
-  const lower = typ.toLowerCase();
-  return lower === ID_JAG_TYP || lower === `application/${ID_JAG_TYP}`;
 }
 
 function whyRefused(iss: string | undefined, settings: ResolvedJwtBearerConfig): string {

@@ -6,7 +6,7 @@
  * and which scopes it may have.
  */
 import { OAuthError } from '../../core/errors.js';
-import type { CompactJwt } from '../../core/jwt.js';
+import { hasTyp, type CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import type { ClientRecord } from '../../store/store.js';
@@ -30,8 +30,7 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
   const iss = jwt.claims.iss as string;
   const rules = settings.workloads.filter((rule) => rule.issuer === iss);
   // A platform token may have no typ (Kubernetes) or JWT (SPIFFE); one typed for another use (an access token) is no workload's grant.
-  const typ = jwt.header.typ;
-  if (typ !== undefined && (typeof typ !== 'string' || typ.toUpperCase() !== 'JWT')) throw new AssertionDefect('the workload token\'s typ is not JWT');
+  if (jwt.header.typ !== undefined && !hasTyp(jwt.header, 'JWT')) throw new AssertionDefect('the workload token\'s typ is not JWT');
 
   const now = ctx.now();
   const verified = await verifyAssertion(
