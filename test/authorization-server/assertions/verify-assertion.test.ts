@@ -41,6 +41,10 @@ describe('verifyAssertion', () => {
     assert.match(await defectOf(sign({ ...claims, exp: undefined })), /has no exp/);
     assert.match(await defectOf(sign({ ...claims, exp: NOW + 3600 })), /lives too long/);
     assert.match(await defectOf(sign({ ...claims, jti: undefined })), /has no jti/);
+    // RFC 7523 §3: iss and sub MUST be present.
+    assert.match(await defectOf(sign({ ...claims, iss: undefined })), /has no iss/);
+    assert.match(await defectOf(sign({ ...claims, sub: '' })), /has no sub/);
+    assert.match(await defectOf(sign({ ...claims, nbf: NOW + 600 })), /not valid yet/);
     assert.match(await defectOf(sign({ ...claims, iat: NOW + 600 })), /issued in the future/);
     assert.match(await defectOf(sign(claims), { typ: 'oauth-id-jag+jwt' }), /typ is not oauth-id-jag\+jwt/);
     assert.match(await defectOf('not.a.jwt'), /not a signed JWT/);
