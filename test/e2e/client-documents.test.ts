@@ -128,7 +128,7 @@ describe('serve: client ID metadata documents follow --registration unless --cli
     const closed = `http://127.0.0.1:${await freePort()}/gone.json`;
     const token = await fetch(`${server.issuer}/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: closed }) });
     assert.deepEqual(await token.json(), { error: 'invalid_client', error_description: 'the client ID metadata document could not be fetched or is not valid' });
-    await waitFor(() => /"event":"client_document_failed"[^\n]*ECONNREFUSED/.test(server.output()));
+    await server.waitForOutput(/"event":"client_document_failed"[^\n]*ECONNREFUSED/);
   });
 
   it('--client-documents takes on, off or follow-registration', async () => {
@@ -137,8 +137,3 @@ describe('serve: client ID metadata documents follow --registration unless --cli
     assert.match(result.stderr, /--client-documents must be on, off or follow-registration/);
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.ok(condition(), 'in time');
-}

@@ -39,6 +39,11 @@ export interface RunningServer {
   issuer: string;
   process: ChildProcessWithoutNullStreams;
   output(): string;
+  /**
+   * Resolves once the output shows `pattern`: a log line a request caused reaches the pipe a
+   * moment after the response, so a test that just got its answer must wait for the line.
+   */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -67,6 +72,13 @@ export async function startServe(args: string[]): Promise<RunningServer> {
     issuer,
     process: child,
     output: () => stdout + stderr,
+    waitForOutput: async (pattern, timeoutMs = 5000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(stdout + stderr)) {
+        if (Date.now() > deadline) throw new Error(`serve did not print ${pattern} within ${timeoutMs} ms:\n${stdout}\n${stderr}`);
+        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      }
+    },
     stop: async (signal = 'SIGTERM') => {
       // Already gone (exited, or killed by a signal, when exitCode stays null): 'exit' will not come again.
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
