@@ -12,3 +12,9 @@ export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKe
 export { addressBucket, forwardedClientAddress, trustedProxies } from './client-address.js';
 export { GRANT_ID_CLAIM, RevocationSet, type Revocation } from './revocation-set.js';
 export { printable, printableJson, withoutControlCharacters } from './control-characters.js';
+export {
+  DPOP_SIGNING_ALGORITHMS, DpopProofVerifier, accessTokenHash, dpopProofSigner, dpopTargetUri, generateDpopKeyPair, jwkThumbprint,
+  type DpopCheck, type DpopCheckRequest, type DpopKeyPair, type DpopProof, type DpopProofRequest,
+} from './dpop.js';
+export { DpopNonces } from './dpop-nonce.js';
+export { ReplayCache } from './replay-cache.js';

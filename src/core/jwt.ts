@@ -130,14 +130,19 @@ export function verificationKeyFromJwk(jwk: Record<string, unknown>, alg: string
 // --- Signing ---------------------------------------------------------------------------------
 
 /**
- * A signer for one key: the protected header `{ alg, kid, typ }` is encoded once, each call
- * encodes the claims and signs. Synchronous: a P-256 signature is tens of microseconds.
+ * A signer for one key: the protected header (`alg`, `kid` when it has one, `typ`, and the public
+ * `jwk` for a DPoP proof) is encoded once, each call encodes the claims and signs. Synchronous: a
+ * P-256 signature is tens of microseconds.
  */
-export function jwtSigner(header: { alg: string; kid: string; typ: string }, key: KeyObject): (claims: Record<string, unknown>) => string {
+export function jwtSigner(
+  header: { alg: string; kid?: string; typ: string; jwk?: Record<string, unknown> },
+  key: KeyObject,
+): (claims: Record<string, unknown>) => string {
   const algorithm = ALGORITHMS.get(header.alg);
   if (!algorithm) throw new Error(`unsupported signing algorithm ${header.alg}`);
   if (key.type !== 'private' || !keyFits(algorithm, key)) throw new Error(`the key cannot sign ${header.alg}`);
-  const encodedHeader = Buffer.from(JSON.stringify({ alg: header.alg, kid: header.kid, typ: header.typ })).toString('base64url');
+  const { alg, kid, typ, jwk } = header;
+  const encodedHeader = Buffer.from(JSON.stringify({ alg, ...(kid === undefined ? {} : { kid }), typ, ...(jwk === undefined ? {} : { jwk }) })).toString('base64url');
   const options = signOptions(algorithm, key);
   return (claims) => {
     const input = `${encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;

@@ -1,0 +1,234 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import {
+  SUPPORTED_JWS_ALGORITHMS, hasTyp, jwkFits, jwtSigner, parseCompactJwt, verificationKey, verifyJwtSignature, type JwtVerificationKey,
+} from './jwt.js';
+import { hashSecret, randomToken, safeEqual } from './secrets.js';
+
+/**
+ * DPoP (RFC 9449): a proof, made by the client for each request with a key only it holds, that
+ * binds tokens to that key. The client makes proofs here (`dpopProofSigner`); the authorization
+ * server (token requests) and resource servers (protected requests) check them
+ * (`DpopProofVerifier`). Pure: the caller passes the clock and keeps the record of `jti`s spent,
+ * with the key and expiry the check gives it.
+ */
+
+export const DPOP_JWT_TYPE = 'dpop+jwt';
+
+/** The proof algorithms accepted, for `dpop_signing_alg_values_supported` and the `algs` of a challenge: asymmetric only. */
+export const DPOP_SIGNING_ALGORITHMS: readonly string[] = SUPPORTED_JWS_ALGORITHMS;
+
+/** RFC 9449 §4.3: a proof is fresh for a short window after its `iat`. */
+export const DPOP_PROOF_MAX_AGE_SECONDS = 300;
+/** How far ahead of our clock a client's `iat` may be. */
+export const DPOP_CLOCK_TOLERANCE_SECONDS = 60;
+
+/** Members of a JWK that only a private (or symmetric) key has: a proof's `jwk` must carry none. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/** RFC 7638 §3.2: the required members of each key type, in lexicographic order. */
+const THUMBPRINT_MEMBERS: Record<string, readonly string[]> = {
+  EC: ['crv', 'kty', 'x', 'y'],
+  RSA: ['e', 'kty', 'n'],
+  OKP: ['crv', 'kty', 'x'],
+};
+
+/** The JWK SHA-256 thumbprint (RFC 7638) of a public key, base64url: `cnf.jkt` and `dpop_jkt`. Undefined for a key type it does not cover. */
+export function jwkThumbprint(jwk: Record<string, unknown>): string | undefined {
+  const members = typeof jwk.kty === 'string' ? THUMBPRINT_MEMBERS[jwk.kty] : undefined;
+  if (!members || !members.every((name) => typeof jwk[name] === 'string')) return undefined;
+  const canonical = JSON.stringify(Object.fromEntries(members.map((name) => [name, jwk[name]])));
+  return createHash('sha256').update(canonical, 'utf8').digest('base64url');
+}
+
+/** `ath` (RFC 9449 §4.2): the base64url SHA-256 of the access token a proof is sent with. */
+export function accessTokenHash(accessToken: string): string {
+  return hashSecret(accessToken);
+}
+
+/**
+ * The HTTP URI a proof's `htu` is compared with (RFC 9449 §4.3 step 9): scheme, host and port
+ * normalised as RFC 3986 §6.2.2–6.2.3 say (lower case, default port dropped, dot segments
+ * resolved), path as sent, no query, no fragment. Undefined when it does not parse.
+ */
+export function dpopTargetUri(url: string | URL): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return undefined;
+  }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+// --- Keys and proofs, the client's side ------------------------------------------------------
+
+/** A DPoP key pair as a client keeps it: JWKs (JSON-safe, for storage with the grant it binds). */
+export interface DpopKeyPair {
+  alg: string;
+  privateJwk: JsonWebKey;
+  publicJwk: JsonWebKey;
+}
+
+/** A fresh key pair for `alg` (ES256 by default: the shortest proofs, the quickest to check). */
+export function generateDpopKeyPair(alg = 'ES256'): DpopKeyPair {
+  const options: Record<string, () => ReturnType<typeof generateKeyPairSync>> = {
+    ES256: () => generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+    ES384: () => generateKeyPairSync('ec', { namedCurve: 'P-384' }),
+    ES512: () => generateKeyPairSync('ec', { namedCurve: 'P-521' }),
+    EdDSA: () => generateKeyPairSync('ed25519'),
+    RS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
+    PS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
+  };
+  const generate = options[alg];
+  if (!generate) throw new Error(`DPoP keys are made for ${Object.keys(options).join(', ')}, not ${alg}`);
+  const { privateKey, publicKey } = generate();
+  return { alg, privateJwk: privateKey.export({ format: 'jwk' }), publicJwk: publicKey.export({ format: 'jwk' }) };
+}
+
+export interface DpopProofRequest {
+  /** The HTTP method of the request the proof goes with. */
+  method: string;
+  /** Its URL; the query and fragment are left out of `htu`. */
+  url: string | URL;
+  /** The access token the request carries, for `ath` (resource requests). */
+  accessToken?: string;
+  /** The latest nonce the server gave (`DPoP-Nonce`), if it asks for one. */
+  nonce?: string;
+  /** Seconds since the epoch; the system clock by default. */
+  now?: number;
+}
+
+/** Makes proofs with one key pair: its header is encoded once; each proof has a fresh `jti`. */
+export function dpopProofSigner(pair: DpopKeyPair): { jkt: string; sign(request: DpopProofRequest): string } {
+  const { kty, crv, x, y, n, e } = pair.publicJwk as Record<string, string | undefined>;
+  const jwk = Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, value]) => value !== undefined));
+  const jkt = jwkThumbprint(jwk);
+  if (!jkt) throw new Error('a DPoP key must be an EC, RSA or OKP public key');
+  const sign = jwtSigner({ alg: pair.alg, typ: DPOP_JWT_TYPE, jwk }, createPrivateKey({ key: pair.privateJwk, format: 'jwk' }));
+  return {
+    jkt,
+    sign: (request) =>
+      sign({
+        jti: randomToken(16),
+        htm: request.method.toUpperCase(),
+        htu: dpopTargetUri(request.url),
+        iat: request.now ?? Math.floor(Date.now() / 1000),
+        ...(request.accessToken === undefined ? {} : { ath: accessTokenHash(request.accessToken) }),
+        ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
+      }),
+  };
+}
+
+// --- Checking proofs, the servers' side ------------------------------------------------------
+
+/** What a request offers to be checked against its proof. */
+export interface DpopCheckRequest {
+  /** The `DPoP` header: one proof (a list of several is refused). */
+  proof: string;
+  method: string;
+  /** The URL the request was received at, as this server is reached (its public origin). */
+  url: string | URL;
+  /** Seconds since the epoch. */
+  now: number;
+  /** At a resource server: the access token sent with the proof, whose hash `ath` must be. */
+  accessToken?: string;
+  /** When the server asks for nonces: whether a proof's `nonce` is one it gave and still takes. */
+  nonce?: (nonce: string | undefined, now: number) => boolean;
+}
+
+/** A proof that passed: its key's thumbprint, and what its replay record is kept by and until. */
+export interface DpopProof {
+  jkt: string;
+  jti: string;
+  iat: number;
+  /** A key for the replay record: the `jti` is unique per key (RFC 9449 §11.1), so both go in. */
+  replayKey: string;
+  /** Until when a replay of it could still pass the freshness check. */
+  replayUntil: number;
+}
+
+export type DpopCheck =
+  | { ok: true; proof: DpopProof }
+  /** `use_dpop_nonce`: the proof was sound but its nonce missing or stale (the server answers with a fresh one). */
+  | { ok: false; error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string };
+
+const refuse = (description: string): DpopCheck => ({ ok: false, error: 'invalid_dpop_proof', description });
+
+/**
+ * Checks DPoP proofs (RFC 9449 §4.3) in the order the RFC gives, every refusal naming its defect:
+ * one well-formed JWT; `typ` dpop+jwt; `alg` asymmetric and supported (never none, never HMAC);
+ * `jwk` a public key fitting `alg` with no private member; the signature by that key; `jti`,
+ * `htm`, `htu`, `iat` present; `htm` and `htu` the request's; `iat` fresh; `ath` the token's;
+ * `nonce` when asked for. The replay check (step 12) is the caller's, with the proof's
+ * `replayKey`. Public keys seen are kept imported, a bounded number, by their JWK text.
+ */
+export class DpopProofVerifier {
+  readonly #keys = new Map<string, JwtVerificationKey>();
+  readonly #maxKeys: number;
+  readonly #maxAge: number;
+  readonly #tolerance: number;
+
+  constructor(options: { maxKeys?: number; maxAgeSeconds?: number; clockToleranceSeconds?: number } = {}) {
+    this.#maxKeys = options.maxKeys ?? 1_000;
+    this.#maxAge = options.maxAgeSeconds ?? DPOP_PROOF_MAX_AGE_SECONDS;
+    this.#tolerance = options.clockToleranceSeconds ?? DPOP_CLOCK_TOLERANCE_SECONDS;
+  }
+
+  check(request: DpopCheckRequest): DpopCheck {
+    const { proof } = request;
+    if (proof.includes(',')) return refuse('more than one DPoP proof');
+    const jwt = parseCompactJwt(proof.trim());
+    if (!jwt) return refuse('the DPoP proof is not a JWT');
+    const { header, claims } = jwt;
+    if (!hasTyp(header, DPOP_JWT_TYPE)) return refuse('the DPoP proof typ is not dpop+jwt');
+    const alg = header.alg;
+    if (typeof alg !== 'string' || !DPOP_SIGNING_ALGORITHMS.includes(alg)) return refuse('the DPoP proof alg is not an asymmetric algorithm we accept');
+    if (header.crit !== undefined) return refuse('the DPoP proof names an extension (crit) we do not understand');
+    const jwk = header.jwk;
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return refuse('the DPoP proof has no jwk header');
+    const publicJwk = jwk as Record<string, unknown>;
+    if (PRIVATE_MEMBERS.some((name) => name in publicJwk)) return refuse('the DPoP proof jwk carries a private key');
+    if (!jwkFits(publicJwk, alg, undefined)) return refuse('the DPoP proof jwk does not fit its alg');
+    const key = this.#importKey(publicJwk, alg);
+    if (!key) return refuse('the DPoP proof jwk is not a usable public key');
+    if (!verifyJwtSignature(jwt, key)) return refuse('the DPoP proof signature does not verify');
+    const { jti, htm, htu, iat } = claims;
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) return refuse('the DPoP proof has no jti');
+    if (typeof htm !== 'string') return refuse('the DPoP proof has no htm');
+    if (typeof htu !== 'string') return refuse('the DPoP proof has no htu');
+    if (typeof iat !== 'number' || !Number.isFinite(iat)) return refuse('the DPoP proof has no iat');
+    if (htm !== request.method.toUpperCase()) return refuse(`the DPoP proof htm is not ${request.method.toUpperCase()}`);
+    if (htu.includes('?') || htu.includes('#')) return refuse('the DPoP proof htu has a query or fragment');
+    const expected = dpopTargetUri(request.url);
+    if (expected === undefined || dpopTargetUri(htu) !== expected) return refuse('the DPoP proof htu is not the URL of this request');
+    if (iat > request.now + this.#tolerance) return refuse('the DPoP proof iat is in the future');
+    if (iat < request.now - this.#maxAge) return refuse('the DPoP proof is too old (iat)');
+    if (request.accessToken !== undefined) {
+      if (typeof claims.ath !== 'string') return refuse('the DPoP proof has no ath');
+      if (!safeEqual(claims.ath, accessTokenHash(request.accessToken))) return refuse('the DPoP proof ath is not the hash of this access token');
+    }
+    if (request.nonce && !request.nonce(typeof claims.nonce === 'string' ? claims.nonce : undefined, request.now)) {
+      return { ok: false, error: 'use_dpop_nonce', description: 'a DPoP nonce from this server is required' };
+    }
+    const jkt = jwkThumbprint(publicJwk)!;
+    return {
+      ok: true,
+      proof: { jkt, jti, iat, replayKey: hashSecret(`dpop.${jkt}.${jti}`), replayUntil: Math.floor(iat) + this.#maxAge + this.#tolerance },
+    };
+  }
+
+  #importKey(jwk: Record<string, unknown>, alg: string): JwtVerificationKey | undefined {
+    const id = `${alg}.${jwkThumbprint(jwk) ?? ''}`;
+    const known = this.#keys.get(id);
+    if (known) return known;
+    let key: JwtVerificationKey;
+    try {
+      key = verificationKey(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }), alg);
+    } catch {
+      return undefined;
+    }
+    if (this.#keys.size >= this.#maxKeys) this.#keys.delete(this.#keys.keys().next().value!);
+    this.#keys.set(id, key);
+    return key;
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * DPoP proofs (src/core/dpop.ts), nonces and the replay record: proofs we make verify with jose
+ * and pass our own check; proofs jose makes pass it; and every defect RFC 9449 §4.3 lists is
+ * refused with its name.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
+import { DpopNonces } from '../../src/core/dpop-nonce.js';
+import {
+  DpopProofVerifier, accessTokenHash, dpopProofSigner, dpopTargetUri, generateDpopKeyPair, jwkThumbprint, type DpopCheck,
+} from '../../src/core/dpop.js';
+import { ReplayCache } from '../../src/core/replay-cache.js';
+
+const now = 1_800_000_000;
+const url = 'https://as.example.com/token';
+
+function description(check: DpopCheck): string {
+  assert.equal(check.ok, false, 'the proof was refused');
+  return (check as { description: string }).description;
+}
+
+/** A proof made with jose, whatever header and claims a test wants. */
+async function joseProof(header: Record<string, unknown>, claims: Record<string, unknown>, alg = 'ES256') {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  const jwk = await exportJWK(publicKey);
+  const full = { jti: 'j-1', htm: 'POST', htu: url, iat: now, ...claims };
+  return new SignJWT(full).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk, ...header } as never).sign(privateKey);
+}
+
+describe('DPoP', () => {
+  it('computes the RFC 7638 thumbprint of its example key', () => {
+    const jwk = {
+      kty: 'RSA',
+      e: 'AQAB',
+      alg: 'RS256',
+      kid: '2011-04-29',
+      n: '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw',
+    };
+    assert.equal(jwkThumbprint(jwk), 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs');
+  });
+
+  it('normalises the target URI: case, default port, no query or fragment', () => {
+    assert.equal(dpopTargetUri('HTTPS://AS.Example.com:443/token?x=1#f'), 'https://as.example.com/token');
+    assert.equal(dpopTargetUri('http://127.0.0.1:8080/a/../mcp'), 'http://127.0.0.1:8080/mcp');
+    assert.equal(dpopTargetUri('not a url'), undefined);
+  });
+
+  for (const alg of ['ES256', 'EdDSA', 'PS256']) {
+    it(`makes ${alg} proofs that jose verifies and our check takes`, async () => {
+      const pair = generateDpopKeyPair(alg);
+      const signer = dpopProofSigner(pair);
+      const proof = signer.sign({ method: 'get', url: 'https://rs.example.com/mcp?q=1', accessToken: 'token-1', nonce: 'n-1', now });
+      const { protectedHeader, payload } = await jwtVerify(proof, await importJWK(pair.publicJwk as never, alg), { currentDate: new Date(now * 1000) });
+      assert.equal(protectedHeader.typ, 'dpop+jwt');
+      assert.equal(payload.htm, 'GET');
+      assert.equal(payload.htu, 'https://rs.example.com/mcp');
+      assert.equal(payload.ath, accessTokenHash('token-1'));
+      assert.equal(payload.nonce, 'n-1');
+      assert.equal(signer.jkt, await calculateJwkThumbprint(protectedHeader.jwk!));
+      const check = new DpopProofVerifier().check({ proof, method: 'GET', url: 'https://rs.example.com/mcp', now, accessToken: 'token-1' });
+      assert.ok(check.ok, JSON.stringify(check));
+      assert.equal(check.proof.jkt, signer.jkt);
+    });
+  }
+
+  it('takes a proof jose made, and gives each jti of each key its own replay key', async () => {
+    const verifier = new DpopProofVerifier();
+    const first = verifier.check({ proof: await joseProof({}, {}), method: 'POST', url, now });
+    const second = verifier.check({ proof: await joseProof({}, {}), method: 'POST', url, now });
+    assert.ok(first.ok && second.ok);
+    assert.notEqual(first.proof.replayKey, second.proof.replayKey, 'the same jti under two keys');
+    assert.ok(first.proof.replayUntil > now);
+  });
+
+  describe('refuses each defect, naming it', () => {
+    const verifier = new DpopProofVerifier();
+    const cases: [string, () => Promise<string>, RegExp, Partial<{ method: string; url: string; accessToken: string }>?][] = [
+      ['not a JWT', async () => 'not-a-jwt', /not a JWT/],
+      ['two proofs', async () => `${await joseProof({}, {})}, ${await joseProof({}, {})}`, /more than one/],
+      ['typ JWT', () => joseProof({ typ: 'JWT' }, {}), /typ/],
+      ['no jwk', () => joseProof({ jwk: undefined }, {}), /no jwk/],
+      ['a private key in jwk', async () => {
+        const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+        const jwk = await exportJWK(privateKey);
+        return new SignJWT({ jti: 'j', htm: 'POST', htu: url, iat: now }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk } as never).sign(privateKey);
+      }, /private key/],
+      ['a jwk of another key', async () => {
+        const other = await exportJWK((await generateKeyPair('ES256')).publicKey);
+        return joseProof({ jwk: other }, {});
+      }, /signature/],
+      ['a jwk unfit for alg', async () => {
+        const rsa = await exportJWK((await generateKeyPair('RS256')).publicKey);
+        return joseProof({ jwk: rsa }, {});
+      }, /does not fit/],
+      ['no jti', () => joseProof({}, { jti: undefined }), /no jti/],
+      ['wrong htm', () => joseProof({}, { htm: 'GET' }), /htm is not POST/],
+      ['wrong htu', () => joseProof({}, { htu: 'https://as.example.com/other' }), /htu is not/],
+      ['htu with a query', () => joseProof({}, { htu: `${url}?a=1` }), /query or fragment/],
+      ['stale iat', () => joseProof({}, { iat: now - 301 }), /too old/],
+      ['future iat', () => joseProof({}, { iat: now + 61 }), /future/],
+      ['no ath at a resource server', () => joseProof({}, {}), /no ath/, { accessToken: 'token-1' }],
+      ['a wrong ath', () => joseProof({}, { ath: accessTokenHash('another') }), /ath is not/, { accessToken: 'token-1' }],
+    ];
+    for (const [name, make, expected, request] of cases) {
+      it(name, async () => {
+        const check = verifier.check({ proof: await make(), method: 'POST', url, now, ...request });
+        assert.match(description(check), expected);
+      });
+    }
+
+    it('alg none and HS256', () => {
+      const body = Buffer.from(JSON.stringify({ jti: 'j', htm: 'POST', htu: url, iat: now })).toString('base64url');
+      for (const alg of ['none', 'HS256']) {
+        const header = Buffer.from(JSON.stringify({ alg, typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0' } })).toString('base64url');
+        assert.match(description(verifier.check({ proof: `${header}.${body}.c2ln`, method: 'POST', url, now })), /alg/);
+      }
+    });
+  });
+
+  it('asks for a nonce (use_dpop_nonce) when the proof has none or a stale one, and takes a fresh one', async () => {
+    const nonces = new DpopNonces(Buffer.alloc(32, 7), { slotSeconds: 60 });
+    const verifier = new DpopProofVerifier();
+    const nonce = (value: string | undefined, at: number) => nonces.check(value, at);
+    const missing = verifier.check({ proof: await joseProof({}, {}), method: 'POST', url, now, nonce });
+    assert.deepEqual(missing.ok ? undefined : missing.error, 'use_dpop_nonce');
+    const given = nonces.issue(now);
+    assert.ok(verifier.check({ proof: await joseProof({}, { nonce: given }), method: 'POST', url, now, nonce }).ok);
+    assert.ok(nonces.check(given, now + 60), 'taken in the next slot');
+    assert.equal(nonces.check(given, now + 180), false, 'not two slots on');
+    assert.equal(new DpopNonces(Buffer.alloc(32, 8)).check(given, now), false, 'another key');
+  });
+
+  it('keeps a bounded replay record: replays refused, and what it let go is refused as stale', () => {
+    const cache = new ReplayCache(2);
+    assert.equal(cache.use('a', now, now + 300, now), 'ok');
+    assert.equal(cache.use('a', now, now + 300, now), 'replayed');
+    assert.equal(cache.use('b', now + 1, now + 301, now + 1), 'ok');
+    assert.equal(cache.use('c', now + 2, now + 302, now + 2), 'ok', 'a is let go');
+    assert.equal(cache.size, 2);
+    assert.equal(cache.use('a', now, now + 300, now + 2), 'stale', 'a replay of what was let go');
+    assert.equal(cache.use('d', now + 3, now + 303, now + 400), 'ok', 'expired entries leave');
+    assert.equal(cache.size, 1);
+  });
+});
