@@ -48,7 +48,11 @@ export interface TestOidcProvider {
  * `apiAudience` makes its access tokens be for that API (an RFC 8707 resource, as Entra's are for
  * an app's own API), which its user-info then refuses.
  */
-export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string }): Promise<TestOidcProvider> {
+/**
+ * `deviceFlow` turns on the device authorization grant (RFC 8628, with the provider's own /device
+ * pages) and open dynamic client registration, for a client that registers itself for it.
+ */
+export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string; deviceFlow?: boolean }): Promise<TestOidcProvider> {
   const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
@@ -71,6 +75,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true },
+      ...(options.deviceFlow ? { deviceFlow: { enabled: true }, registration: { enabled: true } } : {}),
       ...(options.apiAudience
         ? {
             resourceIndicators: {
