@@ -2,8 +2,7 @@
  * The device authorization grant (RFC 8628) in ContextClient against a real authorization server:
  * node-oidc-provider with its device flow on, for a context server whose protected resource
  * metadata names it. The client registers itself for the device grant, shows the code, and polls;
- * the test plays the person on another device, through the provider's own /device pages (enter
- * the code, confirm or abort), with a cookie jar as a browser keeps one.
+ * the test plays the person on another device, through the provider's own /device pages.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,63 +11,9 @@ import type { DeviceCodeInfo } from '../../src/client/device.js';
 import { ContextClient } from '../../src/client/session.js';
 import { MemoryTokenStore } from '../../src/client/token-store.js';
 import { bearerChallenge } from '../../src/core/www-authenticate.js';
+import { personEntersCode } from '../helpers/oidc-device-pages.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 import { serveHandler, type ServedApp } from './setup.js';
-
-/** A person's browser, reduced to what the provider's pages need: cookies, redirects, forms. */
-class PersonAtBrowser {
-  private readonly cookies = new Map<string, string>();
-
-  /** Loads `url` (a form's POST when `form` is given), following redirects; the final page's HTML. */
-  async open(url: string, form?: URLSearchParams): Promise<{ status: number; url: string; html: string }> {
-    let next = url;
-    let init: RequestInit = form ? { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {};
-    for (let hops = 0; hops < 20; hops++) {
-      const headers = new Headers(init.headers);
-      if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '));
-      const response = await fetch(next, { ...init, headers, redirect: 'manual' });
-      for (const cookie of response.headers.getSetCookie()) {
-        const [pair] = cookie.split(';');
-        const at = pair!.indexOf('=');
-        this.cookies.set(pair!.slice(0, at).trim(), pair!.slice(at + 1));
-      }
-      const location = response.headers.get('location');
-      if (response.status >= 300 && response.status < 400 && location) {
-        await response.body?.cancel();
-        next = new URL(location, next).href;
-        init = {};
-        continue;
-      }
-      return { status: response.status, url: next, html: await response.text() };
-    }
-    throw new Error(`too many redirects from ${url}`);
-  }
-
-  /** Submits the page's first form as it is, plus `extra` (the button pressed). */
-  async submit(page: { url: string; html: string }, extra: Record<string, string> = {}): Promise<{ status: number; url: string; html: string }> {
-    const action = /<form[^>]*action="([^"]+)"/.exec(page.html)?.[1];
-    assert.ok(action, `no form on ${page.url}: ${page.html.slice(0, 300)}`);
-    const form = new URLSearchParams();
-    for (const [, name, value] of page.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)) form.set(name!, value!);
-    for (const [name, value] of Object.entries(extra)) form.set(name, value);
-    return this.open(new URL(action, page.url).href, form);
-  }
-}
-
-/**
- * On another device: opens the page with the code filled in (the provider posts it on), then
- * presses Continue, or Abort, on the confirmation page.
- */
-async function personEntersCode(code: DeviceCodeInfo, choice: 'continue' | 'abort'): Promise<string> {
-  const person = new PersonAtBrowser();
-  assert.ok(code.verificationUriComplete, 'the provider gives the page with the code filled in');
-  const posted = await person.open(code.verificationUriComplete);
-  const confirmation = await person.submit(posted);
-  assert.match(confirmation.html, /Confirm Device/, 'the provider asks to confirm the code');
-  assert.ok(confirmation.html.includes(code.userCode), 'the confirmation page shows the same code');
-  const done = await person.submit(confirmation, choice === 'abort' ? { abort: 'yes' } : {});
-  return done.html;
-}
 
 describe('device authorization grant against node-oidc-provider', () => {
   let provider: TestOidcProvider;
@@ -114,12 +59,13 @@ describe('device authorization grant against node-oidc-provider', () => {
     let shown: DeviceCodeInfo | undefined;
     const { client, waits } = deviceClient((code) => {
       shown = code;
-      person = personEntersCode(code, 'continue');
+      person = personEntersCode(code.verificationUriComplete!, code.userCode, 'continue');
     });
     const grant = await client.login();
     assert.match(await person!, /Sign-in Success/);
     assert.match(shown!.userCode, /^[A-Z]{4}-[A-Z]{4}$/);
     assert.equal(shown!.verificationUri, `${provider.issuer}/device`);
+    assert.equal(shown!.verificationUriComplete, `${provider.issuer}/device?user_code=${shown!.userCode}`);
     assert.ok(shown!.expiresIn > 0);
     assert.ok(waits.length >= 1 && waits.every((ms) => ms === 5000), `polls every 5 s (the RFC's default): ${waits.join(', ')}`);
 
@@ -140,7 +86,7 @@ describe('device authorization grant against node-oidc-provider', () => {
   it('reports the person pressing Abort as a refused sign-in, and stores nothing', async () => {
     let person: Promise<string> | undefined;
     const { client } = deviceClient((code) => {
-      person = personEntersCode(code, 'abort');
+      person = personEntersCode(code.verificationUriComplete!, code.userCode, 'abort');
     });
     await assert.rejects(client.login(), (error: unknown) => {
       assert.ok(error instanceof ClientError);
