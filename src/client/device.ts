@@ -30,6 +30,9 @@ export interface DeviceCodeInfo {
 /** Waits `ms` milliseconds, rejecting with the signal's reason when it is aborted first. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
+/** setTimeout's longest delay: a longer one would fire at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 export const realSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -40,7 +43,7 @@ export const realSleep: Sleep = (ms, signal) =>
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    }, Math.min(ms, LONGEST_TIMER_MS));
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
@@ -112,7 +115,8 @@ export async function pollForTokens(
   const endpoint = context.as.token_endpoint ?? context.as.issuer;
   for (;;) {
     try {
-      await context.sleep(interval * 1000, context.signal);
+      // Never past the code's expiry: an interval longer than what is left ends the wait there.
+      await context.sleep(Math.min(interval, Math.max(0, expiresAt - context.now())) * 1000, context.signal);
     } catch {
       throw stopped();
     }

@@ -230,6 +230,14 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.deepEqual(pollTimes(), [5]);
   });
 
+  it('waits no longer than the code lives when the interval is longer', async () => {
+    peer.interval = 900;
+    peer.expiresIn = 600;
+    await rejectsWith(deviceClient().login(), 'authorization_timeout', /expired/);
+    assert.deepEqual(sleeps, [600_000]);
+    assert.equal(peer.polls.length, 0);
+  });
+
   it('reports access_denied as the refusal it is, and stores nothing', async () => {
     peer.script = ['authorization_pending', 'access_denied'];
     const client = deviceClient();
