@@ -76,7 +76,8 @@ export function authorizedFetch(session: FetchSession, options: AuthFetchOptions
 
     const wwwAuthenticate = response.headers.get('www-authenticate');
     const challenge = isDpopBound(grant) ? findChallenge(wwwAuthenticate, 'dpop') ?? findBearerChallenge(wwwAuthenticate) : findBearerChallenge(wwwAuthenticate) ?? findChallenge(wwwAuthenticate, 'dpop');
-    if (response.status === 401) {
+    // A nonce refused again after the one retry is the server's answer: the token is not at fault.
+    if (response.status === 401 && challenge?.error !== 'use_dpop_nonce') {
       await response.body?.cancel();
       const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
         ? await session.refreshOrLogin({ ...grant, expiresAt: 0 })
