@@ -54,13 +54,13 @@ async function startPeer(options: PeerOptions = {}) {
   let count = 0;
   let asNonce = 'as-nonce-0';
   let rsNonce = 'rs-nonce-0';
-  let app: ServedApp | undefined;
-  const origin = () => app!.origin;
+  // Requests arrive only once the server listens, so `app` is set by the time they are answered.
+  const origin = (): string => app.origin;
   const now = () => Math.floor(Date.now() / 1000);
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
-  app = await serveHandler(async (request) => {
+  const app: ServedApp = await serveHandler(async (request) => {
     const url = new URL(request.url);
     if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
       return json({ resource: `${origin()}/mcp`, authorization_servers: [origin()] });
@@ -133,7 +133,7 @@ async function startPeer(options: PeerOptions = {}) {
     }
     return new Response('not found', { status: 404 });
   });
-  return { origin: app.origin, serverUrl: `${app.origin}/mcp`, tokenRequests, resourceRequests, close: () => app!.close() };
+  return { origin: app.origin, serverUrl: `${app.origin}/mcp`, tokenRequests, resourceRequests, close: () => app.close() };
 }
 
 type Peer = Awaited<ReturnType<typeof startPeer>>;
