@@ -1,11 +1,11 @@
 import * as oauth from 'oauth4webapi';
+import type { DpopKeyPair } from '../core/dpop.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
 import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
-import type { DpopKeyPair } from '../core/dpop.js';
 import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-bearer.js';
