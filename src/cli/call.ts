@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { z } from 'zod';
 import { ContextClient, failureReason } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
-import { CLIENT_OPTIONS, clientOptions, MACHINE_IDENTITY_HELP } from './client-options.js';
+import { CLIENT_OPTIONS, clientOptions, DPOP_HELP, MACHINE_IDENTITY_HELP } from './client-options.js';
 import { CliError, usageError } from './errors.js';
 import { NO_SDK_TIMEOUT, RequestClock } from './request-clock.js';
 
@@ -12,9 +12,10 @@ import { NO_SDK_TIMEOUT, RequestClock } from './request-clock.js';
 const REQUEST_TIMEOUT_MS = 60_000;
 
 export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON] [--client-id ID] [--client-secret S] [--scope "a b"]
-                      [--no-browser] [--grant-type TYPE] [--credentials FILE] [--quiet] [--json]
+                      [--no-browser] [--grant-type TYPE] [--dpop] [--credentials FILE] [--quiet] [--json]
     one MCP JSON-RPC call (initialize handled), logging in and refreshing as needed, e.g.
     context-auth call http://127.0.0.1:8080/mcp tools/call '{"name":"whoami"}'
+${DPOP_HELP}
 ${MACHINE_IDENTITY_HELP}`;
 
 function parseParams(text: string | undefined): Record<string, unknown> | undefined {

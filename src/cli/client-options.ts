@@ -21,10 +21,15 @@ export const CLIENT_OPTIONS = {
   'grant-type': { type: 'string' },
   scope: { type: 'string' },
   'no-browser': { type: 'boolean' },
+  dpop: { type: 'boolean' },
   quiet: { type: 'boolean' },
   credentials: { type: 'string' },
   ...MACHINE_IDENTITY_OPTIONS,
 } as const;
+
+/** The line of login's and call's help that describes --dpop. */
+export const DPOP_HELP = `  --dpop  bind the tokens to a key pair made for this login (DPoP, RFC 9449), kept with them; later
+          calls use it, and a server that asks for DPoP gets it without the flag`;
 
 /** The lines of login's and call's help that describe MACHINE_IDENTITY_OPTIONS. */
 export const MACHINE_IDENTITY_HELP = `  --grant-type authorization_code (default: a person, in the browser), or for a program (client --client-id):
@@ -43,6 +48,7 @@ interface ClientFlags extends MachineFlags {
   'grant-type'?: string;
   scope?: string;
   'no-browser'?: boolean;
+  dpop?: boolean;
   quiet?: boolean;
   json?: boolean;
   credentials?: string;
@@ -134,6 +140,7 @@ export async function clientOptions(serverUrl: string, flags: ClientFlags): Prom
     ...(clientSecret ? { clientSecret } : {}),
     ...(await machineIdentity(flags, clientSecret)),
     ...(flags.scope ? { scope: flags.scope } : {}),
+    ...(flags.dpop ? { dpop: true } : {}),
     noBrowser: Boolean(flags['no-browser']),
     askForClient,
     clientName: CLI_CLIENT_NAME,

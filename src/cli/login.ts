@@ -1,14 +1,15 @@
 import { parseArgs } from 'node:util';
 import { ClientError, ContextClient, type DeviceCodeInfo } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
-import { CLIENT_OPTIONS, clientOptions, MACHINE_IDENTITY_HELP } from './client-options.js';
+import { CLIENT_OPTIONS, clientOptions, DPOP_HELP, MACHINE_IDENTITY_HELP } from './client-options.js';
 import { CliError, usageError } from './errors.js';
 
 export const LOGIN_HELP = `context-auth login URL [--client-id ID] [--client-secret S] [--scope "a b"] [--no-browser]
-                      [--device] [--grant-type TYPE] [--credentials FILE] [--quiet] [--json]
+                      [--device] [--grant-type TYPE] [--dpop] [--credentials FILE] [--quiet] [--json]
     authorize this machine for a context server (discovery, registration, browser, tokens)
   --device  sign in on another device (RFC 8628), for a machine without a browser (SSH, a container):
             prints a page to open and a code to enter there, then waits for it (Ctrl-C stops)
+${DPOP_HELP}
 ${MACHINE_IDENTITY_HELP}`;
 
 function minutes(expiresAt: number | undefined): string {
@@ -65,11 +66,11 @@ export async function loginCommand(args: string[]): Promise<void> {
     ? await stoppable((signal) => client.login({ ...(values.scope ? { scope: values.scope } : {}), signal }))
     : await client.login(values.scope ? { scope: values.scope } : {});
   if (values.json) {
-    return print({ server: grant.serverUrl, issuer: grant.issuer, revision: grant.revision, client_id: grant.clientId, scope: grant.scope ?? null, expires_at: grant.expiresAt ?? null, refresh_token: Boolean(grant.refreshToken) });
+    return print({ server: grant.serverUrl, issuer: grant.issuer, revision: grant.revision, client_id: grant.clientId, token_type: grant.tokenType ?? 'Bearer', scope: grant.scope ?? null, expires_at: grant.expiresAt ?? null, refresh_token: Boolean(grant.refreshToken) });
   }
   print(`Logged in to ${grant.serverUrl}
   authorization server  ${grant.issuer} (revision ${grant.revision})
   client                ${grant.clientId}
   scopes                ${grant.scope ?? '(none stated)'}
-  access token          ${minutes(grant.expiresAt)}${grant.refreshToken ? ', refreshed automatically' : ''}`);
+  access token          ${grant.tokenType === 'DPoP' ? 'DPoP-bound, ' : ''}${minutes(grant.expiresAt)}${grant.refreshToken ? ', refreshed automatically' : ''}`);
 }

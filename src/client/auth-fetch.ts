@@ -1,11 +1,14 @@
 /**
- * `fetch` for one context server: the bearer token on every request to the
- * server's origin and none anywhere else, never in the URL. One reaction to 401 (refresh, else
+ * `fetch` for one context server: the access token on every request to the server's origin and
+ * none anywhere else, never in the URL — as a bearer token, or for a DPoP-bound grant as
+ * `Authorization: DPoP` with a fresh proof of the grant's key (RFC 9449 §7.1), sent again once
+ * with the server's nonce when it asks for one (§9). One reaction to 401 (refresh, else
  * authorize again) and to 403 insufficient_scope (authorize again for the union of scopes), then
  * the request is repeated once.
  */
 import { formatScope, parseScope } from '../core/scopes.js';
 import { findBearerChallenge } from '../core/www-authenticate.js';
+import { findChallenge, isDpopBound, isResourceNonceChallenge, type DpopProofs } from './dpop.js';
 import type { StoredGrant } from './types.js';
 
 /** What fetching asks of the session that holds the grant (ContextClient). */
@@ -24,6 +27,8 @@ export interface FetchSession {
 export interface AuthFetchOptions {
   /** What actually sends the requests. */
   fetch: typeof fetch;
+  /** Proofs for DPoP-bound grants, and the nonces servers gave. */
+  proofs: DpopProofs;
   /** False: never send a person to the browser for more scope. */
   interactive: boolean;
   onProgress: (message: string) => void;
@@ -32,10 +37,28 @@ export interface AuthFetchOptions {
 export type AuthFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export function authorizedFetch(session: FetchSession, options: AuthFetchOptions): AuthFetch {
-  const send = (request: Request, grant: StoredGrant | undefined): Promise<Response> => {
+  const { proofs } = options;
+  const authorized = (request: Request, grant: StoredGrant | undefined): Request => {
     const headers = new Headers(request.headers);
-    if (grant) headers.set('authorization', `Bearer ${grant.accessToken}`);
-    return options.fetch(new Request(request, { headers }));
+    if (isDpopBound(grant)) {
+      headers.set('authorization', `DPoP ${grant.accessToken}`);
+      headers.set('dpop', proofs.proof(grant.dpopKey, { method: request.method, url: request.url, accessToken: grant.accessToken }));
+    } else if (grant) {
+      headers.set('authorization', `Bearer ${grant.accessToken}`);
+    }
+    return new Request(request, { headers });
+  };
+  const send = async (request: Request, grant: StoredGrant | undefined): Promise<Response> => {
+    if (!isDpopBound(grant)) return options.fetch(authorized(request, grant));
+    const retry = request.clone();
+    const response = await options.fetch(authorized(request, grant));
+    proofs.remember(request.url, response);
+    if (!isResourceNonceChallenge(response)) return response;
+    // Once: the nonce it just gave is in the new proof; a second refusal is the answer.
+    await response.body?.cancel();
+    const second = await options.fetch(authorized(retry, grant));
+    proofs.remember(request.url, second);
+    return second;
   };
 
   return async (input, init) => {
@@ -51,8 +74,10 @@ export function authorizedFetch(session: FetchSession, options: AuthFetchOptions
     if (grant && session.expiresSoon(grant)) grant = session.unattended ? await session.refreshOrLogin(grant) : await session.refresh(grant).catch(() => undefined);
     const response = await send(request, grant);
 
-    const challenge = findBearerChallenge(response.headers.get('www-authenticate'));
-    if (response.status === 401) {
+    const wwwAuthenticate = response.headers.get('www-authenticate');
+    const challenge = isDpopBound(grant) ? findChallenge(wwwAuthenticate, 'dpop') ?? findBearerChallenge(wwwAuthenticate) : findBearerChallenge(wwwAuthenticate) ?? findChallenge(wwwAuthenticate, 'dpop');
+    // A nonce refused again after the one retry is the server's answer: the token is not at fault.
+    if (response.status === 401 && challenge?.error !== 'use_dpop_nonce') {
       await response.body?.cancel();
       const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
         ? await session.refreshOrLogin({ ...grant, expiresAt: 0 })

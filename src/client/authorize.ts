@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import type { Discovery } from './discovery.js';
-import { asOAuthClient, requestOptions, tokenError } from './oauth-requests.js';
+import { asOAuthClient, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 import type { StoredClient } from './types.js';
 
 export interface AuthorizationRequestPlan {
@@ -80,20 +80,21 @@ export function validateCallback(as: oauth.AuthorizationServer, clientId: string
   }
 }
 
-/** Checks the callback (validateCallback) and redeems the code with the verifier and the same `resource`. */
+/** Checks the callback (validateCallback) and redeems the code with the verifier and the same `resource` (and a DPoP proof, when binding). */
 export async function redeemCallback(
   discovery: Discovery,
   client: StoredClient,
   plan: AuthorizationRequestPlan,
   callback: URLSearchParams,
   fetchImpl: typeof fetch,
+  dpop?: DpopTokenBinding,
 ): Promise<oauth.TokenEndpointResponse> {
   const as = discovery.authorizationServer;
   const params = validateCallback(as, client.clientId, callback, plan.state);
   const { client: oauthClient, auth } = asOAuthClient(client);
-  const options = requestOptions(fetchImpl, as.token_endpoint ?? discovery.issuer, discovery.resource ? { resource: discovery.resource } : undefined);
   try {
-    const response = await oauth.authorizationCodeGrantRequest(as, oauthClient, auth, params, plan.redirectUri, plan.codeVerifier, options);
+    const response = await tokenRequest(fetchImpl, as.token_endpoint ?? discovery.issuer, dpop, discovery.resource ? { resource: discovery.resource } : undefined, (options) =>
+      oauth.authorizationCodeGrantRequest(as, oauthClient, auth, params, plan.redirectUri, plan.codeVerifier, options));
     return await oauth.processAuthorizationCodeResponse(as, oauthClient, response);
   } catch (error) {
     throw tokenError(error, 'the code exchange failed');

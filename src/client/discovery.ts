@@ -1,6 +1,7 @@
 import type { AuthorizationServer } from 'oauth4webapi';
 import { authorizationServerMetadataUrls, canonicalizeResourceUri, wellKnownUrl } from '../core/uri.js';
 import { findBearerChallenge } from '../core/www-authenticate.js';
+import { findChallenge } from './dpop.js';
 import { ClientError, type ClientErrorCode } from './errors.js';
 import { assertSecureUrl, getJson } from './http.js';
 import { failureReason } from './network-errors.js';
@@ -25,6 +26,8 @@ export interface Discovery {
   authorizationServer: AuthorizationServer;
   /** The scope the 401 challenge asked for, if any. */
   challengeScope?: string;
+  /** The 401 challenged with the DPoP scheme and not Bearer (RFC 9449 §7.1): the resource wants DPoP-bound tokens. */
+  dpopChallenge?: boolean;
   scopesSupported?: string[];
 }
 
@@ -147,8 +150,12 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
   assertSecureUrl(serverUrl, 'the context server URL');
 
   const wwwAuthenticate = options.wwwAuthenticate !== undefined ? options.wwwAuthenticate : await probe(fetchImpl, serverUrl);
-  const challenge = findBearerChallenge(wwwAuthenticate);
+  const bearer = findBearerChallenge(wwwAuthenticate);
+  const dpop = findChallenge(wwwAuthenticate, 'dpop');
+  // A resource that takes DPoP only names its metadata and scope in its DPoP challenge.
+  const challenge = bearer ?? dpop;
   const challengeScope = challenge?.scope || undefined;
+  const dpopChallenge = dpop !== undefined && bearer === undefined;
   onStep(challenge?.resource_metadata ? `401 points to ${challenge.resource_metadata}` : `discovering ${serverUrl}`);
 
   const prm = await findResourceMetadata(fetchImpl, serverUrl, challenge?.resource_metadata);
@@ -162,6 +169,7 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
       issuer: authorizationServer.issuer,
       authorizationServer,
       ...(challengeScope ? { challengeScope } : {}),
+      ...(dpopChallenge ? { dpopChallenge } : {}),
       ...(Array.isArray(authorizationServer.scopes_supported) ? { scopesSupported: authorizationServer.scopes_supported } : {}),
     };
   }
@@ -195,6 +203,7 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
         issuer,
         authorizationServer,
         ...(challengeScope ? { challengeScope } : {}),
+        ...(dpopChallenge ? { dpopChallenge } : {}),
         ...(Array.isArray(scopesSupported) ? { scopesSupported: scopesSupported as string[] } : {}),
       };
     } catch (error) {

@@ -16,7 +16,9 @@ export type ClientErrorCode =
   | 'insecure_url'
   | 'storage_failed'
   /** The jwt-bearer grant's assertion could not be had: its file, its callback, or the identity provider's token exchange. */
-  | 'assertion_unavailable';
+  | 'assertion_unavailable'
+  /** DPoP was asked for (or the resource requires it) and cannot be had: the authorization server offers no algorithm we sign with, or the MCP SDK would present the token. */
+  | 'dpop_unsupported';
 
 export class ClientError extends Error {
   constructor(

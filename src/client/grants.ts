@@ -1,3 +1,4 @@
+import type { DpopKeyPair } from '../core/dpop.js';
 import type { StoredGrant } from './types.js';
 
 /** The store lock under which a grant is refreshed, by ContextClient and by the SDK through McpSdkOAuthProvider. */
@@ -8,6 +9,8 @@ export function grantLockName(grant: Pick<StoredGrant, 'application' | 'serverUr
 /** A token endpoint answer, as oauth4webapi and the MCP SDK both hand it over. */
 export interface TokenSet {
   access_token: string;
+  /** 'Bearer' or 'DPoP' (any case, RFC 6749 §7.1). */
+  token_type?: string;
   expires_in?: number;
   refresh_token?: string;
   scope?: string;
@@ -27,9 +30,15 @@ export interface GrantContext {
   requestedScope?: string;
   /** Kept when the answer has no refresh token: a server that does not rotate leaves the old one valid. */
   refreshToken?: string;
+  /** The DPoP key the token request proved: kept when the answer is a DPoP-bound token. */
+  dpopKey?: DpopKeyPair;
 }
 
-/** The grant to store for a token endpoint answer. */
+/**
+ * The grant to store for a token endpoint answer. An answer of token_type Bearer to a request that
+ * carried a proof is the server declining DPoP (RFC 9449 §5): that token is a bearer token, and
+ * the grant keeps no key.
+ */
 export function toStoredGrant(tokens: TokenSet, context: GrantContext): StoredGrant {
   const scope = tokens.scope ?? context.requestedScope;
   const refreshToken = tokens.refresh_token ?? context.refreshToken;
@@ -44,6 +53,7 @@ export function toStoredGrant(tokens: TokenSet, context: GrantContext): StoredGr
     ...(typeof tokens.expires_in === 'number' ? { expiresAt: context.now + tokens.expires_in } : {}),
     ...(refreshToken ? { refreshToken } : {}),
     ...(scope ? { scope } : {}),
+    ...(context.dpopKey && tokens.token_type?.toLowerCase() === 'dpop' ? { tokenType: 'DPoP' as const, dpopKey: context.dpopKey } : {}),
     updatedAt: context.now,
   };
 }

@@ -7,7 +7,7 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import type { TokenSet } from './grants.js';
-import { requestOptions, tokenError } from './oauth-requests.js';
+import { tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
@@ -51,10 +51,12 @@ export async function jwtBearerGrant(
   auth: oauth.ClientAuth,
   parameters: { assertion: string; resource: string; scope?: string },
   fetchImpl: typeof fetch,
+  dpop?: DpopTokenBinding,
 ): Promise<TokenSet> {
   const body: Record<string, string> = { assertion: parameters.assertion, resource: parameters.resource, ...(parameters.scope ? { scope: parameters.scope } : {}) };
   try {
-    const response = await oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, body, requestOptions(fetchImpl, as.token_endpoint ?? as.issuer));
+    const response = await tokenRequest(fetchImpl, as.token_endpoint ?? as.issuer, dpop, undefined, (options) =>
+      oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, body, options));
     return await oauth.processGenericTokenEndpointResponse(as, client, response);
   } catch (error) {
     throw tokenError(error, 'the jwt-bearer grant failed');

@@ -5,6 +5,7 @@ import { randomToken } from '../core/secrets.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { validateCallback } from './authorize.js';
 import { discover } from './discovery.js';
+import { isDpopBound } from './dpop.js';
 import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
@@ -182,7 +183,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
       this.release();
       await this.hold(grantLockName({ application: this.application, serverUrl: this.serverUrl, issuer }));
       const current = await this.store.getGrant(this.application, this.serverUrl, issuer);
-      if (!current?.refreshToken) this.release();
+      if (!current?.refreshToken || isDpopBound(current)) this.release();
       return current && sdkTokens(current, true);
     }
     let grant = await this.store.getGrant(this.application, this.serverUrl, issuer);
@@ -316,8 +317,18 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   }
 }
 
-/** A stored grant as the SDK takes it; the refresh token only for the SDK's own refresh. */
+/**
+ * A stored grant as the SDK takes it; the refresh token only for the SDK's own refresh. The SDK
+ * presents tokens as bearer tokens and makes no DPoP proofs: a DPoP-bound grant is refused plainly
+ * rather than sent where it can only fail (or forgotten for a bearer grant in its place).
+ */
 function sdkTokens(grant: StoredGrant, withRefreshToken: boolean): OAuthTokens {
+  if (isDpopBound(grant)) {
+    throw new ClientError(
+      'dpop_unsupported',
+      `the authorization for ${grant.serverUrl} is DPoP-bound, and the MCP SDK's auth provider sends bearer tokens only; give the transport ContextClient's fetch instead`,
+    );
+  }
   const expiresIn = grant.expiresAt === undefined ? undefined : Math.max(0, grant.expiresAt - Math.floor(Date.now() / 1000));
   return {
     access_token: grant.accessToken,

@@ -3,6 +3,8 @@
  * request to the authorization server shares, and its failures as ClientErrors.
  */
 import * as oauth from 'oauth4webapi';
+import type { DpopKeyPair } from '../core/dpop.js';
+import { isTokenNonceChallenge, type DpopProofs } from './dpop.js';
 import { ClientError } from './errors.js';
 import { isInsecureLoopback } from './http.js';
 import type { StoredClient } from './types.js';
@@ -44,6 +46,44 @@ export function requestOptions(fetchImpl: typeof fetch, endpoint: string, additi
     [oauth.allowInsecureRequests]: isInsecureLoopback(endpoint),
     ...(additionalParameters ? { additionalParameters } : {}),
   };
+}
+
+/** The key a token request proves (RFC 9449 §5), and where proofs and nonces come from. */
+export interface DpopTokenBinding {
+  key: DpopKeyPair;
+  proofs: DpopProofs;
+}
+
+export type RequestOptions = ReturnType<typeof requestOptions>;
+
+/**
+ * Every token request goes through here: `send` makes it with oauth4webapi and the options given.
+ * With DPoP each attempt carries a fresh proof for the token endpoint, every `DPoP-Nonce` answered
+ * is kept, and a `use_dpop_nonce` refusal (RFC 9449 §8) is answered by sending the request once
+ * more — made anew by `send`, so a client assertion in it is fresh too — with the nonce. Once:
+ * a server that refuses its own nonce gets its refusal back, not a loop.
+ */
+export async function tokenRequest(
+  fetchImpl: typeof fetch,
+  endpoint: string,
+  dpop: DpopTokenBinding | undefined,
+  additionalParameters: Record<string, string> | undefined,
+  send: (options: RequestOptions) => Promise<Response>,
+): Promise<Response> {
+  if (!dpop) return send(requestOptions(fetchImpl, endpoint, additionalParameters));
+  const proving: typeof fetch = async (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    const headers = new Headers(init?.headers);
+    headers.set('dpop', dpop.proofs.proof(dpop.key, { method: init?.method ?? 'POST', url }));
+    const response = await fetchImpl(input, { ...init, headers });
+    dpop.proofs.remember(url, response);
+    return response;
+  };
+  const options = requestOptions(proving, endpoint, additionalParameters);
+  const response = await send(options);
+  if (!(await isTokenNonceChallenge(response))) return response;
+  await response.body?.cancel();
+  return send(options);
 }
 
 /** One wording for every token endpoint failure, keeping the OAuth error code visible. */

@@ -1,16 +1,18 @@
 import * as oauth from 'oauth4webapi';
+import type { DpopKeyPair } from '../core/dpop.js';
 import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
 import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
 import { deviceAuthorizationEndpoint, deviceCodeInfo, pollForTokens, realSleep, requestDeviceCode, type DeviceCodeInfo, type DeviceFlowContext, type Sleep } from './device.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
+import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
 import { ClientError } from './errors.js';
 import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-bearer.js';
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
-import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError } from './oauth-requests.js';
+import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 import { applicationOf, obtainClient, preferredSecretMethod, type ClientPurpose, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
@@ -55,6 +57,13 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
   privateKeyAlg?: string;
   /** The `kid` the assertion names, where the authorization server holds several keys for the client. */
   keyId?: string;
+  /**
+   * DPoP (RFC 9449): true binds each new grant's tokens to a key pair made for it (kept with the
+   * grant in the store), proven at every token request and with every use of the token; false never
+   * does. Default: only when the resource asks for it (its 401 challenges with the DPoP scheme, or
+   * its metadata sets dpop_bound_access_tokens_required), or the grant being replaced was DPoP-bound.
+   */
+  dpop?: boolean;
   /** Scope to ask for; default: the 401 challenge's, else the server's scopes_supported. */
   scope?: string;
   /** Fixed loopback callback port; default: the one registered earlier, else a random one. */
@@ -87,6 +96,8 @@ export class ContextClient implements FetchSession {
   private readonly now: () => number;
   private discovery: Promise<Discovery> | undefined;
   private signingKey: Promise<SigningKey> | undefined;
+  /** DPoP proofs and the nonces servers gave, shared by token and resource requests. */
+  private readonly proofs: DpopProofs;
   /** `fetch` for the context server, authorizing as needed (auth-fetch.ts). */
   readonly fetch: AuthFetch;
 
@@ -112,7 +123,8 @@ export class ContextClient implements FetchSession {
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
-    this.fetch = authorizedFetch(this, { fetch: this.fetchImpl, interactive: options.interactive !== false, onProgress: (message) => this.progress(message) });
+    this.proofs = new DpopProofs(this.now);
+    this.fetch = authorizedFetch(this, { fetch: this.fetchImpl, proofs: this.proofs, interactive: options.interactive !== false, onProgress: (message) => this.progress(message) });
   }
 
   /** A program's grant, renewed by asking the token endpoint again: nobody is sent to a browser. */
@@ -150,8 +162,9 @@ export class ContextClient implements FetchSession {
    */
   async login(options: { scope?: string; wwwAuthenticate?: string | null; signal?: AbortSignal } = {}): Promise<StoredGrant> {
     const discovery = await this.discover(options.wwwAuthenticate);
-    if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope);
-    if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope);
+    const wasBound = isDpopBound(await this.grant());
+    if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope, wasBound);
+    if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope, wasBound);
     if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
     if (this.options.grantType === 'device_code') return this.deviceFlow(discovery, options.scope, options.signal);
 
@@ -165,14 +178,15 @@ export class ContextClient implements FetchSession {
     try {
       const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, { redirectUri: loopback.redirectUri });
       const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
+      const dpop = this.dpopFor(chosen, wasBound);
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
       loopback.expectState(plan.state);
       const callback = await this.browserStep(plan.url, loopback.wait);
       // A refusal (checked like a code: state, iss) is reported as it is, before any word of exchanging.
       if (callback.has('error')) validateCallback(chosen.authorizationServer, client.clientId, callback, plan.state);
       this.progress('Exchanging the code for tokens');
-      const tokens = await redeemCallback(chosen, client, plan, callback, this.fetchImpl);
-      return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope });
+      const tokens = await redeemCallback(chosen, client, plan, callback, this.fetchImpl, dpop);
+      return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope, dpopKey: dpop?.key });
     } finally {
       await loopback.close();
     }
@@ -262,7 +276,20 @@ export class ContextClient implements FetchSession {
     this.progress('Waiting for the sign-in…');
   }
 
-  private async clientCredentials(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
+  /**
+   * A new grant's DPoP binding, with a key of its own, when DPoP is asked for (option, the
+   * resource, or the grant it replaces); else none.
+   */
+  private dpopFor(discovery: Discovery, wasBound: boolean): DpopTokenBinding | undefined {
+    const wanted = this.options.dpop ?? (wasBound || resourceWantsDpop(discovery));
+    return wanted ? this.binding(newDpopKey(discovery)) : undefined;
+  }
+
+  private binding(key: DpopKeyPair | undefined): DpopTokenBinding | undefined {
+    return key ? { key, proofs: this.proofs } : undefined;
+  }
+
+  private async clientCredentials(discovery: Discovery, scope: string | undefined, wasBound: boolean): Promise<StoredGrant> {
     if (!this.options.clientId || (!this.options.clientSecret && this.options.privateKey === undefined)) {
       throw new ClientError('registration_unavailable', 'the client credentials grant needs a client id and a secret or private key');
     }
@@ -271,10 +298,12 @@ export class ContextClient implements FetchSession {
     const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
     const requested = scope ?? this.options.scope;
     const parameters: Record<string, string> = { ...(requested ? { scope: requested } : {}), ...(discovery.resource ? { resource: discovery.resource } : {}) };
+    const dpop = this.dpopFor(discovery, wasBound);
     try {
-      const response = await oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer));
+      const response = await tokenRequest(this.fetchImpl, as.token_endpoint ?? discovery.issuer, dpop, undefined, (options) =>
+        oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, options));
       const tokens = await oauth.processClientCredentialsResponse(as, oauthClient, response);
-      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested });
+      return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested, dpopKey: dpop?.key });
     } catch (error) {
       throw tokenError(error, 'the client credentials grant failed');
     }
@@ -285,7 +314,7 @@ export class ContextClient implements FetchSession {
    * resource, authenticated as the client is configured (secret, private key, or none). A refusal
    * is thrown as it is: no second try, and no other grant.
    */
-  private async jwtBearer(discovery: Discovery, scope: string | undefined): Promise<StoredGrant> {
+  private async jwtBearer(discovery: Discovery, scope: string | undefined, wasBound: boolean): Promise<StoredGrant> {
     const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
     const as = discovery.authorizationServer;
     if (typeof as.token_endpoint !== 'string') throw new ClientError('metadata_mismatch', `${discovery.issuer} names no token_endpoint`);
@@ -295,8 +324,9 @@ export class ContextClient implements FetchSession {
     const resource = discovery.resource ?? this.serverUrl;
     this.progress(`Asking ${discovery.issuer} for a token with the jwt-bearer grant`);
     const assertion = await askForAssertion(this.options.assertion!, { issuer: discovery.issuer, tokenEndpoint: as.token_endpoint, resource, ...(requested ? { scope: requested } : {}) });
-    const tokens = await jwtBearerGrant(as, oauthClient, auth, { assertion, resource, ...(requested ? { scope: requested } : {}) }, this.fetchImpl);
-    return this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested });
+    const dpop = this.dpopFor(discovery, wasBound);
+    const tokens = await jwtBearerGrant(as, oauthClient, auth, { assertion, resource, ...(requested ? { scope: requested } : {}) }, this.fetchImpl, dpop);
+    return this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested, dpopKey: dpop?.key });
   }
 
   /** oauth4webapi's client and authentication: our private key for the client it belongs to, else the client's secret (or none). */
@@ -308,8 +338,9 @@ export class ContextClient implements FetchSession {
     return { client: { client_id: client.clientId, token_endpoint_auth_method: 'private_key_jwt' }, auth: privateKeyJwt(signing, this.options.keyId) };
   }
 
-  private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken'>): Promise<StoredGrant> {
+  private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken' | 'dpopKey'>): Promise<StoredGrant> {
     const grant = toStoredGrant(tokens, { application: this.application, serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
+    if (kept.dpopKey && !isDpopBound(grant)) this.progress(`${discovery.issuer} declined DPoP and issued a bearer token (token_type ${tokens.token_type ?? 'missing'}); it is used as one`);
     await this.store.saveGrant(grant);
     return grant;
   }
@@ -342,15 +373,12 @@ export class ContextClient implements FetchSession {
       const as = discovery.authorizationServer;
       const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
       try {
-        const response = await oauth.refreshTokenGrantRequest(
-          as,
-          oauthClient,
-          auth,
-          current.refreshToken,
-          requestOptions(this.fetchImpl, as.token_endpoint ?? discovery.issuer, current.resource ? { resource: current.resource } : undefined),
-        );
+        // A DPoP-bound grant refreshes with its own key (RFC 9449 §5: the refresh token of a public client is bound to it too).
+        const refreshToken = current.refreshToken;
+        const response = await tokenRequest(this.fetchImpl, as.token_endpoint ?? discovery.issuer, this.binding(current.dpopKey), current.resource ? { resource: current.resource } : undefined, (options) =>
+          oauth.refreshTokenGrantRequest(as, oauthClient, auth, refreshToken, options));
         const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
-        return await this.saveTokens(discovery, tokens, { clientId: current.clientId, requestedScope: current.scope, refreshToken: current.refreshToken });
+        return await this.saveTokens(discovery, tokens, { clientId: current.clientId, requestedScope: current.scope, refreshToken: current.refreshToken, dpopKey: current.dpopKey });
       } catch (error) {
         const failure = tokenError(error, 'the refresh failed');
         if (isInvalidGrant(failure) || isInvalidClient(failure)) {

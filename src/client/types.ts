@@ -1,3 +1,5 @@
+import type { DpopKeyPair } from '../core/dpop.js';
+
 /** A client registration one application holds at one authorization server. */
 export interface StoredClient {
   /** The application it is for (ContextClient's `applicationId`): each registers as itself. */
@@ -30,6 +32,13 @@ export interface StoredGrant {
   expiresAt?: number;
   refreshToken?: string;
   scope?: string;
+  /** How the access token is presented: 'DPoP' (bound to `dpopKey`, RFC 9449), else as a bearer token. */
+  tokenType?: 'DPoP';
+  /**
+   * The grant's own DPoP key pair (private and public JWK), made for it at login and kept only
+   * here: each new grant gets a new one. Refreshes and every request with the token prove it.
+   */
+  dpopKey?: DpopKeyPair;
   updatedAt: number;
 }
 

@@ -91,6 +91,11 @@ describe('client verb flags for programs', () => {
     });
   }
 
+  it('--dpop asks for DPoP-bound tokens; without it the client decides (dpop left unset)', async () => {
+    assert.equal((await clientOptions(SERVER, { dpop: true })).dpop, true);
+    assert.equal('dpop' in (await clientOptions(SERVER, {})), false);
+  });
+
   it('a private key file others may write is refused, not read', async () => {
     const loose = join(dir, 'loose.pem');
     await writeFile(loose, 'key');

@@ -185,6 +185,7 @@ describe('context-auth login, call, status and logout against context-auth serve
       issuer,
       revision: 'B',
       client_id: clientId,
+      token_type: 'Bearer',
       scope: 'mcp:tools',
       expires_at: document.expires_at,
       refresh_token: true,

@@ -7,7 +7,9 @@
  * client's first request there is server/discover, not initialize). And the pre-release's client
  * credentials extension scenarios (SEP-1046), with a client secret and with a private key, and the
  * jwt-bearer ones: workload identity federation (SEP-1933) and enterprise-managed authorization
- * (SEP-990: an ID token exchanged for an ID-JAG at the identity provider, then presented).
+ * (SEP-990: an ID token exchanged for an ID-JAG at the identity provider, then presented); and
+ * DPoP (SEP-1932): a bound token asked for with a proof, presented with the DPoP scheme and a fresh
+ * proof per request, the token request and the MCP request each sent once more with a nonce asked for.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -80,6 +82,8 @@ describe('MCP conformance suite, client side', () => {
     ['auth/client-credentials-jwt', ['client-credentials-jwt-verified']],
     ['auth/wif-jwt-bearer', ['wif-assertion-verified']],
     ['auth/enterprise-managed-authorization', ['complete-flow-token-exchange', 'complete-flow-jwt-bearer']],
+    ['auth/dpop', ['sep-1932-client-token-request-proof', 'sep-1932-client-dpop-auth-scheme', 'sep-1932-client-fresh-proof']],
+    ['auth/dpop-nonce', ['sep-1932-client-token-request-proof', 'sep-1932-client-as-nonce', 'sep-1932-client-rs-nonce']],
   ];
   for (const [scenario, checks] of extensions) {
     it(`the newest pre-release: the authorization extension ${scenario}`, { timeout: 120_000 }, async () => {
