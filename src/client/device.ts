@@ -6,7 +6,7 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import { assertSecureUrl } from './http.js';
-import { requestOptions, tokenError } from './oauth-requests.js';
+import { requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -56,6 +56,8 @@ export interface DeviceFlowContext {
   now: () => number;
   sleep: Sleep;
   signal?: AbortSignal;
+  /** The new grant's DPoP key: each poll proves it, as every token request does. */
+  dpop?: DpopTokenBinding;
 }
 
 const stopped = (): ClientError => new ClientError('authorization_aborted', 'the sign-in was stopped before it finished');
@@ -123,10 +125,8 @@ export async function pollForTokens(
     if (context.signal?.aborted) throw stopped();
     if (context.now() >= expiresAt) throw expired();
     try {
-      const response = await oauth.deviceCodeGrantRequest(context.as, context.client, context.auth, answer.device_code, {
-        ...requestOptions(context.fetch, endpoint, resource ? { resource } : undefined),
-        ...signalOption(context.signal),
-      });
+      const response = await tokenRequest(context.fetch, endpoint, context.dpop, resource ? { resource } : undefined, (options) =>
+        oauth.deviceCodeGrantRequest(context.as, context.client, context.auth, answer.device_code, { ...options, ...signalOption(context.signal) }));
       return await oauth.processDeviceCodeResponse(context.as, context.client, response);
     } catch (error) {
       if (context.signal?.aborted) throw stopped();

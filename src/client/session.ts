@@ -166,7 +166,7 @@ export class ContextClient implements FetchSession {
     if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope, wasBound);
     if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope, wasBound);
     if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
-    if (this.options.grantType === 'device_code') return this.deviceFlow(discovery, options.scope, options.signal);
+    if (this.options.grantType === 'device_code') return this.deviceFlow(discovery, options.scope, wasBound, options.signal);
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
     const port = this.options.redirectPort ?? registeredLoopbackPort(cached);
@@ -240,9 +240,10 @@ export class ContextClient implements FetchSession {
    * browser, then the token endpoint polled until they have signed in there (or refused, or the
    * code expired, or `signal` stopped the wait).
    */
-  private async deviceFlow(discovery: Discovery, requestedScope: string | undefined, signal: AbortSignal | undefined): Promise<StoredGrant> {
+  private async deviceFlow(discovery: Discovery, requestedScope: string | undefined, wasBound: boolean, signal: AbortSignal | undefined): Promise<StoredGrant> {
     const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, { device: true });
     const scope = requestedScope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
+    const dpop = this.dpopFor(chosen, wasBound);
     const { client: oauthClient, auth } = asOAuthClient(client);
     const context: DeviceFlowContext = {
       as: chosen.authorizationServer,
@@ -252,6 +253,7 @@ export class ContextClient implements FetchSession {
       now: this.now,
       sleep: this.options.sleep ?? realSleep,
       ...(signal ? { signal } : {}),
+      ...(dpop ? { dpop } : {}),
     };
     this.progress(`Asking ${chosen.issuer} for a sign-in code`);
     const answer = await requestDeviceCode(context, { ...(scope ? { scope } : {}), ...(chosen.resource ? { resource: chosen.resource } : {}) });
@@ -260,7 +262,7 @@ export class ContextClient implements FetchSession {
     try {
       await this.presentDeviceCode(deviceCodeInfo(answer));
       const tokens = await pollForTokens(context, answer, issuedAt, chosen.resource);
-      return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope || undefined });
+      return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope || undefined, dpopKey: dpop?.key });
     } finally {
       this.options.onSignIn?.('ended');
     }

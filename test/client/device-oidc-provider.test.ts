@@ -83,6 +83,34 @@ describe('device authorization grant against node-oidc-provider', () => {
     assert.deepEqual(await client.grant(), refreshed);
   });
 
+  it('binds the tokens to a DPoP key when asked, each poll answering the nonce the provider requires, and refreshes with that key', async () => {
+    const dpopProvider = await startOidcProvider({ redirectUris: ['http://127.0.0.1/unused'], apiAudience: serverUrl, deviceFlow: true, dpop: true });
+    const plain = provider;
+    provider = dpopProvider;
+    try {
+      let person: Promise<string> | undefined;
+      const client = new ContextClient({
+        serverUrl,
+        store: new MemoryTokenStore(),
+        grantType: 'device_code',
+        dpop: true,
+        onDeviceCode: (code) => void (person = personEntersCode(code.verificationUriComplete!, code.userCode, 'continue')),
+        sleep: () => new Promise((resolve) => setTimeout(resolve, 20)),
+      });
+      const grant = await client.login();
+      await person;
+      assert.equal(grant.issuer, dpopProvider.issuer);
+      assert.equal(grant.tokenType, 'DPoP', 'the provider issued a DPoP-bound token');
+      assert.ok(grant.dpopKey);
+      const refreshed = await client.refresh({ ...grant, expiresAt: 0 });
+      assert.equal(refreshed.tokenType, 'DPoP');
+      assert.notEqual(refreshed.accessToken, grant.accessToken);
+    } finally {
+      provider = plain;
+      await dpopProvider.stop();
+    }
+  });
+
   it('reports the person pressing Abort as a refused sign-in, and stores nothing', async () => {
     let person: Promise<string> | undefined;
     const { client } = deviceClient((code) => {

@@ -11,12 +11,13 @@ import { ClientError, type ClientErrorCode } from '../../src/client/errors.js';
 import { obtainClient } from '../../src/client/registration.js';
 import { ContextClient, type ContextClientOptions } from '../../src/client/session.js';
 import { MemoryTokenStore } from '../../src/client/token-store.js';
+import { DpopProofVerifier, jwkThumbprint } from '../../src/core/dpop.js';
 import { serveHandler, type ServedApp } from './setup.js';
 
 const START = 1_700_000_000;
 
 /** What the token endpoint answers to a device_code request: tokens, or an OAuth error. */
-type Answer = 'tokens' | 'authorization_pending' | 'slow_down' | 'access_denied' | 'expired_token' | 'invalid_grant';
+type Answer = 'tokens' | 'authorization_pending' | 'slow_down' | 'access_denied' | 'expired_token' | 'invalid_grant' | 'use_dpop_nonce';
 
 interface Peer {
   origin: string;
@@ -32,8 +33,8 @@ interface Peer {
   script: Answer[];
   registrations: Record<string, unknown>[];
   deviceRequests: URLSearchParams[];
-  /** Each device_code poll, with the fake clock's time when it arrived. */
-  polls: { at: number; form: URLSearchParams }[];
+  /** Each device_code poll, with the fake clock's time when it arrived and its DPoP proof. */
+  polls: { at: number; form: URLSearchParams; dpop: string | null }[];
   refreshes: URLSearchParams[];
   /** Called as each poll arrives (before it is answered). */
   onPoll: () => void;
@@ -51,7 +52,7 @@ async function startPeer(): Promise<Peer> {
     script: ['tokens'] as Answer[],
     registrations: [] as Record<string, unknown>[],
     deviceRequests: [] as URLSearchParams[],
-    polls: [] as { at: number; form: URLSearchParams }[],
+    polls: [] as { at: number; form: URLSearchParams; dpop: string | null }[],
     refreshes: [] as URLSearchParams[],
     onPoll: () => {},
   };
@@ -71,6 +72,7 @@ async function startPeer(): Promise<Peer> {
         registration_endpoint: `${origin}/register`,
         ...(peer.device ? { device_authorization_endpoint: `${origin}/device_authorization` } : {}),
         response_types_supported: ['code'],
+        dpop_signing_alg_values_supported: ['ES256'],
       });
     }
     if (url.pathname === '/register') {
@@ -96,11 +98,12 @@ async function startPeer(): Promise<Peer> {
         return Response.json({ access_token: `at-${++issued}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${issued}` });
       }
       if (form.get('grant_type') !== DEVICE_CODE_GRANT) return Response.json({ error: 'unsupported_grant_type' }, { status: 400 });
-      peer.polls.push({ at: clock, form });
+      peer.polls.push({ at: clock, form, dpop: request.headers.get('dpop') });
       peer.onPoll();
       const answer = peer.script[Math.min(peer.polls.length - 1, peer.script.length - 1)]!;
+      if (answer === 'use_dpop_nonce') return Response.json({ error: answer }, { status: 400, headers: { 'dpop-nonce': 'nonce-from-the-server' } });
       if (answer !== 'tokens') return Response.json({ error: answer, error_description: `${answer} for the test` }, { status: 400 });
-      return Response.json({ access_token: `at-${++issued}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${issued}`, scope: 'mcp:tools' });
+      return Response.json({ access_token: `at-${++issued}`, token_type: request.headers.has('dpop') ? 'DPoP' : 'Bearer', expires_in: 3600, refresh_token: `rt-${issued}`, scope: 'mcp:tools' });
     }
     return new Response(null, { status: 401, headers: { 'www-authenticate': 'Bearer' } });
   });
@@ -276,6 +279,22 @@ describe('device authorization grant (RFC 8628)', () => {
     await rejectsWith(client.login({ signal: controller.signal }), 'authorization_aborted', /stopped/);
     assert.ok(Date.now() - started < 4000, 'well before the 5 s poll');
     assert.equal(peer.polls.length, 0);
+  });
+
+  it('with DPoP, proves the key at every poll and answers use_dpop_nonce once, at once, with the nonce', async () => {
+    peer.script = ['use_dpop_nonce', 'authorization_pending', 'tokens'];
+    const grant = await deviceClient({ dpop: true }).login();
+    assert.deepEqual(pollTimes(), [5, 5, 10], 'the nonce retry is part of the first poll, not a poll of its own');
+    const proofs = peer.polls.map((poll) => poll.dpop);
+    assert.ok(proofs.every((proof) => proof !== null), 'every poll carries a proof');
+    const jkt = jwkThumbprint(grant.dpopKey!.publicJwk as Record<string, unknown>);
+    const verifier = new DpopProofVerifier();
+    for (const [index, proof] of proofs.entries()) {
+      const checked = verifier.check({ proof: proof!, method: 'POST', url: `${peer.origin}/token`, now: START + 5, nonce: (nonce) => nonce === (index === 0 ? undefined : 'nonce-from-the-server') });
+      assert.ok(checked.ok, `proof ${index}: ${checked.ok ? '' : checked.description}`);
+      assert.equal(checked.proof.jkt, jkt, 'the grant key');
+    }
+    assert.equal(grant.tokenType, 'DPoP');
   });
 
   it('refuses, before registering, an authorization server with no device_authorization_endpoint', async () => {

@@ -5,6 +5,7 @@
  * they decline). It also serves a GitHub-style `/api/user` (user-info of a plain OAuth 2.0
  * provider, authenticated with the provider's own access tokens), so one provider plays both kinds.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -50,9 +51,10 @@ export interface TestOidcProvider {
  */
 /**
  * `deviceFlow` turns on the device authorization grant (RFC 8628, with the provider's own /device
- * pages) and open dynamic client registration, for a client that registers itself for it.
+ * pages) and open dynamic client registration, for a client that registers itself for it. `dpop`
+ * turns on DPoP (RFC 9449) with a nonce required at every token request.
  */
-export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string; deviceFlow?: boolean }): Promise<TestOidcProvider> {
+export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string; deviceFlow?: boolean; dpop?: boolean }): Promise<TestOidcProvider> {
   const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
@@ -76,6 +78,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
       devInteractions: { enabled: false },
       revocation: { enabled: true },
       ...(options.deviceFlow ? { deviceFlow: { enabled: true }, registration: { enabled: true } } : {}),
+      ...(options.dpop ? { dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true } } : {}),
       ...(options.apiAudience
         ? {
             resourceIndicators: {
