@@ -7,13 +7,14 @@ import { nowSeconds, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
-                         [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect]
+                         [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect] [--dpop-bound]
     register a client; prints JSON with client_id (and client_secret, shown this once);
     a client_credentials client gets only mcp:tools unless --scope says more;
     --jwks FILE (a JSON Web Key Set of public keys) or --jwks-uri URL (https) registers a
     private_key_jwt client: it signs client assertions with its private key and gets no secret;
     --grant-type jwt-bearer (or its URN, urn:ietf:params:oauth:grant-type:jwt-bearer) makes a
-    confidential client that presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
+    confidential client that presents ID-JAGs from a trusted identity provider (docs/enterprise.md);
+    --dpop-bound: the client must send a DPoP proof with every token request (docs/dpop.md)
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
@@ -30,6 +31,7 @@ export const CLIENTS_OPTIONS = {
   'grant-type': { type: 'string', multiple: true },
   scope: { type: 'string' },
   introspect: { type: 'boolean' },
+  'dpop-bound': { type: 'boolean' },
   jwks: { type: 'string' },
   'jwks-uri': { type: 'string' },
 } as const;
@@ -78,6 +80,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
           token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
           ...keys,
           ...(scope === undefined ? {} : { scope }),
+          ...(values['dpop-bound'] ? { dpop_bound_access_tokens: true } : {}),
         },
         values.scope === undefined ? DEFAULT_SCOPES : values.scope.split(' ').filter(Boolean),
       );

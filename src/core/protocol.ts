@@ -20,4 +20,6 @@ export interface AuthorizationRequest {
   codeChallenge: string;
   codeChallengeMethod: 'S256';
   prompt: string[];
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code is bound to, when the client named one. */
+  dpopJkt?: string;
 }

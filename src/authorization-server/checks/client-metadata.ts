@@ -111,12 +111,17 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     }
   }
 
+  // RFC 9449 §5.2: true makes every token request of this client carry a DPoP proof.
+  const dpopBound = body.dpop_bound_access_tokens;
+  if (dpopBound !== undefined && typeof dpopBound !== 'boolean') invalid('dpop_bound_access_tokens must be true or false');
+
   const metadata: Record<string, unknown> = {
     redirect_uris: [...new Set(redirectUris)],
     token_endpoint_auth_method: method,
     grant_types: [...new Set(grantTypes)],
     response_types: [...new Set(responseTypes)],
     ...(applicationType !== undefined ? { application_type: applicationType } : {}),
+    ...(dpopBound !== undefined ? { dpop_bound_access_tokens: dpopBound } : {}),
   };
   for (const field of STRING_FIELDS) {
     const value = body[field];

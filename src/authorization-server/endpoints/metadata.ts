@@ -1,3 +1,4 @@
+import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import type { ResolvedConfig } from '../config.js';
@@ -37,6 +38,8 @@ export interface AuthorizationServerMetadata {
   client_id_metadata_document_supported: boolean;
   authorization_response_iss_parameter_supported: boolean;
   prompt_values_supported: string[];
+  /** RFC 9449 §5.1: the algorithms DPoP proofs may be signed with. */
+  dpop_signing_alg_values_supported: string[];
   /** The jwt-bearer grant's profiles: the ID-JAG's, when a trusted IdP is configured. */
   authorization_grant_profiles_supported?: string[];
 }
@@ -69,6 +72,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     client_id_metadata_document_supported: config.clientIdMetadataDocuments.enabled,
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login', 'consent'],
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     ...(config.jwtBearer && config.jwtBearer.trustedIdps.length > 0 ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
   };
 }
