@@ -373,7 +373,7 @@ export function createMemoryStore(): FullStore {
     async approveDeviceAuthorization(deviceCodeHash, now, grant, code) {
       const device = pendingDevice(deviceCodeHash, now);
       if (!device) return false;
-      const record = { ...code, codeHash: deviceCodeHash };
+      const record = { ...code, codeHash: deviceCodeHash, expiresAt: device.expiresAt };
       checkGrant(grant, record);
       saveGrant(grant, record);
       device.status = 'approved';

@@ -447,15 +447,15 @@ export interface Store {
   findPendingDeviceAuthorization(userCodeHash: string, now: number): Promise<DeviceAuthorizationRecord | undefined>;
   /**
    * In one transaction: marks the authorization approved if it is pending and unexpired, and
-   * creates `grant` with its authorization code, whose hash is the device code's (the token
-   * endpoint redeems it with redeemAuthorizationCode). False, writing nothing, otherwise: of two
-   * concurrent decisions only one is taken.
+   * creates `grant` with its authorization code, whose hash is the device code's and which
+   * expires with the authorization (the token endpoint redeems it with redeemAuthorizationCode).
+   * False, writing nothing, otherwise: of two concurrent decisions only one is taken.
    */
   approveDeviceAuthorization(
     deviceCodeHash: string,
     now: number,
     grant: GrantRecord,
-    code: Omit<AuthorizationCodeRecord, 'codeHash'>,
+    code: Omit<AuthorizationCodeRecord, 'codeHash' | 'expiresAt'>,
   ): Promise<boolean>;
   /** Marks the authorization denied if it is pending and unexpired; false otherwise. */
   denyDeviceAuthorization(deviceCodeHash: string, now: number): Promise<boolean>;

@@ -407,9 +407,10 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     approveDeviceAuthorization: (deviceCodeHash, now, grantRecord, codeRecord) =>
       inTransaction(
         (function* () {
-          if (!(yield* get(S.decideDevice, { device_code_hash: deviceCodeHash, now, status: 'approved' }))) return false;
+          const approved = yield* get(S.decideDevice, { device_code_hash: deviceCodeHash, now, status: 'approved' });
+          if (!approved) return false;
           yield* exec(S.insertGrant, grant.params(grantRecord));
-          yield* exec(S.insertCode, code.params({ ...codeRecord, codeHash: deviceCodeHash }));
+          yield* exec(S.insertCode, code.params({ ...codeRecord, codeHash: deviceCodeHash, expiresAt: approved.expires_at as number }));
           return true;
         })(),
       ),

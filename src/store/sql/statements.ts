@@ -368,7 +368,7 @@ export const S = {
   decideDevice: stmt(
     'decideDevice',
     `UPDATE device_authorizations SET status = :status
-     WHERE device_code_hash = :device_code_hash AND status = 'pending' AND expires_at > :now RETURNING device_code_hash`,
+     WHERE device_code_hash = :device_code_hash AND status = 'pending' AND expires_at > :now RETURNING expires_at`,
   ),
   // A poll reads the row locked (PostgreSQL; SQLite's transaction holds the write lock already), so the next poll sees this one.
   lockDevice: stmt('lockDevice', (d) => `SELECT * FROM device_authorizations WHERE device_code_hash = :device_code_hash${d.name === 'postgres' ? ' FOR UPDATE' : ''}`),

@@ -649,7 +649,7 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         const device = makeDeviceAuthorization(client.clientId, overrides);
         await store.createDeviceAuthorization(device);
         const grant = makeGrant(client.clientId, user.id, { scope: device.scope, resource: device.resource });
-        const { codeHash: _unused, ...code } = makeCode(grant, { redirectUri: '', redirectUriProvided: false, codeChallenge: '', expiresAt: device.expiresAt });
+        const { codeHash: _hash, expiresAt: _expiry, ...code } = makeCode(grant, { redirectUri: '', redirectUriProvided: false, codeChallenge: '' });
         return { client, user, device, grant, code };
       }
 
@@ -667,7 +667,9 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         assert.equal(await store.approveDeviceAuthorization(device.deviceCodeHash, NOW + 1, grant, code), true);
         assert.equal(await store.findPendingDeviceAuthorization(device.userCodeHash, NOW + 1), undefined, 'no longer pending');
         assert.deepEqual(await store.getGrant(grant.id), grant);
-        assert.equal(expectRecord(await consume(device.deviceCodeHash, NOW + 2), 'ok').grantId, grant.id);
+        const redeemed = expectRecord(await consume(device.deviceCodeHash, NOW + 2), 'ok');
+        assert.equal(redeemed.grantId, grant.id);
+        assert.equal(redeemed.expiresAt, device.expiresAt, 'the code expires with the device authorization');
         expectRecord(await consume(device.deviceCodeHash, NOW + 3), 'replayed');
         assert.equal(await store.approveDeviceAuthorization(device.deviceCodeHash, NOW + 4, makeGrant(grant.clientId, grant.userId), code), false, 'decided already');
         assert.equal(await store.denyDeviceAuthorization(device.deviceCodeHash, NOW + 4), false);
