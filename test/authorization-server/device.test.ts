@@ -130,6 +130,15 @@ describe('device authorization endpoint (RFC 8628 §3.1–3.2)', () => {
     );
   });
 
+  it('shares the token endpoint’s rate limit per address', async () => {
+    const h = createHarness({ clientAddress: () => '203.0.113.7', rateLimits: { token: { burst: 2, perMinute: 1 } } });
+    const client = await registerDeviceClient(h);
+    await requestDevice(h, client);
+    await requestDevice(h, client);
+    const limited = await postForm(h, '/device_authorization', { client_id: client.client_id });
+    await expectOAuthError(limited, 429, 'temporarily_unavailable');
+  });
+
   it('refuses a registration asking for a refresh token without a grant that issues one', async () => {
     const h = createHarness();
     await assert.rejects(registerClient(h, { redirect_uris: undefined, grant_types: ['refresh_token'] }), /refresh_token is issued only with/);
