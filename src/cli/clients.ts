@@ -1,5 +1,5 @@
 import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
-import { JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
@@ -14,6 +14,8 @@ export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri U
     private_key_jwt client: it signs client assertions with its private key and gets no secret;
     --grant-type jwt-bearer (or its URN, urn:ietf:params:oauth:grant-type:jwt-bearer) makes a
     confidential client that presents ID-JAGs from a trusted identity provider (docs/enterprise.md);
+    --grant-type device_code (its URN too) --grant-type refresh_token makes a client of the device
+    authorization grant, needing no redirect URI (docs/device.md);
     --dpop-bound: the client must send a DPoP proof with every token request (docs/dpop.md)
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
@@ -60,9 +62,9 @@ export async function clientsCommand(args: string[]): Promise<void> {
   if (action === 'add') {
     if (!values.name) throw usageError('clients add needs --name');
     const redirectUris = values['redirect-uri'] ?? [];
-    // `jwt-bearer` is short for its URN, as the client verbs' --grant-type takes it.
+    // `jwt-bearer` and `device_code` are short for their URNs, as the client verbs' --grant-type takes them.
     const grantTypes = (values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : [])).map((type) =>
-      type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type,
+      type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type === 'device_code' ? DEVICE_CODE_GRANT_TYPE : type,
     );
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
     const keys = keyOptions(values);

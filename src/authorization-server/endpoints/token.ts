@@ -1,10 +1,11 @@
 import { OAuthError } from '../../core/errors.js';
-import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { requiresDpop } from '../dpop.js';
 import { exchangeAuthorizationCode } from '../grants/authorization-code.js';
 import { clientCredentialsGrant } from '../grants/client-credentials.js';
+import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
 import { requestHeader } from '../http/body.js';
@@ -15,6 +16,7 @@ const grants = {
   authorization_code: exchangeAuthorizationCode,
   refresh_token: refreshAccessToken,
   client_credentials: clientCredentialsGrant,
+  [DEVICE_CODE_GRANT_TYPE]: deviceCodeGrant,
 } as const;
 
 /**
