@@ -8,6 +8,9 @@
  * noise falls on all alike; the tables report medians. Server CPU per grant is the server
  * process's own CPU time (process.cpuUsage, asked over IPC) over the grants it answered.
  *
+ * Our server is measured twice in the same rounds: plain refreshes, and refreshes of chains bound
+ * to a DPoP key, each with a proof the load generator signs (RFC 9449).
+ *
  * Then the bearer guard's CPU per verification (first check of many distinct tokens, and a cache
  * hit), and the scaling table: our server on SQLite with an empty store, 100k and 1M stored grants.
  *
@@ -17,6 +20,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { dpopProofSigner, generateDpopKeyPair } from '../src/core/index.js';
 import { chains, READY } from './peers/child.js';
 import { closeConnections, refresh, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
 import { interleaved as interleavedOps, mb, median, pinLoadGenerator, type Operation, type Sample } from './peers/rounds.js';
@@ -33,9 +37,15 @@ const PIN = pinLoadGenerator();
 /** --scaling-only: just the store-size table (it is the longest part, and the one to rerun alone). */
 const SCALING_ONLY = process.argv.includes('--scaling-only');
 
+/** Our server on SQLite again, its DPoP-bound chains: each refresh carries a proof the load generator makes for it. */
+const DPOP_ROW = 'context-auth (SQLite), refresh with DPoP';
+const dpopKey = generateDpopKeyPair();
+const dpopSigner = dpopProofSigner(dpopKey);
+
 /** Each request presents its chain's current refresh token and keeps the one it gets back. */
 const rotate: Operation = async (server, chain) => {
-  server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!);
+  const headers: Record<string, string> = server.name === DPOP_ROW ? { dpop: dpopSigner.sign({ method: 'POST', url: server.dpop!.tokenUrl }) } : {};
+  server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!, headers);
 };
 const interleaved = (servers: Running[]): Promise<Map<string, Sample>> => interleavedOps(servers, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS });
 
@@ -46,7 +56,7 @@ console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${C
 /** Not a peer: node:http answering a fixed body (bench/peers/floor.ts), what every Node server pays per request. */
 const FLOOR = 'node:http alone (fixed answer: the floor)';
 const peers: Peer[] = [
-  { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'] },
+  { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'], env: { BENCH_DPOP_KEY: JSON.stringify(dpopKey) } },
   { name: 'MCP SDK auth router', script: 'sdk.ts' },
   { name: 'oidc-provider', script: 'oidc.ts' },
   { name: FLOOR, script: 'floor.ts' },
@@ -56,13 +66,16 @@ if (!SCALING_ONLY) {
   const running: Running[] = [];
   try {
     for (const peer of peers) running.push(await startPeer(peer, PIN));
-    const results = await interleaved(running);
-    const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+    // The same server process, measured on its DPoP-bound chains in rounds of their own.
+    const ourServer = running.find((server) => server.name === 'context-auth (SQLite)')!;
+    const measured = [...running, { ...ourServer, name: DPOP_ROW, refreshTokens: ourServer.dpop!.refreshTokens }];
+    const results = await interleaved(measured);
+    const rss = new Map(await Promise.all(measured.map(async (s) => [s.name, (await s.usage()).rss] as const)));
     const sdk = results.get('MCP SDK auth router')!;
     const oidc = results.get('oidc-provider')!;
     console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const server of running) {
+    for (const server of measured) {
       const r = results.get(server.name)!;
       const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
       const row = [
@@ -73,10 +86,12 @@ if (!SCALING_ONLY) {
       console.log(`| ${row.join(' | ')} |`);
     }
     const ours = results.get('context-auth (SQLite)')!;
+    const withDpop = results.get(DPOP_ROW)!;
     const ourPostgres = results.get('context-auth (PostgreSQL)');
     const floor = results.get(FLOOR)!;
     const above = (r: Sample) => (r.cpuMs - floor.cpuMs) * 1000;
     console.log(`\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs.`);
+    console.log(`\ncontext-auth (SQLite) refresh with DPoP / without: ${(withDpop.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s, ${((withDpop.cpuMs - ours.cpuMs) * 1000).toFixed(0)} µs more server CPU per grant (target ≥ 0.85 ×).`);
     if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
     console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
   } finally {

@@ -4,6 +4,7 @@
  * about its own CPU time and RSS over the IPC channel, so no HTTP route is added to the servers
  * and the answer costs the server nothing while the load runs.
  */
+import type { DpopKeyPair } from '../../src/core/index.js';
 
 export interface Ready {
   port: number;
@@ -16,6 +17,8 @@ export interface Ready {
   flow?: FlowSetup;
   /** Present when started with BENCH_MACHINE_JWK: the clients of the machine-grants bench. */
   machine?: MachineSetup;
+  /** Present when started with BENCH_DPOP_KEY: chains of refresh tokens bound to that DPoP key, and the `htu` of its proofs. */
+  dpop?: { tokenUrl: string; refreshTokens: string[] };
 }
 
 /**
@@ -75,6 +78,12 @@ export const flowsWanted = (): boolean => process.env.BENCH_FLOWS === '1';
 export function machineJwk(): Record<string, unknown> | undefined {
   const jwk = process.env.BENCH_MACHINE_JWK;
   return jwk ? (JSON.parse(jwk) as Record<string, unknown>) : undefined;
+}
+
+/** Set by the refresh bench: the load generator's DPoP key pair (core/dpop.ts DpopKeyPair, JSON), for chains bound to it. */
+export function dpopKeyPair(): DpopKeyPair | undefined {
+  const pair = process.env.BENCH_DPOP_KEY;
+  return pair ? (JSON.parse(pair) as DpopKeyPair) : undefined;
 }
 
 /** The issuer the load generator serves (discovery and keys) for the jwt-bearer rows, if any. */

@@ -6,7 +6,8 @@
  * with a live refresh token per chain, and — for the scaling table — bulk-loads BENCH_GRANTS more
  * live grants (each with a refresh token and an access-token row), untimed. With
  * BENCH_MACHINE_JWK it also registers the machine-grants bench's two client_credentials clients,
- * as an operator would (`context-auth clients add`).
+ * as an operator would (`context-auth clients add`). With BENCH_DPOP_KEY, more chains whose
+ * refresh tokens are bound to that DPoP key.
  *
  *   node --import tsx bench/peers/ours.ts sqlite|postgres
  */
@@ -27,7 +28,8 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startPostgres } from '../../test/helpers/postgres.js';
 import { grantWithRefreshToken } from '../seed-grant.js';
-import { announce, assertionIssuer, chains, flowsWanted, machineJwk, type FlowSetup, type MachineSetup } from './child.js';
+import { dpopProofSigner } from '../../src/core/index.js';
+import { announce, assertionIssuer, chains, dpopKeyPair, flowsWanted, machineJwk, type FlowSetup, type MachineSetup } from './child.js';
 
 const kind = process.argv[2];
 const EXTRA_GRANTS = Number(process.env.BENCH_GRANTS ?? 0);
@@ -148,6 +150,22 @@ for (let chain = 0; chain < chains(); chain++) {
 }
 
 /**
+ * With the load generator's DPoP key: as many more chains whose refresh tokens are bound to it, as
+ * a public client's are when it refreshes with a proof (`<random>.<thumbprint>`).
+ */
+const dpopPair = dpopKeyPair();
+const dpopRefreshTokens: string[] = [];
+if (dpopPair) {
+  const { jkt } = dpopProofSigner(dpopPair);
+  for (let chain = 0; chain < chains(); chain++) {
+    const grant = { id: `live-dpop-${chain}`, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
+    const token = `${randomToken(32)}.${jkt}`;
+    await grantWithRefreshToken(store, grant, { tokenHash: hashSecret(token), createdAt: now, expiresAt: now + 30 * DAY }, now);
+    dpopRefreshTokens.push(token);
+  }
+}
+
+/**
  * Flows bench: one signed-in browser per chain (a session, made through the store as a sign-in
  * would make it) and the person's consent for the client and resource remembered.
  */
@@ -190,7 +208,8 @@ if (jwk) {
 }
 const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });
 await new Promise<void>((resolve) => listener.once('listening', resolve));
-announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens, flow, machine }, async () => {
+const dpop = dpopPair ? { tokenUrl: server.metadata.token_endpoint, refreshTokens: dpopRefreshTokens } : undefined;
+announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens, flow, machine, dpop }, async () => {
   await new Promise<void>((resolve) => {
     listener.close(() => resolve());
     (listener as Server).closeAllConnections();

@@ -59,10 +59,10 @@ export function closeConnections(): void {
   agent.destroy();
 }
 
-/** One refresh_token grant; resolves with the rotated refresh token, rejects on any other answer. */
-export async function refresh(server: Running, refreshToken: string): Promise<string> {
+/** One refresh_token grant (with `headers`, e.g. DPoP); resolves with the rotated refresh token, rejects on any other answer. */
+export async function refresh(server: Running, refreshToken: string, headers: Record<string, string> = {}): Promise<string> {
   const form = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.clientId, ...server.extra };
-  const token = (await tokenGrant(server, form)).refresh_token;
+  const token = (await tokenGrant(server, form, headers)).refresh_token;
   if (typeof token !== 'string') throw new Error(`${server.name}: refresh answered no refresh_token`);
   return token;
 }

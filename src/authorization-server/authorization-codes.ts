@@ -2,6 +2,7 @@ import { hashSecret, randomToken } from '../core/secrets.js';
 import type { AuthorizationRequest } from '../core/protocol.js';
 import type { GrantRecord } from '../store/store.js';
 import type { ServerContext } from './context.js';
+import { bindToKey } from './dpop.js';
 
 /*
  * Codes are issued here, at the end of the front channel; the token endpoint redeems them
@@ -20,7 +21,8 @@ export async function createAuthorizationCode(
   upstreamSessionId: string | null = null,
 ): Promise<string> {
   const now = ctx.now();
-  const code = randomToken(32);
+  // Bound by dpop_jkt: the token request must prove it holds that key (grants/authorization-code.ts).
+  const code = bindToKey(randomToken(32), request.dpopJkt);
   const grant: GrantRecord = {
     id: randomToken(16),
     clientId: request.clientId,

@@ -134,6 +134,12 @@ export interface AuthorizationServerOptions {
   workloads?: WorkloadRuleOptions[];
   /** Tests only: allows trusted IdPs and workload issuers at http://127.0.0.1. Default false. */
   allowInsecureIssuers?: boolean;
+  /**
+   * DPoP (RFC 9449) at the token endpoint. Proofs are always accepted (and bind the tokens);
+   * `nonce: true` makes every proof carry a recent nonce from this server (RFC 9449 §8), so a
+   * proof made ahead of time is refused. Default: no nonce.
+   */
+  dpop?: { nonce?: boolean };
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */
@@ -167,6 +173,8 @@ export interface ResolvedConfig {
   clientIdMetadataDocuments: { enabled: boolean };
   /** Null when the jwt-bearer grant is off (no trusted IdP, no workload rule). */
   jwtBearer: ResolvedJwtBearerConfig | null;
+  /** Whether DPoP proofs at the token endpoint must carry a nonce of ours. */
+  dpopNonce: boolean;
 }
 
 /** Who may sign jwt-bearer grants. */
@@ -232,6 +240,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     // A document creates a client: unless the operator says otherwise, only where registration is open.
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
+    dpopNonce: options.dpop?.nonce ?? false,
   };
 }
 

@@ -5,6 +5,8 @@ import { ClientKeys } from './assertions/client-keys.js';
 import { IssuerKeys } from './assertions/issuer-keys.js';
 import { ClientDocuments } from './client-documents/documents.js';
 import { ClientUse } from './clients.js';
+import { TokenEndpointDpop, type DpopKey } from './dpop.js';
+import { authorizationServerMetadata } from './endpoints/metadata.js';
 import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
 import { requestHeader } from './http/body.js';
 import { SigningKeys } from './keys.js';
@@ -52,6 +54,13 @@ export interface ServerContext {
   revocations: Revocations;
   /** The keys of trusted IdPs and workload issuers; null when the jwt-bearer grant is off, as `config.jwtBearer` is. */
   issuerKeys: IssuerKeys | null;
+  /** Checks the DPoP proofs of token requests. */
+  dpop: TokenEndpointDpop;
+  /**
+   * Set only in the context the token endpoint hands a grant when its request came with a DPoP
+   * proof: the key its tokens are bound to.
+   */
+  dpopKey?: DpopKey;
 }
 
 /** Checks and resolves the options (config.ts), then builds the services on them; throws on a bad option. */
@@ -62,6 +71,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
   const nowMs = options.now ? () => options.now!() * 1000 : () => Date.now();
   const log = options.log ?? (() => {});
   const clientKeys = new ClientKeys(options.clientJwks ?? {}, log);
+  const keys = new SigningKeys(store, now);
   return {
     config,
     store,
@@ -76,12 +86,13 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     ),
     clientKeys,
     upstream: options.upstream && config.upstream ? upstreamSignIn(options.upstream, config.upstream) : null,
-    keys: new SigningKeys(store, now),
+    keys,
     clientUse: new ClientUse(),
     signInThrottle: new SignInThrottle(),
     rateLimits: new RateLimits(config.rateLimits, store, nowMs, log),
     revocations: new Revocations(store, now, config.accessTokenTtl, log),
     issuerKeys: config.jwtBearer ? new IssuerKeys({ allowLoopbackHttp: config.jwtBearer.allowLoopbackHttp }) : null,
+    dpop: new TokenEndpointDpop(store, keys, authorizationServerMetadata(config).token_endpoint, config.dpopNonce),
   };
 }
 

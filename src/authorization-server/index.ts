@@ -5,6 +5,9 @@ import { createServerContext } from './context.js';
 import { ensureWorkloadClients } from './assertions/workload-clients.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
+import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
+import { devicePage, deviceSubmit } from './endpoints/device.js';
+import { DEVICE_VERIFICATION_PATH } from './device-codes.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { jwksEndpoint } from './endpoints/jwks.js';
 import { authorizationServerMetadata, ENDPOINT_PATHS, metadataEndpoint, type AuthorizationServerMetadata } from './endpoints/metadata.js';
@@ -102,6 +105,13 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
   route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
+  route(app, base + ENDPOINT_PATHS.deviceAuthorization, { POST: limited('token', (request) => deviceAuthorizationEndpoint(ctx, request)) }, api);
+  route(
+    app,
+    base + DEVICE_VERIFICATION_PATH,
+    { GET: (request) => devicePage(ctx, request), POST: limited('signIn', (request) => deviceSubmit(ctx, request)) },
+    pages,
+  );
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log });
   // The list is read from the store's revocation feed: a store without one has no list to serve.

@@ -47,7 +47,12 @@ export class SignInThrottle {
 
   /** The keys an attempt counts against: the account, and the address (an IPv6 address by its /64) when known. */
   static keys(username: string, address: string | undefined): string[] {
-    return [`account:${username.toLowerCase()}`, ...(address ? [`address:${addressBucket(address)}`] : [])];
+    return [`account:${username.toLowerCase()}`, ...SignInThrottle.addressKeys(address)];
+  }
+
+  /** The address's key alone (an IPv6 address by its /64), for guesses that name no account (device user codes). */
+  static addressKeys(address: string | undefined): string[] {
+    return address ? [`address:${addressBucket(address)}`] : [];
   }
 
   /**

@@ -9,10 +9,12 @@ import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
 export type TokenFamily = Pick<GrantRecord, 'id' | 'clientId' | 'userId' | 'scope' | 'resource' | 'authTime'>;
 import type { ResolvedConfig } from './config.js';
 import type { ServerContext } from './context.js';
+import { bindToKey } from './dpop.js';
 
 export interface IssuedTokens {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP when the access token is bound to the request's DPoP key (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   refresh_token?: string;
@@ -31,6 +33,8 @@ export interface AccessTokenClaims extends JWTPayload {
   auth_time?: number;
   /** Our private claim: the grant the token belongs to, so a resource server can refuse a revoked grant's tokens from memory. */
   grant_id: string;
+  /** The DPoP key the token is bound to (RFC 9449 §6.1): only a request proving it holds that key may use the token. */
+  cnf?: { jkt: string };
 }
 
 /** When an access token issued at `now` expires: the store records it on the grant (accessExpiresAt) before the token is signed. */
@@ -43,7 +47,7 @@ export const accessTokenExpiry = (config: ResolvedConfig, now: number): number =
  * revocation and introspection find the grant.
  */
 export async function issueAccessToken(
-  ctx: Pick<ServerContext, 'config' | 'keys'>,
+  ctx: Pick<ServerContext, 'config' | 'keys' | 'dpopKey'>,
   grant: TokenFamily,
   scope: string[],
   resource: string,
@@ -61,14 +65,18 @@ export async function issueAccessToken(
   claims.jti = jti;
   claims.iat = now;
   claims.exp = expiresAt;
+  if (ctx.dpopKey) claims.cnf = { jkt: ctx.dpopKey.jkt };
   const token = signing.sign(claims);
   return { token, expiresIn: config.accessTokenTtl, jti };
 }
 
-/** A new refresh token for the grant: the caller saves (or rotates to) the returned record. */
-export function newRefreshToken(ctx: Pick<ServerContext, 'config' | 'now'>, grant: TokenFamily, scope: string[]): { token: string; record: RefreshTokenRecord } {
+/**
+ * A new refresh token for the grant: the caller saves (or rotates to) the returned record. Bound
+ * to the request's DPoP key when it binds refresh tokens (a public client's).
+ */
+export function newRefreshToken(ctx: Pick<ServerContext, 'config' | 'now' | 'dpopKey'>, grant: TokenFamily, scope: string[]): { token: string; record: RefreshTokenRecord } {
   const now = ctx.now();
-  const token = randomToken(32);
+  const token = newRefreshTokenValue(ctx);
   return {
     token,
     record: {
@@ -80,6 +88,11 @@ export function newRefreshToken(ctx: Pick<ServerContext, 'config' | 'now'>, gran
       expiresAt: now + ctx.config.refreshTokenTtl,
     },
   };
+}
+
+/** A fresh refresh token string, bound to the request's DPoP key when the request binds refresh tokens. */
+export function newRefreshTokenValue(ctx: Pick<ServerContext, 'dpopKey'>): string {
+  return bindToKey(randomToken(32), ctx.dpopKey?.bindsRefreshTokens ? ctx.dpopKey.jkt : undefined);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
-import { JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
@@ -7,13 +7,16 @@ import { nowSeconds, withStore } from './data.js';
 import { CliError, usageError } from './errors.js';
 
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
-                         [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect]
+                         [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect] [--dpop-bound]
     register a client; prints JSON with client_id (and client_secret, shown this once);
     a client_credentials client gets only mcp:tools unless --scope says more;
     --jwks FILE (a JSON Web Key Set of public keys) or --jwks-uri URL (https) registers a
     private_key_jwt client: it signs client assertions with its private key and gets no secret;
     --grant-type jwt-bearer (or its URN, urn:ietf:params:oauth:grant-type:jwt-bearer) makes a
-    confidential client that presents ID-JAGs from a trusted identity provider (docs/enterprise.md)
+    confidential client that presents ID-JAGs from a trusted identity provider (docs/enterprise.md);
+    --grant-type device_code (its URN too) --grant-type refresh_token makes a client of the device
+    authorization grant, needing no redirect URI (docs/device.md);
+    --dpop-bound: the client must send a DPoP proof with every token request (docs/dpop.md)
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
@@ -30,6 +33,7 @@ export const CLIENTS_OPTIONS = {
   'grant-type': { type: 'string', multiple: true },
   scope: { type: 'string' },
   introspect: { type: 'boolean' },
+  'dpop-bound': { type: 'boolean' },
   jwks: { type: 'string' },
   'jwks-uri': { type: 'string' },
 } as const;
@@ -58,9 +62,9 @@ export async function clientsCommand(args: string[]): Promise<void> {
   if (action === 'add') {
     if (!values.name) throw usageError('clients add needs --name');
     const redirectUris = values['redirect-uri'] ?? [];
-    // `jwt-bearer` is short for its URN, as the client verbs' --grant-type takes it.
+    // `jwt-bearer` and `device_code` are short for their URNs, as the client verbs' --grant-type takes them.
     const grantTypes = (values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : [])).map((type) =>
-      type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type,
+      type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type === 'device_code' ? DEVICE_CODE_GRANT_TYPE : type,
     );
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
     const keys = keyOptions(values);
@@ -78,6 +82,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
           token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
           ...keys,
           ...(scope === undefined ? {} : { scope }),
+          ...(values['dpop-bound'] ? { dpop_bound_access_tokens: true } : {}),
         },
         values.scope === undefined ? DEFAULT_SCOPES : values.scope.split(' ').filter(Boolean),
       );

@@ -40,6 +40,7 @@ export const SERVE_HELP = `context-auth serve [options]
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
+  --dpop-nonce             DPoP proofs at /token must carry a recent nonce from this server (RFC 9449 §8)
   --client-documents MODE  accept an https URL as client_id (a client ID metadata document): on | off |
                            follow-registration (default: accepted only when --registration is open)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
@@ -96,6 +97,7 @@ export const SERVE_OPTIONS = {
   'max-connections': { type: 'string' },
   'max-connections-per-address': { type: 'string' },
   quiet: { type: 'boolean' },
+  'dpop-nonce': { type: 'boolean' },
   'client-documents': { type: 'string' },
   'client-document-host': { type: 'string', multiple: true },
   'allow-insecure-client-documents': { type: 'boolean' },
@@ -209,6 +211,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const authorizationServer = createAuthorizationServer({
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
+    ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
   });
   // The clients workload rules name, made now so `clients list` shows them before their first token.
   await authorizationServer.workloadClientsReady().catch(async (error: unknown) => {

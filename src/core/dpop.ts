@@ -163,7 +163,12 @@ const refuse = (description: string): DpopCheck => ({ ok: false, error: 'invalid
  * `replayKey`. Public keys seen are kept imported, a bounded number, by their JWK text.
  */
 export class DpopProofVerifier {
-  readonly #keys = new Map<string, JwtVerificationKey>();
+  /**
+   * Headers of proofs that verified, by their encoded segment: a client's proofs share one header
+   * byte for byte (one key, one `alg`), so its checks, the key's import and its thumbprint are done
+   * once. Only a header whose signature verified goes in, so a sender cannot fill it with junk.
+   */
+  readonly #known = new Map<string, KnownHeader>();
   readonly #maxKeys: number;
   readonly #maxAge: number;
   readonly #tolerance: number;
@@ -175,23 +180,16 @@ export class DpopProofVerifier {
   }
 
   check(request: DpopCheckRequest): DpopCheck {
-    const { proof } = request;
+    const proof = request.proof.trim();
     if (proof.includes(',')) return refuse('more than one DPoP proof');
-    const jwt = parseCompactJwt(proof.trim());
+    const known = this.#known.get(proof.slice(0, proof.indexOf('.')));
+    const jwt = parseCompactJwt(proof, known && this.#headers);
     if (!jwt) return refuse('the DPoP proof is not a JWT');
-    const { header, claims } = jwt;
-    if (!hasTyp(header, DPOP_JWT_TYPE)) return refuse('the DPoP proof typ is not dpop+jwt');
-    const alg = header.alg;
-    if (typeof alg !== 'string' || !DPOP_SIGNING_ALGORITHMS.includes(alg)) return refuse('the DPoP proof alg is not an asymmetric algorithm we accept');
-    if (header.crit !== undefined) return refuse('the DPoP proof names an extension (crit) we do not understand');
-    const jwk = header.jwk;
-    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return refuse('the DPoP proof has no jwk header');
-    const publicJwk = jwk as Record<string, unknown>;
-    if (PRIVATE_MEMBERS.some((name) => name in publicJwk)) return refuse('the DPoP proof jwk carries a private key');
-    if (!jwkFits(publicJwk, alg, undefined)) return refuse('the DPoP proof jwk does not fit its alg');
-    const key = this.#importKey(publicJwk, alg);
-    if (!key) return refuse('the DPoP proof jwk is not a usable public key');
-    if (!verifyJwtSignature(jwt, key)) return refuse('the DPoP proof signature does not verify');
+    const header = known ?? this.#checkHeader(jwt.header);
+    if ('problem' in header) return refuse(header.problem);
+    if (!verifyJwtSignature(jwt, header.key)) return refuse('the DPoP proof signature does not verify');
+    if (!known) this.#remember(jwt.encodedHeader, header);
+    const { claims } = jwt;
     const { jti, htm, htu, iat } = claims;
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) return refuse('the DPoP proof has no jti');
     if (typeof htm !== 'string') return refuse('the DPoP proof has no htm');
@@ -210,25 +208,48 @@ export class DpopProofVerifier {
     if (request.nonce && !request.nonce(typeof claims.nonce === 'string' ? claims.nonce : undefined, request.now)) {
       return { ok: false, error: 'use_dpop_nonce', description: 'a DPoP nonce from this server is required' };
     }
-    const jkt = jwkThumbprint(publicJwk)!;
+    const { jkt } = header;
     return {
       ok: true,
       proof: { jkt, jti, iat, replayKey: hashSecret(`dpop.${jkt}.${jti}`), replayUntil: Math.floor(iat) + this.#maxAge + this.#tolerance },
     };
   }
 
-  #importKey(jwk: Record<string, unknown>, alg: string): JwtVerificationKey | undefined {
-    const id = `${alg}.${jwkThumbprint(jwk) ?? ''}`;
-    const known = this.#keys.get(id);
-    if (known) return known;
+  /** The header's checks (RFC 9449 §4.3 steps 4–7), its key imported and its thumbprint taken. */
+  #checkHeader(header: Record<string, unknown>): KnownHeader | { problem: string } {
+    if (!hasTyp(header, DPOP_JWT_TYPE)) return { problem: 'the DPoP proof typ is not dpop+jwt' };
+    const alg = header.alg;
+    if (typeof alg !== 'string' || !DPOP_SIGNING_ALGORITHMS.includes(alg)) return { problem: 'the DPoP proof alg is not an asymmetric algorithm we accept' };
+    if (header.crit !== undefined) return { problem: 'the DPoP proof names an extension (crit) we do not understand' };
+    const jwk = header.jwk;
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return { problem: 'the DPoP proof has no jwk header' };
+    const publicJwk = jwk as Record<string, unknown>;
+    if (PRIVATE_MEMBERS.some((name) => name in publicJwk)) return { problem: 'the DPoP proof jwk carries a private key' };
+    if (!jwkFits(publicJwk, alg, undefined)) return { problem: 'the DPoP proof jwk does not fit its alg' };
+    const jkt = jwkThumbprint(publicJwk);
     let key: JwtVerificationKey;
     try {
-      key = verificationKey(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }), alg);
+      key = verificationKey(createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }), alg);
     } catch {
-      return undefined;
+      return { problem: 'the DPoP proof jwk is not a usable public key' };
     }
-    if (this.#keys.size >= this.#maxKeys) this.#keys.delete(this.#keys.keys().next().value!);
-    this.#keys.set(id, key);
-    return key;
+    if (jkt === undefined) return { problem: 'the DPoP proof jwk is not a usable public key' };
+    return { header, key, jkt };
   }
+
+  #remember(encodedHeader: string, header: KnownHeader): void {
+    if (this.#known.size >= this.#maxKeys) this.#known.delete(this.#known.keys().next().value!);
+    this.#known.set(encodedHeader, header);
+  }
+
+  /** The decoded headers of #known, as parseCompactJwt takes them (so a known header is not decoded again). */
+  readonly #headers: ReadonlyMap<string, Record<string, unknown>> = {
+    get: (segment: string) => this.#known.get(segment)?.header,
+  } as ReadonlyMap<string, Record<string, unknown>>;
+}
+
+interface KnownHeader {
+  header: Record<string, unknown>;
+  key: JwtVerificationKey;
+  jkt: string;
 }

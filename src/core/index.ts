@@ -1,6 +1,6 @@
 export { OAuthError, isOAuthError, type OAuthErrorCode, type TrustedRedirect } from './errors.js';
 export type { AuthorizationRequest, GrantType, TokenEndpointAuthMethod } from './protocol.js';
-export { JWT_BEARER_GRANT_TYPE } from './protocol.js';
+export { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from './protocol.js';
 export { authorizationServerMetadataUrls, canonicalizeResourceUri, isCanonicalResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from './uri.js';
 export { checkCodeChallenge, s256, verifyCodeVerifier } from './pkce.js';
 export { matchRedirectUri, redirectUriProblem } from './redirect-uri.js';

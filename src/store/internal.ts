@@ -3,7 +3,7 @@
  * are keyed, one explanation of a failed consume or refresh for every store, and the constants of
  * upkeep. A store for another database needs none of it to pass the suite.
  */
-import type { GrantRecord, RefreshRequest, RefreshResult, RefreshTokenRecord, SpentRefreshTokenRecord } from './store.js';
+import type { DeviceAuthorizationRecord, DevicePollResult, GrantRecord, RefreshRequest, RefreshResult, RefreshTokenRecord, SpentRefreshTokenRecord } from './store.js';
 
 /** How many characters of a refresh token's hash (base64url SHA-256) its spent record is found by. */
 export const SPENT_KEY_CHARS = 22;
@@ -45,6 +45,21 @@ export function explainConsumeFailure<T extends { consumedAt: number | null; exp
   if (record.consumedAt !== null) return { status: 'replayed', record };
   if (record.expiresAt <= now) return { status: 'expired', record };
   return { status: 'revoked', record };
+}
+
+/** Seconds a poll that came too soon adds to a device authorization's interval (RFC 8628 §3.5). */
+export const SLOW_DOWN_SECONDS = 5;
+
+/**
+ * What a poll of a device authorization finds and changes, for every store (each runs it on the
+ * row it holds locked): when the poll came, and the interval grown by SLOW_DOWN_SECONDS after a
+ * poll of a pending authorization sooner than the interval allows. Nothing for an expired one.
+ */
+export function devicePoll(record: DeviceAuthorizationRecord, now: number): { result: DevicePollResult; changed?: Pick<DeviceAuthorizationRecord, 'interval' | 'lastPolledAt'> } {
+  if (record.expiresAt <= now) return { result: { status: 'expired', record } };
+  const tooSoon = record.status === 'pending' && record.lastPolledAt !== null && now < record.lastPolledAt + record.interval;
+  const changed = { interval: record.interval + (tooSoon ? SLOW_DOWN_SECONDS : 0), lastPolledAt: now };
+  return { result: { status: tooSoon ? 'slow_down' : record.status, record: { ...record, ...changed } }, changed };
 }
 
 /** Seconds a revocation is kept after its last token expired: resource servers' clock tolerance, and a late poll. */

@@ -10,6 +10,7 @@ import {
   type ConsumeResult,
   type ClientRecord,
   type ConsentRecord,
+  type DeviceAuthorizationRecord,
   type GrantRecord,
   type InteractionRecord,
   type RefreshTokenRecord,
@@ -24,7 +25,7 @@ import {
   type UserIdentityRecord,
   type UserRecord,
 } from './store.js';
-import { CLIENT_USE_GRANULARITY, REVOCATION_MARGIN, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from './internal.js';
+import { CLIENT_USE_GRANULARITY, REVOCATION_MARGIN, devicePoll, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from './internal.js';
 import { bucketParams, bucketResult, takeFromBucket, type BucketRow } from './rate-buckets.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -63,6 +64,7 @@ export function createMemoryStore(): FullStore {
   const consents = new Map<string, ConsentRecord>();
   const grants = new Map<string, GrantRecord>();
   const codes = new Map<string, AuthorizationCodeRecord>();
+  const deviceAuthorizations = new Map<string, DeviceAuthorizationRecord>();
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   // By spentKey; like the SQL table, not removed with the grant (it expires on its own). The
   // successor is kept by its spentKey too (null: a successor replaced by a retry names none).
@@ -75,6 +77,12 @@ export function createMemoryStore(): FullStore {
   const rateBuckets = new Map<string, BucketRow>();
   /** Used JWT assertions by key, with when each record may go. */
   const usedAssertions = new Map<string, { expiresAt: number }>();
+
+  /** The device authorization, if it is pending and unexpired at `now`. */
+  const pendingDevice = (deviceCodeHash: string, now: number): DeviceAuthorizationRecord | undefined => {
+    const device = deviceAuthorizations.get(deviceCodeHash);
+    return device && device.status === 'pending' && device.expiresAt > now ? device : undefined;
+  };
 
   /** Deletes grants and, like ON DELETE CASCADE, their codes and tokens. */
   const deleteGrants = (predicate: (grant: GrantRecord) => boolean): void => {
@@ -124,6 +132,7 @@ export function createMemoryStore(): FullStore {
     if (!clients.delete(clientId)) return false;
     deleteWhere(interactions, (i) => i.clientId === clientId);
     deleteWhere(consents, (c) => c.clientId === clientId);
+    deleteWhere(deviceAuthorizations, (d) => d.clientId === clientId);
     deleteGrants((g) => g.clientId === clientId);
     return true;
   };
@@ -143,6 +152,20 @@ export function createMemoryStore(): FullStore {
 
   const findUserByUsername = (username: string): UserRecord | undefined =>
     [...users.values()].find((user) => user.username === username);
+
+  /** Every check createGrant makes before its first insert, so a refusal leaves nothing (as the SQL transaction). */
+  function checkGrant(grant: GrantRecord, code?: AuthorizationCodeRecord): void {
+    requireRef(clients, grant.clientId, 'client');
+    requireRef(users, grant.userId, 'user');
+    requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
+    if (code && code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
+    if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
+    if (code && codes.has(code.codeHash)) throw new StoreConflictError(`authorization code already exists: ${code.codeHash}`);
+  }
+  function saveGrant(grant: GrantRecord, code?: AuthorizationCodeRecord): void {
+    if (code) codes.set(code.codeHash, copy(code));
+    grants.set(grant.id, copy({ ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }));
+  }
 
   function consumeCode(codeHash: string, now: number): ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord } {
     const code = codes.get(codeHash);
@@ -313,14 +336,8 @@ export function createMemoryStore(): FullStore {
     },
 
     async createGrant(grant, code) {
-      // Every check before the first insert, so a refusal leaves neither (as the SQL transaction).
-      requireRef(clients, grant.clientId, 'client');
-      requireRef(users, grant.userId, 'user');
-      requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
-      if (code && code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
-      if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
-      if (code) insert(codes, code.codeHash, code, 'authorization code');
-      grants.set(grant.id, copy({ ...grant, accessExpiresAt: grant.accessExpiresAt ?? null }));
+      checkGrant(grant, code);
+      saveGrant(grant, code);
     },
     async getGrant(id) {
       return copy(grants.get(id));
@@ -339,6 +356,40 @@ export function createMemoryStore(): FullStore {
         codes.get(codeHash)!.consumedAt = null; // rolled back, as the SQL transaction would be
         throw error;
       }
+      return result;
+    },
+
+    async createDeviceAuthorization(device) {
+      requireRef(clients, device.clientId, 'client');
+      if ([...deviceAuthorizations.values()].some((d) => d.userCodeHash === device.userCodeHash)) {
+        throw new StoreConflictError(`user code already exists: ${device.userCodeHash}`);
+      }
+      insert(deviceAuthorizations, device.deviceCodeHash, device, 'device authorization');
+    },
+    async findPendingDeviceAuthorization(userCodeHash, now) {
+      const found = [...deviceAuthorizations.values()].find((d) => d.userCodeHash === userCodeHash);
+      return found && pendingDevice(found.deviceCodeHash, now) ? copy(found) : undefined;
+    },
+    async approveDeviceAuthorization(deviceCodeHash, now, grant, code) {
+      const device = pendingDevice(deviceCodeHash, now);
+      if (!device) return false;
+      const record = { ...code, codeHash: deviceCodeHash, expiresAt: device.expiresAt };
+      checkGrant(grant, record);
+      saveGrant(grant, record);
+      device.status = 'approved';
+      return true;
+    },
+    async denyDeviceAuthorization(deviceCodeHash, now) {
+      const device = pendingDevice(deviceCodeHash, now);
+      if (device) device.status = 'denied';
+      return device !== undefined;
+    },
+    async pollDeviceAuthorization(deviceCodeHash, clientId, now) {
+      const device = deviceAuthorizations.get(deviceCodeHash);
+      if (!device) return { status: 'missing' };
+      if (device.clientId !== clientId) return { status: 'foreign', record: copy(device) };
+      const { result, changed } = devicePoll(copy(device), now);
+      if (changed) Object.assign(device, changed);
       return result;
     },
 
@@ -445,7 +496,7 @@ export function createMemoryStore(): FullStore {
           }
         }
       }
-      count += deleteWhere(codes, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
+      count += deleteWhere(codes, expired) + deleteWhere(deviceAuthorizations, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired) + deleteWhere(usedAssertions, expired);
       count += deleteWhere(revocations, (r) => r.expiresAt <= now - REVOCATION_MARGIN);
       const hasChildren = (grantId: string): boolean =>

@@ -88,6 +88,17 @@ export interface InteractionUpstream {
   sealedPending: string | null;
 }
 
+/**
+ * What an interaction started at the device verification page (RFC 8628) adds: the device
+ * authorization its consent approves or denies, and the user code the person entered, sealed
+ * with a key only this browser's binding cookie gives (never stored readable), shown on the
+ * consent page for the person to compare with the device's.
+ */
+export interface DeviceInteraction {
+  deviceCodeHash: string;
+  sealedUserCode: string;
+}
+
 /** An authorization request waiting for the user to log in and consent. */
 export interface InteractionRecord {
   id: string;
@@ -103,6 +114,8 @@ export interface InteractionRecord {
   expiresAt: number;
   /** Set once the person chooses an upstream provider. */
   upstream: InteractionUpstream | null;
+  /** Set for a device's authorization (the verification page); absent or null otherwise. */
+  device?: DeviceInteraction | null;
 }
 
 export interface SessionRecord {
@@ -161,6 +174,35 @@ export interface AuthorizationCodeRecord {
   expiresAt: number;
   consumedAt: number | null;
 }
+
+/**
+ * A device authorization request (RFC 8628), found by the hash of its device code (what the
+ * device polls with) or of its user code (what the person enters). Approving it creates its
+ * grant and an authorization code whose hash is the device code's, which the token endpoint
+ * then redeems as it redeems codes: once.
+ */
+export interface DeviceAuthorizationRecord {
+  deviceCodeHash: string;
+  userCodeHash: string;
+  clientId: string;
+  scope: string[];
+  resource: string;
+  /** Seconds the device must wait between polls; 5 more after each poll that came too soon (RFC 8628 §3.5). */
+  interval: number;
+  lastPolledAt: number | null;
+  status: 'pending' | 'approved' | 'denied';
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * What a poll found: the authorization as it stands after the poll was recorded. `slow_down`: it
+ * is pending and the poll came sooner than the interval allows (which has grown by 5 s);
+ * `foreign`: another client's, left as it was.
+ */
+export type DevicePollResult =
+  | { status: 'pending' | 'slow_down' | 'approved' | 'denied' | 'expired' | 'foreign'; record: DeviceAuthorizationRecord }
+  | { status: 'missing' };
 
 /** A refresh token not yet used. Rotation removes it and keeps a SpentRefreshTokenRecord instead. */
 export interface RefreshTokenRecord {
@@ -398,6 +440,33 @@ export interface Store {
     issue: (code: AuthorizationCodeRecord) => TokenIssue | undefined,
   ): Promise<ConsumeResult<AuthorizationCodeRecord> | { status: 'revoked'; record: AuthorizationCodeRecord }>;
 
+  // Device authorizations (RFC 8628)
+  /** Throws StoreConflictError when the device code hash or the user code hash is taken. */
+  createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<void>;
+  /** The authorization whose user code this is, while it is pending and unexpired at `now`. */
+  findPendingDeviceAuthorization(userCodeHash: string, now: number): Promise<DeviceAuthorizationRecord | undefined>;
+  /**
+   * In one transaction: marks the authorization approved if it is pending and unexpired, and
+   * creates `grant` with its authorization code, whose hash is the device code's and which
+   * expires with the authorization (the token endpoint redeems it with redeemAuthorizationCode).
+   * False, writing nothing, otherwise: of two concurrent decisions only one is taken.
+   */
+  approveDeviceAuthorization(
+    deviceCodeHash: string,
+    now: number,
+    grant: GrantRecord,
+    code: Omit<AuthorizationCodeRecord, 'codeHash' | 'expiresAt'>,
+  ): Promise<boolean>;
+  /** Marks the authorization denied if it is pending and unexpired; false otherwise. */
+  denyDeviceAuthorization(deviceCodeHash: string, now: number): Promise<boolean>;
+  /**
+   * A poll by the client, in one atomic step: records when it came and, for a pending
+   * authorization polled sooner than its interval after the last poll, adds 5 s to the interval
+   * (this and every later poll are held to it) and says `slow_down`. Another client's
+   * authorization is neither changed nor shown (`foreign`); an expired one is `expired`.
+   */
+  pollDeviceAuthorization(deviceCodeHash: string, clientId: string, now: number): Promise<DevicePollResult>;
+
   // Refresh tokens
   /** A token not yet used (a rotated one is found by findSpentRefreshToken). */
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
@@ -451,7 +520,7 @@ export interface StoreUpkeep {
   /** Records that the client was used now, unless that was already recorded less than a day ago (sweepExpired's `unusedClientsBefore`). */
   touchClient(clientId: string, now: number): Promise<void>;
   /**
-   * Deletes what expired before `now` (codes, tokens, spent records, sessions, interactions, old
+   * Deletes what expired before `now` (codes, device authorizations, tokens, spent records, sessions, interactions, old
    * grants, upstream sessions nothing rests on, rate-limit buckets full again, revocations a minute
    * after their last token expired); returns how many rows.
    */

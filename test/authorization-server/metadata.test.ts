@@ -18,7 +18,8 @@ describe('authorization server metadata (RFC 8414)', () => {
     assert.equal(doc.issuer, ISSUER);
     assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
     assert.deepEqual(doc.response_types_supported, ['code']);
-    assert.deepEqual(new Set(doc.grant_types_supported as string[]), new Set(['authorization_code', 'refresh_token', 'client_credentials']));
+    assert.deepEqual(new Set(doc.grant_types_supported as string[]), new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']));
+    assert.equal(doc.device_authorization_endpoint, `${ISSUER}/device_authorization`);
     assert.deepEqual(new Set(doc.token_endpoint_auth_methods_supported as string[]), new Set(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']));
     assert.deepEqual(new Set(doc.revocation_endpoint_auth_methods_supported as string[]), new Set(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']));
     assert.deepEqual(new Set(doc.introspection_endpoint_auth_methods_supported as string[]), new Set(['client_secret_basic', 'client_secret_post', 'private_key_jwt']));

@@ -250,7 +250,7 @@ describe('the authorization server served by @hono/node-server', { timeout: 10_0
     assert.equal(answer.headers['cache-control'], 'no-store');
     assert.equal(answer.headers.pragma, 'no-cache');
     assert.equal(answer.headers['access-control-allow-origin'], '*');
-    assert.equal(answer.headers['access-control-expose-headers'], 'WWW-Authenticate');
+    assert.equal(answer.headers['access-control-expose-headers'], 'WWW-Authenticate, DPoP-Nonce');
     assert.equal(answer.headers['content-length'], String(Buffer.byteLength(answer.text)));
   });
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { UpstreamOptions } from '../../src/authorization-server/config.js';
 import { githubProfile, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
+import { DEVICE_CODE_GRANT_TYPE } from '../../src/core/protocol.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
 import type { FullStore } from '../../src/store/store.js';
 import {
@@ -171,6 +172,53 @@ describe('sign-in through an upstream provider', () => {
       assert.deepEqual(Object.keys(tokens).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
     });
   }
+
+  /** A device client's code, entered in `browser`, up to the device consent page (before anything goes upstream). */
+  async function deviceToConsent(h: Harness, browser: TwoSiteBrowser): Promise<{ client: TestClient; deviceCode: string; html: string }> {
+    const client = await registerClient(h, { redirect_uris: undefined, grant_types: [DEVICE_CODE_GRANT_TYPE] });
+    const device = (await (await postForm(h, '/device_authorization', { client_id: client.client_id })).json()) as Record<string, string>;
+    const { action, csrf } = parseForm(await (await browser.fetch(device.verification_uri_complete!)).text());
+    const entered = await browser.submit(action, { csrf, user_code: device.user_code! });
+    assert.equal(entered.status, 303);
+    const login = await (await browser.fetch(entered.headers.get('location')!)).text();
+    const form = parseForm(login);
+    const chosen = await browser.submit(form.action, { csrf: form.csrf, step: 'upstream', provider: 'corp' });
+    const html = await (await browser.fetch(chosen.headers.get('location')!)).text();
+    assert.match(html, /A device is asking/);
+    assert.match(html, /Next you sign in with <strong>Corp SSO<\/strong>/);
+    assert.match(html, new RegExp(`class="user-code">${device.user_code}<`));
+    return { client, deviceCode: device.device_code!, html };
+  }
+  const pollDevice = (h: Harness, client: TestClient, deviceCode: string): Promise<Response> =>
+    postForm(h, '/token', { grant_type: DEVICE_CODE_GRANT_TYPE, device_code: deviceCode, client_id: client.client_id });
+
+  it('a device: approved before going upstream, the callback approves it and says so; the device gets tokens for the upstream user', async () => {
+    const h = harness();
+    const browser = new TwoSiteBrowser(h);
+    const { client, deviceCode, html } = await deviceToConsent(h, browser);
+    const { response, url } = await approveUntil(browser, html, () => false);
+    assert.equal(url, null);
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /You can return to your device/);
+    assert.ok(response.headers.getSetCookie().some((c) => c.startsWith('ca_session=')));
+    const tokens = await pollDevice(h, client, deviceCode);
+    assert.equal(tokens.status, 200, await tokens.clone().text());
+    const user = await h.store.getUser({ id: jwtClaims(((await tokens.json()) as Record<string, string>).access_token).sub as string });
+    assert.equal(user?.username, 'corp:alice');
+  });
+
+  it('a device denied on the consent page before going upstream: denied, the page says so', async () => {
+    const h = harness();
+    const browser = new TwoSiteBrowser(h);
+    const { client, deviceCode, html } = await deviceToConsent(h, browser);
+    const { action, csrf } = parseForm(html);
+    const denied = await browser.submit(action, { csrf, step: 'consent', decision: 'deny' });
+    assert.equal(denied.status, 200);
+    assert.match(await denied.text(), /Request denied/);
+    const answer = await pollDevice(h, client, deviceCode);
+    assert.equal(answer.status, 400);
+    assert.equal(((await answer.json()) as Record<string, string>).error, 'access_denied');
+  });
 
   it('a GitHub-style provider: identity from its user API', async () => {
     const h = harness();

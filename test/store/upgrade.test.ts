@@ -29,7 +29,7 @@ async function assertRecordsOfV1(store: FullStore): Promise<void> {
   assert.deepEqual(await store.getClient(v1.client.clientId), { ...v1.client, lastUsedAt: null });
   assert.deepEqual(await store.getUser({ id: v1.user.id }), v1.user);
   // Columns added since read back as null.
-  assert.deepEqual(await store.getInteraction(v1.interaction.id, now), { ...v1.interaction, upstream: null });
+  assert.deepEqual(await store.getInteraction(v1.interaction.id, now), { ...v1.interaction, upstream: null, device: null });
   assert.deepEqual(await store.getSession(v1.session.idHash, now), { ...v1.session, upstreamSessionId: null });
   assert.deepEqual(await store.getConsent(v1.user.id, v1.client.clientId, v1.consent.resource), v1.consent);
   // Version 8 keeps the latest expiry of the grant's access tokens on the grant, from the table it drops.

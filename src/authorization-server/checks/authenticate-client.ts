@@ -38,10 +38,10 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
 }
 
 /** The endpoints that authenticate clients; an assertion may name the one it was sent to. */
-export type ClientAuthEndpoint = keyof Pick<typeof ENDPOINT_PATHS, 'token' | 'revocation' | 'introspection'>;
+export type ClientAuthEndpoint = keyof Pick<typeof ENDPOINT_PATHS, 'token' | 'revocation' | 'introspection' | 'deviceAuthorization'>;
 
 /**
- * Authenticates the client of a token, revocation or introspection request (RFC 6749 §2.3,
+ * Authenticates the client of a token, revocation, introspection or device authorization request (RFC 6749 §2.3,
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
  * constant time against the stored hash, client assertions (private_key_jwt) checked in
  * client-assertion.ts. Any failure is invalid_client (401); two methods at once, invalid_request.

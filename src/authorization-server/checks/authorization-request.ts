@@ -9,6 +9,7 @@ import type { AuthorizationRequest } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { ClientLookup } from '../clients.js';
 import type { ResolvedConfig } from '../config.js';
+import { isJwkThumbprint } from '../dpop.js';
 
 export interface RedirectTarget {
   client: ClientRecord;
@@ -133,6 +134,10 @@ export function validateAuthorizationRequest(
   if (prompt.includes('none') && prompt.length > 1) {
     throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other prompt values');
   }
+  const dpopJkt = params.get('dpop_jkt');
+  if (dpopJkt !== undefined && !isJwkThumbprint(dpopJkt)) {
+    throw new OAuthError('invalid_request', 'dpop_jkt must be the JWK SHA-256 thumbprint of a DPoP key (43 base64url characters)');
+  }
   return {
     clientId: target.client.clientId,
     redirectUri: target.redirectUri,
@@ -143,5 +148,6 @@ export function validateAuthorizationRequest(
     codeChallenge,
     codeChallengeMethod: 'S256',
     prompt,
+    ...(dpopJkt === undefined ? {} : { dpopJkt }),
   };
 }

@@ -4,7 +4,7 @@ import { isSupportedJwsAlgorithm } from '../../core/jwt.js';
 import { redirectUriProblem } from '../../core/redirect-uri.js';
 import { parseScope } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
-import { JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
 
 export interface ValidClientMetadata {
   redirectUris: string[];
@@ -26,7 +26,7 @@ const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret
 const MAX_KEYS = 10;
 /** JWK members that only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4.1). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
-const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT_TYPE];
+const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT_TYPE, DEVICE_CODE_GRANT_TYPE];
 const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
 const STRING_FIELDS = ['client_name', 'software_id', 'software_version'] as const;
 const MAX_REDIRECT_URIS = 20;
@@ -81,8 +81,8 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   if (grantTypes.includes('authorization_code') !== responseTypes.includes('code')) {
     invalid('grant_types authorization_code and response_types code go together (RFC 7591 §2.1)');
   }
-  if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code')) {
-    invalid('refresh_token is issued only with authorization_code');
+  if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code') && !grantTypes.includes(DEVICE_CODE_GRANT_TYPE)) {
+    invalid(`refresh_token is issued only with authorization_code or ${DEVICE_CODE_GRANT_TYPE}`);
   }
   if (grantTypes.includes('client_credentials') && method === 'none') {
     invalid('client_credentials needs a confidential client (token_endpoint_auth_method other than none)');
@@ -111,12 +111,17 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     }
   }
 
+  // RFC 9449 §5.2: true makes every token request of this client carry a DPoP proof.
+  const dpopBound = body.dpop_bound_access_tokens;
+  if (dpopBound !== undefined && typeof dpopBound !== 'boolean') invalid('dpop_bound_access_tokens must be true or false');
+
   const metadata: Record<string, unknown> = {
     redirect_uris: [...new Set(redirectUris)],
     token_endpoint_auth_method: method,
     grant_types: [...new Set(grantTypes)],
     response_types: [...new Set(responseTypes)],
     ...(applicationType !== undefined ? { application_type: applicationType } : {}),
+    ...(dpopBound !== undefined ? { dpop_bound_access_tokens: dpopBound } : {}),
   };
   for (const field of STRING_FIELDS) {
     const value = body[field];

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { safeEqual } from '../../core/secrets.js';
 import type { ServerContext } from '../context.js';
-import { readText, singleValued, type Params } from '../http/params.js';
+import { readPageForm } from '../http/page-form.js';
 import { submitUpstreamChoice } from '../interaction/choose-upstream.js';
 import { notSignedIn, showConsent, submitConsent } from '../interaction/consent.js';
 import { showSignIn, submitSignIn } from '../interaction/sign-in.js';
@@ -16,7 +16,7 @@ import { expiredInteraction, loadInteraction } from '../interactions.js';
 
 /** The page each state shows. */
 const pages: Record<InteractionState, StepPage> = {
-  'sign-in': showSignIn,
+  'sign-in': (ctx, interaction) => showSignIn(ctx, interaction),
   'upstream-consent': showUpstreamConsent,
   consent: showConsent,
 };
@@ -32,35 +32,18 @@ const steps: Record<InteractionState, Partial<Record<StepName, Step>>> = {
   consent: { login: submitSignIn, upstream: submitUpstreamChoice, consent: submitConsent },
 };
 
-/**
- * The posted form. A person submitted our own form, so whatever is wrong with the body (too
- * large, not UTF-8, a repeated field) is one 400 page saying what; no program reads the status.
- */
-async function readInteractionForm(request: Request, maxBytes: number): Promise<Params> {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') {
-    throw new OAuthError('invalid_request', 'the form must be application/x-www-form-urlencoded').withUserMessage('Unexpected form encoding.');
-  }
-  try {
-    return singleValued(new URLSearchParams(await readText(request, maxBytes)));
-  } catch (error) {
-    if (error instanceof OAuthError) throw new OAuthError('invalid_request', error.description);
-    throw new OAuthError('invalid_request', 'the form body could not be read').withUserMessage('Malformed form.');
-  }
-}
-
 /** GET /interaction/:id: the sign-in page, or a consent page once a provider is chosen or someone signed in. */
 export async function interactionPage(ctx: ServerContext, request: Request, id: string): Promise<Response> {
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
-  return pages[interactionState(ctx, interaction)](ctx, interaction);
+  return pages[interactionState(ctx, interaction)](ctx, interaction, request);
 }
 
 /** POST /interaction/:id: a sign-in, a provider chosen or a consent decision, CSRF-checked and bound to this browser. */
 export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
-  const form = await readInteractionForm(request, ctx.config.maxBodyBytes);
+  const form = await readPageForm(request, ctx.config.maxBodyBytes);
   if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {
     throw new OAuthError('invalid_request', 'the csrf token does not match the interaction', 403).withUserMessage(
       'The form could not be verified. Reload the page and try again.',

@@ -35,12 +35,14 @@ export async function introspectEndpoint(ctx: ServerContext, request: Request): 
     active: true,
     scope: claims.scope,
     client_id: claims.client_id,
-    token_type: 'Bearer',
+    // RFC 9449 §6.2: a bound token is described with the key it is bound to.
+    token_type: claims.cnf ? 'DPoP' : 'Bearer',
     exp: claims.exp,
     iat: claims.iat,
     sub: claims.sub,
     aud: claims.aud,
     iss: claims.iss,
     jti: claims.jti,
+    ...(claims.cnf ? { cnf: claims.cnf } : {}),
   });
 }

@@ -1,5 +1,6 @@
+import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
-import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import type { ResolvedConfig } from '../config.js';
 import { ID_JAG_PROFILE } from '../grants/id-jag.js';
 import { respond } from '../http/responses.js';
@@ -11,6 +12,7 @@ export const ENDPOINT_PATHS = {
   revocation: '/revoke',
   introspection: '/introspect',
   jwks: '/jwks',
+  deviceAuthorization: '/device_authorization',
 } as const;
 
 /** The RFC 8414 document this server serves. */
@@ -23,6 +25,7 @@ export interface AuthorizationServerMetadata {
   revocation_endpoint: string;
   introspection_endpoint: string;
   jwks_uri: string;
+  device_authorization_endpoint: string;
   scopes_supported: string[];
   response_types_supported: string[];
   response_modes_supported: string[];
@@ -37,6 +40,8 @@ export interface AuthorizationServerMetadata {
   client_id_metadata_document_supported: boolean;
   authorization_response_iss_parameter_supported: boolean;
   prompt_values_supported: string[];
+  /** RFC 9449 §5.1: the algorithms DPoP proofs may be signed with. */
+  dpop_signing_alg_values_supported: string[];
   /** The jwt-bearer grant's profiles: the ID-JAG's, when a trusted IdP is configured. */
   authorization_grant_profiles_supported?: string[];
 }
@@ -55,10 +60,11 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     revocation_endpoint: at(ENDPOINT_PATHS.revocation),
     introspection_endpoint: at(ENDPOINT_PATHS.introspection),
     jwks_uri: at(ENDPOINT_PATHS.jwks),
+    device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization),
     scopes_supported: config.scopesSupported,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : [])],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : [])],
     token_endpoint_auth_methods_supported: clientAuth,
     token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     revocation_endpoint_auth_methods_supported: clientAuth,
@@ -69,6 +75,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     client_id_metadata_document_supported: config.clientIdMetadataDocuments.enabled,
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login', 'consent'],
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     ...(config.jwtBearer && config.jwtBearer.trustedIdps.length > 0 ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
   };
 }

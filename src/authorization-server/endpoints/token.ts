@@ -1,9 +1,11 @@
 import { OAuthError } from '../../core/errors.js';
-import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
+import { requiresDpop } from '../dpop.js';
 import { exchangeAuthorizationCode } from '../grants/authorization-code.js';
 import { clientCredentialsGrant } from '../grants/client-credentials.js';
+import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
 import { requestHeader } from '../http/body.js';
@@ -14,25 +16,38 @@ const grants = {
   authorization_code: exchangeAuthorizationCode,
   refresh_token: refreshAccessToken,
   client_credentials: clientCredentialsGrant,
+  [DEVICE_CODE_GRANT_TYPE]: deviceCodeGrant,
 } as const;
 
-/** POST /token: authenticate the client, then run the one grant it asked for. */
+/**
+ * POST /token: check the DPoP proof if one came (a nonce asked for, before anything else is
+ * done or spent), authenticate the client, then run the one grant it asked for, in a context that
+ * carries the proof's key when there was one: the grant's tokens are bound to it.
+ */
 export async function tokenEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
+  const proof = await ctx.dpop.check(requestHeader(request, 'dpop'), ctx.now());
   // A workload's token authenticates it (RFC 7521 §4.1): that grant may come with no client at all.
   const anonymous = grantType === JWT_BEARER_GRANT_TYPE && !namesClient(request, params);
   const client = anonymous ? null : await authenticateClient(ctx, request, params, 'token');
   const noting = client && ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
-  if (grantType === JWT_BEARER_GRANT_TYPE) return json(await jwtBearerGrant(ctx, client, params));
-  if (!client) throw new OAuthError('invalid_client', 'client authentication is required', 401);
-  if (!Object.hasOwn(grants, grantType)) {
-    throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
+  if (!proof && requiresDpop(client)) throw new OAuthError('invalid_dpop_proof', 'this client is registered with dpop_bound_access_tokens: send a DPoP proof');
+  const grantCtx: ServerContext = proof ? { ...ctx, dpopKey: { jkt: proof.jkt, bindsRefreshTokens: client?.tokenEndpointAuthMethod === 'none' } } : ctx;
+  let body: unknown;
+  if (grantType === JWT_BEARER_GRANT_TYPE) {
+    body = await jwtBearerGrant(grantCtx, client, params);
+  } else {
+    if (!client) throw new OAuthError('invalid_client', 'client authentication is required', 401);
+    if (!Object.hasOwn(grants, grantType)) {
+      throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
+    }
+    body = await grants[grantType as keyof typeof grants](grantCtx, client, params);
   }
-  const body = await grants[grantType as keyof typeof grants](ctx, client, params);
-  return json(body);
+  // With nonces on, each answer gives the nonce for the client's next proof.
+  return ctx.dpop.nonceRequired ? json(body, 200, await ctx.dpop.nonceHeader(ctx.now())) : json(body);
 }
 
 /** Whether the request says who its client is, in any way client authentication reads. */

@@ -1,5 +1,6 @@
 import type { ServerContext } from '../context.js';
 import { seeOther } from '../http/responses.js';
+import { toResponse } from '../pages/layout.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { stateHandle } from '../upstream/flow.js';
 import { finishUpstreamSignIn } from '../upstream/sign-in.js';
@@ -17,6 +18,11 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Requ
   // No interaction of this browser: an old or forged link, or one opened elsewhere. No code, and
   // nowhere trusted to send the browser.
   if (!interaction) throw expiredInteraction();
-  const { redirectTo, cookies } = await finishUpstreamSignIn(ctx, interaction, callback);
-  return seeOther(redirectTo, cookies);
+  const result = await finishUpstreamSignIn(ctx, interaction, callback);
+  if ('page' in result) {
+    const response = toResponse(result.page);
+    for (const cookie of result.cookies) response.headers.append('Set-Cookie', cookie);
+    return response;
+  }
+  return seeOther(result.redirectTo, result.cookies);
 }

@@ -4,6 +4,7 @@ import { hashSecret } from '../../core/secrets.js';
 import type { AuthorizationCodeRecord, ClientRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
+import { requireBoundKey } from '../dpop.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens, TokenFamily } from '../tokens.js';
 import { accessTokenExpiry, newRefreshToken } from '../tokens.js';
@@ -21,6 +22,8 @@ export async function exchangeAuthorizationCode(ctx: ServerContext, client: Clie
   const code = params.get('code');
   if (!code) throw new OAuthError('invalid_request', 'code is required');
   if (!params.get('code_verifier')) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
+  // A code bound by dpop_jkt (RFC 9449 §10) is checked before it is consumed: a thief without the key does not burn it.
+  requireBoundKey(code, ctx.dpopKey, 'authorization code');
 
   const now = ctx.now();
   // The checks run inside the store's transaction, after the code is consumed: a refused

@@ -1,11 +1,12 @@
 import { OAuthError } from '../../core/errors.js';
 import { isSubset, parseScope } from '../../core/scopes.js';
-import { hashSecret, randomToken } from '../../core/secrets.js';
+import { hashSecret } from '../../core/secrets.js';
 import type { ClientRecord, GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
-import { accessTokenExpiry, type IssuedTokens } from '../tokens.js';
+import { requireBoundKey } from '../dpop.js';
+import { accessTokenExpiry, newRefreshTokenValue, type IssuedTokens } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
 import { upstreamTokensOfGrant } from '../upstream/session.js';
 
@@ -27,10 +28,14 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
   }
   const presented = params.get('refresh_token');
   if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
+  // A token bound to a DPoP key is refused without that key's proof before anything is read or
+  // spent, the retry of a lost answer included. The new token is bound as the request binds them:
+  // to the same key, since the proof had to be made with it.
+  requireBoundKey(presented, ctx.dpopKey, 'refresh token');
   const now = ctx.now();
   const tokenHash = hashSecret(presented);
   // The new token takes the presented one's grant, client and scope in the store.
-  const nextToken = randomToken(32);
+  const nextToken = newRefreshTokenValue(ctx);
   const request: RefreshRequest = {
     tokenHash,
     clientId: client.clientId,

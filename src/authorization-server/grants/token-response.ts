@@ -12,7 +12,7 @@ export async function tokenResponse(ctx: ServerContext, grant: TokenFamily, scop
   const access = await issueAccessToken(ctx, grant, scope, grant.resource, now);
   const body: IssuedTokens = {
     access_token: access.token,
-    token_type: 'Bearer',
+    token_type: ctx.dpopKey ? 'DPoP' : 'Bearer',
     expires_in: access.expiresIn,
     scope: formatScope(scope),
   };

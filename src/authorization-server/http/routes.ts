@@ -8,8 +8,8 @@ export type Handler = (request: Request, params: Record<string, string>) => Prom
 
 const CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Context-Protocol-Version, MCP-Protocol-Version',
-  'Access-Control-Expose-Headers': 'WWW-Authenticate',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, DPoP, Context-Protocol-Version, MCP-Protocol-Version',
+  'Access-Control-Expose-Headers': 'WWW-Authenticate, DPoP-Nonce',
   'Access-Control-Max-Age': '600',
 };
 

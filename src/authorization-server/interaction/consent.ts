@@ -8,6 +8,7 @@ import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { currentSession } from '../sessions.js';
+import { showDeviceConsent, submitDeviceConsent } from './device-consent.js';
 import { formTargets, pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
 
@@ -19,7 +20,8 @@ export function notSignedIn(): OAuthError {
 }
 
 /** The consent page of the person signed in here: the client, where it returns to, the scopes and the resource. */
-export async function showConsent(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
+export async function showConsent(ctx: ServerContext, interaction: InteractionRecord, request: Request): Promise<Response> {
+  if (interaction.device) return showDeviceConsent(ctx, interaction, request);
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   const user = interaction.userId === null ? undefined : await ctx.store.getUser({ id: interaction.userId });
   // The user was removed since signing in: the sign-in page again.
@@ -41,6 +43,7 @@ export async function showConsent(ctx: ServerContext, interaction: InteractionRe
  * decides. Approved, the consent is remembered and the code goes to the client; denied, an error does.
  */
 export async function submitConsent(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+  if (interaction.device) return submitDeviceConsent(ctx, request, interaction, form);
   const { store } = ctx;
   const session = await currentSession(ctx, request);
   if (!session || interaction.userId === null || session.userId !== interaction.userId) throw notSignedIn();

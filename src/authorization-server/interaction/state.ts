@@ -24,7 +24,7 @@ export function isStepName(value: string | undefined): value is StepName {
 }
 
 /** A state's page (GET). */
-export type StepPage = (ctx: ServerContext, interaction: InteractionRecord) => Promise<Response>;
+export type StepPage = (ctx: ServerContext, interaction: InteractionRecord, request: Request) => Promise<Response>;
 
 /** A posted step, once the interaction was found for this browser and the form's csrf token checked. */
 export type Step = (ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params) => Promise<Response>;

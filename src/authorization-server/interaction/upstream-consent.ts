@@ -8,6 +8,9 @@ import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
 import { forwardUpstream, upstreamConfig } from '../upstream/sign-in.js';
+import { denyDevice } from '../device-decisions.js';
+import { deviceDonePage } from '../pages/device.js';
+import { showDeviceConsent } from './device-consent.js';
 import { formTargets, pageBasics, requestShown } from './page-parts.js';
 
 /** The provider this interaction's person chose; the state `upstream-consent` has one. */
@@ -20,9 +23,10 @@ function chosenProvider(interaction: InteractionRecord): string {
  * The consent page before anything is forwarded upstream: every dynamically registered client
  * reaches the provider through our one client id, so the person approves this client first.
  */
-export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord): Promise<Response> {
-  const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
+export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord, request: Request): Promise<Response> {
   const up = await upstreamConfig(ctx).providers.get(chosenProvider(interaction));
+  if (interaction.device) return showDeviceConsent(ctx, interaction, request, { name: up.name, origin: new URL(up.as.authorization_endpoint!).origin });
+  const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   return toResponse(
     consentPage({
       action,
@@ -43,6 +47,7 @@ export async function submitUpstreamConsent(ctx: ServerContext, _request: Reques
   if (decision !== 'deny') throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
   const consumed = await ctx.store.consumeInteraction(interaction.id, ctx.now());
   if (!consumed) throw expiredInteraction();
+  if (consumed.device) return toResponse(deviceDonePage(await denyDevice(ctx, consumed, null)));
   ctx.log({ event: 'consent_denied', client_id: consumed.clientId, provider });
   throw new OAuthError('access_denied', 'the user denied the request').redirectTo(trustedRedirect(consumed.request, ctx.config.issuer));
 }

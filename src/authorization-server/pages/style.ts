@@ -39,4 +39,8 @@ form.providers { display: grid; gap: 10px; margin-top: 20px; }
 .tag { color: var(--danger); border: 1px solid var(--danger); border-radius: 4px; padding: 0 4px; font-size: .75rem; white-space: nowrap; }
 ul.scopes { margin: 4px 0; padding-left: 20px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
+/* The device's user code: large, spaced, easy to compare letter by letter. */
+.user-code { display: block; text-align: center; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 1.6rem;
+  letter-spacing: .15em; padding: 10px; margin: 8px 0; border: 1px solid var(--line); border-radius: 8px; background: var(--bg); }
+input.user-code { width: 100%; color: inherit; text-transform: uppercase; font: 1.4rem ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .15em; }
 `;

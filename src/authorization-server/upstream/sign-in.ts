@@ -18,6 +18,9 @@ import { randomToken } from '../../core/secrets.js';
 import type { InteractionRecord, UpstreamSessionRecord } from '../../store/store.js';
 import { codeRedirect, trustedRedirect } from '../authorization-response.js';
 import { rememberConsent } from '../consent.js';
+import { approveDevice } from '../device-decisions.js';
+import { deviceDonePage } from '../pages/device.js';
+import type { Page } from '../pages/layout.js';
 import type { ServerContext, UpstreamSignIn } from '../context.js';
 import { expiredInteraction } from '../interactions.js';
 import { startSession } from '../sessions.js';
@@ -57,11 +60,11 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   return url;
 }
 
-/** Where the browser goes at the end of an upstream sign-in (the client, with our code), and the session cookie it gets. */
-export interface UpstreamSignInResult {
-  redirectTo: string;
-  cookies: string[];
-}
+/**
+ * Where the browser goes at the end of an upstream sign-in (the client, with our code), or for a
+ * device's authorization the page saying what became of it; and the session cookie it gets.
+ */
+export type UpstreamSignInResult = ({ redirectTo: string } | { page: Page }) & { cookies: string[] };
 
 /** Step 4: the callback `callback` arrived for `interaction`, which belongs to the browser that brought it. */
 export async function finishUpstreamSignIn(ctx: ServerContext, interaction: InteractionRecord, callback: URL): Promise<UpstreamSignInResult> {
@@ -88,6 +91,10 @@ export async function finishUpstreamSignIn(ctx: ServerContext, interaction: Inte
     const upstreamSession = await createUpstreamSession(ctx, upstream, user.id, up.id, identity.subject, tokens);
     const { session, cookie } = await startSession(ctx, user.id, upstreamSession.id);
     log({ event: 'login', user_id: user.id, client_id: consumed.clientId, provider: up.id });
+    if (consumed.device) {
+      // Approved on the device consent page before the person was forwarded (step 3).
+      return { page: deviceDonePage(await approveDevice(ctx, consumed, user.id, session.authTime, upstreamSession.id)), cookies: [cookie] };
+    }
     // The person approved this client on our consent page before we forwarded them (step 3).
     await rememberConsent(ctx, user.id, consumed.request);
     log({ event: 'consent_granted', user_id: user.id, client_id: consumed.clientId });

@@ -173,6 +173,8 @@ export const INTERACTIONS: Table = {
     col('expires_at', 'int'),
     // The upstream provider chosen, and (sealed) what its callback must be checked against.
     col('upstream', 'json', { nullable: true, since: 3 }),
+    // Version 14: the device authorization an interaction from the verification page decides.
+    col('device', 'json', { nullable: true, since: 14 }),
   ],
   indexes: [index('interactions_client_id', ['client_id']), index('interactions_user_id', ['user_id']), index('interactions_expires_at', ['expires_at'])],
 };
@@ -401,12 +403,41 @@ export const USED_ASSERTIONS: Table = {
   indexes: [index('used_assertions_expires_at', ['expires_at'], { since: 13 })],
 };
 
+/**
+ * Version 14: device authorization requests (RFC 8628), by the hash of the device code; the user
+ * code's hash is unique too (the verification page finds them by it). Approval creates the grant
+ * and a code under the device code's hash, in authorization_codes; what is left here expires.
+ */
+export const DEVICE_AUTHORIZATIONS: Table = {
+  name: 'device_authorizations',
+  since: 14,
+  primaryKey: ['device_code_hash'],
+  columns: [
+    col('device_code_hash', 'text', { since: 14 }),
+    col('user_code_hash', 'text', { since: 14, unique: true }),
+    col('client_id', 'text', { since: 14, ...ref('clients', 'client_id') }),
+    col('scope', 'json', { since: 14 }),
+    col('resource', 'text', { since: 14 }),
+    // Not `interval`, a PostgreSQL keyword.
+    col('poll_interval', 'int', { since: 14, field: 'interval' }),
+    col('last_polled_at', 'int', { since: 14, nullable: true }),
+    col('status', 'text', { since: 14, oneOf: ['pending', 'approved', 'denied'] }),
+    col('created_at', 'int', { since: 14 }),
+    col('expires_at', 'int', { since: 14 }),
+  ],
+  indexes: [
+    index('device_authorizations_client_id', ['client_id'], { since: 14 }),
+    index('device_authorizations_expires_at', ['expires_at'], { since: 14 }),
+  ],
+};
+
 /** Every table, parents before children (the order they are created in). */
 export const TABLES: readonly Table[] = [
   CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, SPENT_REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
   RATE_LIMITS,
   REVOCATIONS,
   USED_ASSERTIONS,
+  DEVICE_AUTHORIZATIONS,
 ];
 
 /** The tables of the current version. */

@@ -9,6 +9,7 @@ import type {
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
+  DeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
   RefreshRequest,
@@ -23,12 +24,12 @@ import type {
   UserIdentityRecord,
   UserRecord,
 } from '../store.js';
-import { CLIENT_USE_GRANULARITY, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from '../internal.js';
+import { CLIENT_USE_GRANULARITY, devicePoll, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from '../internal.js';
 import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
-  AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUTHORIZATION_CODES, CLIENTS, CONSENTS, DEVICE_AUTHORIZATIONS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
 } from './schema.js';
 import { S, type WalkedSweep } from './statements.js';
 
@@ -230,6 +231,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const grant = mapper<GrantRecord>(d, GRANTS);
   const code = mapper<AuthorizationCodeRecord>(d, AUTHORIZATION_CODES);
   const refresh = mapper<RefreshTokenRecord>(d, REFRESH_TOKENS);
+  const device = mapper<DeviceAuthorizationRecord>(d, DEVICE_AUTHORIZATIONS);
   const key = mapper<SigningKeyRecord>(d, SIGNING_KEYS);
   const identity = mapper<UserIdentityRecord>(d, USER_IDENTITIES);
   const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
@@ -395,6 +397,36 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           if (result.status !== 'ok') return result;
           const tokens = issue(result.record);
           if (tokens) yield* issueUnder(result.record.grantId, tokens.accessExpiresAt, tokens.refreshToken);
+          return result;
+        })(),
+      ),
+
+    createDeviceAuthorization: (record) => run(ignore(exec(S.insertDevice, device.params(record)))),
+    findPendingDeviceAuthorization: (userCodeHash, now) =>
+      run(then(get(S.findPendingDevice, { user_code_hash: userCodeHash, now }), (row) => optional(row, device.record))),
+    approveDeviceAuthorization: (deviceCodeHash, now, grantRecord, codeRecord) =>
+      inTransaction(
+        (function* () {
+          const approved = yield* get(S.decideDevice, { device_code_hash: deviceCodeHash, now, status: 'approved' });
+          if (!approved) return false;
+          yield* exec(S.insertGrant, grant.params(grantRecord));
+          yield* exec(S.insertCode, code.params({ ...codeRecord, codeHash: deviceCodeHash, expiresAt: approved.expires_at as number }));
+          return true;
+        })(),
+      ),
+    denyDeviceAuthorization: (deviceCodeHash, now) =>
+      run(then(get(S.decideDevice, { device_code_hash: deviceCodeHash, now, status: 'denied' }), (row) => row !== undefined)),
+    pollDeviceAuthorization: (deviceCodeHash, clientId, now) =>
+      inTransaction(
+        (function* () {
+          const row = yield* get(S.lockDevice, { device_code_hash: deviceCodeHash });
+          if (!row) return { status: 'missing' as const };
+          const record = device.record(row);
+          if (record.clientId !== clientId) return { status: 'foreign' as const, record };
+          const { result, changed } = devicePoll(record, now);
+          if (changed) {
+            yield* exec(S.recordDevicePoll, { device_code_hash: deviceCodeHash, poll_interval: changed.interval, last_polled_at: changed.lastPolledAt });
+          }
           return result;
         })(),
       ),

@@ -7,7 +7,7 @@
 import { REVOCATION_MARGIN, SPENT_KEY_CHARS } from '../internal.js';
 import type { Statement } from './dialect.js';
 import {
-  AUTHORIZATION_CODES, CLIENTS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUTHORIZATION_CODES, CLIENTS, DEVICE_AUTHORIZATIONS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
   type Table,
 } from './schema.js';
 import type { Dialect } from './dialect.js';
@@ -359,6 +359,24 @@ export const S = {
      RETURNING assertion_key`,
   ),
 
+  insertDevice: insert(DEVICE_AUTHORIZATIONS),
+  findPendingDevice: stmt(
+    'findPendingDevice',
+    `SELECT * FROM device_authorizations WHERE user_code_hash = :user_code_hash AND status = 'pending' AND expires_at > :now`,
+  ),
+  // A decision, taken once: the row is re-checked under its lock when two meet.
+  decideDevice: stmt(
+    'decideDevice',
+    `UPDATE device_authorizations SET status = :status
+     WHERE device_code_hash = :device_code_hash AND status = 'pending' AND expires_at > :now RETURNING expires_at`,
+  ),
+  // A poll reads the row locked (PostgreSQL; SQLite's transaction holds the write lock already), so the next poll sees this one.
+  lockDevice: stmt('lockDevice', (d) => `SELECT * FROM device_authorizations WHERE device_code_hash = :device_code_hash${d.name === 'postgres' ? ' FOR UPDATE' : ''}`),
+  recordDevicePoll: stmt(
+    'recordDevicePoll',
+    'UPDATE device_authorizations SET poll_interval = :poll_interval, last_polled_at = :last_polled_at WHERE device_code_hash = :device_code_hash',
+  ),
+
   listRevocations: stmt(
     'listRevocations',
     'SELECT * FROM revocations WHERE revoked_at >= :since AND expires_at > :now ORDER BY revoked_at, kind{binary}, id{binary}',
@@ -384,6 +402,7 @@ export const S = {
     { walk: walked('refresh_tokens', 'token_hash') },
     { walk: walked('spent_refresh_tokens', 'token_key') },
     { drain: batched('authorization_codes', 'code_hash', 'expires_at <= :now') },
+    { drain: batched('device_authorizations', 'device_code_hash', 'expires_at <= :now') },
     { drain: batched('sessions', 'id_hash', 'expires_at <= :now') },
     { drain: batched('interactions', 'id', 'expires_at <= :now') },
     { drain: batched('rate_limits', 'bucket_key', 'expires_at <= :now') },

@@ -7,6 +7,7 @@ import type {
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
+  DeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
   RefreshRequest,
@@ -83,6 +84,7 @@ export function makeInteraction(clientId: string, overrides: Partial<Interaction
     createdAt: NOW,
     expiresAt: NOW + 600,
     upstream: null,
+    device: null,
     ...overrides,
   };
 }
@@ -126,6 +128,22 @@ export function makeCode(grant: GrantRecord, overrides: Partial<AuthorizationCod
     createdAt: NOW,
     expiresAt: NOW + 60,
     consumedAt: null,
+    ...overrides,
+  };
+}
+
+export function makeDeviceAuthorization(clientId: string, overrides: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthorizationRecord {
+  return {
+    deviceCodeHash: hashSecret(uniqueId('device')),
+    userCodeHash: hashSecret(uniqueId('user-code')),
+    clientId,
+    scope: ['read'],
+    resource: 'https://mcp.example/',
+    interval: 5,
+    lastPolledAt: null,
+    status: 'pending',
+    createdAt: NOW,
+    expiresAt: NOW + 600,
     ...overrides,
   };
 }

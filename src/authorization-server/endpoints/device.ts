@@ -1,0 +1,110 @@
+import { OAuthError } from '../../core/errors.js';
+import { hashSecret, randomToken, safeEqual } from '../../core/secrets.js';
+import type { ServerContext } from '../context.js';
+import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash } from '../device-codes.js';
+import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
+import { readPageForm } from '../http/page-form.js';
+import { seeOther } from '../http/responses.js';
+import { deviceCodePage } from '../pages/device.js';
+import { toResponse } from '../pages/layout.js';
+import { browserBinding, currentSession } from '../sessions.js';
+import { SignInThrottle } from '../sign-in-throttle.js';
+
+/*
+ * The device verification page (RFC 8628 §3.3). A person enters the code their device shows; the
+ * right code starts an interaction bound to this browser, as /authorize does, and the usual
+ * sign-in follows, then a consent page that says a device is asking. A link's code is only filled
+ * in: nothing is approved without the person submitting it and then approving.
+ */
+
+/** The code form's anti-CSRF token: derived from this browser's binding cookie, so only a page this browser loaded posts it. */
+const formToken = (binding: string): string => hashSecret(`device-form:${binding}`);
+
+/** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
+const throttleKeys = (ctx: ServerContext, request: Request): string[] => {
+  const keys = SignInThrottle.addressKeys(ctx.clientAddress(request));
+  return keys.length > 0 ? keys : ['address:unknown'];
+};
+
+/** What an upstream sign-in that failed sends back here (as `error`), said to the person. */
+const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to try once more.';
+
+/** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
+export function devicePage(ctx: ServerContext, request: Request): Response {
+  const url = new URL(request.url);
+  const binding = browserBinding(ctx, request);
+  const typed = url.searchParams.get('user_code') ?? undefined;
+  const page = deviceCodePage({
+    action: `${ctx.config.basePath}${DEVICE_VERIFICATION_PATH}`,
+    csrfToken: formToken(binding.value),
+    ...(typed !== undefined ? { userCode: typed.slice(0, 20) } : {}),
+    ...(url.searchParams.has('error') ? { error: UPSTREAM_FAILED } : {}),
+  });
+  return toResponse(page, binding.cookie ? { 'Set-Cookie': binding.cookie } : {});
+}
+
+/** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
+export async function deviceSubmit(ctx: ServerContext, request: Request): Promise<Response> {
+  const form = await readPageForm(request, ctx.config.maxBodyBytes);
+  const binding = readCookie(request, BROWSER_COOKIE);
+  if (!binding || !safeEqual(form.get('csrf') ?? '', formToken(binding))) {
+    throw new OAuthError('invalid_request', 'the csrf token does not match this browser', 403).withUserMessage(
+      'The form could not be verified. Reload the page and try again.',
+    );
+  }
+  const action = `${ctx.config.basePath}${DEVICE_VERIFICATION_PATH}`;
+  const typed = (form.get('user_code') ?? '').slice(0, 20);
+  const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+    toResponse(deviceCodePage({ action, csrfToken: formToken(binding), userCode: typed, error, status }), headers);
+
+  const attempt = ctx.signInThrottle.begin(throttleKeys(ctx, request), ctx.nowMs());
+  if (typeof attempt === 'number') {
+    ctx.log({ event: 'user_code_throttled' });
+    return again(`Too many wrong codes from this address. Try again in ${attempt} second${attempt === 1 ? '' : 's'}.`, 429, { 'Retry-After': String(attempt) });
+  }
+  const now = ctx.now();
+  const code = normalizeUserCode(typed);
+  let device;
+  try {
+    device = code ? await ctx.store.findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
+  } catch (error) {
+    attempt.abandoned();
+    throw error;
+  }
+  if (!code || !device) {
+    attempt.failed(ctx.nowMs());
+    ctx.log({ event: 'user_code_wrong' });
+    return again('That code is wrong, expired or already used. Check the code your device shows and type it again.', 400);
+  }
+  attempt.succeeded();
+
+  const session = await currentSession(ctx, request);
+  const interactionId = randomToken(24);
+  await ctx.store.createInteraction({
+    id: interactionId,
+    clientId: device.clientId,
+    // What the pages and the consent read of a request: the device's client, scope and resource.
+    // No redirect and no PKCE: the device's decision is taken by the device consent, never sent anywhere.
+    request: {
+      clientId: device.clientId,
+      redirectUri: `${ctx.config.issuer}${DEVICE_VERIFICATION_PATH}`,
+      redirectUriProvided: false,
+      state: null,
+      scope: device.scope,
+      resource: device.resource,
+      codeChallenge: '',
+      codeChallengeMethod: 'S256',
+      // A device is always confirmed, even with a remembered consent: the person compares the code.
+      prompt: ['consent'],
+    },
+    browserBindingHash: hashSecret(binding),
+    csrfToken: randomToken(24),
+    userId: session?.userId ?? null,
+    createdAt: now,
+    expiresAt: Math.min(now + ctx.config.interactionTtl, device.expiresAt),
+    upstream: null,
+    device: { deviceCodeHash: device.deviceCodeHash, sealedUserCode: sealUserCode(code, binding, interactionId) },
+  });
+  ctx.log({ event: 'user_code_accepted', client_id: device.clientId });
+  return seeOther(`${ctx.config.basePath}/interaction/${interactionId}`);
+}

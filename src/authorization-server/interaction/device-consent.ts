@@ -1,0 +1,71 @@
+import { OAuthError } from '../../core/errors.js';
+import type { InteractionRecord } from '../../store/store.js';
+import type { ServerContext } from '../context.js';
+import { approveDevice, denyDevice } from '../device-decisions.js';
+import { displayUserCode, openUserCode } from '../device-codes.js';
+import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
+import type { Params } from '../http/params.js';
+import { expiredInteraction } from '../interactions.js';
+import { deviceConsentPage, deviceDonePage } from '../pages/device.js';
+import { toResponse } from '../pages/layout.js';
+import { currentSession } from '../sessions.js';
+import { pageBasics, requestShown } from './page-parts.js';
+import { showSignIn } from './sign-in.js';
+
+/** The user code of a device interaction, opened with this browser's cookie (undefined if it does not open). */
+function userCodeOf(request: Request, interaction: InteractionRecord): string | undefined {
+  const binding = readCookie(request, BROWSER_COOKIE);
+  return binding && interaction.device ? openUserCode(interaction.device.sealedUserCode, binding, interaction.id) : undefined;
+}
+
+/**
+ * The device consent page: signed in here (`username`), or before an upstream sign-in
+ * (`upstream`: the provider's name, and its origin the form leads to once approved).
+ */
+export async function showDeviceConsent(
+  ctx: ServerContext,
+  interaction: InteractionRecord,
+  request: Request,
+  upstream?: { name: string; origin: string },
+): Promise<Response> {
+  const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
+  let username: string | undefined;
+  if (!upstream) {
+    const user = interaction.userId === null ? undefined : await ctx.store.getUser({ id: interaction.userId });
+    if (!user) return showSignIn(ctx, interaction);
+    username = user.username;
+  }
+  const userCode = userCodeOf(request, interaction);
+  return toResponse(
+    deviceConsentPage({
+      action,
+      csrfToken,
+      clientName,
+      ...requestShown(client, interaction),
+      ...(username !== undefined ? { username } : { upstreamName: upstream?.name ?? '' }),
+      ...(userCode ? { userCode: displayUserCode(userCode) } : {}),
+      formTargets: upstream ? [upstream.origin] : [],
+    }),
+  );
+}
+
+/** step=consent of a device interaction, signed in here: the decision is taken once, and the person told what became of it. */
+export async function submitDeviceConsent(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+  const session = await currentSession(ctx, request);
+  if (!session || interaction.userId === null || session.userId !== interaction.userId) {
+    throw new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(
+      'Your session ended. Enter the code from your device again.',
+    );
+  }
+  const decision = form.get('decision');
+  if (decision !== 'approve' && decision !== 'deny') {
+    throw new OAuthError('invalid_request', 'decision must be approve or deny').withUserMessage('Choose Approve or Deny.');
+  }
+  const consumed = await ctx.store.consumeInteraction(interaction.id, ctx.now());
+  if (!consumed) throw expiredInteraction();
+  const outcome =
+    decision === 'approve'
+      ? await approveDevice(ctx, consumed, session.userId, session.authTime, session.upstreamSessionId)
+      : await denyDevice(ctx, consumed, session.userId);
+  return toResponse(deviceDonePage(outcome));
+}

@@ -1,0 +1,439 @@
+/**
+ * DPoP (RFC 9449) at the token endpoint: every grant binds its access token to the proof's key
+ * (cnf.jkt, token_type DPoP); codes bound by dpop_jkt and public clients' refresh tokens are
+ * redeemed only with a proof of their key; every defect of a proof is refused with
+ * invalid_dpop_proof naming it, before anything is spent; nonces when the operator asks for them.
+ */
+import assert from 'node:assert/strict';
+import { createPrivateKey } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
+import { registerClient as createClient } from '../../src/authorization-server/clients.js';
+import { DPOP_SIGNING_ALGORITHMS, dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
+import { jwtSigner } from '../../src/core/jwt.js';
+import { JWT_BEARER_GRANT_TYPE } from '../../src/core/protocol.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import type { FullStore } from '../../src/store/store.js';
+import { startTestIssuer } from '../helpers/enterprise-idp.js';
+import {
+  addResourceServer, addUser, authorizationRequest, authorizeUrl, Browser, completeInteraction, createHarness, expectOAuthError, introspect, ISSUER,
+  jwtClaims, postForm, REDIRECT_URI, registerClient, registerServiceClient, RESOURCE, REVISIONS,
+  type Harness, type HarnessOptions, type TestClient,
+} from '../helpers/harness.js';
+import { POSTGRES, SQLITE } from '../helpers/stores.js';
+
+const TOKEN_URL = `${ISSUER}/token`;
+type Signer = ReturnType<typeof dpopProofSigner>;
+const newKey = (): Signer => dpopProofSigner(generateDpopKeyPair());
+
+/** A proof for a token request to `h`, made now by its clock. */
+function proofFor(h: Harness, key: Signer, options: { nonce?: string; url?: string; method?: string; now?: number } = {}): string {
+  return key.sign({ method: options.method ?? 'POST', url: options.url ?? TOKEN_URL, now: options.now ?? h.clock.now, ...(options.nonce ? { nonce: options.nonce } : {}) });
+}
+
+/** POST /token as `client` (its own authentication), with `dpop` as the DPoP header when given. */
+function tokenRequest(h: Harness, client: TestClient, values: Record<string, string | undefined>, dpop?: string): Promise<Response> {
+  const method = client.token_endpoint_auth_method;
+  const headers: Record<string, string> = dpop === undefined ? {} : { dpop };
+  if (method === 'client_secret_basic') {
+    headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret!)}`).toString('base64')}`;
+    return postForm(h, '/token', values, headers);
+  }
+  return postForm(h, '/token', { client_id: client.client_id, ...(method === 'client_secret_post' ? { client_secret: client.client_secret } : {}), ...values }, headers);
+}
+
+/** A code for `client`, approved by alice; `dpopJkt` binds it (RFC 9449 §10). */
+async function codeFor(h: Harness, client: TestClient, dpopJkt?: string): Promise<{ code: string; verifier: string }> {
+  const existing = await h.store.getUser({ username: 'alice' });
+  const user = existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h);
+  const { params, verifier } = authorizationRequest(client, REVISIONS[0], { dpop_jkt: dpopJkt });
+  const browser = new Browser(h);
+  const { location } = await completeInteraction(browser, await browser.fetch(authorizeUrl(params)), { user });
+  const code = location.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${location}`);
+  return { code, verifier };
+}
+
+function redeem(h: Harness, client: TestClient, code: { code: string; verifier: string }, dpop?: string): Promise<Response> {
+  return tokenRequest(h, client, { grant_type: 'authorization_code', code: code.code, code_verifier: code.verifier, redirect_uri: REDIRECT_URI }, dpop);
+}
+
+function refresh(h: Harness, client: TestClient, refreshToken: string, dpop?: string): Promise<Response> {
+  return tokenRequest(h, client, { grant_type: 'refresh_token', refresh_token: refreshToken }, dpop);
+}
+
+async function ok(response: Response): Promise<Record<string, string>> {
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  return JSON.parse(text) as Record<string, string>;
+}
+
+/** Asserts the answer is bound to `key`: token_type DPoP and cnf.jkt in the access token. */
+function assertBound(body: Record<string, string>, key: Signer): void {
+  assert.equal(body.token_type, 'DPoP');
+  assert.deepEqual(jwtClaims(body.access_token).cnf, { jkt: key.jkt });
+}
+
+async function refusedProof(response: Response, pattern: RegExp, error = 'invalid_dpop_proof'): Promise<void> {
+  const body = await expectOAuthError(response, 400, error);
+  assert.match(body.error_description ?? '', pattern);
+}
+
+/** A confidential browser client (client_secret_basic) with refresh tokens. */
+function confidentialClient(h: Harness): Promise<TestClient> {
+  return registerClient(h, { token_endpoint_auth_method: 'client_secret_basic' });
+}
+
+describe('DPoP at the token endpoint — metadata', () => {
+  it('publishes dpop_signing_alg_values_supported: the asymmetric algorithms proofs are checked with', async () => {
+    const h = createHarness();
+    const metadata = (await (await h.request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+    assert.deepEqual(metadata.dpop_signing_alg_values_supported, [...DPOP_SIGNING_ALGORITHMS]);
+    assert.ok(!(metadata.dpop_signing_alg_values_supported as string[]).some((alg) => alg === 'none' || alg.startsWith('HS')));
+  });
+
+  it('lets browsers send DPoP and read DPoP-Nonce (CORS)', async () => {
+    const h = createHarness();
+    const preflight = await h.request('/token', { method: 'OPTIONS' });
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /\bDPoP\b/);
+    assert.match(preflight.headers.get('access-control-expose-headers') ?? '', /\bDPoP-Nonce\b/);
+  });
+});
+
+describe('DPoP at the token endpoint — every grant binds its access token to the proof\'s key', () => {
+  it('authorization_code (public client): DPoP token, cnf.jkt, and a refresh token bound to the key', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const key = newKey();
+    const body = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key)));
+    assertBound(body, key);
+    assert.ok(body.refresh_token!.endsWith(`.${key.jkt}`), 'a public client\'s refresh token carries the key it is bound to');
+  });
+
+  it('without a proof, nothing changes: Bearer, no cnf, a plain refresh token', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const body = await ok(await redeem(h, client, await codeFor(h, client)));
+    assert.equal(body.token_type, 'Bearer');
+    assert.equal(jwtClaims(body.access_token).cnf, undefined);
+    assert.ok(!body.refresh_token!.includes('.'));
+  });
+
+  it('refresh_token (public client): the new pair stays bound to the same key', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const key = newKey();
+    const first = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key)));
+    const second = await ok(await refresh(h, client, first.refresh_token!, proofFor(h, key)));
+    assertBound(second, key);
+    assert.ok(second.refresh_token!.endsWith(`.${key.jkt}`), 'the binding is kept on rotation');
+    assert.notEqual(second.refresh_token, first.refresh_token);
+  });
+
+  it('refresh_token (confidential client): the refresh token is not bound; each access token is bound to its request\'s proof', async () => {
+    const h = createHarness();
+    const client = await confidentialClient(h);
+    const [one, two] = [newKey(), newKey()];
+    const first = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, one)));
+    assertBound(first, one);
+    assert.ok(!first.refresh_token!.includes('.'), 'a confidential client\'s refresh token is sender-constrained by its authentication already');
+    const second = await ok(await refresh(h, client, first.refresh_token!, proofFor(h, two)));
+    assertBound(second, two);
+    const third = await ok(await refresh(h, client, second.refresh_token!));
+    assert.equal(third.token_type, 'Bearer');
+  });
+
+  it('client_credentials', async () => {
+    const h = createHarness();
+    const client = await registerServiceClient(h);
+    const key = newKey();
+    assertBound(await ok(await tokenRequest(h, client, { grant_type: 'client_credentials' }, proofFor(h, key))), key);
+  });
+
+  it('jwt-bearer (an ID-JAG from a trusted identity provider)', async () => {
+    const idp = await startTestIssuer();
+    try {
+      const h = createHarness({ trustedIdps: [idp.issuer], allowInsecureIssuers: true });
+      const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE] }, h.server.metadata.scopes_supported);
+      const { client: record, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
+      const client: TestClient = { client_id: record.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
+      const assertion = await idp.sign(
+        { iss: idp.issuer, sub: 'employee-1', aud: ISSUER, resource: RESOURCE, client_id: client.client_id, jti: 'jag-dpop', iat: h.clock.now, exp: h.clock.now + 300, scope: 'mcp:tools' },
+        { typ: 'oauth-id-jag+jwt' },
+      );
+      const key = newKey();
+      assertBound(await ok(await tokenRequest(h, client, { grant_type: JWT_BEARER_GRANT_TYPE, assertion }, proofFor(h, key))), key);
+    } finally {
+      await idp.close();
+    }
+  });
+
+  it('introspection describes a bound token with its cnf and token_type DPoP', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const rs = await addResourceServer(h);
+    const key = newKey();
+    const bound = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key)));
+    const described = await introspect(h, bound.access_token, rs);
+    assert.equal(described.active, true);
+    assert.equal(described.token_type, 'DPoP');
+    assert.deepEqual(described.cnf, { jkt: key.jkt });
+    const plain = await ok(await redeem(h, client, await codeFor(h, client)));
+    const plainDescribed = await introspect(h, plain.access_token, rs);
+    assert.equal(plainDescribed.token_type, 'Bearer');
+    assert.equal(plainDescribed.cnf, undefined);
+  });
+});
+
+describe('DPoP at the token endpoint — defects of a proof are refused, naming them', () => {
+  async function setup(options: HarnessOptions = {}): Promise<{ h: Harness; client: TestClient }> {
+    const h = createHarness(options);
+    return { h, client: await registerServiceClient(h) };
+  }
+  const grant = { grant_type: 'client_credentials' };
+
+  it('a proof for another URL (htu)', async () => {
+    const { h, client } = await setup();
+    await refusedProof(await tokenRequest(h, client, grant, proofFor(h, newKey(), { url: `${ISSUER}/other` })), /htu/);
+  });
+
+  it('a proof for another method (htm)', async () => {
+    const { h, client } = await setup();
+    await refusedProof(await tokenRequest(h, client, grant, proofFor(h, newKey(), { method: 'GET' })), /htm/);
+  });
+
+  it('a stale proof (iat too old) and one from the future', async () => {
+    const { h, client } = await setup();
+    await refusedProof(await tokenRequest(h, client, grant, proofFor(h, newKey(), { now: h.clock.now - 600 })), /too old/);
+    await refusedProof(await tokenRequest(h, client, grant, proofFor(h, newKey(), { now: h.clock.now + 600 })), /future/);
+  });
+
+  it('a replayed proof (the same jti twice)', async () => {
+    const { h, client } = await setup();
+    const proof = proofFor(h, newKey());
+    await ok(await tokenRequest(h, client, grant, proof));
+    await refusedProof(await tokenRequest(h, client, grant, proof), /already used/);
+  });
+
+  it('a proof whose jwk carries the private key', async () => {
+    const { h, client } = await setup();
+    const pair = generateDpopKeyPair();
+    const sign = jwtSigner({ alg: 'ES256', typ: 'dpop+jwt', jwk: pair.privateJwk as Record<string, unknown> }, createPrivateKey({ key: pair.privateJwk, format: 'jwk' }));
+    const leaky = sign({ jti: 'leaky-1', htm: 'POST', htu: TOKEN_URL, iat: h.clock.now });
+    await refusedProof(await tokenRequest(h, client, grant, leaky), /private key/);
+  });
+
+  it('alg none (an unsigned proof)', async () => {
+    const { h, client } = await setup();
+    const pair = generateDpopKeyPair();
+    const { kty, crv, x, y } = pair.publicJwk as Record<string, string>;
+    const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const unsigned = `${encode({ typ: 'dpop+jwt', alg: 'none', jwk: { kty, crv, x, y } })}.${encode({ jti: 'x1', htm: 'POST', htu: TOKEN_URL, iat: h.clock.now })}.AAAA`;
+    await refusedProof(await tokenRequest(h, client, grant, unsigned), /alg is not an asymmetric algorithm/);
+  });
+
+  it('two DPoP headers', async () => {
+    const { h, client } = await setup();
+    const key = newKey();
+    const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` });
+    headers.append('dpop', proofFor(h, key));
+    headers.append('dpop', proofFor(h, key));
+    await refusedProof(await h.request('/token', { method: 'POST', headers, body: 'grant_type=client_credentials' }), /more than one/);
+  });
+
+  it('no proof from a client registered with dpop_bound_access_tokens (RFC 9449 §5.2)', async () => {
+    const h = createHarness();
+    const client = await registerServiceClient(h, 'client_secret_basic', { dpop_bound_access_tokens: true });
+    await refusedProof(await tokenRequest(h, client, grant), /dpop_bound_access_tokens/);
+    const key = newKey();
+    assertBound(await ok(await tokenRequest(h, client, grant, proofFor(h, key))), key);
+  });
+});
+
+describe('DPoP at the token endpoint — codes bound by dpop_jkt (RFC 9449 §10)', () => {
+  it('are redeemed with a proof of that key only; a missing proof or another key burns nothing', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const key = newKey();
+    const code = await codeFor(h, client, key.jkt);
+    assert.ok(code.code.endsWith(`.${key.jkt}`));
+    await refusedProof(await redeem(h, client, code), /authorization code is bound/);
+    await refusedProof(await redeem(h, client, code, proofFor(h, newKey())), /not made with the key the authorization code is bound to/);
+    assertBound(await ok(await redeem(h, client, code, proofFor(h, key))), key);
+  });
+
+  it('a code whose thumbprint suffix is changed or dropped is no code at all', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const [key, thief] = [newKey(), newKey()];
+    const code = await codeFor(h, client, key.jkt);
+    const random = code.code.slice(0, code.code.lastIndexOf('.'));
+    await expectOAuthError(await redeem(h, client, { ...code, code: `${random}.${thief.jkt}` }, proofFor(h, thief)), 400, 'invalid_grant');
+    await expectOAuthError(await redeem(h, client, { ...code, code: random }), 400, 'invalid_grant');
+  });
+
+  it('a dpop_jkt that is not a thumbprint is refused at /authorize', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const { params } = authorizationRequest(client, REVISIONS[0], { dpop_jkt: 'not-a-thumbprint' });
+    const response = await h.request(authorizeUrl(params));
+    assert.equal(response.status, 303);
+    const location = new URL(response.headers.get('location')!);
+    assert.equal(location.searchParams.get('error'), 'invalid_request');
+    assert.match(location.searchParams.get('error_description') ?? '', /dpop_jkt/);
+  });
+});
+
+describe('DPoP at the token endpoint — public clients\' bound refresh tokens', () => {
+  async function boundPair(h: Harness): Promise<{ client: TestClient; key: Signer; tokens: Record<string, string> }> {
+    const client = await registerClient(h);
+    const key = newKey();
+    return { client, key, tokens: await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key))) };
+  }
+
+  it('used without a proof (a downgrade to Bearer) or with another key: refused, and nothing spent', async () => {
+    const h = createHarness();
+    const { client, key, tokens } = await boundPair(h);
+    await refusedProof(await refresh(h, client, tokens.refresh_token!), /refresh token is bound/);
+    await refusedProof(await refresh(h, client, tokens.refresh_token!, proofFor(h, newKey())), /not made with the key the refresh token is bound to/);
+    assertBound(await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key))), key);
+  });
+
+  it('the retry of a refresh whose answer was lost needs the key too', async () => {
+    const h = createHarness();
+    const { client, key, tokens } = await boundPair(h);
+    await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key)));
+    h.clock.now += 5;
+    // The rotated token again, within the retry window, its successor unused: a retry, but only with the key.
+    await refusedProof(await refresh(h, client, tokens.refresh_token!), /refresh token is bound/);
+    const retried = await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key)));
+    assertBound(retried, key);
+    assert.ok(retried.refresh_token!.endsWith(`.${key.jkt}`));
+  });
+});
+
+describe('DPoP at the token endpoint — nonces (RFC 9449 §8)', () => {
+  it('off by default: a proof without a nonce is taken and no DPoP-Nonce is sent', async () => {
+    const h = createHarness();
+    const client = await registerServiceClient(h);
+    const response = await tokenRequest(h, client, { grant_type: 'client_credentials' }, proofFor(h, newKey()));
+    assert.equal(response.headers.get('dpop-nonce'), null);
+    await ok(response);
+  });
+
+  it('on: no nonce → use_dpop_nonce with one; with it → tokens and the next nonce; a stale one → use_dpop_nonce again', async () => {
+    const h = createHarness({ dpop: { nonce: true } });
+    const client = await registerServiceClient(h);
+    const key = newKey();
+    const grant = { grant_type: 'client_credentials' };
+    const challenge = await tokenRequest(h, client, grant, proofFor(h, key));
+    const nonce = challenge.headers.get('dpop-nonce');
+    assert.ok(nonce, 'the challenge carries a nonce');
+    await refusedProof(challenge, /nonce/, 'use_dpop_nonce');
+
+    const answer = await tokenRequest(h, client, grant, proofFor(h, key, { nonce }));
+    assert.ok(answer.headers.get('dpop-nonce'), 'a success gives the nonce for the next proof');
+    assertBound(await ok(answer), key);
+
+    await refusedProof(await tokenRequest(h, client, grant, proofFor(h, key, { nonce: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })), /nonce/, 'use_dpop_nonce');
+    h.clock.now += 600;
+    const stale = await tokenRequest(h, client, grant, proofFor(h, key, { nonce }));
+    assert.ok(stale.headers.get('dpop-nonce'));
+    assert.notEqual(stale.headers.get('dpop-nonce'), nonce);
+    await refusedProof(stale, /nonce/, 'use_dpop_nonce');
+  });
+
+  it('a nonce challenge burns no code', async () => {
+    const h = createHarness({ dpop: { nonce: true } });
+    const client = await registerClient(h);
+    const key = newKey();
+    const code = await codeFor(h, client, key.jkt);
+    const challenge = await redeem(h, client, code, proofFor(h, key));
+    const nonce = challenge.headers.get('dpop-nonce')!;
+    await refusedProof(challenge, /nonce/, 'use_dpop_nonce');
+    assertBound(await ok(await redeem(h, client, code, proofFor(h, key, { nonce }))), key);
+  });
+
+  it('a nonce one server gives is taken by another server on the same store', async () => {
+    const store = createMemoryStore();
+    const one = createHarness({ store, dpop: { nonce: true } });
+    const two = createHarness({ store, dpop: { nonce: true } });
+    const client = await registerServiceClient(one);
+    const key = newKey();
+    const grant = { grant_type: 'client_credentials' };
+    const nonce = (await tokenRequest(one, client, grant, proofFor(one, key))).headers.get('dpop-nonce')!;
+    assertBound(await ok(await tokenRequest(two, client, grant, proofFor(two, key, { nonce }))), key);
+    // A server on another store (another signing key) does not take it.
+    const stranger = createHarness({ dpop: { nonce: true } });
+    const strangerClient = await registerServiceClient(stranger);
+    await refusedProof(await tokenRequest(stranger, strangerClient, grant, proofFor(stranger, key, { nonce })), /nonce/, 'use_dpop_nonce');
+  });
+});
+
+describe('DPoP at the token endpoint — replay records', () => {
+  /** The store as the server sees it, its useAssertionId calls counted. */
+  function countingAssertionIds(store: FullStore): { store: FullStore; calls: { n: number } } {
+    const calls = { n: 0 };
+    const wrapped = new Proxy(store, {
+      get(target, name) {
+        const value: unknown = Reflect.get(target, name, target);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (name === 'useAssertionId') calls.n++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    return { store: wrapped, calls };
+  }
+
+  it('PostgreSQL: a proof used at one replica is refused at another on the same database', async () => {
+    const opened = await POSTGRES.open();
+    try {
+      const one = createHarness({ store: opened.store });
+      const two = createHarness({ store: opened.store });
+      const client = await registerServiceClient(one);
+      const proof = proofFor(one, newKey());
+      await ok(await tokenRequest(one, client, { grant_type: 'client_credentials' }, proof));
+      await refusedProof(await tokenRequest(two, client, { grant_type: 'client_credentials' }, proof), /already used/);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('SQLite: a replay is refused by the server\'s own record, with no store write per proof', async () => {
+    const opened = await SQLITE.open();
+    try {
+      const { store, calls } = countingAssertionIds(opened.store);
+      const h = createHarness({ store: opened.store, serverStore: () => store });
+      const client = await registerServiceClient(h);
+      const proof = proofFor(h, newKey());
+      await ok(await tokenRequest(h, client, { grant_type: 'client_credentials' }, proof));
+      await refusedProof(await tokenRequest(h, client, { grant_type: 'client_credentials' }, proof), /already used/);
+      assert.equal(calls.n, 0, 'no useAssertionId on a store no replica shares');
+    } finally {
+      await opened.close();
+    }
+  });
+});
+
+describe('DPoP client metadata (RFC 9449 §5.2)', () => {
+  it('dpop_bound_access_tokens is accepted at /register and echoed; anything but a boolean is refused', async () => {
+    const h = createHarness();
+    const client = await registerClient(h, { dpop_bound_access_tokens: true });
+    assert.equal(client.dpop_bound_access_tokens, true);
+    const response = await h.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', dpop_bound_access_tokens: 'yes' }),
+    });
+    const body = await expectOAuthError(response, 400, 'invalid_client_metadata');
+    assert.match(body.error_description ?? '', /dpop_bound_access_tokens/);
+  });
+
+  it('a registered public client with dpop_bound_access_tokens gets no token without a proof', async () => {
+    const h = createHarness();
+    const client = await registerClient(h, { dpop_bound_access_tokens: true });
+    await refusedProof(await redeem(h, client, await codeFor(h, client)), /dpop_bound_access_tokens/);
+  });
+});
