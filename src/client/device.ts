@@ -4,11 +4,12 @@
  * until they have finished, refused, or the code expired.
  */
 import * as oauth from 'oauth4webapi';
+import { DEVICE_CODE_GRANT_TYPE } from '../core/protocol.js';
 import { ClientError } from './errors.js';
 import { assertSecureUrl } from './http.js';
 import { requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 
-export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+export const DEVICE_CODE_GRANT = DEVICE_CODE_GRANT_TYPE;
 
 /** RFC 8628 §3.2: the polling interval when the server names none. */
 const DEFAULT_INTERVAL_SECONDS = 5;
