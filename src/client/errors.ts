@@ -9,6 +9,8 @@ export type ClientErrorCode =
   | 'state_mismatch'
   | 'issuer_mismatch'
   | 'authorization_timeout'
+  /** The caller stopped a sign-in that was waiting for the person (an AbortSignal). */
+  | 'authorization_aborted'
   | 'token_request_failed'
   | 'login_required'
   | 'insecure_url'

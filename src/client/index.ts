@@ -7,6 +7,7 @@ export { openBrowser } from './open-browser.js';
 export { McpSdkOAuthProvider, type McpSdkProviderOptions } from './mcp-sdk.js';
 export { stdioCredentials } from './stdio.js';
 export { ClientError, type ClientErrorCode } from './errors.js';
+export { DEVICE_CODE_GRANT, type DeviceCodeInfo, type Sleep } from './device.js';
 export type { StoredClient, StoredGrant, TokenStore } from './types.js';
 export type { ClientPrivateKey } from './client-assertion.js';
 export { JWT_BEARER_GRANT, type AssertionCallback, type AssertionContext } from './jwt-bearer.js';

@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
+import { DEVICE_CODE_GRANT } from './device.js';
 import { requestOptions } from './oauth-requests.js';
 import type { Discovery } from './discovery.js';
 import type { StoredClient, TokenStore } from './types.js';
@@ -41,14 +42,29 @@ export function applicationOf(options: Pick<ClientRegistrationOptions, 'applicat
 }
 
 /**
- * The client to use at this authorization server, in order: the one given in options; our client
- * ID metadata document's URL where the server accepts those; one registered earlier (cached per authorization server); a new one from dynamic registration (a
- * public client with our loopback redirect URI); one the person types in; else a clear error.
+ * What the client is for: the browser flow, with its loopback redirect URI, or the device flow
+ * (RFC 8628), which has none.
  */
-export async function obtainClient(discovery: Discovery, redirectUri: string, store: TokenStore, options: ClientRegistrationOptions): Promise<StoredClient> {
+export type ClientPurpose = { redirectUri: string } | { device: true };
+
+/** Whether a registration made earlier can do what this sign-in needs. */
+function servesPurpose(client: StoredClient, purpose: ClientPurpose): boolean {
+  // Registrations from before grantTypes was kept were all for the browser flow.
+  if ('device' in purpose) return client.grantTypes?.includes(DEVICE_CODE_GRANT) === true;
+  return client.grantTypes === undefined || client.grantTypes.includes('authorization_code');
+}
+
+/**
+ * The client to use at this authorization server, in order: the one given in options; our client
+ * ID metadata document's URL where the server accepts those; one registered earlier (cached per authorization server) that serves the same flow; a new one from dynamic registration (a
+ * public client with our loopback redirect URI, or for the device flow none); one the person types in; else a clear error.
+ */
+export async function obtainClient(discovery: Discovery, purposeOrRedirectUri: ClientPurpose | string, store: TokenStore, options: ClientRegistrationOptions): Promise<StoredClient> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const issuer = discovery.issuer;
   const application = applicationOf(options);
+  const purpose: ClientPurpose = typeof purposeOrRedirectUri === 'string' ? { redirectUri: purposeOrRedirectUri } : purposeOrRedirectUri;
+  const redirectUris = 'redirectUri' in purpose ? [purpose.redirectUri] : [];
   if (options.clientId) {
     return {
       application,
@@ -56,7 +72,7 @@ export async function obtainClient(discovery: Discovery, redirectUri: string, st
       clientId: options.clientId,
       ...(options.clientSecret ? { clientSecret: options.clientSecret } : {}),
       tokenEndpointAuthMethod: options.clientSecret ? preferredSecretMethod(discovery) : 'none',
-      redirectUris: [redirectUri],
+      redirectUris,
       source: 'options',
       createdAt: now(),
     };
@@ -67,16 +83,17 @@ export async function obtainClient(discovery: Discovery, redirectUri: string, st
       issuer,
       clientId: options.clientMetadataUrl,
       tokenEndpointAuthMethod: 'none',
-      redirectUris: [redirectUri],
+      redirectUris,
       source: 'options',
       createdAt: now(),
     };
   }
   const cached = await store.getClient(application, issuer);
-  if (cached) return cached;
+  if (cached && servesPurpose(cached, purpose)) return cached;
 
   if (discovery.authorizationServer.registration_endpoint) {
-    const registered = await register(discovery, application, redirectUri, options.clientName ?? DEFAULT_CLIENT_NAME, options.fetch ?? fetch, now);
+    // A registration for the other flow is replaced: one client per application and server is kept.
+    const registered = await register(discovery, application, purpose, options.clientName ?? DEFAULT_CLIENT_NAME, options.fetch ?? fetch, now);
     await store.saveClient(registered);
     return registered;
   }
@@ -88,7 +105,7 @@ export async function obtainClient(discovery: Discovery, redirectUri: string, st
       clientId: typed.clientId,
       ...(typed.clientSecret ? { clientSecret: typed.clientSecret } : {}),
       tokenEndpointAuthMethod: typed.clientSecret ? preferredSecretMethod(discovery) : 'none',
-      redirectUris: [redirectUri],
+      redirectUris,
       source: 'prompt',
       createdAt: now(),
     };
@@ -107,19 +124,20 @@ export function preferredSecretMethod(discovery: Discovery): 'client_secret_basi
   return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic';
 }
 
-async function register(discovery: Discovery, application: string, redirectUri: string, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
+async function register(discovery: Discovery, application: string, purpose: ClientPurpose, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
   const as = discovery.authorizationServer;
+  const grantTypes = 'device' in purpose ? [DEVICE_CODE_GRANT, 'refresh_token'] : ['authorization_code', 'refresh_token'];
   let response: Response;
   try {
     response = await oauth.dynamicClientRegistrationRequest(
       as,
       {
         client_name: clientName,
-        // A program on the person's machine with a loopback redirect (RFC 8252; OIDC Registration).
+        // A program on the person's machine (OIDC Registration): with a loopback redirect (RFC
+        // 8252), or for the device flow with no redirect and no authorization endpoint use at all.
         application_type: 'native',
-        redirect_uris: [redirectUri],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
+        ...('redirectUri' in purpose ? { redirect_uris: [purpose.redirectUri], response_types: ['code'] } : { response_types: [] }),
+        grant_types: grantTypes,
         token_endpoint_auth_method: 'none',
       },
       requestOptions(fetchImpl, as.registration_endpoint!),
@@ -140,7 +158,8 @@ async function register(discovery: Discovery, application: string, redirectUri: 
     clientId: body.client_id,
     ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret } : {}),
     tokenEndpointAuthMethod: method === 'client_secret_basic' || method === 'client_secret_post' ? method : typeof body.client_secret === 'string' ? 'client_secret_basic' : 'none',
-    redirectUris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : [redirectUri],
+    redirectUris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : 'redirectUri' in purpose ? [purpose.redirectUri] : [],
+    grantTypes: Array.isArray(body.grant_types) && body.grant_types.every((g) => typeof g === 'string') ? (body.grant_types as string[]) : grantTypes,
     source: 'dynamic',
     createdAt: now(),
   };

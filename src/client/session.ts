@@ -4,6 +4,7 @@ import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
 import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
+import { deviceAuthorizationEndpoint, deviceCodeInfo, pollForTokens, realSleep, requestDeviceCode, type DeviceCodeInfo, type DeviceFlowContext, type Sleep } from './device.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
 import { ClientError } from './errors.js';
@@ -12,7 +13,7 @@ import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-b
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
-import { applicationOf, obtainClient, preferredSecretMethod, type ClientRegistrationOptions } from './registration.js';
+import { applicationOf, obtainClient, preferredSecretMethod, type ClientPurpose, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 
@@ -25,11 +26,20 @@ export interface ContextClientOptions extends ClientRegistrationOptions, Present
    */
   store?: TokenStore;
   /**
-   * 'authorization_code' (a person, through the browser; default), 'client_credentials' (a
-   * program with its own credentials), or 'jwt-bearer' (RFC 7523: a program presenting a JWT
-   * someone else issued, given by `assertion`).
+   * 'authorization_code' (a person, through the browser; default), 'device_code' (a person who
+   * signs in on another device with a code, RFC 8628: for machines without a browser),
+   * 'client_credentials' (a program with its own credentials), or 'jwt-bearer' (RFC 7523: a
+   * program presenting a JWT someone else issued, given by `assertion`).
    */
-  grantType?: 'authorization_code' | 'client_credentials' | 'jwt-bearer';
+  grantType?: 'authorization_code' | 'device_code' | 'client_credentials' | 'jwt-bearer';
+  /**
+   * For the device_code grant: shows the person the page to open and the code to type there.
+   * Default: both printed through `onProgress`. The sign-in then waits for them, polling the
+   * authorization server.
+   */
+  onDeviceCode?: (code: DeviceCodeInfo) => void | Promise<void>;
+  /** How the device_code grant waits between polls; tests pass a fake clock's. Default: a timer. */
+  sleep?: Sleep;
   /**
    * For the jwt-bearer grant: gives the JWT to present, for the authorization server, resource
    * and scope in its argument. Asked for each token request (there is no refresh token: when the
@@ -150,12 +160,13 @@ export class ContextClient implements FetchSession {
    * Runs the whole authorization: discovery, a client, the browser (or the client credentials
    * grant for programs), the code exchange, and stores the tokens.
    */
-  async login(options: { scope?: string; wwwAuthenticate?: string | null } = {}): Promise<StoredGrant> {
+  async login(options: { scope?: string; wwwAuthenticate?: string | null; signal?: AbortSignal } = {}): Promise<StoredGrant> {
     const discovery = await this.discover(options.wwwAuthenticate);
     const wasBound = isDpopBound(await this.grant());
     if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope, wasBound);
     if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope, wasBound);
     if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
+    if (this.options.grantType === 'device_code') return this.deviceFlow(discovery, options.scope, wasBound, options.signal);
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
     const port = this.options.redirectPort ?? registeredLoopbackPort(cached);
@@ -165,7 +176,7 @@ export class ContextClient implements FetchSession {
       throw error;
     });
     try {
-      const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, loopback.redirectUri);
+      const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, { redirectUri: loopback.redirectUri });
       const scope = options.scope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
       const dpop = this.dpopFor(chosen, wasBound);
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
@@ -197,14 +208,16 @@ export class ContextClient implements FetchSession {
    * A client at the authorization server discovery chose, else (its registration failing or
    * unavailable) at the next one the resource lists, in the order discovery tried them.
    */
-  private async registeredClientAtAny(discovery: Discovery, redirectUri: string): Promise<{ discovery: Discovery; client: StoredClient }> {
+  private async registeredClientAtAny(discovery: Discovery, purpose: ClientPurpose): Promise<{ discovery: Discovery; client: StoredClient }> {
     const start = Math.max(0, discovery.candidates.indexOf(discovery.issuer));
     const issuers = [discovery.issuer, ...discovery.candidates.slice(start + 1)];
     let firstFailure: unknown;
     for (const issuer of issuers) {
       try {
         const at = await discoverIssuer(discovery, issuer, this.fetchImpl);
-        return { discovery: at, client: await this.registeredClient(at, redirectUri) };
+        // The device flow needs a server that offers it: one that does not is passed over before registering there.
+        if ('device' in purpose) deviceAuthorizationEndpoint(at.authorizationServer);
+        return { discovery: at, client: await this.registeredClient(at, purpose) };
       } catch (error) {
         const code = error instanceof ClientError ? error.code : undefined;
         // A client given in options is the caller's choice: no falling back to another server.
@@ -216,10 +229,53 @@ export class ContextClient implements FetchSession {
     throw firstFailure;
   }
 
-  private async registeredClient(discovery: Discovery, redirectUri: string): Promise<StoredClient> {
+  private async registeredClient(discovery: Discovery, purpose: ClientPurpose): Promise<StoredClient> {
     const before = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
     if (!before && !this.options.clientId && discovery.authorizationServer.registration_endpoint) this.progress(`Registering a client at ${discovery.issuer}`);
-    return obtainClient(discovery, redirectUri, this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
+    return obtainClient(discovery, purpose, this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
+  }
+
+  /**
+   * The device authorization grant (RFC 8628): a code for the person to enter on any device with a
+   * browser, then the token endpoint polled until they have signed in there (or refused, or the
+   * code expired, or `signal` stopped the wait).
+   */
+  private async deviceFlow(discovery: Discovery, requestedScope: string | undefined, wasBound: boolean, signal: AbortSignal | undefined): Promise<StoredGrant> {
+    const { discovery: chosen, client } = await this.registeredClientAtAny(discovery, { device: true });
+    const scope = requestedScope ?? this.options.scope ?? chosen.challengeScope ?? chosen.scopesSupported?.join(' ');
+    const dpop = this.dpopFor(chosen, wasBound);
+    const { client: oauthClient, auth } = asOAuthClient(client);
+    const context: DeviceFlowContext = {
+      as: chosen.authorizationServer,
+      client: oauthClient,
+      auth,
+      fetch: this.fetchImpl,
+      now: this.now,
+      sleep: this.options.sleep ?? realSleep,
+      ...(signal ? { signal } : {}),
+      ...(dpop ? { dpop } : {}),
+    };
+    this.progress(`Asking ${chosen.issuer} for a sign-in code`);
+    const answer = await requestDeviceCode(context, { ...(scope ? { scope } : {}), ...(chosen.resource ? { resource: chosen.resource } : {}) });
+    const issuedAt = this.now();
+    this.options.onSignIn?.('started');
+    try {
+      await this.presentDeviceCode(deviceCodeInfo(answer));
+      const tokens = await pollForTokens(context, answer, issuedAt, chosen.resource);
+      return await this.saveTokens(chosen, tokens, { clientId: client.clientId, requestedScope: scope || undefined, dpopKey: dpop?.key });
+    } finally {
+      this.options.onSignIn?.('ended');
+    }
+  }
+
+  /** Shows the person the device code: through the caller's onDeviceCode, else as progress lines. */
+  private async presentDeviceCode(code: DeviceCodeInfo): Promise<void> {
+    if (this.options.onDeviceCode) return this.options.onDeviceCode(code);
+    // The URL on a line of its own: the CLI prints such lines even when told to be quiet.
+    this.progress(`To sign in, open this page on any device with a browser:\n${code.verificationUri}`);
+    this.progress(`and enter the code ${code.userCode} (it expires in ${Math.round(code.expiresIn / 60)} min)`);
+    if (code.verificationUriComplete) this.progress(`Or open the page with the code filled in:\n${code.verificationUriComplete}`);
+    this.progress('Waiting for the sign-in…');
   }
 
   /**

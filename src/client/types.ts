@@ -9,6 +9,8 @@ export interface StoredClient {
   clientSecret?: string;
   tokenEndpointAuthMethod: 'none' | 'client_secret_basic' | 'client_secret_post';
   redirectUris: string[];
+  /** The grant types it was registered for, where we registered it; absent: the browser flow's. */
+  grantTypes?: string[];
   /** 'dynamic' (RFC 7591), 'options' (given by the caller), 'prompt' (typed by the person). */
   source: 'dynamic' | 'options' | 'prompt';
   createdAt: number;

@@ -5,6 +5,7 @@
  * they decline). It also serves a GitHub-style `/api/user` (user-info of a plain OAuth 2.0
  * provider, authenticated with the provider's own access tokens), so one provider plays both kinds.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -48,7 +49,12 @@ export interface TestOidcProvider {
  * `apiAudience` makes its access tokens be for that API (an RFC 8707 resource, as Entra's are for
  * an app's own API), which its user-info then refuses.
  */
-export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string }): Promise<TestOidcProvider> {
+/**
+ * `deviceFlow` turns on the device authorization grant (RFC 8628, with the provider's own /device
+ * pages) and open dynamic client registration, for a client that registers itself for it. `dpop`
+ * turns on DPoP (RFC 9449) with a nonce required at every token request.
+ */
+export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string; deviceFlow?: boolean; dpop?: boolean }): Promise<TestOidcProvider> {
   const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
@@ -71,6 +77,8 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true },
+      ...(options.deviceFlow ? { deviceFlow: { enabled: true }, registration: { enabled: true } } : {}),
+      ...(options.dpop ? { dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true } } : {}),
       ...(options.apiAudience
         ? {
             resourceIndicators: {
