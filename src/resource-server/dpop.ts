@@ -38,6 +38,8 @@ export interface DpopGate {
   currentNonce(): string | undefined;
   /** Checks the proof sent with `token`, a token bound to the key whose thumbprint is `jkt`. */
   check(request: DpopRequestFacts, token: string, jkt: string): DpopOutcome;
+  /** How many proofs are remembered now against replay (for memory figures). */
+  replayRecords(): number;
 }
 
 const refuse = (description: string): DpopOutcome => ({ ok: false, error: 'invalid_dpop_proof', description });
@@ -61,6 +63,7 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
   return {
     algorithms: DPOP_SIGNING_ALGORITHMS,
     currentNonce: () => nonces?.issue(now()),
+    replayRecords: () => replays.size,
     check(request, token, jkt) {
       const proof = request.dpop;
       if (proof === undefined || proof === null || proof === '') return refuse('the request carries no DPoP proof');
