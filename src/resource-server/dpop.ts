@@ -5,11 +5,17 @@ import { ReplayCache } from '../core/replay-cache.js';
 
 export interface DpopOptions {
   /**
-   * How many proofs are remembered to refuse their replay (about 250 bytes each), each until it
+   * How many proofs are remembered to refuse their replay (about 170 bytes each), each until it
    * is too old to pass anyway (six minutes after its iat). Default 100,000. When full, the
    * oldest is let go and proofs made before it are refused as stale.
    */
   replayCacheSize?: number;
+  /**
+   * How many clients' public keys are kept imported (least recently added go first). Default
+   * 10,000: importing a key costs more than checking a proof's signature with it, so a busy server
+   * should hold one key per client at work.
+   */
+  keyCacheSize?: number;
   /**
    * RFC 9449 §9: require proofs to carry a nonce this server gave (`DPoP-Nonce`), so that no
    * proof can be made ahead of time. Default: off. A nonce is a MAC of a time slot (two minutes
@@ -52,7 +58,7 @@ const refuse = (description: string): DpopOutcome => ({ ok: false, error: 'inval
  * proofs seen (a bounded record per guard), and, when required, its nonce.
  */
 export function dpopGate(options: DpopOptions, resource: string, now: () => number): DpopGate {
-  const verifier = new DpopProofVerifier();
+  const verifier = new DpopProofVerifier({ maxKeys: options.keyCacheSize ?? 10_000 });
   const replays = new ReplayCache(options.replayCacheSize ?? 100_000);
   const nonces = options.nonces ? nonceIssuer(options.nonces) : undefined;
   const origin = new URL(resource).origin;
