@@ -188,6 +188,7 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     const jkt = auth.jkt ?? (auth.claims.cnf === undefined ? undefined : confirmationThumbprint(auth.claims.cnf) ?? null);
     if (scheme === 'bearer') {
       // RFC 9449 §7.2: a bound token is worthless without its key; as a bearer token it is refused.
+      if (jkt === null) return invalidToken(scheme, 'the access token is bound by a confirmation method this server does not check');
       if (jkt !== undefined) return invalidToken(scheme, 'the access token is DPoP-bound: send it as "Authorization: DPoP" with a proof');
     } else {
       // RFC 9449 §7.1: nothing ties a proof to a token that is not bound to a key.

@@ -211,6 +211,22 @@ for (const adapter of ADAPTERS) {
       }
     });
 
+    it('a bound token without the scope a route needs: 403 insufficient_scope on the DPoP challenge, naming the scope', async () => {
+      const h = createHarness();
+      const { server, call } = await start(adapter, h);
+      try {
+        const { signer, token } = await boundToken(h);
+        const response = await call(ADMIN, { authorization: `DPoP ${token}`, dpop: signer.sign({ method: 'GET', url: ADMIN, accessToken: token, now: h.clock.now }) });
+        assert.equal(response.status, 403);
+        const challenges = parseWwwAuthenticate(response.headers.get('www-authenticate') ?? '');
+        assert.deepEqual(challenges[0]!.params, { resource_metadata: METADATA_URL });
+        assert.equal(challenges[1]!.params.error, 'insufficient_scope');
+        assert.equal(challenges[1]!.params.scope, 'mcp:admin');
+      } finally {
+        await close(server);
+      }
+    });
+
     it('refuses a proof signed by another key than the one the token is bound to (invalid_token)', async () => {
       const h = createHarness();
       const { server, call } = await start(adapter, h);
@@ -310,7 +326,9 @@ for (const adapter of ADAPTERS) {
         // And a token bound some other way (cnf without jkt) is refused under both schemes.
         const mtls = await mintToken(h.server, h.clock.now, { cnf: { 'x5t#S256': 'abc' } });
         await expectDpopDenied(await call(ME, { authorization: `DPoP ${mtls}`, dpop: signer.sign({ method: 'GET', url: ME, accessToken: mtls, now: h.clock.now }) }), 'invalid_token', /confirmation method/);
-        assert.equal((await call(ME, { authorization: `Bearer ${mtls}` })).status, 401);
+        const asBearer = await call(ME, { authorization: `Bearer ${mtls}` });
+        assert.equal(asBearer.status, 401);
+        assert.match(((await asBearer.json()) as { error_description: string }).error_description, /confirmation method/);
         // An unbound token still passes as a Bearer token.
         assert.equal((await call(ME, { authorization: `Bearer ${token}` })).status, 200);
       } finally {
