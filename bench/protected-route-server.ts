@@ -4,8 +4,9 @@
  * guard); /open-behind-middleware (no guard, behind a Hono middleware that does nothing); /mcp
  * (bearer guard, JWT verifier as configured by default); /mcp-uncached (the same guard with a
  * verifier that remembers one token, so a stream of distinct tokens never hits its cache: every
- * request pays a first verification). Issues BENCH_TOKENS distinct tokens, writes them to a
- * file, and prints the port and that file's path.
+ * request pays a first verification). Issues BENCH_TOKENS distinct tokens, and as many
+ * DPoP-bound ones, each bound to a key pair of its own (the /mcp guard takes both schemes), writes
+ * them and the key pairs to a file, and prints the port, the resource and that file's path.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createAuthorizationServer } from '../src/authorization-server/index.js';
+import { dpopProofSigner, generateDpopKeyPair, randomToken } from '../src/core/index.js';
 import { honoBearerAuth, jwtVerifier, protectedResource } from '../src/resource-server/index.js';
 import { createMemoryStore } from '../src/store/index.js';
 import { tokenIssuer } from './peers/issue-tokens.js';
@@ -51,10 +53,19 @@ app.post('/mcp-uncached', honoBearerAuth(uncached), (c) => handler(c));
 const issue = await tokenIssuer(as, store, issuer);
 const tokens: string[] = [];
 for (let i = 0; i < Number(process.env.BENCH_TOKENS ?? 12_000); i++) tokens.push(await issue());
+// DPoP-bound tokens: the claims of one the server issued (so they are the same size, give or take
+// cnf), each with its own jti and cnf.jkt, signed with the server's key.
+const template = JSON.parse(Buffer.from(tokens[0]!.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+const signingKey = await as.keys.current();
+const dpopTokens = tokens.map(() => {
+  const key = generateDpopKeyPair('ES256');
+  const claims = { ...template, jti: randomToken(16), exp: Math.floor(Date.now() / 1000) + 3600, cnf: { jkt: dpopProofSigner(key).jkt } };
+  return { token: signingKey.sign(claims), key };
+});
 const tokensFile = join(mkdtempSync(join(tmpdir(), 'context-auth-bench-')), 'tokens.json');
-writeFileSync(tokensFile, JSON.stringify(tokens));
+writeFileSync(tokensFile, JSON.stringify({ tokens, dpopTokens }));
 
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
-  process.stdout.write(`${JSON.stringify({ port: info.port, tokensFile })}\n`);
+  process.stdout.write(`${JSON.stringify({ port: info.port, resource, tokensFile })}\n`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

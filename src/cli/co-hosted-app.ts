@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
 import { mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
-import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '../resource-server/index.js';
+import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
 
 /**
  * The app `serve` runs: the authorization server, and the demo context server co-hosted at `/mcp`
@@ -12,7 +12,7 @@ import { honoProtectedResourceMetadata, jwtVerifier, protectedResource } from '.
  */
 export function coHostedApp(
   authorizationServer: AuthorizationServer,
-  options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number },
+  options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number; dpop?: DpopOptions | false },
 ): Hono {
   const { issuer, scopes_supported: scopesSupported } = authorizationServer.metadata;
   const app = new Hono();
@@ -23,6 +23,8 @@ export function coHostedApp(
     scopesSupported,
     resourceName: options.resourceName ?? 'context-auth demo MCP server',
     revocations: authorizationServer.revocations,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.dpop === undefined ? {} : { dpop: options.dpop }),
     verifier: jwtVerifier({
       authorizationServers: [issuer],
       ...(options.now ? { now: options.now } : {}),

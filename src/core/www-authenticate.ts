@@ -33,6 +33,27 @@ export function bearerChallenge(challenge: BearerChallenge): string {
   return params.length > 0 ? `Bearer ${params.join(', ')}` : 'Bearer';
 }
 
+export interface DpopChallenge {
+  /** RFC 9449 §7.1: the proof algorithms accepted, space-separated in the header. */
+  algs: readonly string[];
+  /** RFC 9728: where the protected resource metadata is. */
+  resourceMetadata?: string;
+  error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
+  errorDescription?: string;
+  scope?: string;
+}
+
+/** The DPoP challenge (RFC 9449 §7.1): the error first, as in the RFC's examples, then `algs`. */
+export function dpopChallenge(challenge: DpopChallenge): string {
+  const params: string[] = [];
+  if (challenge.error !== undefined) params.push(`error=${quote(challenge.error)}`);
+  if (challenge.errorDescription !== undefined) params.push(`error_description=${quote(challenge.errorDescription)}`);
+  if (challenge.scope !== undefined && challenge.scope !== '') params.push(`scope=${quote(challenge.scope)}`);
+  params.push(`algs=${quote(challenge.algs.join(' '))}`);
+  if (challenge.resourceMetadata !== undefined) params.push(`resource_metadata=${quote(challenge.resourceMetadata)}`);
+  return `DPoP ${params.join(', ')}`;
+}
+
 export interface ParsedChallenge {
   /** Lower-cased auth scheme, e.g. "bearer". */
   scheme: string;

@@ -145,9 +145,10 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     path,
     cors({
       origin: '*',
-      // Mcp-Method and Mcp-Name: the request headers 2026-07-28 requires on every POST.
-      allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'],
-      exposeHeaders: ['WWW-Authenticate', 'Mcp-Session-Id'],
+      // Mcp-Method and Mcp-Name: the request headers 2026-07-28 requires on every POST. DPoP: the
+      // proof a DPoP-bound token comes with; DPoP-Nonce: the nonce a browser client must read.
+      allowHeaders: ['Authorization', 'DPoP', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'],
+      exposeHeaders: ['WWW-Authenticate', 'DPoP-Nonce', 'Mcp-Session-Id'],
       allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     }),
   );

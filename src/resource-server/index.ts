@@ -1,8 +1,9 @@
-export { protectedResource, toMcpAuthInfo, type ProtectedResource, type ProtectedResourceOptions, type GuardResult, type Denial } from './guard.js';
+export { protectedResource, toMcpAuthInfo, type ProtectedResource, type ProtectedResourceOptions, type GuardRequest, type GuardResult, type Denial } from './guard.js';
+export type { DpopOptions } from './dpop.js';
 export { jwtVerifier, type JwtVerifierOptions } from './verify-jwt.js';
 export { introspectionVerifier, type IntrospectionVerifierOptions } from './introspection.js';
 export { protectedResourceMetadata, protectedResourceMetadataUrl } from './metadata.js';
-export { extractBearer } from './bearer.js';
+export { extractAccessToken, extractBearer } from './bearer.js';
 export { InvalidTokenError, VerifierUnavailableError, type RevocationCheck, type TokenVerifier, type VerifiedToken } from './types.js';
 export { revocationFeed, type RevocationFeed, type RevocationFeedOptions } from './revocation-feed.js';
 export { honoBearerAuth, honoProtectedResourceMetadata, type AuthVariables } from './adapters/hono.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
 
 export interface IntrospectionVerifierOptions {
   /** The introspection endpoint; found through `authorizationServer`'s metadata when absent. */
@@ -74,6 +74,8 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
         audience: Array.isArray(body.aud) ? body.aud.filter((a): a is string => typeof a === 'string') : typeof body.aud === 'string' ? [body.aud] : [],
         issuer: typeof body.iss === 'string' ? body.iss : options.authorizationServer,
         expiresAt: exp ?? now() + cacheSeconds,
+        // RFC 9449 §6.2: a DPoP-bound token's introspection answer names its key in cnf.jkt.
+        ...withThumbprint(body.cnf),
         claims: body,
       };
       cache.set(key, verified, Math.min(verified.expiresAt, now() + cacheSeconds));

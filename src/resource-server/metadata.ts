@@ -6,6 +6,8 @@ export interface ResourceMetadataInput {
   scopesSupported?: string[];
   resourceName?: string;
   resourceDocumentation?: string;
+  /** RFC 9728 §2: the DPoP proof algorithms accepted, when DPoP-bound tokens are. */
+  dpopSigningAlgValuesSupported?: readonly string[];
 }
 
 /** The RFC 9728 document: at least one authorization server (spec, Revision B), bearer in the header only. */
@@ -17,6 +19,7 @@ export function protectedResourceMetadata(input: ResourceMetadataInput): Record<
     bearer_methods_supported: ['header'],
     ...(input.resourceName ? { resource_name: input.resourceName } : {}),
     ...(input.resourceDocumentation ? { resource_documentation: input.resourceDocumentation } : {}),
+    ...(input.dpopSigningAlgValuesSupported ? { dpop_signing_alg_values_supported: input.dpopSigningAlgValuesSupported } : {}),
   };
 }
 

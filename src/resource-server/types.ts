@@ -9,6 +9,12 @@ export interface VerifiedToken {
   issuer: string;
   /** Seconds since the epoch. */
   expiresAt: number;
+  /**
+   * RFC 9449 §6: the JWK thumbprint of the key the token is bound to (`cnf.jkt`), for a
+   * DPoP-bound token; such a token is taken only with a proof signed by that key. A custom
+   * verifier may leave it out: the guard then reads `claims.cnf`.
+   */
+  jkt?: string;
   claims: Record<string, unknown>;
 }
 
@@ -111,4 +117,17 @@ export function scopesOf(claim: unknown): string[] {
   const scopes: string[] = [];
   for (const scope of claim.split(' ')) if (scope !== '' && !scopes.includes(scope)) scopes.push(scope);
   return scopes;
+}
+
+/** The `cnf.jkt` of a token's claims (or an introspection answer), when it is a string. */
+export function confirmationThumbprint(cnf: unknown): string | undefined {
+  if (typeof cnf !== 'object' || cnf === null) return undefined;
+  const jkt = (cnf as { jkt?: unknown }).jkt;
+  return typeof jkt === 'string' && jkt !== '' ? jkt : undefined;
+}
+
+/** `jkt` for a DPoP-bound token's facts, nothing for an unbound one (the field absent, not undefined). */
+export function withThumbprint(cnf: unknown): { jkt?: string } {
+  const jkt = confirmationThumbprint(cnf);
+  return jkt === undefined ? {} : { jkt };
 }

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt } from '../core/jwt.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
 import { RemoteKeySet, type KeyLookup } from '../core/remote-key-set.js';
-import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from './types.js';
+import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -165,7 +165,9 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       audience: Array.isArray(claims.aud) ? claims.aud : claims.aud === undefined ? [] : [claims.aud],
       issuer: claims.iss as string, // checked against the trusted issuers before the key was looked up
       expiresAt: claims.exp as number,
+      ...withThumbprint(claims.cnf),
       claims,
     };
   }
 }
+

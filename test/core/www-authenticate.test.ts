@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bearerChallenge, findBearerChallenge, parseWwwAuthenticate } from '../../src/core/www-authenticate.js';
+import { bearerChallenge, dpopChallenge, findBearerChallenge, parseWwwAuthenticate } from '../../src/core/www-authenticate.js';
 
 describe('parseWwwAuthenticate', () => {
   it('parses a single Bearer challenge with quoted parameters', () => {
@@ -113,5 +113,22 @@ describe('bearerChallenge', () => {
     const ours = bearerChallenge({ resourceMetadata: 'https://a.example/.well-known/oauth-protected-resource/mcp?x=1', error: 'invalid_token', errorDescription: 'expired, sorry' });
     const parsed = findBearerChallenge(`Basic realm="legacy", ${ours}`);
     assert.deepEqual(parsed, { resource_metadata: 'https://a.example/.well-known/oauth-protected-resource/mcp?x=1', error: 'invalid_token', error_description: 'expired, sorry' });
+  });
+});
+
+describe('dpopChallenge', () => {
+  it('names the algorithms and the metadata, and survives the round trip after a Bearer challenge', () => {
+    const dpop = dpopChallenge({ algs: ['ES256', 'EdDSA'], resourceMetadata: 'https://a.example/.well-known/oauth-protected-resource/mcp' });
+    assert.equal(dpop, 'DPoP algs="ES256 EdDSA", resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp"');
+    const header = `${bearerChallenge({ resourceMetadata: 'https://a.example/m' })}, ${dpop}`;
+    const challenges = parseWwwAuthenticate(header);
+    assert.deepEqual(challenges.map((challenge) => challenge.scheme), ['bearer', 'dpop']);
+    assert.deepEqual(challenges[1]!.params, { algs: 'ES256 EdDSA', resource_metadata: 'https://a.example/.well-known/oauth-protected-resource/mcp' });
+  });
+
+  it('puts the error, its description and the scope first, quoted', () => {
+    const header = dpopChallenge({ algs: ['ES256'], error: 'invalid_dpop_proof', errorDescription: 'the "htu" is wrong', scope: 'a b', resourceMetadata: 'https://a.example/m' });
+    assert.equal(header, 'DPoP error="invalid_dpop_proof", error_description="the \\"htu\\" is wrong", scope="a b", algs="ES256", resource_metadata="https://a.example/m"');
+    assert.deepEqual(parseWwwAuthenticate(header)[0]!.params, { error: 'invalid_dpop_proof', error_description: 'the "htu" is wrong', scope: 'a b', algs: 'ES256', resource_metadata: 'https://a.example/m' });
   });
 });

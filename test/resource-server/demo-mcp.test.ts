@@ -10,9 +10,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Hono } from 'hono';
 import { ADMIN_SCOPE, BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../../src/demo/mcp-server.js';
+import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
 import { findBearerChallenge } from '../../src/core/www-authenticate.js';
 import { honoProtectedResourceMetadata } from '../../src/resource-server/adapters/hono.js';
-import { protectedResource, type ProtectedResource } from '../../src/resource-server/guard.js';
+import { protectedResource, type ProtectedResource, type ProtectedResourceOptions } from '../../src/resource-server/guard.js';
 import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
 import type { TokenVerifier } from '../../src/resource-server/types.js';
 import { obtainTokens } from '../helpers/harness.js';
@@ -23,6 +24,7 @@ import {
   expectDenied,
   ISSUER,
   METADATA_URL,
+  mintToken,
   RESOURCE,
   REVISIONS,
   toolCall,
@@ -32,10 +34,16 @@ import {
 } from './setup.js';
 
 /** One app at ISSUER: the AS, the resource metadata and the demo at /mcp (as `serve` builds it). */
-function coHosted(h: Harness, verifier?: TokenVerifier, options: DemoOptions = {}): { app: Hono; protection: ProtectedResource; send(path: string, init?: RequestInit): Promise<Response> } {
+function coHosted(
+  h: Harness,
+  verifier?: TokenVerifier,
+  options: DemoOptions = {},
+  guard: Partial<ProtectedResourceOptions> = {},
+): { app: Hono; protection: ProtectedResource; send(path: string, init?: RequestInit): Promise<Response> } {
   const app = new Hono();
   app.route('/', h.server.app);
   const protection = protectedResource({
+    ...guard,
     resource: RESOURCE,
     authorizationServers: [ISSUER],
     scopesSupported: h.server.metadata.scopes_supported,
@@ -174,6 +182,35 @@ for (const revision of REVISIONS) {
       assert.ok(preflight.status === 204 || preflight.status === 200);
       assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/i);
       assert.ok(findBearerChallenge(denied.headers.get('www-authenticate')));
+    });
+
+    it('browsers may send DPoP proofs and read DPoP-Nonce: the preflight allows DPoP, answers expose DPoP-Nonce', async () => {
+      const h = createHarness();
+      const { send } = coHosted(h);
+      const denied = await send('/mcp', { ...rpc('tools/list'), headers: { ...(rpc('tools/list').headers as Record<string, string>), origin: 'https://app.example' } });
+      assert.match(denied.headers.get('access-control-expose-headers') ?? '', /DPoP-Nonce/i);
+      const preflight = await send('/mcp', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, dpop, content-type' },
+      });
+      const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+      assert.ok(allowed.includes('dpop'), allowed.join(','));
+    });
+
+    it('a DPoP-bound token: whoami and the admin_report step-up with one proof each, a replayed proof refused', async () => {
+      const h = createHarness();
+      const { send } = coHosted(h, undefined, {}, { now: () => h.clock.now });
+      const signer = dpopProofSigner(generateDpopKeyPair());
+      const token = await mintToken(h.server, h.clock.now, { cnf: { jkt: signer.jkt }, scope: `${BASE_SCOPE} ${ADMIN_SCOPE}` });
+      const call = (tool: string, proof: string) => send('/mcp', { ...toolCall(tool, `DPoP ${token}`), headers: { ...(toolCall(tool, `DPoP ${token}`).headers as Record<string, string>), dpop: proof } });
+      const proof = () => signer.sign({ method: 'POST', url: RESOURCE, accessToken: token, now: h.clock.now });
+      assert.equal((await toolResult(await call('whoami', proof()))).subject, 'user-alice');
+      const once = proof();
+      assert.equal(typeof (await toolResult(await call('admin_report', once))).uptime_seconds, 'number');
+      const replayed = await call('admin_report', once);
+      assert.equal(replayed.status, 401);
+      assert.match(replayed.headers.get('www-authenticate') ?? '', /DPoP error="invalid_dpop_proof"/);
+      assert.equal((await send('/mcp', toolCall('whoami', bearer(token)))).status, 401);
     });
   });
 }

@@ -82,13 +82,13 @@ for (const revision of REVISIONS) {
         assert.equal(challenge.scope, 'mcp:tools');
       });
 
-      it('another scheme (Basic, DPoP) counts as no token: 401 as if none', async () => {
+      it('another scheme (Basic; DPoP where DPoP is turned off) counts as no token: 401 as if none', async () => {
         const h = createHarness();
         const { verifier } = await kind.create(h);
         const protection = protect(h, verifier);
         const token = await accessToken(h, revision);
         await expectDenied(await ask(protection, 'Basic dXNlcjpwYXNz'), 401, 'unauthorized');
-        await expectDenied(await ask(protection, `DPoP ${token}`), 401, 'unauthorized');
+        await expectDenied(await ask(protect(h, verifier, { dpop: false }), `DPoP ${token}`), 401, 'unauthorized');
         await expectDenied(await ask(protection, `Bearertoken${token}`), 401, 'unauthorized');
       });
 

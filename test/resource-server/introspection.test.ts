@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
 import { introspectionVerifier, type IntrospectionVerifierOptions } from '../../src/resource-server/introspection.js';
 import { InvalidTokenError, VerifierUnavailableError } from '../../src/resource-server/types.js';
 import { obtainTokens, postForm } from '../helpers/harness.js';
@@ -214,5 +215,29 @@ describe('introspection verifier: what an active answer must say', () => {
     const auth = (await (await ask(protect(h, verifier), 'Bearer t')).json()) as { audience: string[]; subject: string };
     assert.deepEqual(auth.audience, ['https://elsewhere.example', RESOURCE]);
     assert.equal(auth.subject, 'x');
+  });
+
+  it('a DPoP-bound answer (cnf.jkt) needs a proof by that key on every request, the cached answer too', async () => {
+    const h = createHarness();
+    const signer = dpopProofSigner(generateDpopKeyPair());
+    let answers = 0;
+    const verifier = answering(h, () => {
+      answers++;
+      return Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', scope: 'mcp:tools', aud: RESOURCE, exp: h.clock.now + 60, cnf: { jkt: signer.jkt } });
+    });
+    const protection = protect(h, verifier, { now: () => h.clock.now });
+    const send = (authorization: string, proof?: string) =>
+      protection.authenticate(new Request(RESOURCE, { method: 'POST', headers: { authorization, ...(proof === undefined ? {} : { dpop: proof }) } }));
+    const proof = () => signer.sign({ method: 'POST', url: RESOURCE, accessToken: 't', now: h.clock.now });
+    const first = await send('DPoP t', proof());
+    assert.equal(first.ok && first.auth.jkt, signer.jkt);
+    assert.equal((await send('DPoP t', proof())).ok, true);
+    assert.equal(answers, 1);
+    for (const [authorization, dpop] of [['DPoP t', undefined], ['Bearer t', undefined], ['DPoP t', dpopProofSigner(generateDpopKeyPair()).sign({ method: 'POST', url: RESOURCE, accessToken: 't', now: h.clock.now })]] as const) {
+      const refused = await send(authorization, dpop);
+      assert.equal(refused.ok, false);
+      if (!refused.ok) assert.equal(refused.response.status, 401);
+    }
+    assert.equal(answers, 1);
   });
 });

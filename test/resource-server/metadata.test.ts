@@ -12,6 +12,7 @@ import { findBearerChallenge } from '../../src/core/www-authenticate.js';
 import { honoBearerAuth, honoProtectedResourceMetadata, type AuthVariables } from '../../src/resource-server/adapters/hono.js';
 import { nodeProtectedResourceMetadata } from '../../src/resource-server/adapters/node.js';
 import { protectedResource } from '../../src/resource-server/guard.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop.js';
 import { protectedResourceMetadata, protectedResourceMetadataUrl } from '../../src/resource-server/metadata.js';
 import {
   accessToken,
@@ -34,14 +35,20 @@ function protection(resource = RESOURCE, authorizationServers = [ISSUER]) {
 }
 
 describe('protected resource metadata document', () => {
-  it('has resource, authorization_servers, scopes_supported and bearer_methods_supported ["header"]', () => {
+  it('has resource, authorization_servers, scopes_supported, bearer_methods_supported ["header"] and the DPoP proof algorithms', () => {
     const { metadata } = protection();
     assert.deepEqual(metadata, {
       resource: RESOURCE,
       authorization_servers: [ISSUER],
       scopes_supported: SCOPES,
       bearer_methods_supported: ['header'],
+      dpop_signing_alg_values_supported: DPOP_SIGNING_ALGORITHMS,
     });
+  });
+
+  it('names no DPoP algorithms when DPoP is turned off', () => {
+    const { metadata } = protectedResource({ resource: RESOURCE, authorizationServers: [ISSUER], dpop: false, verifier: { verify: () => Promise.reject(new Error('unused')) } });
+    assert.equal('dpop_signing_alg_values_supported' in metadata, false);
   });
 
   it('gives resource in canonical form: no trailing slash, lowercase scheme and host', () => {

@@ -1,7 +1,7 @@
 import type { Env, Hono, MiddlewareHandler } from 'hono';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody } from '../body-limit.js';
 import { nodeHeader, nodeRequestBehind } from '../../node/request.js';
-import { denialResponse, type ProtectedResource } from '../guard.js';
+import { denialResponse, type GuardRequest, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
 export type AuthVariables = { auth: VerifiedToken };
@@ -18,26 +18,30 @@ export function honoBearerAuth(
   const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return async (c, next) => {
     const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
-    const authorization = authorizationOf(c.req.raw, incoming);
-    const result = protection.checkKnown?.(authorization, options.requiredScopes) ?? (await protection.check(authorization, options.requiredScopes));
+    const request = guardRequestOf(c.req.raw, incoming, c);
+    const result = protection.checkKnown?.(request, options.requiredScopes) ?? (await protection.check(request, options.requiredScopes));
     if (!result.ok) return denialResponse(result);
     const limited = limitRequestBody(c.req.raw, maxBytes, incoming);
     if (limited === null) return bodyTooLargeResponse(maxBytes);
     c.req.raw = limited;
     c.set('auth', result.auth);
     await next();
+    if (result.headers) for (const [name, value] of Object.entries(result.headers)) c.header(name, value);
   };
 }
 
 /**
- * The Authorization header. Under @hono/node-server, read from the Node request's raw headers:
- * asking the lazy Web Request for its headers would build the whole Request (tens of µs, and the
- * body then goes through web streams). Sent twice, the values are joined as the Web Request joins
- * them (a malformed header, as before), whereas Node's own `headers` would keep only the first.
+ * What the guard reads of the request. Under @hono/node-server, the headers come from the Node
+ * request's raw headers: asking the lazy Web Request for its headers would build the whole
+ * Request (tens of µs, and the body then goes through web streams). Sent twice, a header's values
+ * are joined as the Web Request joins them (a malformed header, as before), whereas Node's own
+ * `headers` would keep only the first. The context stands for the request, the same in every
+ * middleware on its way, so a second guard (a step-up) knows the proof the first one took.
  */
-function authorizationOf(request: Request, incoming: unknown): string | null {
+function guardRequestOf(request: Request, incoming: unknown, context: object): GuardRequest {
   const node = nodeRequestBehind(request, incoming);
-  return node ? nodeHeader(node, 'authorization') : request.headers.get('authorization');
+  const header = (name: string) => (node ? nodeHeader(node, name) : request.headers.get(name));
+  return { authorization: header('authorization'), dpop: header('dpop'), method: request.method, target: request.url, request: context };
 }
 
 /** Serves the protected resource metadata at its well-known paths. Generic so an app typed with AuthVariables fits too. */

@@ -15,13 +15,18 @@ export type AuthenticatedRequest = IncomingMessage & { auth?: ReturnType<typeof 
 export function nodeBearerAuth(protection: ProtectedResource, options: { requiredScopes?: string[]; maxBodyBytes?: number } = {}) {
   const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return (req: AuthenticatedRequest, res: ServerResponse, next: Next): void => {
-    protection.check(req.headers.authorization, options.requiredScopes).then(
+    // Node keeps the first of two Authorization headers but joins two DPoP headers with a comma (refused).
+    // Express strips a router's mount path from req.url; the proof names the path the client sent.
+    const target = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    const request = { authorization: req.headers.authorization, dpop: req.headers.dpop as string | undefined, method: req.method ?? 'GET', target, request: req };
+    protection.check(request, options.requiredScopes).then(
       (result) => {
         if (!result.ok) {
           res.writeHead(result.status, result.headers).end(JSON.stringify(result.body));
           return;
         }
         if (!capBody(req, res, maxBytes)) return;
+        if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
         req.verifiedToken = result.auth;
         req.auth = toMcpAuthInfo(result.auth, protection.resource);
         next();

@@ -1,0 +1,53 @@
+/**
+ * The resource server's proof check on its own: the replay record stays within its size however
+ * many proofs come, and a proof let go from it is refused as stale, never taken again.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
+import { dpopGate } from '../../src/resource-server/dpop.js';
+
+const RESOURCE = 'https://mcp.example.com/mcp';
+
+describe('dpopGate', () => {
+  it('keeps at most replayCacheSize proofs, and refuses one it let go', () => {
+    const clock = { now: 1_800_000_000 };
+    const gate = dpopGate({ replayCacheSize: 3 }, RESOURCE, () => clock.now);
+    const signer = dpopProofSigner(generateDpopKeyPair());
+    const request = (proof: string) => ({ dpop: proof, method: 'POST', target: '/mcp?x=1' });
+    const first = signer.sign({ method: 'POST', url: RESOURCE, accessToken: 'token', now: clock.now });
+    assert.deepEqual(gate.check(request(first), 'token', signer.jkt), { ok: true });
+    for (let i = 0; i < 20; i++) {
+      clock.now += 1;
+      const proof = signer.sign({ method: 'POST', url: RESOURCE, accessToken: 'token', now: clock.now });
+      assert.deepEqual(gate.check(request(proof), 'token', signer.jkt), { ok: true });
+      assert.ok(gate.replayRecords() <= 3, `${gate.replayRecords()} records`);
+    }
+    assert.deepEqual(gate.check(request(first), 'token', signer.jkt), { ok: false, error: 'invalid_dpop_proof', description: 'the DPoP proof is older than the proofs this server still remembers' });
+  });
+
+  it('forgets proofs once they are too old to pass anyway', () => {
+    const clock = { now: 1_800_000_000 };
+    const gate = dpopGate({}, RESOURCE, () => clock.now);
+    const signer = dpopProofSigner(generateDpopKeyPair());
+    for (let i = 0; i < 5; i++) {
+      const proof = signer.sign({ method: 'GET', url: RESOURCE, accessToken: 'token', now: clock.now });
+      assert.equal(gate.check({ dpop: proof, method: 'GET', target: '/mcp' }, 'token', signer.jkt).ok, true);
+    }
+    assert.equal(gate.replayRecords(), 5);
+    clock.now += 361;
+    const proof = signer.sign({ method: 'GET', url: RESOURCE, accessToken: 'token', now: clock.now });
+    assert.equal(gate.check({ dpop: proof, method: 'GET', target: '/mcp' }, 'token', signer.jkt).ok, true);
+    assert.equal(gate.replayRecords(), 1);
+  });
+
+  it('takes the path from an absolute-form target, never its host', () => {
+    const clock = { now: 1_800_000_000 };
+    const gate = dpopGate({}, RESOURCE, () => clock.now);
+    const signer = dpopProofSigner(generateDpopKeyPair());
+    const forElsewhere = signer.sign({ method: 'GET', url: 'http://elsewhere.example/mcp', accessToken: 'token', now: clock.now });
+    assert.equal(gate.check({ dpop: forElsewhere, method: 'GET', target: 'http://elsewhere.example/mcp' }, 'token', signer.jkt).ok, false);
+    const forUs = signer.sign({ method: 'GET', url: RESOURCE, accessToken: 'token', now: clock.now });
+    assert.equal(gate.check({ dpop: forUs, method: 'GET', target: 'http://elsewhere.example/mcp' }, 'token', signer.jkt).ok, true);
+  });
+});
