@@ -1,0 +1,108 @@
+/**
+ * The device sign-in end to end, as a person on a headless machine does it: `context-auth login
+ * --device` (the built CLI, a child process) against the built `context-auth serve`, which it
+ * discovers and registers with; the person opens the page the CLI prints in a real browser
+ * (Chromium) on "another device", confirms the code, signs in and approves; the CLI's polling
+ * gets the tokens, and `context-auth call` then reaches the protected demo server with them. Once
+ * with bearer tokens, once with `--dpop` (tokens bound to a key the CLI keeps with the grant,
+ * which are refused when sent without a proof). Run `npx tsc -p tsconfig.build.json` first.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+import { jwtClaims } from '../helpers/harness.js';
+import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const USER = { username: 'dana', password: 'device sign-in works' };
+const DEVICE_LINES = /open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\n/;
+
+interface StoredGrant {
+  accessToken: string;
+  refreshToken?: string;
+  tokenType?: string;
+  dpopKey?: unknown;
+}
+
+describe('context-auth login --device against context-auth serve', { timeout: 180_000 }, () => {
+  const data = tempDataFolder();
+  const home = tempDataFolder();
+  let server: RunningServer;
+  let browser: Browser;
+
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+    const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
+    assert.equal(added.code, 0, added.stderr);
+    server = await startServe(['--port', String(await freePort()), '--data', data, '--quiet']);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** The person: opens the page with the code, confirms it, signs in and approves. */
+  async function approveOnAnotherDevice(complete: string, code: string): Promise<void> {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(complete);
+      assert.equal(await page.inputValue('input[name="user_code"]'), code);
+      await Promise.all([page.waitForURL(/\/interaction\//), page.locator('button[type="submit"]').click()]);
+      await page.fill('input[name="username"]', USER.username);
+      await page.fill('input[name="password"]', USER.password);
+      await Promise.all([page.waitForURL(/\/interaction\//), page.locator('button[type="submit"]').click()]);
+      const approve = page.locator('button[name="decision"][value="approve"]');
+      await approve.waitFor();
+      assert.ok((await page.locator('body').innerText()).includes(code), 'the consent shows the code the CLI printed');
+      await Promise.all([page.waitForLoadState(), approve.click()]);
+      await page.locator('h1', { hasText: 'Device connected' }).waitFor();
+    } finally {
+      await context.close();
+    }
+  }
+
+  for (const dpop of [false, true]) {
+    it(`signs in with the device flow${dpop ? ' and DPoP' : ''}, then calls whoami`, async () => {
+      const mcp = `${server.issuer}/mcp`;
+      const credentials = join(home, `credentials-${dpop ? 'dpop' : 'bearer'}.json`);
+      const env = { CONTEXT_AUTH_CREDENTIALS: credentials };
+      const running = startCli(['login', mcp, '--device', '--credentials', credentials, ...(dpop ? ['--dpop'] : [])], { timeoutMs: 90_000 });
+      const [, page, code, complete] = await running.waitForStderr(DEVICE_LINES);
+      assert.equal(page, `${server.issuer}/device`);
+      await approveOnAnotherDevice(complete!, code!);
+
+      const result = await running.exit;
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`^Logged in to ${mcp}\n`));
+      const file = JSON.parse(readFileSync(credentials, 'utf8')) as { applications: Record<string, { grants: Record<string, StoredGrant> }> };
+      const grants = Object.values(file.applications).flatMap((application) => Object.values(application.grants));
+      assert.equal(grants.length, 1);
+      const grant = grants[0]!;
+      assert.ok(grant.refreshToken, 'a refresh token came with it');
+      const claims = jwtClaims(grant.accessToken);
+      assert.equal(claims.aud, mcp, 'the token is for the demo server');
+      assert.equal(claims.cnf !== undefined, dpop, dpop ? 'bound to the key (cnf.jkt)' : 'a bearer token');
+      if (dpop) assert.ok(grant.dpopKey, 'the key is kept with the grant');
+
+      const whoami = await cliWithEnv(['call', mcp, 'tools/call', '{"name":"whoami"}', '--credentials', credentials], { env });
+      assert.equal(whoami.code, 0, whoami.stderr);
+      assert.equal((JSON.parse(whoami.stdout) as { structuredContent: { username: string } }).structuredContent.username, USER.username);
+
+      if (dpop) {
+        const asBearer = await fetch(mcp, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${grant.accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+        assert.equal(asBearer.status, 401, 'the bound token alone is refused');
+      }
+    });
+  }
+});
