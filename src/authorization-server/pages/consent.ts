@@ -28,32 +28,49 @@ export function consentPage(input: ConsentPageInput): Page {
   return page(
     'Authorize access',
     html`<h1>Authorize ${input.clientName}?</h1>
-${input.clientHost ? html`<p class="site">Verified: this application is published by <strong>${token(input.clientHost)}</strong>, where its description (and its name) came from. Approve only if you trust that site.</p>` : ''}
-${input.clientNameUnverified ? html`<p class="site unverified">Unverified name: whoever registered this application chose it, and anyone can register any name. Approve only if you started it yourself.</p>` : ''}
-${
-      input.username !== undefined
-        ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
-        : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
-    }
+${clientNotices(input)}
 <dl>
-<dt>Application</dt><dd>${input.clientName}${input.clientNameUnverified ? html` <span class="tag">unverified</span>` : ''}<br><span class="muted">${token(input.clientId)}</span></dd>
+${applicationRow(input)}
 <dt>Returns to</dt><dd>${token(input.redirectHost)}</dd>
 <dt>Server</dt><dd>${token(input.resource)}</dd>
-<dt>Access</dt><dd>${
-      input.scopes.length > 0
-        ? html`<ul class="scopes">${input.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>`
-        : html`<span class="muted">no scopes</span>`
-    }</dd>
+${accessRow(input.scopes)}
 </dl>
 <p class="muted">Only approve applications you started yourself. You can revoke this later.</p>
-<form method="post" action="${input.action}">
+${decisionForm(input)}`,
+    { formTargets: input.formTargets },
+  );
+}
+
+/** The parts every consent page shows of the client and the person: what is verified, what is not, and who signs in. */
+type ClientFacts = Pick<ConsentPageInput, 'clientName' | 'clientId' | 'clientHost' | 'clientNameUnverified' | 'username' | 'upstreamName'>;
+
+/** What is verified of the client (a metadata document's site), what is not (a self-chosen name), and who is signed in. */
+export function clientNotices(input: ClientFacts) {
+  return html`${input.clientHost ? html`<p class="site">Verified: this application is published by <strong>${token(input.clientHost)}</strong>, where its description (and its name) came from. Approve only if you trust that site.</p>` : ''}
+${input.clientNameUnverified ? html`<p class="site unverified">Unverified name: whoever registered this application chose it, and anyone can register any name. Approve only if you started it yourself.</p>` : ''}
+${
+    input.username !== undefined
+      ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
+      : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
+  }`;
+}
+
+export function applicationRow(input: ClientFacts) {
+  return html`<dt>Application</dt><dd>${input.clientName}${input.clientNameUnverified ? html` <span class="tag">unverified</span>` : ''}<br><span class="muted">${token(input.clientId)}</span></dd>`;
+}
+
+export function accessRow(scopes: string[]) {
+  return html`<dt>Access</dt><dd>${scopes.length > 0 ? html`<ul class="scopes">${scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>` : html`<span class="muted">no scopes</span>`}</dd>`;
+}
+
+/** The approve and deny buttons. Contract: a submit button `name="decision"` with value `approve` or `deny`. */
+export function decisionForm(input: { action: string; csrfToken: string }) {
+  return html`<form method="post" action="${input.action}">
 <input type="hidden" name="csrf" value="${input.csrfToken}">
 <input type="hidden" name="step" value="consent">
 <div class="actions">
 <button type="submit" name="decision" value="deny">Deny</button>
 <button class="primary" type="submit" name="decision" value="approve">Approve</button>
 </div>
-</form>`,
-    { formTargets: input.formTargets },
-  );
+</form>`;
 }

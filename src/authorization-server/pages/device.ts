@@ -1,4 +1,4 @@
-import type { ConsentPageInput } from './consent.js';
+import { accessRow, applicationRow, clientNotices, decisionForm, type ConsentPageInput } from './consent.js';
 import { html, token } from './html.js';
 import { page, type Page } from './layout.js';
 
@@ -48,31 +48,14 @@ export function deviceConsentPage(input: DeviceConsentPageInput): Page {
     html`<h1>Allow a device to use your account?</h1>
 <p>A device is asking for access as <strong>${input.clientName}</strong>. Approve only if you are setting it up yourself and it shows this code:</p>
 ${input.userCode ? html`<p><span class="user-code">${input.userCode}</span></p>` : ''}
-${input.clientHost ? html`<p class="site">Verified: this application is published by <strong>${token(input.clientHost)}</strong>, where its description (and its name) came from. Approve only if you trust that site.</p>` : ''}
-${input.clientNameUnverified ? html`<p class="site unverified">Unverified name: whoever registered this application chose it, and anyone can register any name. Approve only if you started it yourself.</p>` : ''}
-${
-      input.username !== undefined
-        ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
-        : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
-    }
+${clientNotices(input)}
 <dl>
-<dt>Application</dt><dd>${input.clientName}${input.clientNameUnverified ? html` <span class="tag">unverified</span>` : ''}<br><span class="muted">${token(input.clientId)}</span></dd>
+${applicationRow(input)}
 <dt>Server</dt><dd>${token(input.resource)}</dd>
-<dt>Access</dt><dd>${
-      input.scopes.length > 0
-        ? html`<ul class="scopes">${input.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>`
-        : html`<span class="muted">no scopes</span>`
-    }</dd>
+${accessRow(input.scopes)}
 </dl>
 <p class="muted">If someone sent you a link or a code, deny: they would get access to your account. You can revoke access later.</p>
-<form method="post" action="${input.action}">
-<input type="hidden" name="csrf" value="${input.csrfToken}">
-<input type="hidden" name="step" value="consent">
-<div class="actions">
-<button type="submit" name="decision" value="deny">Deny</button>
-<button class="primary" type="submit" name="decision" value="approve">Approve</button>
-</div>
-</form>`,
+${decisionForm(input)}`,
     { formTargets: input.formTargets ?? [] },
   );
 }
