@@ -4,9 +4,8 @@ import type { ClientRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { deviceCodeHash } from '../device-codes.js';
 import type { Params } from '../http/params.js';
-import type { IssuedTokens, TokenFamily } from '../tokens.js';
-import { accessTokenExpiry, newRefreshToken } from '../tokens.js';
-import { tokenResponse } from './token-response.js';
+import type { IssuedTokens } from '../tokens.js';
+import { redeemCodeForTokens, type CodeKind } from './redeem-code.js';
 
 /**
  * grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4–3.5). Each poll is
@@ -15,7 +14,7 @@ import { tokenResponse } from './token-response.js';
  * under the device code's hash, so a second redemption is a replay and revokes what the first got.
  */
 export async function deviceCodeGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
-  const { store, log } = ctx;
+  const { store } = ctx;
   if (!client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE)) {
     throw new OAuthError('unauthorized_client', `this client is not registered for the ${DEVICE_CODE_GRANT_TYPE} grant`);
   }
@@ -43,23 +42,15 @@ export async function deviceCodeGrant(ctx: ServerContext, client: ClientRecord, 
       break;
   }
 
-  let grant: TokenFamily | undefined;
-  let refresh: ReturnType<typeof newRefreshToken> | undefined;
-  const result = await store.redeemAuthorizationCode(hash, now, (record) => {
-    // The poll found the authorization to be this client's; its code is the same client's.
-    if (record.clientId !== client.clientId) return undefined;
-    grant = { id: record.grantId, clientId: record.clientId, userId: record.userId, scope: record.scope, resource: record.resource, authTime: record.authTime };
-    refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx, grant, grant.scope) : undefined;
-    return { accessExpiresAt: accessTokenExpiry(ctx.config, now), refreshToken: refresh?.record };
-  });
-  if (result.status === 'replayed') {
-    await ctx.revocations.revokeGrant(result.record.grantId, now);
-    log({ event: 'device_code_replayed', client_id: result.record.clientId, grant_id: result.record.grantId });
-    throw new OAuthError('invalid_grant', 'device_code was already used; the tokens it produced are revoked');
-  }
-  if (result.status === 'expired') throw new OAuthError('expired_token', 'device_code has expired; start a new device authorization');
-  if (result.status === 'revoked') throw new OAuthError('invalid_grant', 'the authorization was revoked');
-  if (result.status === 'missing' || !grant) throw new OAuthError('invalid_grant', 'device_code is invalid');
-  log({ event: 'token_issued', grant_type: DEVICE_CODE_GRANT_TYPE, client_id: client.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, grant.scope, now, refresh?.token);
+  // The poll found the authorization to be this client's; its code is checked to be the same client's all the same.
+  return redeemCodeForTokens(ctx, client, hash, DEVICE_CODE, (record) =>
+    record.clientId === client.clientId ? undefined : new OAuthError('invalid_grant', 'device_code was issued to another client'),
+  );
 }
+
+const DEVICE_CODE: CodeKind = {
+  grantType: DEVICE_CODE_GRANT_TYPE,
+  name: 'device_code',
+  expired: { error: 'expired_token', description: 'device_code has expired; start a new device authorization' },
+  replayedEvent: 'device_code_replayed',
+};
