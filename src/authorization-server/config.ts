@@ -6,6 +6,7 @@
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
+import type { AuditRecord } from './audit.js';
 import { hasRateBuckets } from '../store/capabilities.js';
 import type { ClientJwksOptions } from './assertions/client-keys.js';
 import type { ClientDocumentsOptions } from './client-documents/documents.js';
@@ -142,8 +143,11 @@ export interface AuthorizationServerOptions {
   dpop?: { nonce?: boolean };
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
-  /** Where structured audit lines go (never tokens or secrets). Default: nowhere. */
-  log?: (event: Record<string, unknown>) => void;
+  /**
+   * Where audit events go, each stamped with its time and outcome (src/authorization-server/audit.ts,
+   * docs/audit.md; never tokens or secrets). Default: nowhere.
+   */
+  log?: (record: AuditRecord) => void;
 }
 
 /** The options resolved: plain data only (no store, clock, log or other function). */

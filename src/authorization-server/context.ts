@@ -15,6 +15,7 @@ import { Revocations } from './revocations.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import { UpstreamProviders } from './upstream/registry.js';
+import { auditRecord, type AuditLog } from './audit.js';
 
 /** Upstream sign-in as it runs: its settings (`config.upstream`) and what acts on them. */
 export interface UpstreamSignIn extends ResolvedUpstreamConfig {
@@ -36,8 +37,8 @@ export interface ServerContext {
   now: () => number;
   /** Milliseconds, for rate limits and throttles: the `now` option's seconds × 1000 when one is given, else the system clock. */
   nowMs: () => number;
-  /** Structured audit lines (never tokens or secrets). */
-  log: (event: Record<string, unknown>) => void;
+  /** Audit events (never tokens or secrets), stamped and handed to the `log` option. */
+  log: AuditLog;
   /** The client's address, proxies taken into account (`trustProxy`). */
   clientAddress: (request: Request) => string | undefined;
   /** Client ID metadata documents, fetched and cached. */
@@ -69,7 +70,8 @@ export function createServerContext(options: AuthorizationServerOptions): Server
   const store = options.store;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const nowMs = options.now ? () => options.now!() * 1000 : () => Date.now();
-  const log = options.log ?? (() => {});
+  const sink = options.log;
+  const log: AuditLog = sink ? (event) => sink(auditRecord(event, nowMs())) : () => {};
   const clientKeys = new ClientKeys(options.clientJwks ?? {}, log);
   const keys = new SigningKeys(store, now);
   return {

@@ -65,6 +65,6 @@ export async function approveDevice(
 export async function denyDevice(ctx: ServerContext, interaction: InteractionRecord, userId: string | null): Promise<DeviceOutcome> {
   if (!interaction.device) throw new Error('not a device interaction');
   const denied = await ctx.store.denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
-  ctx.log({ event: denied ? 'consent_denied' : 'device_decision_late', user_id: userId, client_id: interaction.clientId, device: true });
+  ctx.log({ event: denied ? 'consent_denied' : 'device_decision_late', user_id: userId ?? undefined, client_id: interaction.clientId, device: true });
   return denied ? 'denied' : 'gone';
 }

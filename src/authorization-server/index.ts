@@ -28,6 +28,7 @@ import type { SweepOptions } from '../store/store.js';
 import { hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 
 export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
+export { AUDIT_EVENTS, auditRecord, type AuditEvent, type AuditEventName, type AuditFields, type AuditOutcome, type AuditRecord, type AuditValue } from './audit.js';
 export type { AuthorizationServerMetadata } from './endpoints/metadata.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
 export { DEFAULT_RATE_LIMITS } from './rate-limit/limits.js';

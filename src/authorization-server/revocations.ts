@@ -12,6 +12,7 @@
 import { RevocationSet } from '../core/revocation-set.js';
 import { hasRevocationFeed } from '../store/capabilities.js';
 import type { Store } from '../store/store.js';
+import type { AuditLog } from './audit.js';
 
 /**
  * Each poll reads again the revocations recorded this many seconds before the newest one seen: a
@@ -40,7 +41,7 @@ export class Revocations {
     private readonly store: Store,
     private readonly now: () => number,
     private readonly accessTokenTtl: number,
-    private readonly log: (event: Record<string, unknown>) => void,
+    private readonly log: AuditLog,
   ) {}
 
   /** The guard's check: two Map lookups, no I/O. Takes what a verifier returns (its `claims`). */

@@ -35,6 +35,16 @@ export interface StopMessage {
   stop: NodeJS.Signals;
 }
 
+/** The message the main thread sends the server's thread on SIGHUP, to reopen the audit log. */
+export interface ReopenMessage {
+  reopen: true;
+}
+
+/** True when `argv` asks for an audit log file, which SIGHUP reopens; otherwise SIGHUP keeps its default (the process ends). */
+export function wantsAuditLog(argv: readonly string[]): boolean {
+  return argv.some((arg) => arg === '--audit-log' || arg.startsWith('--audit-log='));
+}
+
 /**
  * Runs `entry` (the CLI) with `argv` on a thread with serve's heap limits. The process's stop
  * signals are handed to the thread (signals reach only the main thread), and the process exits
@@ -49,6 +59,8 @@ export function runOnServeThread(entry: URL, argv: string[]): void {
   // Once: a second Ctrl-C while the server drains ends the process at once, as it did before.
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
+  const reopen = () => worker.postMessage({ reopen: true } satisfies ReopenMessage);
+  if (wantsAuditLog(argv)) process.on('SIGHUP', reopen);
   // What escaped the thread: a bug, shown with its stack as node shows an uncaught error, or the heap's limit.
   worker.on('error', (error: Error & { code?: string }) => {
     if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
@@ -60,5 +72,6 @@ export function runOnServeThread(entry: URL, argv: string[]): void {
     process.exitCode ||= code;
     process.removeListener('SIGINT', forward);
     process.removeListener('SIGTERM', forward);
+    process.removeListener('SIGHUP', reopen);
   });
 }

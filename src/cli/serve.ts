@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { createAuthorizationServer, type UpstreamOptions } from '../authorization-server/index.js';
+import { auditRecord, createAuthorizationServer, type AuditRecord, type UpstreamOptions } from '../authorization-server/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
@@ -17,6 +17,8 @@ import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from 
 import { JWT_BEARER_HELP, JWT_BEARER_OPTIONS, jwtBearerOptions } from './jwt-bearer-options.js';
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
+import { onReopenSignal } from './reopen-signal.js';
+import { AuditFile } from './audit-file.js';
 import { periodicSweep } from './periodic-sweep.js';
 import { defaultPerAddress, limitConnections } from './connection-limits.js';
 import { clientDocumentLimitsBanner, RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
@@ -40,6 +42,7 @@ export const SERVE_HELP = `context-auth serve [options]
   --data DIR               data folder (default $CONTEXT_AUTH_DATA or ~/.local/share/context-auth)
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
+  --audit-log FILE         also append the audit lines to FILE (created 0600); SIGHUP reopens it, for logrotate
   --dpop-nonce             DPoP proofs at /token must carry a recent nonce from this server (RFC 9449 §8)
   --client-documents MODE  accept an https URL as client_id (a client ID metadata document): on | off |
                            follow-registration (default: accepted only when --registration is open)
@@ -97,6 +100,7 @@ export const SERVE_OPTIONS = {
   'max-connections': { type: 'string' },
   'max-connections-per-address': { type: 'string' },
   quiet: { type: 'boolean' },
+  'audit-log': { type: 'string' },
   'dpop-nonce': { type: 'boolean' },
   'client-documents': { type: 'string' },
   'client-document-host': { type: 'string', multiple: true },
@@ -207,7 +211,20 @@ export async function serveCommand(args: string[]): Promise<void> {
     await store.close();
     throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
   }
-  const log = values.quiet ? () => {} : (event: Record<string, unknown>) => process.stderr.write(`${printableJson({ time: new Date().toISOString(), ...event })}\n`);
+  let auditFile: AuditFile | null;
+  try {
+    auditFile = openAuditFile(values['audit-log']);
+  } catch (error) {
+    server.close();
+    await store.close();
+    throw error;
+  }
+  const stopReopening = auditFile ? onReopenSignal(() => auditFile?.reopen()) : () => {};
+  const log = (record: AuditRecord) => {
+    const line = `${printableJson(record)}\n`;
+    if (!values.quiet) process.stderr.write(line);
+    auditFile?.write(line);
+  };
   const authorizationServer = createAuthorizationServer({
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
@@ -242,7 +259,7 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   let sweepStopped: Promise<void> | undefined;
   const sweeper = periodicSweep(authorizationServer.sweep, SWEEP_INTERVAL_MS, (error) =>
-    log({ event: 'sweep_failed', message: (error as Error).message }),
+    log(auditRecord({ event: 'sweep_failed', message: (error as Error).message }, Date.now())),
   );
 
   // Listening for a stop before saying so: a stop sent as soon as the banner is read must drain too.
@@ -288,6 +305,18 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
   await sweepStopped;
   await authorizationServer.revocations.stop();
   await store.close();
+  stopReopening();
+  auditFile?.close();
+}
+
+/** The --audit-log file, opened now so a path that cannot be written stops serve at start. */
+function openAuditFile(path: string | undefined): AuditFile | null {
+  if (path === undefined) return null;
+  try {
+    return new AuditFile(path, (message) => process.stderr.write(`warning: ${message}\n`));
+  } catch (error) {
+    throw new CliError(`Cannot open --audit-log ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
 }
 
 /**

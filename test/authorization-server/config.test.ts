@@ -61,7 +61,10 @@ describe('the resolved configuration', () => {
     const options = everyOption();
     const ctx = createServerContext(options);
     assert.equal(ctx.store, options.store);
-    assert.equal(ctx.log, options.log);
+    // The log option gets each event stamped (audit.ts).
+    const logged: unknown[] = [];
+    createServerContext({ ...options, log: (record) => logged.push(record) }).log({ event: 'login', user_id: 'u1' });
+    assert.deepEqual(logged, [{ time: '2027-01-15T08:00:00.000Z', event: 'login', outcome: 'success', user_id: 'u1' }]);
     assert.equal(ctx.now(), 1_800_000_000);
     assert.equal(ctx.nowMs(), 1_800_000_000_000);
     assert.equal(ctx.upstream?.secretBox, options.upstream!.secretBox);

@@ -42,7 +42,7 @@ describe('serve: rate limits per client address', { timeout: 60_000 }, () => {
     // The header is the client's to write: without --trust-proxy it buys nothing.
     assert.equal((await register(limited.issuer, { 'x-forwarded-for': '203.0.113.77' })).status, 429);
     assert.match(limited.output(), /rate limits\s+register 0\.05\/min,burst=3, token 2\/min,burst=2, sign-in 2\/min,burst=2 per address \(in memory\)/);
-    await limited.waitForOutput(/"event":"rate_limited","limit":"register"/);
+    await limited.waitForOutput(/"event":"rate_limited","outcome":"failure","limit":"register"/);
   });
 
   it('--rate-limit token=2/minute: the third token request is refused before any work, as OAuth JSON', async () => {

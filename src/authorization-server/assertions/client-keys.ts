@@ -4,6 +4,7 @@ import type { ClientRecord } from '../../store/store.js';
 import type { DocumentFetchOptions } from '../client-documents/fetch-document.js';
 import { outboundJsonFetch } from './outbound-fetch.js';
 import { AssertionDefect, type AssertionKeys } from './verify-assertion.js';
+import type { AuditLog } from '../audit.js';
 
 export interface ClientJwksOptions {
   /** Tests only: a client's `jwks_uri` may be http://127.0.0.1. Default false. */
@@ -38,7 +39,7 @@ export class ClientKeys {
 
   constructor(
     options: ClientJwksOptions,
-    private readonly log: (event: Record<string, unknown>) => void,
+    private readonly log: AuditLog,
   ) {
     this.allowLoopbackHttp = options.allowLoopbackHttp ?? false;
     this.timeoutMs = options.timeoutMs ?? 5000;

@@ -16,6 +16,7 @@ import { isStorableJson } from '../../core/storable-text.js';
 import type { ClientRecord, Store } from '../../store/store.js';
 import { validateClientMetadata } from '../checks/client-metadata.js';
 import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
+import type { AuditLog } from '../audit.js';
 
 export interface ClientDocumentsOptions {
   /**
@@ -77,7 +78,7 @@ export class ClientDocuments {
   constructor(
     options: ClientDocumentsOptions & { enabled: boolean; allowLoopbackJwksUri?: boolean },
     private readonly scopesSupported: readonly string[],
-    private readonly log: (event: Record<string, unknown>) => void,
+    private readonly log: AuditLog,
     fetchOptions: Partial<DocumentFetchOptions> = {},
   ) {
     this.enabled = options.enabled;

@@ -1,3 +1,4 @@
+import type { AuditEventName } from '../audit.js';
 import { OAuthError, type OAuthErrorCode } from '../../core/errors.js';
 import type { AuthorizationCodeRecord, ClientRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
@@ -13,7 +14,7 @@ export interface CodeKind {
   /** The error an expired one gets, and what it says. */
   expired: { error: OAuthErrorCode; description: string };
   /** The audit event of a second redemption. */
-  replayedEvent: string;
+  replayedEvent: AuditEventName;
 }
 
 /**

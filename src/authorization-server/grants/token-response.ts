@@ -1,3 +1,4 @@
+import type { AuditValue } from '../audit.js';
 import { formatScope } from '../../core/scopes.js';
 import { randomToken } from '../../core/secrets.js';
 import type { GrantRecord } from '../../store/store.js';
@@ -29,7 +30,7 @@ export async function issueSingleAccessToken(
   ctx: ServerContext,
   family: Pick<GrantRecord, 'clientId' | 'userId' | 'scope' | 'resource'>,
   now: number,
-  log: Record<string, unknown>,
+  log: Record<string, AuditValue>,
 ): Promise<IssuedTokens> {
   const grant: GrantRecord = {
     ...family,

@@ -4,8 +4,9 @@ import { authorizationResponseUrl } from '../authorization-response.js';
 import { errorPage } from '../pages/error.js';
 import { toResponse } from '../pages/layout.js';
 import { json, seeOther } from './responses.js';
+import type { AuditLog } from '../audit.js';
 
-export type Log = (event: Record<string, unknown>) => void;
+export type Log = AuditLog;
 
 /**
  * Turns anything thrown into an OAuthError: our own pass through; the store being down is 503

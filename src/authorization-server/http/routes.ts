@@ -3,6 +3,7 @@ import { OAuthError } from '../../core/errors.js';
 import { attachNodeRequest } from './body.js';
 import { errorResponse } from './errors.js';
 import { withHeaders } from './responses.js';
+import type { AuditLog } from '../audit.js';
 
 export type Handler = (request: Request, params: Record<string, string>) => Promise<Response> | Response;
 
@@ -26,7 +27,7 @@ export function route(
   app: Hono,
   path: string,
   methods: Partial<Record<'GET' | 'POST', Handler>>,
-  options: { cors: boolean; html?: boolean; log: (event: Record<string, unknown>) => void },
+  options: { cors: boolean; html?: boolean; log: AuditLog },
 ): void {
   const allowed = Object.keys(methods).join(', ');
   const cors = options.cors ? { ...CORS_HEADERS, 'Access-Control-Allow-Methods': `${allowed}, OPTIONS` } : {};

@@ -1,4 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
+import { addressBucket } from '../../core/client-address.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../core/passwords.js';
 import type { InteractionRecord, UserRecord } from '../../store/store.js';
 import { completeAuthorization } from '../authorization-response.js';
@@ -50,10 +51,13 @@ export async function submitSignIn(ctx: ServerContext, request: Request, interac
   const username = form.get('username') ?? '';
   const password = form.get('password') ?? '';
   // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-  const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, ctx.clientAddress(request)), ctx.nowMs());
+  const address = ctx.clientAddress(request);
+  const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, address), ctx.nowMs());
+  // Logged as the throttle counts it, by bucket (an IPv6 address's /64), never the whole address.
+  const bucket = address === undefined ? {} : { address: addressBucket(address) };
   if (typeof attempt === 'number') {
     const wait = attempt;
-    ctx.log({ event: 'login_throttled', client_id: interaction.clientId });
+    ctx.log({ event: 'login_throttled', client_id: interaction.clientId, ...bucket });
     return showSignIn(ctx, interaction, {
       message: `Too many failed sign-ins for this account or from this address. Try again in ${wait} second${wait === 1 ? '' : 's'}; each further failure doubles the wait, up to 15 minutes.`,
       username: username.slice(0, 200),
@@ -75,7 +79,7 @@ export async function submitSignIn(ctx: ServerContext, request: Request, interac
     attempt.failed(ctx.nowMs());
     // A server nobody was added to yet fails every sign-in: the operator reading the log learns why.
     const noUsers = !user && (await hasNoUsers(store, ctx.nowMs()));
-    ctx.log({ event: 'login_failed', client_id: interaction.clientId, ...(noUsers ? { reason: 'no_users' } : {}) });
+    ctx.log({ event: 'login_failed', client_id: interaction.clientId, ...bucket, ...(noUsers ? { reason: 'no_users' } : {}) });
     return showSignIn(ctx, interaction, { message: 'Wrong username or password.', username: username.slice(0, 200) });
   }
   attempt.succeeded();

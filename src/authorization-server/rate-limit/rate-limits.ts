@@ -6,6 +6,7 @@ import type { RateLimiter } from './limiter.js';
 import { RATE_LIMIT_NAMES, type RateLimitName, type ResolvedRateLimits } from './limits.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
 import { StoreRateLimiter } from './store-limiter.js';
+import type { AuditLog } from '../audit.js';
 
 /** At most one log line a minute per limit, however hard a flood presses. */
 const LOG_EVERY_MS = 60_000;
@@ -32,7 +33,7 @@ export class RateLimits {
     resolved: ResolvedRateLimits,
     store: Store,
     private readonly nowMs: () => number,
-    private readonly log: (event: Record<string, unknown>) => void,
+    private readonly log: AuditLog,
   ) {
     for (const name of RATE_LIMIT_NAMES) {
       const limit = resolved.limits[name];

@@ -1,6 +1,7 @@
 import type { RateBucketStore } from '../../store/store.js';
 import type { RateLimit } from './limits.js';
 import { ALLOWED, RecentMap, refused, type RateDecision, type RateLimiter } from './limiter.js';
+import type { AuditLog } from '../audit.js';
 
 /** Tokens one lease takes at most: a thirtieth of the burst, 1 to 10. */
 export function leaseSize(limit: RateLimit): number {
@@ -37,7 +38,7 @@ export class StoreRateLimiter implements RateLimiter {
     private readonly limit: RateLimit,
     private readonly nowMs: () => number,
     maxKeys: number,
-    private readonly log: (event: Record<string, unknown>) => void,
+    private readonly log: AuditLog,
   ) {
     this.entries = new RecentMap(maxKeys);
     this.lease = leaseSize(limit);

@@ -38,7 +38,7 @@ export class UpstreamFailure {
   ) {}
 
   /** The fields of a log line. */
-  toLog(): Record<string, unknown> {
+  toLog(): { step: string; status: number | null; upstream_error: string | null; reason: string } {
     return { step: this.step, status: this.status, upstream_error: this.error, reason: this.reason };
   }
 }
