@@ -26,7 +26,7 @@ export function route(
   app: Hono,
   path: string,
   methods: Partial<Record<'GET' | 'POST', Handler>>,
-  options: { cors: boolean; html?: boolean; log: (event: Record<string, unknown>) => void },
+  options: { cors: boolean; html?: boolean; log: (event: Record<string, unknown>) => void; failed?: (path: string, error: unknown) => void },
 ): void {
   const allowed = Object.keys(methods).join(', ');
   const cors = options.cors ? { ...CORS_HEADERS, 'Access-Control-Allow-Methods': `${allowed}, OPTIONS` } : {};
@@ -45,6 +45,7 @@ export function route(
       try {
         response = await handler(c.req.raw, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
       } catch (error) {
+        options.failed?.(path, error);
         response = errorResponse(error, options.html ? 'html' : 'json', options.log);
       }
     }
