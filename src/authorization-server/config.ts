@@ -141,6 +141,13 @@ export interface AuthorizationServerOptions {
    * proof made ahead of time is refused. Default: no nonce.
    */
   dpop?: { nonce?: boolean };
+  /**
+   * Prometheus metrics (docs/metrics.md), kept in a registry of this server's own
+   * (`AuthorizationServer.metrics`) and served at `<issuer>/metrics`: to loopback peers only (as
+   * `clientAddress` tells them), or with `{ token }` to whoever sends `Authorization: Bearer <token>`.
+   * Default: off (no metrics kept, /metrics is 404).
+   */
+  metrics?: boolean | { token?: string };
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /**
@@ -179,6 +186,8 @@ export interface ResolvedConfig {
   jwtBearer: ResolvedJwtBearerConfig | null;
   /** Whether DPoP proofs at the token endpoint must carry a nonce of ours. */
   dpopNonce: boolean;
+  /** Null when metrics are off; `token` null serves them to loopback peers only. */
+  metrics: { token: string | null } | null;
 }
 
 /** Who may sign jwt-bearer grants. */
@@ -245,7 +254,15 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
     dpopNonce: options.dpop?.nonce ?? false,
+    metrics: resolveMetricsConfig(options.metrics),
   };
+}
+
+function resolveMetricsConfig(metrics: AuthorizationServerOptions['metrics']): ResolvedConfig['metrics'] {
+  if (!metrics) return null;
+  const token = metrics === true ? undefined : metrics.token;
+  if (token !== undefined && !(typeof token === 'string' && token.length >= 16)) throw new Error('metrics.token must be at least 16 characters');
+  return { token: token ?? null };
 }
 
 function resolveJwtBearerConfig(options: AuthorizationServerOptions, issuer: string, scopesSupported: string[]): ResolvedJwtBearerConfig | null {

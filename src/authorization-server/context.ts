@@ -16,6 +16,9 @@ import { SignInThrottle } from './sign-in-throttle.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import { UpstreamProviders } from './upstream/registry.js';
 import { auditRecord, type AuditLog } from './audit.js';
+import { countEvent } from './metrics/events.js';
+import { ServerMetrics } from './metrics/metrics.js';
+import { timedStore } from './metrics/store-timing.js';
 
 /** Upstream sign-in as it runs: its settings (`config.upstream`) and what acts on them. */
 export interface UpstreamSignIn extends ResolvedUpstreamConfig {
@@ -37,8 +40,10 @@ export interface ServerContext {
   now: () => number;
   /** Milliseconds, for rate limits and throttles: the `now` option's seconds × 1000 when one is given, else the system clock. */
   nowMs: () => number;
-  /** Audit events (never tokens or secrets), stamped and handed to the `log` option. */
+  /** Audit events (never tokens or secrets), stamped and handed to the `log` option; with metrics on, each also moves their counters. */
   log: AuditLog;
+  /** Null when metrics are off, as `config.metrics` is. */
+  metrics: ServerMetrics | null;
   /** The client's address, proxies taken into account (`trustProxy`). */
   clientAddress: (request: Request) => string | undefined;
   /** Client ID metadata documents, fetched and cached. */
@@ -67,11 +72,20 @@ export interface ServerContext {
 /** Checks and resolves the options (config.ts), then builds the services on them; throws on a bad option. */
 export function createServerContext(options: AuthorizationServerOptions): ServerContext {
   const config = resolveConfig(options);
-  const store = options.store;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const nowMs = options.now ? () => options.now!() * 1000 : () => Date.now();
+  // The revocation set's size is read when scraped, from the services made below.
+  let revocations: Revocations | undefined;
+  const metrics = config.metrics ? new ServerMetrics({ revocationSetSize: () => revocations?.size ?? 0 }) : null;
+  const store = metrics ? timedStore(options.store, metrics) : options.store;
   const sink = options.log;
-  const log: AuditLog = sink ? (event) => sink(auditRecord(event, nowMs())) : () => {};
+  const write: AuditLog = sink ? (event) => sink(auditRecord(event, nowMs())) : () => {};
+  const log: AuditLog = metrics
+    ? (event) => {
+        countEvent(metrics, event);
+        write(event);
+      }
+    : write;
   const clientKeys = new ClientKeys(options.clientJwks ?? {}, log);
   const keys = new SigningKeys(store, now);
   return {
@@ -80,6 +94,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     now,
     nowMs,
     log,
+    metrics,
     clientAddress: clientAddressOf(options),
     clientDocuments: new ClientDocuments(
       { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp },
@@ -92,7 +107,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     clientUse: new ClientUse(),
     signInThrottle: new SignInThrottle(),
     rateLimits: new RateLimits(config.rateLimits, store, nowMs, log),
-    revocations: new Revocations(store, now, config.accessTokenTtl, log),
+    revocations: (revocations = new Revocations(store, now, config.accessTokenTtl, log)),
     issuerKeys: config.jwtBearer ? new IssuerKeys({ allowLoopbackHttp: config.jwtBearer.allowLoopbackHttp }) : null,
     dpop: new TokenEndpointDpop(store, keys, authorizationServerMetadata(config).token_endpoint, config.dpopNonce),
   };

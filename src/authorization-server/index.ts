@@ -16,6 +16,8 @@ import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenEndpoint } from './endpoints/token.js';
 import { upstreamCallbackEndpoint } from './endpoints/upstream-callback.js';
+import { healthzEndpoint, readyzEndpoint } from './endpoints/health.js';
+import { metricsEndpoint } from './endpoints/metrics.js';
 import { notFound } from './http/errors.js';
 import { route } from './http/routes.js';
 import type { SigningKeys } from './keys.js';
@@ -26,6 +28,7 @@ import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
 import { hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
+import type { Registry } from 'prom-client';
 
 export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
 export { AUDIT_EVENTS, auditRecord, type AuditEvent, type AuditEventName, type AuditFields, type AuditOutcome, type AuditRecord, type AuditValue } from './audit.js';
@@ -63,6 +66,8 @@ export interface AuthorizationServer {
    * a second on SQLite, at once on PostgreSQL). Call `stop()` before closing the store.
    */
   revocations: Revocations;
+  /** The Prometheus registry of this server's metrics (docs/metrics.md); null unless the `metrics` option is set. */
+  metrics: Registry | null;
   /**
    * Third-party authorization, for tools of a context server beside this one: the provider's
    * access to the person behind one of our access tokens (its verified claims: the grant is found
@@ -99,8 +104,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   };
   const app = new Hono();
   const base = config.basePath;
-  const api = { cors: true, log: ctx.log };
-  const pages = { cors: false, html: true, log: ctx.log };
+  // With metrics on, every error answer is counted by endpoint (its path under the issuer) and code.
+  const metrics = ctx.metrics;
+  const failed = metrics ? { failed: (path: string, error: unknown) => metrics.endpointError(path.slice(base.length) || '/', error) } : {};
+  const api = { cors: true, log: ctx.log, ...failed };
+  const pages = { cors: false, html: true, log: ctx.log, ...failed };
 
   route(app, new URL(wellKnownUrl(config.issuer, 'oauth-authorization-server')).pathname, { GET: () => metadataEndpoint(config) }, api);
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
@@ -114,11 +122,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     pages,
   );
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
-  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log });
+  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log, ...failed });
   // The list is read from the store's revocation feed: a store without one has no list to serve.
   const feed = ctx.store;
   if (hasRevocationFeed(feed)) {
-    route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request, feed) }, { cors: false, log: ctx.log });
+    route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request, feed) }, { cors: false, log: ctx.log, ...failed });
   }
   route(
     app,
@@ -137,6 +145,15 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     route(app, base + UPSTREAM_CALLBACK_PATH, { GET: limited('signIn', (request) => upstreamCallbackEndpoint(ctx, request)) }, pages);
   }
 
+  // Probes for orchestrators and load balancers: never rate-limited, never cached.
+  const probes = { cors: false, log: ctx.log };
+  route(app, `${base}/healthz`, { GET: () => healthzEndpoint() }, probes);
+  route(app, `${base}/readyz`, { GET: () => readyzEndpoint(ctx) }, probes);
+  if (metrics && config.metrics) {
+    const access = { token: config.metrics.token, peer: options.clientAddress ?? (() => undefined) };
+    route(app, `${base}/metrics`, { GET: (request) => metricsEndpoint(metrics, access, request) }, probes);
+  }
+
   app.notFound(notFound);
 
   return {
@@ -146,6 +163,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     metadata: structuredClone(authorizationServerMetadata(config)),
     keys,
     revocations,
+    metrics: metrics?.registry ?? null,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
     upstreamReady: async () => ctx.upstream?.providers.ready(),
     workloadClientsReady: () => ensureWorkloadClients(ctx),

@@ -44,6 +44,9 @@ export const SERVE_HELP = `context-auth serve [options]
   --quiet                  no audit log lines on stderr
   --audit-log FILE         also append the audit lines to FILE (created 0600); SIGHUP reopens it, for logrotate
   --dpop-nonce             DPoP proofs at /token must carry a recent nonce from this server (RFC 9449 §8)
+  --metrics                serve Prometheus metrics at <issuer>/metrics, to this machine only
+  --metrics-token TOKEN    with --metrics: serve them to any address that sends Authorization: Bearer TOKEN
+                           (at least 16 characters)
   --client-documents MODE  accept an https URL as client_id (a client ID metadata document): on | off |
                            follow-registration (default: accepted only when --registration is open)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
@@ -102,6 +105,8 @@ export const SERVE_OPTIONS = {
   quiet: { type: 'boolean' },
   'audit-log': { type: 'string' },
   'dpop-nonce': { type: 'boolean' },
+  metrics: { type: 'boolean' },
+  'metrics-token': { type: 'string' },
   'client-documents': { type: 'string' },
   'client-document-host': { type: 'string', multiple: true },
   'allow-insecure-client-documents': { type: 'boolean' },
@@ -133,6 +138,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   };
   const rateLimits = rateLimitOptions(values['rate-limit']);
   const trustProxy = trustProxyOption(values['trust-proxy']);
+  const metrics = metricsOption(values.metrics, values['metrics-token']);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw usageError('--tls-cert and --tls-key go together');
   const tls = values['tls-cert'] && values['tls-key'] ? readTls(values['tls-cert'], values['tls-key']) : undefined;
 
@@ -229,6 +235,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
     ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
+    ...(metrics ? { metrics } : {}),
   });
   // The clients workload rules name, made now so `clients list` shows them before their first token.
   await authorizationServer.workloadClientsReady().catch(async (error: unknown) => {
@@ -297,7 +304,7 @@ ${resourcesBanner(resources)}
   registration  ${typeof registration === 'string' ? registration : 'initial access token'}
   rate limits   ${rateLimitBanner(rateLimits, rateLimits.shared ?? store.sharedByReplicas ?? false, trustProxy)}
   client docs   ${clientIdMetadataDocuments.enabled ? `${clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
-  heap limit    ${heapBanner()}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(jwtBearer)}
+  heap limit    ${heapBanner()}${metrics ? `\n  metrics       ${issuer}/metrics   (${metrics === true ? 'this machine only' : 'with the --metrics-token'})` : ''}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(jwtBearer)}
 Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
 
   await stopped;
@@ -317,6 +324,14 @@ function openAuditFile(path: string | undefined): AuditFile | null {
   } catch (error) {
     throw new CliError(`Cannot open --audit-log ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
+}
+
+/** `--metrics` and its token, checked before anything starts. */
+function metricsOption(on: boolean | undefined, token: string | undefined): true | { token: string } | undefined {
+  if (token !== undefined && !on) throw usageError('--metrics-token goes with --metrics');
+  if (token !== undefined && token.length < 16) throw usageError('--metrics-token must be at least 16 characters');
+  if (!on) return undefined;
+  return token === undefined ? true : { token };
 }
 
 /**

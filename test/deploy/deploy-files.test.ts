@@ -65,7 +65,7 @@ describe('deploy/Dockerfile', () => {
     assert.ok(user && user.args !== 'root' && user.args !== '0', `USER ${user?.args}`);
     assert.ok(final.some((s) => s.op === 'VOLUME' && s.args.includes('/data')));
     assert.ok(final.some((s) => s.op === 'ENV' && /CONTEXT_AUTH_DATA=\/data/.test(s.args)), 'the data folder is the volume');
-    assert.match(final.find((s) => s.op === 'HEALTHCHECK')?.args ?? '', /\/\.well-known\/oauth-authorization-server/);
+    assert.match(final.find((s) => s.op === 'HEALTHCHECK')?.args ?? '', /http:\/\/127\.0\.0\.1:8080\/readyz/);
   });
 
   it('passes serve only flags it knows', () => {
@@ -77,7 +77,7 @@ describe('deploy/Dockerfile', () => {
 
 describe('deploy/compose.yaml', () => {
   const compose = parse(read('deploy/compose.yaml')) as {
-    services: Record<string, { image?: string; build?: { context: string; dockerfile: string }; command?: string[]; environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown }>;
+    services: Record<string, { image?: string; build?: { context: string; dockerfile: string }; command?: string[]; environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown; healthcheck?: unknown }>;
     networks: Record<string, { ipam: { config: { subnet: string }[] } }>;
   };
 
@@ -111,7 +111,8 @@ describe('deploy/compose.yaml', () => {
     assert.ok(mount && existsSync(join(ROOT, 'deploy', mount.split(':')[0]!)));
     const caddyfile = read('deploy/Caddyfile');
     assert.match(caddyfile, /reverse_proxy auth-1:8080 auth-2:8080/);
-    assert.match(caddyfile, /health_uri \/\.well-known\/oauth-authorization-server/);
+    assert.match(caddyfile, /health_uri \/readyz/);
+    assert.match(JSON.stringify(compose.services['auth-1']!.healthcheck), /http:\/\/127\.0\.0\.1:8080\/readyz/);
   });
 });
 

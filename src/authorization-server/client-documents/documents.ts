@@ -99,7 +99,8 @@ export class ClientDocuments {
     const url = this.checkUrl(clientId);
     if ((this.failed.get(clientId) ?? 0) > now) throw unusable();
     // A document fetched again when its cache ends is no new client; only a URL never seen counts.
-    if (!(await store.getClient(clientId))) await admitNew();
+    const isNew = !(await store.getClient(clientId));
+    if (isNew) await admitNew();
     let fetched;
     let client: ClientRecord;
     try {
@@ -114,6 +115,7 @@ export class ClientDocuments {
     }
     this.failed.delete(clientId);
     await store.saveClient(client);
+    if (isNew) this.log({ event: 'client_created', client_id: clientId, registered_by: 'document' });
     const ttl = fetched.maxAge === null ? DEFAULT_TTL : fetched.maxAge === 0 ? 0 : Math.min(MAX_TTL, Math.max(MIN_TTL, fetched.maxAge));
     if (ttl > 0) {
       this.cache.delete(clientId);

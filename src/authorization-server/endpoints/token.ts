@@ -25,7 +25,24 @@ const grants = {
  * carries the proof's key when there was one: the grant's tokens are bound to it.
  */
 export async function tokenEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
-  const params = await readForm(request, ctx.config.maxBodyBytes);
+  const metrics = ctx.metrics;
+  if (!metrics) return answer(ctx, request, await readForm(request, ctx.config.maxBodyBytes));
+  // Measured from the start, reading the body included; counted by grant type and outcome.
+  const started = performance.now();
+  let grantType: string | undefined;
+  try {
+    const params = await readForm(request, ctx.config.maxBodyBytes);
+    grantType = params.get('grant_type');
+    const response = await answer(ctx, request, params);
+    metrics.tokenRequest(grantType, undefined, started);
+    return response;
+  } catch (error) {
+    metrics.tokenRequest(grantType, error, started);
+    throw error;
+  }
+}
+
+async function answer(ctx: ServerContext, request: Request, params: Params): Promise<Response> {
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
   const proof = await ctx.dpop.check(requestHeader(request, 'dpop'), ctx.now());

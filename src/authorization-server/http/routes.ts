@@ -27,7 +27,7 @@ export function route(
   app: Hono,
   path: string,
   methods: Partial<Record<'GET' | 'POST', Handler>>,
-  options: { cors: boolean; html?: boolean; log: AuditLog },
+  options: { cors: boolean; html?: boolean; log: AuditLog; failed?: (path: string, error: unknown) => void },
 ): void {
   const allowed = Object.keys(methods).join(', ');
   const cors = options.cors ? { ...CORS_HEADERS, 'Access-Control-Allow-Methods': `${allowed}, OPTIONS` } : {};
@@ -46,6 +46,7 @@ export function route(
       try {
         response = await handler(c.req.raw, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
       } catch (error) {
+        options.failed?.(path, error);
         response = errorResponse(error, options.html ? 'html' : 'json', options.log);
       }
     }

@@ -1,0 +1,114 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { OAuthError } from '../../core/errors.js';
+import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { StoreUnavailableError } from '../../store/store.js';
+
+export const METRIC_PREFIX = 'context_auth_';
+
+/** The grant types a label may name; anything else a client sends is counted as `other`, so no request can add a label value. */
+const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE]);
+
+/** Latency buckets in seconds: a store call is often under a millisecond, a token request a few. */
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const TOKEN_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * The server's Prometheus metrics, in a registry of their own (never prom-client's global one, so
+ * two servers in one process, or the program's own metrics, do not collide). Every label value
+ * comes from a fixed set (grant types, OAuth error codes, endpoint paths, store method names):
+ * never a token, a secret, a client or a user.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly tokenRequests: Counter<'grant_type' | 'outcome'>;
+  readonly tokenDuration: Histogram<'grant_type'>;
+  readonly errors: Counter<'endpoint' | 'error'>;
+  readonly signIns: Counter<'method' | 'outcome'>;
+  readonly registrations: Counter<'kind'>;
+  readonly rateLimited: Counter<'limit'>;
+  readonly throttled: Counter<'kind'>;
+  readonly revocations: Counter<'kind'>;
+  readonly storeDuration: Histogram<'method' | 'outcome'>;
+
+  constructor(options: { revocationSetSize?: () => number } = {}) {
+    const registers = [this.registry];
+    const name = (suffix: string) => METRIC_PREFIX + suffix;
+    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    this.tokenRequests = new Counter({
+      name: name('token_requests_total'),
+      help: 'Token endpoint requests by grant type and outcome (success, or the OAuth error code)',
+      labelNames: ['grant_type', 'outcome'],
+      registers,
+    });
+    this.tokenDuration = new Histogram({
+      name: name('token_request_duration_seconds'),
+      help: 'Time to answer a token endpoint request, by grant type',
+      labelNames: ['grant_type'],
+      buckets: TOKEN_BUCKETS,
+      registers,
+    });
+    this.errors = new Counter({ name: name('errors_total'), help: 'Error answers by endpoint and OAuth error code', labelNames: ['endpoint', 'error'], registers });
+    this.signIns = new Counter({
+      name: name('sign_ins_total'),
+      help: 'Sign-ins by method (password, upstream) and outcome (success, failure, throttled, refused)',
+      labelNames: ['method', 'outcome'],
+      registers,
+    });
+    this.registrations = new Counter({ name: name('registrations_total'), help: 'Clients created, by kind (dynamic, document, admin)', labelNames: ['kind'], registers });
+    this.rateLimited = new Counter({ name: name('rate_limited_total'), help: 'Requests refused by a rate limit, by limit', labelNames: ['limit'], registers });
+    this.throttled = new Counter({
+      name: name('sign_in_throttled_total'),
+      help: 'Guesses refused by the sign-in throttle, by kind (password, user_code)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.revocations = new Counter({
+      name: name('revocations_total'),
+      help: 'Revocations, by kind (access_token, refresh_token at /revoke; refresh_token_reuse for a family revoked on reuse)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.storeDuration = new Histogram({
+      name: name('store_call_duration_seconds'),
+      help: 'Time of each store call, by method and outcome (ok, error)',
+      labelNames: ['method', 'outcome'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+    const size = options.revocationSetSize;
+    if (size) {
+      new Gauge({
+        name: name('revocation_set_size'),
+        help: 'Revoked grants and access tokens this process holds in memory until they expire',
+        registers,
+        collect() {
+          this.set(size());
+        },
+      });
+    }
+  }
+
+  /** One token endpoint request, answered or refused (`error`), that began at `started` (performance.now()). */
+  tokenRequest(grantType: string | undefined, error: unknown, started: number): void {
+    const grant = grantType === undefined ? 'none' : GRANT_TYPES.has(grantType) ? grantType : 'other';
+    this.tokenRequests.inc({ grant_type: grant, outcome: error === undefined ? 'success' : errorCode(error) });
+    this.tokenDuration.observe({ grant_type: grant }, (performance.now() - started) / 1000);
+  }
+
+  /** An error answer of `endpoint` (its path under the issuer, as routed). */
+  endpointError(endpoint: string, error: unknown): void {
+    this.errors.inc({ endpoint, error: errorCode(error) });
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** The OAuth error code an error is answered with (http/errors.ts): ours are a fixed set of constants. */
+export function errorCode(error: unknown): string {
+  if (error instanceof OAuthError) return error.code;
+  if (error instanceof StoreUnavailableError) return 'temporarily_unavailable';
+  return 'server_error';
+}
