@@ -6,6 +6,8 @@ import { ensureWorkloadClients } from './assertions/workload-clients.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
+import { ACCOUNT_PATH } from './account-link.js';
+import { accountEndpoint, accountSubmit } from './endpoints/account.js';
 import { devicePage, deviceSubmit } from './endpoints/device.js';
 import { DEVICE_VERIFICATION_PATH } from './device-codes.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
@@ -27,7 +29,7 @@ import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
-import { hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
+import { hasAdministration, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
 
 export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
@@ -140,6 +142,17 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: limited('signIn', (request, params) => interactionSubmit(ctx, request, params.id!)) },
     pages,
   );
+
+  // The account page lists and revokes consents: a store that cannot has no account page.
+  const admin = ctx.store;
+  if (hasAdministration(admin)) {
+    route(
+      app,
+      base + ACCOUNT_PATH,
+      { GET: (request) => accountEndpoint(ctx, admin, request), POST: limited('signIn', (request) => accountSubmit(ctx, admin, request)) },
+      pages,
+    );
+  }
 
   if (config.upstream) {
     route(app, base + UPSTREAM_CALLBACK_PATH, { GET: limited('signIn', (request) => upstreamCallbackEndpoint(ctx, request)) }, pages);

@@ -299,6 +299,9 @@ export function createMemoryStore(): FullStore {
       const session = sessions.get(idHash);
       return session && session.expiresAt > now ? copy(session) : undefined;
     },
+    async deleteSession(idHash) {
+      sessions.delete(idHash);
+    },
 
     async createUpstreamSession(session) {
       requireRef(users, session.userId, 'user');

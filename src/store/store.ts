@@ -394,6 +394,8 @@ export interface Store {
   // Browser sessions
   createSession(session: SessionRecord): Promise<void>;
   getSession(idHash: string, now: number): Promise<SessionRecord | undefined>;
+  /** Ends one browser session (signing out); nothing when it is already gone. */
+  deleteSession(idHash: string): Promise<void>;
 
   // Upstream sessions (third-party authorization)
   createUpstreamSession(session: UpstreamSessionRecord): Promise<void>;

@@ -32,7 +32,7 @@ export async function showConsent(ctx: ServerContext, interaction: InteractionRe
       csrfToken,
       username: user.username,
       clientName,
-      ...requestShown(client, interaction),
+      ...requestShown(ctx, client, interaction),
       formTargets: formTargets(interaction),
     }),
   );

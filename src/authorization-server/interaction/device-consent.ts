@@ -41,7 +41,7 @@ export async function showDeviceConsent(
       action,
       csrfToken,
       clientName,
-      ...requestShown(client, interaction),
+      ...requestShown(ctx, client, interaction),
       ...(username !== undefined ? { username } : { upstreamName: upstream?.name ?? '' }),
       ...(userCode ? { userCode: displayUserCode(userCode) } : {}),
       formTargets: upstream ? [upstream.origin] : [],

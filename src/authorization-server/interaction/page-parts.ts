@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import type { ClientRecord, InteractionRecord } from '../../store/store.js';
+import { accountPath } from '../account-link.js';
 import { isDocumentClientId } from '../client-documents/documents.js';
 import type { ServerContext } from '../context.js';
 
@@ -27,14 +28,16 @@ export async function pageBasics(
  * description was fetched there); a dynamically registered client's name is only what whoever
  * registered it chose. An operator's client (`clients add`) is neither.
  */
-function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
+export function clientOrigin(client: ClientRecord): { clientHost?: string; clientNameUnverified?: boolean } {
   if (isDocumentClientId(client.clientId)) return { clientHost: new URL(client.clientId).host };
   return client.registeredBy === 'dynamic' && client.clientName !== null ? { clientNameUnverified: true } : {};
 }
 
-/** What both consent pages say of the request: who asks (and what of it is verified), where it returns, for what. */
-export function requestShown(client: ClientRecord, interaction: InteractionRecord) {
+/** What the consent pages say of the request: who asks (and what of it is verified), where it returns, for what; and where to revoke it later. */
+export function requestShown(ctx: ServerContext, client: ClientRecord, interaction: InteractionRecord) {
+  const account = accountPath(ctx);
   return {
+    ...(account ? { accountPath: account } : {}),
     clientId: client.clientId,
     ...clientOrigin(client),
     redirectHost: new URL(interaction.request.redirectUri).host,

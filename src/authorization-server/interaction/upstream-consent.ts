@@ -33,7 +33,7 @@ export async function showUpstreamConsent(ctx: ServerContext, interaction: Inter
       csrfToken,
       upstreamName: up.name,
       clientName,
-      ...requestShown(client, interaction),
+      ...requestShown(ctx, client, interaction),
       formTargets: formTargets(interaction, new URL(up.as.authorization_endpoint!).origin),
     }),
   );

@@ -18,6 +18,8 @@ export interface ConsentPageInput {
   scopes: string[];
   resource: string;
   formTargets: string[];
+  /** The account page, where approved applications are revoked; absent where there is none. */
+  accountPath?: string;
 }
 
 /**
@@ -35,7 +37,7 @@ ${applicationRow(input)}
 <dt>Server</dt><dd>${token(input.resource)}</dd>
 ${accessRow(input.scopes)}
 </dl>
-<p class="muted">Only approve applications you started yourself. You can revoke this later.</p>
+<p class="muted">Only approve applications you started yourself. ${revokeLater(input.accountPath, 'this')}</p>
 ${decisionForm(input)}`,
     { formTargets: input.formTargets },
   );
@@ -61,6 +63,11 @@ export function applicationRow(input: ClientFacts) {
 
 export function accessRow(scopes: string[]) {
   return html`<dt>Access</dt><dd>${scopes.length > 0 ? html`<ul class="scopes">${scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>` : html`<span class="muted">no scopes</span>`}</dd>`;
+}
+
+/** "You can revoke … later", a link to the account page where there is one. */
+export function revokeLater(accountPath: string | undefined, what: string) {
+  return accountPath ? html`You can <a href="${accountPath}">revoke ${what} later</a>.` : html`You can revoke ${what} later.`;
 }
 
 /** The approve and deny buttons. Contract: a submit button `name="decision"` with value `approve` or `deny`. */

@@ -1,4 +1,4 @@
-import { accessRow, applicationRow, clientNotices, decisionForm, type ConsentPageInput } from './consent.js';
+import { accessRow, applicationRow, clientNotices, decisionForm, revokeLater, type ConsentPageInput } from './consent.js';
 import { html, token } from './html.js';
 import { page, type Page } from './layout.js';
 
@@ -54,7 +54,7 @@ ${applicationRow(input)}
 <dt>Server</dt><dd>${token(input.resource)}</dd>
 ${accessRow(input.scopes)}
 </dl>
-<p class="muted">If someone sent you a link or a code, deny: they would get access to your account. You can revoke access later.</p>
+<p class="muted">If someone sent you a link or a code, deny: they would get access to your account. ${revokeLater(input.accountPath, 'access')}</p>
 ${decisionForm(input)}`,
     { formTargets: input.formTargets ?? [] },
   );

@@ -42,5 +42,12 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .
 /* The device's user code: large, spaced, easy to compare letter by letter. */
 .user-code { display: block; text-align: center; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 1.6rem;
   letter-spacing: .15em; padding: 10px; margin: 8px 0; border: 1px solid var(--line); border-radius: 8px; background: var(--bg); }
+/* The account page: one card per approved application. */
+h2 { font-size: 1.05rem; margin: 24px 0 4px; }
+section.app { border: 1px solid var(--line); border-radius: 8px; padding: 4px 14px 14px; margin: 14px 0; }
+section.app .actions { margin-top: 12px; }
+button.danger { color: var(--danger); border-color: var(--danger); }
+.notice { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
+a { color: var(--accent); }
 input.user-code { width: 100%; color: inherit; text-transform: uppercase; font: 1.4rem ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .15em; }
 `;

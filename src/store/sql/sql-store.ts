@@ -353,6 +353,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     createSession: (record) => run(ignore(exec(S.insertSession, session.params(record)))),
     getSession: (idHash, now) => run(then(get(S.getSession, { id_hash: idHash, now }), (row) => optional(row, session.record))),
+    deleteSession: (idHash) => run(ignore(exec(S.deleteSession, { id_hash: idHash }))),
 
     createUpstreamSession: (record) => run(ignore(exec(S.insertUpstreamSession, upstreamSession.params(record)))),
     getUpstreamSession: (id) => run(then(get(S.getUpstreamSession, { id }), (row) => optional(row, upstreamSession.record))),

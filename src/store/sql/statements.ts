@@ -257,6 +257,7 @@ export const S = {
 
   insertSession: insert(SESSIONS),
   getSession: stmt('getSession', 'SELECT * FROM sessions WHERE id_hash = :id_hash AND expires_at > :now'),
+  deleteSession: stmt('deleteSession', 'DELETE FROM sessions WHERE id_hash = :id_hash'),
 
   insertUpstreamSession: insert(UPSTREAM_SESSIONS),
   getUpstreamSession: stmt('getUpstreamSession', 'SELECT * FROM upstream_sessions WHERE id = :id'),

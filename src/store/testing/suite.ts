@@ -437,6 +437,18 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         assert.equal(await store.getSession('nope', NOW), undefined);
       });
 
+      it('deletes one session, leaving the user\'s others', async () => {
+        const user = await addUser(store);
+        const session = makeSession(user.id);
+        const other = makeSession(user.id);
+        await store.createSession(session);
+        await store.createSession(other);
+        await store.deleteSession(session.idHash);
+        await store.deleteSession(session.idHash);
+        assert.equal(await store.getSession(session.idHash, NOW), undefined);
+        assert.ok(await store.getSession(other.idHash, NOW));
+      });
+
       it('refuses a session for an unknown user', async () => {
         await assert.rejects(store.createSession(makeSession('no-such-user')));
       });

@@ -1,0 +1,137 @@
+import { OAuthError } from '../../core/errors.js';
+import { hashSecret, safeEqual } from '../../core/secrets.js';
+import type { StoreAdministration } from '../../store/store.js';
+import { ACCOUNT_PATH } from '../account-link.js';
+import type { ServerContext } from '../context.js';
+import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
+import { readPageForm } from '../http/page-form.js';
+import type { Params } from '../http/params.js';
+import { seeOther } from '../http/responses.js';
+import { clientOrigin } from '../interaction/page-parts.js';
+import { accountPage, accountSignInPage, type ApprovedApplication } from '../pages/account.js';
+import { toResponse } from '../pages/layout.js';
+import { checkPassword } from '../password-sign-in.js';
+import { browserBinding, currentSession, startSession } from '../sessions.js';
+
+/*
+ * A person's own page: the applications they approved, each revocable, and signing out. Outside
+ * any authorization request, so its forms carry a token derived from this browser's binding cookie
+ * (as the device page's do), and every action is the signed-in person's own: the user comes from
+ * the session, never from the form.
+ */
+
+/** The page's anti-CSRF token: only a page this browser loaded knows it. */
+const formToken = (binding: string): string => hashSecret(`account-form:${binding}`);
+
+/** What the page says once after an action's redirect (`?done=`): a fixed sentence, never text from the URL. */
+const NOTICES: Record<string, string> = {
+  revoked: 'Access revoked. That application can no longer use its tokens.',
+  'signed-out': 'You are signed out.',
+};
+
+/** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
+export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
+  const binding = browserBinding(ctx, request);
+  const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
+  const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
+  const done = new URL(request.url).searchParams.get('done');
+  const notice = done !== null && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined;
+  const session = await currentSession(ctx, request);
+  const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
+  if (!session || !user) {
+    return toResponse(accountSignInPage({ action, csrfToken: formToken(binding.value), localUsers: localUsers(ctx), ...(notice ? { notice } : {}) }), headers);
+  }
+  const page = accountPage({
+    action,
+    csrfToken: formToken(binding.value),
+    username: user.username,
+    applications: await approvedApplications(ctx, admin, session.userId),
+    ...(notice ? { notice } : {}),
+  });
+  return toResponse(page, headers);
+}
+
+/** POST /account: sign in, revoke an application, or sign out; CSRF-checked against this browser. */
+export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
+  const form = await readPageForm(request, ctx.config.maxBodyBytes);
+  const binding = readCookie(request, BROWSER_COOKIE);
+  if (!binding || !safeEqual(form.get('csrf') ?? '', formToken(binding))) {
+    throw new OAuthError('invalid_request', 'the csrf token does not match this browser', 403).withUserMessage(
+      'The form could not be verified. Reload the page and try again.',
+    );
+  }
+  const action = form.get('action');
+  if (action === 'sign-in') return signIn(ctx, request, binding, form);
+  const session = await currentSession(ctx, request);
+  // Signed out meanwhile (another tab, expiry): the page again, which asks to sign in.
+  if (!session) return seeOther(accountUrl(ctx));
+  if (action === 'revoke') {
+    const clientId = form.get('client_id') ?? '';
+    const now = ctx.now();
+    const count = clientId ? await admin.revokeConsents(session.userId, clientId, now) : 0;
+    if (count > 0) {
+      // The store recorded the grants' revocations; reading them now lets a guard in this process refuse their tokens at once.
+      await ctx.revocations.sync();
+      ctx.log({ event: 'consent_revoked', user_id: session.userId, client_id: clientId, by: 'user' });
+    }
+    // Nothing to revoke (a second click, another tab): the page shows what remains.
+    return seeOther(`${accountUrl(ctx)}?done=revoked`);
+  }
+  if (action === 'sign-out') {
+    const id = readCookie(request, SESSION_COOKIE);
+    if (id) await ctx.store.deleteSession(hashSecret(id));
+    ctx.log({ event: 'logout', user_id: session.userId });
+    const cleared = setCookie(SESSION_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
+    return seeOther(`${accountUrl(ctx)}?done=signed-out`, [cleared]);
+  }
+  throw new OAuthError('invalid_request', 'action must be sign-in, revoke or sign-out').withUserMessage('Unexpected form.');
+}
+
+/** action=sign-in: a local password, through the same check and throttle as the interaction's sign-in. */
+async function signIn(ctx: ServerContext, request: Request, binding: string, form: Params): Promise<Response> {
+  if (!localUsers(ctx)) {
+    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with a provider while approving an application.');
+  }
+  const username = form.get('username') ?? '';
+  const checked = await checkPassword(ctx, request, username, form.get('password') ?? '', { page: 'account' });
+  if ('refused' in checked) {
+    const { message, retryAfter } = checked.refused;
+    const page = accountSignInPage({
+      action: accountUrl(ctx),
+      csrfToken: formToken(binding),
+      localUsers: true,
+      username: username.slice(0, 200),
+      error: message,
+      ...(retryAfter ? { status: 429 } : {}),
+    });
+    return toResponse(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+  }
+  const { cookie } = await startSession(ctx, checked.user.id);
+  ctx.log({ event: 'login', user_id: checked.user.id, page: 'account' });
+  return seeOther(accountUrl(ctx), [cookie]);
+}
+
+/** The person's consents, one entry per application (a client may have been approved for several servers). */
+async function approvedApplications(ctx: ServerContext, admin: StoreAdministration, userId: string): Promise<ApprovedApplication[]> {
+  const consents = await admin.listConsents({ userId });
+  const byClient = new Map<string, ApprovedApplication>();
+  for (const consent of consents) {
+    let app = byClient.get(consent.clientId);
+    if (!app) {
+      const client = await ctx.store.getClient(consent.clientId);
+      app = {
+        clientId: consent.clientId,
+        clientName: client?.clientName ?? consent.clientId,
+        ...(client ? clientOrigin(client) : {}),
+        lastUsedAt: client?.lastUsedAt ?? null,
+        access: [],
+      };
+      byClient.set(consent.clientId, app);
+    }
+    app.access.push({ resource: consent.resource, scopes: consent.scope, approvedAt: consent.createdAt });
+  }
+  return [...byClient.values()];
+}
+
+const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;
+const accountUrl = (ctx: ServerContext): string => `${ctx.config.basePath}${ACCOUNT_PATH}`;

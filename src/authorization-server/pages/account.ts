@@ -1,0 +1,108 @@
+import { accessRow, applicationRow } from './consent.js';
+import { html, token } from './html.js';
+import { page, type Page } from './layout.js';
+
+/** One application the person approved: who it is (what of it is verified), and each server it may use. */
+export interface ApprovedApplication {
+  clientId: string;
+  clientName: string;
+  /** A metadata-document client's site, which vouches for its name. */
+  clientHost?: string;
+  /** A dynamically registered client's self-chosen name. */
+  clientNameUnverified?: boolean;
+  /** Seconds since the epoch; null when never recorded. */
+  lastUsedAt: number | null;
+  access: Array<{ resource: string; scopes: string[]; approvedAt: number }>;
+}
+
+export interface AccountPageInput {
+  action: string;
+  csrfToken: string;
+  username: string;
+  applications: ApprovedApplication[];
+  /** What the last action did, said once after its redirect. */
+  notice?: string;
+}
+
+/** A time as the page shows it: to the minute, in UTC (the page has no script to learn the reader's zone). */
+function shownTime(seconds: number): string {
+  return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * The signed-in person's page: the applications they approved, each with a Revoke button, and Sign out.
+ * Contract: forms post `csrf` and `action` (`revoke` with `client_id`, or `sign-out`).
+ */
+export function accountPage(input: AccountPageInput): Page {
+  const hidden = html`<input type="hidden" name="csrf" value="${input.csrfToken}">`;
+  const applications = input.applications.map(
+    (app) => html`<section class="app">
+${app.clientHost ? html`<p class="site">Published by <strong>${token(app.clientHost)}</strong></p>` : ''}
+<dl>
+${applicationRow(app)}
+${app.access.map((access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
+${accessRow(access.scopes)}
+<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`)}
+<dt>Application last used</dt><dd>${app.lastUsedAt === null ? html`<span class="muted">not recorded</span>` : shownTime(app.lastUsedAt)}</dd>
+</dl>
+<form method="post" action="${input.action}">
+${hidden}
+<input type="hidden" name="action" value="revoke">
+<input type="hidden" name="client_id" value="${app.clientId}">
+<div class="actions"><button class="danger" type="submit">Revoke</button></div>
+</form>
+</section>`,
+  );
+  return page(
+    'Your account',
+    html`<h1>Your account</h1>
+<p class="muted">Signed in as <strong>${input.username}</strong></p>
+${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
+<h2>Applications you approved</h2>
+${
+  applications.length > 0
+    ? html`<p class="muted">Revoking stops an application at once: its tokens no longer work, and it has to ask you again.</p>${applications}`
+    : html`<p class="muted">None. Applications you approve appear here, and you can revoke them here.</p>`
+}
+<form method="post" action="${input.action}">
+${hidden}
+<input type="hidden" name="action" value="sign-out">
+<div class="actions"><button type="submit">Sign out</button></div>
+</form>`,
+  );
+}
+
+export interface AccountSignInPageInput {
+  action: string;
+  csrfToken: string;
+  /** False when local users are off: this page cannot sign anyone in. */
+  localUsers: boolean;
+  username?: string;
+  error?: string;
+  notice?: string;
+  status?: number;
+}
+
+/** The account page before signing in: a password form. Contract: inputs `username` and `password`, `action=sign-in`. */
+export function accountSignInPage(input: AccountSignInPageInput): Page {
+  const form = input.localUsers
+    ? html`<form method="post" action="${input.action}">
+<input type="hidden" name="csrf" value="${input.csrfToken}">
+<input type="hidden" name="action" value="sign-in">
+<label for="username">Username</label>
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${input.username ?? ''}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+</form>`
+    : html`<p>This server signs people in through a provider, when they approve an application. Approve one, then come back to this page.</p>`;
+  return page(
+    'Your account',
+    html`<h1>Your account</h1>
+<p class="muted">Sign in to see the applications you approved, and to revoke them.</p>
+${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+${form}`,
+    { status: input.status ?? (input.error ? 401 : 200) },
+  );
+}

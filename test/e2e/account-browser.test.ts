@@ -1,0 +1,139 @@
+/**
+ * A person's account page in a real browser (Debian's Chromium, driven by playwright-core, no
+ * script) against the built `context-auth serve`: the person approves an application through the
+ * authorization flow, opens /account, finds it there, revokes it, and the application's refresh
+ * token and access token stop working. Screenshots of /account at a desktop's width and at
+ * 390 px go to test-results/. Run `npx tsc -p tsconfig.build.json` first.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+import { pkcePair } from '../helpers/harness.js';
+import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const RESULTS = join(process.cwd(), 'test-results');
+const USER = { username: 'alice', password: 'correct horse battery' };
+
+describe('the account page in a real browser, against context-auth serve', () => {
+  const data = tempDataFolder();
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let callback: Server | undefined;
+  let redirectUri: string;
+  const arrived: URLSearchParams[] = [];
+
+  before(async () => {
+    const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
+    assert.equal(added.code, 0, added.stderr);
+    server = await startServe(['--port', String(await freePort()), '--data', data]);
+    callback = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      if (url.pathname === '/callback') arrived.push(url.searchParams);
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('done');
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => callback!.once('listening', resolve));
+    redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+    await mkdir(RESULTS, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => callback?.close(resolve));
+    await server?.stop();
+  });
+
+  it('approve an application, find it at /account, revoke it: its tokens stop working', { timeout: 120_000 }, async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+    const issuer = server!.issuer;
+    const registration = await fetch(`${issuer}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'E2E Notes', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    });
+    assert.equal(registration.status, 201, await registration.clone().text());
+    const client = (await registration.json()) as { client_id: string };
+    const { verifier, challenge } = pkcePair();
+    const authorize = new URL(`${issuer}/authorize`);
+    const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', scope: 'mcp:tools', resource: `${issuer}/mcp` };
+    for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content.Security.Policy|Refused to/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+    });
+    const overflows = () => page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth') as Promise<boolean>;
+
+    // The person approves the application, as in any authorization.
+    await page.goto(authorize.href);
+    await page.fill('input[name="username"]', USER.username);
+    await page.fill('input[name="password"]', USER.password);
+    await Promise.all([page.waitForURL(new RegExp(`^${issuer}/interaction/`)), page.locator('button[type="submit"]').click()]);
+    const approve = page.locator('button[name="decision"][value="approve"]');
+    await approve.waitFor();
+    assert.equal(await page.locator('a[href="/account"]').count(), 1, 'the consent page links to the account page');
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(redirectUri)), approve.click()]);
+    const code = arrived[0]?.get('code');
+    assert.ok(code, 'a code reached the application');
+    const redeemed = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id, resource: `${issuer}/mcp` }),
+    });
+    assert.equal(redeemed.status, 200, await redeemed.clone().text());
+    const tokens = (await redeemed.json()) as { access_token: string; refresh_token: string };
+    const mcp = () =>
+      fetch(`${issuer}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+    assert.equal((await mcp()).status, 200, 'the access token works before revoking');
+
+    // The account page, still signed in from the approval: the application, the server, the scope.
+    await page.goto(`${issuer}/account`);
+    const text = await page.locator('body').innerText();
+    assert.match(text, /Signed in as alice/);
+    assert.ok(text.includes('E2E Notes'), 'names the application');
+    assert.match(text, /unverified/, 'a self-chosen name is marked unverified');
+    assert.ok(text.includes(`${issuer}/mcp`), 'names the server');
+    assert.ok(text.includes('mcp:tools'), 'names the scope');
+    assert.equal(await overflows(), false, 'the account page fits a desktop');
+    await page.screenshot({ path: join(RESULTS, 'account-desktop.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.equal(await overflows(), false, 'the account page fits 390 px');
+    await page.screenshot({ path: join(RESULTS, 'account-390.png'), fullPage: true });
+    for (const name of ['account-desktop.png', 'account-390.png']) assert.ok((await stat(join(RESULTS, name))).size > 1000, `${name} is saved`);
+
+    // Revoke: the page says so and no longer lists it; the tokens stop at once.
+    await Promise.all([page.waitForURL(`${issuer}/account?done=revoked`), page.locator('button', { hasText: 'Revoke' }).click()]);
+    const afterRevoke = await page.locator('body').innerText();
+    assert.match(afterRevoke, /Access revoked/);
+    assert.ok(!afterRevoke.includes('E2E Notes'), 'the application is gone from the list');
+    const refreshed = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id }),
+    });
+    assert.equal(refreshed.status, 400);
+    assert.equal(((await refreshed.json()) as { error: string }).error, 'invalid_grant');
+    assert.equal((await mcp()).status, 401, 'the access token is refused at the co-hosted server');
+
+    // Sign out: the page asks to sign in again.
+    await Promise.all([page.waitForURL(`${issuer}/account?done=signed-out`), page.locator('button', { hasText: 'Sign out' }).click()]);
+    assert.equal(await page.locator('input[name="password"]').count(), 1);
+    assert.deepEqual(violations, [], 'no CSP violations on our pages');
+    await context.close();
+  });
+});
