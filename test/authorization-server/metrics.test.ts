@@ -5,19 +5,10 @@ import { countEvent } from '../../src/authorization-server/metrics/events.js';
 import { ServerMetrics } from '../../src/authorization-server/metrics/metrics.js';
 import { OAuthError } from '../../src/core/errors.js';
 import { createHarness, postAs, registerClient, registerServiceClient, type Harness } from '../helpers/harness.js';
+import { prometheusSamples as samples } from '../helpers/prometheus.js';
 
 const TOKEN = 'metrics-token-0123456789';
 
-/** The samples of the Prometheus text format: `name{labels}` → value. */
-function samples(text: string): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    map.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return map;
-}
 
 async function scrape(h: Harness, headers: Record<string, string> = {}): Promise<{ status: number; text: string; type: string | null }> {
   const response = await h.request('/metrics', { headers });

@@ -6,19 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { prometheusSamples as samples } from '../helpers/prometheus.js';
 
 const TOKEN = 'scrape-token-0123456789abcdef';
 
-/** The samples of the Prometheus text format: `name{labels}` → value. */
-function samples(text: string): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    map.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return map;
-}
 
 describe('serve --metrics', () => {
   const data = tempDataFolder();
