@@ -46,7 +46,7 @@ export function normalizeUserCode(typed: string): string | undefined {
   return code;
 }
 
-/** XXXX-XXXX, as the device shows it. */
+/** The code as the device shows it: two groups of four letters joined by a dash (BCDF-GHJK). */
 export function displayUserCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }

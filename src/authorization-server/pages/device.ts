@@ -24,7 +24,7 @@ ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 <form method="post" action="${input.action}">
 <input type="hidden" name="csrf" value="${input.csrfToken}">
 <label for="user_code">Code</label>
-<input id="user_code" class="user-code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" required autofocus maxlength="20" placeholder="XXXX-XXXX" value="${input.userCode ?? ''}">
+<input id="user_code" class="user-code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" required autofocus maxlength="20" placeholder="BCDF-GHJK" value="${input.userCode ?? ''}">
 <div class="actions"><button class="primary" type="submit">Continue</button></div>
 </form>`,
     { status: input.status ?? 200 },
