@@ -7,8 +7,8 @@
  * the request is repeated once.
  */
 import { formatScope, parseScope } from '../core/scopes.js';
-import { findBearerChallenge } from '../core/www-authenticate.js';
-import { findChallenge, isDpopBound, isResourceNonceChallenge, type DpopProofs } from './dpop.js';
+import { findBearerChallenge, findChallenge } from '../core/www-authenticate.js';
+import { isDpopBound, isResourceNonceChallenge, type DpopProofs } from './dpop.js';
 import type { StoredGrant } from './types.js';
 
 /** What fetching asks of the session that holds the grant (ContextClient). */

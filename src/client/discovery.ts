@@ -1,7 +1,6 @@
 import type { AuthorizationServer } from 'oauth4webapi';
 import { authorizationServerMetadataUrls, canonicalizeResourceUri, wellKnownUrl } from '../core/uri.js';
-import { findBearerChallenge } from '../core/www-authenticate.js';
-import { findChallenge } from './dpop.js';
+import { findBearerChallenge, findChallenge } from '../core/www-authenticate.js';
 import { ClientError, type ClientErrorCode } from './errors.js';
 import { assertSecureUrl, getJson } from './http.js';
 import { failureReason } from './network-errors.js';

@@ -4,7 +4,7 @@
  * grant in the token store; only its public JWK ever leaves the process, inside proofs.
  */
 import { generateDpopKeyPair, dpopProofSigner, type DpopKeyPair } from '../core/dpop.js';
-import { parseWwwAuthenticate } from '../core/www-authenticate.js';
+import { findChallenge } from '../core/www-authenticate.js';
 import type { Discovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import type { StoredGrant } from './types.js';
@@ -45,12 +45,6 @@ export function newDpopKey(discovery: Discovery): DpopKeyPair {
     );
   }
   return generateDpopKeyPair(alg);
-}
-
-/** The parameters of the response's challenge in `scheme` (lower case), if it has one. */
-export function findChallenge(header: string | null | undefined, scheme: string): Record<string, string> | undefined {
-  if (!header) return undefined;
-  return parseWwwAuthenticate(header).find((challenge) => challenge.scheme === scheme)?.params;
 }
 
 /**

@@ -5,7 +5,7 @@ export { authorizationServerMetadataUrls, canonicalizeResourceUri, isCanonicalRe
 export { checkCodeChallenge, s256, verifyCodeVerifier } from './pkce.js';
 export { matchRedirectUri, redirectUriProblem } from './redirect-uri.js';
 export { formatScope, isSubset, parseScope, resolveScope } from './scopes.js';
-export { bearerChallenge, dpopChallenge, findBearerChallenge, parseWwwAuthenticate, type BearerChallenge, type DpopChallenge, type ParsedChallenge } from './www-authenticate.js';
+export { bearerChallenge, dpopChallenge, findBearerChallenge, findChallenge, parseWwwAuthenticate, type BearerChallenge, type DpopChallenge, type ParsedChallenge } from './www-authenticate.js';
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKeyId, type SecretKey } from './secret-box.js';

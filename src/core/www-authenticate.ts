@@ -116,8 +116,13 @@ export function parseWwwAuthenticate(header: string): ParsedChallenge[] {
   return challenges;
 }
 
+/** The parameters of the header's challenge in `scheme` (lower case), if it has one. */
+export function findChallenge(header: string | null | undefined, scheme: string): Record<string, string> | undefined {
+  if (!header) return undefined;
+  return parseWwwAuthenticate(header).find((challenge) => challenge.scheme === scheme)?.params;
+}
+
 /** The Bearer challenge's parameters, if the header has one. */
 export function findBearerChallenge(header: string | null | undefined): Record<string, string> | undefined {
-  if (!header) return undefined;
-  return parseWwwAuthenticate(header).find((challenge) => challenge.scheme === 'bearer')?.params;
+  return findChallenge(header, 'bearer');
 }
