@@ -3,9 +3,9 @@
  * before using one, and does without it otherwise. A capability is all of its methods or none; a
  * store with only some of them is a mistake in that store, reported as soon as it is asked about.
  */
-import type { FullStore, RateBucketStore, RevocationFeedStore, Store, StoreAdministration, StoreUpkeep } from './store.js';
+import type { AuditEventStore, FullStore, RateBucketStore, RevocationFeedStore, Store, StoreAdministration, StoreConsole, StoreUpkeep } from './store.js';
 
-export type StoreCapability = 'upkeep' | 'rateBuckets' | 'revocationFeed' | 'administration';
+export type StoreCapability = 'upkeep' | 'rateBuckets' | 'revocationFeed' | 'administration' | 'console' | 'auditEvents';
 
 /** The methods each capability consists of (an optional one, watchRevocations, is not required). */
 export const CAPABILITY_METHODS: Readonly<Record<StoreCapability, readonly string[]>> = {
@@ -15,6 +15,8 @@ export const CAPABILITY_METHODS: Readonly<Record<StoreCapability, readonly strin
   administration: [
     'listClients', 'deleteClient', 'createUser', 'listUsers', 'deleteUser', 'setUserPassword', 'listConsents', 'revokeConsents', 'rotateSigningKey',
   ] satisfies (keyof StoreAdministration)[],
+  console: ['listClientsPage', 'listUsersPage', 'setUserAdmin', 'endUserSessions'] satisfies (keyof StoreConsole)[],
+  auditEvents: ['recordAuditEvents', 'listAuditEvents'] satisfies (keyof AuditEventStore)[],
 };
 
 /** What was found of each store, asked about on hot paths (every token request): a store's methods do not change. */
@@ -39,6 +41,8 @@ export const hasUpkeep = (store: Store): store is Store & StoreUpkeep => has(sto
 export const hasRateBuckets = (store: Store): store is Store & RateBucketStore => has(store, 'rateBuckets');
 export const hasRevocationFeed = (store: Store): store is Store & RevocationFeedStore => has(store, 'revocationFeed');
 export const hasAdministration = (store: Store): store is Store & StoreAdministration => has(store, 'administration');
+export const hasConsole = (store: Store): store is Store & StoreConsole => has(store, 'console');
+export const hasAuditEvents = (store: Store): store is Store & AuditEventStore => has(store, 'auditEvents');
 
 /** The capabilities the store has. */
 export function capabilitiesOf(store: Store): StoreCapability[] {

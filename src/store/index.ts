@@ -11,6 +11,11 @@ export type {
   RateBucketStore,
   RevocationFeedStore,
   StoreAdministration,
+  StoreConsole,
+  AuditEventStore,
+  AuditEventRecord,
+  AuditEventQuery,
+  PageQuery,
   FullStore,
   AuthorizationRequest,
   GrantType,
@@ -41,5 +46,5 @@ export type {
   SweepOptions,
 } from './store.js';
 export { StoreConflictError, StoreUnavailableError } from './store.js';
-export { capabilitiesOf, hasAdministration, hasRateBuckets, hasRevocationFeed, hasUpkeep, isFullStore, type StoreCapability } from './capabilities.js';
+export { capabilitiesOf, hasAdministration, hasAuditEvents, hasConsole, hasRateBuckets, hasRevocationFeed, hasUpkeep, isFullStore, type StoreCapability } from './capabilities.js';
 export { createMemoryStore } from './memory.js';

@@ -6,6 +6,7 @@
  */
 import {
   StoreConflictError,
+  type AuditEventRecord,
   type AuthorizationCodeRecord,
   type ConsumeResult,
   type ClientRecord,
@@ -54,6 +55,15 @@ function deleteWhere<T>(map: Map<string, T>, predicate: (value: T) => boolean): 
   return count;
 }
 
+/** A user as the SQL stores give it back: not an administrator and never signed in, unless said. */
+const withUserDefaults = (user: UserRecord): UserRecord => ({ ...user, admin: user.admin ?? null, lastSignInAt: user.lastSignInAt ?? null });
+
+/** Whether a key or name contains the search, in any case (no search: everything). */
+function searchMatcher(search: string | undefined): (text: string) => boolean {
+  const wanted = search?.trim().toLowerCase();
+  return wanted ? (text) => text.toLowerCase().includes(wanted) : () => true;
+}
+
 const consentKey = (userId: string, clientId: string, resource: string): string => JSON.stringify([userId, clientId, resource]);
 
 export function createMemoryStore(): FullStore {
@@ -72,6 +82,8 @@ export function createMemoryStore(): FullStore {
   const identities = new Map<string, UserIdentityRecord>();
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
   const revocations = new Map<string, RevocationRecord>();
+  let auditEvents: AuditEventRecord[] = [];
+  let auditSeq = 0;
   // Insertion order breaks ties between keys created in the same second.
   const signingKeys: SigningKeyRecord[] = [];
   const rateBuckets = new Map<string, BucketRow>();
@@ -209,6 +221,14 @@ export function createMemoryStore(): FullStore {
     async getClient(clientId) {
       return copy(clients.get(clientId));
     },
+    async listClientsPage(query) {
+      const matches = searchMatcher(query.search);
+      return [...clients.values()]
+        .filter((c) => c.clientId > (query.after ?? '') && (matches(c.clientId) || matches(c.clientName ?? '')))
+        .sort((a, b) => compare(a.clientId, b.clientId))
+        .slice(0, query.limit)
+        .map(copy);
+    },
     async listClients() {
       return [...clients.values()].sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.clientId, b.clientId)).map(copy);
     },
@@ -219,7 +239,7 @@ export function createMemoryStore(): FullStore {
 
     async createUser(user) {
       if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
-      insert(users, user.id, user, 'user');
+      insert(users, user.id, withUserDefaults(user), 'user');
     },
     async getUser(key) {
       if ('id' in key) return copy(users.get(key.id));
@@ -229,6 +249,23 @@ export function createMemoryStore(): FullStore {
     },
     async listUsers() {
       return [...users.values()].sort((a, b) => compare(a.username, b.username)).map(copy);
+    },
+    async listUsersPage(query) {
+      const matches = searchMatcher(query.search);
+      return [...users.values()]
+        .filter((u) => u.username > (query.after ?? '') && matches(u.username))
+        .sort((a, b) => compare(a.username, b.username))
+        .slice(0, query.limit)
+        .map(copy);
+    },
+    async setUserAdmin(username, admin) {
+      const user = findUserByUsername(username);
+      if (user) user.admin = admin;
+      return user !== undefined;
+    },
+    async endUserSessions(userId) {
+      deleteWhere(interactions, (i) => i.userId === userId);
+      return deleteWhere(sessions, (s) => s.userId === userId);
     },
     async deleteUser(username, now = systemNow()) {
       const user = findUserByUsername(username);
@@ -256,7 +293,7 @@ export function createMemoryStore(): FullStore {
       if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
       if (identities.has(key)) throw new StoreConflictError(`identity already linked: ${key}`);
       if (identity.userId !== user.id) throw new Error(`foreign key violation: no user ${identity.userId}`);
-      insert(users, user.id, user, 'user');
+      insert(users, user.id, withUserDefaults(user), 'user');
       identities.set(key, copy(identity));
     },
     async listUserIdentities(filter = {}) {
@@ -294,6 +331,7 @@ export function createMemoryStore(): FullStore {
       requireRef(users, session.userId, 'user');
       requireRef(upstreamSessions, session.upstreamSessionId, 'upstream session');
       insert(sessions, session.idHash, session, 'session');
+      users.get(session.userId)!.lastSignInAt = session.createdAt;
     },
     async getSession(idHash, now) {
       const session = sessions.get(idHash);
@@ -485,6 +523,26 @@ export function createMemoryStore(): FullStore {
       return bucketResult(row);
     },
 
+    async recordAuditEvents(events) {
+      for (const event of events) auditEvents.push({ ...copy(event), seq: ++auditSeq });
+    },
+    async listAuditEvents(query) {
+      const found: AuditEventRecord[] = [];
+      for (let i = auditEvents.length - 1; i >= 0 && found.length < query.limit; i--) {
+        const e = auditEvents[i]!;
+        if (query.beforeSeq !== undefined && e.seq! >= query.beforeSeq) continue;
+        if (query.since !== undefined && e.occurredAt < query.since) break;
+        const mismatch =
+          (query.event !== undefined && e.event !== query.event) ||
+          (query.outcome !== undefined && e.outcome !== query.outcome) ||
+          (query.userId !== undefined && e.userId !== query.userId) ||
+          (query.clientId !== undefined && e.clientId !== query.clientId) ||
+          (query.address !== undefined && e.address !== query.address);
+        if (!mismatch) found.push(copy(e));
+      }
+      return found;
+    },
+
     async sweepExpired(now, options = {}) {
       // One synchronous pass: an abort can only come before it.
       if (options.signal?.aborted) return 0;
@@ -498,6 +556,11 @@ export function createMemoryStore(): FullStore {
             count++;
           }
         }
+      }
+      if (options.auditEventsBefore !== undefined) {
+        const keep = auditEvents.filter((e) => e.occurredAt >= options.auditEventsBefore!);
+        count += auditEvents.length - keep.length;
+        auditEvents = keep;
       }
       count += deleteWhere(codes, expired) + deleteWhere(deviceAuthorizations, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired) + deleteWhere(usedAssertions, expired);

@@ -46,6 +46,10 @@ export interface UserRecord {
   /** Null for a user who signs in only through an upstream provider. */
   passwordHash: string | null;
   createdAt: number;
+  /** May use the admin console. Absent or null: not an administrator. */
+  admin?: boolean | null;
+  /** When the user last began a browser session (epoch seconds); null or absent until then. */
+  lastSignInAt?: number | null;
 }
 
 /**
@@ -340,6 +344,8 @@ export interface RateTokensResult {
 export interface SweepOptions {
   /** Also delete dynamically registered clients last used (or, never used, created) before this time. */
   unusedClientsBefore?: number;
+  /** Also delete stored audit events that occurred before this time (epoch milliseconds), where the store keeps them. */
+  auditEventsBefore?: number;
   /**
    * Stops the sweep after the batch in flight (each batch is committed on its own); the promise
    * then resolves with the rows deleted until then. What is left is the next sweep's.
@@ -392,6 +398,7 @@ export interface Store {
   consumeInteraction(id: string, now: number): Promise<InteractionRecord | undefined>;
 
   // Browser sessions
+  /** Records the session and, where the store keeps it, the user's last sign-in (the session's creation). */
   createSession(session: SessionRecord): Promise<void>;
   getSession(idHash: string, now: number): Promise<SessionRecord | undefined>;
   /** Ends one browser session (signing out); nothing when it is already gone. */
@@ -575,5 +582,67 @@ export interface StoreAdministration {
   rotateSigningKey(key: SigningKeyRecord): Promise<void>;
 }
 
+/** One page of a listing: at most `limit` records after the key `after` (none: from the first), whose key or name contains `search`. */
+export interface PageQuery {
+  after?: string;
+  limit: number;
+  /** Case-insensitive; matched against the key and the name (a client's ID and name, a username). */
+  search?: string;
+}
+
+/**
+ * What the admin console needs beyond administration: listings a page at a time (a store may hold
+ * 100,000 clients), administrators, and signing a person out everywhere.
+ */
+export interface StoreConsole {
+  /** Clients in client_id order (binary), a page at a time. */
+  listClientsPage(query: PageQuery): Promise<ClientRecord[]>;
+  /** Users in username order (binary), a page at a time. */
+  listUsersPage(query: PageQuery): Promise<UserRecord[]>;
+  /** Marks the user an administrator, or not; false when there is no such user. */
+  setUserAdmin(username: string, admin: boolean): Promise<boolean>;
+  /** Ends every browser session of the user and their pending sign-ins; returns how many sessions. */
+  endUserSessions(userId: string): Promise<number>;
+}
+
+/** An audit event as the store keeps it: the fields every event may have, and the rest as details. */
+export interface AuditEventRecord {
+  /** Its place in the log, given by the store (increasing); absent when recording. */
+  seq?: number;
+  /** When it occurred, epoch milliseconds. */
+  occurredAt: number;
+  event: string;
+  outcome: 'success' | 'failure';
+  reason: string | null;
+  clientId: string | null;
+  userId: string | null;
+  grantId: string | null;
+  /** The client address's bucket, as logged; never more of it. */
+  address: string | null;
+  provider: string | null;
+  /** The event's other fields: plain values only. */
+  details: Record<string, string | number | boolean | null> | null;
+}
+
+/** Which audit events to list: newest first, before `beforeSeq`, matching every filter given. */
+export interface AuditEventQuery {
+  beforeSeq?: number;
+  limit: number;
+  event?: string;
+  outcome?: 'success' | 'failure';
+  userId?: string;
+  clientId?: string;
+  address?: string;
+  /** Only events at or after this time (epoch milliseconds). */
+  since?: number;
+}
+
+/** Audit events kept for the console, swept after their retention (SweepOptions.auditEventsBefore). */
+export interface AuditEventStore {
+  /** Records the events, in order, in one transaction. */
+  recordAuditEvents(events: AuditEventRecord[]): Promise<void>;
+  listAuditEvents(query: AuditEventQuery): Promise<AuditEventRecord[]>;
+}
+
 /** A store with every capability, as the memory, SQLite and PostgreSQL stores are. */
-export type FullStore = Store & StoreUpkeep & RateBucketStore & RevocationFeedStore & StoreAdministration;
+export type FullStore = Store & StoreUpkeep & RateBucketStore & RevocationFeedStore & StoreAdministration & StoreConsole & AuditEventStore;

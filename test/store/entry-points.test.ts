@@ -59,6 +59,8 @@ describe('store entry points', () => {
       'capabilitiesOf',
       'createMemoryStore',
       'hasAdministration',
+      'hasAuditEvents',
+      'hasConsole',
       'hasRateBuckets',
       'hasRevocationFeed',
       'hasUpkeep',

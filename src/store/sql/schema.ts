@@ -113,7 +113,15 @@ export const USERS: Table = {
   since: 1,
   primaryKey: ['id'],
   // A user who signs in upstream has no password: '' in the column, null in the record.
-  columns: [col('id', 'text'), col('username', 'text', { unique: true }), col('password_hash', 'text', { nullAs: '' }), col('created_at', 'int')],
+  columns: [
+    col('id', 'text'),
+    col('username', 'text', { unique: true }),
+    col('password_hash', 'text', { nullAs: '' }),
+    col('created_at', 'int'),
+    // Version 15: administrators (null is no), and the last sign-in the admin console shows.
+    col('admin', 'bool', { nullable: true, since: 15 }),
+    col('last_sign_in_at', 'int', { nullable: true, since: 15 }),
+  ],
   indexes: [],
 };
 
@@ -431,6 +439,31 @@ export const DEVICE_AUTHORIZATIONS: Table = {
   ],
 };
 
+/**
+ * Version 15: the audit events kept for the admin console, in the order they were recorded. They
+ * reference nothing: an event outlives the client or user it names, until its retention ends.
+ */
+export const AUDIT_EVENTS: Table = {
+  name: 'audit_events',
+  since: 15,
+  primaryKey: [],
+  insertionOrder: true,
+  columns: [
+    // Epoch milliseconds, unlike the other tables' seconds: events within a second keep their order.
+    col('occurred_at', 'int', { since: 15 }),
+    col('event', 'text', { since: 15 }),
+    col('outcome', 'text', { since: 15, oneOf: ['success', 'failure'] }),
+    col('reason', 'text', { since: 15, nullable: true }),
+    col('client_id', 'text', { since: 15, nullable: true }),
+    col('user_id', 'text', { since: 15, nullable: true }),
+    col('grant_id', 'text', { since: 15, nullable: true }),
+    col('address', 'text', { since: 15, nullable: true }),
+    col('provider', 'text', { since: 15, nullable: true }),
+    col('details', 'json', { since: 15, nullable: true }),
+  ],
+  indexes: [index('audit_events_occurred_at', ['occurred_at'], { since: 15 })],
+};
+
 /** Every table, parents before children (the order they are created in). */
 export const TABLES: readonly Table[] = [
   CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, SPENT_REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
@@ -438,6 +471,7 @@ export const TABLES: readonly Table[] = [
   REVOCATIONS,
   USED_ASSERTIONS,
   DEVICE_AUTHORIZATIONS,
+  AUDIT_EVENTS,
 ];
 
 /** The tables of the current version. */

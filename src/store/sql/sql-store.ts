@@ -6,12 +6,14 @@
  * pooled connection between BEGIN and COMMIT. The same logic, the same statements, two drivers.
  */
 import type {
+  AuditEventRecord,
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
   DeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
+  PageQuery,
   RefreshRequest,
   RefreshResult,
   RefreshTokenRecord,
@@ -29,7 +31,7 @@ import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
-  AUTHORIZATION_CODES, CLIENTS, CONSENTS, DEVICE_AUTHORIZATIONS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUDIT_EVENTS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, DEVICE_AUTHORIZATIONS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
 } from './schema.js';
 import { S, type WalkedSweep } from './statements.js';
 
@@ -236,6 +238,8 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const identity = mapper<UserIdentityRecord>(d, USER_IDENTITIES);
   const upstreamSession = mapper<UpstreamSessionRecord>(d, UPSTREAM_SESSIONS);
   const revocation = mapper<RevocationRecord>(d, REVOCATIONS);
+  const auditEvent = mapper<AuditEventRecord>(d, AUDIT_EVENTS);
+  const auditEventRecord = (row: Row): AuditEventRecord => ({ seq: Number(row.seq), ...auditEvent.record(row) });
 
   const spent = (row: Row): SpentRefreshTokenRecord => ({
     grantId: row.grant_id as string,
@@ -300,6 +304,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
           return (yield* exec(S.deleteClient, params)) > 0;
         })(),
       ),
+    listClientsPage: (query) => run(then(all(S.listClientsPage, pageParams(query)), (rows) => rows.map(client.record))),
     touchClient: (clientId, now) => run(ignore(exec(S.touchClient, { client_id: clientId, now, granularity: CLIENT_USE_GRANULARITY }))),
 
     createUser: (record) => run(ignore(exec(S.insertUser, user.params(record)))),
@@ -311,6 +316,16 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       return run(then(found, (row) => optional(row, user.record)));
     },
     listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
+    listUsersPage: (query) => run(then(all(S.listUsersPage, pageParams(query)), (rows) => rows.map(user.record))),
+    setUserAdmin: (username, admin) => run(then(exec(S.setUserAdmin, { username, admin: d.encode.bool(admin) }), (changed) => changed > 0)),
+    endUserSessions: (userId) =>
+      inTransaction(
+        (function* () {
+          const ended = yield* exec(S.deleteSessionsOfUser, { user_id: userId });
+          yield* exec(S.deleteInteractionsOfUser, { user_id: userId });
+          return ended;
+        })(),
+      ),
     deleteUser: (username, now = systemNow()) =>
       inTransaction(
         (function* () {
@@ -351,7 +366,13 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       ),
     consumeInteraction: (id, now) => run(then(get(S.consumeInteraction, { id, now }), (row) => optional(row, interaction.record))),
 
-    createSession: (record) => run(ignore(exec(S.insertSession, session.params(record)))),
+    createSession: (record) =>
+      inTransaction(
+        (function* () {
+          yield* exec(S.insertSession, session.params(record));
+          yield* exec(S.touchUserSignIn, { user_id: record.userId, now: record.createdAt });
+        })(),
+      ),
     getSession: (idHash, now) => run(then(get(S.getSession, { id_hash: idHash, now }), (row) => optional(row, session.record))),
     deleteSession: (idHash) => run(ignore(exec(S.deleteSession, { id_hash: idHash }))),
 
@@ -520,6 +541,29 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       return run(then(get(S.takeRateTokens, params), (row) => bucketResult(row as { granted: number; level: number })));
     },
 
+    recordAuditEvents: (events) =>
+      inTransaction(
+        (function* () {
+          for (const event of events) yield* exec(S.insertAuditEvent, auditEvent.params(event));
+        })(),
+      ),
+    listAuditEvents: (query) =>
+      run(
+        then(
+          all(S.listAuditEvents, {
+            before_seq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+            since: query.since ?? 0,
+            event: query.event ?? null,
+            outcome: query.outcome ?? null,
+            user_id: query.userId ?? null,
+            client_id: query.clientId ?? null,
+            address: query.address ?? null,
+            limit: query.limit,
+          }),
+          (rows) => rows.map(auditEventRecord),
+        ),
+      ),
+
     sweepExpired: (now, options = {}) => {
       const pause = options.pause ?? rest;
       const batch = (statement: Statement, params: Row): Program<number> =>
@@ -561,6 +605,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         let total = 0;
         // Unused clients first: what cascades from them is then swept with everything else.
         if (options.unusedClientsBefore !== undefined) total += await drain(S.sweepUnusedClients, { before: options.unusedClientsBefore });
+        if (options.auditEventsBefore !== undefined) total += await drain(S.sweepAuditEvents, { before: options.auditEventsBefore });
         for (const step of S.sweep) {
           if ('drain' in step) total += await drain(step.drain, { now });
           else total += await (driver.walkByPage ? walkByPage(step.walk) : walkByKey(step.walk));
@@ -571,6 +616,12 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       return driver.upkeep ? driver.upkeep(sweep) : sweep();
     },
   };
+}
+
+/** A page query's parameters: the search as a lowercase LIKE pattern with its wildcards escaped ('!'). */
+function pageParams(query: PageQuery): Row {
+  const search = query.search?.trim().toLowerCase();
+  return { after: query.after ?? '', limit: query.limit, search: search ? `%${search.replace(/[!%_]/g, (c) => `!${c}`)}%` : null };
 }
 
 /** A program's result, transformed. */

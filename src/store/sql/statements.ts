@@ -7,7 +7,7 @@
 import { REVOCATION_MARGIN, SPENT_KEY_CHARS } from '../internal.js';
 import type { Statement } from './dialect.js';
 import {
-  AUTHORIZATION_CODES, CLIENTS, DEVICE_AUTHORIZATIONS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUDIT_EVENTS, AUTHORIZATION_CODES, CLIENTS, DEVICE_AUTHORIZATIONS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
   type Table,
 } from './schema.js';
 import type { Dialect } from './dialect.js';
@@ -234,7 +234,22 @@ export const S = {
   ),
   sweepUnusedClients: batched('clients', 'client_id', `registered_by = 'dynamic' AND coalesce(last_used_at, created_at) < :before`),
 
+  // The admin console's pages: in key order after :after, narrowed by a lowercase LIKE pattern.
+  listClientsPage: stmt(
+    'listClientsPage',
+    `SELECT * FROM clients WHERE client_id{binary} > :after
+       AND (CAST(:search AS TEXT) IS NULL OR lower(client_id) LIKE :search ESCAPE '!' OR lower(coalesce(client_name, '')) LIKE :search ESCAPE '!')
+     ORDER BY client_id{binary} LIMIT :limit`,
+  ),
+
   insertUser: insert(USERS),
+  listUsersPage: stmt(
+    'listUsersPage',
+    `SELECT * FROM users WHERE username{binary} > :after AND (CAST(:search AS TEXT) IS NULL OR lower(username) LIKE :search ESCAPE '!')
+     ORDER BY username{binary} LIMIT :limit`,
+  ),
+  setUserAdmin: stmt('setUserAdmin', 'UPDATE users SET admin = :admin WHERE username = :username'),
+  touchUserSignIn: stmt('touchUserSignIn', 'UPDATE users SET last_sign_in_at = :now WHERE id = :user_id'),
   getUserById: stmt('getUserById', 'SELECT * FROM users WHERE id = :id'),
   getUserByUsername: stmt('getUserByUsername', 'SELECT * FROM users WHERE username = :username'),
   listUsers: stmt('listUsers', 'SELECT * FROM users ORDER BY username{binary}'),
@@ -393,6 +408,21 @@ export const S = {
   demoteCurrentKey: stmt('demoteCurrentKey', `UPDATE signing_keys SET status = 'previous' WHERE status = 'current'`),
 
   takeRateTokens: stmt('takeRateTokens', takeRateTokens),
+
+  insertAuditEvent: insert(AUDIT_EVENTS),
+  // Newest first, a page before :before_seq; each filter given narrows it.
+  listAuditEvents: stmt(
+    'listAuditEvents',
+    `SELECT {order} AS seq, * FROM audit_events
+     WHERE {order} < :before_seq AND occurred_at >= :since
+       AND (CAST(:event AS TEXT) IS NULL OR event = :event)
+       AND (CAST(:outcome AS TEXT) IS NULL OR outcome = :outcome)
+       AND (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id)
+       AND (CAST(:client_id AS TEXT) IS NULL OR client_id = :client_id)
+       AND (CAST(:address AS TEXT) IS NULL OR address = :address)
+     ORDER BY {order} DESC LIMIT :limit`,
+  ),
+  sweepAuditEvents: batched('audit_events', '{order}', 'occurred_at < :before'),
   noSyncCommit: stmt('noSyncCommit', (d) => d.noSyncCommit),
 
   // Upkeep in batches of :batch rows, each its own short statement, so a sweep of millions of rows

@@ -47,7 +47,7 @@ export function makeClient(overrides: Partial<ClientRecord> = {}): ClientRecord 
 
 export function makeUser(overrides: Partial<UserRecord> = {}): UserRecord {
   const id = uniqueId('user');
-  return { id, username: `name-of-${id}`, passwordHash: 'scrypt$hash', createdAt: NOW, ...overrides };
+  return { id, username: `name-of-${id}`, passwordHash: 'scrypt$hash', createdAt: NOW, admin: null, lastSignInAt: null, ...overrides };
 }
 
 export function makeIdentity(user: UserRecord, overrides: Partial<UserIdentityRecord> = {}): UserIdentityRecord {

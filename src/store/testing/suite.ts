@@ -11,6 +11,8 @@ import { capabilitiesOf, CAPABILITY_METHODS, type StoreCapability } from '../cap
 import { SPENT_KEY_CHARS } from '../internal.js';
 import {
   StoreConflictError,
+  type AuditEventQuery,
+  type AuditEventRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
@@ -1297,6 +1299,126 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         assert.equal(await store.sweepExpired(NOW + 3), 1);
         // Swept means full: the next take sees a new bucket, as it would have seen a refilled one.
         assert.deepEqual(await store.takeRateTokens({ ...bucket, want: 3, nowMs: T + 3000 }), { granted: 3, level: 0 });
+      });
+    });
+
+    describe('admin console', () => {
+      itNeeds('console', 'pages through clients in client_id order, and narrows them by ID or name in any case', async () => {
+        const names = ['c-05', 'c-01', 'c-03', 'c-02', 'c-04'];
+        for (const id of names) await store.createClient(makeClient({ clientId: id, clientName: id === 'c-04' ? 'The Weather App' : null }));
+        const first = await store.listClientsPage({ limit: 2 });
+        assert.deepEqual(first.map((c) => c.clientId), ['c-01', 'c-02']);
+        const second = await store.listClientsPage({ limit: 2, after: 'c-02' });
+        assert.deepEqual(second.map((c) => c.clientId), ['c-03', 'c-04']);
+        assert.deepEqual((await store.listClientsPage({ limit: 2, after: 'c-04' })).map((c) => c.clientId), ['c-05']);
+        assert.deepEqual((await store.listClientsPage({ limit: 10, search: 'WEATHER' })).map((c) => c.clientId), ['c-04']);
+        assert.deepEqual((await store.listClientsPage({ limit: 10, search: '-03' })).map((c) => c.clientId), ['c-03']);
+        assert.deepEqual(await store.listClientsPage({ limit: 10, search: '%' }), [], 'a wildcard in the search is a plain character');
+        assert.deepEqual(await store.listClientsPage({ limit: 10, search: '_' }), []);
+        assert.deepEqual(first[0], await store.getClient('c-01'));
+      });
+
+      itNeeds('console', 'pages through users by username, narrowed by a search', async () => {
+        for (const username of ['dora', 'alice', 'carol', 'bob']) await store.createUser(makeUser({ username }));
+        assert.deepEqual((await store.listUsersPage({ limit: 3 })).map((u) => u.username), ['alice', 'bob', 'carol']);
+        assert.deepEqual((await store.listUsersPage({ limit: 3, after: 'carol' })).map((u) => u.username), ['dora']);
+        assert.deepEqual((await store.listUsersPage({ limit: 3, search: 'AR' })).map((u) => u.username), ['carol']);
+      });
+
+      itNeeds('console', 'marks a user an administrator and back, and says when there is no such user', async () => {
+        const user = await addUser(store, makeUser({ username: 'root-person' }));
+        assert.equal((await store.getUser({ id: user.id }))?.admin ?? false, false);
+        assert.equal(await store.setUserAdmin('root-person', true), true);
+        assert.equal((await store.getUser({ id: user.id }))?.admin, true);
+        assert.equal(await store.setUserAdmin('root-person', false), true);
+        assert.equal((await store.getUser({ id: user.id }))?.admin, false);
+        assert.equal(await store.setUserAdmin('nobody', true), false);
+        assert.equal(await store.createUser(makeUser({ username: 'born-admin', admin: true })), undefined);
+        assert.equal((await store.getUser({ username: 'born-admin' }))?.admin, true);
+      });
+
+      itNeeds('console', "a new session records the user's last sign-in", async () => {
+        const user = await addUser(store);
+        await store.createSession(makeSession(user.id, { createdAt: NOW + 5 }));
+        assert.equal((await store.getUser({ id: user.id }))?.lastSignInAt, NOW + 5);
+      });
+
+      itNeeds('console', "ending a user's sessions ends all of theirs and their pending sign-ins, and no one else's", async () => {
+        const { client, user } = await parties();
+        const other = await addUser(store);
+        const mine = [makeSession(user.id), makeSession(user.id)];
+        const theirs = makeSession(other.id);
+        for (const session of [...mine, theirs]) await store.createSession(session);
+        const interaction = makeInteraction(client.clientId, { userId: user.id });
+        await store.createInteraction(interaction);
+        assert.equal(await store.endUserSessions(user.id), 2);
+        for (const session of mine) assert.equal(await store.getSession(session.idHash, NOW), undefined);
+        assert.equal(await store.getInteraction(interaction.id, NOW), undefined);
+        assert.ok(await store.getSession(theirs.idHash, NOW));
+        assert.equal(await store.endUserSessions(user.id), 0);
+      });
+    });
+
+    describe('audit events', () => {
+      const event = (overrides: Partial<AuditEventRecord> = {}): AuditEventRecord => ({
+        occurredAt: NOW * 1000,
+        event: 'login',
+        outcome: 'success',
+        reason: null,
+        clientId: null,
+        userId: null,
+        grantId: null,
+        address: null,
+        provider: null,
+        details: null,
+        ...overrides,
+      });
+
+      itNeeds('auditEvents', 'keeps events with their fields and details, newest first, a page at a time', async () => {
+        const recorded = [
+          event({ event: 'login', userId: 'u1', address: '203.0.113.7', provider: 'corp', details: { method: 'upstream' } }),
+          event({ event: 'login_failed', outcome: 'failure', reason: 'wrong password', occurredAt: NOW * 1000 + 1 }),
+          event({ event: 'token_issued', clientId: 'c1', userId: 'u1', grantId: 'g1', occurredAt: NOW * 1000 + 2, details: { grant_type: 'authorization_code', dpop: true, n: 3 } }),
+        ];
+        await store.recordAuditEvents(recorded);
+        const all = await store.listAuditEvents({ limit: 10 });
+        assert.deepEqual(all.map(({ seq, ...rest }) => rest), [...recorded].reverse());
+        assert.ok(all[0]!.seq! > all[1]!.seq! && all[1]!.seq! > all[2]!.seq!, 'seq increases as events are recorded');
+        const page = await store.listAuditEvents({ limit: 2 });
+        const next = await store.listAuditEvents({ limit: 2, beforeSeq: page[1]!.seq });
+        assert.deepEqual([...page, ...next].map((e) => e.event), ['token_issued', 'login_failed', 'login']);
+      });
+
+      itNeeds('auditEvents', 'filters by event, outcome, user, client, address and time', async () => {
+        await store.recordAuditEvents([
+          event({ event: 'login', userId: 'u1', address: 'a1', occurredAt: 1000 }),
+          event({ event: 'login_failed', outcome: 'failure', userId: 'u2', address: 'a2', occurredAt: 2000 }),
+          event({ event: 'rate_limited', outcome: 'failure', clientId: 'c1', address: 'a2', occurredAt: 3000 }),
+        ]);
+        const names = async (query: Omit<AuditEventQuery, 'limit'>) => (await store.listAuditEvents({ limit: 10, ...query })).map((e) => e.event);
+        assert.deepEqual(await names({ event: 'login' }), ['login']);
+        assert.deepEqual(await names({ outcome: 'failure' }), ['rate_limited', 'login_failed']);
+        assert.deepEqual(await names({ userId: 'u2' }), ['login_failed']);
+        assert.deepEqual(await names({ clientId: 'c1' }), ['rate_limited']);
+        assert.deepEqual(await names({ address: 'a2' }), ['rate_limited', 'login_failed']);
+        assert.deepEqual(await names({ since: 2000 }), ['rate_limited', 'login_failed']);
+        assert.deepEqual(await names({ address: 'a2', outcome: 'failure', since: 2500 }), ['rate_limited']);
+      });
+
+      itNeeds(['auditEvents', 'upkeep'], 'the sweep deletes events older than their retention only when asked, and keeps the rest', async () => {
+        await store.recordAuditEvents([event({ event: 'login', occurredAt: 1000 }), event({ event: 'logout', occurredAt: 5000 })]);
+        await store.sweepExpired(NOW);
+        assert.equal((await store.listAuditEvents({ limit: 10 })).length, 2, 'kept without auditEventsBefore');
+        assert.ok((await store.sweepExpired(NOW, { auditEventsBefore: 5000 })) >= 1);
+        assert.deepEqual((await store.listAuditEvents({ limit: 10 })).map((e) => e.event), ['logout']);
+      });
+
+      itNeeds(['auditEvents', 'administration'], 'an event outlives the client and the user it names', async () => {
+        const { client, user } = await parties();
+        await store.recordAuditEvents([event({ clientId: client.clientId, userId: user.id })]);
+        await store.deleteClient(client.clientId);
+        await store.deleteUser(user.username);
+        assert.equal((await store.listAuditEvents({ limit: 10, clientId: client.clientId })).length, 1);
       });
     });
 
