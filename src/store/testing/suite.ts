@@ -1382,7 +1382,7 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         ];
         await store.recordAuditEvents(recorded);
         const all = await store.listAuditEvents({ limit: 10 });
-        assert.deepEqual(all.map(({ seq, ...rest }) => rest), [...recorded].reverse());
+        assert.deepEqual(all.map(({ seq: _seq, ...rest }) => rest), [...recorded].reverse());
         assert.ok(all[0]!.seq! > all[1]!.seq! && all[1]!.seq! > all[2]!.seq!, 'seq increases as events are recorded');
         const page = await store.listAuditEvents({ limit: 2 });
         const next = await store.listAuditEvents({ limit: 2, beforeSeq: page[1]!.seq });
