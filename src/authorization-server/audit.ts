@@ -40,6 +40,7 @@ export const AUDIT_EVENTS = {
   upstream_refused: { outcome: 'failure', when: 'the sign-in policy refused an upstream identity' },
   upstream_failed: { outcome: 'failure', when: 'an upstream provider could not be asked or answered with an error' },
   upstream_session_ended: { outcome: 'failure', when: 'the upstream sign-in behind a grant ended, so the grant was revoked' },
+  admin_action: { outcome: 'success', when: 'an administrator changed something in the admin console (`action`, and its `target`)' },
   rate_limited: { outcome: 'failure', when: 'a rate limit refused an address' },
   rate_limit_unavailable: { outcome: 'failure', when: 'the store behind a rate limit could not be reached' },
   revocations_poll_failed: { outcome: 'failure', when: 'the revocation list could not be read from the store' },

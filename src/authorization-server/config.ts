@@ -148,6 +148,13 @@ export interface AuthorizationServerOptions {
    * Default: off (no metrics kept, /metrics is 404).
    */
   metrics?: boolean | { token?: string };
+  /**
+   * The admin console at `<issuer>/admin` (where the store has the console capability), for users
+   * marked administrators (`users admin NAME on`) and for people whose upstream identity has one of
+   * `emails` (verified by their provider). An action there needs a sign-in younger than
+   * `reauthSeconds` (default 600); older, the console asks the person to sign in again first.
+   */
+  admin?: { emails?: string[]; reauthSeconds?: number };
   /** Seconds clock; tests replace it. Default: the system clock. */
   now?: () => number;
   /**
@@ -188,6 +195,8 @@ export interface ResolvedConfig {
   dpopNonce: boolean;
   /** Null when metrics are off; `token` null serves them to loopback peers only. */
   metrics: { token: string | null } | null;
+  /** Emails (lowercase) whose upstream identities are administrators; how young a sign-in an admin action needs. */
+  admin: { emails: string[]; reauthSeconds: number };
 }
 
 /** Who may sign jwt-bearer grants. */
@@ -255,7 +264,16 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
     dpopNonce: options.dpop?.nonce ?? false,
     metrics: resolveMetricsConfig(options.metrics),
+    admin: resolveAdminConfig(options.admin),
   };
+}
+
+function resolveAdminConfig(admin: AuthorizationServerOptions['admin']): ResolvedConfig['admin'] {
+  const emails = (admin?.emails ?? []).map((email) => {
+    if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new Error(`admin.emails: ${JSON.stringify(email)} is not an email address`);
+    return email.toLowerCase();
+  });
+  return { emails, reauthSeconds: positiveInteger('admin.reauthSeconds', admin?.reauthSeconds, 600) };
 }
 
 function resolveMetricsConfig(metrics: AuthorizationServerOptions['metrics']): ResolvedConfig['metrics'] {

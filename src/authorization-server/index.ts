@@ -8,6 +8,7 @@ import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
 import { ACCOUNT_PATH } from './account-link.js';
 import { accountEndpoint, accountSubmit } from './endpoints/account.js';
+import { ADMIN_PATH, adminEndpoint, adminSubmit } from './endpoints/admin.js';
 import { devicePage, deviceSubmit } from './endpoints/device.js';
 import { DEVICE_VERIFICATION_PATH } from './device-codes.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
@@ -29,7 +30,7 @@ import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
-import { hasAdministration, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
+import { hasAdministration, hasConsole, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
 
 export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
@@ -152,6 +153,17 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       { GET: (request) => accountEndpoint(ctx, admin, request), POST: limited('signIn', (request) => accountSubmit(ctx, admin, request)) },
       pages,
     );
+  }
+
+  // The admin console pages clients and users: a store without the console capability has none.
+  const consoleStore = ctx.store;
+  if (hasAdministration(consoleStore) && hasConsole(consoleStore)) {
+    const handlers = {
+      GET: (request: Request, params: Record<string, string>) => adminEndpoint(ctx, consoleStore, request, params.section ?? ''),
+      POST: limited('signIn', (request) => adminSubmit(ctx, consoleStore, request)),
+    };
+    route(app, base + ADMIN_PATH, handlers, pages);
+    route(app, `${base}${ADMIN_PATH}/:section`, { GET: handlers.GET }, pages);
   }
 
   if (config.upstream) {

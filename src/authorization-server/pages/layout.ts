@@ -13,9 +13,10 @@ export interface Page {
  * Wraps page content in the document and the headers every page carries: no framing, a CSP that
  * allows no script and only our stylesheet, no referrer, no caching. `formTargets` are the origins
  * a form on the page may end up at: Chromium applies form-action to the redirect after a POST too,
- * so the client's redirect origin must be listed for approve/deny to arrive.
+ * so the client's redirect origin must be listed for approve/deny to arrive. `wide` is for the
+ * admin console's tables.
  */
-export function page(title: string, content: SafeHtml, options: { status?: number; formTargets?: string[] } = {}): Page {
+export function page(title: string, content: SafeHtml, options: { status?: number; formTargets?: string[]; wide?: boolean } = {}): Page {
   const formAction = ["'self'", ...(options.formTargets ?? [])].join(' ');
   const document = html`<!doctype html>
 <html lang="en">
@@ -27,7 +28,7 @@ export function page(title: string, content: SafeHtml, options: { status?: numbe
 <style>${new SafeHtml(STYLE)}</style>
 </head>
 <body>
-<main>
+<main${options.wide ? new SafeHtml(' class="wide"') : ''}>
 <div class="brand">context-auth</div>
 ${content}
 </main>

@@ -50,4 +50,32 @@ button.danger { color: var(--danger); border-color: var(--danger); }
 .notice { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
 a { color: var(--accent); }
 input.user-code { width: 100%; color: inherit; text-transform: uppercase; font: 1.4rem ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .15em; }
+/* The admin console: wide, a navigation bar, tables that scroll in their own box on a phone. */
+main.wide { width: min(1100px, calc(100vw - 16px)); }
+.skip { position: absolute; left: -9999px; }
+.skip:focus { position: static; display: inline-block; margin-bottom: 8px; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.admin-bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 12px;
+  border-bottom: 1px solid var(--line); padding-bottom: 12px; margin-bottom: 16px; }
+.admin-bar ul { list-style: none; display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 0; padding: 0; }
+.admin-bar a[aria-current=page] { font-weight: 700; color: var(--fg); text-decoration: none; border-bottom: 2px solid var(--accent); }
+.admin-bar .who { display: flex; align-items: center; gap: 8px; }
+.admin-bar .who button, form.inline button { flex: none; padding: 4px 10px; font-size: .9rem; }
+form.inline { display: inline; margin: 0; }
+.table-wrap { overflow-x: auto; margin: 12px 0; border: 1px solid var(--line); border-radius: 8px; }
+.table-wrap:focus { outline: 2px solid var(--accent); }
+table { border-collapse: collapse; width: 100%; font-size: .9rem; }
+th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: normal; }
+th { color: var(--muted); font-weight: 600; white-space: nowrap; }
+tbody tr:last-child td { border-bottom: none; }
+td code { word-break: break-all; }
+form.search .row { display: flex; gap: 8px; }
+form.search button { flex: none; }
+form.filters { display: flex; flex-wrap: wrap; gap: 0 12px; align-items: end; }
+form.filters label { margin: 8px 0 4px; font-size: .85rem; }
+select { padding: 9px 10px; font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 8px; }
+select:focus, a:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
+.pager { display: flex; gap: 16px; margin: 12px 0; }
+.badge { border: 1px solid var(--line); border-radius: 4px; padding: 0 6px; font-size: .8rem; white-space: nowrap; }
+@media (max-width: 600px) { main.wide { padding: 16px 12px; } }
 `;

@@ -1,0 +1,55 @@
+import type { Store, StoreAdministration, StoreConsole, UserRecord } from '../../store/store.js';
+import type { ServerContext } from '../context.js';
+import type { Params } from '../http/params.js';
+import type { SafeHtml } from '../pages/html.js';
+
+/** The store as the console uses it: it exists only where the store can administer and page. */
+export type ConsoleStore = Store & StoreAdministration & StoreConsole;
+
+/** What a console page is rendered with. */
+export interface AdminView {
+  ctx: ServerContext;
+  store: ConsoleStore;
+  /** The administrator looking. */
+  admin: UserRecord;
+  /** The page's query (`?q=`, `?after=`, filters); read only through its own checks. */
+  query: URLSearchParams;
+  /** The console's form target (POST) and this browser's anti-CSRF token, for the page's forms. */
+  action: string;
+  csrfToken: string;
+  /** Every page of the console, in the navigation's order. */
+  sections: readonly AdminSection[];
+  /** The URL of a console page, by section name, with a query. */
+  href(section: string, query?: Record<string, string | undefined>): string;
+}
+
+/** A page of the console: its address under /admin, its title, what it shows. */
+export interface AdminSection {
+  /** The path segment after /admin/ ('' for the overview). Lowercase letters and dashes. */
+  name: string;
+  title: string;
+  /** One line for the overview: what the page is for. */
+  summary: string;
+  render(view: AdminView): Promise<SafeHtml>;
+}
+
+/** Where an action's result is shown (a section's name and query), and what it acted on. */
+export interface AdminActionResult {
+  section: string;
+  query?: Record<string, string | undefined>;
+  /** For the audit event: what was acted on (an id or a name, never a secret). */
+  target?: string;
+}
+
+/**
+ * A change made from the console. It runs the same code as the CLI verb that makes it, and only
+ * after the console checked the CSRF token, that the person is an administrator and that their
+ * sign-in is recent. A bad form is an OAuthError with a user message.
+ */
+export interface AdminAction {
+  /** The form's `action` value. */
+  name: string;
+  /** The sentence shown once after it succeeded. */
+  done: string;
+  run(view: Omit<AdminView, 'query' | 'sections'>, form: Params): Promise<AdminActionResult>;
+}

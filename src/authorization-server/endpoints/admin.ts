@@ -1,0 +1,141 @@
+import { OAuthError } from '../../core/errors.js';
+import { hashSecret, safeEqual } from '../../core/secrets.js';
+import { accountPath } from '../account-link.js';
+import { adminAccess } from '../admin/access.js';
+import type { AdminSection, AdminView, ConsoleStore } from '../admin/section.js';
+import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
+import type { ServerContext } from '../context.js';
+import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
+import { readPageForm } from '../http/page-form.js';
+import type { Params } from '../http/params.js';
+import { notFound } from '../http/errors.js';
+import { seeOther } from '../http/responses.js';
+import { adminPage } from '../pages/admin/layout.js';
+import { adminSignInPage, notAdminPage } from '../pages/admin/sign-in.js';
+import { toResponse } from '../pages/layout.js';
+import { checkPassword } from '../password-sign-in.js';
+import { browserBinding, startSession } from '../sessions.js';
+
+/*
+ * The admin console: server-rendered pages under /admin for administrators, every form a POST to
+ * /admin carrying this browser's anti-CSRF token (as the account page's). Reading needs an
+ * administrator's session; a change also needs a recent sign-in, or the console asks for the
+ * password again first. Each change is an action (admin/sections.ts) that runs the CLI's code.
+ */
+
+export const ADMIN_PATH = '/admin';
+
+/** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
+const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
+
+const sectionNamed = (name: string): AdminSection | undefined => ADMIN_SECTIONS.find((section) => section.name === name);
+
+/** GET /admin and /admin/<section>. */
+export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: Request, sectionName = ''): Promise<Response> {
+  const section = sectionNamed(sectionName);
+  if (!section) return notFound();
+  const binding = browserBinding(ctx, request);
+  const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
+  const csrfToken = formToken(binding.value);
+  const access = await adminAccess(ctx, request);
+  if (access.kind === 'signed-out') {
+    return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx) }), headers);
+  }
+  if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
+  const url = new URL(request.url);
+  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: ADMIN_SECTIONS };
+  // A bad query (an unknown filter value, a malformed page key) is an OAuthError with a user message: an error page says it.
+  const body = await section.render(view);
+  const notice = noticeOf(url.searchParams.get('done'));
+  return toResponse(
+    adminPage({ title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken, body, ...(notice ? { notice } : {}) }),
+    headers,
+  );
+}
+
+/** POST /admin: sign in, confirm a sign-in, sign out, or run an action. */
+export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, request: Request): Promise<Response> {
+  const form = await readPageForm(request, ctx.config.maxBodyBytes);
+  const binding = readCookie(request, BROWSER_COOKIE);
+  if (!binding || !safeEqual(form.get('csrf') ?? '', formToken(binding))) {
+    throw new OAuthError('invalid_request', 'the csrf token does not match this browser', 403).withUserMessage(
+      'The form could not be verified. Reload the page and try again.',
+    );
+  }
+  const csrfToken = formToken(binding);
+  const action = form.get('action') ?? '';
+  const returnTo = sectionNamed(form.get('return') ?? '')?.name ?? '';
+  if (action === 'sign-in') return signIn(ctx, request, csrfToken, form, returnTo, 'sign-in');
+
+  const access = await adminAccess(ctx, request);
+  // Signed out meanwhile (another tab, expiry), or no longer an administrator: the console again, which says so.
+  if (access.kind !== 'admin') return seeOther(adminUrl(ctx));
+  if (action === 'sign-out') {
+    const id = readCookie(request, SESSION_COOKIE);
+    if (id) await ctx.store.deleteSession(hashSecret(id));
+    ctx.log({ event: 'logout', user_id: access.user.id, page: 'admin' });
+    const cleared = setCookie(SESSION_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
+    return seeOther(adminUrl(ctx), [cleared]);
+  }
+  if (action === 'reauth') {
+    // The same person again: the username is the session's, whatever the form says.
+    return signIn(ctx, request, csrfToken, new Map([...form, ['username', access.user.username]]), returnTo, 'reauth');
+  }
+  const handler = ADMIN_ACTIONS.find((candidate) => candidate.name === action);
+  if (!handler) throw new OAuthError('invalid_request', 'unknown console action').withUserMessage('Unexpected form.');
+  if (!access.fresh) {
+    return toResponse(
+      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: localUsers(ctx), status: 401 }),
+    );
+  }
+  const result = await handler.run(viewBase(ctx, store, access.user, csrfToken), form);
+  ctx.log({ event: 'admin_action', user_id: access.user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
+  return seeOther(hrefOf(ctx, result.section, { ...result.query, done: handler.name }));
+}
+
+/** action=sign-in or reauth: a local password, through the same check and throttle as every password form. */
+async function signIn(ctx: ServerContext, request: Request, csrfToken: string, form: Params, returnTo: string, mode: 'sign-in' | 'reauth'): Promise<Response> {
+  if (!localUsers(ctx)) {
+    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in at your account page, then come back.');
+  }
+  const username = form.get('username') ?? '';
+  const checked = await checkPassword(ctx, request, username, form.get('password') ?? '', { page: 'admin' });
+  if ('refused' in checked) {
+    const { message, retryAfter } = checked.refused;
+    const page = adminSignInPage({
+      action: adminUrl(ctx),
+      csrfToken,
+      mode,
+      username: username.slice(0, 200),
+      returnTo,
+      localUsers: true,
+      error: message,
+      ...(retryAfter ? { status: 429 } : {}),
+    });
+    return toResponse(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+  }
+  const { cookie } = await startSession(ctx, checked.user.id);
+  ctx.log({ event: 'login', user_id: checked.user.id, page: 'admin', ...(mode === 'reauth' ? { reauth: true } : {}) });
+  return seeOther(hrefOf(ctx, returnTo), [cookie]);
+}
+
+function viewBase(ctx: ServerContext, store: ConsoleStore, admin: AdminView['admin'], csrfToken: string): Omit<AdminView, 'query' | 'sections'> {
+  return { ctx, store, admin, action: adminUrl(ctx), csrfToken, href: (section, query) => hrefOf(ctx, section, query) };
+}
+
+function hrefOf(ctx: ServerContext, section: string, query: Record<string, string | undefined> = {}): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(name, value);
+  const search = params.size > 0 ? `?${params}` : '';
+  return `${adminUrl(ctx)}${section ? `/${section}` : ''}${search}`;
+}
+
+function navOf(ctx: ServerContext, current: AdminSection) {
+  return ADMIN_SECTIONS.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
+}
+
+/** What the page says once after an action's redirect (`?done=<action>`): the action's fixed sentence, never text from the URL. */
+const noticeOf = (done: string | null): string | undefined => (done === null ? undefined : ADMIN_ACTIONS.find((action) => action.name === done)?.done);
+
+const adminUrl = (ctx: ServerContext): string => `${ctx.config.basePath}${ADMIN_PATH}`;
+const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;
