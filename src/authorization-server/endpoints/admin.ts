@@ -2,7 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
-import type { AdminSection, AdminView, ConsoleStore } from '../admin/section.js';
+import { sectionsFor, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import type { ServerContext } from '../context.js';
 import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
@@ -28,11 +28,12 @@ export const ADMIN_PATH = '/admin';
 /** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
 const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
 
-const sectionNamed = (name: string): AdminSection | undefined => ADMIN_SECTIONS.find((section) => section.name === name);
+/** A page this store can back, by name (a page whose capability the store lacks is not there at all). */
+const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
 export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: Request, sectionName = ''): Promise<Response> {
-  const section = sectionNamed(sectionName);
+  const section = sectionNamed(store, sectionName);
   if (!section) return notFound();
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
@@ -43,12 +44,12 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   }
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const url = new URL(request.url);
-  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: ADMIN_SECTIONS };
+  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
   // A bad query (an unknown filter value, a malformed page key) is an OAuthError with a user message: an error page says it.
   const body = await section.render(view);
   const notice = noticeOf(url.searchParams.get('done'));
   return toResponse(
-    adminPage({ title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken, body, ...(notice ? { notice } : {}) }),
+    adminPage({ title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken, body, ...(notice ? { notice } : {}) }),
     headers,
   );
 }
@@ -64,7 +65,7 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   }
   const csrfToken = formToken(binding);
   const action = form.get('action') ?? '';
-  const returnTo = sectionNamed(form.get('return') ?? '')?.name ?? '';
+  const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
   if (action === 'sign-in') return signIn(ctx, request, csrfToken, form, returnTo, 'sign-in');
 
   const access = await adminAccess(ctx, request);
@@ -130,8 +131,8 @@ function hrefOf(ctx: ServerContext, section: string, query: Record<string, strin
   return `${adminUrl(ctx)}${section ? `/${section}` : ''}${search}`;
 }
 
-function navOf(ctx: ServerContext, current: AdminSection) {
-  return ADMIN_SECTIONS.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
+function navOf(ctx: ServerContext, sections: readonly AdminSection[], current: AdminSection) {
+  return sections.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
 }
 
 /** What the page says once after an action's redirect (`?done=<action>`): the action's fixed sentence, never text from the URL. */
