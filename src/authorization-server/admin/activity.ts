@@ -50,13 +50,13 @@ export const ACTIVITY: AdminSection = {
       columns: ['Time', 'Event', 'Outcome', 'Person', 'Client', 'Address', 'Reason', 'Details'],
       rows: shown.map((event) => [
         shownInstant(event.occurredAt),
-        html`<code>${event.event}</code>`,
+        html`<code class="nowrap">${event.event}</code>`,
         html`${event.outcome}`,
         event.userId === null ? html`` : html`${people.get(event.userId) ?? event.userId}`,
         event.clientId === null ? html`` : token(event.clientId),
-        event.address === null ? html`` : html`<code>${event.address}</code>`,
+        event.address === null ? html`` : html`<code class="nowrap">${event.address}</code>`,
         html`${event.reason ?? ''}`,
-        html`${detailsText(event.details)}`,
+        event.details === null ? html`` : html`<code>${detailsText(event.details)}</code>`,
       ]),
       empty: filters.before === undefined ? 'No events match.' : 'No older events match.',
     });

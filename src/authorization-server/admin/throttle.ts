@@ -72,7 +72,7 @@ ${waitingNow(view)}`;
 /** An address links to its events; events that carried none (a limit for all addresses, an unknown peer) are one row. */
 function addressCell(view: AdminView, address: string | null): SafeHtml {
   if (address === null) return html`<span class="muted">no address</span>`;
-  return html`<a href="${view.href('activity', { address })}"><code>${address}</code></a>`;
+  return html`<a href="${view.href('activity', { address })}"><code class="nowrap">${address}</code></a>`;
 }
 
 /** The sign-in throttle's current waits, as this process keeps them (in memory). */

@@ -56,7 +56,7 @@ for (const kind of CONSOLE_STORES) {
         ['203.0.113.5', '2', '1', '0', '0', '0', '2027-01-15 07:59:54 UTC'],
         ['no address', '0', '0', '0', '0', '2', '2027-01-15 07:59:51 UTC'],
       ]);
-      assert.match(html, /<a href="\/admin\/activity\?address=2001%3Adb8%3A1%3A2%3A%3A%2F64"><code>2001:db8:1:2::\/64<\/code><\/a>/);
+      assert.match(html, /<a href="\/admin\/activity\?address=2001%3Adb8%3A1%3A2%3A%3A%2F64"><code class="nowrap">2001:db8:1:2::\/64<\/code><\/a>/);
       assert.doesNotMatch(html, /198\.51\.100\.1|192\.0\.2\.1/);
       assert.doesNotMatch(html, /Only the latest/);
     });

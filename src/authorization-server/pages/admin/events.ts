@@ -4,7 +4,7 @@ import { html, type SafeHtml } from '../html.js';
 /** A stored event's time (epoch milliseconds) as the console shows it: to the second, in UTC. */
 export function shownInstant(ms: number): SafeHtml {
   const iso = new Date(ms).toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
+  return html`<time class="nowrap" datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
 }
 
 /** Longest value shown in full in the details column; the whole event is in the log file. */
