@@ -21,14 +21,21 @@ function refuse(description: string, message: string): OAuthError {
   return new OAuthError('invalid_request', description, 400).withUserMessage(message);
 }
 
-/** One value of the query: absent, empty or "any" when not given; twice is a malformed link, not a choice. */
+/** One value of the query, undefined when absent or empty; twice is a malformed link, not a choice. */
 function single(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
   if (values.length > 1) throw refuse(`${name} is given more than once`, `The filter "${name}" is given more than once. Choose one value.`);
   const value = values[0]?.trim() ?? '';
-  return value === '' || value === 'any' ? undefined : value;
+  return value === '' ? undefined : value;
 }
 
+/** A list's choice: "any" is no filter. */
+function choice(query: URLSearchParams, name: string): string | undefined {
+  const value = single(query, name);
+  return value === 'any' ? undefined : value;
+}
+
+/** Typed text: taken as it is ("any" may be someone's username). */
 function text(query: URLSearchParams, name: string): string | undefined {
   const value = single(query, name);
   if (value !== undefined && value.length > MAX_TEXT) throw refuse(`${name} is too long`, `The filter "${name}" is longer than ${MAX_TEXT} characters.`);
@@ -40,12 +47,12 @@ const isEventName = (name: string): name is AuditEventName => Object.hasOwn(AUDI
 /** The activity page's query, every value checked: a bad one is a 400 that says which. */
 export function activityFilters(query: URLSearchParams): ActivityFilters {
   const filters: ActivityFilters = {};
-  const event = single(query, 'event');
+  const event = choice(query, 'event');
   if (event !== undefined) {
     if (!isEventName(event)) throw refuse('unknown event name', `There is no event named "${event.slice(0, 100)}". Choose one from the list.`);
     filters.event = event;
   }
-  const outcome = single(query, 'outcome');
+  const outcome = choice(query, 'outcome');
   if (outcome !== undefined) {
     if (outcome !== 'success' && outcome !== 'failure') throw refuse('unknown outcome', 'The outcome is either success or failure.');
     filters.outcome = outcome;

@@ -82,6 +82,8 @@ for (const kind of CONSOLE_STORES) {
       const html = await response.text();
       assert.match(html, /role="alert">Nobody has the username “nobody”/);
       assert.doesNotMatch(html, /<table>/);
+      // "any" means no filter only in the lists: typed, it is a username like another.
+      assert.match(await (await page('?person=any')).text(), /Nobody has the username “any”/);
     });
 
     it('refuses a query it cannot read with 400 and a sentence saying what is wrong', async () => {
