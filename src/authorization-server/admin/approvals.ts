@@ -110,12 +110,9 @@ async function clientApprovals(view: AdminView, clientId: string): Promise<SafeH
   people.sort((a, b) => (a.user.username < b.user.username ? -1 : a.user.username > b.user.username ? 1 : 0));
   const name = client.clientName ?? client.clientId;
   const origin = clientOrigin(client);
+  // The Revoke button sits with the name: on a phone the table scrolls sideways, and its first column stays in view.
   const rows = people.map(({ user, consents: theirs }) => [
-    html`<a href="${view.href('approvals', { user: user.username })}">${user.username}</a>`,
-    html`${theirs.map((consent) => html`<div>${token(consent.resource)}</div>`)}`,
-    html`${theirs.map((consent) => html`<div>${consent.scope.length > 0 ? consent.scope.map((scope) => html`<code>${scope}</code> `) : html`<span class="muted">no scopes</span>`}</div>`)}`,
-    shownTime(Math.min(...theirs.map((consent) => consent.createdAt))),
-    actionForm({
+    html`<a href="${view.href('approvals', { user: user.username })}">${user.username}</a><br>${actionForm({
       action: view.action,
       csrfToken: view.csrfToken,
       name: REVOKE_APPROVAL.name,
@@ -123,11 +120,14 @@ async function clientApprovals(view: AdminView, clientId: string): Promise<SafeH
       label: 'Revoke',
       danger: true,
       ariaLabel: `Revoke ${name} for ${user.username}`,
-    }),
+    })}`,
+    shownTime(Math.min(...theirs.map((consent) => consent.createdAt))),
+    html`${theirs.map((consent) => html`<div>${token(consent.resource)}</div>`)}`,
+    html`${theirs.map((consent) => html`<div>${consent.scope.length > 0 ? consent.scope.map((scope) => html`<code>${scope}</code> `) : html`<span class="muted">no scopes</span>`}</div>`)}`,
   ]);
   return html`<h2>People who approved ${name}${origin.clientNameUnverified ? html` <span class="tag">unverified</span>` : ''}</h2>
 ${origin.clientHost ? html`<p class="site">Published by <strong>${token(origin.clientHost)}</strong></p>` : ''}
 <p class="muted">${token(client.clientId)} · last used ${shownTime(client.lastUsedAt)}</p>
 ${byUser.size > MAX_PEOPLE ? html`<p class="muted">Showing ${MAX_PEOPLE} of the ${byUser.size} people who approved it. Look a person up to see theirs.</p>` : ''}
-${recordTable({ caption: `People who approved ${name}`, columns: ['Person', 'Servers', 'Scopes', 'Approved', 'Action'], rows, empty: 'Nobody has approved this application.' })}`;
+${recordTable({ caption: `People who approved ${name}`, columns: ['Person', 'Approved', 'Servers', 'Scopes'], rows, empty: 'Nobody has approved this application.' })}`;
 }
