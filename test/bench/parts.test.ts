@@ -25,11 +25,12 @@ describe('bench parts', () => {
     for (const script of ['refresh-peers.ts', 'flows-peers.ts', 'machine-grants.ts', 'memory.ts']) {
       assert.deepEqual(parts.find((p) => p.script === script)!.args, ['--quick'], script);
     }
-    assert.equal(parts[0]!.env.BENCH_ROUNDS, '3');
+    assert.deepEqual(parts[0]!.env, { BENCH_ROUNDS: '3', BENCH_SECONDS: '2' });
+    assert.deepEqual(parts[1]!.env, { BENCH_SECONDS: '3' });
   });
 
   it('leaves a knob the caller set alone, and --smoke runs one round of each table', () => {
-    assert.deepEqual(benchParts({ env: { BENCH_ROUNDS: '5' } })[0]!.env, {});
+    assert.deepEqual(benchParts({ env: { BENCH_ROUNDS: '5' } })[0]!.env, { BENCH_SECONDS: '2' });
     const smoke = benchParts({ smoke: true });
     for (const script of ['protected-route.ts', 'refresh-peers.ts', 'flows-peers.ts', 'machine-grants.ts']) {
       assert.equal(smoke.find((p) => p.script === script)!.env.BENCH_ROUNDS, '1', script);
