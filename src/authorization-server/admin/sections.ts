@@ -1,14 +1,21 @@
 import { ACTIVITY } from './activity.js';
+import { APPROVALS, REVOKE_APPROVAL } from './approvals.js';
 import { OVERVIEW } from './overview.js';
+import { ROTATE_KEY, SIGNING_KEYS } from './signing-keys.js';
 import type { AdminAction, AdminSection } from './section.js';
 import { THROTTLE } from './throttle.js';
 
 /** The console's pages, in the navigation's order (the overview first: it lists the others). */
 export const ADMIN_SECTIONS: readonly AdminSection[] = [
   OVERVIEW,
+  APPROVALS,
+  SIGNING_KEYS,
   ACTIVITY,
   THROTTLE,
 ];
 
 /** Every action a console form may ask for, by name. */
-export const ADMIN_ACTIONS: readonly AdminAction[] = [];
+export const ADMIN_ACTIONS: readonly AdminAction[] = [
+  REVOKE_APPROVAL,
+  ROTATE_KEY,
+];
