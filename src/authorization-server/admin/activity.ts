@@ -3,7 +3,7 @@ import type { AuditEventRecord, AuditEventStore, Store } from '../../store/store
 import { AUDIT_EVENTS } from '../audit.js';
 import { recordTable } from '../pages/admin/layout.js';
 import { detailsText, eventPager, shownInstant } from '../pages/admin/events.js';
-import { html, token, type SafeHtml } from '../pages/html.js';
+import { html, type SafeHtml } from '../pages/html.js';
 import { activityFilters, filterQuery, type ActivityFilters } from './activity-query.js';
 import type { AdminSection, AdminView, ConsoleStore } from './section.js';
 
@@ -53,10 +53,10 @@ export const ACTIVITY: AdminSection = {
         html`<code class="nowrap">${event.event}</code>`,
         html`${event.outcome}`,
         event.userId === null ? html`` : html`${people.get(event.userId) ?? event.userId}`,
-        event.clientId === null ? html`` : token(event.clientId),
+        event.clientId === null ? html`` : html`<code class="wide">${event.clientId}</code>`,
         event.address === null ? html`` : html`<code class="nowrap">${event.address}</code>`,
         html`${event.reason ?? ''}`,
-        event.details === null ? html`` : html`<code>${detailsText(event.details)}</code>`,
+        event.details === null ? html`` : html`<code class="wide">${detailsText(event.details)}</code>`,
       ]),
       empty: filters.before === undefined ? 'No events match.' : 'No older events match.',
     });

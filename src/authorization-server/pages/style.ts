@@ -72,6 +72,8 @@ tbody tr:last-child td { border-bottom: none; }
 td code { word-break: break-all; }
 /* Short identifiers (an event's name, an address, a time) read whole: the table scrolls instead. */
 td .nowrap { white-space: nowrap; word-break: normal; }
+/* Long values (a client ID, an event's details) keep a readable width when the table is squeezed: it scrolls instead. */
+td .wide { display: inline-block; min-width: 16ch; }
 form.search .row { display: flex; gap: 8px; }
 form.search button { flex: none; }
 form.filters { display: flex; flex-wrap: wrap; gap: 0 12px; align-items: end; }
