@@ -77,7 +77,7 @@ export const CLIENTS: AdminSection = {
     return html`${controls.search}
 ${recordTable({
   caption: 'Clients',
-  columns: ['Name', 'Client ID', 'Kind', 'Created', 'Last used', 'Removed if unused after', 'Action'],
+  columns: ['Name', 'Client ID', 'Kind', 'Created', 'Last used', 'Expires if unused', 'Action'],
   rows: shown.map((client) => row(view, client)),
   empty: emptyListing(request, 'clients'),
 })}

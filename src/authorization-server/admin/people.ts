@@ -21,7 +21,7 @@ function actions(view: AdminView, user: UserRecord): SafeHtml {
   const form = (name: string, label: string, fields: Record<string, string> = {}, danger = false) =>
     actionForm({ action: view.action, csrfToken: view.csrfToken, name, fields: { username: user.username, return: 'people', ...fields }, label, danger, ariaLabel: `${label}: ${user.username}` });
   const self = user.id === view.admin.id;
-  return html`<div class="actions-cell">
+  return html`<div class="row-actions">
 ${form('sign-out-everywhere', 'Sign out everywhere')}
 ${user.admin === true ? (self ? '' : form('set-admin', 'Revoke administrator', { admin: 'off' })) : form('set-admin', 'Make administrator', { admin: 'on' })}
 ${self ? '' : form('remove-user', 'Remove', {}, true)}
