@@ -1,7 +1,8 @@
 /**
  * Administrators of the admin console, from the CLI as an operator runs it: `users add --admin`,
  * `users admin NAME on|off` (one clear line when there is no such user) and `users list`, which
- * shows who is one in its table and its --json. Run `npx tsc -p tsconfig.build.json` first.
+ * shows who is one in its table and its --json; and `clients remove` and `users remove`, which run
+ * the same operations as the console's buttons. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -49,5 +50,17 @@ describe('administrators from the CLI', () => {
     }
     const removed = await cli(['users', 'remove', 'bob', '--data', data]);
     assert.equal(removed.stderr, 'context-auth: There is no user named bob.\n');
+  });
+});
+
+describe('removing from the CLI', () => {
+  it('removes a client and a user, and says so; a second time there is none', async () => {
+    const data = tempDataFolder();
+    await ok(['users', 'add', 'alice', '--data', data], `${PASSWORD}\n`);
+    const { client_id: clientId } = JSON.parse(await ok(['clients', 'add', '--name', 'Job', '--grant-type', 'client_credentials', '--data', data])) as { client_id: string };
+    assert.equal(await ok(['clients', 'remove', clientId, '--data', data]), `Removed client ${clientId} and everything issued to it.\n`);
+    assert.equal((await cli(['clients', 'remove', clientId, '--data', data])).stderr, `context-auth: There is no client ${clientId}.\n`);
+    assert.deepEqual(JSON.parse(await ok(['users', 'remove', 'alice', '--json', '--data', data])), { username: 'alice', removed: true });
+    assert.equal(await ok(['users', 'list', '--data', data]), '(none)\n');
   });
 });
