@@ -46,22 +46,23 @@ function nameCell(client: ClientRecord): SafeHtml {
 }
 
 function row(view: AdminView, client: ClientRecord): SafeHtml[] {
+  // The button sits under the name, so it stays in view when the table scrolls sideways on a phone.
+  const remove = actionForm({
+    action: view.action,
+    csrfToken: view.csrfToken,
+    name: 'remove-client',
+    fields: { client_id: client.clientId, return: 'clients' },
+    label: 'Remove',
+    danger: true,
+    ariaLabel: `Remove client ${client.clientName ?? client.clientId}`,
+  });
   return [
-    nameCell(client),
+    html`${nameCell(client)}<div class="row-actions">${remove}</div>`,
     token(client.clientId),
     html`${clientKind(client)}`,
     shownTime(client.createdAt),
     shownTime(client.lastUsedAt),
     shownTime(clientExpiry(client, view.ctx.config.registrationTtl)),
-    actionForm({
-      action: view.action,
-      csrfToken: view.csrfToken,
-      name: 'remove-client',
-      fields: { client_id: client.clientId, return: 'clients' },
-      label: 'Remove',
-      danger: true,
-      ariaLabel: `Remove client ${client.clientName ?? client.clientId}`,
-    }),
   ];
 }
 
@@ -77,7 +78,7 @@ export const CLIENTS: AdminSection = {
     return html`${controls.search}
 ${recordTable({
   caption: 'Clients',
-  columns: ['Name', 'Client ID', 'Kind', 'Created', 'Last used', 'Expires if unused', 'Action'],
+  columns: ['Name', 'Client ID', 'Kind', 'Created', 'Last used', 'Expires if unused'],
   rows: shown.map((client) => row(view, client)),
   empty: emptyListing(request, 'clients'),
 })}

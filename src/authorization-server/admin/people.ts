@@ -29,13 +29,13 @@ ${self ? '' : form('remove-user', 'Remove', {}, true)}
 }
 
 function row(view: AdminView, user: UserRecord, identities: UserIdentityRecord[]): SafeHtml[] {
+  // The buttons sit under the name, so they stay in view when the table scrolls sideways on a phone.
   return [
-    html`<strong>${user.username}</strong>${user.id === view.admin.id ? html` <span class="muted">(you)</span>` : ''}<br><a href="${view.href('approvals', { user: user.username })}">Approvals</a>`,
+    html`<strong>${user.username}</strong>${user.id === view.admin.id ? html` <span class="muted">(you)</span>` : ''} <a href="${view.href('approvals', { user: user.username })}">Approvals</a>${actions(view, user)}`,
     signsInWith(user, identities),
     user.admin === true ? html`<span class="badge">administrator</span>` : muted('no'),
     shownTime(user.createdAt),
     shownTime(user.lastSignInAt),
-    actions(view, user),
   ];
 }
 
@@ -53,7 +53,7 @@ export const PEOPLE: AdminSection = {
     return html`${controls.search}
 ${recordTable({
   caption: 'People',
-  columns: ['Username', 'Signs in with', 'Administrator', 'Created', 'Last sign-in', 'Actions'],
+  columns: ['Username', 'Signs in with', 'Administrator', 'Created', 'Last sign-in'],
   rows: shown.map((user, i) => row(view, user, identities[i]!)),
   empty: emptyListing(request, 'people'),
 })}

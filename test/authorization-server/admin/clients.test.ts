@@ -48,10 +48,10 @@ describe('admin console: clients', () => {
     assert.match(html, /aria-current="page">Clients</);
     assert.ok(!html.includes('Notes <b>'), 'a name is escaped');
     assert.deepEqual(rowsOf(html), [
-      'Notes &lt;b&gt; self-declared | a-dynamic | dynamic | 2027-01-15 08:00 UTC | 2027-01-16 08:00 UTC | 2027-02-15 08:00 UTC | ',
-      'Nightly job | b-machine | machine | 2027-01-15 08:00 UTC | never | never | ',
-      'Wiki | c-operator | pre-registered | 2027-01-15 08:00 UTC | never | never | ',
-      'Example App from app.example.com | https://app.example.com/client.json | document | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC | ',
+      'Notes &lt;b&gt; self-declared | a-dynamic | dynamic | 2027-01-15 08:00 UTC | 2027-01-16 08:00 UTC | 2027-02-15 08:00 UTC',
+      'Nightly job | b-machine | machine | 2027-01-15 08:00 UTC | never | never',
+      'Wiki | c-operator | pre-registered | 2027-01-15 08:00 UTC | never | never',
+      'Example App from app.example.com | https://app.example.com/client.json | document | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC',
     ]);
     assert.match(html, /<button type="submit" class="danger" aria-label="Remove client Wiki">Remove<\/button>/);
     assert.match(html, /name="action" value="remove-client">\n<input type="hidden" name="client_id" value="c-operator">/);
@@ -62,7 +62,7 @@ describe('admin console: clients', () => {
     const admin = await signInToConsole(h);
     await h.store.createClient(clientRecord(h, { clientId: 'a-dynamic', registeredBy: 'dynamic' }));
     const [row] = rowsOf(await (await admin.browser.fetch('/admin/clients')).text());
-    assert.match(row!, /^no name \| a-dynamic \| dynamic \| .* \| never \| never \| $/);
+    assert.match(row!, /^no name \| a-dynamic \| dynamic \| .* \| never \| never$/);
   });
 
   it('removes a client and everything issued to it: its tokens stop at once, and the action is logged', async () => {
