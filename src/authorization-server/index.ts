@@ -47,6 +47,7 @@ export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
 export { checkTrustedIssuer, resolveWorkloadRules } from './assertions/workload-rules.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
+export { revokeApproval, type ApprovalRevocation } from './admin/approvals-operations.js';
 export { registerClient, registrationResponse } from './clients.js';
 export { validateClientMetadata } from './checks/client-metadata.js';
 export { noSuchClient, noSuchUser, removeClient, removeUser, setAdministrator, signOutEverywhere } from './admin/operations.js';

@@ -7,8 +7,8 @@ import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/c
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
 import { seeOther } from '../http/responses.js';
-import { clientOrigin } from '../interaction/page-parts.js';
-import { accountPage, accountSignInPage, type ApprovedApplication } from '../pages/account.js';
+import { approvedApplications } from '../approved-applications.js';
+import { accountPage, accountSignInPage } from '../pages/account.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, startSession } from '../sessions.js';
@@ -109,28 +109,6 @@ async function signIn(ctx: ServerContext, request: Request, binding: string, for
   const { cookie } = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'account' });
   return seeOther(accountUrl(ctx), [cookie]);
-}
-
-/** The person's consents, one entry per application (a client may have been approved for several servers). */
-async function approvedApplications(ctx: ServerContext, admin: StoreAdministration, userId: string): Promise<ApprovedApplication[]> {
-  const consents = await admin.listConsents({ userId });
-  const byClient = new Map<string, ApprovedApplication>();
-  for (const consent of consents) {
-    let app = byClient.get(consent.clientId);
-    if (!app) {
-      const client = await ctx.store.getClient(consent.clientId);
-      app = {
-        clientId: consent.clientId,
-        clientName: client?.clientName ?? consent.clientId,
-        ...(client ? clientOrigin(client) : {}),
-        lastUsedAt: client?.lastUsedAt ?? null,
-        access: [],
-      };
-      byClient.set(consent.clientId, app);
-    }
-    app.access.push({ resource: consent.resource, scopes: consent.scope, approvedAt: consent.createdAt });
-  }
-  return [...byClient.values()];
 }
 
 const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;

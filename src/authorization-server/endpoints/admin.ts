@@ -11,6 +11,7 @@ import type { Params } from '../http/params.js';
 import { notFound } from '../http/errors.js';
 import { seeOther } from '../http/responses.js';
 import { adminPage } from '../pages/admin/layout.js';
+import { html, type SafeHtml } from '../pages/html.js';
 import { adminSignInPage, notAdminPage } from '../pages/admin/sign-in.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
@@ -44,13 +45,22 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const url = new URL(request.url);
   const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: ADMIN_SECTIONS };
-  // A bad query (an unknown filter value, a malformed page key) is an OAuthError with a user message: an error page says it.
-  const body = await section.render(view);
+  const shell = { title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+  let body;
+  try {
+    body = await section.render(view);
+  } catch (error) {
+    // A bad query (an unknown filter value, a malformed page key) is the reader's to fix: said on the page, in the console.
+    if (error instanceof OAuthError) return toResponse(adminPage({ ...shell, body: consoleError(error), status: error.status }), headers);
+    throw error;
+  }
   const notice = noticeOf(url.searchParams.get('done'));
-  return toResponse(
-    adminPage({ title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken, body, ...(notice ? { notice } : {}) }),
-    headers,
-  );
+  return toResponse(adminPage({ ...shell, body, ...(notice ? { notice } : {}) }), headers);
+}
+
+/** A refused query or action, inside the console (not the authorization error page, which speaks of an application). */
+function consoleError(error: OAuthError): SafeHtml {
+  return html`<p class="error" role="alert">${error.userMessage}</p>`;
 }
 
 /** POST /admin: sign in, confirm a sign-in, sign out, or run an action. */
@@ -88,7 +98,16 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
       adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: localUsers(ctx), status: 401 }),
     );
   }
-  const result = await handler.run(viewBase(ctx, store, access.user, csrfToken), form);
+  let result;
+  try {
+    result = await handler.run(viewBase(ctx, store, access.user, csrfToken), form);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    // Shown on the page the form came from when it says which, else the overview; nothing was changed.
+    const section = sectionNamed(returnTo) ?? ADMIN_SECTIONS[0]!;
+    const shell = { title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+    return toResponse(adminPage({ ...shell, body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status }));
+  }
   ctx.log({ event: 'admin_action', user_id: access.user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
   return seeOther(hrefOf(ctx, result.section, { ...result.query, done: handler.name }));
 }

@@ -29,6 +29,18 @@ function shownTime(seconds: number): string {
   return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/** What is known of one approved application: who publishes it, its name (marked when unverified), each server and scope, when. */
+export function approvedApplicationFacts(app: ApprovedApplication) {
+  return html`${app.clientHost ? html`<p class="site">Published by <strong>${token(app.clientHost)}</strong></p>` : ''}
+<dl>
+${applicationRow(app)}
+${app.access.map((access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
+${accessRow(access.scopes)}
+<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`)}
+<dt>Application last used</dt><dd>${app.lastUsedAt === null ? html`<span class="muted">not recorded</span>` : shownTime(app.lastUsedAt)}</dd>
+</dl>`;
+}
+
 /**
  * The signed-in person's page: the applications they approved, each with a Revoke button, and Sign out.
  * Contract: forms post `csrf` and `action` (`revoke` with `client_id`, or `sign-out`).
@@ -37,14 +49,7 @@ export function accountPage(input: AccountPageInput): Page {
   const hidden = html`<input type="hidden" name="csrf" value="${input.csrfToken}">`;
   const applications = input.applications.map(
     (app) => html`<section class="app">
-${app.clientHost ? html`<p class="site">Published by <strong>${token(app.clientHost)}</strong></p>` : ''}
-<dl>
-${applicationRow(app)}
-${app.access.map((access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
-${accessRow(access.scopes)}
-<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`)}
-<dt>Application last used</dt><dd>${app.lastUsedAt === null ? html`<span class="muted">not recorded</span>` : shownTime(app.lastUsedAt)}</dd>
-</dl>
+${approvedApplicationFacts(app)}
 <form method="post" action="${input.action}">
 ${hidden}
 <input type="hidden" name="action" value="revoke">
