@@ -2,6 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
+import { ADMIN_PATH } from '../admin/address.js';
 import type { AdminSection, AdminView, ConsoleStore } from '../admin/section.js';
 import type { SessionRecord } from '../../store/store.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
@@ -25,7 +26,7 @@ import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../ups
  * sign in again first (their password, or their provider). Each change is an action (admin/sections.ts) that runs the CLI's code.
  */
 
-export const ADMIN_PATH = '/admin';
+export { ADMIN_PATH };
 
 /** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
 const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
@@ -144,11 +145,6 @@ async function signIn(ctx: ServerContext, request: Request, csrfToken: string, f
   const { cookie } = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'admin', ...(mode === 'reauth' ? { reauth: true } : {}) });
   return seeOther(hrefOf(ctx, returnTo), [cookie]);
-}
-
-/** Where a sign-in begun at the console returns: the console page named, if the console has it, else the overview. */
-export function adminReturnUrl(ctx: ServerContext, section: string): string {
-  return hrefOf(ctx, sectionNamed(section)?.name ?? '');
 }
 
 function viewBase(ctx: ServerContext, store: ConsoleStore, admin: AdminView['admin'], csrfToken: string): Omit<AdminView, 'query' | 'sections'> {

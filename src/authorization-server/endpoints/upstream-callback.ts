@@ -1,4 +1,5 @@
 import { ACCOUNT_PATH } from '../account-link.js';
+import { adminReturnUrl } from '../admin/address.js';
 import type { ServerContext } from '../context.js';
 import { seeOther } from '../http/responses.js';
 import { toResponse } from '../pages/layout.js';
@@ -6,7 +7,6 @@ import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { stateHandle } from '../upstream/flow.js';
 import { finishPageSignIn, type PageSignInTarget } from '../upstream/page-sign-in.js';
 import { finishUpstreamSignIn } from '../upstream/sign-in.js';
-import { adminReturnUrl } from './admin.js';
 
 /**
  * GET <issuer>/upstream/callback: where upstream providers send the person back (the URL an

@@ -130,11 +130,14 @@ export async function signInUpstream(
     log({ event: 'upstream_refused', provider: up.id, ...logFields, step: 'policy', reason: refusal });
     throw REFUSED;
   }
-  const user = await upstreamUser(ctx, up.id, identity);
-  if (options.sameUser !== undefined && user.id !== options.sameUser) {
-    log({ event: 'upstream_refused', provider: up.id, ...logFields, step: 'reauth', reason: 'signed in again as another person' });
-    throw OTHER_PERSON;
+  if (options.sameUser !== undefined) {
+    const existing = await ctx.store.getUser({ identity: { provider: up.id, issuer: identity.issuer, subject: identity.subject } });
+    if (existing?.id !== options.sameUser) {
+      log({ event: 'upstream_refused', provider: up.id, ...logFields, step: 'reauth', reason: 'signed in again as another person' });
+      throw OTHER_PERSON;
+    }
   }
+  const user = await upstreamUser(ctx, up.id, identity);
   // Only an email the provider verified may later count for anything (the console's administrators).
   const verifiedEmail = identity.emailVerified && identity.email ? { verifiedEmail: identity.email.toLowerCase() } : {};
   const upstreamSession = await createUpstreamSession(ctx, upstream, user.id, up.id, identity.subject, { ...tokens, ...verifiedEmail });
