@@ -29,6 +29,11 @@ export class TwoSiteBrowser {
     return response;
   }
 
+  /** The value of one of its cookies (any host), to hand to another browser. */
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
   submit(url: string, values: Record<string, string>): Promise<Response> {
     return this.fetch(url, { method: 'POST', body: new URLSearchParams(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   }
