@@ -5,6 +5,7 @@
  * grant is revoked and the client must send the person through sign-in again.
  */
 import { OAuthError } from '../../core/errors.js';
+import { SecretBoxError } from '../../core/secret-box.js';
 import type { GrantRecord, SessionRecord, UpstreamSessionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { checkUpstream, type UpstreamCheck, type UpstreamTokens } from './flow.js';
@@ -64,6 +65,12 @@ export async function verifiedEmailOfSession(ctx: ServerContext, session: Sessio
   if (!ctx.upstream || session.upstreamSessionId === null) return null;
   const upstreamSession = await ctx.store.getUpstreamSession(session.upstreamSessionId);
   if (!upstreamSession || upstreamSession.userId !== session.userId) return null;
-  const tokens = JSON.parse(ctx.upstream.secretBox.open(upstreamSession.sealedTokens, upstreamSession.id)) as UpstreamTokens;
-  return tokens.verifiedEmail ?? null;
+  try {
+    const tokens = JSON.parse(ctx.upstream.secretBox.open(upstreamSession.sealedTokens, upstreamSession.id)) as UpstreamTokens;
+    return tokens.verifiedEmail ?? null;
+  } catch (error) {
+    // Sealed with a key since dropped: nothing it says can be trusted.
+    if (error instanceof SecretBoxError) return null;
+    throw error;
+  }
 }
