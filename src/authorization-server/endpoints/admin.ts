@@ -1,10 +1,10 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
+import type { SessionRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
 import { ADMIN_PATH } from '../admin/address.js';
 import type { AdminSection, AdminView, ConsoleStore } from '../admin/section.js';
-import type { SessionRecord } from '../../store/store.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import type { ServerContext } from '../context.js';
 import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
@@ -23,7 +23,8 @@ import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../ups
  * The admin console: server-rendered pages under /admin for administrators, every form a POST to
  * /admin carrying this browser's anti-CSRF token (as the account page's). Reading needs an
  * administrator's session; a change also needs a recent sign-in, or the console asks the person to
- * sign in again first (their password, or their provider). Each change is an action (admin/sections.ts) that runs the CLI's code.
+ * sign in again first (their password, or their provider). Each change is an action
+ * (admin/sections.ts) that runs the CLI's code.
  */
 
 export { ADMIN_PATH };

@@ -11,7 +11,8 @@
  *    user, keeps the upstream tokens sealed in an upstream session, and issues our own code, bound
  *    to that session, for the client.
  * Each returns what happened (where the browser goes next, the cookies it gets); the interaction
- * pages and the callback endpoint make the HTTP responses.
+ * pages and the callback endpoint make the HTTP responses. Step 4's checks and sign-in
+ * (`signInUpstream`) also serve a sign-in begun at the account page or the console (page-sign-in.ts).
  */
 import { OAuthError } from '../../core/errors.js';
 import { randomToken } from '../../core/secrets.js';
