@@ -71,7 +71,7 @@ describe('the admin console clients and people pages in a real browser, against 
     const clientsText = await page.locator('main').innerText();
     assert.match(clientsText, /Signed in as root/);
     assert.ok(clientsText.includes('E2E Notes'), 'lists the dynamically registered client');
-    assert.match(clientsText, /self-declared/, 'whose name is its registrant’s choice');
+    assert.match(clientsText, /unverified/, 'whose name is its registrant’s choice');
     assert.ok(clientsText.includes('Nightly report'), 'lists the operator’s machine client');
     assert.match(clientsText, /machine/);
     await screenshots(page, 'admin-clients');

@@ -40,7 +40,7 @@ export function clientExpiry(client: ClientRecord, registrationTtl: number): num
 function nameCell(client: ClientRecord): SafeHtml {
   const origin = clientOrigin(client);
   const name = client.clientName === null ? muted('no name') : html`${client.clientName}`;
-  return html`${name}${origin.clientNameUnverified ? html` <span class="tag" title="Chosen by whoever registered it">self-declared</span>` : ''}${
+  return html`${name}${origin.clientNameUnverified ? html` <span class="tag" title="Chosen by whoever registered it">unverified</span>` : ''}${
     origin.clientHost ? html`<br><span class="muted">from ${origin.clientHost}</span>` : ''
   }`;
 }

@@ -48,7 +48,7 @@ describe('admin console: clients', () => {
     assert.match(html, /aria-current="page">Clients</);
     assert.ok(!html.includes('Notes <b>'), 'a name is escaped');
     assert.deepEqual(rowsOf(html), [
-      'Notes &lt;b&gt; self-declared | a-dynamic | dynamic | 2027-01-15 08:00 UTC | 2027-01-16 08:00 UTC | 2027-02-15 08:00 UTC',
+      'Notes &lt;b&gt; unverified | a-dynamic | dynamic | 2027-01-15 08:00 UTC | 2027-01-16 08:00 UTC | 2027-02-15 08:00 UTC',
       'Nightly job | b-machine | machine | 2027-01-15 08:00 UTC | never | never',
       'Wiki | c-operator | pre-registered | 2027-01-15 08:00 UTC | never | never',
       'Example App from app.example.com | https://app.example.com/client.json | document | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC',
