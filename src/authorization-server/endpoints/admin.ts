@@ -1,7 +1,9 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
+import type { SessionRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
+import { ADMIN_PATH } from '../admin/address.js';
 import { sectionsFor, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import type { ServerContext } from '../context.js';
@@ -16,15 +18,17 @@ import { adminSignInPage, notAdminPage } from '../pages/admin/sign-in.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, startSession } from '../sessions.js';
+import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../upstream/page-sign-in.js';
 
 /*
  * The admin console: server-rendered pages under /admin for administrators, every form a POST to
  * /admin carrying this browser's anti-CSRF token (as the account page's). Reading needs an
- * administrator's session; a change also needs a recent sign-in, or the console asks for the
- * password again first. Each change is an action (admin/sections.ts) that runs the CLI's code.
+ * administrator's session; a change also needs a recent sign-in, or the console asks the person to
+ * sign in again first (their password, or their provider). Each change is an action
+ * (admin/sections.ts) that runs the CLI's code.
  */
 
-export const ADMIN_PATH = '/admin';
+export { ADMIN_PATH };
 
 /** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
 const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
@@ -41,7 +45,8 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   const csrfToken = formToken(binding.value);
   const access = await adminAccess(ctx, request);
   if (access.kind === 'signed-out') {
-    return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx) }), headers);
+    const offered = await offeredProviders(ctx);
+    return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }), headers);
   }
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const url = new URL(request.url);
@@ -76,6 +81,8 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   const csrfToken = formToken(binding);
   const action = form.get('action') ?? '';
   const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
+  const provider = form.get('provider');
+  if (action === 'sign-in' && provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
   if (action === 'sign-in') return signIn(ctx, request, csrfToken, form, returnTo, 'sign-in');
 
   const access = await adminAccess(ctx, request);
@@ -88,6 +95,10 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
     const cleared = setCookie(SESSION_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
     return seeOther(adminUrl(ctx), [cleared]);
   }
+  if (action === 'reauth' && provider !== undefined) {
+    // Back from the provider, the sign-in must be this same person's.
+    return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo, reauth: { userId: access.user.id } });
+  }
   if (action === 'reauth') {
     // The same person again: the username is the session's, whatever the form says.
     return signIn(ctx, request, csrfToken, new Map([...form, ['username', access.user.username]]), returnTo, 'reauth');
@@ -95,8 +106,11 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   const handler = ADMIN_ACTIONS.find((candidate) => candidate.name === action);
   if (!handler) throw new OAuthError('invalid_request', 'unknown console action').withUserMessage('Unexpected form.');
   if (!access.fresh) {
+    const offered = await reauthProviders(ctx, access.session);
+    // A password is asked only of an administrator who has one.
+    const password = localUsers(ctx) && access.user.passwordHash !== null;
     return toResponse(
-      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: localUsers(ctx), status: 401 }),
+      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: password, ...offered, status: 401 }),
     );
   }
   let result;
@@ -113,10 +127,24 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   return seeOther(hrefOf(ctx, result.section, { ...result.query, done: handler.name }));
 }
 
+/** action=sign-in or reauth with `provider`: off to that provider, whose callback brings the person back to `target`. */
+async function toProvider(ctx: ServerContext, binding: string, provider: string, target: PageSignInTarget): Promise<Response> {
+  const { url, cookie } = await beginPageSignIn(ctx, binding, provider, target);
+  return seeOther(url.href, [cookie]);
+}
+
+/** For a re-authentication: the provider the administrator's session came from, if it did. */
+async function reauthProviders(ctx: ServerContext, session: SessionRecord): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
+  const upstreamSession = session.upstreamSessionId === null ? undefined : await ctx.store.getUpstreamSession(session.upstreamSessionId);
+  if (!upstreamSession || !ctx.upstream?.providers.has(upstreamSession.provider)) return { providers: [], formTargets: [] };
+  const offered = await offeredProviders(ctx);
+  return { ...offered, providers: offered.providers.filter((p) => p.id === upstreamSession.provider) };
+}
+
 /** action=sign-in or reauth: a local password, through the same check and throttle as every password form. */
 async function signIn(ctx: ServerContext, request: Request, csrfToken: string, form: Params, returnTo: string, mode: 'sign-in' | 'reauth'): Promise<Response> {
   if (!localUsers(ctx)) {
-    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in at your account page, then come back.');
+    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers on the console\'s sign-in page.');
   }
   const username = form.get('username') ?? '';
   const checked = await checkPassword(ctx, request, username, form.get('password') ?? '', { page: 'admin' });
@@ -129,6 +157,7 @@ async function signIn(ctx: ServerContext, request: Request, csrfToken: string, f
       username: username.slice(0, 200),
       returnTo,
       localUsers: true,
+      ...(mode === 'sign-in' ? await offeredProviders(ctx) : {}),
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
     });

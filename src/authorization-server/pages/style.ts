@@ -84,5 +84,8 @@ select { padding: 9px 10px; font: inherit; color: inherit; background: var(--bg)
 select:focus, a:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
 .pager { display: flex; gap: 16px; margin: 12px 0; }
 .badge { border: 1px solid var(--line); border-radius: 4px; padding: 0 6px; font-size: .8rem; white-space: nowrap; }
+td time { white-space: nowrap; }
+.row-actions { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 6px; }
+.row-actions button { white-space: nowrap; }
 @media (max-width: 600px) { main.wide { padding: 16px 12px; } }
 `;
