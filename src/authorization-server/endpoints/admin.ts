@@ -4,7 +4,7 @@ import type { SessionRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
 import { ADMIN_PATH } from '../admin/address.js';
-import type { AdminSection, AdminView, ConsoleStore } from '../admin/section.js';
+import { sectionsFor, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import type { ServerContext } from '../context.js';
 import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
@@ -33,11 +33,12 @@ export { ADMIN_PATH };
 /** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
 const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
 
-const sectionNamed = (name: string): AdminSection | undefined => ADMIN_SECTIONS.find((section) => section.name === name);
+/** A page this store can back, by name (a page whose capability the store lacks is not there at all). */
+const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
 export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: Request, sectionName = ''): Promise<Response> {
-  const section = sectionNamed(sectionName);
+  const section = sectionNamed(store, sectionName);
   if (!section) return notFound();
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
@@ -49,8 +50,8 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   }
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const url = new URL(request.url);
-  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: ADMIN_SECTIONS };
-  const shell = { title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
+  const shell = { title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
   let body;
   try {
     body = await section.render(view);
@@ -79,7 +80,7 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   }
   const csrfToken = formToken(binding);
   const action = form.get('action') ?? '';
-  const returnTo = sectionNamed(form.get('return') ?? '')?.name ?? '';
+  const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
   const provider = form.get('provider');
   if (action === 'sign-in' && provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
   if (action === 'sign-in') return signIn(ctx, request, csrfToken, form, returnTo, 'sign-in');
@@ -118,8 +119,8 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
     // Shown on the page the form came from when it says which, else the overview; nothing was changed.
-    const section = sectionNamed(returnTo) ?? ADMIN_SECTIONS[0]!;
-    const shell = { title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+    const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
+    const shell = { title: section.title, nav: navOf(ctx, sectionsFor(ADMIN_SECTIONS, store), section), username: access.user.username, action: adminUrl(ctx), csrfToken };
     return toResponse(adminPage({ ...shell, body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status }));
   }
   ctx.log({ event: 'admin_action', user_id: access.user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
@@ -178,8 +179,8 @@ function hrefOf(ctx: ServerContext, section: string, query: Record<string, strin
   return `${adminUrl(ctx)}${section ? `/${section}` : ''}${search}`;
 }
 
-function navOf(ctx: ServerContext, current: AdminSection) {
-  return ADMIN_SECTIONS.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
+function navOf(ctx: ServerContext, sections: readonly AdminSection[], current: AdminSection) {
+  return sections.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
 }
 
 /** What the page says once after an action's redirect (`?done=<action>`): the action's fixed sentence, never text from the URL. */
