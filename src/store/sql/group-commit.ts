@@ -4,8 +4,10 @@
  * requests (sixteen clients refreshing at once) then share one commit — one write of the pages
  * they touch — instead of paying one each.
  *
- * The batch starts in the loop's check phase (setImmediate), after the I/O callbacks of the
- * turn: a request alone waits for no timer, only for the rest of its own turn.
+ * The batch runs in the loop's check phase (setImmediate), after the I/O callbacks of the turn
+ * that brought its programs. Under light load nothing waits: a turn's first program runs at once,
+ * alone, and only the ones after it in the same turn wait for the batch. Once a batch held more
+ * than one, the next turns' first programs wait too, until a batch holds one or none again.
  *
  * Semantics are those of one transaction per program: programs run one after another, in the
  * order they arrived, each seeing what the ones before it wrote (a refresh token presented twice
@@ -45,6 +47,10 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
   let waiting: Waiting[] = [];
   let scheduled = false;
   const running = new Set<Promise<void>>();
+  /** Programs that arrived this turn, run at once or queued. */
+  let arrived = 0;
+  /** Whether the last batch held more than one program: then a turn's first program waits for the others too. */
+  let busy = false;
 
   const runBatch = async (batch: Waiting[]): Promise<void> => {
     let outcomes: Outcome[];
@@ -62,16 +68,21 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
     });
   };
 
-  const flush = (): Promise<void> => {
-    scheduled = false;
-    const batch = waiting.length <= most ? waiting : waiting.slice(0, most);
-    waiting = waiting.length <= most ? [] : waiting.slice(most);
-    // The rest waits for the next turn, so that I/O gets its turn in between.
-    if (waiting.length > 0) schedule();
-    if (batch.length === 0) return Promise.resolve();
+  const start = (batch: Waiting[]): Promise<void> => {
     const done = runBatch(batch).finally(() => running.delete(done));
     running.add(done);
     return done;
+  };
+
+  const flush = (): Promise<void> => {
+    scheduled = false;
+    busy = waiting.length > 1;
+    const batch = waiting.length <= most ? waiting : waiting.slice(0, most);
+    waiting = waiting.length <= most ? [] : waiting.slice(most);
+    arrived = waiting.length;
+    // The rest waits for the next turn, so that I/O gets its turn in between.
+    if (waiting.length > 0) schedule();
+    return batch.length === 0 ? Promise.resolve() : start(batch);
   };
 
   const schedule = (): void => {
@@ -83,8 +94,10 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
   return {
     transaction: <T>(program: Program<T>): Promise<T> =>
       new Promise<T>((resolve, reject) => {
-        waiting.push({ program, resolve: resolve as (value: unknown) => void, reject });
+        const entry = { program, resolve: resolve as (value: unknown) => void, reject };
         schedule();
+        if (++arrived === 1 && !busy) void start([entry]);
+        else waiting.push(entry);
       }),
     flush: async () => {
       while (waiting.length > 0) await flush();
