@@ -282,6 +282,16 @@ describe('group commit of refresh grants, SQLite', () => {
     assert.equal(h.commitsSinceMark(), 2);
   });
 
+  it(`${N} grants without a code (client credentials) arriving together commit once`, async () => {
+    const client = makeClient();
+    await h.store.createClient(client);
+    const grants = Array.from({ length: N }, () => makeGrant(client.clientId, null));
+    const results = await afterLead(h, () => grants.map((grant) => h.store.createGrant(grant)));
+    assert.ok(results.every((r) => r.status === 'fulfilled'));
+    assert.equal(h.commitsSinceMark(), 1);
+    for (const grant of grants) assert.equal((await h.store.getGrant(grant.id))?.id, grant.id);
+  });
+
   it('the same refresh token twice in one batch is spent once; the second is told it was replayed, as one after the other', async () => {
     const { grant, token } = (await chains(1))[0]!;
     const next = [makeRefreshToken(grant), makeRefreshToken(grant)];
