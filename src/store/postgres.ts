@@ -301,9 +301,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
               try {
                 outcomes.push({ ok: true, value: await drive(durable(program), client) });
               } catch (error) {
-                // A lost connection (or a stale plan) is the batch's failure, not this program's.
-                if (isUnavailable(error) || isStalePlan(error)) throw error;
-                await client.query('ROLLBACK TO SAVEPOINT grouped');
+                // A stale plan, or a connection that cannot roll back to the savepoint (lost), fails the batch.
+                if (isStalePlan(error)) throw error;
+                await client.query('ROLLBACK TO SAVEPOINT grouped').catch(() => {
+                  throw error;
+                });
                 outcomes.push({ ok: false, error: translate(error) });
               }
             }
@@ -386,6 +388,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     // One statement needs no transaction; several share one connection, in order.
     run: (program) => run(() => withClient((client) => drive(program, client))),
     transaction: (program) => grouped.transaction(program),
+    transactionAlone: (program) => run(() => transaction(program)),
     close: async () => {
       if (closed) return;
       await grouped.flush();

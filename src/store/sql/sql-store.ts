@@ -211,6 +211,8 @@ export interface Driver {
   run<T>(program: Program<T>): Promise<T>;
   /** Runs a program in one transaction: all of it, or (on any error) none of it. */
   transaction<T>(program: Program<T>): Promise<T>;
+  /** As `transaction`, but never batched with requests' programs (an upkeep batch, whose commit need not wait for the disk). Default: `transaction`. */
+  transactionAlone?<T>(program: Program<T>): Promise<T>;
   close(): Promise<void>;
   /** After a sweep: give freed space back, where the database needs telling (SQLite), pausing between slices. */
   reclaim?(pause: (ms: number) => Promise<void>, signal?: AbortSignal): Promise<void>;
@@ -524,6 +526,8 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     sweepExpired: (now, options = {}) => {
       const pause = options.pause ?? rest;
+      // Each batch in a transaction of its own, apart from the group commits of requests.
+      const inTransaction = <T>(program: Program<T>): Promise<T> => (driver.transactionAlone ?? driver.transaction)(program);
       const batch = (statement: Statement, params: Row): Program<number> =>
         (function* () {
           yield* exec(S.noSyncCommit);
