@@ -107,8 +107,9 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
 }
 
 /**
- * The program without its request to commit without waiting for the disk (a sweep batch's): in a
- * batch, that would apply to everyone's commit, and a request's acknowledged work must be durable.
+ * The program without its request to commit without waiting for the disk (a sweep batch's, which
+ * runs apart, should one ever join a batch): in a batch, that would apply to everyone's commit,
+ * and a request's acknowledged work must be durable.
  */
 export function* durable<T>(program: Program<T>): Program<T> {
   let next = program.next();
