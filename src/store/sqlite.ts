@@ -144,8 +144,10 @@ export function openSqliteStore(options: { path: string }): FullStore {
   };
   // Nested in `inBatch`, better-sqlite3 runs this in a savepoint: a program that fails undoes its own work only.
   const inSavepoint = db.transaction(<T>(program: Program<T>): T => drive(program));
-  const inBatch = db.transaction((programs: Program<unknown>[]): Outcome[] =>
-    programs.map((program): Outcome => {
+  const inBatch = db.transaction((programs: Program<unknown>[]): Outcome[] => {
+    // A batch of one needs no savepoint: its error is the transaction's, rolled back whole.
+    if (programs.length === 1) return [{ ok: true, value: drive(programs[0]!) }];
+    return programs.map((program): Outcome => {
       try {
         return { ok: true, value: inSavepoint(program) };
       } catch (error) {
@@ -153,8 +155,8 @@ export function openSqliteStore(options: { path: string }): FullStore {
         if (!db.inTransaction) throw error;
         return { ok: false, error: translateError(error, db) };
       }
-    }),
-  );
+    });
+  });
   const grouped = groupCommit((programs) => inBatch.immediate(programs), (err) => translateError(err, db));
 
   /** Runs synchronously, answering as the async Store interface does, with errors translated. */
