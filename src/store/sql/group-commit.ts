@@ -52,15 +52,11 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
   /** Whether the last batch held more than one program: then a turn's first program waits for the others too. */
   let busy = false;
 
-  const runBatch = async (batch: Waiting[]): Promise<void> => {
-    let outcomes: Outcome[];
-    try {
-      outcomes = await commit(batch.map((w) => w.program));
-    } catch (err) {
-      const error = translate(err);
-      for (const w of batch) w.reject(error);
-      return;
-    }
+  const rejectAll = (batch: Waiting[], err: unknown): void => {
+    const error = translate(err);
+    for (const w of batch) w.reject(error);
+  };
+  const settleAll = (batch: Waiting[], outcomes: Outcome[]): void => {
     batch.forEach((w, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) w.resolve(outcome.value);
@@ -68,8 +64,23 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
     });
   };
 
+  /** Runs a batch; a driver that commits synchronously (SQLite) has its programs settled at once, with no turn of promises between. */
   const start = (batch: Waiting[]): Promise<void> => {
-    const done = runBatch(batch).finally(() => running.delete(done));
+    let committed: Outcome[] | Promise<Outcome[]>;
+    try {
+      committed = commit(batch.map((w) => w.program));
+    } catch (err) {
+      rejectAll(batch, err);
+      return Promise.resolve();
+    }
+    if (Array.isArray(committed)) {
+      settleAll(batch, committed);
+      return Promise.resolve();
+    }
+    const done = committed.then(
+      (outcomes) => settleAll(batch, outcomes),
+      (err: unknown) => rejectAll(batch, err),
+    ).finally(() => running.delete(done));
     running.add(done);
     return done;
   };
