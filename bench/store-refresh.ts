@@ -1,9 +1,13 @@
 /**
  * The store's part of a refresh alone: Store.refreshGrant on rotating chains, no HTTP, no
  * signing. Prints node's CPU per refresh, PostgreSQL's backends' CPU per refresh (when they run
- * on this machine) and, on SQLite, the WAL frames (pages) each commit writes.
+ * on this machine), on SQLite the WAL frames (pages) each refresh writes, and the latency
+ * percentiles. `concurrency` refreshes are in flight at once (distinct chains), as that many
+ * clients would send them: above 1, they share group commits. With --own-turns each refresh starts
+ * in a turn of the event loop of its own, as requests arriving from sockets do; without, each
+ * starts in the turn that answered the one before.
  *
- *   node --import tsx bench/store-refresh.ts sqlite|postgres [refreshes=20000] [grants=64]
+ *   node --import tsx bench/store-refresh.ts sqlite|postgres [refreshes=20000] [grants=64] [concurrency=1] [--own-turns]
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,9 +21,12 @@ import { openSqliteStore } from '../src/store/sqlite.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { grantWithRefreshToken } from './seed-grant.js';
 
-const kind = process.argv[2];
-const REFRESHES = Number(process.argv[3] ?? 20_000);
-const GRANTS = Number(process.argv[4] ?? 64);
+const OWN_TURNS = process.argv.includes('--own-turns');
+const [kind, refreshCount, grantCount, concurrency] = process.argv.slice(2).filter((arg) => arg !== '--own-turns');
+const REFRESHES = Number(refreshCount ?? 20_000);
+const GRANTS = Number(grantCount ?? 64);
+const CONCURRENCY = Number(concurrency ?? 1);
+if (GRANTS % CONCURRENCY !== 0) throw new Error('grants must be a multiple of concurrency (each chain has one refresh in flight)');
 const CLIENT = 'bench-client';
 const DAY = 24 * 3600;
 
@@ -82,17 +89,26 @@ for (let i = 0; i < GRANTS; i++) {
 // Made up front: the bench measures the store, not hashing.
 const nextHashes = Array.from({ length: REFRESHES }, () => hashSecret(randomToken(32)));
 
+let latencies: number[] = [];
+
+/** Refreshes `from` to `to`, `CONCURRENCY` in flight: each worker takes every CONCURRENCY-th, so its chains are its own. */
 async function refreshes(from: number, to: number): Promise<void> {
-  for (let n = from; n < to; n++) {
-    const chain = n % GRANTS;
-    const next = nextHashes[n]!;
-    const result = await store.refreshGrant({
-      tokenHash: hashes[chain]!, clientId: CLIENT, now, accessExpiresAt: now + 3600, upstreamChecked: false,
-      next: { tokenHash: next, createdAt: now, expiresAt: now + 30 * DAY },
-    });
-    if (result.status !== 'ok') throw new Error(`refresh ${n}: ${result.status}`);
-    hashes[chain] = next;
-  }
+  const worker = async (first: number): Promise<void> => {
+    for (let n = first; n < to; n += CONCURRENCY) {
+      const chain = n % GRANTS;
+      const next = nextHashes[n]!;
+      if (OWN_TURNS) await new Promise((resolve) => setImmediate(resolve));
+      const started = performance.now();
+      const result = await store.refreshGrant({
+        tokenHash: hashes[chain]!, clientId: CLIENT, now, accessExpiresAt: now + 3600, upstreamChecked: false,
+        next: { tokenHash: next, createdAt: now, expiresAt: now + 30 * DAY },
+      });
+      latencies.push(performance.now() - started);
+      if (result.status !== 'ok') throw new Error(`refresh ${n}: ${result.status}`);
+      hashes[chain] = next;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, to - from) }, (_, w) => worker(from + w)));
 }
 
 const warm = Math.min(2000, Math.floor(REFRESHES / 4));
@@ -107,6 +123,7 @@ if (walFrames) {
   frames = (walFrames() - before) / 100;
 }
 const start = warm + (walFrames ? 101 : 0);
+latencies = [];
 const cpu0 = process.cpuUsage();
 const db0 = await dbCpu();
 const t0 = performance.now();
@@ -116,10 +133,12 @@ const cpu1 = process.cpuUsage(cpu0);
 const db1 = await dbCpu();
 const n = REFRESHES - start;
 const micros = (cpu1.user + cpu1.system) / n;
+latencies.sort((a, b) => a - b);
+const percentile = (p: number): string => `${(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]! * 1000).toFixed(0)} µs`;
 console.log(
-  `${kind}: ${n} refreshes, ${((wall * 1000) / n).toFixed(1)} µs wall, ${micros.toFixed(1)} µs node CPU` +
+  `${kind}, ${CONCURRENCY} in flight: ${n} refreshes, ${((wall * 1000) / n).toFixed(1)} µs wall, ${micros.toFixed(1)} µs node CPU` +
     (db0 !== undefined && db1 !== undefined ? `, ${((db1 - db0) / n).toFixed(1)} µs PostgreSQL CPU` : '') +
-    (frames !== undefined ? `, ${frames.toFixed(2)} WAL frames per commit` : '') +
-    ' per refresh',
+    (frames !== undefined ? `, ${frames.toFixed(2)} WAL frames` : '') +
+    ` per refresh; latency p50 ${percentile(0.5)}, p99 ${percentile(0.99)}`,
 );
 await close();

@@ -12,6 +12,7 @@
 import pg from 'pg';
 import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
+import { durable, groupCommit, type Outcome } from './sql/group-commit.js';
 import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
 import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 
@@ -283,6 +284,40 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       }
     });
 
+  /**
+   * The programs of one batch (sql/group-commit.ts) in one transaction: each in a savepoint, so
+   * that one program's error undoes its own work only. Releasing a savepoint and setting the
+   * next go in one round trip; a batch of one needs no savepoint at all.
+   */
+  const commitTogether = (programs: Program<unknown>[]): Promise<Outcome[]> =>
+    programs.length === 1
+      ? transaction(programs[0]!).then((value): Outcome[] => [{ ok: true, value }])
+      : withClient(async (client, discard) => {
+          await client.query('BEGIN; SAVEPOINT grouped');
+          try {
+            const outcomes: Outcome[] = [];
+            for (const [i, program] of programs.entries()) {
+              if (i > 0) await client.query('RELEASE SAVEPOINT grouped; SAVEPOINT grouped');
+              try {
+                outcomes.push({ ok: true, value: await drive(durable(program), client) });
+              } catch (error) {
+                // A stale plan, or a connection that cannot roll back to the savepoint (lost), fails the batch.
+                if (isStalePlan(error)) throw error;
+                await client.query('ROLLBACK TO SAVEPOINT grouped').catch(() => {
+                  throw error;
+                });
+                outcomes.push({ ok: false, error: translate(error) });
+              }
+            }
+            await client.query('COMMIT');
+            return outcomes;
+          } catch (err) {
+            await client.query('ROLLBACK').catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
+            throw err;
+          }
+        });
+  const grouped = groupCommit(commitTogether, translate);
+
   /** TID range scans, which a walk by page needs (a sequential scan per range otherwise), came in PostgreSQL 14. */
   let walkByPage = false;
   try {
@@ -352,9 +387,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     walkByPage,
     // One statement needs no transaction; several share one connection, in order.
     run: (program) => run(() => withClient((client) => drive(program, client))),
-    transaction: (program) => run(() => transaction(program)),
+    transaction: (program) => grouped.transaction(program),
+    transactionAlone: (program) => run(() => transaction(program)),
     close: async () => {
       if (closed) return;
+      await grouped.flush();
       closed = true;
       await pool.end();
     },

@@ -2,7 +2,9 @@
  * The SQLite store (better-sqlite3): the embedded default. One connection per process;
  * better-sqlite3 is synchronous, so a program (sql/sql-store.ts) runs to completion in one JS
  * turn, and single use only has to be atomic against other processes sharing the file — which
- * the conditional UPDATE … RETURNING statements and IMMEDIATE transactions guarantee.
+ * the conditional UPDATE … RETURNING statements and IMMEDIATE transactions guarantee. The
+ * transactional programs of one turn of the event loop share one IMMEDIATE transaction, each in
+ * a savepoint, and one commit (sql/group-commit.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +12,7 @@ import Database from 'better-sqlite3';
 import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
+import { groupCommit, type Outcome } from './sql/group-commit.js';
 import { sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
 import { OffLoopCheckpoints } from './sqlite-checkpointer.js';
 
@@ -139,7 +142,22 @@ export function openSqliteStore(options: { path: string }): FullStore {
     while (!next.done) next = program.next(step(next.value));
     return next.value;
   };
-  const inTransaction = db.transaction(<T>(program: Program<T>): T => drive(program));
+  // Nested in `inBatch`, better-sqlite3 runs this in a savepoint: a program that fails undoes its own work only.
+  const inSavepoint = db.transaction(<T>(program: Program<T>): T => drive(program));
+  const inBatch = db.transaction((programs: Program<unknown>[]): Outcome[] => {
+    // A batch of one needs no savepoint: its error is the transaction's, rolled back whole.
+    if (programs.length === 1) return [{ ok: true, value: drive(programs[0]!) }];
+    return programs.map((program): Outcome => {
+      try {
+        return { ok: true, value: inSavepoint(program) };
+      } catch (error) {
+        // Some errors (a full disk, an I/O error) end the whole transaction, not just the savepoint.
+        if (!db.inTransaction) throw error;
+        return { ok: false, error: translateError(error, db) };
+      }
+    });
+  });
+  const grouped = groupCommit((programs) => inBatch.immediate(programs), (err) => translateError(err, db));
 
   /** Runs synchronously, answering as the async Store interface does, with errors translated. */
   const settle = <T>(fn: () => T): Promise<T> => {
@@ -152,8 +170,9 @@ export function openSqliteStore(options: { path: string }): FullStore {
 
   return sqlStore(sqlite, {
     run: (program) => settle(() => drive(program)),
-    transaction: <T>(program: Program<T>) => settle(() => inTransaction.immediate(program) as T),
+    transaction: (program) => grouped.transaction(program),
     close: async () => {
+      await grouped.flush();
       await checkpoints?.close();
       return settle(() => void db.close());
     },
