@@ -29,8 +29,13 @@ export class ServerMetrics {
   readonly throttled: Counter<'kind'>;
   readonly revocations: Counter<'kind'>;
   readonly storeDuration: Histogram<'method' | 'outcome'>;
+  readonly auditEventsDropped: Counter;
+  private readonly sweepRunning: Gauge;
+  private readonly sweepLastCompleted: Gauge;
+  private readonly sweepLastDeleted: Gauge;
+  private readonly sweepDuration: Gauge;
 
-  constructor(options: { revocationSetSize?: () => number } = {}) {
+  constructor(options: { revocationSetSize?: () => number; auditEventsPending?: () => number } = {}) {
     const registers = [this.registry];
     const name = (suffix: string) => METRIC_PREFIX + suffix;
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
@@ -75,6 +80,30 @@ export class ServerMetrics {
       buckets: STORE_BUCKETS,
       registers,
     });
+    // Upkeep falling behind shows as a last completion that grows old, a sweep always running, or
+    // sweeps that each delete many rows and take long.
+    this.sweepRunning = new Gauge({ name: name('sweep_running'), help: '1 while a sweep of expired records runs, else 0', registers });
+    this.sweepLastCompleted = new Gauge({
+      name: name('sweep_last_completed_timestamp_seconds'),
+      help: 'When the last sweep that did not fail ended (Unix seconds); 0 before the first',
+      registers,
+    });
+    this.sweepLastDeleted = new Gauge({ name: name('sweep_last_deleted_rows'), help: 'Rows the last sweep that did not fail deleted', registers });
+    this.sweepDuration = new Gauge({ name: name('sweep_duration_seconds'), help: 'How long the last sweep that did not fail took, its rests between batches included', registers });
+    const pending = options.auditEventsPending;
+    new Gauge({
+      name: name('audit_events_pending'),
+      help: 'Audit events waiting to be written to the store',
+      registers,
+      collect() {
+        this.set(pending?.() ?? 0);
+      },
+    });
+    this.auditEventsDropped = new Counter({
+      name: name('audit_events_dropped_total'),
+      help: 'Audit events never written to the store: the oldest, dropped while too many waited for it',
+      registers,
+    });
     const size = options.revocationSetSize;
     if (size) {
       new Gauge({
@@ -98,6 +127,21 @@ export class ServerMetrics {
   /** An error answer of `endpoint` (its path under the issuer, as routed). */
   endpointError(endpoint: string, error: unknown): void {
     this.errors.inc({ endpoint, error: errorCode(error) });
+  }
+
+  /** Runs a sweep, and records when it ended, what it deleted and how long it took, unless it failed. */
+  async timeSweep(sweep: () => Promise<number>): Promise<number> {
+    const started = performance.now();
+    this.sweepRunning.set(1);
+    try {
+      const deleted = await sweep();
+      this.sweepLastCompleted.set(Date.now() / 1000);
+      this.sweepLastDeleted.set(deleted);
+      this.sweepDuration.set((performance.now() - started) / 1000);
+      return deleted;
+    } finally {
+      this.sweepRunning.set(0);
+    }
   }
 
   /** The Prometheus text exposition of every metric. */
