@@ -16,6 +16,7 @@ const quick = process.argv.includes('--quick') ? ['--quick'] : [];
 const parts: { script: string; args: string[]; env?: Record<string, string> }[] = [
   { script: 'protected-route.ts', args: [] },
   { script: 'storage.ts', args: [] },
+  { script: 'observability-cost.ts', args: quick },
   { script: 'refresh-peers.ts', args: quick },
   { script: 'flows-peers.ts', args: quick },
   { script: 'machine-grants.ts', args: quick },
