@@ -7,7 +7,7 @@
  * event itself: a failing write would then queue more events to write.
  */
 import type { AuditEventRecord, AuditEventStore } from '../store/store.js';
-import type { AuditRecord } from './audit.js';
+import { AUDIT_EVENTS, type AuditEvent } from './audit.js';
 
 /** Write once this many events wait. */
 export const AUDIT_BATCH_SIZE = 100;
@@ -18,29 +18,33 @@ export const AUDIT_MAX_PENDING = 10_000;
 
 type Details = NonNullable<AuditEventRecord['details']>;
 
-/** The store's form of a logged record: the fields every event may have in their columns, the others in `details`. */
-export function auditEventRecord(record: AuditRecord, occurredAt: number): AuditEventRecord {
+/**
+ * The store's form of a logged event, made from the event itself (not its log record, which a
+ * server without a `log` never makes): the fields every event may have in their columns, its
+ * outcome as its name says, the others in `details`, as the log record has them.
+ */
+export function auditEventRecord(event: AuditEvent, occurredAt: number): AuditEventRecord {
   let details: Details | null = null;
-  for (const key in record) {
+  for (const key in event) {
     if (COLUMNS.has(key)) continue;
-    const value = record[key];
+    const value = event[key];
     if (value !== undefined) (details ??= {})[key] = value;
   }
   return {
     occurredAt,
-    event: record.event,
-    outcome: record.outcome,
-    reason: record.reason ?? null,
-    clientId: record.client_id ?? null,
-    userId: record.user_id ?? null,
-    grantId: record.grant_id ?? null,
-    address: record.address ?? null,
-    provider: record.provider ?? null,
+    event: event.event,
+    outcome: AUDIT_EVENTS[event.event].outcome,
+    reason: event.reason ?? null,
+    clientId: event.client_id ?? null,
+    userId: event.user_id ?? null,
+    grantId: event.grant_id ?? null,
+    address: event.address ?? null,
+    provider: event.provider ?? null,
     details,
   };
 }
 
-/** The record's fields that are columns (or, as `time`, become one), so not details. */
+/** The fields that are columns (or, as `time` and `outcome`, stamped on the log record), so not details. */
 const COLUMNS = new Set(['time', 'event', 'outcome', 'reason', 'client_id', 'user_id', 'grant_id', 'address', 'provider']);
 
 export interface AuditEventWriterOptions {
@@ -80,13 +84,13 @@ export class AuditEventWriter {
     return this.waiting.length;
   }
 
-  /** Queues the record; never writes before returning (the caller is a request). */
-  add(record: AuditRecord, occurredAt: number): void {
+  /** Queues the event; never writes before returning (the caller is a request). */
+  add(event: AuditEvent, occurredAt: number): void {
     if (this.closed) {
       this.drop(1);
       return;
     }
-    this.waiting.push(auditEventRecord(record, occurredAt));
+    this.waiting.push(auditEventRecord(event, occurredAt));
     if (this.waiting.length > this.maxPending) this.dropOldest();
     this.schedule();
   }

@@ -131,9 +131,8 @@ function auditWrite(sink: AuthorizationServerOptions['log'], writer: AuditEventW
   if (!writer) return sink ? (event) => sink(auditRecord(event, nowMs())) : () => {};
   return (event) => {
     const occurredAt = nowMs();
-    const record = auditRecord(event, occurredAt);
-    sink?.(record);
-    writer.add(record, occurredAt);
+    sink?.(auditRecord(event, occurredAt));
+    writer.add(event, occurredAt);
   };
 }
 

@@ -231,13 +231,14 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw error;
   }
   const stopReopening = auditFile ? onReopenSignal(() => auditFile?.reopen()) : () => {};
-  const log = (record: AuditRecord) => {
+  // Quiet and without a file, no line is made: the store's writer takes the record as it is.
+  const log = values.quiet && !auditFile ? undefined : (record: AuditRecord) => {
     const line = `${printableJson(record)}\n`;
     if (!values.quiet) process.stderr.write(line);
     auditFile?.write(line);
   };
   const authorizationServer = createAuthorizationServer({
-    issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
+    issuer, store, resources, registration, registrationTtl, accessTokenTtl, ...(log ? { log } : {}), clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
     ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
     ...(metrics ? { metrics } : {}),
@@ -273,7 +274,7 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   let sweepStopped: Promise<void> | undefined;
   const sweeper = periodicSweep(authorizationServer.sweep, SWEEP_INTERVAL_MS, (error) =>
-    log(auditRecord({ event: 'sweep_failed', message: (error as Error).message }, Date.now())),
+    log?.(auditRecord({ event: 'sweep_failed', message: (error as Error).message }, Date.now())),
   );
 
   // Listening for a stop before saying so: a stop sent as soon as the banner is read must drain too.
