@@ -37,10 +37,12 @@ const firstSignIn: Operation = async (server) => void (await signIn(server));
 const begun = Date.now();
 console.log(`\nFlows of a signed-in person with remembered consent, side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} browsers at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
 
+const BETTER_AUTH = 'Better Auth (MCP plugin, SQLite)';
 const peers: Peer[] = [
   { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'], env: FLOWS },
   { name: 'MCP SDK auth router (no person: demo approves)', script: 'sdk.ts', env: FLOWS },
   { name: 'oidc-provider', script: 'oidc.ts', env: FLOWS },
+  { name: BETTER_AUTH, script: 'better-auth.ts', env: FLOWS },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'], env: FLOWS }] : []),
 ];
 const running: Running[] = [];
@@ -50,12 +52,13 @@ try {
   const rss = new Map(await Promise.all(running.map(async (s) => [s.name, (await s.usage()).rss] as const)));
   const oidc = results.get('oidc-provider')!;
   const sdk = results.get(peers[1]!.name)!;
-  console.log('\n| server | flows/s | server CPU/flow (ms) | vs oidc-provider (flows/s) | CPU vs oidc-provider | vs SDK (flows/s) | RSS after (MB) |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  const betterAuth = results.get(BETTER_AUTH)!;
+  console.log('\n| server | flows/s | server CPU/flow (ms) | vs oidc-provider (flows/s) | CPU vs oidc-provider | vs SDK (flows/s) | vs Better Auth (flows/s) | CPU vs Better Auth | RSS after (MB) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const server of running) {
     const r = results.get(server.name)!;
     const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
-    const row = [server.name, r.opsPerSecond.toFixed(0), cpu, (r.opsPerSecond / oidc.opsPerSecond).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), mb(rss.get(server.name)!)];
+    const row = [server.name, r.opsPerSecond.toFixed(0), cpu, (r.opsPerSecond / oidc.opsPerSecond).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / betterAuth.opsPerSecond).toFixed(2), (r.cpuMs / betterAuth.cpuMs).toFixed(2), mb(rss.get(server.name)!)];
     console.log(`| ${row.join(' | ')} |`);
   }
   console.log('\nTarget: context-auth flows/s ≥ 2.00 × oidc-provider\'s. The SDK row has no person: its demo authorize approves at once.');

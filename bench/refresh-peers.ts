@@ -1,7 +1,8 @@
 /**
- * npm run bench (peers table): the refresh_token grant on our server and on two peers, in one
+ * npm run bench (peers table): the refresh_token grant on our server and on three peers, in one
  * run, under the same load: the MCP TypeScript SDK's auth router with its demo in-memory provider,
- * and oidc-provider with JWT access tokens (bench/README.md says how each is configured). Each
+ * oidc-provider with JWT access tokens, and Better Auth with its MCP plugin on SQLite
+ * (bench/README.md says how each is configured). Each
  * server is its own process pinned to core 0, the load generator is pinned to core 1; every
  * request rotates its chain's refresh token and the next request uses the new one, with
  * BENCH_CHAINS chains at once. Rounds interleave the servers (order rotated each round) so machine
@@ -12,9 +13,9 @@
  * to a DPoP key, each with a proof the load generator signs (RFC 9449).
  *
  * Then the bearer guard's CPU per verification (first check of many distinct tokens, and a cache
- * hit), and the scaling table: our server on SQLite with an empty store, 100k and 1M stored grants.
+ * hit). The table by store size is bench/refresh-scaling.ts.
  *
- *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s; scaling to 100k only)
+ *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s, one guard run)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,11 +32,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
 const WARMUP_SECONDS = QUICK ? 1 : 2;
 const CHAINS = chains();
 const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL);
-/** BENCH_SCALING (comma-separated grant counts) overrides; the full run goes to 1M stored grants. */
-const SCALING = process.env.BENCH_SCALING ? process.env.BENCH_SCALING.split(',').map(Number) : QUICK ? [0, 100_000] : [0, 100_000, 1_000_000];
 const PIN = pinLoadGenerator();
-/** --scaling-only: just the store-size table (it is the longest part, and the one to rerun alone). */
-const SCALING_ONLY = process.argv.includes('--scaling-only');
 
 /** Our server on SQLite again, its DPoP-bound chains: each refresh carries a proof the load generator makes for it. */
 const DPOP_ROW = 'context-auth (SQLite), refresh with DPoP';
@@ -55,49 +52,49 @@ console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${C
 // --- Peers ---------------------------------------------------------------------------------
 /** Not a peer: node:http answering a fixed body (bench/peers/floor.ts), what every Node server pays per request. */
 const FLOOR = 'node:http alone (fixed answer: the floor)';
+const BETTER_AUTH = 'Better Auth (MCP plugin, SQLite)';
 const peers: Peer[] = [
   { name: 'context-auth (SQLite)', script: 'ours.ts', args: ['sqlite'], env: { BENCH_DPOP_KEY: JSON.stringify(dpopKey) } },
   { name: 'MCP SDK auth router', script: 'sdk.ts' },
   { name: 'oidc-provider', script: 'oidc.ts' },
+  { name: BETTER_AUTH, script: 'better-auth.ts' },
   { name: FLOOR, script: 'floor.ts' },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
 ];
-if (!SCALING_ONLY) {
-  const running: Running[] = [];
-  try {
-    for (const peer of peers) running.push(await startPeer(peer, PIN));
-    // The same server process, measured on its DPoP-bound chains in rounds of their own.
-    const ourServer = running.find((server) => server.name === 'context-auth (SQLite)')!;
-    const measured = [...running, { ...ourServer, name: DPOP_ROW, refreshTokens: ourServer.dpop!.refreshTokens }];
-    const results = await interleaved(measured);
-    const rss = new Map(await Promise.all(measured.map(async (s) => [s.name, (await s.usage()).rss] as const)));
-    const sdk = results.get('MCP SDK auth router')!;
-    const oidc = results.get('oidc-provider')!;
-    console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | CPU vs SDK | CPU vs oidc-provider | RSS after (MB) |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const server of measured) {
-      const r = results.get(server.name)!;
-      const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
-      const row = [
-        server.name, r.opsPerSecond.toFixed(0), cpu,
-        (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / oidc.opsPerSecond).toFixed(2),
-        (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), mb(rss.get(server.name)!),
-      ];
-      console.log(`| ${row.join(' | ')} |`);
-    }
-    const ours = results.get('context-auth (SQLite)')!;
-    const withDpop = results.get(DPOP_ROW)!;
-    const ourPostgres = results.get('context-auth (PostgreSQL)');
-    const floor = results.get(FLOOR)!;
-    const above = (r: Sample) => (r.cpuMs - floor.cpuMs) * 1000;
-    console.log(`\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs.`);
-    console.log(`\ncontext-auth (SQLite) refresh with DPoP / without: ${(withDpop.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s, ${((withDpop.cpuMs - ours.cpuMs) * 1000).toFixed(0)} µs more server CPU per grant (target ≥ 0.85 ×).`);
-    if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
-    console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
-  } finally {
-    await Promise.all(running.splice(0).map(stopPeer));
-}
-
+const running: Running[] = [];
+try {
+  for (const peer of peers) running.push(await startPeer(peer, PIN));
+  // The same server process, measured on its DPoP-bound chains in rounds of their own.
+  const ourServer = running.find((server) => server.name === 'context-auth (SQLite)')!;
+  const measured = [...running, { ...ourServer, name: DPOP_ROW, refreshTokens: ourServer.dpop!.refreshTokens }];
+  const results = await interleaved(measured);
+  const rss = new Map(await Promise.all(measured.map(async (s) => [s.name, (await s.usage()).rss] as const)));
+  const sdk = results.get('MCP SDK auth router')!;
+  const oidc = results.get('oidc-provider')!;
+  const betterAuth = results.get(BETTER_AUTH)!;
+  console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | vs Better Auth (grants/s) | CPU vs SDK | CPU vs oidc-provider | CPU vs Better Auth | RSS after (MB) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const server of measured) {
+    const r = results.get(server.name)!;
+    const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
+    const row = [
+      server.name, r.opsPerSecond.toFixed(0), cpu,
+      (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / oidc.opsPerSecond).toFixed(2), (r.opsPerSecond / betterAuth.opsPerSecond).toFixed(2),
+      (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), (r.cpuMs / betterAuth.cpuMs).toFixed(2), mb(rss.get(server.name)!),
+    ];
+    console.log(`| ${row.join(' | ')} |`);
+  }
+  const ours = results.get('context-auth (SQLite)')!;
+  const withDpop = results.get(DPOP_ROW)!;
+  const ourPostgres = results.get('context-auth (PostgreSQL)');
+  const floor = results.get(FLOOR)!;
+  const above = (r: Sample) => (r.cpuMs - floor.cpuMs) * 1000;
+  console.log(`\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs, Better Auth ${above(betterAuth).toFixed(0)} µs.`);
+  console.log(`\ncontext-auth (SQLite) refresh with DPoP / without: ${(withDpop.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s, ${((withDpop.cpuMs - ours.cpuMs) * 1000).toFixed(0)} µs more server CPU per grant (target ≥ 0.85 ×).`);
+  if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
+  console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK; PostgreSQL ≥ 0.60 × SQLite.');
+} finally {
+  await Promise.all(running.splice(0).map(stopPeer));
 }
 
 // --- Bearer guard --------------------------------------------------------------------------
@@ -120,44 +117,20 @@ async function guardRun(tokens: number): Promise<GuardResult> {
   return JSON.parse(line) as GuardResult;
 }
 
-if (!SCALING_ONLY) {
-  const runs: GuardResult[] = [];
-  for (let i = 0; i < (QUICK ? 1 : 3); i++) runs.push(await guardRun(QUICK ? 1000 : 5000));
-  const first = median(runs.map((r) => r.firstMicros));
-  const cached = median(runs.map((r) => r.cachedMicros));
-  const signature = median(runs.map((r) => r.signatureMicros));
-  console.log(`
-  Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
-  `);
-  console.log('| check | CPU µs per verification |');
-  console.log('|---|---:|');
-  console.log(`| first verification of a token | ${first.toFixed(0)} |`);
-  console.log(`| the same token again (cache hit) | ${cached.toFixed(0)} |`);
-  console.log(`| of a first verification: crypto.verify alone (ES256, OpenSSL) | ${signature.toFixed(0)} |`);
-  console.log('\nTarget: first verification ≤ 100 µs CPU.');
-}
+const runs: GuardResult[] = [];
+for (let i = 0; i < (QUICK ? 1 : 3); i++) runs.push(await guardRun(QUICK ? 1000 : 5000));
+const first = median(runs.map((r) => r.firstMicros));
+const cached = median(runs.map((r) => r.cachedMicros));
+const signature = median(runs.map((r) => r.signatureMicros));
+console.log(`
+Bearer guard (protectedResource + jwtVerifier, in process; ${runs[0]!.tokens} distinct tokens, ${runs.length} run(s), medians)
+`);
+console.log('| check | CPU µs per verification |');
+console.log('|---|---:|');
+console.log(`| first verification of a token | ${first.toFixed(0)} |`);
+console.log(`| the same token again (cache hit) | ${cached.toFixed(0)} |`);
+console.log(`| of a first verification: crypto.verify alone (ES256, OpenSSL) | ${signature.toFixed(0)} |`);
+console.log('\nTarget: first verification ≤ 100 µs CPU.');
 
-// --- Scaling -------------------------------------------------------------------------------
-const sized: Running[] = [];
-try {
-  for (const grants of SCALING) {
-    const loadStarted = Date.now();
-    sized.push(await startPeer({ name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } }, PIN));
-    if (grants > 0) console.log(`(loaded ${grants.toLocaleString('en')} grants in ${((Date.now() - loadStarted) / 1000).toFixed(0)} s)`);
-  }
-  const results = await interleaved(sized);
-  const rss = new Map(await Promise.all(sized.map(async (s) => [s.name, (await s.usage()).rss] as const)));
-  const empty = results.get(sized[0]!.name)!;
-  console.log(`\nOur server on SQLite by store size (each grant stored with a live refresh token and a live access-token expiry; same rounds)\n`);
-  console.log('| store | grants/s | vs empty | server CPU/grant (ms) | RSS after (MB) |');
-  console.log('|---|---:|---:|---:|---:|');
-  for (const server of sized) {
-    const r = results.get(server.name)!;
-    console.log(`| ${server.name} | ${r.opsPerSecond.toFixed(0)} | ${(r.opsPerSecond / empty.opsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
-  }
-  console.log('\nTarget: 1M stored grants ≥ 0.90 × empty.');
-} finally {
-  await Promise.all(sized.splice(0).map(stopPeer));
-}
 closeConnections();
 console.log(`\n(${((Date.now() - begun) / 1000).toFixed(0)} s)`);

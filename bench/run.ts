@@ -1,29 +1,16 @@
 /**
- * `npm run bench`: every table, one script after another (each in its own process, so no part
- * inherits another's heap or JIT state), then how long each part took. A part that fails does not
- * stop the rest: the run ends with the first failing part's exit code, after all the tables.
+ * `npm run bench`: every table of bench/parts.ts, one script after another (each in its own
+ * process, so no part inherits another's heap or JIT state), then how long each part took. A part
+ * that fails does not stop the rest: the run ends with the first failing part's exit code, after
+ * all the tables.
  *
- *   node --import tsx bench/run.ts [--quick]   (--quick is handed to every part)
- *
- * The sweep bench runs one round per store here (BENCH_SWEEP_ROUNDS, unless set): a PostgreSQL
- * sweep of 1M rows takes minutes by design, and three of them would triple the whole run.
- * `npm run bench:sweep` runs its three rounds.
+ *   node --import tsx bench/run.ts [--smoke]   (--smoke: one round of each table, to see that all run)
  */
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { benchParts } from './parts.js';
 
-const quick = process.argv.includes('--quick') ? ['--quick'] : [];
-const parts: { script: string; args: string[]; env?: Record<string, string> }[] = [
-  { script: 'protected-route.ts', args: [] },
-  { script: 'storage.ts', args: [] },
-  { script: 'observability-cost.ts', args: quick },
-  { script: 'refresh-peers.ts', args: quick },
-  { script: 'flows-peers.ts', args: quick },
-  { script: 'machine-grants.ts', args: quick },
-  // The full 300,000 registrations take many minutes alone: `npm run bench:memory` runs them.
-  { script: 'memory.ts', args: ['--quick'] },
-  { script: 'sweep-latency.ts', args: quick, env: { BENCH_SWEEP_ROUNDS: process.env.BENCH_SWEEP_ROUNDS ?? '1' } },
-];
+const parts = benchParts({ smoke: process.argv.includes('--smoke'), env: process.env });
 
 const took: { script: string; minutes: number; code: number }[] = [];
 for (const part of parts) {

@@ -116,8 +116,11 @@ for (const backend of backends) {
   try {
     const origin = balancer(servers);
     const issuer = servers[0]!.issuer;
-    // Grants for the refresh loop, made before the clock starts.
-    const grants = await Promise.all(Array.from({ length: REFRESH_WORKERS }, () => coldFlow(origin, issuer)));
+    // Grants for the refresh loop, made before the clock starts, one sign-in after another: the
+    // sign-in back-off holds sign-ins still being checked as possible failures, so that many at
+    // once from one address for one account would be told to wait.
+    const grants: Awaited<ReturnType<typeof coldFlow>>[] = [];
+    for (let i = 0; i < REFRESH_WORKERS; i++) grants.push(await coldFlow(origin, issuer));
     const refresh = await forDuration(REFRESH_WORKERS, async (worker) => {
       const grant = grants[worker]!;
       const response = await post(origin(), '/token', { grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });

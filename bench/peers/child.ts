@@ -11,8 +11,12 @@ export interface Ready {
   clientId: string;
   /** One refresh token per concurrent chain. */
   refreshTokens: string[];
+  /** Path of the token endpoint; `/token` when absent. */
+  tokenPath?: string;
   /** Extra form fields the refresh request carries (e.g. `resource`). */
   extra?: Record<string, string>;
+  /** A peer's SQLite settings as its connection reports them (`PRAGMA journal_mode`, `synchronous`), for the README's claims. */
+  sqlite?: { journalMode: string; synchronous: number };
   /** Present when started with BENCH_FLOWS=1: what a reconnecting client's browser holds. */
   flow?: FlowSetup;
   /** Present when started with BENCH_MACHINE_JWK: the clients of the machine-grants bench. */

@@ -70,7 +70,7 @@ export async function refresh(server: Running, refreshToken: string, headers: Re
 /** One POST /token with `form` (and `headers`, e.g. Basic); resolves with the JSON answer, rejects on any answer but 200 with an access token. */
 export async function tokenGrant(server: Running, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
   const body = new URLSearchParams(form).toString();
-  const answer = await exchange(server, 'POST', '/token', { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body);
+  const answer = await exchange(server, 'POST', server.tokenPath ?? '/token', { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body);
   const parsed = answer.status === 200 ? (JSON.parse(answer.text) as Record<string, unknown>) : {};
   if (typeof parsed.access_token !== 'string') throw new Error(`${server.name}: token answered ${answer.status} ${answer.text.slice(0, 300)}`);
   return parsed;
@@ -122,7 +122,7 @@ export async function flow(server: Running, chain: number): Promise<{ access_tok
   const code = callback.searchParams.get('code');
   if (!code || callback.searchParams.get('state') !== `s${chain}`) throw new Error(`${server.name}: no code (or wrong state) in ${location}`);
   const body = new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: setup.redirectUri, client_id: server.clientId, resource: setup.resource }).toString();
-  const tokens = await exchange(server, 'POST', '/token', { 'content-type': 'application/x-www-form-urlencoded' }, body);
+  const tokens = await exchange(server, 'POST', server.tokenPath ?? '/token', { 'content-type': 'application/x-www-form-urlencoded' }, body);
   const parsed = tokens.status === 200 ? (JSON.parse(tokens.text) as { access_token?: string; refresh_token?: string }) : {};
   if (!parsed.access_token || !parsed.refresh_token) throw new Error(`${server.name}: token answered ${tokens.status} ${tokens.text.slice(0, 300)}`);
   return parsed as { access_token: string; refresh_token: string };

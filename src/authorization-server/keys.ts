@@ -39,7 +39,8 @@ export interface CurrentSigningKey {
 }
 
 interface Loaded {
-  at: number;
+  /** Read again from then on: after `cacheSeconds`, or sooner when a waiting key starts signing. */
+  until: number;
   current: CurrentSigningKey;
   published: JWK[];
   verification: Map<string, JwtVerificationKey>;
@@ -76,7 +77,7 @@ export class SigningKeys {
   /** The key to sign with while the cache is fresh, without a promise; undefined when it must be read. */
   currentIfCached(): CurrentSigningKey | undefined {
     const cached = this.cached;
-    return cached && this.now() - cached.at < this.cacheSeconds ? cached.current : undefined;
+    return cached && this.now() < cached.until ? cached.current : undefined;
   }
 
   /** The published (current or previous) key with this kid, to verify one of our own tokens. */
@@ -96,7 +97,7 @@ export class SigningKeys {
 
   private async load(): Promise<Loaded> {
     const now = this.now();
-    if (this.cached && now - this.cached.at < this.cacheSeconds) return this.cached;
+    if (this.cached && now < this.cached.until) return this.cached;
     this.loading ??= this.read(now).finally(() => {
       this.loading = undefined;
     });
@@ -114,8 +115,11 @@ export class SigningKeys {
     const published = publishedKeys.map((key) => JSON.parse(key.publicJwk) as JWK);
     const verification = new Map(publishedKeys.map((key) => [key.kid, this.verificationFor(key)]));
     const previous = keys.find((key) => key.status === 'previous');
-    const signing = previous && now - current.createdAt < this.activationSeconds ? previous : current;
-    this.cached = { at: now, current: this.signerFor(signing), published, verification };
+    const waiting = previous !== undefined && now - current.createdAt < this.activationSeconds;
+    const signing = waiting ? previous : current;
+    // A key waiting to sign starts exactly when its delay ends, not up to a cache period later.
+    const until = waiting ? Math.min(now + this.cacheSeconds, current.createdAt + this.activationSeconds) : now + this.cacheSeconds;
+    this.cached = { until, current: this.signerFor(signing), published, verification };
     for (const kid of this.imported.keys()) if (!verification.has(kid)) this.imported.delete(kid);
     return this.cached;
   }

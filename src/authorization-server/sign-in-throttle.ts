@@ -114,6 +114,16 @@ export class SignInThrottle {
     else this.entries.delete(key);
   }
 
+  /**
+   * The keys (`account:NAME`, `address:BUCKET`) whose next attempt must wait at `nowMs`, longest
+   * wait first, at most `limit` of them: this process's view (each replica throttles on its own).
+   */
+  waiting(nowMs: number, limit: number): { key: string; seconds: number }[] {
+    const found: { key: string; seconds: number }[] = [];
+    for (const [key, entry] of this.entries) if (entry.until > nowMs) found.push({ key, seconds: Math.ceil((entry.until - nowMs) / 1000) });
+    return found.sort((a, b) => b.seconds - a.seconds || (a.key < b.key ? -1 : 1)).slice(0, limit);
+  }
+
   /** The entry for `key`, created if need be, moved to the most recently used end. */
   private touch(key: string, nowMs: number): Entry {
     const entry = this.entries.get(key) ?? { failures: 0, pending: 0, until: 0, last: nowMs };

@@ -1,4 +1,4 @@
-import { registerClient, registrationResponse, validateClientMetadata } from '../authorization-server/index.js';
+import { noSuchClient, registerClient, registrationResponse, removeClient, validateClientMetadata } from '../authorization-server/index.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -116,8 +116,8 @@ export async function clientsCommand(args: string[]): Promise<void> {
   }
   if (action === 'remove') {
     if (!id) throw usageError('clients remove needs a CLIENT_ID');
-    const removed = await withStore(values, (store) => store.deleteClient(id));
-    if (!removed) throw new CliError(`There is no client ${id}.`);
+    const { removed } = await withStore(values, (store) => removeClient(store, id, nowSeconds()));
+    if (!removed) throw new CliError(noSuchClient(id));
     return print(values.json ? { client_id: id, removed: true } : `Removed client ${id} and everything issued to it.`);
   }
   throw usageError(`unknown clients action ${action}`);

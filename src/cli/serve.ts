@@ -54,6 +54,9 @@ export const SERVE_HELP = `context-auth serve [options]
                            follow-registration (default: accepted only when --registration is open)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
   --allow-insecure-client-documents  accept documents at http://127.0.0.1 (tests only)
+  --admin-email EMAIL      make a person signing in through a provider with this email, verified by the
+                           provider, an administrator at <issuer>/admin (repeatable)
+  --admin-reauth-minutes N an admin console change needs a sign-in younger than this (default 10)
 ${RATE_LIMIT_HELP}
 Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
 ${UPSTREAM_HELP}
@@ -77,6 +80,12 @@ function integer(name: string, value: string | undefined, fallback: number, min:
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw usageError(`--${name} must be a whole number from ${min} to ${max}`);
   return parsed;
+}
+
+/** --admin-email (checked as the library checks it) and --admin-reauth-minutes. */
+function adminOption(emails: string[] | undefined, reauthMinutes: string | undefined): { emails: string[]; reauthSeconds: number } {
+  for (const email of emails ?? []) if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw usageError(`--admin-email ${email} is not an email address`);
+  return { emails: emails ?? [], reauthSeconds: integer('admin-reauth-minutes', reauthMinutes, 10, 1, 24 * 60) * 60 };
 }
 
 function registrationPolicy(mode: string | undefined): 'open' | 'closed' | { initialAccessToken: string } {
@@ -116,6 +125,8 @@ export const SERVE_OPTIONS = {
   'allow-insecure-client-documents': { type: 'boolean' },
   'rate-limit': { type: 'string', multiple: true },
   'trust-proxy': { type: 'string', multiple: true },
+  'admin-email': { type: 'string', multiple: true },
+  'admin-reauth-minutes': { type: 'string' },
   ...UPSTREAM_OPTIONS,
   ...JWT_BEARER_OPTIONS,
 } as const;
@@ -144,6 +155,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const trustProxy = trustProxyOption(values['trust-proxy']);
   const metrics = metricsOption(values.metrics, values['metrics-token'] ?? process.env.CONTEXT_AUTH_METRICS_TOKEN, values['metrics-token'] !== undefined);
   const auditRetentionDays = integer('audit-retention', values['audit-retention'], 30, 0, 100 * 365);
+  const admin = adminOption(values['admin-email'], values['admin-reauth-minutes']);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw usageError('--tls-cert and --tls-key go together');
   const tls = values['tls-cert'] && values['tls-key'] ? readTls(values['tls-cert'], values['tls-key']) : undefined;
 
@@ -243,6 +255,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
     ...(metrics ? { metrics } : {}),
     auditEvents: { retentionDays: auditRetentionDays },
+    admin,
   });
   // The clients workload rules name, made now so `clients list` shows them before their first token.
   await authorizationServer.workloadClientsReady().catch(async (error: unknown) => {

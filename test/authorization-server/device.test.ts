@@ -328,6 +328,9 @@ describe('device verification page (RFC 8628 §3.3)', () => {
     assert.equal(right.status, 429);
     assert.ok(Number(right.headers.get('retry-after')) >= 1);
     assert.match(await right.text(), /Too many wrong codes/);
+    // Logged with the address as the throttle counts it, for the console's throttling page.
+    assert.ok(h.log.some((event) => event.event === 'user_code_wrong' && event.address === '203.0.113.7'));
+    assert.ok(h.log.some((event) => event.event === 'user_code_throttled' && event.address === '203.0.113.7'));
   });
 
   it('refuses a code form posted without this browser’s token', async () => {

@@ -56,6 +56,23 @@ describe('rate limits per client address', () => {
     assert.ok(h.log.some((event) => event.event === 'rate_limited' && event.limit === 'register'));
   });
 
+  it('logs a refusal with its address bucket, at most once a minute per limit and address', async () => {
+    const h = limitedHarness({ rateLimits: { register: { burst: 1, perMinute: 1 } } });
+    const refusals = () => h.log.filter((event) => event.event === 'rate_limited').map(({ address, refused }) => ({ address, refused }));
+    for (const peer of ['2001:db8:1:2::5', '2001:db8:1:2::6', '2001:db8:1:2::7', '203.0.113.5', '203.0.113.5']) await register(h, peer);
+    // The IPv6 addresses share their /64: one bucket, refused twice, logged once; never the whole address.
+    assert.deepEqual(refusals(), [
+      { address: '2001:db8:1:2::/64', refused: 1 },
+      { address: '203.0.113.5', refused: 1 },
+    ]);
+    h.clock.now += 30;
+    await register(h, '2001:db8:1:2::8');
+    h.clock.now += 31;
+    assert.equal((await register(h, '2001:db8:1:2::9')).status, 201, 'refilled');
+    await register(h, '2001:db8:1:2::9');
+    assert.deepEqual(refusals().at(-1), { address: '2001:db8:1:2::/64', refused: 3 }, 'the refusals since its last line');
+  });
+
   it('/register by default: 30 at once from one address, then 429', async () => {
     const h = limitedHarness();
     for (let i = 0; i < 30; i++) assert.equal((await register(h, '203.0.113.5')).status, 201);

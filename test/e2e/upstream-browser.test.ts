@@ -124,4 +124,30 @@ describe('a real browser through sign-in at an upstream provider', () => {
     assert.deepEqual(violations, [], 'no CSP violations on the way');
     await context.close();
   });
+
+  it('the account page: the provider\'s button there, the provider, and back to the page, signed in', { timeout: 120_000 }, async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}`);
+    browser ??= await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const context = await browser.newContext({ viewport: { width: 390, height: 760 }, javaScriptEnabled: false });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content.Security.Policy|Refused to/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+    });
+    await page.goto(`${issuer}/account`);
+    const button = page.locator('button[name="provider"][value="corp"]');
+    await button.waitFor();
+    await page.screenshot({ path: join(RESULTS, 'upstream-account-sign-in.png'), fullPage: true });
+    // The form posts to /account, which sends the browser on to the provider: the page's CSP must allow that.
+    await Promise.all([page.waitForURL((u) => u.origin === new URL(idp.issuer).origin), button.click()]);
+    const proceed = page.locator('button[name="account"]');
+    await proceed.first().waitFor();
+    await Promise.all([page.waitForURL(`${issuer}/account`), proceed.first().click()]);
+    assert.match(await page.locator('body').innerText(), /Signed in as corp:alice/);
+    assert.deepEqual(violations, [], 'no CSP violations on the way');
+    await context.close();
+  });
 });

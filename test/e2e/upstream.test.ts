@@ -21,10 +21,9 @@ import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type R
 /**
  * The person's browser, over HTTP to both our server and the provider: keeps cookies, presses the
  * provider's button on our sign-in page, approves on our consent page, and follows redirects
- * until `arrived` says it reached the client's callback.
+ * until `arrived` says it reached the client's callback (or our own page). `cookies` is its jar.
  */
-async function signInUpstream(start: URL, arrived: (url: URL) => boolean): Promise<URL> {
-  const cookies = new Map<string, string>();
+async function signInUpstream(start: URL, arrived: (url: URL) => boolean, cookies = new Map<string, string>()): Promise<URL> {
   const go = async (url: URL, init: RequestInit = {}): Promise<Response> => {
     const headers = new Headers(init.headers);
     if (cookies.size > 0) headers.set('cookie', [...cookies].map(([k, v]) => `${k}=${v}`).join('; '));
@@ -51,7 +50,10 @@ async function signInUpstream(start: URL, arrived: (url: URL) => boolean): Promi
     const { action, csrf } = parseForm(html);
     const post = (values: Record<string, string>) =>
       go(new URL(action, url), { method: 'POST', body: new URLSearchParams({ csrf, ...values }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    if (html.includes('name="provider"')) response = await post({ step: 'upstream', provider: /name="provider" value="([^"]+)"/.exec(html)![1]! });
+    const provider = /name="provider" value="([^"]+)"/.exec(html)?.[1];
+    // An authorization request's sign-in page names its step; the account page's and the console's, their action.
+    const pageAction = /name="action" value="([^"]+)"/.exec(html)?.[1];
+    if (provider) response = await post(pageAction ? { action: pageAction, provider } : { step: 'upstream', provider });
     else if (html.includes('value="approve"')) response = await post({ step: 'consent', decision: 'approve' });
     else assert.fail(`an unexpected page at ${url.href}`);
   }
@@ -72,7 +74,7 @@ describe('serve with an upstream OpenID provider, against our client and the MCP
     server = await startServe([
       '--port', String(port), '--data', data, '--quiet',
       '--upstream-issuer', idp.issuer, '--upstream-client-id', idp.clientId, '--upstream-client-secret', idp.clientSecret,
-      '--upstream-name', 'Corp SSO', '--allow-insecure-upstream',
+      '--upstream-name', 'Corp SSO', '--allow-insecure-upstream', '--admin-email', 'Alice@example.com',
     ]);
     mcp = `${issuer}/mcp`;
   });
@@ -80,6 +82,15 @@ describe('serve with an upstream OpenID provider, against our client and the MCP
   after(async () => {
     await server?.stop();
     await idp?.stop();
+  });
+
+  it('--admin-email: the person the provider verified with that email signs in at /admin through it', async () => {
+    const cookies = new Map<string, string>();
+    const back = await signInUpstream(new URL(`${issuer}/admin`), (url) => url.origin === issuer && url.pathname === '/admin', cookies);
+    assert.equal(back.href, `${issuer}/admin`);
+    const overview = await fetch(back, { headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    assert.equal(overview.status, 200);
+    assert.match(await overview.text(), /aria-current="page">Overview</);
   });
 
   it('prints the callback to register at the provider', () => {
@@ -183,6 +194,16 @@ describe('users list, with what a provider said kept before its control characte
 });
 
 describe('serve with an upstream setting that can never work', () => {
+  it('refuses an --admin-email that is no address, and an --admin-reauth-minutes out of range', async () => {
+    const port = String(await freePort());
+    const email = await cli(['serve', '--port', port, '--data', tempDataFolder(), '--admin-email', 'alice']);
+    assert.equal(email.code, 2, email.stderr);
+    assert.match(email.stderr, /--admin-email alice is not an email address/);
+    const minutes = await cli(['serve', '--port', port, '--data', tempDataFolder(), '--admin-reauth-minutes', '0']);
+    assert.equal(minutes.code, 2, minutes.stderr);
+    assert.match(minutes.stderr, /--admin-reauth-minutes must be a whole number from 1 to 1440/);
+  });
+
   it('stops at start with one clear line and a non-zero exit, instead of a warning and a 503 page later', async () => {
     const port = String(await freePort());
     const data = tempDataFolder();

@@ -14,6 +14,8 @@ import Provider from 'oidc-provider';
 export interface UpstreamAccount {
   id: string;
   email: string;
+  /** What the provider asserts as `email_verified`; default true. */
+  emailVerified?: boolean;
   /** Absent: the provider asserts no name. */
   name?: string;
   username: string;
@@ -99,7 +101,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
       if (!account) return undefined;
       return {
         accountId: id,
-        claims: async () => ({ sub: id, email: account.email, email_verified: true, ...(account.name ? { name: account.name } : {}), preferred_username: account.username }),
+        claims: async () => ({ sub: id, email: account.email, email_verified: account.emailVerified ?? true, ...(account.name ? { name: account.name } : {}), preferred_username: account.username }),
       };
     },
   });

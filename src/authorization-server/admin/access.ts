@@ -1,6 +1,7 @@
 import type { SessionRecord, UserRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { currentSession } from '../sessions.js';
+import { verifiedEmailOfSession } from '../upstream/session.js';
 
 /**
  * Who is at the console: nobody signed in, someone who is not an administrator, or an
@@ -16,11 +17,19 @@ export async function adminAccess(ctx: ServerContext, request: Request): Promise
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) return { kind: 'signed-out' };
-  if (!(await isAdministrator(ctx, user))) return { kind: 'not-admin', user };
+  if (!(await isAdministrator(ctx, user, session))) return { kind: 'not-admin', user };
   return { kind: 'admin', user, session, fresh: ctx.now() - session.authTime <= ctx.config.admin.reauthSeconds };
 }
 
-/** An administrator: a user marked so in the store (`users admin NAME on`, `users add --admin`). */
-export async function isAdministrator(_ctx: ServerContext, user: UserRecord): Promise<boolean> {
-  return user.admin === true;
+/**
+ * An administrator: a user marked so in the store (`users admin NAME on`, `users add --admin`), or,
+ * for a `session` begun by an upstream sign-in, one whose email the provider verified at that
+ * sign-in and the operator listed (`admin.emails`). The list is read at every request, never
+ * written to the user: an email taken off it takes the rights away.
+ */
+export async function isAdministrator(ctx: ServerContext, user: UserRecord, session?: SessionRecord): Promise<boolean> {
+  if (user.admin === true) return true;
+  if (!session || session.userId !== user.id || ctx.config.admin.emails.length === 0) return false;
+  const email = await verifiedEmailOfSession(ctx, session);
+  return email !== null && ctx.config.admin.emails.includes(email);
 }

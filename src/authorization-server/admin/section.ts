@@ -30,7 +30,14 @@ export interface AdminSection {
   title: string;
   /** One line for the overview: what the page is for. */
   summary: string;
+  /** Whether this store can back the page (an optional capability); without it the page is not offered. Absent: always. */
+  needs?(store: ConsoleStore): boolean;
   render(view: AdminView): Promise<SafeHtml>;
+}
+
+/** The console's pages this store can back, in the navigation's order. */
+export function sectionsFor(sections: readonly AdminSection[], store: ConsoleStore): AdminSection[] {
+  return sections.filter((section) => section.needs?.(store) ?? true);
 }
 
 /** Where an action's result is shown (a section's name and query), and what it acted on. */

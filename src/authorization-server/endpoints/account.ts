@@ -7,11 +7,12 @@ import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/c
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
 import { seeOther } from '../http/responses.js';
-import { clientOrigin } from '../interaction/page-parts.js';
-import { accountPage, accountSignInPage, type ApprovedApplication } from '../pages/account.js';
+import { approvedApplications } from '../approved-applications.js';
+import { accountPage, accountSignInPage } from '../pages/account.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, startSession } from '../sessions.js';
+import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
 
 /*
  * A person's own page: the applications they approved, each revocable, and signing out. Outside
@@ -39,7 +40,8 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) {
-    return toResponse(accountSignInPage({ action, csrfToken: formToken(binding.value), localUsers: localUsers(ctx), ...(notice ? { notice } : {}) }), headers);
+    const offered = await offeredProviders(ctx);
+    return toResponse(accountSignInPage({ action, csrfToken: formToken(binding.value), localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
   }
   const page = accountPage({
     action,
@@ -87,10 +89,18 @@ export async function accountSubmit(ctx: ServerContext, admin: StoreAdministrati
   throw new OAuthError('invalid_request', 'action must be sign-in, revoke or sign-out').withUserMessage('Unexpected form.');
 }
 
-/** action=sign-in: a local password, through the same check and throttle as the interaction's sign-in. */
+/**
+ * action=sign-in: with `provider`, off to that provider (its callback brings the person back here);
+ * otherwise a local password, through the same check and throttle as the interaction's sign-in.
+ */
 async function signIn(ctx: ServerContext, request: Request, binding: string, form: Params): Promise<Response> {
+  const provider = form.get('provider');
+  if (provider !== undefined) {
+    const { url, cookie } = await beginPageSignIn(ctx, binding, provider, { page: 'account' });
+    return seeOther(url.href, [cookie]);
+  }
   if (!localUsers(ctx)) {
-    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with a provider while approving an application.');
+    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers on the account page.');
   }
   const username = form.get('username') ?? '';
   const checked = await checkPassword(ctx, request, username, form.get('password') ?? '', { page: 'account' });
@@ -100,6 +110,7 @@ async function signIn(ctx: ServerContext, request: Request, binding: string, for
       action: accountUrl(ctx),
       csrfToken: formToken(binding),
       localUsers: true,
+      ...(await offeredProviders(ctx)),
       username: username.slice(0, 200),
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
@@ -109,28 +120,6 @@ async function signIn(ctx: ServerContext, request: Request, binding: string, for
   const { cookie } = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'account' });
   return seeOther(accountUrl(ctx), [cookie]);
-}
-
-/** The person's consents, one entry per application (a client may have been approved for several servers). */
-async function approvedApplications(ctx: ServerContext, admin: StoreAdministration, userId: string): Promise<ApprovedApplication[]> {
-  const consents = await admin.listConsents({ userId });
-  const byClient = new Map<string, ApprovedApplication>();
-  for (const consent of consents) {
-    let app = byClient.get(consent.clientId);
-    if (!app) {
-      const client = await ctx.store.getClient(consent.clientId);
-      app = {
-        clientId: consent.clientId,
-        clientName: client?.clientName ?? consent.clientId,
-        ...(client ? clientOrigin(client) : {}),
-        lastUsedAt: client?.lastUsedAt ?? null,
-        access: [],
-      };
-      byClient.set(consent.clientId, app);
-    }
-    app.access.push({ resource: consent.resource, scopes: consent.scope, approvedAt: consent.createdAt });
-  }
-  return [...byClient.values()];
 }
 
 const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;

@@ -1,8 +1,10 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
+import type { SessionRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
-import type { AdminSection, AdminView, ConsoleStore } from '../admin/section.js';
+import { ADMIN_PATH } from '../admin/address.js';
+import { sectionsFor, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import type { ServerContext } from '../context.js';
 import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
@@ -11,46 +13,60 @@ import type { Params } from '../http/params.js';
 import { notFound } from '../http/errors.js';
 import { seeOther } from '../http/responses.js';
 import { adminPage } from '../pages/admin/layout.js';
+import { html, type SafeHtml } from '../pages/html.js';
 import { adminSignInPage, notAdminPage } from '../pages/admin/sign-in.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, startSession } from '../sessions.js';
+import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../upstream/page-sign-in.js';
 
 /*
  * The admin console: server-rendered pages under /admin for administrators, every form a POST to
  * /admin carrying this browser's anti-CSRF token (as the account page's). Reading needs an
- * administrator's session; a change also needs a recent sign-in, or the console asks for the
- * password again first. Each change is an action (admin/sections.ts) that runs the CLI's code.
+ * administrator's session; a change also needs a recent sign-in, or the console asks the person to
+ * sign in again first (their password, or their provider). Each change is an action
+ * (admin/sections.ts) that runs the CLI's code.
  */
 
-export const ADMIN_PATH = '/admin';
+export { ADMIN_PATH };
 
 /** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
 const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
 
-const sectionNamed = (name: string): AdminSection | undefined => ADMIN_SECTIONS.find((section) => section.name === name);
+/** A page this store can back, by name (a page whose capability the store lacks is not there at all). */
+const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
 export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: Request, sectionName = ''): Promise<Response> {
-  const section = sectionNamed(sectionName);
+  const section = sectionNamed(store, sectionName);
   if (!section) return notFound();
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const csrfToken = formToken(binding.value);
   const access = await adminAccess(ctx, request);
   if (access.kind === 'signed-out') {
-    return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx) }), headers);
+    const offered = await offeredProviders(ctx);
+    return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }), headers);
   }
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const url = new URL(request.url);
-  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: ADMIN_SECTIONS };
-  // A bad query (an unknown filter value, a malformed page key) is an OAuthError with a user message: an error page says it.
-  const body = await section.render(view);
+  const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
+  const shell = { title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+  let body;
+  try {
+    body = await section.render(view);
+  } catch (error) {
+    // A bad query (an unknown filter value, a malformed page key) is the reader's to fix: said on the page, in the console.
+    if (error instanceof OAuthError) return toResponse(adminPage({ ...shell, body: consoleError(error), status: error.status }), headers);
+    throw error;
+  }
   const notice = noticeOf(url.searchParams.get('done'));
-  return toResponse(
-    adminPage({ title: section.title, nav: navOf(ctx, section), username: access.user.username, action: adminUrl(ctx), csrfToken, body, ...(notice ? { notice } : {}) }),
-    headers,
-  );
+  return toResponse(adminPage({ ...shell, body, ...(notice ? { notice } : {}) }), headers);
+}
+
+/** A refused query or action, inside the console (not the authorization error page, which speaks of an application). */
+function consoleError(error: OAuthError): SafeHtml {
+  return html`<p class="error" role="alert">${error.userMessage}</p>`;
 }
 
 /** POST /admin: sign in, confirm a sign-in, sign out, or run an action. */
@@ -64,7 +80,9 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   }
   const csrfToken = formToken(binding);
   const action = form.get('action') ?? '';
-  const returnTo = sectionNamed(form.get('return') ?? '')?.name ?? '';
+  const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
+  const provider = form.get('provider');
+  if (action === 'sign-in' && provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
   if (action === 'sign-in') return signIn(ctx, request, csrfToken, form, returnTo, 'sign-in');
 
   const access = await adminAccess(ctx, request);
@@ -77,6 +95,10 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
     const cleared = setCookie(SESSION_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
     return seeOther(adminUrl(ctx), [cleared]);
   }
+  if (action === 'reauth' && provider !== undefined) {
+    // Back from the provider, the sign-in must be this same person's.
+    return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo, reauth: { userId: access.user.id } });
+  }
   if (action === 'reauth') {
     // The same person again: the username is the session's, whatever the form says.
     return signIn(ctx, request, csrfToken, new Map([...form, ['username', access.user.username]]), returnTo, 'reauth');
@@ -84,19 +106,45 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   const handler = ADMIN_ACTIONS.find((candidate) => candidate.name === action);
   if (!handler) throw new OAuthError('invalid_request', 'unknown console action').withUserMessage('Unexpected form.');
   if (!access.fresh) {
+    const offered = await reauthProviders(ctx, access.session);
+    // A password is asked only of an administrator who has one.
+    const password = localUsers(ctx) && access.user.passwordHash !== null;
     return toResponse(
-      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: localUsers(ctx), status: 401 }),
+      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: password, ...offered, status: 401 }),
     );
   }
-  const result = await handler.run(viewBase(ctx, store, access.user, csrfToken), form);
+  let result;
+  try {
+    result = await handler.run(viewBase(ctx, store, access.user, csrfToken), form);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    // Shown on the page the form came from when it says which, else the overview; nothing was changed.
+    const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
+    const shell = { title: section.title, nav: navOf(ctx, sectionsFor(ADMIN_SECTIONS, store), section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+    return toResponse(adminPage({ ...shell, body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status }));
+  }
   ctx.log({ event: 'admin_action', user_id: access.user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
   return seeOther(hrefOf(ctx, result.section, { ...result.query, done: handler.name }));
+}
+
+/** action=sign-in or reauth with `provider`: off to that provider, whose callback brings the person back to `target`. */
+async function toProvider(ctx: ServerContext, binding: string, provider: string, target: PageSignInTarget): Promise<Response> {
+  const { url, cookie } = await beginPageSignIn(ctx, binding, provider, target);
+  return seeOther(url.href, [cookie]);
+}
+
+/** For a re-authentication: the provider the administrator's session came from, if it did. */
+async function reauthProviders(ctx: ServerContext, session: SessionRecord): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
+  const upstreamSession = session.upstreamSessionId === null ? undefined : await ctx.store.getUpstreamSession(session.upstreamSessionId);
+  if (!upstreamSession || !ctx.upstream?.providers.has(upstreamSession.provider)) return { providers: [], formTargets: [] };
+  const offered = await offeredProviders(ctx);
+  return { ...offered, providers: offered.providers.filter((p) => p.id === upstreamSession.provider) };
 }
 
 /** action=sign-in or reauth: a local password, through the same check and throttle as every password form. */
 async function signIn(ctx: ServerContext, request: Request, csrfToken: string, form: Params, returnTo: string, mode: 'sign-in' | 'reauth'): Promise<Response> {
   if (!localUsers(ctx)) {
-    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in at your account page, then come back.');
+    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers on the console\'s sign-in page.');
   }
   const username = form.get('username') ?? '';
   const checked = await checkPassword(ctx, request, username, form.get('password') ?? '', { page: 'admin' });
@@ -109,6 +157,7 @@ async function signIn(ctx: ServerContext, request: Request, csrfToken: string, f
       username: username.slice(0, 200),
       returnTo,
       localUsers: true,
+      ...(mode === 'sign-in' ? await offeredProviders(ctx) : {}),
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
     });
@@ -130,8 +179,8 @@ function hrefOf(ctx: ServerContext, section: string, query: Record<string, strin
   return `${adminUrl(ctx)}${section ? `/${section}` : ''}${search}`;
 }
 
-function navOf(ctx: ServerContext, current: AdminSection) {
-  return ADMIN_SECTIONS.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
+function navOf(ctx: ServerContext, sections: readonly AdminSection[], current: AdminSection) {
+  return sections.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
 }
 
 /** What the page says once after an action's redirect (`?done=<action>`): the action's fixed sentence, never text from the URL. */

@@ -1,4 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
+import { addressBucket } from '../../core/client-address.js';
 import { hashSecret, randomToken, safeEqual } from '../../core/secrets.js';
 import type { ServerContext } from '../context.js';
 import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash } from '../device-codes.js';
@@ -21,6 +22,12 @@ import { SignInThrottle } from '../sign-in-throttle.js';
 const formToken = (binding: string): string => hashSecret(`device-form:${binding}`);
 
 /** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
+/** The address as the throttle counts it (an IPv6 address's /64), for the log; never the whole address. */
+const addressField = (ctx: ServerContext, request: Request): { address?: string } => {
+  const address = ctx.clientAddress(request);
+  return address === undefined ? {} : { address: addressBucket(address) };
+};
+
 const throttleKeys = (ctx: ServerContext, request: Request): string[] => {
   const keys = SignInThrottle.addressKeys(ctx.clientAddress(request));
   return keys.length > 0 ? keys : ['address:unknown'];
@@ -59,7 +66,7 @@ export async function deviceSubmit(ctx: ServerContext, request: Request): Promis
 
   const attempt = ctx.signInThrottle.begin(throttleKeys(ctx, request), ctx.nowMs());
   if (typeof attempt === 'number') {
-    ctx.log({ event: 'user_code_throttled' });
+    ctx.log({ event: 'user_code_throttled', ...addressField(ctx, request) });
     return again(`Too many wrong codes from this address. Try again in ${attempt} second${attempt === 1 ? '' : 's'}.`, 429, { 'Retry-After': String(attempt) });
   }
   const now = ctx.now();
@@ -73,7 +80,7 @@ export async function deviceSubmit(ctx: ServerContext, request: Request): Promis
   }
   if (!code || !device) {
     attempt.failed(ctx.nowMs());
-    ctx.log({ event: 'user_code_wrong' });
+    ctx.log({ event: 'user_code_wrong', ...addressField(ctx, request) });
     return again('That code is wrong, expired or already used. Check the code your device shows and type it again.', 400);
   }
   attempt.succeeded();

@@ -1,20 +1,29 @@
+import { ACCOUNT_PATH } from '../account-link.js';
+import { adminReturnUrl } from '../admin/address.js';
 import type { ServerContext } from '../context.js';
 import { seeOther } from '../http/responses.js';
 import { toResponse } from '../pages/layout.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { stateHandle } from '../upstream/flow.js';
+import { finishPageSignIn, type PageSignInTarget } from '../upstream/page-sign-in.js';
 import { finishUpstreamSignIn } from '../upstream/sign-in.js';
 
 /**
  * GET <issuer>/upstream/callback: where upstream providers send the person back (the URL an
  * operator registers at each provider). Served only when upstream sign-in is configured.
- * The `state` leads to the interaction, which must be this browser's; the rest of the callback
- * (state in full, iss, code or error) is checked by the sign-in against what it sent upstream.
+ * A `state` led by an interaction's id belongs to an authorization request, which must be this
+ * browser's; any other to a sign-in begun on the account page or the admin console, which this
+ * browser's cookie must have kept. The rest of the callback (state in full, iss, code or error) is
+ * checked by the sign-in against what it sent upstream.
  */
 export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const callback = new URL(request.url);
   const handle = stateHandle(callback);
-  const interaction = handle ? await loadInteraction(ctx, request, handle) : undefined;
+  if (handle === null) {
+    const { target, cookies } = await finishPageSignIn(ctx, request, callback);
+    return seeOther(returnUrl(ctx, target), cookies);
+  }
+  const interaction = await loadInteraction(ctx, request, handle);
   // No interaction of this browser: an old or forged link, or one opened elsewhere. No code, and
   // nowhere trusted to send the browser.
   if (!interaction) throw expiredInteraction();
@@ -25,4 +34,9 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Requ
     return response;
   }
   return seeOther(result.redirectTo, result.cookies);
+}
+
+/** Our own page the sign-in was begun at: built here from the closed list, never taken from the request. */
+function returnUrl(ctx: ServerContext, target: PageSignInTarget): string {
+  return target.page === 'admin' ? adminReturnUrl(ctx, target.section) : `${ctx.config.basePath}${ACCOUNT_PATH}`;
 }

@@ -1,6 +1,7 @@
 import { accessRow, applicationRow } from './consent.js';
 import { html, token } from './html.js';
 import { page, type Page } from './layout.js';
+import { providerButtons } from './provider-buttons.js';
 
 /** One application the person approved: who it is (what of it is verified), and each server it may use. */
 export interface ApprovedApplication {
@@ -29,6 +30,18 @@ function shownTime(seconds: number): string {
   return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/** What is known of one approved application: who publishes it, its name (marked when unverified), each server and scope, when. */
+export function approvedApplicationFacts(app: ApprovedApplication) {
+  return html`${app.clientHost ? html`<p class="site">Published by <strong>${token(app.clientHost)}</strong></p>` : ''}
+<dl>
+${applicationRow(app)}
+${app.access.map((access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
+${accessRow(access.scopes)}
+<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`)}
+<dt>Application last used</dt><dd>${app.lastUsedAt === null ? html`<span class="muted">not recorded</span>` : shownTime(app.lastUsedAt)}</dd>
+</dl>`;
+}
+
 /**
  * The signed-in person's page: the applications they approved, each with a Revoke button, and Sign out.
  * Contract: forms post `csrf` and `action` (`revoke` with `client_id`, or `sign-out`).
@@ -37,14 +50,7 @@ export function accountPage(input: AccountPageInput): Page {
   const hidden = html`<input type="hidden" name="csrf" value="${input.csrfToken}">`;
   const applications = input.applications.map(
     (app) => html`<section class="app">
-${app.clientHost ? html`<p class="site">Published by <strong>${token(app.clientHost)}</strong></p>` : ''}
-<dl>
-${applicationRow(app)}
-${app.access.map((access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
-${accessRow(access.scopes)}
-<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`)}
-<dt>Application last used</dt><dd>${app.lastUsedAt === null ? html`<span class="muted">not recorded</span>` : shownTime(app.lastUsedAt)}</dd>
-</dl>
+${approvedApplicationFacts(app)}
 <form method="post" action="${input.action}">
 ${hidden}
 <input type="hidden" name="action" value="revoke">
@@ -75,34 +81,47 @@ ${hidden}
 export interface AccountSignInPageInput {
   action: string;
   csrfToken: string;
-  /** False when local users are off: this page cannot sign anyone in. */
+  /** False when local users are off: no password form. */
   localUsers: boolean;
+  /** Upstream identity providers, one button each. */
+  providers?: Array<{ id: string; name: string }>;
+  /** Where the providers' buttons lead (their origins, for the page's CSP form-action). */
+  formTargets?: string[];
   username?: string;
   error?: string;
   notice?: string;
   status?: number;
 }
 
-/** The account page before signing in: a password form. Contract: inputs `username` and `password`, `action=sign-in`. */
+/**
+ * The account page before signing in: a button per upstream provider and a password form.
+ * Contract: `action=sign-in`, with `provider` (a provider's button) or inputs `username` and `password`.
+ */
 export function accountSignInPage(input: AccountSignInPageInput): Page {
+  const providers = input.providers ?? [];
+  const upstreamForm = providerButtons({ action: input.action, fields: { csrf: input.csrfToken, action: 'sign-in' }, providers });
   const form = input.localUsers
     ? html`<form method="post" action="${input.action}">
 <input type="hidden" name="csrf" value="${input.csrfToken}">
 <input type="hidden" name="action" value="sign-in">
 <label for="username">Username</label>
-<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${input.username ?? ''}">
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required ${providers.length > 0 ? '' : 'autofocus'} value="${input.username ?? ''}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>`
-    : html`<p>This server signs people in through a provider, when they approve an application. Approve one, then come back to this page.</p>`;
+    : providers.length > 0
+      ? ''
+      : html`<p>This server signs people in through a provider, when they approve an application. Approve one, then come back to this page.</p>`;
   return page(
     'Your account',
     html`<h1>Your account</h1>
 <p class="muted">Sign in to see the applications you approved, and to revoke them.</p>
 ${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+${upstreamForm}
+${providers.length > 0 && input.localUsers ? html`<p class="or muted">or with a password</p>` : ''}
 ${form}`,
-    { status: input.status ?? (input.error ? 401 : 200) },
+    { status: input.status ?? (input.error ? 401 : 200), formTargets: input.formTargets ?? [] },
   );
 }

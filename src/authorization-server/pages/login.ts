@@ -1,5 +1,6 @@
 import { html } from './html.js';
 import { page, type Page } from './layout.js';
+import { providerButtons } from './provider-buttons.js';
 
 export interface LoginPageInput {
   action: string;
@@ -21,13 +22,7 @@ export interface LoginPageInput {
 export function loginPage(input: LoginPageInput): Page {
   const providers = input.providers ?? [];
   const local = input.localUsers ?? true;
-  const upstreamForm = providers.length > 0
-    ? html`<form method="post" action="${input.action}" class="providers">
-<input type="hidden" name="csrf" value="${input.csrfToken}">
-<input type="hidden" name="step" value="upstream">
-${providers.map((p) => html`<button type="submit" name="provider" value="${p.id}">Sign in with ${p.name}</button>`)}
-</form>`
-    : '';
+  const upstreamForm = providerButtons({ action: input.action, fields: { csrf: input.csrfToken, step: 'upstream' }, providers });
   const localForm = local
     ? html`<form method="post" action="${input.action}">
 <input type="hidden" name="csrf" value="${input.csrfToken}">

@@ -1,9 +1,9 @@
 /** The pages' only stylesheet, inlined and allowed by its hash in the CSP (no 'unsafe-inline'). */
 export const STYLE = `
 :root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --bg: #f6f8fa; --card: #fff;
-  --line: #d0d7de; --accent: #1f6feb; --danger: #cf222e; }
+  --line: #d0d7de; --accent: #1f6feb; --on-accent: #fff; --danger: #cf222e; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9da7b3; --bg: #0d1117;
-  --card: #161b22; --line: #30363d; --accent: #4493f8; --danger: #f85149; } }
+  --card: #161b22; --line: #30363d; --accent: #4493f8; --on-accent: #0d1117; --danger: #f85149; } }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 16px 0; min-height: 100vh; display: grid; place-items: center; background: var(--bg);
   color: var(--fg); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
@@ -22,7 +22,8 @@ input:focus, button:focus { outline: 2px solid var(--accent); outline-offset: 2p
 .actions { display: flex; gap: 12px; margin-top: 24px; }
 button { flex: 1; padding: 10px 16px; font: inherit; font-weight: 600; border-radius: 8px; cursor: pointer;
   border: 1px solid var(--line); background: var(--card); color: var(--fg); }
-button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+/* Text on the accent: white on the light scheme's blue, dark on the dark scheme's lighter one (4.5:1 either way). */
+button.primary { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
 .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
 /* Label above value: the values (ids, URLs) get the card's whole width, even at 360 px. */
 dl { margin: 16px 0; }
@@ -69,13 +70,22 @@ th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--lin
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
 tbody tr:last-child td { border-bottom: none; }
 td code { word-break: break-all; }
+/* Short identifiers (an event's name, an address, a time) read whole: the table scrolls instead. */
+td .nowrap { white-space: nowrap; word-break: normal; }
+/* Long values (a client ID, an event's details) keep a readable width when the table is squeezed: it scrolls instead. */
+td .wide { display: inline-block; min-width: 16ch; }
 form.search .row { display: flex; gap: 8px; }
 form.search button { flex: none; }
 form.filters { display: flex; flex-wrap: wrap; gap: 0 12px; align-items: end; }
 form.filters label { margin: 8px 0 4px; font-size: .85rem; }
+/* As tall as the text fields beside it, so the labels above them line up. */
+form.filters select { min-height: calc(1.5em + 22px); }
 select { padding: 9px 10px; font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 8px; }
 select:focus, a:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
 .pager { display: flex; gap: 16px; margin: 12px 0; }
 .badge { border: 1px solid var(--line); border-radius: 4px; padding: 0 6px; font-size: .8rem; white-space: nowrap; }
+td time { white-space: nowrap; }
+.row-actions { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 6px; }
+.row-actions button { white-space: nowrap; }
 @media (max-width: 600px) { main.wide { padding: 16px 12px; } }
 `;

@@ -8,8 +8,14 @@ import { MemoryRateLimiter } from './memory-limiter.js';
 import { StoreRateLimiter } from './store-limiter.js';
 import type { AuditLog } from '../audit.js';
 
-/** At most one log line a minute per limit, however hard a flood presses. */
+/** At most one log line a minute per limit and address bucket, however hard a flood presses. */
 const LOG_EVERY_MS = 60_000;
+/**
+ * Refusals counted toward their next line, per limit and address bucket: beyond this many, the
+ * least recently refused are forgotten (their count since their last line goes unlogged), so a
+ * flood from many addresses cannot grow the map.
+ */
+const MAX_REFUSALS_TRACKED = 10_000;
 /** The one bucket of a limit shared by every address (no address bucket looks like this). */
 const ALL_ADDRESSES = '*';
 
@@ -27,7 +33,8 @@ function retryAfter(seconds: number): { wait: string; headers: Record<string, st
  */
 export class RateLimits {
   private readonly limiters = new Map<RateLimitName, RateLimiter>();
-  private readonly refusals = new Map<RateLimitName, { count: number; loggedAt: number }>();
+  /** By limit and address bucket, least recently refused first (a Map keeps insertion order). */
+  private readonly refusals = new Map<string, { count: number; loggedAt: number }>();
 
   constructor(
     resolved: ResolvedRateLimits,
@@ -51,9 +58,10 @@ export class RateLimits {
   async check(name: RateLimitName, address: string | undefined): Promise<void> {
     const limiter = this.limiters.get(name);
     if (!limiter || address === undefined) return;
-    const decision = await limiter.take(addressBucket(address));
+    const bucket = addressBucket(address);
+    const decision = await limiter.take(bucket);
     if (decision.allowed) return;
-    this.noteRefusal(name);
+    this.noteRefusal(name, bucket);
     const { wait, headers } = retryAfter(decision.retryAfter);
     throw new OAuthError('temporarily_unavailable', `too many requests from this address; retry after ${wait}`, 429, headers).withUserMessage(
       `Too many attempts from your network. Wait ${wait}, then go back and try again.`,
@@ -73,15 +81,22 @@ export class RateLimits {
     );
   }
 
-  private noteRefusal(name: RateLimitName): void {
+  /** Logs the refusal, or counts it toward the next line for its limit and address bucket (none: the limit for all addresses). */
+  private noteRefusal(name: RateLimitName, bucket?: string): void {
     const now = this.nowMs();
-    const entry = this.refusals.get(name) ?? { count: 0, loggedAt: -Infinity };
+    const key = bucket === undefined ? name : `${name} ${bucket}`;
+    const entry = this.refusals.get(key) ?? { count: 0, loggedAt: -Infinity };
     entry.count++;
     if (now - entry.loggedAt >= LOG_EVERY_MS) {
-      this.log({ event: 'rate_limited', limit: name, refused: entry.count });
+      this.log({ event: 'rate_limited', limit: name, refused: entry.count, ...(bucket === undefined ? {} : { address: bucket }) });
       entry.count = 0;
       entry.loggedAt = now;
     }
-    this.refusals.set(name, entry);
+    this.refusals.delete(key);
+    this.refusals.set(key, entry);
+    for (const oldest of this.refusals.keys()) {
+      if (this.refusals.size <= MAX_REFUSALS_TRACKED) break;
+      this.refusals.delete(oldest);
+    }
   }
 }

@@ -22,6 +22,11 @@ export interface PendingUpstream {
   /** OpenID providers only. */
   nonce: string | null;
   codeVerifier: string;
+  /**
+   * For a re-authentication: the provider was asked for a fresh login (OpenID `prompt=login`), and
+   * an ID token's `auth_time`, when it has one, must not be older than this (seconds since the epoch).
+   */
+  freshSince?: number;
 }
 
 export interface UpstreamTokens {
@@ -35,6 +40,11 @@ export interface UpstreamTokens {
    * API): the session is then checked by renewing it when it expires, not by asking user-info.
    */
   userinfoRefused?: true;
+  /**
+   * The email the provider verified at this sign-in (lowercase), if any: kept with the session,
+   * sealed, as what the console checks against its administrators' emails.
+   */
+  verifiedEmail?: string;
 }
 
 export interface UpstreamSignIn {
@@ -60,12 +70,20 @@ export function stateHandle(callback: URL): string | null {
 /** Renew this many seconds before the upstream access token expires. */
 const EXPIRY_MARGIN = 30;
 
+/** How far the provider's clock may be behind ours when its `auth_time` is compared. */
+const CLOCK_TOLERANCE = 30;
+
 /**
  * Step 2: the URL to send the person to, and what to keep until the callback. `handle` (our
  * interaction id) leads the `state`, so the callback finds what it kept; the random rest is what
  * makes the state unguessable, and the whole is compared with what was kept.
  */
-export async function beginUpstream(up: ResolvedUpstream, redirectUri: string, handle = ''): Promise<{ url: URL; pending: PendingUpstream }> {
+export async function beginUpstream(
+  up: ResolvedUpstream,
+  redirectUri: string,
+  handle = '',
+  options: { freshSince?: number } = {},
+): Promise<{ url: URL; pending: PendingUpstream }> {
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const state = handle ? `${handle}.${oauth.generateRandomState()}` : oauth.generateRandomState();
   const nonce = up.kind === 'oidc' ? oauth.generateRandomNonce() : null;
@@ -79,7 +97,10 @@ export async function beginUpstream(up: ResolvedUpstream, redirectUri: string, h
   if (nonce) params.set('nonce', nonce);
   params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
   params.set('code_challenge_method', 'S256');
-  return { url, pending: { providerId: up.id, state, nonce, codeVerifier } };
+  // A plain OAuth 2.0 provider has no way to be asked for a new login: its flow simply runs again.
+  if (options.freshSince !== undefined && up.kind === 'oidc') params.set('prompt', 'login');
+  const fresh = options.freshSince !== undefined ? { freshSince: options.freshSince } : {};
+  return { url, pending: { providerId: up.id, state, nonce, codeVerifier, ...fresh } };
 }
 
 /** Steps 3–4: checks the callback, exchanges the code, and says who signed in. */
@@ -103,7 +124,9 @@ export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, 
       // The token came straight from the provider over TLS, yet we check its signature too:
       // the identity we create an account for rests on it.
       await guarded(up, 'id token validation', () => oauth.validateApplicationLevelSignature(up.as, response, up.http));
-      return oidcSignIn(up, oauth.getValidatedIdTokenClaims(result)!, tokensOf(result, now));
+      const claims = oauth.getValidatedIdTokenClaims(result)!;
+      checkFreshLogin(up, claims, pending);
+      return oidcSignIn(up, claims, tokensOf(result, now));
     }
     const result = await guarded(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response));
     const userinfo = await guarded(up, 'userinfo', () => readUserinfo(up, result.access_token, oauth.skipSubjectCheck));
@@ -162,8 +185,14 @@ function renewUpstream(up: ResolvedUpstream, subject: string, current: UpstreamT
       if (claims && claims.sub !== subject) return { status: 'refused', reason: `${up.name} renewed the session for another person`, failure: null };
       // A provider that does not rotate refresh tokens keeps accepting the one we have.
       const tokens = tokensOf(result, now);
-      const renewed: UpstreamTokens = { ...tokens, refreshToken: tokens.refreshToken ?? current.refreshToken };
-      return { status: 'renewed', tokens: current.userinfoRefused ? { ...renewed, userinfoRefused: true } : renewed };
+      // What was learnt at sign-in stays with the session.
+      const renewed: UpstreamTokens = {
+        ...tokens,
+        refreshToken: tokens.refreshToken ?? current.refreshToken,
+        ...(current.userinfoRefused ? { userinfoRefused: true } : {}),
+        ...(current.verifiedEmail ? { verifiedEmail: current.verifiedEmail } : {}),
+      };
+      return { status: 'renewed', tokens: renewed };
     }),
   );
 }
@@ -176,6 +205,14 @@ export function upstreamUserinfo(up: ResolvedUpstream, accessToken: string): Pro
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/** A re-authentication the provider answered with an older login (it ignored `prompt=login`) is refused. */
+function checkFreshLogin(up: ResolvedUpstream, claims: oauth.IDToken, pending: PendingUpstream): void {
+  if (pending.freshSince === undefined || typeof claims.auth_time !== 'number') return;
+  if (claims.auth_time + CLOCK_TOLERANCE >= pending.freshSince) return;
+  const failure = new UpstreamFailure('id token validation', null, 'auth_time', `the login is from ${claims.auth_time}, before the re-authentication began`);
+  throw withFailure(new OAuthError('access_denied', `${up.name} did not ask you to sign in again`), failure);
+}
 
 async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: UpstreamTokens): Promise<UpstreamSignIn> {
   let profile: Record<string, unknown> = claims;

@@ -5,7 +5,8 @@
  * grant is revoked and the client must send the person through sign-in again.
  */
 import { OAuthError } from '../../core/errors.js';
-import type { GrantRecord, UpstreamSessionRecord } from '../../store/store.js';
+import { SecretBoxError } from '../../core/secret-box.js';
+import type { GrantRecord, SessionRecord, UpstreamSessionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { checkUpstream, type UpstreamCheck, type UpstreamTokens } from './flow.js';
 import { failureOf, type UpstreamFailure } from './provider.js';
@@ -54,4 +55,22 @@ export async function upstreamTokensOfGrant(
     await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(tokens), session.id));
   }
   return tokens;
+}
+
+/**
+ * The email the provider verified when this browser session's upstream sign-in happened
+ * (lowercase), or null: a session not begun upstream, or an email it did not verify.
+ */
+export async function verifiedEmailOfSession(ctx: ServerContext, session: SessionRecord): Promise<string | null> {
+  if (!ctx.upstream || session.upstreamSessionId === null) return null;
+  const upstreamSession = await ctx.store.getUpstreamSession(session.upstreamSessionId);
+  if (!upstreamSession || upstreamSession.userId !== session.userId) return null;
+  try {
+    const tokens = JSON.parse(ctx.upstream.secretBox.open(upstreamSession.sealedTokens, upstreamSession.id)) as UpstreamTokens;
+    return tokens.verifiedEmail ?? null;
+  } catch (error) {
+    // Sealed with a key since dropped: nothing it says can be trusted.
+    if (error instanceof SecretBoxError) return null;
+    throw error;
+  }
 }

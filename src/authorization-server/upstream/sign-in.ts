@@ -11,11 +11,12 @@
  *    user, keeps the upstream tokens sealed in an upstream session, and issues our own code, bound
  *    to that session, for the client.
  * Each returns what happened (where the browser goes next, the cookies it gets); the interaction
- * pages and the callback endpoint make the HTTP responses.
+ * pages and the callback endpoint make the HTTP responses. Step 4's checks and sign-in
+ * (`signInUpstream`) also serve a sign-in begun at the account page or the console (page-sign-in.ts).
  */
 import { OAuthError } from '../../core/errors.js';
 import { randomToken } from '../../core/secrets.js';
-import type { InteractionRecord, UpstreamSessionRecord } from '../../store/store.js';
+import type { InteractionRecord, SessionRecord, UpstreamSessionRecord, UserRecord } from '../../store/store.js';
 import { codeRedirect, trustedRedirect } from '../authorization-response.js';
 import { rememberConsent } from '../consent.js';
 import { approveDevice } from '../device-decisions.js';
@@ -49,7 +50,7 @@ export async function forwardUpstream(ctx: ServerContext, interaction: Interacti
   const chosen = interaction.upstream;
   if (!chosen) throw expiredInteraction();
   const up = await upstream.providers.get(chosen.provider).catch((error: unknown) => {
-    logFailure(ctx, chosen.provider, interaction.clientId, error);
+    logFailure(ctx, chosen.provider, { client_id: interaction.clientId }, error);
     throw asRedirect(ctx, interaction, error);
   });
   const { url, pending } = await beginUpstream(up, upstream.callbackUrl, interaction.id);
@@ -76,45 +77,95 @@ export async function finishUpstreamSignIn(ctx: ServerContext, interaction: Inte
   const consumed = await store.consumeInteraction(interaction.id, now());
   if (!consumed?.upstream?.sealedPending) throw expiredInteraction();
 
+  const logFields = { client_id: consumed.clientId };
   try {
     const pending = JSON.parse(upstream.secretBox.open(consumed.upstream.sealedPending, consumed.id)) as PendingUpstream;
-    const up = await upstream.providers.get(pending.providerId);
-    const { identity, tokens, warnings } = await finishUpstream(up, upstream.callbackUrl, callback, pending, now());
-    for (const warning of warnings) log({ event: 'upstream_warning', provider: up.id, client_id: consumed.clientId, ...warning.toLog() });
-    const refusal = await refusalOf(identity, up.id, upstream.policy);
-    if (refusal) {
-      // Who was refused, and why, is for the operator: the client learns only that it was refused.
-      log({ event: 'upstream_refused', provider: up.id, client_id: consumed.clientId, step: 'policy', reason: refusal });
-      throw REFUSED;
-    }
-    const user = await upstreamUser(ctx, up.id, identity);
-    const upstreamSession = await createUpstreamSession(ctx, upstream, user.id, up.id, identity.subject, tokens);
-    const { session, cookie } = await startSession(ctx, user.id, upstreamSession.id);
-    log({ event: 'login', user_id: user.id, client_id: consumed.clientId, provider: up.id });
+    const { user, session, upstreamSessionId, cookie } = await signInUpstream(ctx, pending, callback, logFields);
     if (consumed.device) {
       // Approved on the device consent page before the person was forwarded (step 3).
-      return { page: deviceDonePage(await approveDevice(ctx, consumed, user.id, session.authTime, upstreamSession.id)), cookies: [cookie] };
+      return { page: deviceDonePage(await approveDevice(ctx, consumed, user.id, session.authTime, upstreamSessionId)), cookies: [cookie] };
     }
     // The person approved this client on our consent page before we forwarded them (step 3).
     await rememberConsent(ctx, user.id, consumed.request);
     log({ event: 'consent_granted', user_id: user.id, client_id: consumed.clientId });
     return { redirectTo: await codeRedirect(ctx, consumed.request, session), cookies: [cookie] };
   } catch (error) {
-    if (error !== REFUSED) logFailure(ctx, consumed.upstream.provider, consumed.clientId, error);
+    logFailure(ctx, consumed.upstream.provider, logFields, error);
     throw asRedirect(ctx, consumed, error);
   }
+}
+
+/** Who signed in at a callback, with the browser session that now rests on their upstream session. */
+export interface UpstreamSignedIn {
+  user: UserRecord;
+  session: SessionRecord;
+  upstreamSessionId: string;
+  /** The session cookie to set. */
+  cookie: string;
+}
+
+/** Where a sign-in came from, for the log: an authorization request's client, or one of our pages. */
+export type SignInLogFields = { client_id: string } | { page: 'account' | 'admin'; reauth?: true };
+
+/**
+ * The callback's checks and what follows them, the same for every upstream sign-in: the response
+ * checked against `pending`, the sign-in policy, the local user (linked or created), the upstream
+ * session with its tokens, and a browser session resting on it. `sameUser` (a re-authentication)
+ * refuses a sign-in that comes back as anyone else, before any session starts.
+ */
+export async function signInUpstream(
+  ctx: ServerContext,
+  pending: PendingUpstream,
+  callback: URL,
+  logFields: SignInLogFields,
+  options: { sameUser?: string } = {},
+): Promise<UpstreamSignedIn> {
+  const upstream = upstreamConfig(ctx);
+  const { now, log } = ctx;
+  const up = await upstream.providers.get(pending.providerId);
+  const { identity, tokens, warnings } = await finishUpstream(up, upstream.callbackUrl, callback, pending, now());
+  for (const warning of warnings) log({ event: 'upstream_warning', provider: up.id, ...logFields, ...warning.toLog() });
+  const refusal = await refusalOf(identity, up.id, upstream.policy);
+  if (refusal) {
+    // Who was refused, and why, is for the operator: the client learns only that it was refused.
+    log({ event: 'upstream_refused', provider: up.id, ...logFields, step: 'policy', reason: refusal });
+    throw REFUSED;
+  }
+  if (options.sameUser !== undefined) {
+    const existing = await ctx.store.getUser({ identity: { provider: up.id, issuer: identity.issuer, subject: identity.subject } });
+    if (existing?.id !== options.sameUser) {
+      log({ event: 'upstream_refused', provider: up.id, ...logFields, step: 'reauth', reason: 'signed in again as another person' });
+      throw OTHER_PERSON;
+    }
+  }
+  const user = await upstreamUser(ctx, up.id, identity);
+  // Only an email the provider verified may later count for anything (the console's administrators).
+  const verifiedEmail = identity.emailVerified && identity.email ? { verifiedEmail: identity.email.toLowerCase() } : {};
+  const upstreamSession = await createUpstreamSession(ctx, upstream, user.id, up.id, identity.subject, { ...tokens, ...verifiedEmail });
+  const { session, cookie } = await startSession(ctx, user.id, upstreamSession.id);
+  log({ event: 'login', user_id: user.id, ...logFields, provider: up.id });
+  return { user, session, upstreamSessionId: upstreamSession.id, cookie };
 }
 
 /** What the client is told of a person the policy refused. */
 const REFUSED = new OAuthError('access_denied', "the identity provider's account is not allowed to sign in here");
 
-/** Every failed upstream sign-in is logged with its cause: the step, the provider's status and error code. */
-function logFailure(ctx: ServerContext, provider: string, clientId: string, error: unknown): void {
+/** A re-authentication by someone other than the person signed in. */
+const OTHER_PERSON = new OAuthError('access_denied', 'the identity provider signed in another account than the one to confirm').withUserMessage(
+  'You signed in again as another account. Sign in again as the same person to confirm it is you.',
+);
+
+/**
+ * Every failed upstream sign-in is logged with its cause: the step, the provider's status and
+ * error code (a refusal was logged when it was decided).
+ */
+export function logFailure(ctx: ServerContext, provider: string, logFields: SignInLogFields, error: unknown): void {
+  if (error === REFUSED || error === OTHER_PERSON) return;
   const failure = failureOf(error);
   ctx.log({
     event: 'upstream_failed',
     provider,
-    client_id: clientId,
+    ...logFields,
     error: error instanceof OAuthError ? error.code : 'server_error',
     description: error instanceof Error ? error.message : String(error),
     ...(failure ? failure.toLog() : {}),

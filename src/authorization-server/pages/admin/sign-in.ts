@@ -1,5 +1,6 @@
 import { html } from '../html.js';
 import { page, type Page } from '../layout.js';
+import { providerButtons } from '../provider-buttons.js';
 
 export interface AdminSignInPageInput {
   action: string;
@@ -10,18 +11,33 @@ export interface AdminSignInPageInput {
   username?: string;
   /** The console page to return to afterwards (a section's name). */
   returnTo?: string;
-  /** False when local users are off: no password form. */
+  /** False when local users are off (or, for `reauth`, the administrator has no password): no password form. */
   localUsers: boolean;
+  /**
+   * Upstream identity providers, one button each: for `sign-in`, every one configured; for
+   * `reauth`, the one the administrator's session came from ("Sign in again with …").
+   */
+  providers?: Array<{ id: string; name: string }>;
+  /** Where the providers' buttons lead (their origins, for the page's CSP form-action). */
+  formTargets?: string[];
   error?: string;
   status?: number;
 }
 
 /**
  * The console's sign-in, and its "confirm it's you" before an action when the sign-in is older
- * than the console allows. Contract: `action` (`sign-in` or `reauth`), `username`, `password`, `return`.
+ * than the console allows. Contract: `action` (`sign-in` or `reauth`), `return`, and either
+ * `provider` (a provider's button) or `username` and `password`.
  */
 export function adminSignInPage(input: AdminSignInPageInput): Page {
   const reauth = input.mode === 'reauth';
+  const providers = input.providers ?? [];
+  const upstreamForm = providerButtons({
+    action: input.action,
+    fields: { csrf: input.csrfToken, action: input.mode, ...(input.returnTo ? { return: input.returnTo } : {}) },
+    providers,
+    label: reauth ? 'Sign in again with' : 'Sign in with',
+  });
   const form = input.localUsers
     ? html`<form method="post" action="${input.action}">
 <input type="hidden" name="csrf" value="${input.csrfToken}">
@@ -34,17 +50,24 @@ ${
     : html`<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${input.username ?? ''}">`
 }
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${reauth ? html` autofocus` : ''}>
+<input id="password" name="password" type="password" autocomplete="current-password" required${reauth && providers.length === 0 ? html` autofocus` : ''}>
 <div class="actions"><button class="primary" type="submit">${reauth ? 'Confirm' : 'Sign in'}</button></div>
 </form>`
-    : html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>`;
+    : providers.length > 0
+      ? ''
+      : html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>`;
+  const ask = reauth
+    ? `Changes in the console need a recent sign-in. ${input.localUsers ? 'Enter your password' : 'Sign in again'} to go on.`
+    : 'Sign in with an administrator account.';
   return page(
     reauth ? 'Confirm it is you · Admin' : 'Sign in · Admin',
     html`<h1>${reauth ? 'Confirm it is you' : 'Admin console'}</h1>
-<p class="muted">${reauth ? 'Changes in the console need a recent sign-in. Enter your password to go on.' : 'Sign in with an administrator account.'}</p>
+<p class="muted">${ask}</p>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+${upstreamForm}
+${providers.length > 0 && input.localUsers ? html`<p class="or muted">or with a password</p>` : ''}
 ${form}`,
-    { status: input.status ?? (input.error ? 401 : 200) },
+    { status: input.status ?? (input.error ? 401 : 200), formTargets: input.formTargets ?? [] },
   );
 }
 

@@ -1,0 +1,243 @@
+/**
+ * Upstream sign-in outside an authorization request, at /account and /admin, with a real OpenID
+ * provider (node-oidc-provider) upstream: the providers' buttons, the callback back to our own
+ * page, administrators by verified email, re-authentication through the provider, the browser
+ * binding of the pending sign-in and the closed list of return targets.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { AdminAction } from '../../src/authorization-server/admin/section.js';
+import { ADMIN_ACTIONS } from '../../src/authorization-server/admin/sections.js';
+import type { UpstreamOptions } from '../../src/authorization-server/config.js';
+import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
+import type { FullStore } from '../../src/store/store.js';
+import { ISSUER, createHarness, parseForm, registerClient, type Harness } from '../helpers/harness.js';
+import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
+import { TwoSiteBrowser } from '../helpers/two-site-browser.js';
+
+const CALLBACK = `${ISSUER}/upstream/callback`;
+
+/**
+ * The console has no action of its own yet: this one, added for these tests only, is what a
+ * recent sign-in is needed for.
+ */
+const TEST_ACTION: AdminAction = { name: 'test-touch', done: 'Touched.', run: async () => ({ section: '' }) };
+
+const ACCOUNTS = [
+  { id: 'alice-sub', email: 'Alice@Example.com', name: 'Alice Example', username: 'alice', numericId: 1001 },
+  { id: 'bob-sub', email: 'bob@example.com', name: 'Bob Example', username: 'bob', numericId: 1002 },
+  { id: 'mallory-sub', email: 'root@example.com', emailVerified: false, name: 'Mallory', username: 'mallory', numericId: 1003 },
+];
+
+describe('upstream sign-in at the account page and the admin console', () => {
+  let idp: TestOidcProvider;
+  const key = generateSecretKey();
+
+  before(async () => {
+    idp = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
+    (ADMIN_ACTIONS as AdminAction[]).push(TEST_ACTION);
+  });
+  after(async () => {
+    (ADMIN_ACTIONS as AdminAction[]).splice(ADMIN_ACTIONS.indexOf(TEST_ACTION), 1);
+    await idp.stop();
+  });
+  beforeEach(() => idp.decide({ account: 'alice-sub' }));
+
+  function harness(options: { upstream?: Partial<UpstreamOptions>; emails?: string[]; store?: FullStore } = {}): Harness {
+    const h = createHarness({
+      upstream: {
+        providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }],
+        secretBox: new SecretBox(parseSecretKeys(key, 'test')),
+        allowLoopbackHttp: true,
+        ...options.upstream,
+      },
+      admin: { emails: options.emails ?? ['alice@example.com', 'root@example.com'] },
+      ...(options.store ? { store: options.store } : {}),
+    });
+    // The provider stamps its tokens (and `auth_time`) with the real clock: ours must agree.
+    h.clock.now = Math.floor(Date.now() / 1000);
+    return h;
+  }
+
+  const atOurs = (url: URL): boolean => url.origin === ISSUER && !url.pathname.startsWith('/upstream/');
+
+  /** Presses the provider's button on one of our sign-in pages (`page` is its HTML) and comes back. */
+  async function pressProvider(browser: TwoSiteBrowser, path: string, page: string, fields: Record<string, string> = {}): Promise<{ response: Response; url: URL | null; upstream: URL }> {
+    assert.match(page, /<button type="submit" name="provider" value="corp">/);
+    const { csrf } = parseForm(page);
+    const started = await browser.submit(path, { csrf, provider: 'corp', ...fields });
+    assert.equal(started.status, 303, await started.clone().text());
+    const upstream = new URL(started.headers.get('location')!);
+    assert.equal(upstream.origin, new URL(idp.issuer).origin);
+    return { ...(await browser.follow(started, atOurs)), upstream };
+  }
+
+  async function signInAtAccount(h: Harness, browser = new TwoSiteBrowser(h)): Promise<TwoSiteBrowser> {
+    const page = await (await browser.fetch('/account')).text();
+    const { url } = await pressProvider(browser, '/account', page, { action: 'sign-in' });
+    assert.equal(url?.href, `${ISSUER}/account`);
+    return browser;
+  }
+
+  async function signInAtAdmin(h: Harness, fields: Record<string, string> = {}): Promise<{ browser: TwoSiteBrowser; url: URL | null }> {
+    const browser = new TwoSiteBrowser(h);
+    const page = await (await browser.fetch('/admin')).text();
+    const { url } = await pressProvider(browser, '/admin', page, { action: 'sign-in', ...fields });
+    return { browser, url };
+  }
+
+  it('/account: the provider signs the person in, and the page lists the applications they approved', async () => {
+    const h = harness();
+    const browser = new TwoSiteBrowser(h);
+    const first = await browser.fetch('/account');
+    // The button's form leads to the provider after our redirect: the page's CSP allows that.
+    assert.match(first.headers.get('content-security-policy') ?? '', new RegExp(`form-action 'self' ${new URL(idp.issuer).origin}`));
+    await signInAtAccount(h, browser);
+    const user = await h.store.getUser({ username: 'corp:alice' });
+    assert.ok(user);
+    const client = await registerClient(h, { client_name: 'Notes App' });
+    await h.store.saveConsent({ userId: user.id, clientId: client.client_id, resource: 'http://127.0.0.1:9999/mcp', scope: ['mcp:tools'], createdAt: h.clock.now, updatedAt: h.clock.now });
+    const page = await (await browser.fetch('/account')).text();
+    assert.match(page, /Signed in as <strong>corp:alice<\/strong>/);
+    assert.match(page, /Notes App/);
+    const login = h.log.find((event) => event.event === 'login');
+    assert.deepEqual([login?.user_id, login?.provider, login?.page], [user.id, 'corp', 'account']);
+  });
+
+  it('/account with local users off: the providers alone, no password form', async () => {
+    const h = harness({ upstream: { localUsers: false } });
+    const page = await (await new TwoSiteBrowser(h).fetch('/account')).text();
+    assert.match(page, /Sign in with Corp SSO/);
+    assert.doesNotMatch(page, /name="password"/);
+    await signInAtAccount(h);
+  });
+
+  it('/admin: a person whose listed email the provider verified is an administrator, without being marked one', async () => {
+    const h = harness();
+    const { browser, url } = await signInAtAdmin(h);
+    assert.equal(url?.href, `${ISSUER}/admin`);
+    const overview = await browser.fetch('/admin');
+    assert.equal(overview.status, 200);
+    assert.match(await overview.text(), /Signed in as <strong>corp:alice<\/strong>/);
+    assert.notEqual((await h.store.getUser({ username: 'corp:alice' }))?.admin, true);
+    const login = h.log.find((event) => event.event === 'login');
+    assert.deepEqual([login?.provider, login?.page], ['corp', 'admin']);
+  });
+
+  it('/admin: an email not listed, or listed but not verified by the provider, gets 403', async () => {
+    const h = harness();
+    idp.decide({ account: 'bob-sub' });
+    const bob = await signInAtAdmin(h);
+    assert.equal((await bob.browser.fetch('/admin')).status, 403);
+    // Mallory's provider account claims the listed root@example.com, unverified.
+    idp.decide({ account: 'mallory-sub' });
+    const mallory = await signInAtAdmin(h);
+    assert.equal((await mallory.browser.fetch('/admin')).status, 403);
+    assert.equal((await h.store.listUserIdentities()).find((i) => i.subject === 'mallory-sub')?.email, 'root@example.com');
+  });
+
+  it('/admin: taking the email off the list takes the rights away', async () => {
+    const h = harness();
+    const { browser } = await signInAtAdmin(h);
+    const cookie = `ca_session=${browser.cookie('ca_session')}`;
+    assert.equal((await h.request('/admin', { headers: { cookie } })).status, 200);
+    const without = harness({ emails: ['someone-else@example.com'], store: h.store });
+    assert.equal((await without.request('/admin', { headers: { cookie } })).status, 403);
+  });
+
+  it('/admin: a stale sign-in is renewed through the provider (a fresh login), and the action then runs', async () => {
+    const h = harness();
+    // Signed in 11 minutes ago (by our clock; the provider's login then is fresh by its own).
+    h.clock.now -= 11 * 60;
+    const { browser } = await signInAtAdmin(h);
+    const csrf = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    h.clock.now += 11 * 60;
+    const stale = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
+    assert.equal(stale.status, 401);
+    const page = await stale.text();
+    assert.match(page, /Sign in again with Corp SSO/);
+    // An administrator without a password is not asked for one.
+    assert.doesNotMatch(page, /name="password"/);
+    const { url, upstream } = await pressProvider(browser, '/admin', page, { action: 'reauth' });
+    assert.equal(upstream.searchParams.get('prompt'), 'login');
+    assert.equal(url?.href, `${ISSUER}/admin`);
+    assert.ok(h.log.some((event) => event.event === 'login' && event.page === 'admin' && event.reauth === true && event.provider === 'corp'));
+    const done = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.get('location'), `/admin?done=${TEST_ACTION.name}`);
+  });
+
+  it('/admin: a re-authentication the provider answers with its old login (prompt=login ignored) is refused', async () => {
+    const h = harness();
+    const { browser } = await signInAtAdmin(h);
+    const csrf = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    h.clock.now += 11 * 60;
+    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
+    const started = await browser.submit('/admin', { csrf, action: 'reauth', provider: 'corp' });
+    const upstream = new URL(started.headers.get('location')!);
+    // A provider that ignores prompt=login signs the person in from its own session, as it was
+    // (11 minutes ago by our clock), and says when in `auth_time` (which max_age makes it send).
+    upstream.searchParams.delete('prompt');
+    upstream.searchParams.set('max_age', '86400');
+    const { response } = await browser.follow(await browser.fetch(upstream.href), atOurs);
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /did not ask you to sign in again/);
+    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
+  });
+
+  it('/admin: a re-authentication that comes back as another person is refused', async () => {
+    const h = harness();
+    const { browser } = await signInAtAdmin(h);
+    const csrf = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    idp.decide({ account: 'bob-sub' });
+    const started = await browser.submit('/admin', { csrf, action: 'reauth', provider: 'corp' });
+    const { response: atProvider } = await browser.follow(started, atOurs);
+    // Another account at the provider ends its session there first (its page posts this form).
+    const confirm = await atProvider.text();
+    const action = /action="([^"]+)"/.exec(confirm)?.[1];
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(confirm)?.[1];
+    assert.ok(action && xsrf, confirm.slice(0, 200));
+    const { response } = await browser.follow(await browser.submit(action, { xsrf, logout: 'yes' }), atOurs);
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /as another account/);
+    // Refused before anything was made for that other person.
+    assert.equal(await h.store.getUser({ username: 'corp:bob' }), undefined);
+    assert.equal((await browser.fetch('/admin')).status, 200);
+  });
+
+  it('a sign-in started in another browser is refused at the callback (login CSRF)', async () => {
+    const h = harness();
+    const attacker = new TwoSiteBrowser(h);
+    const page = await (await attacker.fetch('/account')).text();
+    const started = await attacker.submit('/account', { csrf: parseForm(page).csrf, action: 'sign-in', provider: 'corp' });
+    const upstream = started.headers.get('location')!;
+    const victim = new TwoSiteBrowser(h);
+    await victim.fetch('/account');
+    const { response } = await victim.follow(await victim.fetch(upstream), atOurs);
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /started in another browser/);
+    assert.equal(victim.cookie('ca_session'), undefined);
+    // Nor does the attacker's pending sign-in, copied into the victim's browser, work there.
+    const copied = new TwoSiteBrowser(h);
+    await copied.fetch('/account');
+    const { url: callback } = await attacker.follow(await attacker.fetch(upstream), (url) => url.pathname === '/upstream/callback');
+    assert.ok(callback);
+    const replayed = await h.request(callback.pathname + callback.search, {
+      headers: { cookie: `ca_browser=${copied.cookie('ca_browser')}; ca_upstream=${attacker.cookie('ca_upstream')}` },
+    });
+    assert.equal(replayed.status, 400);
+    assert.equal(replayed.headers.getSetCookie().length, 0);
+  });
+
+  it('the return target is one of our pages: an address in the form cannot steer it off-site', async () => {
+    const h = harness();
+    for (const target of ['https://evil.example/', '//evil.example', '/account', '../account', 'nothing-here']) {
+      const { url } = await signInAtAdmin(h, { return: target, redirect_uri: 'https://evil.example/' });
+      assert.equal(url?.href, `${ISSUER}/admin`, target);
+    }
+    const browser = new TwoSiteBrowser(h);
+    const page = await (await browser.fetch('/account')).text();
+    const { url } = await pressProvider(browser, '/account', page, { action: 'sign-in', return: 'https://evil.example/', redirect_uri: 'https://evil.example/' });
+    assert.equal(url?.href, `${ISSUER}/account`);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The admin console's Approvals and Signing keys pages in a real browser (Debian's Chromium,
+ * driven by playwright-core, no script) against the built `context-auth serve`: a person approves
+ * an application, an administrator signs in at /admin, looks the person up, revokes the
+ * application, and its refresh token and access token stop working; then rotates the signing key.
+ * Screenshots at a desktop's width and at 390 px go to test-results/. Run
+ * `npx tsc -p tsconfig.build.json` first.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DATABASE_FILE } from '../../src/cli/data.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { pkcePair } from '../helpers/harness.js';
+import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const RESULTS = join(process.cwd(), 'test-results');
+const USER = { username: 'alice', password: 'correct horse battery' };
+const ADMIN = { username: 'root', password: 'admin horse battery' };
+
+describe('the admin console\'s approvals and signing keys in a real browser, against context-auth serve', () => {
+  const data = tempDataFolder();
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let callback: Server | undefined;
+  let redirectUri: string;
+  const arrived: URLSearchParams[] = [];
+
+  before(async () => {
+    for (const user of [USER, ADMIN]) {
+      const added = await cli(['users', 'add', user.username, '--data', data], `${user.password}\n`);
+      assert.equal(added.code, 0, added.stderr);
+    }
+    // The administrator is marked in the store while serve is stopped, as the CLI would.
+    const store = openSqliteStore({ path: join(data, DATABASE_FILE) });
+    assert.equal(await store.setUserAdmin(ADMIN.username, true), true);
+    await store.close();
+    server = await startServe(['--port', String(await freePort()), '--data', data]);
+    callback = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      if (url.pathname === '/callback') arrived.push(url.searchParams);
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('done');
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => callback!.once('listening', resolve));
+    redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+    await mkdir(RESULTS, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => callback?.close(resolve));
+    await server?.stop();
+  });
+
+  it('an administrator revokes a person\'s application from /admin: its tokens stop working; then rotates the signing key', { timeout: 120_000 }, async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+    const issuer = server!.issuer;
+    const registration = await fetch(`${issuer}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'E2E Notes', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    });
+    assert.equal(registration.status, 201, await registration.clone().text());
+    const client = (await registration.json()) as { client_id: string };
+    const { verifier, challenge } = pkcePair();
+    const authorize = new URL(`${issuer}/authorize`);
+    const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', scope: 'mcp:tools', resource: `${issuer}/mcp` };
+    for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const violations: string[] = [];
+    const newPage = async (): Promise<Page> => {
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+      const page = await context.newPage();
+      page.on('console', (message) => {
+        if (/Content.Security.Policy|Refused to/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+      });
+      return page;
+    };
+
+    // The person approves the application, in their own browser.
+    const person = await newPage();
+    await person.goto(authorize.href);
+    await person.fill('input[name="username"]', USER.username);
+    await person.fill('input[name="password"]', USER.password);
+    await Promise.all([person.waitForURL(new RegExp(`^${issuer}/interaction/`)), person.locator('button[type="submit"]').click()]);
+    const approve = person.locator('button[name="decision"][value="approve"]');
+    await approve.waitFor();
+    await Promise.all([person.waitForURL((u) => u.href.startsWith(redirectUri)), approve.click()]);
+    const code = arrived[0]?.get('code');
+    assert.ok(code, 'a code reached the application');
+    const redeemed = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id, resource: `${issuer}/mcp` }),
+    });
+    assert.equal(redeemed.status, 200, await redeemed.clone().text());
+    const tokens = (await redeemed.json()) as { access_token: string; refresh_token: string };
+    const mcp = () =>
+      fetch(`${issuer}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+    assert.equal((await mcp()).status, 200, 'the access token works before revoking');
+
+    // The administrator, in another browser, signs in at /admin and opens Approvals.
+    const page = await newPage();
+    const overflows = () => page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth') as Promise<boolean>;
+    const shoot = async (name: string) => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      assert.equal(await overflows(), false, `${name} fits a desktop`);
+      await page.screenshot({ path: join(RESULTS, `${name}-desktop.png`), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.equal(await overflows(), false, `${name} fits 390 px`);
+      await page.screenshot({ path: join(RESULTS, `${name}-390.png`), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      for (const file of [`${name}-desktop.png`, `${name}-390.png`]) assert.ok((await stat(join(RESULTS, file))).size > 1000, `${file} is saved`);
+    };
+    await page.goto(`${issuer}/admin`);
+    await page.fill('input[name="username"]', ADMIN.username);
+    await page.fill('input[name="password"]', ADMIN.password);
+    await Promise.all([page.waitForURL(`${issuer}/admin`), page.locator('button', { hasText: 'Sign in' }).click()]);
+    await Promise.all([page.waitForURL(`${issuer}/admin/approvals`), page.locator('nav a', { hasText: 'Approvals' }).click()]);
+    await page.getByLabel('Person (username)').fill(USER.username);
+    await Promise.all([page.waitForURL(`${issuer}/admin/approvals?user=${USER.username}`), page.locator('button', { hasText: 'Show approvals' }).click()]);
+    const text = await page.locator('#content').innerText();
+    assert.ok(text.includes('E2E Notes'), 'names the application');
+    assert.match(text, /unverified/, 'a self-chosen name is marked unverified');
+    assert.ok(text.includes(`${issuer}/mcp`), 'names the server');
+    assert.ok(text.includes('mcp:tools'), 'names the scope');
+    await shoot('admin-approvals');
+
+    // Revoke: the page says so and no longer lists it; the tokens stop at once.
+    await Promise.all([page.waitForURL(/done=revoke-approval/), page.getByRole('button', { name: `Revoke E2E Notes for ${USER.username}` }).click()]);
+    const afterRevoke = await page.locator('#content').innerText();
+    assert.match(afterRevoke, /Approval revoked/);
+    assert.ok(!afterRevoke.includes('E2E Notes'), 'the application is gone from the list');
+    const refreshed = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id }),
+    });
+    assert.equal(refreshed.status, 400);
+    assert.equal(((await refreshed.json()) as { error: string }).error, 'invalid_grant');
+    assert.equal((await mcp()).status, 401, 'the access token is refused at the co-hosted server');
+    await server!.waitForOutput(/"event":"consent_revoked".*"by":"admin"/);
+
+    // Signing keys: the current key, and a rotation published at once.
+    const jwks = async () => ((await (await fetch(`${issuer}/jwks`)).json()) as { keys: Array<{ kid: string }> }).keys.map((key) => key.kid);
+    const before = await jwks();
+    await Promise.all([page.waitForURL(`${issuer}/admin/keys`), page.locator('nav a', { hasText: 'Signing keys' }).click()]);
+    const keysText = await page.locator('#content').innerText();
+    assert.ok(keysText.includes(before[0]!), 'lists the current key');
+    await shoot('admin-keys');
+    await Promise.all([page.waitForURL(`${issuer}/admin/keys?done=rotate-key`), page.locator('button', { hasText: 'Rotate now' }).click()]);
+    assert.match(await page.locator('#content').innerText(), /New signing key made/);
+    const afterRotation = await jwks();
+    assert.equal(afterRotation.length, 2, 'the new key is published at once beside the previous one');
+    assert.ok(afterRotation.includes(before[0]!));
+    assert.deepEqual(violations, [], 'no CSP violations on our pages');
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * Administrators of the admin console, from the CLI as an operator runs it: `users add --admin`,
+ * `users admin NAME on|off` (one clear line when there is no such user) and `users list`, which
+ * shows who is one in its table and its --json; and `clients remove` and `users remove`, which run
+ * the same operations as the console's buttons. Run `npx tsc -p tsconfig.build.json` first.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { cli, tempDataFolder } from './serve-process.js';
+
+const PASSWORD = 'correct horse battery';
+
+async function ok(args: string[], input?: string): Promise<string> {
+  const result = await cli(args, input);
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout;
+}
+
+/** The ADMIN column of `users list`, by username. */
+function adminColumn(listing: string): Record<string, string> {
+  const [header, ...rows] = listing.trimEnd().split('\n');
+  const at = header!.indexOf('ADMIN');
+  assert.ok(at > 0, `an ADMIN column: ${header}`);
+  return Object.fromEntries(rows.map((row) => [row.split(' ')[0]!, row.slice(at, at + 5).trim()]));
+}
+
+describe('administrators from the CLI', () => {
+  it('adds an administrator, turns it on and off, and lists who is one', async () => {
+    const data = tempDataFolder();
+    assert.match(await ok(['users', 'add', 'root', '--admin', '--data', data], `${PASSWORD}\n`), /Added administrator root/);
+    assert.match(await ok(['users', 'add', 'alice', '--data', data], `${PASSWORD}\n`), /^Added user alice\.$/m);
+    assert.deepEqual(adminColumn(await ok(['users', 'list', '--data', data])), { alice: '', root: 'yes' });
+
+    assert.match(await ok(['users', 'admin', 'alice', 'on', '--data', data]), /alice is an administrator/);
+    assert.match(await ok(['users', 'admin', 'root', 'off', '--data', data]), /root is no longer an administrator/);
+    const listed = JSON.parse(await ok(['users', 'list', '--json', '--data', data])) as { username: string; admin: boolean }[];
+    assert.deepEqual(Object.fromEntries(listed.map((user) => [user.username, user.admin])), { alice: true, root: false });
+    assert.deepEqual(JSON.parse(await ok(['users', 'admin', 'alice', 'off', '--json', '--data', data])), { username: 'alice', admin: false });
+  });
+
+  it('says so in one line when there is no such user, or the command is incomplete', async () => {
+    const data = tempDataFolder();
+    await ok(['users', 'add', 'root', '--data', data], `${PASSWORD}\n`);
+    const missing = await cli(['users', 'admin', 'bob', 'on', '--data', data]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'context-auth: There is no user named bob.\n');
+    for (const args of [['users', 'admin', 'root'], ['users', 'admin', 'root', 'yes'], ['users', 'list', '--admin']]) {
+      const refused = await cli([...args, '--data', data]);
+      assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
+    }
+    const removed = await cli(['users', 'remove', 'bob', '--data', data]);
+    assert.equal(removed.stderr, 'context-auth: There is no user named bob.\n');
+  });
+});
+
+describe('removing from the CLI', () => {
+  it('removes a client and a user, and says so; a second time there is none', async () => {
+    const data = tempDataFolder();
+    await ok(['users', 'add', 'alice', '--data', data], `${PASSWORD}\n`);
+    const { client_id: clientId } = JSON.parse(await ok(['clients', 'add', '--name', 'Job', '--grant-type', 'client_credentials', '--data', data])) as { client_id: string };
+    assert.equal(await ok(['clients', 'remove', clientId, '--data', data]), `Removed client ${clientId} and everything issued to it.\n`);
+    assert.equal((await cli(['clients', 'remove', clientId, '--data', data])).stderr, `context-auth: There is no client ${clientId}.\n`);
+    assert.deepEqual(JSON.parse(await ok(['users', 'remove', 'alice', '--json', '--data', data])), { username: 'alice', removed: true });
+    assert.equal(await ok(['users', 'list', '--data', data]), '(none)\n');
+  });
+});
