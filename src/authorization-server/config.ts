@@ -162,6 +162,13 @@ export interface AuthorizationServerOptions {
    * docs/audit.md; never tokens or secrets). Default: nowhere.
    */
   log?: (record: AuditRecord) => void;
+  /**
+   * Audit events kept in the store too (where it has the audit events capability), for the admin
+   * console: written in batches, never in a request's way; `sweep()` deletes those older than
+   * `retentionDays` (default 30; 0 keeps none and deletes those kept before). Call `close()` before
+   * closing the store, so the last ones are written. Default: off (`serve` turns it on).
+   */
+  auditEvents?: boolean | { retentionDays?: number };
 }
 
 /** The options resolved: plain data only (no store, clock, log or other function). */
@@ -197,6 +204,8 @@ export interface ResolvedConfig {
   metrics: { token: string | null } | null;
   /** Emails (lowercase) whose upstream identities are administrators; how young a sign-in an admin action needs. */
   admin: { emails: string[]; reauthSeconds: number };
+  /** Null when audit events are not kept in the store; `retentionDays` 0 keeps none. */
+  auditEvents: { retentionDays: number } | null;
 }
 
 /** Who may sign jwt-bearer grants. */
@@ -265,7 +274,15 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     dpopNonce: options.dpop?.nonce ?? false,
     metrics: resolveMetricsConfig(options.metrics),
     admin: resolveAdminConfig(options.admin),
+    auditEvents: resolveAuditEventsConfig(options.auditEvents),
   };
+}
+
+function resolveAuditEventsConfig(auditEvents: AuthorizationServerOptions['auditEvents']): ResolvedConfig['auditEvents'] {
+  if (!auditEvents) return null;
+  const retentionDays = auditEvents === true ? 30 : (auditEvents.retentionDays ?? 30);
+  if (!Number.isInteger(retentionDays) || retentionDays < 0) throw new Error('auditEvents.retentionDays must be a whole number of days, 0 or more');
+  return { retentionDays };
 }
 
 function resolveAdminConfig(admin: AuthorizationServerOptions['admin']): ResolvedConfig['admin'] {

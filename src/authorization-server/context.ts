@@ -19,6 +19,8 @@ import { auditRecord, type AuditLog } from './audit.js';
 import { countEvent } from './metrics/events.js';
 import { ServerMetrics } from './metrics/metrics.js';
 import { timedStore } from './metrics/store-timing.js';
+import { AuditEventWriter } from './audit-events.js';
+import { hasAuditEvents } from '../store/capabilities.js';
 
 /** Upstream sign-in as it runs: its settings (`config.upstream`) and what acts on them. */
 export interface UpstreamSignIn extends ResolvedUpstreamConfig {
@@ -44,6 +46,8 @@ export interface ServerContext {
   log: AuditLog;
   /** Null when metrics are off, as `config.metrics` is. */
   metrics: ServerMetrics | null;
+  /** Where every record also goes to be kept in the store; null when `config.auditEvents` is off, keeps none, or the store cannot keep them. */
+  auditEvents: AuditEventWriter | null;
   /** The client's address, proxies taken into account (`trustProxy`). */
   clientAddress: (request: Request) => string | undefined;
   /** Client ID metadata documents, fetched and cached. */
@@ -76,10 +80,18 @@ export function createServerContext(options: AuthorizationServerOptions): Server
   const nowMs = options.now ? () => options.now!() * 1000 : () => Date.now();
   // The revocation set's size is read when scraped, from the services made below.
   let revocations: Revocations | undefined;
-  const metrics = config.metrics ? new ServerMetrics({ revocationSetSize: () => revocations?.size ?? 0 }) : null;
+  let auditEvents: AuditEventWriter | null = null;
+  const metrics = config.metrics
+    ? new ServerMetrics({ revocationSetSize: () => revocations?.size ?? 0, auditEventsPending: () => auditEvents?.pending ?? 0 })
+    : null;
   const store = metrics ? timedStore(options.store, metrics) : options.store;
-  const sink = options.log;
-  const write: AuditLog = sink ? (event) => sink(auditRecord(event, nowMs())) : () => {};
+  if (config.auditEvents && config.auditEvents.retentionDays > 0 && hasAuditEvents(store)) {
+    auditEvents = new AuditEventWriter(store, {
+      warn: (message) => console.warn(`warning: ${message}`),
+      ...(metrics ? { dropped: (count: number) => metrics.auditEventsDropped.inc(count) } : {}),
+    });
+  }
+  const write = auditWrite(options.log, auditEvents, nowMs);
   const log: AuditLog = metrics
     ? (event) => {
         countEvent(metrics, event);
@@ -95,6 +107,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     nowMs,
     log,
     metrics,
+    auditEvents,
     clientAddress: clientAddressOf(options),
     clientDocuments: new ClientDocuments(
       { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp },
@@ -110,6 +123,16 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     revocations: (revocations = new Revocations(store, now, config.accessTokenTtl, log)),
     issuerKeys: config.jwtBearer ? new IssuerKeys({ allowLoopbackHttp: config.jwtBearer.allowLoopbackHttp }) : null,
     dpop: new TokenEndpointDpop(store, keys, authorizationServerMetadata(config).token_endpoint, config.dpopNonce),
+  };
+}
+
+/** Each event stamped once, then handed to the `log` option and to the store's writer, whichever are there. */
+function auditWrite(sink: AuthorizationServerOptions['log'], writer: AuditEventWriter | null, nowMs: () => number): AuditLog {
+  if (!writer) return sink ? (event) => sink(auditRecord(event, nowMs())) : () => {};
+  return (event) => {
+    const occurredAt = nowMs();
+    sink?.(auditRecord(event, occurredAt));
+    writer.add(event, occurredAt);
   };
 }
 

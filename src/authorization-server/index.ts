@@ -30,7 +30,7 @@ import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
-import { hasAdministration, hasConsole, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
+import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
 
 export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
@@ -53,6 +53,8 @@ export { validateClientMetadata } from './checks/client-metadata.js';
 export { noSuchClient, noSuchUser, removeClient, removeUser, setAdministrator, signOutEverywhere } from './admin/operations.js';
 /** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
 export { notFound } from './http/errors.js';
+
+const DAY_MS = 24 * 3600 * 1000;
 
 export interface AuthorizationServer {
   /** The Hono app with every endpoint; mount it or serve it as it is. */
@@ -92,6 +94,11 @@ export interface AuthorizationServer {
    * `pause` replaces its rests between batches. Nothing on a store without upkeep.
    */
   sweep(options?: Pick<SweepOptions, 'signal' | 'pause'>): Promise<number>;
+  /**
+   * Writes the audit events still waiting for the store (the `auditEvents` option) and takes no
+   * more. Call it when the server stops serving, before closing the store.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -196,12 +203,18 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     workloadClientsReady: () => ensureWorkloadClients(ctx),
     sweep: (options = {}) => {
       const now = ctx.now();
-      if (!hasUpkeep(ctx.store)) return Promise.resolve(0);
-      return ctx.store.sweepExpired(now, {
-        ...(config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.pause ? { pause: options.pause } : {}),
-      });
+      const store = ctx.store;
+      if (!hasUpkeep(store)) return Promise.resolve(0);
+      const auditEventsBefore = config.auditEvents && hasAuditEvents(store) ? ctx.nowMs() - config.auditEvents.retentionDays * DAY_MS : undefined;
+      const sweep = () =>
+        store.sweepExpired(now, {
+          ...(config.registrationTtl > 0 ? { unusedClientsBefore: now - config.registrationTtl } : {}),
+          ...(auditEventsBefore !== undefined ? { auditEventsBefore } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.pause ? { pause: options.pause } : {}),
+        });
+      return metrics ? metrics.timeSweep(sweep) : sweep();
     },
+    close: async () => ctx.auditEvents?.close(),
   };
 }

@@ -43,10 +43,13 @@ export const SERVE_HELP = `context-auth serve [options]
   --store URL              a postgres:// database instead (or $CONTEXT_AUTH_STORE), for replicas
   --quiet                  no audit log lines on stderr
   --audit-log FILE         also append the audit lines to FILE (created 0600); SIGHUP reopens it, for logrotate
+  --audit-retention DAYS   keep the audit events in the store this many days, for the admin console
+                           (default 30; 0 keeps none)
   --dpop-nonce             DPoP proofs at /token must carry a recent nonce from this server (RFC 9449 §8)
   --metrics                serve Prometheus metrics at <issuer>/metrics, to this machine only
   --metrics-token TOKEN    with --metrics: serve them to any address that sends Authorization: Bearer TOKEN
-                           (at least 16 characters)
+                           (at least 16 characters; or $CONTEXT_AUTH_METRICS_TOKEN, kept out of the
+                           process list; the flag wins when both are set)
   --client-documents MODE  accept an https URL as client_id (a client ID metadata document): on | off |
                            follow-registration (default: accepted only when --registration is open)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
@@ -113,6 +116,7 @@ export const SERVE_OPTIONS = {
   'max-connections-per-address': { type: 'string' },
   quiet: { type: 'boolean' },
   'audit-log': { type: 'string' },
+  'audit-retention': { type: 'string' },
   'dpop-nonce': { type: 'boolean' },
   metrics: { type: 'boolean' },
   'metrics-token': { type: 'string' },
@@ -149,7 +153,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   };
   const rateLimits = rateLimitOptions(values['rate-limit']);
   const trustProxy = trustProxyOption(values['trust-proxy']);
-  const metrics = metricsOption(values.metrics, values['metrics-token']);
+  const metrics = metricsOption(values.metrics, values['metrics-token'] ?? process.env.CONTEXT_AUTH_METRICS_TOKEN, values['metrics-token'] !== undefined);
+  const auditRetentionDays = integer('audit-retention', values['audit-retention'], 30, 0, 100 * 365);
   const admin = adminOption(values['admin-email'], values['admin-reauth-minutes']);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw usageError('--tls-cert and --tls-key go together');
   const tls = values['tls-cert'] && values['tls-key'] ? readTls(values['tls-cert'], values['tls-key']) : undefined;
@@ -238,21 +243,24 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw error;
   }
   const stopReopening = auditFile ? onReopenSignal(() => auditFile?.reopen()) : () => {};
-  const log = (record: AuditRecord) => {
+  // Quiet and without a file, no line is made: the store's writer takes the record as it is.
+  const log = values.quiet && !auditFile ? undefined : (record: AuditRecord) => {
     const line = `${printableJson(record)}\n`;
     if (!values.quiet) process.stderr.write(line);
     auditFile?.write(line);
   };
   const authorizationServer = createAuthorizationServer({
-    issuer, store, resources, registration, registrationTtl, accessTokenTtl, log, clientIdMetadataDocuments,
+    issuer, store, resources, registration, registrationTtl, accessTokenTtl, ...(log ? { log } : {}), clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
     ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
     ...(metrics ? { metrics } : {}),
+    auditEvents: { retentionDays: auditRetentionDays },
     admin,
   });
   // The clients workload rules name, made now so `clients list` shows them before their first token.
   await authorizationServer.workloadClientsReady().catch(async (error: unknown) => {
     server.close();
+    await authorizationServer.close();
     await store.close();
     throw new CliError(`--workload-config: ${(error as Error).message}.`);
   });
@@ -279,7 +287,7 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   let sweepStopped: Promise<void> | undefined;
   const sweeper = periodicSweep(authorizationServer.sweep, SWEEP_INTERVAL_MS, (error) =>
-    log(auditRecord({ event: 'sweep_failed', message: (error as Error).message }, Date.now())),
+    log?.(auditRecord({ event: 'sweep_failed', message: (error as Error).message }, Date.now())),
   );
 
   // Listening for a stop before saying so: a stop sent as soon as the banner is read must drain too.
@@ -324,6 +332,8 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
   // A sweep in progress stops after its batch in flight (told at the stop), before the store closes under it.
   await sweepStopped;
   await authorizationServer.revocations.stop();
+  // The audit events still waiting are written while the store is open: a clean stop loses none.
+  await authorizationServer.close();
   await store.close();
   stopReopening();
   auditFile?.close();
@@ -339,10 +349,11 @@ function openAuditFile(path: string | undefined): AuditFile | null {
   }
 }
 
-/** `--metrics` and its token, checked before anything starts. */
-function metricsOption(on: boolean | undefined, token: string | undefined): true | { token: string } | undefined {
-  if (token !== undefined && !on) throw usageError('--metrics-token goes with --metrics');
-  if (token !== undefined && token.length < 16) throw usageError('--metrics-token must be at least 16 characters');
+/** `--metrics` and its token (the flag's, else the environment's), checked before anything starts. */
+function metricsOption(on: boolean | undefined, token: string | undefined, fromFlag: boolean): true | { token: string } | undefined {
+  const source = fromFlag ? '--metrics-token' : 'CONTEXT_AUTH_METRICS_TOKEN';
+  if (token !== undefined && !on) throw usageError(`${source} goes with --metrics`);
+  if (token !== undefined && token.length < 16) throw usageError(`${source} must be at least 16 characters`);
   if (!on) return undefined;
   return token === undefined ? true : { token };
 }

@@ -1,7 +1,8 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { StoreUnavailableError } from '../../store/store.js';
+import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 export const METRIC_PREFIX = 'context_auth_';
 
@@ -21,16 +22,22 @@ const TOKEN_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 
 export class ServerMetrics {
   readonly registry = new Registry();
   readonly tokenRequests: Counter<'grant_type' | 'outcome'>;
-  readonly tokenDuration: Histogram<'grant_type'>;
+  readonly tokenDuration: SeriesHistogram<'grant_type'>;
   readonly errors: Counter<'endpoint' | 'error'>;
   readonly signIns: Counter<'method' | 'outcome'>;
   readonly registrations: Counter<'kind'>;
   readonly rateLimited: Counter<'limit'>;
   readonly throttled: Counter<'kind'>;
   readonly revocations: Counter<'kind'>;
-  readonly storeDuration: Histogram<'method' | 'outcome'>;
+  readonly storeDuration: SeriesHistogram<'method' | 'outcome'>;
+  readonly auditEventsDropped: Counter;
+  private readonly tokenSeries = new Map<string, HistogramSeries>();
+  private readonly sweepRunning: Gauge;
+  private readonly sweepLastCompleted: Gauge;
+  private readonly sweepLastDeleted: Gauge;
+  private readonly sweepDuration: Gauge;
 
-  constructor(options: { revocationSetSize?: () => number } = {}) {
+  constructor(options: { revocationSetSize?: () => number; auditEventsPending?: () => number } = {}) {
     const registers = [this.registry];
     const name = (suffix: string) => METRIC_PREFIX + suffix;
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
@@ -40,13 +47,7 @@ export class ServerMetrics {
       labelNames: ['grant_type', 'outcome'],
       registers,
     });
-    this.tokenDuration = new Histogram({
-      name: name('token_request_duration_seconds'),
-      help: 'Time to answer a token endpoint request, by grant type',
-      labelNames: ['grant_type'],
-      buckets: TOKEN_BUCKETS,
-      registers,
-    });
+    this.tokenDuration = new SeriesHistogram(name('token_request_duration_seconds'), 'Time to answer a token endpoint request, by grant type', ['grant_type'], TOKEN_BUCKETS, this.registry);
     this.errors = new Counter({ name: name('errors_total'), help: 'Error answers by endpoint and OAuth error code', labelNames: ['endpoint', 'error'], registers });
     this.signIns = new Counter({
       name: name('sign_ins_total'),
@@ -68,11 +69,29 @@ export class ServerMetrics {
       labelNames: ['kind'],
       registers,
     });
-    this.storeDuration = new Histogram({
-      name: name('store_call_duration_seconds'),
-      help: 'Time of each store call, by method and outcome (ok, error)',
-      labelNames: ['method', 'outcome'],
-      buckets: STORE_BUCKETS,
+    this.storeDuration = new SeriesHistogram(name('store_call_duration_seconds'), 'Time of each store call, by method and outcome (ok, error)', ['method', 'outcome'], STORE_BUCKETS, this.registry);
+    // Upkeep falling behind shows as a last completion that grows old, a sweep always running, or
+    // sweeps that each delete many rows and take long.
+    this.sweepRunning = new Gauge({ name: name('sweep_running'), help: '1 while a sweep of expired records runs, else 0', registers });
+    this.sweepLastCompleted = new Gauge({
+      name: name('sweep_last_completed_timestamp_seconds'),
+      help: 'When the last sweep that did not fail ended (Unix seconds); 0 before the first',
+      registers,
+    });
+    this.sweepLastDeleted = new Gauge({ name: name('sweep_last_deleted_rows'), help: 'Rows the last sweep that did not fail deleted', registers });
+    this.sweepDuration = new Gauge({ name: name('sweep_duration_seconds'), help: 'How long the last sweep that did not fail took, its rests between batches included', registers });
+    const pending = options.auditEventsPending;
+    new Gauge({
+      name: name('audit_events_pending'),
+      help: 'Audit events waiting to be written to the store',
+      registers,
+      collect() {
+        this.set(pending?.() ?? 0);
+      },
+    });
+    this.auditEventsDropped = new Counter({
+      name: name('audit_events_dropped_total'),
+      help: 'Audit events never written to the store: the oldest, dropped while too many waited for it',
       registers,
     });
     const size = options.revocationSetSize;
@@ -92,12 +111,29 @@ export class ServerMetrics {
   tokenRequest(grantType: string | undefined, error: unknown, started: number): void {
     const grant = grantType === undefined ? 'none' : GRANT_TYPES.has(grantType) ? grantType : 'other';
     this.tokenRequests.inc({ grant_type: grant, outcome: error === undefined ? 'success' : errorCode(error) });
-    this.tokenDuration.observe({ grant_type: grant }, (performance.now() - started) / 1000);
+    let series = this.tokenSeries.get(grant);
+    if (!series) this.tokenSeries.set(grant, (series = this.tokenDuration.series({ grant_type: grant })));
+    series.observe((performance.now() - started) / 1000);
   }
 
   /** An error answer of `endpoint` (its path under the issuer, as routed). */
   endpointError(endpoint: string, error: unknown): void {
     this.errors.inc({ endpoint, error: errorCode(error) });
+  }
+
+  /** Runs a sweep, and records when it ended, what it deleted and how long it took, unless it failed. */
+  async timeSweep(sweep: () => Promise<number>): Promise<number> {
+    const started = performance.now();
+    this.sweepRunning.set(1);
+    try {
+      const deleted = await sweep();
+      this.sweepLastCompleted.set(Date.now() / 1000);
+      this.sweepLastDeleted.set(deleted);
+      this.sweepDuration.set((performance.now() - started) / 1000);
+      return deleted;
+    } finally {
+      this.sweepRunning.set(0);
+    }
   }
 
   /** The Prometheus text exposition of every metric. */

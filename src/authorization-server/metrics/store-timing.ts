@@ -12,10 +12,11 @@ export function timedStore(store: Store, metrics: ServerMetrics): Store {
   for (const method of methodNames(store)) {
     if (method === 'close') continue;
     const original = (store as unknown as Record<string, (...args: unknown[]) => unknown>)[method]!;
-    const histogram = metrics.storeDuration;
+    // Each method's two series, found once: a call then only adds to them.
+    const series = { ok: metrics.storeDuration.series({ method, outcome: 'ok' }), error: metrics.storeDuration.series({ method, outcome: 'error' }) };
     timed[method] = function (...args: unknown[]): unknown {
       const started = performance.now();
-      const observe = (outcome: 'ok' | 'error') => histogram.observe({ method, outcome }, (performance.now() - started) / 1000);
+      const observe = (outcome: 'ok' | 'error') => series[outcome].observe((performance.now() - started) / 1000);
       let result: unknown;
       try {
         result = original.apply(store, args);
