@@ -181,7 +181,7 @@ describe('the admin console in a real browser: every page usable by keyboard and
     problems.push(...(await check(page, 'Activity, bad filter')));
     assert.deepEqual(problems, []);
 
-    for (const [name, path] of [['activity', '/admin/activity'], ['throttle', '/admin/throttle']] as const) {
+    for (const [name, path] of [['overview', '/admin'], ['activity', '/admin/activity'], ['throttle', '/admin/throttle']] as const) {
       await page.setViewportSize({ width: 1280, height: 900 });
       await page.goto(`${issuer}${path}`);
       await page.screenshot({ path: join(RESULTS, `admin-${name}-1280.png`), fullPage: true });
