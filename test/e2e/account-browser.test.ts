@@ -6,17 +6,16 @@
  * 390 px go to test-results/. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { pkcePair } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 const USER = { username: 'alice', password: 'correct horse battery' };
 
@@ -49,7 +48,6 @@ describe('the account page in a real browser, against context-auth serve', () =>
   });
 
   it('approve an application, find it at /account, revoke it: its tokens stop working', { timeout: 120_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     const issuer = server!.issuer;
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
@@ -63,10 +61,7 @@ describe('the account page in a real browser, against context-auth serve', () =>
     const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', scope: 'mcp:tools', resource: `${issuer}/mcp` };
     for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const violations: string[] = [];

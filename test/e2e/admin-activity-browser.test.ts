@@ -8,18 +8,17 @@
  * 1280 px and 390 px go to test-results/. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { ADMIN_SECTIONS } from '../../src/authorization-server/admin/sections.js';
 import { DATABASE_FILE } from '../../src/cli/data.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { storedEvent } from '../helpers/stored-audit-events.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 const ADMIN = { username: 'root', password: 'correct horse battery' };
 
@@ -149,12 +148,8 @@ describe('the admin console in a real browser: every page usable by keyboard and
   });
 
   it('sign in at /admin, then every page in the navigation passes the checks', { timeout: 180_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     const issuer = server!.issuer;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const problems: string[] = [];

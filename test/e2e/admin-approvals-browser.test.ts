@@ -7,19 +7,18 @@
  * `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { DATABASE_FILE } from '../../src/cli/data.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { pkcePair } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 const USER = { username: 'alice', password: 'correct horse battery' };
 const ADMIN = { username: 'root', password: 'admin horse battery' };
@@ -59,7 +58,6 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
   });
 
   it('an administrator revokes a person\'s application from /admin: its tokens stop working; then rotates the signing key', { timeout: 120_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     const issuer = server!.issuer;
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
@@ -73,10 +71,7 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
     const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', scope: 'mcp:tools', resource: `${issuer}/mcp` };
     for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const violations: string[] = [];
     const newPage = async (): Promise<Page> => {
       const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });

@@ -6,14 +6,13 @@
  * page scrolls sideways at 390 px. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 const ADMIN = { username: 'root', password: 'correct horse battery' };
 
@@ -42,7 +41,6 @@ describe('the admin console clients and people pages in a real browser, against 
   });
 
   it('signs in at /admin, shows clients and people, removes a client', { timeout: 120_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     const issuer = server!.issuer;
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
@@ -52,10 +50,7 @@ describe('the admin console clients and people pages in a real browser, against 
     assert.equal(registration.status, 201, await registration.clone().text());
     const { client_id: clientId } = (await registration.json()) as { client_id: string };
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const violations: string[] = [];

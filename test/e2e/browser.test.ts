@@ -13,14 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { createAuthorizationServer, type AuthorizationServer } from '../../src/authorization-server/index.js';
 import { hashPassword } from '../../src/core/passwords.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { FullStore } from '../../src/store/store.js';
 import { jwtClaims, pkcePair } from '../helpers/harness.js';
+import { CHROMIUM, launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 
 function listen(server: Server | ServerType): Promise<number> {
@@ -90,9 +90,6 @@ describe('a real browser through login and consent (Revision B)', () => {
   });
 
   it('signs in, consents and gets a code that redeems to a token', { timeout: 120_000 }, async () => {
-    if (!existsSync(CHROMIUM)) {
-      assert.fail(`Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
-    }
 
     // A public client registered over HTTP, as a context client would.
     const registration = await fetch(`${issuer}/register`, {
@@ -125,10 +122,7 @@ describe('a real browser through login and consent (Revision B)', () => {
       authorizeUrl.searchParams.set(key, value);
     }
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 800, height: 700 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const violations: string[] = [];

@@ -7,15 +7,14 @@
  * to test-results/. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { jwtClaims } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const USER = { username: 'alice', password: 'correct horse battery' };
@@ -48,7 +47,6 @@ describe('a device approved in a real browser (RFC 8628), against context-auth s
     fetch(`${server!.issuer}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(values) });
 
   it('the device asks, the person approves on a phone-sized page, and the poll gets tokens', { timeout: 120_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     const issuer = server!.issuer;
     const metadata = (await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
     assert.equal(metadata.device_authorization_endpoint, `${issuer}/device_authorization`);
@@ -60,10 +58,7 @@ describe('a device approved in a real browser (RFC 8628), against context-auth s
     const poll = () => post('/token', { grant_type: DEVICE_GRANT, device_code: device.device_code, client_id: clientId });
     assert.equal(((await (await poll()).json()) as { error: string }).error, 'authorization_pending');
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const violations: string[] = [];

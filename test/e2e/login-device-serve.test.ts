@@ -8,14 +8,14 @@
  * which are refused when sent without a proof). Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { jwtClaims } from '../helpers/harness.js';
 import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const USER = { username: 'dana', password: 'device sign-in works' };
 const DEVICE_LINES = /open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\n/;
 
@@ -33,14 +33,10 @@ describe('context-auth login --device against context-auth serve', { timeout: 18
   let browser: Browser;
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
     assert.equal(added.code, 0, added.stderr);
     server = await startServe(['--port', String(await freePort()), '--data', data, '--quiet']);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -5,7 +5,6 @@
  * CSP must let each form lead where it does. Screenshots go to test-results/.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,15 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { createAuthorizationServer, type AuthorizationServer } from '../../src/authorization-server/index.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { pkcePair } from '../helpers/harness.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
 
 const portOf = (server: Server | ServerType): Promise<number> =>
@@ -74,7 +73,6 @@ describe('a real browser through sign-in at an upstream provider', () => {
   });
 
   it('our sign-in page, our consent page, the provider, and back with a code', { timeout: 120_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}`);
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -85,10 +83,7 @@ describe('a real browser through sign-in at an upstream provider', () => {
     const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st', resource: `${issuer}/mcp` };
     for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 800, height: 760 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const violations: string[] = [];
@@ -126,11 +121,7 @@ describe('a real browser through sign-in at an upstream provider', () => {
   });
 
   it('the account page: the provider\'s button there, the provider, and back to the page, signed in', { timeout: 120_000 }, async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}`);
-    browser ??= await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser ??= await launchChromium();
     const context = await browser.newContext({ viewport: { width: 390, height: 760 }, javaScriptEnabled: false });
     const page = await context.newPage();
     const violations: string[] = [];
