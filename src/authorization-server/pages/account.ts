@@ -1,7 +1,7 @@
 import { accessRow, applicationRow } from './consent.js';
 import { html, token } from './html.js';
 import { page, type Page } from './layout.js';
-import { providerButtons } from './provider-buttons.js';
+import { signInForms } from './sign-in-forms.js';
 
 /** One application the person approved: who it is (what of it is verified), and each server it may use. */
 export interface ApprovedApplication {
@@ -99,29 +99,23 @@ export interface AccountSignInPageInput {
  */
 export function accountSignInPage(input: AccountSignInPageInput): Page {
   const providers = input.providers ?? [];
-  const upstreamForm = providerButtons({ action: input.action, fields: { csrf: input.csrfToken, action: 'sign-in' }, providers });
-  const form = input.localUsers
-    ? html`<form method="post" action="${input.action}">
-<input type="hidden" name="csrf" value="${input.csrfToken}">
-<input type="hidden" name="action" value="sign-in">
-<label for="username">Username</label>
-<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required ${providers.length > 0 ? '' : 'autofocus'} value="${input.username ?? ''}">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<div class="actions"><button class="primary" type="submit">Sign in</button></div>
-</form>`
-    : providers.length > 0
-      ? ''
-      : html`<p>This server signs people in through a provider, when they approve an application. Approve one, then come back to this page.</p>`;
+  const forms = signInForms({
+    action: input.action,
+    fields: { csrf: input.csrfToken, action: 'sign-in' },
+    providers,
+    localUsers: input.localUsers,
+    ...(input.username !== undefined ? { username: input.username } : {}),
+    ...(providers.length > 0 ? {} : { autofocus: 'username' as const }),
+  });
+  const noForm = !input.localUsers && providers.length === 0;
   return page(
     'Your account',
     html`<h1>Your account</h1>
 <p class="muted">Sign in to see the applications you approved, and to revoke them.</p>
 ${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
-${upstreamForm}
-${providers.length > 0 && input.localUsers ? html`<p class="or muted">or with a password</p>` : ''}
-${form}`,
+${forms}
+${noForm ? html`<p>This server signs people in through a provider, when they approve an application. Approve one, then come back to this page.</p>` : ''}`,
     { status: input.status ?? (input.error ? 401 : 200), formTargets: input.formTargets ?? [] },
   );
 }

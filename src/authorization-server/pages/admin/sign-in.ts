@@ -1,6 +1,6 @@
 import { html } from '../html.js';
 import { page, type Page } from '../layout.js';
-import { providerButtons } from '../provider-buttons.js';
+import { signInForms } from '../sign-in-forms.js';
 
 export interface AdminSignInPageInput {
   action: string;
@@ -32,30 +32,19 @@ export interface AdminSignInPageInput {
 export function adminSignInPage(input: AdminSignInPageInput): Page {
   const reauth = input.mode === 'reauth';
   const providers = input.providers ?? [];
-  const upstreamForm = providerButtons({
+  const fields = { csrf: input.csrfToken, action: input.mode, ...(input.returnTo ? { return: input.returnTo } : {}) };
+  const forms = signInForms({
     action: input.action,
-    fields: { csrf: input.csrfToken, action: input.mode, ...(input.returnTo ? { return: input.returnTo } : {}) },
+    fields,
     providers,
-    label: reauth ? 'Sign in again with' : 'Sign in with',
+    localUsers: input.localUsers,
+    ...(input.username !== undefined ? { username: input.username } : {}),
+    usernameReadonly: reauth,
+    ...(reauth ? (providers.length === 0 ? { autofocus: 'password' as const } : {}) : { autofocus: 'username' as const }),
+    submitLabel: reauth ? 'Confirm' : 'Sign in',
+    providerLabel: reauth ? 'Sign in again with' : 'Sign in with',
   });
-  const form = input.localUsers
-    ? html`<form method="post" action="${input.action}">
-<input type="hidden" name="csrf" value="${input.csrfToken}">
-<input type="hidden" name="action" value="${input.mode}">
-${input.returnTo ? html`<input type="hidden" name="return" value="${input.returnTo}">` : ''}
-<label for="username">Username</label>
-${
-  reauth
-    ? html`<input id="username" name="username" type="text" autocomplete="username" readonly value="${input.username ?? ''}">`
-    : html`<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${input.username ?? ''}">`
-}
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${reauth && providers.length === 0 ? html` autofocus` : ''}>
-<div class="actions"><button class="primary" type="submit">${reauth ? 'Confirm' : 'Sign in'}</button></div>
-</form>`
-    : providers.length > 0
-      ? ''
-      : html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>`;
+  const noForm = !input.localUsers && providers.length === 0;
   const ask = reauth
     ? `Changes in the console need a recent sign-in. ${input.localUsers ? 'Enter your password' : 'Sign in again'} to go on.`
     : 'Sign in with an administrator account.';
@@ -64,9 +53,8 @@ ${
     html`<h1>${reauth ? 'Confirm it is you' : 'Admin console'}</h1>
 <p class="muted">${ask}</p>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
-${upstreamForm}
-${providers.length > 0 && input.localUsers ? html`<p class="or muted">or with a password</p>` : ''}
-${form}`,
+${forms}
+${noForm ? html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>` : ''}`,
     { status: input.status ?? (input.error ? 401 : 200), formTargets: input.formTargets ?? [] },
   );
 }
