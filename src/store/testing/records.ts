@@ -4,6 +4,7 @@
  */
 import { hashSecret } from '../../core/secrets.js';
 import type {
+  AuditEventRecord,
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
@@ -41,6 +42,23 @@ export function makeClient(overrides: Partial<ClientRecord> = {}): ClientRecord 
     registeredBy: 'dynamic',
     createdAt: NOW,
     lastUsedAt: null,
+    ...overrides,
+  };
+}
+
+/** A stored audit event: a sign-in at NOW, with no field but its name and outcome. */
+export function makeAuditEvent(overrides: Partial<AuditEventRecord> = {}): AuditEventRecord {
+  return {
+    occurredAt: NOW * 1000,
+    event: 'login',
+    outcome: 'success',
+    reason: null,
+    clientId: null,
+    userId: null,
+    grantId: null,
+    address: null,
+    provider: null,
+    details: null,
     ...overrides,
   };
 }

@@ -12,7 +12,6 @@ import { SPENT_KEY_CHARS } from '../internal.js';
 import {
   StoreConflictError,
   type AuditEventQuery,
-  type AuditEventRecord,
   type AuthorizationCodeRecord,
   type ClientRecord,
   type ConsentRecord,
@@ -30,6 +29,7 @@ import {
   NOW,
   addUser,
   issueFirstToken,
+  makeAuditEvent,
   makeClient,
   makeCode,
   makeConsent,
@@ -1360,19 +1360,7 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
     });
 
     describe('audit events', () => {
-      const event = (overrides: Partial<AuditEventRecord> = {}): AuditEventRecord => ({
-        occurredAt: NOW * 1000,
-        event: 'login',
-        outcome: 'success',
-        reason: null,
-        clientId: null,
-        userId: null,
-        grantId: null,
-        address: null,
-        provider: null,
-        details: null,
-        ...overrides,
-      });
+      const event = makeAuditEvent;
 
       itNeeds('auditEvents', 'keeps events with their fields and details, newest first, a page at a time', async () => {
         const recorded = [

@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 import { signInToConsole, type SignedIn } from '../../helpers/admin-console.js';
 import { withoutCapabilities } from '../../helpers/core-store.js';
-import { CONSOLE_STORES, fromLogged, storedEvent } from '../../helpers/stored-audit-events.js';
+import { CONSOLE_STORES, storedEvent } from '../../helpers/stored-audit-events.js';
+import { auditEventRecord } from '../../../src/authorization-server/audit-events.js';
+import type { AuditEvent } from '../../../src/authorization-server/audit.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { FullStore } from '../../../src/store/store.js';
 
@@ -148,7 +150,7 @@ describe('admin console: activity pages', () => {
     await admin.browser.submit('/admin', { csrf: admin.csrf, action: 'sign-in', username: 'root', password: 'wrong' });
     const logged = h.log.filter((event) => event.event === 'login_failed');
     assert.equal(logged.length, 1);
-    await h.store.recordAuditEvents(logged.map((event) => fromLogged(event, h.clock.now * 1000)));
+    await h.store.recordAuditEvents(logged.map((event) => auditEventRecord(event as AuditEvent, h.clock.now * 1000)));
     const shown = rows(await (await admin.browser.fetch('/admin/activity?event=login_failed')).text());
     assert.deepEqual(shown.map((cells) => cells[5]), ['2001:db8:5:6::/64']);
   });
