@@ -7,14 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdir, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser } from 'playwright-core';
-import { pkcePair } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 import { launchChromium } from './chromium.js';
+import { registerBrowserApp, startCallback } from './browser-app.js';
 
 const RESULTS = join(process.cwd(), 'test-results');
 const USER = { username: 'alice', password: 'correct horse battery' };
@@ -31,13 +30,7 @@ describe('the account page in a real browser, against context-auth serve', () =>
     const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
     assert.equal(added.code, 0, added.stderr);
     server = await startServe(['--port', String(await freePort()), '--data', data]);
-    callback = createServer((request, response) => {
-      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-      if (url.pathname === '/callback') arrived.push(url.searchParams);
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('done');
-    }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => callback!.once('listening', resolve));
-    redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+    ({ server: callback, redirectUri } = await startCallback(arrived));
     await mkdir(RESULTS, { recursive: true });
   });
 
@@ -49,17 +42,7 @@ describe('the account page in a real browser, against context-auth serve', () =>
 
   it('approve an application, find it at /account, revoke it: its tokens stop working', { timeout: 120_000 }, async () => {
     const issuer = server!.issuer;
-    const registration = await fetch(`${issuer}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'E2E Notes', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
-    });
-    assert.equal(registration.status, 201, await registration.clone().text());
-    const client = (await registration.json()) as { client_id: string };
-    const { verifier, challenge } = pkcePair();
-    const authorize = new URL(`${issuer}/authorize`);
-    const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', scope: 'mcp:tools', resource: `${issuer}/mcp` };
-    for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
+    const { client, verifier, authorize } = await registerBrowserApp(issuer, redirectUri);
 
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
