@@ -387,7 +387,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     walkByPage,
     // One statement needs no transaction; several share one connection, in order.
     run: (program) => run(() => withClient((client) => drive(program, client))),
-    transaction: (program) => grouped.transaction(program),
+    transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
     transactionAlone: (program) => run(() => transaction(program)),
     close: async () => {
       if (closed) return;

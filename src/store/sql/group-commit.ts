@@ -9,6 +9,9 @@
  * alone, and only the ones after it in the same turn wait for the batch. Once a batch held more
  * than one, the next turns' first programs wait too, until a batch holds one or none again.
  *
+ * The scheduling serves any work that is cheaper done together: the PostgreSQL store also uses it
+ * to send one turn's refreshes as one statement (postgres.ts).
+ *
  * Semantics are those of one transaction per program: programs run one after another, in the
  * order they arrived, each seeing what the ones before it wrote (a refresh token presented twice
  * in one batch is spent once); a program that fails rolls back to its savepoint and is rejected
@@ -28,23 +31,38 @@ export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown
  * Runs `programs` in one transaction and answers each one's outcome once it committed; throws
  * when the transaction failed as a whole, which rejects every program of the batch.
  */
-export type CommitBatch = (programs: Program<unknown>[]) => Outcome[] | Promise<Outcome[]>;
+export type CommitBatch<Item = Program<unknown>> = (items: Item[]) => Outcome[] | Promise<Outcome[]>;
 
-interface Waiting {
-  program: Program<unknown>;
+interface Waiting<Item> {
+  item: Item;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-export interface GroupCommit {
-  /** Queues a program for the next batch; settles after that batch's COMMIT. */
-  transaction<T>(program: Program<T>): Promise<T>;
+export interface GroupCommit<Item = Program<unknown>> {
+  /** Queues an item (a program) for the next batch; settles after that batch's COMMIT. */
+  transaction<T>(item: Item): Promise<T>;
   /** Runs whatever is queued now (before closing the database). */
   flush(): Promise<void>;
 }
 
-export function groupCommit(commit: CommitBatch, translate: (err: unknown) => unknown, most = GROUP_COMMIT_MOST): GroupCommit {
-  let waiting: Waiting[] = [];
+export interface GroupCommitOptions {
+  /** Most items in one batch (GROUP_COMMIT_MOST). */
+  most?: number;
+  /**
+   * Most batches running at once (unbounded by default). At the bound, what arrives waits for a
+   * batch to finish and then goes as one: a batch grows with the load instead of the load being
+   * spread over many small ones.
+   */
+  inFlight?: number;
+}
+
+export function groupCommit<Item = Program<unknown>>(
+  commit: CommitBatch<Item>,
+  translate: (err: unknown) => unknown,
+  { most = GROUP_COMMIT_MOST, inFlight = Infinity }: GroupCommitOptions = {},
+): GroupCommit<Item> {
+  let waiting: Waiting<Item>[] = [];
   let scheduled = false;
   const running = new Set<Promise<void>>();
   /** Programs that arrived this turn, run at once or queued. */
@@ -52,11 +70,11 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
   /** Whether the last batch held more than one program: then a turn's first program waits for the others too. */
   let busy = false;
 
-  const rejectAll = (batch: Waiting[], err: unknown): void => {
+  const rejectAll = (batch: Waiting<Item>[], err: unknown): void => {
     const error = translate(err);
     for (const w of batch) w.reject(error);
   };
-  const settleAll = (batch: Waiting[], outcomes: Outcome[]): void => {
+  const settleAll = (batch: Waiting<Item>[], outcomes: Outcome[]): void => {
     batch.forEach((w, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) w.resolve(outcome.value);
@@ -65,10 +83,10 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
   };
 
   /** Runs a batch; a driver that commits synchronously (SQLite) has its programs settled at once, with no turn of promises between. */
-  const start = (batch: Waiting[]): Promise<void> => {
+  const start = (batch: Waiting<Item>[]): Promise<void> => {
     let committed: Outcome[] | Promise<Outcome[]>;
     try {
-      committed = commit(batch.map((w) => w.program));
+      committed = commit(batch.map((w) => w.item));
     } catch (err) {
       rejectAll(batch, err);
       return Promise.resolve();
@@ -80,13 +98,18 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
     const done = committed.then(
       (outcomes) => settleAll(batch, outcomes),
       (err: unknown) => rejectAll(batch, err),
-    ).finally(() => running.delete(done));
+    ).finally(() => {
+      running.delete(done);
+      if (waiting.length > 0) schedule();
+    });
     running.add(done);
     return done;
   };
 
   const flush = (): Promise<void> => {
     scheduled = false;
+    // A batch that finishes schedules the next.
+    if (running.size >= inFlight) return Promise.resolve();
     busy = waiting.length > 1;
     const batch = waiting.length <= most ? waiting : waiting.slice(0, most);
     waiting = waiting.length <= most ? [] : waiting.slice(most);
@@ -103,15 +126,18 @@ export function groupCommit(commit: CommitBatch, translate: (err: unknown) => un
   };
 
   return {
-    transaction: <T>(program: Program<T>): Promise<T> =>
+    transaction: <T>(item: Item): Promise<T> =>
       new Promise<T>((resolve, reject) => {
-        const entry = { program, resolve: resolve as (value: unknown) => void, reject };
+        const entry = { item, resolve: resolve as (value: unknown) => void, reject };
         schedule();
-        if (++arrived === 1 && !busy) void start([entry]);
+        if (++arrived === 1 && !busy && running.size < inFlight) void start([entry]);
         else waiting.push(entry);
       }),
     flush: async () => {
-      while (waiting.length > 0) await flush();
+      while (waiting.length > 0) {
+        await Promise.all(running);
+        await flush();
+      }
       await Promise.all(running);
     },
   };
