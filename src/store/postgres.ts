@@ -13,7 +13,8 @@ import pg from 'pg';
 import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { durable, groupCommit, type Outcome } from './sql/group-commit.js';
-import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
+import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Row, type Step, type SweepPace } from './sql/sql-store.js';
+import { REFRESH_MANY_COLUMNS, S } from './sql/statements.js';
 import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 
 /**
@@ -78,6 +79,12 @@ const UNAVAILABLE_MESSAGES =
  */
 function isStalePlan(err: unknown): boolean {
   return err instanceof Error && (err as Error & { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test(err.message);
+}
+
+/** A transaction PostgreSQL aborted because of another one (a deadlock, a serialization failure): run again, it may well pass. */
+function isConflictBetweenTransactions(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
 }
 
 function isUnavailable(err: unknown): boolean {
@@ -318,6 +325,42 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         });
   const grouped = groupCommit(commitTogether, translate);
 
+  /**
+   * The refreshes of one turn in one statement (refreshManyInOneStatement): one round trip and
+   * one commit for all, where each alone is one of each. A batch of one runs the single
+   * statement. A statement that fails for a reason other than the database being away (a new
+   * hash already taken, say), or that PostgreSQL chose to break a deadlock with (a revocation of
+   * many grants at once, which locks them in no order), leaves every refresh of it to run alone,
+   * each to its own answer: nothing of it was committed.
+   */
+  const refreshBatch = async (batch: Row[]): Promise<Outcome[]> => {
+    if (batch.length === 1) {
+      const row = await withClient((client) => step({ statement: S.refreshInOneStatement, params: batch[0]!, mode: 'get' }, client));
+      return [{ ok: true, value: row ?? 'refused' }];
+    }
+    const params = Object.fromEntries(REFRESH_MANY_COLUMNS.map(([name]) => [name, batch.map((refresh) => refresh[name])]));
+    let rows: Row[];
+    try {
+      rows = (await withClient((client) => step({ statement: S.refreshManyInOneStatement, params, mode: 'all' }, client))) as Row[];
+    } catch (err) {
+      if (isUnavailable(err) && !isConflictBetweenTransactions(err)) throw err;
+      return batch.map(() => ({ ok: true, value: 'alone' }));
+    }
+    const byPlace = new Map(rows.map((row) => [Number(row.ord), row]));
+    return batch.map((_, i) => ({ ok: true, value: byPlace.get(i + 1) ?? 'alone' }));
+  };
+  // Two statements at most under way: batches grow with the load, and one fills while the other runs.
+  const refreshes = groupCommit<Row>(refreshBatch, translate, { inFlight: 2 });
+
+  /** The clients that one turn's requests look up (each token request looks up its client), in one statement. */
+  const clientBatch = async (clientIds: string[]): Promise<Outcome[]> => {
+    const params = { client_ids: [...new Set(clientIds)] };
+    const rows = (await withClient((client) => step({ statement: S.getClients, params, mode: 'all' }, client))) as Row[];
+    const byId = new Map(rows.map((row) => [row.client_id, row]));
+    return clientIds.map((clientId) => ({ ok: true, value: byId.get(clientId) }));
+  };
+  const clients = groupCommit<string>(clientBatch, translate, { inFlight: 1 });
+
   /** TID range scans, which a walk by page needs (a sequential scan per range otherwise), came in PostgreSQL 14. */
   let walkByPage = false;
   try {
@@ -389,9 +432,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     run: (program) => run(() => withClient((client) => drive(program, client))),
     transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
     transactionAlone: (program) => run(() => transaction(program)),
+    refreshTogether: (params) => refreshes.transaction<Row | 'refused' | 'alone'>(params),
+    clientTogether: (clientId) => clients.transaction<Row | undefined>(clientId),
     close: async () => {
       if (closed) return;
-      await grouped.flush();
+      await Promise.all([grouped.flush(), refreshes.flush(), clients.flush()]);
       closed = true;
       await pool.end();
     },

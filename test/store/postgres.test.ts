@@ -7,7 +7,7 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { CURRENT_TABLES, SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
-import { addGrant, issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
+import { addGrant, addUser, issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
 import { insertRefreshTokensPostgres } from '../helpers/store-rows.js';
 
 // Every table of the schema, so that none keeps rows from one test to the next.
@@ -186,19 +186,18 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     // One connection, so the statement prepared first is the one used again.
     const store = await openPostgresStore({ connectionString, maxConnections: 1 });
     try {
-      const client = makeClient();
-      await store.createClient(client);
-      assert.deepEqual(await store.getClient(client.clientId), client);
+      const user = await addUser(store);
+      assert.deepEqual(await store.getUser({ id: user.id }), user);
       const [prepared] = await sql<{ n: number }>(
         connectionString,
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'context-auth' AND query = 'SELECT * FROM clients WHERE client_id = $1'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'context-auth' AND query = 'SELECT * FROM users WHERE id = $1'",
       );
       assert.equal(prepared?.n, 1, 'the store read through its own connection');
       // What a newer replica's migration does: a column more for SELECT * to return.
-      await sql(connectionString, 'ALTER TABLE clients ADD COLUMN added_later integer');
-      await assert.rejects(store.getClient(client.clientId), StoreUnavailableError);
-      assert.deepEqual(await store.getClient(client.clientId), client);
-      assert.deepEqual(await store.getClient(client.clientId), client);
+      await sql(connectionString, 'ALTER TABLE users ADD COLUMN added_later integer');
+      await assert.rejects(store.getUser({ id: user.id }), StoreUnavailableError);
+      assert.deepEqual(await store.getUser({ id: user.id }), user);
+      assert.deepEqual(await store.getUser({ id: user.id }), user);
     } finally {
       await store.close();
     }

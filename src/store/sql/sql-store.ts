@@ -224,6 +224,14 @@ export interface Driver {
   walkByPage?: boolean;
   /** Runs a long upkeep job, with whatever the database needs meanwhile to keep requests fast (SQLite: checkpoints off the event loop). */
   upkeep?<T>(job: () => Promise<T>): Promise<T>;
+  /**
+   * A refresh (refreshInOneStatement's parameters) sent with the others of its turn in one
+   * statement and committed with them: the row refreshInOneStatement returns, or `refused` (it
+   * returned none), or `alone` (the batch left it for the caller to run by itself).
+   */
+  refreshTogether?(params: Row): Promise<Row | 'refused' | 'alone'>;
+  /** A client's row, looked up with the others of its turn in one statement (getClients). */
+  clientTogether?(clientId: string): Promise<Row | undefined>;
 }
 
 export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): FullStore {
@@ -295,7 +303,10 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     createClient: (record) => run(ignore(exec(S.insertClient, client.params(record)))),
     saveClient: (record) => run(ignore(exec(S.upsertClient, client.params(record)))),
-    getClient: (clientId) => run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
+    getClient: (clientId) =>
+      driver.clientTogether
+        ? driver.clientTogether(clientId).then((row) => optional(row, client.record))
+        : run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
     listClients: () => run(then(all(S.listClients), (rows) => rows.map(client.record))),
     deleteClient: (clientId, now = systemNow()) =>
       inTransaction(
@@ -461,15 +472,20 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     refreshGrant: (request) => {
       const params = refreshParams(request);
-      if (d.name === 'postgres') {
-        // One statement, committed on its own: a duplicate new hash fails it whole.
-        return run(
+      // One statement, committed on its own: a duplicate new hash fails it whole.
+      const alone = (): Promise<RefreshResult> =>
+        run(
           (function* () {
             const row = yield* get(S.refreshInOneStatement, params);
             return row ? refreshed(row) : yield* explainRefresh(request);
           })(),
         );
+      if (driver.refreshTogether) {
+        return driver.refreshTogether(params).then((outcome) =>
+          outcome === 'alone' ? alone() : outcome === 'refused' ? run(explainRefresh(request)) : refreshed(outcome),
+        );
       }
+      if (d.name === 'postgres') return alone();
       return inTransaction(
         (function* () {
           // The grant first, as on PostgreSQL: standing, the token's, its expiry raised.

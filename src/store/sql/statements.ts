@@ -175,6 +175,57 @@ const refreshInOneStatement = (d: Dialect): string => `
   )
   SELECT g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
 
+/** The columns of one refresh in refreshManyInOneStatement, each passed as an array. */
+export const REFRESH_MANY_COLUMNS = [
+  ['token_hash', 'text'], ['token_key', 'text'], ['client_id', 'text'], ['now', 'bigint'], ['access_expires_at', 'bigint'],
+  ['upstream_checked', 'boolean'], ['next_hash', 'text'], ['next_key', 'text'], ['next_created_at', 'bigint'], ['next_expires_at', 'bigint'],
+] as const;
+
+/**
+ * PostgreSQL: the refreshes that arrived together, in one statement (one round trip, one
+ * commit), each doing what refreshInOneStatement does. The parameters are arrays, one element a
+ * refresh; each row returned names the refresh by its place (`ord`, from 1). A refresh returns no
+ * row when it is refused, or when another of the batch came first to the same grant (the same
+ * token twice, say): the caller runs those alone, after this commits, and learns why.
+ *
+ * The grants are locked in the order of their ids before any is updated, so two batches meeting
+ * on the same grants (two replicas, or a token replayed across batches) wait for each other
+ * instead of deadlocking. A lock re-checks the grant's newest row: one revoked meanwhile is left
+ * out, as refreshInOneStatement's UPDATE leaves it.
+ */
+const refreshManyInOneStatement = (d: Dialect): string | null =>
+  d.name !== 'postgres'
+    ? null
+    : `
+  WITH input AS (
+    SELECT * FROM unnest(${REFRESH_MANY_COLUMNS.map(([name, type]) => `CAST(:${name} AS ${type}[])`).join(', ')})
+      WITH ORDINALITY AS i(${REFRESH_MANY_COLUMNS.map(([name]) => name).join(', ')}, ord)
+  ), target AS (
+    SELECT DISTINCT ON (r.grant_id) i.*, r.grant_id, r.expires_at AS spent_expires_at
+    FROM input i JOIN refresh_tokens r ON r.token_hash = i.token_hash AND r.client_id = i.client_id AND r.expires_at > i.now
+    ORDER BY r.grant_id, i.ord
+  ), locked AS (
+    SELECT grants.id FROM grants JOIN target t ON grants.id = t.grant_id
+    WHERE grants.revoked_at IS NULL AND (grants.upstream_session_id IS NULL OR t.upstream_checked)
+    ORDER BY grants.id FOR UPDATE OF grants
+  ), g AS (
+    UPDATE grants SET access_expires_at = ${d.greatest}(coalesce(grants.access_expires_at, 0), t.access_expires_at)
+    FROM target t
+    WHERE grants.id = t.grant_id AND grants.id IN (SELECT id FROM locked)
+      AND grants.revoked_at IS NULL AND (grants.upstream_session_id IS NULL OR t.upstream_checked)
+    RETURNING grants.*
+  ), rotated AS (
+    UPDATE refresh_tokens SET token_hash = t.next_hash, created_at = t.next_created_at, expires_at = t.next_expires_at
+    FROM target t JOIN g ON g.id = t.grant_id
+    WHERE refresh_tokens.token_hash = t.token_hash AND refresh_tokens.expires_at > t.now
+    RETURNING t.ord, refresh_tokens.grant_id, refresh_tokens.scope
+  ), spent AS (
+    ${SPEND_REFRESH}
+    SELECT t.token_key, t.grant_id, t.now, t.spent_expires_at, t.next_key FROM target t JOIN rotated ON rotated.ord = t.ord
+    ON CONFLICT (token_key) DO NOTHING
+  )
+  SELECT rotated.ord, g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
+
 /**
  * PostgreSQL: a retry in one statement, as refreshInOneStatement: the grant's row first (which
  * also waits for a revocation, or a refresh of the family, under way), then the successor's row
@@ -220,6 +271,8 @@ export const S = {
       .join(', ')}`,
   ),
   getClient: stmt('getClient', 'SELECT * FROM clients WHERE client_id = :client_id'),
+  // PostgreSQL: the clients that requests of one turn look up, in one round trip.
+  getClients: stmt('getClients', (d) => (d.name === 'postgres' ? 'SELECT * FROM clients WHERE client_id = ANY(CAST(:client_ids AS text[]))' : null)),
   listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
   deleteClient: stmt('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
   // Before a client or a user goes, its grants are revoked and recorded: the cascade removes the
@@ -325,6 +378,7 @@ export const S = {
   ),
   rotateRefresh: stmt('rotateRefresh', `${ROTATE_REFRESH} WHERE token_hash = :token_hash RETURNING scope`),
   refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
+  refreshManyInOneStatement: stmt('refreshManyInOneStatement', refreshManyInOneStatement),
   // A retry on SQLite, in its IMMEDIATE transaction: the spent record that allows it, then the
   // grant, raised only when the successor is there to replace (so a refusal writes nothing), then
   // the successor kept as spent and its row made the new token's.
