@@ -10,11 +10,13 @@
  * different processes run one after the other.
  */
 import pg from 'pg';
-import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
+import { CLIENT_CHANNEL, migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { durable, groupCommit, type Outcome } from './sql/group-commit.js';
 import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Row, type Step, type SweepPace } from './sql/sql-store.js';
-import { REFRESH_MANY_COLUMNS, S } from './sql/statements.js';
+import { isClientWrite, REFRESH_MANY_COLUMNS, S } from './sql/statements.js';
+import { ClientCache } from './postgres-client-cache.js';
+import { listenOn } from './postgres-listener.js';
 import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 
 /**
@@ -246,13 +248,30 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   };
 
+  /**
+   * What one transaction (or one autocommitted program) did that matters once it ended: a write of
+   * the clients table holds the client cache off until then.
+   */
+  interface Unit {
+    clientWrite?: { done(): void };
+  }
+  const inUnit = async <T>(fn: (unit: Unit) => Promise<T>): Promise<T> => {
+    const unit: Unit = {};
+    try {
+      return await fn(unit);
+    } finally {
+      unit.clientWrite?.done();
+    }
+  };
+
   /** Runs a program's statements on `db`, one after another. */
-  const drive = async <T>(program: Program<T>, db: Queryable): Promise<T> => {
+  const drive = async <T>(program: Program<T>, db: Queryable, unit: Unit): Promise<T> => {
     let next = program.next();
-    while (!next.done) next = program.next(await step(next.value, db));
+    while (!next.done) next = program.next(await step(next.value, db, unit));
     return next.value;
   };
-  const step = async ({ statement, params, mode }: Step, db: Queryable): Promise<unknown> => {
+  const step = async ({ statement, params, mode }: Step, db: Queryable, unit?: Unit): Promise<unknown> => {
+    if (unit && isClientWrite(statement)) unit.clientWrite ??= clientCache.writing();
     const sql = rendered(statement);
     if (!sql) return mode === 'all' ? [] : mode === 'run' ? 0 : undefined;
     const result = await db.query({ name: sql.name, text: sql.sql, values: sql.names.map((name) => params[name]) });
@@ -278,10 +297,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   /** BEGIN … COMMIT on one connection; ROLLBACK on any error, which is rethrown. */
   const transaction = <T>(program: Program<T>): Promise<T> =>
-    withClient(async (client, discard) => {
+    inUnit((unit) => withClient(async (client, discard) => {
       await client.query('BEGIN');
       try {
-        const result = await drive(program, client);
+        const result = await drive(program, client, unit);
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -289,7 +308,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         await client.query('ROLLBACK').catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
         throw err;
       }
-    });
+    }));
 
   /**
    * The programs of one batch (sql/group-commit.ts) in one transaction: each in a savepoint, so
@@ -299,14 +318,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const commitTogether = (programs: Program<unknown>[]): Promise<Outcome[]> =>
     programs.length === 1
       ? transaction(programs[0]!).then((value): Outcome[] => [{ ok: true, value }])
-      : withClient(async (client, discard) => {
+      : inUnit((unit) => withClient(async (client, discard) => {
           await client.query('BEGIN; SAVEPOINT grouped');
           try {
             const outcomes: Outcome[] = [];
             for (const [i, program] of programs.entries()) {
               if (i > 0) await client.query('RELEASE SAVEPOINT grouped; SAVEPOINT grouped');
               try {
-                outcomes.push({ ok: true, value: await drive(durable(program), client) });
+                outcomes.push({ ok: true, value: await drive(durable(program), client, unit) });
               } catch (error) {
                 // A stale plan, or a connection that cannot roll back to the savepoint (lost), fails the batch.
                 if (isStalePlan(error)) throw error;
@@ -322,7 +341,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
             await client.query('ROLLBACK').catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
             throw err;
           }
-        });
+        }));
   const grouped = groupCommit(commitTogether, translate);
 
   /**
@@ -360,6 +379,21 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return clientIds.map((clientId) => ({ ok: true, value: byId.get(clientId) }));
   };
   const clients = groupCommit<string>(clientBatch, translate, { inFlight: 1 });
+  const clientCache = new ClientCache<Row>({ fetch: (clientId) => clients.transaction<Row | undefined>(clientId) });
+  /** Started at the first lookup: a process that never looks up a client (a CLI verb) opens no listening connection. */
+  let clientsWatched: Promise<() => Promise<void>> | undefined;
+  const lookUpClient = (clientId: string): Promise<Row | undefined> => {
+    clientsWatched ??= listenOn({
+      connectionString: options.connectionString,
+      connectionTimeoutMs: options.connectionTimeoutMs ?? 5000,
+      applicationName: 'context-auth clients',
+      channel: CLIENT_CHANNEL,
+      notified: () => clientCache.changed(),
+      listening: () => clientCache.listening(true),
+      lost: () => clientCache.listening(false),
+    });
+    return clientCache.get(clientId);
+  };
 
   /** TID range scans, which a walk by page needs (a sequential scan per range otherwise), came in PostgreSQL 14. */
   let walkByPage = false;
@@ -378,66 +412,31 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw new StoreUnavailableError(`cannot open PostgreSQL store at ${target}: ${redact(message)}`, { cause: err });
   }
 
-  /**
-   * LISTEN on a connection of its own (a pooled one would be handed to other work). A lost
-   * connection is reopened a second later; each (re)connection calls `onChange`, so the caller
-   * reads what was announced while nobody listened.
-   */
-  const watchRevocations = async (onChange: () => void): Promise<() => Promise<void>> => {
-    let stopped = false;
-    let listener: pg.Client | undefined;
-    let retry: NodeJS.Timeout | undefined;
-    const connect = async (): Promise<void> => {
-      if (stopped) return;
-      const client = new pg.Client({
-        connectionString: options.connectionString,
-        connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
-        application_name: 'context-auth revocations',
-        keepAlive: true,
-      });
-      const reconnect = (): void => {
-        if (listener !== client) return;
-        listener = undefined;
-        client.end().catch(() => undefined);
-        if (!stopped) (retry = setTimeout(() => void connect(), 1000)).unref();
-      };
-      client.on('error', reconnect);
-      client.on('end', reconnect);
-      client.on('notification', (message) => {
-        if (message.channel === REVOCATION_CHANNEL) onChange();
-      });
-      listener = client;
-      try {
-        await client.connect();
-        await client.query(`LISTEN ${REVOCATION_CHANNEL}`);
-        onChange();
-      } catch {
-        reconnect();
-      }
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      clearTimeout(retry);
-      const client = listener;
-      listener = undefined;
-      await client?.end().catch(() => undefined);
-    };
-  };
+  /** Each (re)connection calls `onChange`, so the caller reads what was announced while nobody listened. */
+  const watchRevocations = (onChange: () => void): Promise<() => Promise<void>> =>
+    listenOn({
+      connectionString: options.connectionString,
+      connectionTimeoutMs: options.connectionTimeoutMs ?? 5000,
+      applicationName: 'context-auth revocations',
+      channel: REVOCATION_CHANNEL,
+      notified: onChange,
+      listening: onChange,
+    });
 
   const store = sqlStore(postgres, {
     sweepPace: SWEEP_PACE,
     walkByPage,
     // One statement needs no transaction; several share one connection, in order.
-    run: (program) => run(() => withClient((client) => drive(program, client))),
+    run: (program) => run(() => inUnit((unit) => withClient((client) => drive(program, client, unit)))),
     transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
     transactionAlone: (program) => run(() => transaction(program)),
     refreshTogether: (params) => refreshes.transaction<Row | 'refused' | 'alone'>(params),
-    clientTogether: (clientId) => clients.transaction<Row | undefined>(clientId),
+    clientTogether: lookUpClient,
     close: async () => {
       if (closed) return;
       await Promise.all([grouped.flush(), refreshes.flush(), clients.flush()]);
       closed = true;
+      await (await clientsWatched)?.();
       await pool.end();
     },
   }, { sharedByReplicas: true });

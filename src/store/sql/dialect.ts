@@ -46,6 +46,9 @@ export interface Dialect {
 /** The PostgreSQL channel revocations are announced on (store/postgres.ts listens). */
 export const REVOCATION_CHANNEL = 'context_auth_revocations';
 
+/** The PostgreSQL channel every write of the clients table is announced on, for the processes that cache clients. */
+export const CLIENT_CHANNEL = 'context_auth_clients';
+
 /** The codec of a value that goes in and comes out as it is (mapping.ts skips calling it). */
 export const same = (value: unknown): unknown => value;
 const json = (value: unknown): string => JSON.stringify(value);

@@ -10,7 +10,7 @@ import {
   AUDIT_EVENTS, AUTHORIZATION_CODES, CLIENTS, DEVICE_AUTHORIZATIONS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
   type Table,
 } from './schema.js';
-import type { Dialect } from './dialect.js';
+import { CLIENT_CHANNEL, type Dialect } from './dialect.js';
 
 const int = (name: string): string => `CAST(:${name} AS BIGINT)`;
 
@@ -254,6 +254,24 @@ const retryInOneStatement = (d: Dialect): string => `
   )
   SELECT g.*, replaced.scope AS token_scope FROM g JOIN replaced ON replaced.grant_id = g.id`;
 
+const clientWrites = new WeakSet<Statement>();
+
+/**
+ * A write of the clients table. On PostgreSQL it also announces itself on CLIENT_CHANNEL, at
+ * COMMIT and only if it wrote a row, so that every process caching clients drops what it holds
+ * (postgres.ts); it still counts the rows it wrote.
+ */
+const writesClients = (name: string, text: string): Statement => {
+  const statement = stmt(name, (d) =>
+    d.name === 'postgres' ? `WITH written AS (${text} RETURNING 1) SELECT pg_notify('${CLIENT_CHANNEL}', '') FROM written` : text,
+  );
+  clientWrites.add(statement);
+  return statement;
+};
+
+/** Whether the statement writes the clients table. */
+export const isClientWrite = (statement: Statement): boolean => clientWrites.has(statement);
+
 /** Revokes every standing grant matching `condition` at :now. */
 const revokeGrantsWhere = (name: string, condition: string): Statement =>
   stmt(name, `UPDATE grants SET revoked_at = :now WHERE ${condition} AND revoked_at IS NULL`);
@@ -261,9 +279,9 @@ const revokeGrantsWhere = (name: string, condition: string): Statement =>
 const USER_BY_NAME = 'user_id IN (SELECT id FROM users WHERE username = :username)';
 
 export const S = {
-  insertClient: insert(CLIENTS),
+  insertClient: writesClients('insert clients', insert(CLIENTS).text as string),
   // A client ID metadata document fetched again replaces what it said before; the row's age stays.
-  upsertClient: stmt(
+  upsertClient: writesClients(
     'upsertClient',
     `${insert(CLIENTS).text as string} ON CONFLICT (client_id) DO UPDATE SET ${CLIENTS.columns
       .filter((c) => c.name !== 'client_id' && c.name !== 'created_at' && c.name !== 'last_used_at')
@@ -274,18 +292,21 @@ export const S = {
   // PostgreSQL: the clients that requests of one turn look up, in one round trip.
   getClients: stmt('getClients', (d) => (d.name === 'postgres' ? 'SELECT * FROM clients WHERE client_id = ANY(CAST(:client_ids AS text[]))' : null)),
   listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
-  deleteClient: stmt('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
+  deleteClient: writesClients('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
   // Before a client or a user goes, its grants are revoked and recorded: the cascade removes the
   // grants, not the access tokens already in clients' hands.
   revokeGrantsOfClient: revokeGrantsWhere('revokeGrantsOfClient', 'client_id = :client_id'),
   recordGrantsOfClient: recordRevokedGrants('recordGrantsOfClient', 'g.client_id = :client_id'),
   revokeGrantsOfUser: revokeGrantsWhere('revokeGrantsOfUser', USER_BY_NAME),
   recordGrantsOfUser: recordRevokedGrants('recordGrantsOfUser', `g.${USER_BY_NAME}`),
-  touchClient: stmt(
+  touchClient: writesClients(
     'touchClient',
     'UPDATE clients SET last_used_at = :now WHERE client_id = :client_id AND (last_used_at IS NULL OR last_used_at <= CAST(:now AS BIGINT) - :granularity)',
   ),
-  sweepUnusedClients: batched('clients', 'client_id', `registered_by = 'dynamic' AND coalesce(last_used_at, created_at) < :before`),
+  sweepUnusedClients: writesClients(
+    'sweep clients',
+    batched('clients', 'client_id', `registered_by = 'dynamic' AND coalesce(last_used_at, created_at) < :before`).text as string,
+  ),
 
   // The admin console's pages: in key order after :after, narrowed by a lowercase LIKE pattern.
   listClientsPage: stmt(
