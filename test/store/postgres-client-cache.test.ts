@@ -10,6 +10,7 @@ import type { FullStore } from '../../src/store/index.js';
 import { ClientCache } from '../../src/store/postgres-client-cache.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { makeClient } from '../../src/store/testing/records.js';
+import { countQueries, type QueryCounter } from '../helpers/pg-queries.js';
 import { startPostgres, type TestDatabase } from '../helpers/postgres.js';
 
 /** A cache over a table held here, counting the lookups that reach it; `hold` makes the next lookup wait for `release`. */
@@ -119,8 +120,7 @@ describe('clients kept in memory by PostgreSQL replicas', () => {
   let theirs: FullStore;
   let monitor: pg.Client;
   /** Statements node-postgres sent that read the clients table. */
-  let lookups = 0;
-  const query = pg.Client.prototype.query;
+  let lookups: QueryCounter;
 
   before(async () => {
     database = await startPostgres();
@@ -128,14 +128,10 @@ describe('clients kept in memory by PostgreSQL replicas', () => {
     theirs = await openPostgresStore({ connectionString: database.connectionString });
     monitor = new pg.Client({ connectionString: database.connectionString });
     await monitor.connect();
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as { text?: string } | string;
-      if (/FROM clients WHERE client_id/.test(typeof config === 'string' ? config : (config.text ?? ''))) lookups++;
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
+    lookups = countQueries(/FROM clients WHERE client_id/);
   });
   after(async () => {
-    pg.Client.prototype.query = query;
+    lookups.restore();
     await monitor.end();
     await mine.close();
     await theirs.close();
@@ -175,9 +171,9 @@ describe('clients kept in memory by PostgreSQL replicas', () => {
     await mine.getClient(client.clientId);
     await listenerPid();
     await mine.getClient(client.clientId);
-    lookups = 0;
+    lookups.reset();
     assert.deepEqual(await mine.getClient(client.clientId), client);
-    assert.equal(lookups, 0);
+    assert.equal(lookups.count, 0);
   });
 
   it('a client replaced or removed by another replica is seen so by this one once the announcement arrives', async () => {

@@ -11,6 +11,7 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { GROUP_COMMIT_MOST } from '../../src/store/sql/group-commit.js';
 import type { GrantRecord, RefreshResult, RefreshTokenRecord } from '../../src/store/store.js';
 import { addUser, issueFirstToken, makeClient, makeGrant, makeRefreshToken, makeUpstreamSession, NOW, refreshOf } from '../../src/store/testing/records.js';
+import { countQueries, type QueryCounter } from '../helpers/pg-queries.js';
 import { startPostgres, type TestDatabase } from '../helpers/postgres.js';
 
 const N = 16;
@@ -174,20 +175,15 @@ describe('client lookups of one turn in one statement, PostgreSQL', () => {
   let database: TestDatabase;
   let store: FullStore;
   /** Statements node-postgres sent that read the clients table. */
-  let lookups = 0;
-  const query = pg.Client.prototype.query;
+  let lookups: QueryCounter;
 
   before(async () => {
     database = await startPostgres();
     store = await openPostgresStore({ connectionString: database.connectionString });
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as { text?: string } | string;
-      if (/FROM clients WHERE client_id/.test(typeof config === 'string' ? config : (config.text ?? ''))) lookups++;
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
+    lookups = countQueries(/FROM clients WHERE client_id/);
   });
   after(async () => {
-    pg.Client.prototype.query = query;
+    lookups.restore();
     await store.close();
     await database.stop();
   });
@@ -197,11 +193,11 @@ describe('client lookups of one turn in one statement, PostgreSQL', () => {
     for (const client of made) await store.createClient(client);
     const ids = [...made.map((c) => c.clientId), made[0]!.clientId, made[1]!.clientId, ...Array.from({ length: N / 2 - 2 }, (_, i) => `unknown-${i}`)];
     await nextTurn();
-    lookups = 0;
+    lookups.reset();
     const lead = store.getClient(made[0]!.clientId);
     const found = await Promise.all(ids.map((id) => store.getClient(id)));
     await lead;
-    assert.equal(lookups, 2, 'the lead alone, then the rest of the turn in one statement');
+    assert.equal(lookups.count, 2, 'the lead alone, then the rest of the turn in one statement');
     const alone = [];
     for (const id of ids) alone.push(await store.getClient(id));
     assert.deepEqual(found, alone);

@@ -209,7 +209,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     const queries: string[] = [];
     const query = pg.Client.prototype.query;
     try {
-      await store.getClient('warms the pool'); // the connection opened and migrated before counting
+      await store.getUser({ id: 'warms the pool' }); // the connection opened and migrated before counting
       pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
         const [first] = args as [string | { text: string }];
         queries.push(typeof first === 'string' ? first : first.text);
