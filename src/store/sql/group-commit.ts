@@ -10,7 +10,7 @@
  * than one, the next turns' first programs wait too, until a batch holds one or none again.
  *
  * The scheduling serves any work that is cheaper done together: the PostgreSQL store also uses it
- * to send one turn's refreshes as one statement (postgres.ts).
+ * to send one turn's refreshes as one statement, and its client lookups as one query (postgres.ts).
  *
  * Semantics are those of one transaction per program: programs run one after another, in the
  * order they arrived, each seeing what the ones before it wrote (a refresh token presented twice
