@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser } from 'playwright-core';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 import { launchChromium } from './chromium.js';
-import { registerBrowserApp, startCallback } from './browser-app.js';
+import { approveAndRedeem, assertTokensStopped, registerBrowserApp, signInToConsent, startCallback, toolsListStatus } from './browser-app.js';
 
 const RESULTS = join(process.cwd(), 'test-results');
 const USER = { username: 'alice', password: 'correct horse battery' };
@@ -54,30 +54,10 @@ describe('the account page in a real browser, against context-auth serve', () =>
     const overflows = () => page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth') as Promise<boolean>;
 
     // The person approves the application, as in any authorization.
-    await page.goto(authorize.href);
-    await page.fill('input[name="username"]', USER.username);
-    await page.fill('input[name="password"]', USER.password);
-    await Promise.all([page.waitForURL(new RegExp(`^${issuer}/interaction/`)), page.locator('button[type="submit"]').click()]);
-    const approve = page.locator('button[name="decision"][value="approve"]');
-    await approve.waitFor();
+    const approve = await signInToConsent(page, authorize, issuer, USER);
     assert.equal(await page.locator('a[href="/account"]').count(), 1, 'the consent page links to the account page');
-    await Promise.all([page.waitForURL((u) => u.href.startsWith(redirectUri)), approve.click()]);
-    const code = arrived[0]?.get('code');
-    assert.ok(code, 'a code reached the application');
-    const redeemed = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id, resource: `${issuer}/mcp` }),
-    });
-    assert.equal(redeemed.status, 200, await redeemed.clone().text());
-    const tokens = (await redeemed.json()) as { access_token: string; refresh_token: string };
-    const mcp = () =>
-      fetch(`${issuer}/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
-    assert.equal((await mcp()).status, 200, 'the access token works before revoking');
+    const tokens = await approveAndRedeem(page, approve, { issuer, redirectUri, arrived, clientId: client.client_id, verifier });
+    assert.equal(await toolsListStatus(issuer, tokens.access_token), 200, 'the access token works before revoking');
 
     // The account page, still signed in from the approval: the application, the server, the scope.
     await page.goto(`${issuer}/account`);
@@ -99,14 +79,7 @@ describe('the account page in a real browser, against context-auth serve', () =>
     const afterRevoke = await page.locator('body').innerText();
     assert.match(afterRevoke, /Access revoked/);
     assert.ok(!afterRevoke.includes('E2E Notes'), 'the application is gone from the list');
-    const refreshed = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id }),
-    });
-    assert.equal(refreshed.status, 400);
-    assert.equal(((await refreshed.json()) as { error: string }).error, 'invalid_grant');
-    assert.equal((await mcp()).status, 401, 'the access token is refused at the co-hosted server');
+    await assertTokensStopped(issuer, client.client_id, tokens);
 
     // Sign out: the page asks to sign in again.
     await Promise.all([page.waitForURL(`${issuer}/account?done=signed-out`), page.locator('button', { hasText: 'Sign out' }).click()]);

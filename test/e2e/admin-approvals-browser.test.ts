@@ -16,7 +16,7 @@ import { DATABASE_FILE } from '../../src/cli/data.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 import { launchChromium } from './chromium.js';
-import { registerBrowserApp, startCallback } from './browser-app.js';
+import { approveAndRedeem, assertTokensStopped, registerBrowserApp, signInToConsent, startCallback, toolsListStatus } from './browser-app.js';
 
 const RESULTS = join(process.cwd(), 'test-results');
 const USER = { username: 'alice', password: 'correct horse battery' };
@@ -67,29 +67,9 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
 
     // The person approves the application, in their own browser.
     const person = await newPage();
-    await person.goto(authorize.href);
-    await person.fill('input[name="username"]', USER.username);
-    await person.fill('input[name="password"]', USER.password);
-    await Promise.all([person.waitForURL(new RegExp(`^${issuer}/interaction/`)), person.locator('button[type="submit"]').click()]);
-    const approve = person.locator('button[name="decision"][value="approve"]');
-    await approve.waitFor();
-    await Promise.all([person.waitForURL((u) => u.href.startsWith(redirectUri)), approve.click()]);
-    const code = arrived[0]?.get('code');
-    assert.ok(code, 'a code reached the application');
-    const redeemed = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id, resource: `${issuer}/mcp` }),
-    });
-    assert.equal(redeemed.status, 200, await redeemed.clone().text());
-    const tokens = (await redeemed.json()) as { access_token: string; refresh_token: string };
-    const mcp = () =>
-      fetch(`${issuer}/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
-    assert.equal((await mcp()).status, 200, 'the access token works before revoking');
+    const approve = await signInToConsent(person, authorize, issuer, USER);
+    const tokens = await approveAndRedeem(person, approve, { issuer, redirectUri, arrived, clientId: client.client_id, verifier });
+    assert.equal(await toolsListStatus(issuer, tokens.access_token), 200, 'the access token works before revoking');
 
     // The administrator, in another browser, signs in at /admin and opens Approvals.
     const page = await newPage();
@@ -123,14 +103,7 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
     const afterRevoke = await page.locator('#content').innerText();
     assert.match(afterRevoke, /Approval revoked/);
     assert.ok(!afterRevoke.includes('E2E Notes'), 'the application is gone from the list');
-    const refreshed = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id }),
-    });
-    assert.equal(refreshed.status, 400);
-    assert.equal(((await refreshed.json()) as { error: string }).error, 'invalid_grant');
-    assert.equal((await mcp()).status, 401, 'the access token is refused at the co-hosted server');
+    await assertTokensStopped(issuer, client.client_id, tokens);
     await server!.waitForOutput(/"event":"consent_revoked".*"by":"admin"/);
 
     // Signing keys: the current key, and a rotation published at once.
