@@ -472,20 +472,19 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     refreshGrant: (request) => {
       const params = refreshParams(request);
-      // One statement, committed on its own: a duplicate new hash fails it whole.
-      const alone = (): Promise<RefreshResult> =>
-        run(
-          (function* () {
-            const row = yield* get(S.refreshInOneStatement, params);
-            return row ? refreshed(row) : yield* explainRefresh(request);
-          })(),
-        );
       if (driver.refreshTogether) {
+        // Left by its batch: the one-refresh statement, committed on its own (a duplicate new hash fails it whole).
+        const alone = (): Promise<RefreshResult> =>
+          run(
+            (function* () {
+              const row = yield* get(S.refreshInOneStatement, params);
+              return row ? refreshed(row) : yield* explainRefresh(request);
+            })(),
+          );
         return driver.refreshTogether(params).then((outcome) =>
           outcome === 'alone' ? alone() : outcome === 'refused' ? run(explainRefresh(request)) : refreshed(outcome),
         );
       }
-      if (d.name === 'postgres') return alone();
       return inTransaction(
         (function* () {
           // The grant first, as on PostgreSQL: standing, the token's, its expiry raised.
