@@ -1,4 +1,3 @@
-import { hkdfSync, type KeyObject } from 'node:crypto';
 import { DpopProofVerifier, type DpopProof } from '../core/dpop.js';
 import { DpopNonces } from '../core/dpop-nonce.js';
 import { OAuthError } from '../core/errors.js';
@@ -68,7 +67,7 @@ export function requiresDpop(client: ClientRecord | null): boolean {
 export class TokenEndpointDpop {
   readonly #verifier = new DpopProofVerifier();
   readonly #replays: ReplayCache | null;
-  #nonces: { key: KeyObject; nonces: DpopNonces } | undefined;
+  #nonces: { key: Buffer; nonces: DpopNonces } | undefined;
 
   constructor(
     private readonly store: Store,
@@ -113,17 +112,11 @@ export class TokenEndpointDpop {
   }
 
   async #currentNonces(): Promise<DpopNonces> {
-    const signing = this.keys.currentIfCached() ?? (await this.keys.current());
-    if (this.#nonces?.key !== signing.key) this.#nonces = { key: signing.key, nonces: new DpopNonces(nonceKey(signing.key)) };
+    const key = (this.keys.macKeysIfCached(NONCE_KEY_LABEL) ?? (await this.keys.macKeys(NONCE_KEY_LABEL)))[0]!;
+    if (this.#nonces?.key !== key) this.#nonces = { key, nonces: new DpopNonces(key) };
     return this.#nonces.nonces;
   }
 }
 
-/**
- * The nonce key, derived from the signing key's private part (which lives in the store, so every
- * replica derives the same), by HKDF: the nonce key reveals nothing of the signing key.
- */
-function nonceKey(signingKey: KeyObject): Buffer {
-  const secret = signingKey.export({ format: 'der', type: 'pkcs8' });
-  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'context-auth DPoP nonces', 32));
-}
+/** The label the nonce key is derived under from the signing key (SigningKeys.macKeys). */
+const NONCE_KEY_LABEL = 'context-auth DPoP nonces';

@@ -1,4 +1,4 @@
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import { hkdfSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { jwtSigner, privateKeyFromJwk, verificationKeyFromJwk, type JwtVerificationKey } from '../core/jwt.js';
 import { randomToken } from '../core/secrets.js';
@@ -38,12 +38,22 @@ export interface CurrentSigningKey {
   sign(claims: Record<string, unknown>): string;
 }
 
+/** What is made once per key and kept across reloads. */
+interface Imported {
+  current?: CurrentSigningKey;
+  verification?: JwtVerificationKey;
+  /** MAC keys derived from it, by label. */
+  mac?: Map<string, Buffer>;
+}
+
 interface Loaded {
   /** Read again from then on: after `cacheSeconds`, or sooner when a waiting key starts signing. */
   until: number;
   current: CurrentSigningKey;
   published: JWK[];
   verification: Map<string, JwtVerificationKey>;
+  /** The published keys' records, the signing one first: what MAC keys are derived from. */
+  macSources: SigningKeyRecord[];
 }
 
 /**
@@ -55,7 +65,7 @@ export class SigningKeys {
   private cached: Loaded | undefined;
   private loading: Promise<Loaded> | undefined;
   /** Key objects by kid, kept across reloads: a key is imported once, not every `cacheSeconds`. */
-  private readonly imported = new Map<string, { current?: CurrentSigningKey; verification?: JwtVerificationKey }>();
+  private readonly imported = new Map<string, Imported>();
 
   /**
    * @param activationSeconds a rotated key is published at once but signs only this long after it
@@ -83,6 +93,22 @@ export class SigningKeys {
   /** The published (current or previous) key with this kid, to verify one of our own tokens. */
   async verificationKey(kid: string): Promise<JwtVerificationKey | undefined> {
     return (await this.load()).verification.get(kid);
+  }
+
+  /**
+   * Keys for the MACs the server makes and checks itself (DPoP nonces, form tokens, a refresh
+   * token's successor), one per published signing key, derived by HKDF from its private part under
+   * `label`: every replica derives the same ones, none reveals a signing key, and they rotate with
+   * the signing keys. The first is the signing key's, to make MACs with; every one is accepted.
+   */
+  async macKeys(label: string): Promise<readonly Buffer[]> {
+    return this.macKeysOf(await this.load(), label);
+  }
+
+  /** macKeys while the cache is fresh, without a promise; undefined when the keys must be read. */
+  macKeysIfCached(label: string): readonly Buffer[] | undefined {
+    const cached = this.cached;
+    return cached && this.now() < cached.until ? this.macKeysOf(cached, label) : undefined;
   }
 
   /** Public keys to publish at jwks_uri: the current and the previous one. */
@@ -119,7 +145,8 @@ export class SigningKeys {
     const signing = waiting ? previous : current;
     // A key waiting to sign starts exactly when its delay ends, not up to a cache period later.
     const until = waiting ? Math.min(now + this.cacheSeconds, current.createdAt + this.activationSeconds) : now + this.cacheSeconds;
-    this.cached = { until, current: this.signerFor(signing), published, verification };
+    const macSources = [signing, ...publishedKeys.filter((key) => key.kid !== signing.kid)];
+    this.cached = { until, current: this.signerFor(signing), published, verification, macSources };
     for (const kid of this.imported.keys()) if (!verification.has(kid)) this.imported.delete(kid);
     return this.cached;
   }
@@ -139,7 +166,21 @@ export class SigningKeys {
     return imported.verification;
   }
 
-  private importedFor(kid: string): { current?: CurrentSigningKey; verification?: JwtVerificationKey } {
+  private macKeysOf(loaded: Loaded, label: string): readonly Buffer[] {
+    return loaded.macSources.map((record) => {
+      const imported = this.importedFor(record.kid);
+      imported.mac ??= new Map();
+      let derived = imported.mac.get(label);
+      if (!derived) {
+        const key = imported.current?.key ?? privateKeyFromJwk(JSON.parse(record.privateJwk) as JsonWebKey, record.alg);
+        derived = macKeyOf(key, label);
+        imported.mac.set(label, derived);
+      }
+      return derived;
+    });
+  }
+
+  private importedFor(kid: string): Imported {
     let imported = this.imported.get(kid);
     if (!imported) {
       imported = {};
@@ -147,4 +188,10 @@ export class SigningKeys {
     }
     return imported;
   }
+}
+
+/** A MAC key derived from a signing key's private part by HKDF-SHA256 under `label`: it reveals nothing of the signing key. */
+export function macKeyOf(signingKey: KeyObject, label: string): Buffer {
+  const secret = signingKey.export({ format: 'der', type: 'pkcs8' });
+  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), label, 32));
 }
