@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { JsonWebKey } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { macKeyOf, rotateSigningKeys, SigningKeys } from '../../src/authorization-server/keys.js';
 import { privateKeyFromJwk } from '../../src/core/jwt.js';
