@@ -5,7 +5,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import { DEVICE_CODE_GRANT_TYPE } from '../core/protocol.js';
-import { ClientError } from './errors.js';
+import { ClientError, signInStopped } from './errors.js';
 import { assertSecureUrl } from './http.js';
 import { requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 
@@ -61,7 +61,7 @@ export interface DeviceFlowContext {
   dpop?: DpopTokenBinding;
 }
 
-const stopped = (): ClientError => new ClientError('authorization_aborted', 'the sign-in was stopped before it finished');
+const stopped = signInStopped;
 
 /** The authorization server's device authorization endpoint; a clear error when its metadata names none. */
 export function deviceAuthorizationEndpoint(as: oauth.AuthorizationServer): string {

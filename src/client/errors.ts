@@ -30,3 +30,6 @@ export class ClientError extends Error {
     this.name = 'ClientError';
   }
 }
+
+/** A sign-in the caller stopped (its AbortSignal) while it waited for the person. */
+export const signInStopped = (): ClientError => new ClientError('authorization_aborted', 'the sign-in was stopped before it finished');

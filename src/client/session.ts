@@ -7,7 +7,7 @@ import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivate
 import { deviceAuthorizationEndpoint, deviceCodeInfo, pollForTokens, realSleep, requestDeviceCode, type DeviceCodeInfo, type DeviceFlowContext, type Sleep } from './device.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
-import { ClientError } from './errors.js';
+import { ClientError, signInStopped } from './errors.js';
 import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-bearer.js';
 import { startLoopback } from './loopback.js';
@@ -181,7 +181,7 @@ export class ContextClient implements FetchSession {
       const dpop = this.dpopFor(chosen, wasBound);
       const plan = await planAuthorization(chosen, client, loopback.redirectUri, scope || undefined);
       loopback.expectState(plan.state);
-      const callback = await this.browserStep(plan.url, loopback.wait);
+      const callback = await this.browserStep(plan.url, loopback.wait, options.signal);
       // A refusal (checked like a code: state, iss) is reported as it is, before any word of exchanging.
       if (callback.has('error')) validateCallback(chosen.authorizationServer, client.clientId, callback, plan.state);
       this.progress('Exchanging the code for tokens');
@@ -192,13 +192,13 @@ export class ContextClient implements FetchSession {
     }
   }
 
-  /** Sends the person to the browser and waits for the callback, telling onSignIn around it. */
-  private async browserStep(url: URL, wait: () => Promise<URLSearchParams>): Promise<URLSearchParams> {
+  /** Sends the person to the browser and waits for the callback (or for `signal`), telling onSignIn around it. */
+  private async browserStep(url: URL, wait: () => Promise<URLSearchParams>, signal: AbortSignal | undefined): Promise<URLSearchParams> {
     this.options.onSignIn?.('started');
     try {
       await presentAuthorizationUrl(url, this.options);
       this.progress('Waiting for the browser…');
-      return await wait();
+      return await untilAborted(wait(), signal);
     } finally {
       this.options.onSignIn?.('ended');
     }
@@ -512,4 +512,15 @@ function registeredLoopbackPort(client: StoredClient | undefined): number | unde
  */
 export function createAuthFetch(options: ContextClientOptions): typeof fetch {
   return new ContextClient(options).fetch as typeof fetch;
+}
+
+/** `waiting`, unless `signal` aborts first: then authorization_aborted. */
+function untilAborted<T>(waiting: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return waiting;
+  if (signal.aborted) return Promise.reject(signInStopped());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signInStopped());
+    signal.addEventListener('abort', onAbort, { once: true });
+    waiting.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

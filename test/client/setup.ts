@@ -236,6 +236,8 @@ export interface PersonOptions {
   absent?: boolean;
   /** Callbacks someone else sends first (another program on this machine, a web page), made from the real one. */
   forged?: (callback: URL) => URL[];
+  /** Called once the final redirect was delivered and answered. */
+  delivered?: () => void;
 }
 
 export interface Person {
@@ -277,6 +279,7 @@ export function person(options: PersonOptions = {}): Person {
       options.tamper?.(callback);
       callbacks.push(callback);
       await deliver(callback);
+      options.delivered?.();
     },
   };
 }
