@@ -74,6 +74,22 @@ export const WRITE_BURST = 100;
 /** Without a write for this long, the worker ends and commits checkpoint as SQLite does by default. */
 export const IDLE_MS = 10_000;
 
+/** Milliseconds, and a repeating check; tests give one they advance themselves. */
+export interface CheckpointClock {
+  now(): number;
+  /** Calls `tick` every `ms` until the returned function is called. */
+  every(ms: number, tick: () => void): () => void;
+}
+
+const SYSTEM_CLOCK: CheckpointClock = {
+  now: () => performance.now(),
+  every: (ms, tick) => {
+    // Unref'd: the check never keeps a process alive.
+    const timer = setInterval(tick, ms).unref();
+    return () => clearInterval(timer);
+  },
+};
+
 /**
  * When the checkpointer runs: while anyone holds it (a long upkeep job), and from the
  * WRITE_BURST-th writing statement in a row until the writes stop for IDLE_MS. A store that writes now
@@ -86,37 +102,40 @@ export class OffLoopCheckpoints {
   private started = false;
   private holds = 0;
   private writes = 0;
-  private lastWrite = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private lastWrite = -Infinity;
+  /** Stops the check for the writes' end; set while it runs. */
+  private stopIdleCheck: (() => void) | undefined;
   private closed = false;
 
   private readonly idleMs: number;
   private readonly start: (file: string) => Promise<Checkpointer>;
+  private readonly clock: CheckpointClock;
 
   constructor(
     private readonly file: string,
     private readonly autocheckpoint: (pages: number) => void,
     private readonly pages: number,
-    options: { idleMs?: number; start?: (file: string) => Promise<Checkpointer> } = {},
+    options: { idleMs?: number; start?: (file: string) => Promise<Checkpointer>; clock?: CheckpointClock } = {},
   ) {
     this.idleMs = options.idleMs ?? IDLE_MS;
     this.start = options.start ?? startCheckpointer;
+    this.clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   /** A writing statement ran (cheap: called for every one). */
   wrote(): void {
-    const now = performance.now();
+    const now = this.clock.now();
     if (now - this.lastWrite >= this.idleMs) this.writes = 0;
     this.lastWrite = now;
     if (++this.writes < WRITE_BURST || this.worker || this.closed) return;
     this.begin();
-    // Checks now and then whether the writes stopped; unref'd, so it never keeps a process alive.
-    this.idleTimer = setInterval(() => {
-      if (performance.now() - this.lastWrite < this.idleMs) return;
-      clearInterval(this.idleTimer);
-      this.idleTimer = undefined;
+    // Checks now and then whether the writes stopped.
+    this.stopIdleCheck = this.clock.every(this.idleMs / 2, () => {
+      if (this.clock.now() - this.lastWrite < this.idleMs) return;
+      this.stopIdleCheck?.();
+      this.stopIdleCheck = undefined;
       if (this.holds === 0) void this.end();
-    }, this.idleMs / 2).unref();
+    });
   }
 
   /** Keeps the checkpointer running until the returned function is called. */
@@ -126,7 +145,7 @@ export class OffLoopCheckpoints {
     else if (this.started) this.apply();
     return async () => {
       if (--this.holds > 0) return;
-      if (!this.idleTimer) await this.end();
+      if (!this.stopIdleCheck) await this.end();
       else if (this.started) this.apply();
     };
   }
@@ -134,8 +153,8 @@ export class OffLoopCheckpoints {
   /** Ends the worker for good (before the store's connection closes). */
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.idleTimer);
-    this.idleTimer = undefined;
+    this.stopIdleCheck?.();
+    this.stopIdleCheck = undefined;
     await this.end();
   }
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { OFF_LOOP_WAL_PAGES, OffLoopCheckpoints, startCheckpointer, WRITE_BURST } from '../../src/store/sqlite-checkpointer.js';
+import { OFF_LOOP_WAL_PAGES, OffLoopCheckpoints, startCheckpointer, WRITE_BURST, type CheckpointClock } from '../../src/store/sqlite-checkpointer.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-off-loop-'));
@@ -17,11 +17,44 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls for what a worker thread does on its own; the deadline only reports a hang. */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 60_000;
   while (!condition()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
     await sleep(10);
+  }
+}
+
+/** A clock the test moves: `advance` runs the checks that fall due, as the timers would. */
+class TestClock implements CheckpointClock {
+  ms = 1_000_000;
+  private checks = new Set<{ every: number; next: number; tick: () => void }>();
+
+  now(): number {
+    return this.ms;
+  }
+
+  every(ms: number, tick: () => void): () => void {
+    const check = { every: ms, next: this.ms + ms, tick };
+    this.checks.add(check);
+    return () => void this.checks.delete(check);
+  }
+
+  advance(ms: number): void {
+    const until = this.ms + ms;
+    for (;;) {
+      const due = [...this.checks].filter((check) => check.next <= until).sort((a, b) => a.next - b.next)[0];
+      if (!due) break;
+      this.ms = due.next;
+      due.next += due.every;
+      due.tick();
+    }
+    this.ms = until;
+  }
+
+  get pending(): number {
+    return this.checks.size;
   }
 }
 
@@ -32,33 +65,40 @@ function setup(name: string, idleMs = 300) {
   db.pragma('journal_mode = WAL');
   const settings: number[] = [];
   const workers = { started: 0, stopped: 0 };
+  const clock = new TestClock();
   const checkpoints = new OffLoopCheckpoints(file, (pages) => void settings.push(pages), 1000, {
     idleMs,
+    clock,
     start: async (f) => {
       const worker = await startCheckpointer(f);
       workers.started++;
       return { stop: async () => void (await worker.stop(), workers.stopped++) };
     },
   });
-  return { db, settings, workers, checkpoints };
+  return { db, settings, workers, checkpoints, clock };
 }
 
 describe('checkpoints off the event loop', () => {
   it('start from a burst of writes, turn the connection’s own off, and hand back after the writes stop', async () => {
-    const { db, settings, workers, checkpoints } = setup('burst');
+    const { db, settings, workers, checkpoints, clock } = setup('burst');
     try {
       for (let i = 0; i < WRITE_BURST - 1; i++) checkpoints.wrote();
-      await sleep(100);
-      assert.deepEqual(settings, [], 'a few writes start nothing');
+      clock.advance(100);
+      assert.equal(clock.pending, 0, 'a few writes start nothing');
       checkpoints.wrote();
       await until(() => settings.length === 1, 'the worker started');
       assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES], 'the store’s connection checkpoints only at a WAL ten times larger once the worker runs');
-      // Writes going on keep it.
-      for (let i = 0; i < 6; i++) {
-        await sleep(100);
+      // Writes going on keep it, however long they go on.
+      for (let i = 0; i < 20; i++) {
+        clock.advance(100);
         checkpoints.wrote();
       }
+      // An end begun by a check would have set the connection's limit back by the next turn.
+      await new Promise(setImmediate);
       assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES]);
+      assert.equal(workers.stopped, 0);
+      // The check runs every half idle time: the writes are seen to have stopped within 1.5 × of it.
+      clock.advance(450);
       await until(() => workers.stopped === 1, 'the worker stopped after the writes did');
       assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 1000], 'the connection checkpoints again');
       assert.equal(workers.started, 1);
@@ -69,13 +109,16 @@ describe('checkpoints off the event loop', () => {
   });
 
   it('count writes separated by an idle gap afresh', async () => {
-    const { db, settings, checkpoints } = setup('sparse', 100);
+    const { db, settings, workers, checkpoints, clock } = setup('sparse', 100);
     try {
       for (let i = 0; i < WRITE_BURST - 1; i++) checkpoints.wrote();
-      await sleep(150);
+      clock.advance(100);
       for (let i = 0; i < WRITE_BURST - 1; i++) checkpoints.wrote();
-      await sleep(100);
-      assert.deepEqual(settings, [], 'no burst: no worker');
+      assert.equal(clock.pending, 0, 'no burst: no worker');
+      assert.deepEqual(settings, []);
+      assert.equal(workers.started, 0);
+      checkpoints.wrote();
+      assert.equal(clock.pending, 1, 'one more write in the same run of writes is a burst');
     } finally {
       await checkpoints.close();
       db.close();
@@ -83,12 +126,12 @@ describe('checkpoints off the event loop', () => {
   });
 
   it('run while held, however few the writes, until released', async () => {
-    const { db, settings, workers, checkpoints } = setup('held');
+    const { db, settings, workers, checkpoints, clock } = setup('held');
     try {
       const release = checkpoints.hold();
       await until(() => settings.length === 1, 'the worker started');
       assert.deepEqual(settings, [0], 'a sweep’s commits never checkpoint on the event loop');
-      await sleep(400);
+      clock.advance(10_000);
       assert.equal(workers.stopped, 0, 'held past the idle time');
       await release();
       assert.deepEqual(settings, [0, 1000]);
@@ -100,7 +143,7 @@ describe('checkpoints off the event loop', () => {
   });
 
   it('held by upkeep while requests write: back to the bounded WAL once released', async () => {
-    const { db, settings, workers, checkpoints } = setup('both');
+    const { db, settings, workers, checkpoints, clock } = setup('both');
     try {
       for (let i = 0; i < WRITE_BURST; i++) checkpoints.wrote();
       await until(() => settings.length === 1, 'the worker started');
@@ -110,6 +153,8 @@ describe('checkpoints off the event loop', () => {
       await release();
       assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 0, OFF_LOOP_WAL_PAGES], 'the writes go on: the worker stays, the WAL bounded again');
       assert.equal(workers.stopped, 0);
+      // The check runs every half idle time: the writes are seen to have stopped within 1.5 × of it.
+      clock.advance(450);
       await until(() => workers.stopped === 1, 'the worker stopped after the writes did');
       assert.deepEqual(settings, [OFF_LOOP_WAL_PAGES, 0, OFF_LOOP_WAL_PAGES, 1000]);
     } finally {
@@ -119,14 +164,15 @@ describe('checkpoints off the event loop', () => {
   });
 
   it('end for good on close, leaving the setting to the closing connection', async () => {
-    const { db, settings, workers, checkpoints } = setup('closed');
+    const { db, settings, workers, checkpoints, clock } = setup('closed');
     for (let i = 0; i < WRITE_BURST; i++) checkpoints.wrote();
     await until(() => settings.length === 1, 'the worker started');
     await checkpoints.close();
     assert.equal(workers.stopped, 1);
+    assert.equal(clock.pending, 0, 'no check left running');
     for (let i = 0; i < WRITE_BURST; i++) checkpoints.wrote();
-    await sleep(100);
-    assert.equal(workers.started, 1, 'nothing starts after close');
+    assert.equal(clock.pending, 0, 'nothing starts after close');
+    assert.equal(workers.started, 1);
     db.close();
   });
 
