@@ -95,7 +95,17 @@ function openDatabase(file: string): Database.Database {
   }
 }
 
-export function openSqliteStore(options: { path: string }): FullStore {
+export interface SqliteStoreOptions {
+  /** The database file (created, with its folder's permissions, when missing), or ':memory:'. */
+  path: string;
+  /**
+   * Whether checkpoints move to a worker thread while the store writes a lot (default true). False
+   * leaves every checkpoint to the commit that crosses SQLite's WAL limit, as SQLite does alone.
+   */
+  checkpointsOffLoop?: boolean;
+}
+
+export function openSqliteStore(options: SqliteStoreOptions): FullStore {
   let db: Database.Database;
   try {
     db = openDatabase(options.path);
@@ -106,7 +116,7 @@ export function openSqliteStore(options: { path: string }): FullStore {
 
   // Not for an in-memory database: it has no file for a second connection to open.
   const checkpoints =
-    options.path === ':memory:'
+    options.path === ':memory:' || options.checkpointsOffLoop === false
       ? undefined
       : new OffLoopCheckpoints(options.path, (pages) => db.open && db.pragma(`wal_autocheckpoint = ${pages}`), AUTOCHECKPOINT_PAGES);
 
