@@ -55,11 +55,20 @@ export interface AuditEventWriterOptions {
   warn: (message: string) => void;
   /** Called with how many of the oldest waiting events were just dropped. */
   dropped?: (count: number) => void;
+  /** Runs `write` after `ms` unless cancelled (an unref'd setTimeout by default); tests give their own. */
+  after?: (ms: number, write: () => void) => () => void;
 }
+
+const unrefTimeout = (ms: number, run: () => void): (() => void) => {
+  const timer = setTimeout(run, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 export class AuditEventWriter {
   private waiting: AuditEventRecord[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the delayed write, while one is due. */
+  private timer: (() => void) | undefined;
   private soon: ReturnType<typeof setImmediate> | undefined;
   private writing: Promise<void> | undefined;
   /** Set from a failed write until one succeeds: the warnings of one outage are said once. */
@@ -69,6 +78,7 @@ export class AuditEventWriter {
   private readonly batchSize: number;
   private readonly flushDelayMs: number;
   private readonly maxPending: number;
+  private readonly after: (ms: number, write: () => void) => () => void;
 
   constructor(
     private readonly store: AuditEventStore,
@@ -77,6 +87,7 @@ export class AuditEventWriter {
     this.batchSize = options.batchSize ?? AUDIT_BATCH_SIZE;
     this.flushDelayMs = options.flushDelayMs ?? AUDIT_FLUSH_DELAY_MS;
     this.maxPending = options.maxPending ?? AUDIT_MAX_PENDING;
+    this.after = options.after ?? unrefTimeout;
   }
 
   /** Events waiting to be written. */
@@ -123,14 +134,13 @@ export class AuditEventWriter {
     // While the store fails, a full batch waits for the timer too: no retry faster than the delay.
     if (this.waiting.length >= this.batchSize && !this.failing) {
       if (this.soon) return;
-      if (this.timer) clearTimeout(this.timer);
+      this.timer?.();
       this.timer = undefined;
       // After the current request's turn: a synchronous store would otherwise write inside it.
       this.soon = setImmediate(() => void this.flush());
       this.soon.unref();
     } else if (!this.timer && !this.soon) {
-      this.timer = setTimeout(() => void this.flush(), this.flushDelayMs);
-      this.timer.unref();
+      this.timer = this.after(this.flushDelayMs, () => void this.flush());
     }
   }
 
@@ -169,7 +179,7 @@ export class AuditEventWriter {
   }
 
   private clearTimers(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.();
     if (this.soon) clearImmediate(this.soon);
     this.timer = undefined;
     this.soon = undefined;

@@ -41,7 +41,30 @@ async function keptFrom(store: FullStore, from: number): Promise<AuditEventRecor
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The writer's delayed writes, run when the test says: `due` is the delay of the one waiting, if any. */
+function delayedWrites() {
+  let waiting: { ms: number; write: () => void } | undefined;
+  return {
+    after: (ms: number, write: () => void) => {
+      const entry = { ms, write };
+      waiting = entry;
+      return () => {
+        if (waiting === entry) waiting = undefined;
+      };
+    },
+    get due(): number | undefined {
+      return waiting?.ms;
+    },
+    /** The delay has passed: its write starts (the store is called in this turn). */
+    elapse(): void {
+      const entry = waiting;
+      assert.ok(entry, 'no write is waiting for its delay');
+      waiting = undefined;
+      entry.write();
+    },
+  };
+}
 
 for (const kind of STORE_KINDS) {
   describe(`audit events in the store (${kind.name})`, () => {
@@ -85,38 +108,49 @@ for (const kind of STORE_KINDS) {
 
     it('events logged in one turn are one write, after that turn; a few wait for the delay', async () => {
       const { store, calls } = watched(opened.store);
-      const writer = new AuditEventWriter(store, { warn: () => assert.fail('no warning'), flushDelayMs: 200 });
+      const delays = delayedWrites();
+      const writer = new AuditEventWriter(store, { warn: () => assert.fail('no warning'), flushDelayMs: 200, after: delays.after });
       for (let i = 0; i < 150; i++) writer.add(record(i), 1000 + i);
       assert.equal(calls.length, 0, 'not while the request runs');
       await turn();
-      await sleep(20);
-      assert.equal(calls.length, 1);
+      assert.equal(calls.length, 1, 'written in the next turn, without waiting for the delay');
       assert.equal(calls[0]!.length, 150);
+      await writer.flush();
       for (let i = 0; i < 3; i++) writer.add(record(i), 2000 + i);
-      await sleep(100);
+      await turn();
       assert.equal(calls.length, 1, 'three wait for the delay');
-      await sleep(250);
+      assert.equal(delays.due, 200);
+      delays.elapse();
       assert.equal(calls.length, 2);
       assert.equal(calls[1]!.length, 3);
+      await writer.flush();
       assert.equal(writer.pending, 0);
+      assert.equal((await keptFrom(opened.store, 2000)).length, 3);
       await writer.close();
     });
 
     it('a store that fails keeps the events, says so once, and delivers them when it is back', async () => {
       const { store, calls, mode } = watched(opened.store);
       const warnings: string[] = [];
-      const writer = new AuditEventWriter(store, { warn: (m) => warnings.push(m), flushDelayMs: 50 });
+      const delays = delayedWrites();
+      const writer = new AuditEventWriter(store, { warn: (m) => warnings.push(m), flushDelayMs: 50, after: delays.after });
       mode.down = true;
       for (let i = 0; i < 5; i++) writer.add(record(i), 50_000 + i);
       await writer.flush();
       for (let i = 5; i < 8; i++) writer.add(record(i), 50_000 + i);
-      await sleep(200); // retried on the timer, failing again
-      assert.ok(calls.length >= 3, `retried: ${calls.length} calls`);
+      // Retried after the delay, failing again, and again.
+      for (let retry = 0; retry < 2; retry++) {
+        assert.equal(delays.due, 50, 'the next try waits for the delay');
+        delays.elapse();
+        await turn();
+      }
+      assert.equal(calls.length, 3);
       assert.equal(writer.pending, 8);
       assert.equal(warnings.length, 1, warnings.join('\n'));
       assert.match(warnings[0]!, /cannot write audit events to the store \(connection refused\)/);
       mode.down = false;
-      await sleep(150);
+      delays.elapse();
+      await writer.flush();
       assert.equal(writer.pending, 0);
       const kept = await keptFrom(opened.store, 50_000);
       assert.deepEqual(kept.map((e) => e.details?.attempt), [0, 1, 2, 3, 4, 5, 6, 7], 'all of them, in order');
@@ -152,7 +186,10 @@ for (const kind of STORE_KINDS) {
       const first = h.request('/.well-known/oauth-authorization-server');
       assert.equal((await first).status, 200);
       const signIn = obtainTokens(h, REVISIONS[0]!, { user: { username: 'dave', password: 'correct horse battery' } });
-      const outcome = await Promise.race([signIn.then(() => 'answered'), sleep(5000).then(() => 'stuck')]);
+      // The bound only reports a hang: a request that waited on the store would never answer.
+      let stuck: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([signIn.then(() => 'answered'), new Promise((resolve) => (stuck = setTimeout(resolve, 60_000, 'stuck')))]);
+      clearTimeout(stuck);
       assert.equal(outcome, 'answered');
       mode.hang = false;
 
