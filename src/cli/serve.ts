@@ -33,8 +33,9 @@ export const SERVE_HELP = `context-auth serve [options]
   --registration-ttl S     delete dynamically registered clients unused this long (default 2592000, 30 days; 0 never)
   --access-token-ttl S     access token lifetime in seconds (default 600)
   --header-timeout S       close a connection whose request headers take longer (default 10)
-  --max-connections N      refuse connections beyond this many at once (default 1000); near it, idle
-                           keep-alive connections are closed to make room
+  --max-connections N      connections open at once (default 1000); at the cap, a new one takes the
+                           place of the oldest without a request in progress (idle, or still sending
+                           its headers), and is refused when every one has a request in progress
   --max-connections-per-address N
                            connections one client address (IPv6: its /64) may hold at once (default a
                            tenth of --max-connections; 0 no limit); the excess is closed unanswered.
