@@ -32,9 +32,11 @@ export const SERVE_HELP = `context-auth serve [options]
   --registration MODE      open (default) | closed | token (needs CONTEXT_AUTH_REGISTRATION_TOKEN)
   --registration-ttl S     delete dynamically registered clients unused this long (default 2592000, 30 days; 0 never)
   --access-token-ttl S     access token lifetime in seconds (default 600)
-  --header-timeout S       close a connection whose request headers take longer (default 10)
-  --max-connections N      refuse connections beyond this many at once (default 1000); near it, idle
-                           keep-alive connections are closed to make room
+  --header-timeout S       close a connection whose request headers (or TLS handshake) take longer
+                           (default 10)
+  --max-connections N      connections open at once (default 1000); at the cap, a new one takes the
+                           place of the oldest without a request in progress (idle, or still sending
+                           its headers), and is refused when every one has a request in progress
   --max-connections-per-address N
                            connections one client address (IPv6: its /64) may hold at once (default a
                            tenth of --max-connections; 0 no limit); the excess is closed unanswered.
@@ -178,13 +180,14 @@ export async function serveCommand(args: string[]): Promise<void> {
   const { store, location, created } = await openStore(values, { create: true });
   let handler: (request: Request, env: object) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   // Idle or slow sockets must not accumulate: headers (and whole requests) that take too long are
-  // cut off, well before Node's 60 s default, checked every second rather than every 30; and a
-  // connection cap.
+  // cut off, well before Node's 60 s default, checked every second rather than every 30; a TLS
+  // handshake gets the same time as the headers, not Node's 120 s; and a connection cap.
   const timeouts = {
     headersTimeout: headerTimeoutMs,
     requestTimeout: Math.max(headerTimeoutMs, 30_000),
     keepAliveTimeout: Math.min(5_000, headerTimeoutMs),
     connectionsCheckingInterval: Math.min(1_000, headerTimeoutMs),
+    ...(tls ? { handshakeTimeout: headerTimeoutMs } : {}),
   };
   // The socket's peer address of each request, for rate limits and throttling sign-in by address
   // (behind a proxy this is the proxy's, unless --trust-proxy names it).

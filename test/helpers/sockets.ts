@@ -30,6 +30,55 @@ export function hold(port: number, localAddress: string, send = ''): Promise<Hel
 /** The start of a request whose headers never finish. */
 export const SLOW_HEADERS = 'GET /jwks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ';
 
+/** The body of the token request `inRequest` begins: without a client, it is answered 401. */
+const TOKEN_BODY = 'grant_type=none';
+
+/**
+ * A socket from `localAddress` in the middle of a request: the head of a POST to /token has been
+ * read by the server (it answered `100 Continue`), its body is still to come (`answerTo(held, REST_OF_BODY)`).
+ */
+export function inRequest(port: number, localAddress: string): Promise<Held> {
+  return new Promise((resolve, reject) => {
+    let closed = false;
+    let answer = '';
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
+      socket.write(`POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${TOKEN_BODY.length}\r\nExpect: 100-continue\r\n\r\n`),
+    );
+    const onData = (chunk: Buffer) => {
+      answer += chunk.toString();
+      if (!answer.includes('\r\n\r\n')) return;
+      socket.off('data', onData);
+      if (answer.startsWith('HTTP/1.1 100 ')) resolve({ socket, closed: () => closed });
+      else reject(new Error(`answered before its body: ${answer}`));
+    };
+    socket.on('data', onData);
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      closed = true;
+      reject(new Error(`closed before its request began: ${answer}`));
+    });
+  });
+}
+
+/** What completes the request `inRequest` began, and the head `SLOW_HEADERS` began. */
+export const REST_OF_BODY = TOKEN_BODY;
+export const REST_OF_HEADERS = '1\r\n\r\n';
+
+/** Sends `rest` on a held socket: the status of the answer, or 0 when the socket closes without one. */
+export function answerTo(held: Held, rest: string): Promise<number> {
+  return new Promise((resolve) => {
+    let answer = '';
+    if (held.closed()) return resolve(0);
+    held.socket.on('data', (chunk) => {
+      answer += chunk.toString();
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(answer);
+      if (status) resolve(Number(status[1]));
+    });
+    held.socket.once('close', () => resolve(0));
+    held.socket.write(rest);
+  });
+}
+
 /** A keep-alive socket from `localAddress` that has been answered one GET of `path` and is now idle. */
 export function keepAlive(port: number, localAddress: string, path = '/jwks'): Promise<Held> {
   return new Promise((resolve, reject) => {
