@@ -49,6 +49,9 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   const proxies = trustedProxies(limits.trustProxy);
   const isProxy = (peer: string) => (isIPv4(peer) ? proxies.check(peer, 'ipv4') : isIPv6(peer) && proxies.check(peer, 'ipv6'));
   const open = new Set<Connection>();
+  // Found again by the socket a request arrives on: the TCP socket, or over TLS the TLS socket,
+  // matched to its TCP connection once, by their two ends, when its handshake completes.
+  const bySocket = new WeakMap<Socket, Connection>();
   const byEnds = new Map<string, Connection>();
   const byBucket = new Map<string, Set<Connection>>();
   // The connections without a request in progress (idle between requests, in the TLS handshake,
@@ -102,16 +105,22 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     }
     const connection: Connection = { socket, key: endsOf(socket), bucket, requests: 0, released: false };
     open.add(connection);
+    bySocket.set(socket, connection);
     byEnds.set(connection.key, connection);
     evictable.add(connection);
     if (bucket !== null) byBucket.set(bucket, (byBucket.get(bucket) ?? new Set()).add(connection));
     socket.once('close', () => release(connection));
   });
 
+  server.on('secureConnection', (socket: Socket) => {
+    const connection = byEnds.get(endsOf(socket));
+    if (connection) bySocket.set(socket, connection);
+  });
+
   // A request's head has arrived: its connection holds work until the response ends, then goes to
-  // the back of the line. Over TLS the request's socket is the TLS one, found by its two ends.
+  // the back of the line.
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const connection = byEnds.get(endsOf(request.socket));
+    const connection = bySocket.get(request.socket);
     if (!connection) return;
     connection.requests++;
     evictable.delete(connection);
