@@ -101,10 +101,13 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
     await refused(await present(h, client, await signJag(jagClaims(h, client))), /no trusted identity provider/, 'unsupported_grant_type');
   });
 
-  it('refuses an ID-JAG for another audience', async () => {
+  it('refuses an ID-JAG for another audience, or for another beside us; takes a list naming us alone', async () => {
     const h = idpHarness();
     const client = await jagClient(h);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: 'https://other-as.example' }))), /aud does not name this authorization server/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: 'https://other-as.example' }))), /aud does not name this authorization server: it must be the issuer identifier/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: ['https://other-as.example', ISSUER] }))), /names another audience beside this authorization server/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: `${ISSUER}/token` }))), /aud does not name this authorization server/);
+    assert.equal((await present(h, client, await signJag(jagClaims(h, client, { aud: [ISSUER] })))).status, 200);
   });
 
   it('refuses an expired ID-JAG', async () => {
@@ -255,9 +258,11 @@ describe('jwt-bearer grant — workload identity', () => {
     await refused(await present(h, null, await workloadToken(h, { sub: 'system:serviceaccount:payroll:runner' })), /subject matches no configured workload rule/);
   });
 
-  it('refuses a token for another audience', async () => {
+  it('refuses a token for another audience, or for another beside us; takes a list naming us alone (as Kubernetes writes one)', async () => {
     const h = workloadHarness();
     await refused(await present(h, null, await workloadToken(h, { aud: 'https://kubernetes.default.svc' })), /aud does not name this authorization server/);
+    await refused(await present(h, null, await workloadToken(h, { aud: ['https://kubernetes.default.svc', ISSUER] })), /names another audience beside this authorization server/);
+    assert.equal((await present(h, null, await workloadToken(h, { aud: [ISSUER] }))).status, 200);
   });
 
   it('refuses a token from an issuer no rule names, without contacting it', async () => {

@@ -47,7 +47,17 @@ export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null
   const verified = await verifyAssertion(
     jwt,
     keys,
-    { name: NAME, typ: ID_JAG_TYP, audiences: [ctx.config.issuer], maxLifetimeSeconds: MAX_LIFETIME_SECONDS, clockToleranceSeconds: ASSERTION_CLOCK_TOLERANCE, requireIat: true },
+    {
+      name: NAME,
+      typ: ID_JAG_TYP,
+      // Our issuer identifier (the ID-JAG draft's `aud`); a list only when it names nothing else.
+      audiences: [ctx.config.issuer],
+      audienceList: true,
+      expectedAudience: `the issuer identifier ${ctx.config.issuer}`,
+      maxLifetimeSeconds: MAX_LIFETIME_SECONDS,
+      clockToleranceSeconds: ASSERTION_CLOCK_TOLERANCE,
+      requireIat: true,
+    },
     now,
   );
   const { claims } = verified;

@@ -39,6 +39,8 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
     {
       name: NAME,
       audiences: [...new Set(rules.map((rule) => rule.audience))],
+      // Platforms put even one audience in a list (Kubernetes); one that also names another service is refused.
+      audienceList: true,
       maxLifetimeSeconds: MAX_LIFETIME_SECONDS,
       clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS,
       // Older Kubernetes tokens and many JWT-SVIDs carry none: accepted, with no record of use.
