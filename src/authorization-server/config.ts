@@ -69,7 +69,7 @@ export interface AuthorizationServerOptions {
   defaultResource?: string;
   /** Scopes advertised and accepted. Default: ['mcp:tools', 'mcp:admin']. */
   scopesSupported?: string[];
-  /** Scopes granted when a request names none. Default: ['mcp:tools']. */
+  /** Scopes granted when a request names none; all that a machine client registered with no `scope`, or an ID-JAG without one, may have. Default: ['mcp:tools']. */
   defaultScopes?: string[];
   /** Access token lifetime in seconds. Default: 600 (10 minutes). */
   accessTokenTtl?: number;
