@@ -44,6 +44,16 @@ export interface ResolvedUpstreamConfig {
   callbackUrl: string;
 }
 
+/**
+ * The `aud` a private_key_jwt client assertion may carry. `issuer` (the default): our issuer
+ * identifier alone, as a single string (draft-ietf-oauth-rfc7523bis). An assertion whose audience
+ * is a token endpoint URL may have been made for another server that named our URL as its own in
+ * its metadata, and handed to it (audience injection). `issuer-or-token-endpoint` also accepts
+ * our token endpoint URL, or a list of nothing but these two, for clients that follow RFC 7523 as
+ * first written; a list that names anyone else is refused either way.
+ */
+export type ClientAssertionAudience = 'issuer' | 'issuer-or-token-endpoint';
+
 /** Options of `createAuthorizationServer`. Defaults are documented where they are declared. */
 export interface AuthorizationServerOptions {
   /** The issuer identifier: https (http only on loopback). Endpoints live under it. */
@@ -59,7 +69,7 @@ export interface AuthorizationServerOptions {
   defaultResource?: string;
   /** Scopes advertised and accepted. Default: ['mcp:tools', 'mcp:admin']. */
   scopesSupported?: string[];
-  /** Scopes granted when a request names none. Default: ['mcp:tools']. */
+  /** Scopes granted when a request names none; all that a machine client registered with no `scope`, or an ID-JAG without one, may have. Default: ['mcp:tools']. */
   defaultScopes?: string[];
   /** Access token lifetime in seconds. Default: 600 (10 minutes). */
   accessTokenTtl?: number;
@@ -125,6 +135,8 @@ export interface AuthorizationServerOptions {
   clientIdMetadataDocuments?: ClientDocumentsOptions;
   /** Fetching the key sets of private_key_jwt clients registered with a `jwks_uri`. */
   clientJwks?: ClientJwksOptions;
+  /** The `aud` a private_key_jwt client assertion may carry (above). Default: 'issuer'. */
+  clientAssertionAudience?: ClientAssertionAudience;
   /**
    * Enterprise identity providers (issuer URLs, https) whose Identity Assertion JWT Authorization
    * Grants (ID-JAG) confidential clients may present with the jwt-bearer grant: the person the
@@ -196,6 +208,7 @@ export interface ResolvedConfig {
   upstream: ResolvedUpstreamConfig | null;
   /** Whether URL client ids are accepted (the `enabled` default applied). */
   clientIdMetadataDocuments: { enabled: boolean };
+  clientAssertionAudience: ClientAssertionAudience;
   /** Null when the jwt-bearer grant is off (no trusted IdP, no workload rule). */
   jwtBearer: ResolvedJwtBearerConfig | null;
   /** Whether DPoP proofs at the token endpoint must carry a nonce of ours. */
@@ -270,12 +283,19 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
     // A document creates a client: unless the operator says otherwise, only where registration is open.
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
+    clientAssertionAudience: resolveClientAssertionAudience(options.clientAssertionAudience),
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
     dpopNonce: options.dpop?.nonce ?? false,
     metrics: resolveMetricsConfig(options.metrics),
     admin: resolveAdminConfig(options.admin),
     auditEvents: resolveAuditEventsConfig(options.auditEvents),
   };
+}
+
+function resolveClientAssertionAudience(value: AuthorizationServerOptions['clientAssertionAudience']): ClientAssertionAudience {
+  if (value === undefined) return 'issuer';
+  if (value === 'issuer' || value === 'issuer-or-token-endpoint') return value;
+  throw new Error(`clientAssertionAudience must be 'issuer' or 'issuer-or-token-endpoint', not ${JSON.stringify(value)}`);
 }
 
 function resolveAuditEventsConfig(auditEvents: AuthorizationServerOptions['auditEvents']): ResolvedConfig['auditEvents'] {

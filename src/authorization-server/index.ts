@@ -33,7 +33,7 @@ import type { SweepOptions } from '../store/store.js';
 import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
 
-export type { AuthorizationServerOptions, UpstreamOptions } from './config.js';
+export type { AuthorizationServerOptions, ClientAssertionAudience, UpstreamOptions } from './config.js';
 export { AUDIT_EVENTS, auditRecord, type AuditEvent, type AuditEventName, type AuditFields, type AuditOutcome, type AuditRecord, type AuditValue } from './audit.js';
 export type { AuthorizationServerMetadata } from './endpoints/metadata.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';

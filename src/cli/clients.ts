@@ -1,5 +1,6 @@
 import { noSuchClient, registerClient, registrationResponse, removeClient, validateClientMetadata } from '../authorization-server/index.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
+import type { ClientRecord } from '../store/index.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
@@ -9,7 +10,7 @@ import { CliError, usageError } from './errors.js';
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
                          [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect] [--dpop-bound]
     register a client; prints JSON with client_id (and client_secret, shown this once);
-    a client_credentials client gets only mcp:tools unless --scope says more;
+    a client_credentials or jwt-bearer client gets only mcp:tools unless --scope says more;
     --jwks FILE (a JSON Web Key Set of public keys) or --jwks-uri URL (https) registers a
     private_key_jwt client: it signs client assertions with its private key and gets no secret;
     --grant-type jwt-bearer (or its URN, urn:ietf:params:oauth:grant-type:jwt-bearer) makes a
@@ -23,6 +24,8 @@ context-auth clients remove CLIENT_ID   remove a client and everything issued to
 /** The scopes operators may grant: those a default `serve` supports, unless --scope says otherwise. */
 const DEFAULT_SCOPES = ['mcp:tools', 'mcp:admin'];
 const MACHINE_DEFAULT_SCOPE = 'mcp:tools';
+/** The grants whose tokens no person consents to. */
+const MACHINE_GRANTS: readonly string[] = ['client_credentials', JWT_BEARER_GRANT_TYPE];
 
 export const CLIENTS_OPTIONS = {
   ...COMMON_OPTIONS,
@@ -69,9 +72,9 @@ export async function clientsCommand(args: string[]): Promise<void> {
     if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
     const keys = keyOptions(values);
     const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(values.introspect);
-    // A machine client's tokens carry no person's consent: it gets the base scope unless the
-    // operator names more with --scope.
-    const scope = values.scope ?? (grantTypes.includes('client_credentials') ? MACHINE_DEFAULT_SCOPE : undefined);
+    // A machine client's tokens carry no person's consent (client credentials, ID-JAGs, workload
+    // tokens): it gets the base scope unless the operator names more with --scope.
+    const scope = values.scope ?? (grantTypes.some((type) => MACHINE_GRANTS.includes(type)) ? MACHINE_DEFAULT_SCOPE : undefined);
     let metadata;
     try {
       metadata = validateClientMetadata(
@@ -97,6 +100,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
   }
   if (action === 'list') {
     const clients = await withStore(values, (store) => store.listClients());
+    warnOfUnlistedScopes(clients);
     if (values.json) {
       return print(clients.map((c) => ({ client_id: c.clientId, client_name: c.clientName, registered_by: c.registeredBy, created_at: c.createdAt, ...c.metadata })));
     }
@@ -121,4 +125,17 @@ export async function clientsCommand(args: string[]): Promise<void> {
     return print(values.json ? { client_id: id, removed: true } : `Removed client ${id} and everything issued to it.`);
   }
   throw usageError(`unknown clients action ${action}`);
+}
+
+/**
+ * Machine clients registered before their scope had a default have no scope list: the server
+ * gives their grants only the default scopes. Said on stderr, so that --json stays one document.
+ */
+function warnOfUnlistedScopes(clients: ClientRecord[]): void {
+  for (const client of clients) {
+    if (client.scope !== null || !client.grantTypes.some((type) => MACHINE_GRANTS.includes(type))) continue;
+    process.stderr.write(
+      `warning: client ${client.clientId} has no scope list: its client_credentials and jwt-bearer tokens are limited to the default scope (${MACHINE_DEFAULT_SCOPE}). To allow more, remove it and add it again with --scope.\n`,
+    );
+  }
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { auditRecord, createAuthorizationServer, type AuditRecord, type UpstreamOptions } from '../authorization-server/index.js';
+import { auditRecord, createAuthorizationServer, type AuditRecord, type ClientAssertionAudience, type UpstreamOptions } from '../authorization-server/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
 import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
@@ -48,6 +48,10 @@ export const SERVE_HELP = `context-auth serve [options]
   --audit-retention DAYS   keep the audit events in the store this many days, for the admin console
                            (default 30; 0 keeps none)
   --dpop-nonce             DPoP proofs at /token must carry a recent nonce from this server (RFC 9449 §8)
+  --client-assertion-audience MODE
+                           the aud a private_key_jwt client assertion may carry: issuer (default; the
+                           issuer alone, as a single string) | issuer-or-token-endpoint (also the token
+                           endpoint URL, or a list of nothing but these two)
   --metrics                serve Prometheus metrics at <issuer>/metrics, to this machine only
   --metrics-token TOKEN    with --metrics: serve them to any address that sends Authorization: Bearer TOKEN
                            (at least 16 characters; or $CONTEXT_AUTH_METRICS_TOKEN, kept out of the
@@ -90,6 +94,12 @@ function adminOption(emails: string[] | undefined, reauthMinutes: string | undef
   return { emails: emails ?? [], reauthSeconds: integer('admin-reauth-minutes', reauthMinutes, 10, 1, 24 * 60) * 60 };
 }
 
+function clientAssertionAudience(mode: string | undefined): ClientAssertionAudience {
+  if (mode === undefined) return 'issuer';
+  if (mode === 'issuer' || mode === 'issuer-or-token-endpoint') return mode;
+  throw usageError('--client-assertion-audience must be issuer or issuer-or-token-endpoint');
+}
+
 function registrationPolicy(mode: string | undefined): 'open' | 'closed' | { initialAccessToken: string } {
   if (mode === undefined || mode === 'open') return 'open';
   if (mode === 'closed') return 'closed';
@@ -120,6 +130,7 @@ export const SERVE_OPTIONS = {
   'audit-log': { type: 'string' },
   'audit-retention': { type: 'string' },
   'dpop-nonce': { type: 'boolean' },
+  'client-assertion-audience': { type: 'string' },
   metrics: { type: 'boolean' },
   'metrics-token': { type: 'string' },
   'client-documents': { type: 'string' },
@@ -144,6 +155,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const maxConnections = integer('max-connections', values['max-connections'], 1000, 1, 100_000);
   const perAddress = integer('max-connections-per-address', values['max-connections-per-address'], defaultPerAddress(maxConnections), 0, 100_000);
   const registration = registrationPolicy(values.registration);
+  const assertionAudience = clientAssertionAudience(values['client-assertion-audience']);
   const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
   const documentsFlag = values['client-documents'] ?? 'follow-registration';
   if (!['on', 'off', 'follow-registration'].includes(documentsFlag)) throw usageError('--client-documents must be on, off or follow-registration');
@@ -256,6 +268,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     issuer, store, resources, registration, registrationTtl, accessTokenTtl, ...(log ? { log } : {}), clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
     ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
+    clientAssertionAudience: assertionAudience,
     ...(metrics ? { metrics } : {}),
     auditEvents: { retentionDays: auditRetentionDays },
     admin,

@@ -24,11 +24,12 @@ export function isSubset(subset: readonly string[], superset: readonly string[])
 
 /**
  * The scopes a request ends up with: the requested ones (each must be allowed), or the defaults
- * when none were requested (RFC 6749 §3.3 lets the server pick a default).
+ * when none were requested (RFC 6749 §3.3 lets the server pick a default). `why`, when given,
+ * says in the refusal why no more is allowed.
  */
-export function resolveScope(requested: readonly string[], allowed: readonly string[], defaults: readonly string[]): string[] {
+export function resolveScope(requested: readonly string[], allowed: readonly string[], defaults: readonly string[], why?: string): string[] {
   if (requested.length === 0) return defaults.filter((scope) => allowed.includes(scope));
   const unknown = requested.filter((scope) => !allowed.includes(scope));
-  if (unknown.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${unknown.join(' ')}`);
+  if (unknown.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${unknown.join(' ')}${why ? ` (${why})` : ''}`);
   return [...requested];
 }

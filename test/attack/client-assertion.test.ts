@@ -3,6 +3,9 @@
  * client assertion replayed (at the same server and at a second server on the same store), and
  * an attacker who knows the client's public key forging one with `alg: none`, with HMAC keyed by
  * that public key, with a key of its own carried in the header, or under the client's `kid`.
+ * Audience injection (draft-ietf-oauth-rfc7523bis): a malicious authorization server the client
+ * also talks to gets assertions made for itself whose `aud` names us too (our token endpoint URL,
+ * which its metadata claimed as its own, or a list naming both of us) and presents them here.
  * Each is refused with invalid_client, and the store proves that nothing was issued.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +15,7 @@ import { validateClientMetadata } from '../../src/authorization-server/checks/cl
 import { registerClient as createClient } from '../../src/authorization-server/clients.js';
 import { jwtSigner } from '../../src/core/jwt.js';
 import { expectOAuthError, ISSUER, postForm, type Harness } from '../helpers/harness.js';
-import { assertUnchanged, expectServed, ISSUED, onEveryStore, whoami } from './setup.js';
+import { assertUnchanged, expectServed, ISSUED, onEveryStore, whoami, type AttackEnv } from './setup.js';
 
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -112,5 +115,43 @@ onEveryStore('client assertion replay and algorithm confusion', (env) => {
       assert.match(body.error_description ?? '', description, label);
     }
     assertUnchanged(before, await env.counts(), ISSUED, 'forged client assertions');
+  });
+});
+
+/** What the attacker, another authorization server the robot uses, holds after the robot authenticated to it. */
+function injectedAssertions(robot: Robot): [string, string, RegExp, RegExp][] {
+  const evil = 'https://evil-as.example';
+  return [
+    // Its metadata named our token endpoint as its own: a client that takes the token endpoint URL for
+    // the audience signs ours, and sends it to whichever endpoint of the attacker it was calling.
+    ['aud: our token endpoint URL', robot.sign({ aud: `${ISSUER}/token` }), /aud does not name this authorization server: it must be the issuer identifier/, /or the token endpoint URL/],
+    // A client that lists every name it knows for the server it talks to, ours among them.
+    ['aud: a list naming the attacker and us', robot.sign({ aud: [evil, ISSUER] }), /aud must be a single string, not a list/, /names another audience beside this authorization server/],
+    ['aud: a list naming the attacker and our token endpoint', robot.sign({ aud: [evil, `${ISSUER}/token`] }), /aud does not name this authorization server/, /names another audience beside this authorization server/],
+  ];
+}
+
+async function expectInjectionRefused(env: AttackEnv, compatible: boolean): Promise<void> {
+  const h = await env.target(compatible ? { clientAssertionAudience: 'issuer-or-token-endpoint' } : {});
+  const robot = await addRobot(h);
+  const before = await env.counts();
+  for (const [label, assertion, byDefault, whenCompatible] of injectedAssertions(robot)) {
+    if (compatible && label === 'aud: our token endpoint URL') continue;
+    const body = await expectOAuthError(await tokenRequest(h, assertion), 401, 'invalid_client');
+    assert.match(body.error_description ?? '', compatible ? whenCompatible : byDefault, label);
+  }
+  // Refused before its jti was spent: nothing of the attempts is left in the store.
+  assertUnchanged(before, await env.counts(), [...ISSUED, 'used_assertions'], 'injected client assertions');
+  // The robot's own assertion, naming our issuer, still works.
+  assert.equal((await tokenRequest(h, robot.sign())).status, 200);
+}
+
+onEveryStore('client assertion audience injection', (env) => {
+  it("an assertion made for another server, naming our token endpoint or listing us beside it, is refused and issues nothing", async () => {
+    await expectInjectionRefused(env, false);
+  });
+
+  it('with clientAssertionAudience issuer-or-token-endpoint, a list naming the other server beside us is still refused', async () => {
+    await expectInjectionRefused(env, true);
   });
 });

@@ -4,7 +4,10 @@
  *   server on the same store (a replica): refused, and nothing is issued;
  * - algorithm confusion: an ID-JAG signed with HS256 keyed with the IdP's published public key
  *   (what a verifier that takes the key's bytes as an HMAC secret would accept): refused, while
- *   the same claims signed properly pass.
+ *   the same claims signed properly pass;
+ * - audience injection: an ID-JAG the IdP issued for another authorization server as well as us
+ *   (`aud` a list of both), or for our token endpoint URL, presented here by that other server's
+ *   side: refused, and nothing is issued or spent.
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -83,5 +86,19 @@ onEveryStore('ID-JAG algorithm confusion', ({ target, counts }) => {
     }
     assertUnchanged(before, await counts(), ISSUED, 'an HS256 ID-JAG');
     assert.equal((await present(server, client, await idp.sign(forgedClaims, { typ: 'oauth-id-jag+jwt' }))).status, 200);
+  });
+});
+
+onEveryStore('ID-JAG audience injection', ({ target, counts }) => {
+  it('refuses an ID-JAG whose aud names another authorization server beside us, or our token endpoint URL', async () => {
+    const server = await target({ trustedIdps: [idp.issuer], allowInsecureIssuers: true });
+    const client = await jagClient(server);
+    const before = await counts();
+    const shared = await idp.sign({ ...claims(server, client.id), aud: ['https://other-as.example', ISSUER] }, { typ: 'oauth-id-jag+jwt' });
+    await expectInvalidGrant(await present(server, client, shared), /names another audience beside this authorization server/);
+    const endpoint = await idp.sign({ ...claims(server, client.id), aud: `${ISSUER}/token` }, { typ: 'oauth-id-jag+jwt' });
+    await expectInvalidGrant(await present(server, client, endpoint), /aud does not name this authorization server: it must be the issuer identifier/);
+    assertUnchanged(before, await counts(), [...ISSUED, 'used_assertions'], 'an ID-JAG for another audience too');
+    assert.equal((await present(server, client, await idp.sign(claims(server, client.id), { typ: 'oauth-id-jag+jwt' }))).status, 200);
   });
 });

@@ -97,11 +97,25 @@ describe('private_key_jwt at the token endpoint', () => {
     assert.equal(body.refresh_token, undefined);
   });
 
-  it('accepts the token endpoint URL as aud, and a client_id equal to the sub', async () => {
+  it('accepts our issuer identifier alone, as a single string, and a client_id equal to the sub', async () => {
     const h = createHarness();
     const machine = await addMachine(h);
-    assert.equal((await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/token` }))).status, 200);
-    assert.equal((await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }), { client_id: machine.clientId })).status, 200);
+    assert.equal((await tokenRequest(h, machine.assertion({ aud: ISSUER }), { client_id: machine.clientId })).status, 200);
+    // draft-ietf-oauth-rfc7523bis: the token endpoint URL, or a list, is no longer our name.
+    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/token` }))), new RegExp(`aud does not name this authorization server: it must be the issuer identifier ${ISSUER}, as a single string`));
+    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: [ISSUER] }))), /aud must be a single string, not a list/);
+    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }))), /aud must be a single string, not a list/);
+  });
+
+  it('with clientAssertionAudience issuer-or-token-endpoint, also takes the token endpoint URL, never a list naming anyone else', async () => {
+    const h = createHarness({ clientAssertionAudience: 'issuer-or-token-endpoint' });
+    const machine = await addMachine(h);
+    for (const aud of [ISSUER, `${ISSUER}/token`, [ISSUER, `${ISSUER}/token`], [`${ISSUER}/token`]]) {
+      assert.equal((await tokenRequest(h, machine.assertion({ aud }))).status, 200, JSON.stringify(aud));
+    }
+    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }))), /names another audience beside this authorization server/);
+    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/introspect` }))), /must be the issuer identifier .* or the token endpoint URL/);
+    assert.throws(() => createHarness({ clientAssertionAudience: 'token-endpoint' as 'issuer' }), /clientAssertionAudience must be 'issuer' or 'issuer-or-token-endpoint'/);
   });
 
   // [label, how the assertion is made wrong, what the description says]
@@ -221,11 +235,12 @@ describe('private_key_jwt at the token endpoint', () => {
 });
 
 describe('private_key_jwt at /revoke and /introspect', () => {
-  it('revokes a token for a client that proves itself with an assertion naming the revocation endpoint, and refuses a replay', async () => {
+  it('revokes a token for a client that proves itself with an assertion naming our issuer, and refuses a replay', async () => {
     const h = createHarness();
     const machine = await addMachine(h);
     const { access_token: token } = (await (await tokenRequest(h, machine.assertion())).json()) as { access_token: string };
-    const assertion = machine.assertion({ aud: `${ISSUER}/revoke` });
+    assert.match(await refusal(await postForm(h, '/revoke', { token, ...withAssertion(machine.assertion({ aud: `${ISSUER}/revoke` })) })), /aud does not name this authorization server/);
+    const assertion = machine.assertion();
     assert.equal((await postForm(h, '/revoke', { token, ...withAssertion(assertion) })).status, 200);
     assert.match(await refusal(await postForm(h, '/revoke', { token, ...withAssertion(assertion) })), /was used before/);
   });
@@ -234,7 +249,7 @@ describe('private_key_jwt at /revoke and /introspect', () => {
     const h = createHarness();
     const machine = await addMachine(h);
     const { access_token: token } = (await (await tokenRequest(h, machine.assertion())).json()) as { access_token: string };
-    const response = await postForm(h, '/introspect', { token, ...withAssertion(machine.assertion({ aud: `${ISSUER}/introspect` })) });
+    const response = await postForm(h, '/introspect', { token, ...withAssertion(machine.assertion()) });
     assert.equal(response.status, 200);
     const body = (await response.json()) as Record<string, unknown>;
     assert.equal(body.active, true);

@@ -101,10 +101,13 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
     await refused(await present(h, client, await signJag(jagClaims(h, client))), /no trusted identity provider/, 'unsupported_grant_type');
   });
 
-  it('refuses an ID-JAG for another audience', async () => {
+  it('refuses an ID-JAG for another audience, or for another beside us; takes a list naming us alone', async () => {
     const h = idpHarness();
     const client = await jagClient(h);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: 'https://other-as.example' }))), /aud does not name this authorization server/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: 'https://other-as.example' }))), /aud does not name this authorization server: it must be the issuer identifier/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: ['https://other-as.example', ISSUER] }))), /names another audience beside this authorization server/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: `${ISSUER}/token` }))), /aud does not name this authorization server/);
+    assert.equal((await present(h, client, await signJag(jagClaims(h, client, { aud: [ISSUER] })))).status, 200);
   });
 
   it('refuses an expired ID-JAG', async () => {
@@ -184,12 +187,40 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
 
   it('grants requested scopes the IdP asserted, refuses one it did not (invalid_scope), and defaults to the asserted ones', async () => {
     const h = idpHarness();
-    const client = await jagClient(h);
+    const client = await jagClient(h, { scope: 'mcp:tools mcp:admin' });
     await refused(await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools' })), { scope: 'mcp:tools mcp:admin' }), /not granted by the identity provider: mcp:admin/, 'invalid_scope');
     const both = (await (await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin other:scope' })))).json()) as Record<string, string>;
     assert.equal(both.scope, 'mcp:admin mcp:tools');
     const asked = (await (await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin' })), { scope: 'mcp:admin' })).json()) as Record<string, string>;
     assert.equal(asked.scope, 'mcp:admin');
+  });
+
+  it('an ID-JAG without scope grants only the default scopes, even to a client that may have mcp:admin', async () => {
+    const h = idpHarness();
+    const client = await jagClient(h, { scope: 'mcp:tools mcp:admin' });
+    const unscoped = () => signJag(jagClaims(h, client, { scope: undefined }));
+    const plain = (await (await present(h, client, await unscoped())).json()) as Record<string, string>;
+    assert.equal(plain.scope, 'mcp:tools');
+    assert.equal(jwtClaims(plain.access_token).scope, 'mcp:tools');
+    await refused(
+      await present(h, client, await unscoped(), { scope: 'mcp:tools mcp:admin' }),
+      /scope not granted by the identity provider: mcp:admin \(the ID-JAG names no scope, so it grants only the default scopes: mcp:tools\)/,
+      'invalid_scope',
+    );
+    assert.equal(((await (await present(h, client, await unscoped(), { scope: 'mcp:tools' })).json()) as Record<string, string>).scope, 'mcp:tools');
+  });
+
+  it('a client registered with no scope list (by an earlier version, or in code) gets only the default scopes, whatever the IdP granted', async () => {
+    const h = idpHarness();
+    const client = await jagClient(h);
+    assert.equal((await h.store.getClient(client.client_id))?.scope, null);
+    const granted = () => signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin' }));
+    assert.equal(((await (await present(h, client, await granted())).json()) as Record<string, string>).scope, 'mcp:tools');
+    await refused(
+      await present(h, client, await granted(), { scope: 'mcp:admin' }),
+      /scope not allowed: mcp:admin \(the client has no scope list, so it may have only the default scopes \(mcp:tools\)\)/,
+      'invalid_scope',
+    );
   });
 
   it('keeps the person under an upstream provider with the same issuer, so one person is one user', async () => {
@@ -255,9 +286,11 @@ describe('jwt-bearer grant — workload identity', () => {
     await refused(await present(h, null, await workloadToken(h, { sub: 'system:serviceaccount:payroll:runner' })), /subject matches no configured workload rule/);
   });
 
-  it('refuses a token for another audience', async () => {
+  it('refuses a token for another audience, or for another beside us; takes a list naming us alone (as Kubernetes writes one)', async () => {
     const h = workloadHarness();
     await refused(await present(h, null, await workloadToken(h, { aud: 'https://kubernetes.default.svc' })), /aud does not name this authorization server/);
+    await refused(await present(h, null, await workloadToken(h, { aud: ['https://kubernetes.default.svc', ISSUER] })), /names another audience beside this authorization server/);
+    assert.equal((await present(h, null, await workloadToken(h, { aud: [ISSUER] }))).status, 200);
   });
 
   it('refuses a token from an issuer no rule names, without contacting it', async () => {
@@ -304,6 +337,17 @@ describe('jwt-bearer grant — workload identity', () => {
     ]);
     await refused(await present(h, null, await workloadToken(h, { sub: 'job-a' }), { scope: 'mcp:admin' }), /scope not allowed: mcp:admin/, 'invalid_scope');
     assert.equal((await present(h, null, await workloadToken(h, { sub: 'job-b' }), { scope: 'mcp:admin' })).status, 200);
+  });
+
+  it('holds a rule naming a client that exists with no scope list to the default scopes', async () => {
+    const h = workloadHarness([{ issuer: platform.issuer, subject: 'job-old', client: 'old-job', scopes: ['mcp:tools', 'mcp:admin'] }]);
+    // As `clients add --grant-type jwt-bearer` made one before it gave a scope list.
+    await jagClient(h);
+    const [made] = await h.store.listClients();
+    await h.store.createClient({ ...made!, clientId: 'old-job', scope: null });
+    await h.server.workloadClientsReady();
+    assert.equal(((await (await present(h, null, await workloadToken(h, { sub: 'job-old' }))).json()) as Record<string, string>).scope, 'mcp:tools');
+    await refused(await present(h, null, await workloadToken(h, { sub: 'job-old' }), { scope: 'mcp:admin' }), /scope not allowed: mcp:admin \(the client has no scope list/, 'invalid_scope');
   });
 
   it('refuses a token typed for another use (an access token)', async () => {

@@ -9,6 +9,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { AdminAction } from '../../src/authorization-server/admin/section.js';
 import { ADMIN_ACTIONS } from '../../src/authorization-server/admin/sections.js';
 import type { UpstreamOptions } from '../../src/authorization-server/config.js';
+import { githubProfile } from '../../src/authorization-server/upstream/provider.js';
+import { hashPassword } from '../../src/core/passwords.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
 import type { FullStore } from '../../src/store/store.js';
 import { ISSUER, createHarness, parseForm, registerClient, type Harness } from '../helpers/harness.js';
@@ -31,17 +33,30 @@ const ACCOUNTS = [
 
 describe('upstream sign-in at the account page and the admin console', () => {
   let idp: TestOidcProvider;
+  /** A GitHub-style provider (plain OAuth 2.0: no ID token), played by another OpenID provider. */
+  let hubIdp: TestOidcProvider;
   const key = generateSecretKey();
 
   before(async () => {
     idp = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
+    hubIdp = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
     (ADMIN_ACTIONS as AdminAction[]).push(TEST_ACTION);
   });
   after(async () => {
     (ADMIN_ACTIONS as AdminAction[]).splice(ADMIN_ACTIONS.indexOf(TEST_ACTION), 1);
     await idp.stop();
+    await hubIdp.stop();
   });
-  beforeEach(() => idp.decide({ account: 'alice-sub' }));
+  beforeEach(() => {
+    idp.decide({ account: 'alice-sub' });
+    idp.setFreshLoginHandling('honour');
+  });
+
+  const hub = () => ({
+    kind: 'oauth2' as const, id: 'hub', name: 'Hub', issuer: hubIdp.issuer, clientId: hubIdp.clientId, clientSecret: hubIdp.clientSecret, scope: 'read:user',
+    authorizationEndpoint: `${hubIdp.issuer}/auth`, tokenEndpoint: `${hubIdp.issuer}/token`, userinfoEndpoint: `${hubIdp.issuer}/api/user`,
+    emailsEndpoint: `${hubIdp.issuer}/api/user/emails`, profile: githubProfile, issuesIssParameter: true,
+  });
 
   function harness(options: { upstream?: Partial<UpstreamOptions>; emails?: string[]; store?: FullStore } = {}): Harness {
     const h = createHarness({
@@ -62,13 +77,19 @@ describe('upstream sign-in at the account page and the admin console', () => {
   const atOurs = (url: URL): boolean => url.origin === ISSUER && !url.pathname.startsWith('/upstream/');
 
   /** Presses the provider's button on one of our sign-in pages (`page` is its HTML) and comes back. */
-  async function pressProvider(browser: TwoSiteBrowser, path: string, page: string, fields: Record<string, string> = {}): Promise<{ response: Response; url: URL | null; upstream: URL }> {
-    assert.match(page, /<button type="submit" name="provider" value="corp">/);
+  async function pressProvider(
+    browser: TwoSiteBrowser,
+    path: string,
+    page: string,
+    fields: Record<string, string> = {},
+    provider: { id: string; at: TestOidcProvider } = { id: 'corp', at: idp },
+  ): Promise<{ response: Response; url: URL | null; upstream: URL }> {
+    assert.match(page, new RegExp(`<button type="submit" name="provider" value="${provider.id}">`));
     const { csrf } = parseForm(page);
-    const started = await browser.submit(path, { csrf, provider: 'corp', ...fields });
+    const started = await browser.submit(path, { csrf, provider: provider.id, ...fields });
     assert.equal(started.status, 303, await started.clone().text());
     const upstream = new URL(started.headers.get('location')!);
-    assert.equal(upstream.origin, new URL(idp.issuer).origin);
+    assert.equal(upstream.origin, new URL(provider.at.issuer).origin);
     return { ...(await browser.follow(started, atOurs)), upstream };
   }
 
@@ -84,6 +105,12 @@ describe('upstream sign-in at the account page and the admin console', () => {
     const page = await (await browser.fetch('/admin')).text();
     const { url } = await pressProvider(browser, '/admin', page, { action: 'sign-in', ...fields });
     return { browser, url };
+  }
+
+  /** An administrator signed in through the provider, and the console's form token. */
+  async function adminAtConsole(h: Harness): Promise<{ browser: TwoSiteBrowser; csrf: string }> {
+    const { browser } = await signInAtAdmin(h);
+    return { browser, csrf: parseForm(await (await browser.fetch('/admin')).text()).csrf };
   }
 
   it('/account: the provider signs the person in, and the page lists the applications they approved', async () => {
@@ -160,6 +187,8 @@ describe('upstream sign-in at the account page and the admin console', () => {
     assert.doesNotMatch(page, /name="password"/);
     const { url, upstream } = await pressProvider(browser, '/admin', page, { action: 'reauth' });
     assert.equal(upstream.searchParams.get('prompt'), 'login');
+    // max_age makes auth_time REQUIRED in the ID token (OpenID Connect Core §2).
+    assert.equal(upstream.searchParams.get('max_age'), '0');
     assert.equal(url?.href, `${ISSUER}/admin`);
     assert.ok(h.log.some((event) => event.event === 'login' && event.page === 'admin' && event.reauth === true && event.provider === 'corp'));
     const done = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
@@ -167,22 +196,95 @@ describe('upstream sign-in at the account page and the admin console', () => {
     assert.equal(done.headers.get('location'), `/admin?done=${TEST_ACTION.name}`);
   });
 
-  it('/admin: a re-authentication the provider answers with its old login (prompt=login ignored) is refused', async () => {
+  it('/admin: a sign-in through the provider that does not say when the person signed in there is not taken for a recent one', async () => {
     const h = harness();
-    const { browser } = await signInAtAdmin(h);
-    const csrf = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    // The provider signs in from the session it has, as any single sign-on does, and says nothing of when.
+    const { browser, csrf } = await adminAtConsole(h);
+    const asked = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
+    assert.equal(asked.status, 401);
+    assert.match(await asked.text(), /Sign in again with Corp SSO/);
+    // Signing in afresh (rather than confirming) proves no more: the provider's session answers again.
+    const again = await browser.submit('/admin', { csrf, action: 'sign-in', provider: 'corp' });
+    assert.equal((await browser.follow(again, atOurs)).url?.href, `${ISSUER}/admin`);
+    assert.equal(h.log.filter((event) => event.event === 'login').length, 2);
+    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
+    assert.equal(h.log.filter((event) => event.event === 'admin_action').length, 0);
+  });
+
+  it('/admin: a sign-in whose ID token says the person just signed in at the provider (auth_time) counts as recent', async () => {
+    const h = harness();
+    idp.setFreshLoginHandling('ignore-but-tell');
+    const { browser, csrf } = await adminAtConsole(h);
+    const done = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
+    assert.equal(done.status, 303, await done.clone().text());
+    // Eleven minutes later by our clock the same login is stale.
     h.clock.now += 11 * 60;
     assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
-    const started = await browser.submit('/admin', { csrf, action: 'reauth', provider: 'corp' });
-    const upstream = new URL(started.headers.get('location')!);
-    // A provider that ignores prompt=login signs the person in from its own session, as it was
-    // (11 minutes ago by our clock), and says when in `auth_time` (which max_age makes it send).
-    upstream.searchParams.delete('prompt');
-    upstream.searchParams.set('max_age', '86400');
-    const { response } = await browser.follow(await browser.fetch(upstream.href), atOurs);
+  });
+
+  it('/admin: a re-authentication the provider answers with its old login (prompt=login and max_age ignored, auth_time told) is refused', async () => {
+    const h = harness();
+    idp.setFreshLoginHandling('ignore-but-tell');
+    const { browser, csrf } = await adminAtConsole(h);
+    h.clock.now += 11 * 60;
+    const page = await (await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).text();
+    const { response, upstream } = await pressProvider(browser, '/admin', page, { action: 'reauth' });
+    assert.equal(upstream.searchParams.get('max_age'), '0');
     assert.equal(response.status, 403);
     assert.match(await response.text(), /did not ask you to sign in again/);
     assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
+  });
+
+  it('/admin: a re-authentication the provider answers from its old session without auth_time (prompt=login and max_age ignored) is refused', async () => {
+    const h = harness();
+    const { browser, csrf } = await adminAtConsole(h);
+    idp.setFreshLoginHandling('ignore');
+    const page = await (await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).text();
+    const { response } = await pressProvider(browser, '/admin', page, { action: 'reauth' });
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /did not say when you last signed in, so it cannot confirm a recent sign-in/);
+    const failed = h.log.find((event) => event.event === 'upstream_failed' && event.reauth === true);
+    assert.equal(failed?.upstream_error, 'auth_time');
+    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
+    assert.equal(h.log.filter((event) => event.event === 'admin_action').length, 0);
+  });
+
+  it('/admin: a plain OAuth 2.0 provider cannot confirm a sign-in: the console says a password or an OpenID provider is needed, and sends nobody there', async () => {
+    const h = harness({ upstream: { providers: [hub()] } });
+    const browser = new TwoSiteBrowser(h);
+    const page = await (await browser.fetch('/admin')).text();
+    await pressProvider(browser, '/admin', page, { action: 'sign-in' }, { id: 'hub', at: hubIdp });
+    const { csrf } = parseForm(await (await browser.fetch('/admin')).text());
+    // Signed in this very moment, yet Hub vouches for no login time: changes wait for a proof.
+    const asked = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
+    assert.equal(asked.status, 401);
+    const text = await asked.text();
+    assert.match(text, /Changes in the console need a recent sign-in, which Hub cannot confirm: it is not an OpenID provider\. Changes need an administrator who signs in with a password, or through an OpenID provider\./);
+    assert.doesNotMatch(text, /name="provider"/);
+    assert.doesNotMatch(text, /Sign in at your account page/);
+    // A form made by hand is refused before anyone is sent to Hub.
+    const forced = await browser.submit('/admin', { csrf, action: 'reauth', provider: 'hub' });
+    assert.equal(forced.status, 400);
+    assert.equal(forced.headers.get('location'), null);
+    assert.match(await forced.text(), /Hub cannot confirm a recent sign-in \(it is not an OpenID provider\)/);
+    assert.equal(h.log.filter((event) => event.event === 'upstream_redirect' && event.reauth === true).length, 0);
+    assert.equal(h.log.filter((event) => event.event === 'admin_action').length, 0);
+  });
+
+  it('/admin: an administrator with a password who signed in through a plain OAuth 2.0 provider is asked for the password', async () => {
+    const h = harness({ upstream: { providers: [hub()] } });
+    const browser = new TwoSiteBrowser(h);
+    const signIn = async () => pressProvider(browser, '/admin', await (await browser.fetch('/admin')).text(), { action: 'sign-in' }, { id: 'hub', at: hubIdp });
+    await signIn();
+    // The operator gives the person a password too (which ends their sessions): they sign in through Hub again.
+    assert.ok(await h.store.setUserPassword('hub:alice', await hashPassword('correct horse battery')));
+    await signIn();
+    const { csrf } = parseForm(await (await browser.fetch('/admin')).text());
+    const asked = await (await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).text();
+    assert.match(asked, /which Hub cannot confirm: it is not an OpenID provider\. Enter your password to go on\./);
+    const confirmed = await browser.submit('/admin', { csrf, action: 'reauth', password: 'correct horse battery' });
+    assert.equal(confirmed.status, 303);
+    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 303);
   });
 
   it('/admin: a re-authentication that comes back as another person is refused', async () => {

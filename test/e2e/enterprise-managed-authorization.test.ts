@@ -21,7 +21,7 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
   let idp: EnterpriseIdp;
   let platform: TestIssuer;
   let server: RunningServer;
-  let credentials: { client_id: string; client_secret: string };
+  let credentials: { client_id: string; client_secret: string; scope: string };
 
   before(async () => {
     idp = await startEnterpriseIdp();
@@ -33,6 +33,8 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
     assert.equal(added.code, 0, added.stderr);
     credentials = JSON.parse(added.stdout) as typeof credentials;
     assert.equal(typeof credentials.client_secret, 'string', 'a confidential client');
+    // Nobody consents here to the tokens it gets: only the base scope, as for client_credentials.
+    assert.equal(credentials.scope, 'mcp:tools');
     // What the IdP's administrator sets up: the client's id at our authorization server.
     idp.clientMappings.set(server.issuer, credentials.client_id);
   });

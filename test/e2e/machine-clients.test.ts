@@ -3,13 +3,16 @@
  * with the official SDK v2 client's own providers: `ClientCredentialsProvider` with a secret, and
  * `PrivateKeyJwtProvider` with a private key whose public half was registered through the CLI
  * (`clients add --jwks FILE`). Each connects, calls the demo `whoami`, and sees its client id.
+ * The SDK's own assertion helper, told to use the token endpoint URL as the audience (as RFC 7523
+ * first allowed), is refused by default and accepted with `--client-assertion-audience
+ * issuer-or-token-endpoint`.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client, ClientCredentialsProvider, PrivateKeyJwtProvider, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client, ClientCredentialsProvider, createPrivateKeyJwtAuth, PrivateKeyJwtProvider, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 describe('the SDK v2 machine-client providers against serve', { timeout: 120_000 }, () => {
@@ -93,5 +96,40 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 120_000
       assert.match(result.stderr, message);
       assert.doesNotMatch(result.stdout, /client_secret/);
     }
+  });
+
+  it('an assertion whose aud is the token endpoint URL: refused by default, accepted with --client-assertion-audience issuer-or-token-endpoint', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const jwksFile = join(data, 'legacy-robot-keys.json');
+    writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), use: 'sig', alg: 'ES256' }] }));
+    /** A client_credentials request from a client whose assertion names `base`'s token endpoint. */
+    const tokenRequest = async (base: string, clientId: string): Promise<Response> => {
+      const params = new URLSearchParams({ grant_type: 'client_credentials' });
+      const tokenEndpoint = new URL(`${base}/token`);
+      await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: pem, alg: 'ES256', audience: tokenEndpoint })(new Headers(), params, tokenEndpoint);
+      return fetch(tokenEndpoint, { method: 'POST', body: params });
+    };
+
+    const added = await addClient(['--name', 'legacy robot', '--jwks', jwksFile]);
+    const refused = await tokenRequest(issuer, String(added.client_id));
+    assert.equal(refused.status, 401);
+    const body = (await refused.json()) as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_client');
+    assert.match(body.error_description, new RegExp(`it must be the issuer identifier ${issuer}, as a single string`));
+
+    const legacyData = tempDataFolder();
+    const legacy = await startServe(['--port', String(await freePort()), '--data', legacyData, '--quiet', '--client-assertion-audience', 'issuer-or-token-endpoint']);
+    try {
+      const inLegacy = await cli(['clients', 'add', '--data', legacyData, '--grant-type', 'client_credentials', '--name', 'legacy robot', '--jwks', jwksFile]);
+      assert.equal(inLegacy.code, 0, inLegacy.stderr);
+      const accepted = await tokenRequest(legacy.issuer, String((JSON.parse(inLegacy.stdout) as { client_id: string }).client_id));
+      assert.equal(accepted.status, 200, await accepted.clone().text());
+    } finally {
+      await legacy.stop();
+    }
+    const wrong = await cli(['serve', '--port', String(await freePort()), '--data', tempDataFolder(), '--client-assertion-audience', 'token-endpoint']);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /--client-assertion-audience must be issuer or issuer-or-token-endpoint/);
   });
 });

@@ -7,6 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { join } from 'node:path';
+import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
+import { registerClient } from '../../src/authorization-server/clients.js';
+import { DATABASE_FILE } from '../../src/cli/data.js';
+import { JWT_BEARER_GRANT_TYPE } from '../../src/core/protocol.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 import { Browser, pkcePair, signInAndConsent } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
@@ -192,6 +198,28 @@ describe('context-auth serve, end to end', () => {
       });
     assert.equal((await token('mcp:tools')).status, 200);
     assert.equal(((await (await token('mcp:admin')).json()) as { error: string }).error, 'invalid_scope');
+  });
+
+  it('gives a jwt-bearer client only the base scope too, and clients list warns of a machine client with no scope list', async () => {
+    const added = await cli(['clients', 'add', '--name', 'assistant', '--grant-type', 'jwt-bearer', '--data', data]);
+    assert.equal(added.code, 0, added.stderr);
+    assert.equal((JSON.parse(added.stdout) as { scope: string }).scope, 'mcp:tools');
+    // A machine client as an earlier version's `clients add` made it: no scope list.
+    const store = openSqliteStore({ path: join(data, DATABASE_FILE) });
+    try {
+      const metadata = validateClientMetadata({ client_name: 'old assistant', grant_types: [JWT_BEARER_GRANT_TYPE], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools', 'mcp:admin']);
+      const { client } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
+      assert.equal(client.scope, null);
+      const listed = await cli(['clients', 'list', '--json', '--data', data]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.ok(Array.isArray(JSON.parse(listed.stdout)), 'stdout stays one JSON document');
+      assert.equal(
+        listed.stderr,
+        `warning: client ${client.clientId} has no scope list: its client_credentials and jwt-bearer tokens are limited to the default scope (mcp:tools). To allow more, remove it and add it again with --scope.\n`,
+      );
+    } finally {
+      await store.close();
+    }
   });
 
   it('answers CLI mistakes with one sentence and a non-zero exit', async () => {

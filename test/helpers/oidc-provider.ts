@@ -27,6 +27,8 @@ export interface UpstreamAccount {
 
 export type Decision = { account: string } | { deny: true };
 
+export type FreshLoginHandling = 'honour' | 'ignore' | 'ignore-but-tell';
+
 export interface TestOidcProvider {
   issuer: string;
   clientId: string;
@@ -36,6 +38,13 @@ export interface TestOidcProvider {
   decide: (decision: Decision) => void;
   /** Lifetime of the access tokens it issues from now on, in seconds. */
   setAccessTokenTtl: (seconds: number) => void;
+  /**
+   * From now on, how it treats a request for a fresh login (`prompt=login`, `max_age`): `honour`
+   * (the default) as OpenID says; `ignore` signs the person in from the session it has and says
+   * nothing of when (no `auth_time`); `ignore-but-tell` does the same and still says when that
+   * login was (`auth_time`).
+   */
+  setFreshLoginHandling: (handling: FreshLoginHandling) => void;
   /** RFC 7009 revocation with the client's own credentials (what an admin's "sign out everywhere" does). */
   revoke: (token: string) => Promise<void>;
   /** Stops answering (connections refused) until `start` again on the same port. */
@@ -60,6 +69,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
   const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
+  let freshLogin: FreshLoginHandling = 'honour';
   const clientId = 'context-auth-upstream';
   const clientSecret = 'a-secret-the-operator-copied-from-the-provider-console';
 
@@ -109,10 +119,24 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
 
   const handler = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', issuer).pathname;
+    if (path === '/auth' && freshLogin !== 'honour') req.url = withoutFreshLogin(req.url!);
     if (path.startsWith('/interaction/')) return interact(req, res);
     if (path === '/api/user') return githubUser(req, res);
     if (path === '/api/user/emails') return githubEmails(req, res);
     callback(req, res);
+  };
+
+  /**
+   * An authorization request as a provider that ignores requests for a fresh login sees it: no
+   * `prompt=login`, no `max_age=0`. One that still tells when the login was gets a `max_age` no
+   * session here is older than, which makes oidc-provider put `auth_time` in the ID token.
+   */
+  const withoutFreshLogin = (url: string): string => {
+    const parsed = new URL(url, issuer);
+    parsed.searchParams.delete('prompt');
+    parsed.searchParams.delete('max_age');
+    if (freshLogin === 'ignore-but-tell') parsed.searchParams.set('max_age', String(365 * 24 * 3600));
+    return `${parsed.pathname}${parsed.search}`;
   };
 
   /** The person at the provider's pages: signs in as `decision` says, then consents to what was asked. */
@@ -198,6 +222,9 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     },
     setAccessTokenTtl: (seconds) => {
       accessTokenTtl = seconds;
+    },
+    setFreshLoginHandling: (handling) => {
+      freshLogin = handling;
     },
     revoke: async (token) => {
       const response = await fetch(`${issuer}/token/revocation`, {

@@ -1,7 +1,7 @@
 import type { SessionRecord, UserRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { currentSession } from '../sessions.js';
-import { verifiedEmailOfSession } from '../upstream/session.js';
+import { upstreamSignInOfSession, type UpstreamSignInFacts } from '../upstream/session.js';
 
 /**
  * Who is at the console: nobody signed in, someone who is not an administrator, or an
@@ -17,19 +17,30 @@ export async function adminAccess(ctx: ServerContext, request: Request): Promise
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) return { kind: 'signed-out' };
-  if (!(await isAdministrator(ctx, user, session))) return { kind: 'not-admin', user };
-  return { kind: 'admin', user, session, fresh: ctx.now() - session.authTime <= ctx.config.admin.reauthSeconds };
+  const upstream = await upstreamSignInOfSession(ctx, session);
+  if (!isAdministrator(ctx, user, upstream)) return { kind: 'not-admin', user };
+  const signedInAt = signInTime(session, upstream);
+  return { kind: 'admin', user, session, fresh: signedInAt !== null && ctx.now() - signedInAt <= ctx.config.admin.reauthSeconds };
 }
 
 /**
  * An administrator: a user marked so in the store (`users admin NAME on`, `users add --admin`), or,
- * for a `session` begun by an upstream sign-in, one whose email the provider verified at that
+ * for a session begun by an upstream sign-in, one whose email the provider verified at that
  * sign-in and the operator listed (`admin.emails`). The list is read at every request, never
  * written to the user: an email taken off it takes the rights away.
  */
-export async function isAdministrator(ctx: ServerContext, user: UserRecord, session?: SessionRecord): Promise<boolean> {
+function isAdministrator(ctx: ServerContext, user: UserRecord, upstream: UpstreamSignInFacts): boolean {
   if (user.admin === true) return true;
-  if (!session || session.userId !== user.id || ctx.config.admin.emails.length === 0) return false;
-  const email = await verifiedEmailOfSession(ctx, session);
-  return email !== null && ctx.config.admin.emails.includes(email);
+  return upstream.verifiedEmail !== null && ctx.config.admin.emails.includes(upstream.verifiedEmail);
+}
+
+/**
+ * When the person proved who they are, as far as we know: a password typed here, at the session's
+ * start; through a provider, the login the provider vouches for (its `auth_time`), never later
+ * than our session began. A provider that did not say (a plain OAuth 2.0 one, or an OpenID one
+ * that sent no `auth_time`) proves nothing: our callback may have followed a login of long ago.
+ */
+function signInTime(session: SessionRecord, upstream: UpstreamSignInFacts): number | null {
+  if (session.upstreamSessionId === null) return session.authTime;
+  return upstream.authTime === null ? null : Math.min(upstream.authTime, session.authTime);
 }

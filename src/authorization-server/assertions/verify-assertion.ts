@@ -30,8 +30,15 @@ export interface AssertionRules {
   name: string;
   /** The `typ` the header must carry (an ID-JAG's `oauth-id-jag+jwt`); unchecked when absent. */
   typ?: string;
-  /** The `aud` values that name us (our issuer, our token endpoint): the assertion's must include one. */
+  /**
+   * The `aud` values that name us: the assertion's `aud` must be one of them, and never a list that
+   * names anyone else beside us (whoever else it names could present it here: audience injection).
+   */
   audiences: readonly string[];
+  /** Whether `aud` may be a JSON array of such values; when false it must be a single string (a client's assertion, RFC 7523bis). */
+  audienceList: boolean;
+  /** What a refusal says `aud` must be, e.g. 'the issuer identifier https://…': nothing is said when absent. */
+  expectedAudience?: string;
   /** The longest time an assertion may still have to live, from now, and from its iat to its exp. */
   maxLifetimeSeconds: number;
   /** Allowed clock difference for exp, nbf and iat. */
@@ -74,7 +81,8 @@ export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rule
   if (typeof claims.sub !== 'string' || claims.sub === '') throw new AssertionDefect(`the ${name} has no sub`);
   const jtiAbsent = claims.jti === undefined && rules.jtiOptional === true;
   if (!jtiAbsent && (typeof claims.jti !== 'string' || claims.jti === '')) throw new AssertionDefect(`the ${name} has no jti`);
-  if (!audienceMatches(claims.aud, rules.audiences)) throw new AssertionDefect(`the ${name}'s aud does not name this authorization server`);
+  const audience = audienceProblem(claims.aud, rules);
+  if (audience) throw new AssertionDefect(audience);
   checkTimes(claims, rules, now);
 
   let found: KeyLookup;
@@ -95,9 +103,21 @@ export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rule
   return { header, claims, iss: claims.iss, sub: claims.sub, jti: jtiAbsent ? '' : (claims.jti as string), exp: claims.exp as number };
 }
 
-function audienceMatches(aud: unknown, accepted: readonly string[]): boolean {
-  if (typeof aud === 'string') return accepted.includes(aud);
-  return Array.isArray(aud) && aud.some((value) => typeof value === 'string' && accepted.includes(value));
+/**
+ * Why `aud` does not name us alone, or null. A list that names another party beside us is refused
+ * even where lists are accepted: that party, or anyone it hands the assertion to, could present
+ * it here (the audience injection draft-ietf-oauth-rfc7523bis closes).
+ */
+function audienceProblem(aud: unknown, rules: AssertionRules): string | null {
+  const { name, audiences } = rules;
+  const ours = (value: unknown): boolean => typeof value === 'string' && audiences.includes(value);
+  const notUs = `the ${name}'s aud does not name this authorization server${rules.expectedAudience ? `: it must be ${rules.expectedAudience}` : ''}`;
+  if (typeof aud === 'string') return ours(aud) ? null : notUs;
+  if (!Array.isArray(aud) || aud.length === 0) return `the ${name} has no aud`;
+  if (!aud.some(ours)) return notUs;
+  if (!rules.audienceList) return `the ${name}'s aud must be a single string, not a list${rules.expectedAudience ? `: ${rules.expectedAudience}` : ''}`;
+  if (!aud.every(ours)) return `the ${name}'s aud names another audience beside this authorization server; it must name this one alone`;
+  return null;
 }
 
 function checkTimes(claims: Record<string, unknown>, rules: AssertionRules, now: number): void {

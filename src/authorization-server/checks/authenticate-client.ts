@@ -5,7 +5,6 @@ import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
-import { ENDPOINT_PATHS } from '../endpoints/metadata.js';
 import { requestHeader } from '../http/body.js';
 import type { Params } from '../http/params.js';
 import { authenticateWithAssertion } from './client-assertion.js';
@@ -37,16 +36,13 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
   throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
 }
 
-/** The endpoints that authenticate clients; an assertion may name the one it was sent to. */
-export type ClientAuthEndpoint = keyof Pick<typeof ENDPOINT_PATHS, 'token' | 'revocation' | 'introspection' | 'deviceAuthorization'>;
-
 /**
  * Authenticates the client of a token, revocation, introspection or device authorization request (RFC 6749 §2.3,
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
  * constant time against the stored hash, client assertions (private_key_jwt) checked in
  * client-assertion.ts. Any failure is invalid_client (401); two methods at once, invalid_request.
  */
-export async function authenticateClient(ctx: ServerContext, request: Request, params: Params, endpoint: ClientAuthEndpoint): Promise<ClientRecord> {
+export async function authenticateClient(ctx: ServerContext, request: Request, params: Params): Promise<ClientRecord> {
   const store = clientLookup(ctx, request);
   const authorization = requestHeader(request, 'authorization');
   const usesBasic = authorization !== null && /^basic /i.test(authorization);
@@ -55,7 +51,7 @@ export async function authenticateClient(ctx: ServerContext, request: Request, p
     if (authorization !== null || formSecret !== undefined) {
       throw new OAuthError('invalid_request', 'use one client authentication method, not a client assertion together with Basic or client_secret');
     }
-    return authenticateWithAssertion(ctx, store, params, `${ctx.config.issuer}${ENDPOINT_PATHS[endpoint]}`);
+    return authenticateWithAssertion(ctx, store, params);
   }
   if (authorization !== null && !usesBasic) {
     throw new OAuthError('invalid_client', 'unsupported Authorization scheme; use Basic or form parameters', 401, BASIC_CHALLENGE);

@@ -79,16 +79,24 @@ export async function resolveRedirectTarget({ params, repeated }: AuthorizationP
 }
 
 /**
- * The scopes a client may ask for. Where nobody consents (client credentials), and for clients an
- * operator registered, the registered `scope` is a limit. In the user's flow a dynamically
- * registered client's `scope` is only what it expected to need (MCP clients send the first 401
- * challenge's scope): holding it to that would make every later step-up fail, and the user
- * consents to each scope anyway.
+ * The scopes a client may ask for. For clients an operator registered, the registered `scope` is a
+ * limit. In the user's flow a dynamically registered client's `scope` is only what it expected to
+ * need (MCP clients send the first 401 challenge's scope): holding it to that would make every
+ * later step-up fail, and the user consents to each scope anyway. Where nobody consents (client
+ * credentials, the jwt-bearer grant), a token gets only what an operator named: a client
+ * registered with no `scope` gets the default scopes, never every scope the server supports.
  */
 export function allowedScopes(client: ClientRecord, config: ResolvedConfig, flow: 'user' | 'client'): string[] {
-  if (client.scope === null || (flow === 'user' && client.registeredBy === 'dynamic')) return config.scopesSupported;
+  if (flow === 'user' && (client.scope === null || client.registeredBy === 'dynamic')) return config.scopesSupported;
+  if (client.scope === null) return config.defaultScopes;
   const registered = parseScope(client.scope);
   return config.scopesSupported.filter((scope) => registered.includes(scope));
+}
+
+/** Why a machine grant's client may have no more than the defaults, for its invalid_scope: nothing to add when it has a scope list. */
+export function machineScopeNote(client: ClientRecord, config: ResolvedConfig): string | undefined {
+  if (client.scope !== null) return undefined;
+  return `the client has no scope list, so it may have only the default scopes (${config.defaultScopes.join(' ')})`;
 }
 
 /**

@@ -3,6 +3,7 @@ import { isStorableText } from '../../core/storable-text.js';
 import type { ClientRecord } from '../../store/store.js';
 import { AssertionDefect, readAssertion, spendAssertion, verifyAssertion, type AssertionRules } from '../assertions/verify-assertion.js';
 import type { ClientLookup } from '../clients.js';
+import type { ClientAssertionAudience } from '../config.js';
 import type { ServerContext } from '../context.js';
 import { ENDPOINT_PATHS } from '../endpoints/metadata.js';
 import type { Params } from '../http/params.js';
@@ -23,7 +24,7 @@ export const CLIENT_ASSERTION_CLOCK_TOLERANCE = 30;
  * The jti is spent only after the signature verified, so nobody can burn another client's jti.
  * Every defect is invalid_client (401), described in our own words: the assertion is never echoed.
  */
-export async function authenticateWithAssertion(ctx: ServerContext, store: ClientLookup, params: Params, endpointUrl: string): Promise<ClientRecord> {
+export async function authenticateWithAssertion(ctx: ServerContext, store: ClientLookup, params: Params): Promise<ClientRecord> {
   const type = params.get('client_assertion_type');
   const assertion = params.get('client_assertion');
   if (type === undefined || assertion === undefined) {
@@ -51,9 +52,7 @@ export async function authenticateWithAssertion(ctx: ServerContext, store: Clien
     }
     const rules: AssertionRules = {
       name: NAME,
-      // RFC 7523 §3 item 3: the token endpoint URL may be the audience, and RFC 9126 §2 the issuer
-      // identifier; a revocation or introspection request may name the endpoint it was sent to.
-      audiences: [ctx.config.issuer, `${ctx.config.issuer}${ENDPOINT_PATHS.token}`, endpointUrl],
+      ...audienceRules(ctx.config.issuer, ctx.config.clientAssertionAudience),
       maxLifetimeSeconds: CLIENT_ASSERTION_MAX_LIFETIME,
       clockToleranceSeconds: CLIENT_ASSERTION_CLOCK_TOLERANCE,
     };
@@ -66,4 +65,11 @@ export async function authenticateWithAssertion(ctx: ServerContext, store: Clien
     ctx.log({ event: 'client_assertion_refused', ...(clientId === undefined ? {} : { client_id: clientId }), reason: error.message });
     throw new OAuthError('invalid_client', error.message, 401);
   }
+}
+
+/** The same at every endpoint that authenticates clients: the issuer names us wherever the assertion is sent. */
+function audienceRules(issuer: string, accepted: ClientAssertionAudience): Pick<AssertionRules, 'audiences' | 'audienceList' | 'expectedAudience'> {
+  if (accepted === 'issuer') return { audiences: [issuer], audienceList: false, expectedAudience: `the issuer identifier ${issuer}, as a single string` };
+  const tokenEndpoint = `${issuer}${ENDPOINT_PATHS.token}`;
+  return { audiences: [issuer, tokenEndpoint], audienceList: true, expectedAudience: `the issuer identifier ${issuer} or the token endpoint URL ${tokenEndpoint}` };
 }

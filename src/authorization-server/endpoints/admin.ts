@@ -133,10 +133,22 @@ async function toProvider(ctx: ServerContext, binding: string, provider: string,
   return seeOther(url.href, [cookie]);
 }
 
-/** For a re-authentication: the provider the administrator's session came from, if it did. */
-async function reauthProviders(ctx: ServerContext, session: SessionRecord): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
+/**
+ * For a re-authentication: the provider the administrator's session came from, if it did and can
+ * confirm a recent sign-in; else, when it cannot (a plain OAuth 2.0 provider), its name, for the
+ * page to say so.
+ */
+async function reauthProviders(
+  ctx: ServerContext,
+  session: SessionRecord,
+): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[]; unconfirmedBy?: string }> {
   const upstreamSession = session.upstreamSessionId === null ? undefined : await ctx.store.getUpstreamSession(session.upstreamSessionId);
-  if (!upstreamSession || !ctx.upstream?.providers.has(upstreamSession.provider)) return { providers: [], formTargets: [] };
+  const providers = ctx.upstream?.providers;
+  if (!upstreamSession || !providers?.has(upstreamSession.provider)) return { providers: [], formTargets: [] };
+  if (!providers.confirmsSignIn(upstreamSession.provider)) {
+    const name = providers.list().find((p) => p.id === upstreamSession.provider)!.name;
+    return { providers: [], formTargets: [], unconfirmedBy: name };
+  }
   const offered = await offeredProviders(ctx);
   return { ...offered, providers: offered.providers.filter((p) => p.id === upstreamSession.provider) };
 }

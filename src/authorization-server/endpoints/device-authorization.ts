@@ -21,7 +21,7 @@ const USER_CODE_ATTEMPTS = 3;
  */
 export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const client = await authenticateClient(ctx, request, params, 'deviceAuthorization');
+  const client = await authenticateClient(ctx, request, params);
   const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
   if (!client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE)) {

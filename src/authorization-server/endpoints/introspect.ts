@@ -16,7 +16,7 @@ const INACTIVE = { active: false } as const;
 export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(ctx, request, params, 'introspection');
+  const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'introspection requires a confidential client', 401);
   }

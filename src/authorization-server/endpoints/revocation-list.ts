@@ -14,7 +14,7 @@ import type { RevocationFeedStore } from '../../store/store.js';
  */
 export async function revocationListEndpoint(ctx: ServerContext, request: Request, feed: RevocationFeedStore): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const caller = await authenticateClient(ctx, request, params, 'token');
+  const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'the revocation list requires a confidential client', 401);
   }

@@ -14,7 +14,7 @@ import { verifyOwnAccessToken } from '../tokens.js';
 export async function revokeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
-  const client = await authenticateClient(ctx, request, params, 'revocation');
+  const client = await authenticateClient(ctx, request, params);
   const token = params.get('token');
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   const hint = params.get('token_type_hint');

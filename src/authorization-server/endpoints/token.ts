@@ -48,7 +48,7 @@ async function answer(ctx: ServerContext, request: Request, params: Params): Pro
   const proof = await ctx.dpop.check(requestHeader(request, 'dpop'), ctx.now());
   // A workload's token authenticates it (RFC 7521 §4.1): that grant may come with no client at all.
   const anonymous = grantType === JWT_BEARER_GRANT_TYPE && !namesClient(request, params);
-  const client = anonymous ? null : await authenticateClient(ctx, request, params, 'token');
+  const client = anonymous ? null : await authenticateClient(ctx, request, params);
   const noting = client && ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
   if (!proof && requiresDpop(client)) throw new OAuthError('invalid_dpop_proof', 'this client is registered with dpop_bound_access_tokens: send a DPoP proof');

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import type { ClientRecord } from '../../store/store.js';
-import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
+import { allowedScopes, machineScopeNote, resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
@@ -17,7 +17,7 @@ export async function clientCredentialsGrant(ctx: ServerContext, client: ClientR
   if (!client.grantTypes.includes('client_credentials')) {
     throw new OAuthError('unauthorized_client', 'this client is not registered for the client_credentials grant');
   }
-  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes);
+  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes, machineScopeNote(client, ctx.config));
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
   return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: null, scope, resource }, ctx.now(), { grant_type: 'client_credentials' });
 }

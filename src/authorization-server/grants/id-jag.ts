@@ -7,12 +7,12 @@
 import { OAuthError } from '../../core/errors.js';
 import type { CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
-import { parseScope } from '../../core/scopes.js';
+import { parseScope, resolveScope } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
 import type { ClientRecord } from '../../store/store.js';
 import { AssertionDefect, spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
-import { allowedScopes } from '../checks/authorization-request.js';
-import type { ResolvedJwtBearerConfig } from '../config.js';
+import { allowedScopes, machineScopeNote } from '../checks/authorization-request.js';
+import type { ResolvedConfig, ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
@@ -47,13 +47,23 @@ export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null
   const verified = await verifyAssertion(
     jwt,
     keys,
-    { name: NAME, typ: ID_JAG_TYP, audiences: [ctx.config.issuer], maxLifetimeSeconds: MAX_LIFETIME_SECONDS, clockToleranceSeconds: ASSERTION_CLOCK_TOLERANCE, requireIat: true },
+    {
+      name: NAME,
+      typ: ID_JAG_TYP,
+      // Our issuer identifier (the ID-JAG draft's `aud`); a list only when it names nothing else.
+      audiences: [ctx.config.issuer],
+      audienceList: true,
+      expectedAudience: `the issuer identifier ${ctx.config.issuer}`,
+      maxLifetimeSeconds: MAX_LIFETIME_SECONDS,
+      clockToleranceSeconds: ASSERTION_CLOCK_TOLERANCE,
+      requireIat: true,
+    },
     now,
   );
   const { claims } = verified;
   if (claims.client_id !== client.clientId) throw new AssertionDefect('the ID-JAG\'s client_id is not the client that presents it');
   const resource = assertedResource(claims.resource, ctx.config.resources, params.get('resource'));
-  const scope = idJagScope(params.get('scope'), claims.scope, allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes);
+  const scope = idJagScope(params.get('scope'), claims.scope, client, ctx.config);
   // Last, once everything else holds: an ID-JAG refused for another reason can still be used by its client.
   await spendAssertion(ctx.store, verified, NAME, now, ASSERTION_CLOCK_TOLERANCE);
 
@@ -86,12 +96,13 @@ function assertedResource(claim: unknown, served: readonly string[], requested: 
 }
 
 /**
- * The token's scopes: what the request names (each granted by the IdP when it asserts scopes, and
- * each allowed to the client), or, when it names none, what the IdP granted (else our defaults)
- * that the client may have. A requested scope the IdP did not grant is invalid_scope (RFC 6749
- * §5.2: it "exceeds the scope granted by the resource owner"), naming the scope.
+ * The token's scopes. What the IdP granted is the ID-JAG's `scope`; an ID-JAG without one grants
+ * only our default scopes, never everything the client may have. The request may name some of
+ * those (each also allowed to the client), else it gets all of them that the client may have. A
+ * requested scope beyond the grant is invalid_scope (RFC 6749 §5.2: it "exceeds the scope granted
+ * by the resource owner"), naming the scope; one beyond the client's, invalid_scope saying why.
  */
-function idJagScope(requestedParam: string | undefined, assertedClaim: unknown, allowed: readonly string[], defaults: readonly string[]): string[] {
+function idJagScope(requestedParam: string | undefined, assertedClaim: unknown, client: ClientRecord, config: ResolvedConfig): string[] {
   if (assertedClaim !== undefined && typeof assertedClaim !== 'string') throw new AssertionDefect('the ID-JAG\'s scope is not a string');
   let asserted: string[] | undefined;
   try {
@@ -99,16 +110,23 @@ function idJagScope(requestedParam: string | undefined, assertedClaim: unknown, 
   } catch {
     throw new AssertionDefect('the ID-JAG\'s scope is malformed');
   }
+  const granted = asserted ?? config.defaultScopes;
+  const allowed = allowedScopes(client, config, 'client');
   const requested = parseScope(requestedParam);
   if (requested.length > 0) {
-    const notGranted = asserted === undefined ? [] : requested.filter((scope) => !asserted.includes(scope));
-    if (notGranted.length > 0) throw new OAuthError('invalid_scope', `scope not granted by the identity provider: ${notGranted.join(' ')}`);
-    const notAllowed = requested.filter((scope) => !allowed.includes(scope));
-    if (notAllowed.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${notAllowed.join(' ')}`);
-    return requested;
+    const notGranted = requested.filter((scope) => !granted.includes(scope));
+    if (notGranted.length > 0) {
+      throw new OAuthError(
+        'invalid_scope',
+        asserted === undefined
+          ? `scope not granted by the identity provider: ${notGranted.join(' ')} (the ID-JAG names no scope, so it grants only the default scopes: ${granted.join(' ')})`
+          : `scope not granted by the identity provider: ${notGranted.join(' ')}`,
+      );
+    }
+    return resolveScope(requested, allowed, [], machineScopeNote(client, config));
   }
-  const scope = (asserted ?? defaults).filter((value) => allowed.includes(value));
-  if (scope.length === 0) throw new OAuthError('invalid_scope', 'none of the scopes the identity provider granted is one this client may have');
+  const scope = granted.filter((value) => allowed.includes(value));
+  if (scope.length === 0) throw new OAuthError('invalid_scope', `none of the scopes the identity provider granted is one this client may have${asserted === undefined ? ' (the ID-JAG names no scope: the default scopes were taken)' : ''}`);
   return scope;
 }
 

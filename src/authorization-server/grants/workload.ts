@@ -13,7 +13,7 @@ import type { ClientRecord } from '../../store/store.js';
 import { AssertionDefect, spendAssertion, verifyAssertion } from '../assertions/verify-assertion.js';
 import { workloadClient } from '../assertions/workload-clients.js';
 import { subjectMatches } from '../assertions/workload-rules.js';
-import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
+import { allowedScopes, machineScopeNote, resolveResource } from '../checks/authorization-request.js';
 import type { ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
@@ -39,6 +39,8 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
     {
       name: NAME,
       audiences: [...new Set(rules.map((rule) => rule.audience))],
+      // Platforms put even one audience in a list (Kubernetes); one that also names another service is refused.
+      audienceList: true,
       maxLifetimeSeconds: MAX_LIFETIME_SECONDS,
       clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS,
       // Older Kubernetes tokens and many JWT-SVIDs carry none: accepted, with no record of use.
@@ -56,7 +58,7 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
   const client = await workloadClient(ctx, rule.client);
   if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `the workload's client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
   const allowed = allowedScopes(client, ctx.config, 'client').filter((scope) => rule.scopes.includes(scope));
-  const scope = resolveScope(parseScope(params.get('scope')), allowed, allowed);
+  const scope = resolveScope(parseScope(params.get('scope')), allowed, allowed, machineScopeNote(client, ctx.config));
   if (scope.length === 0) throw new OAuthError('invalid_scope', 'the workload may have no scope this client is allowed');
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
   if (rule.singleUse && verified.jti !== '') await spendAssertion(ctx.store, verified, NAME, now, CLOCK_TOLERANCE_SECONDS);

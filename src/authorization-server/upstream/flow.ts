@@ -23,8 +23,8 @@ export interface PendingUpstream {
   nonce: string | null;
   codeVerifier: string;
   /**
-   * For a re-authentication: the provider was asked for a fresh login (OpenID `prompt=login`), and
-   * an ID token's `auth_time`, when it has one, must not be older than this (seconds since the epoch).
+   * For a re-authentication: the provider was asked for a fresh login (OpenID `prompt=login` and
+   * `max_age=0`), so the ID token must carry an `auth_time` no older than this (seconds since the epoch).
    */
   freshSince?: number;
 }
@@ -45,6 +45,12 @@ export interface UpstreamTokens {
    * sealed, as what the console checks against its administrators' emails.
    */
   verifiedEmail?: string;
+  /**
+   * When the provider says the person last signed in there (the validated ID token's `auth_time`,
+   * seconds since the epoch), if it said: what the console takes for the time of the sign-in.
+   * Only an OpenID provider can say it; without it the console asks for a re-authentication.
+   */
+  authTime?: number;
 }
 
 export interface UpstreamSignIn {
@@ -97,8 +103,15 @@ export async function beginUpstream(
   if (nonce) params.set('nonce', nonce);
   params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
   params.set('code_challenge_method', 'S256');
-  // A plain OAuth 2.0 provider has no way to be asked for a new login: its flow simply runs again.
-  if (options.freshSince !== undefined && up.kind === 'oidc') params.set('prompt', 'login');
+  if (options.freshSince !== undefined) {
+    // A plain OAuth 2.0 provider can neither be asked for a new login nor say when the last one
+    // was: its flow would simply run again on the session it has.
+    if (up.kind !== 'oidc') throw cannotConfirm(up);
+    // max_age=0 (OpenID Connect Core §3.1.2.1) makes the provider put auth_time in the ID token,
+    // so a provider that ignores prompt=login is found out rather than trusted.
+    params.set('prompt', 'login');
+    params.set('max_age', '0');
+  }
   const fresh = options.freshSince !== undefined ? { freshSince: options.freshSince } : {};
   return { url, pending: { providerId: up.id, state, nonce, codeVerifier, ...fresh } };
 }
@@ -191,6 +204,7 @@ function renewUpstream(up: ResolvedUpstream, subject: string, current: UpstreamT
         refreshToken: tokens.refreshToken ?? current.refreshToken,
         ...(current.userinfoRefused ? { userinfoRefused: true } : {}),
         ...(current.verifiedEmail ? { verifiedEmail: current.verifiedEmail } : {}),
+        ...(current.authTime !== undefined ? { authTime: current.authTime } : {}),
       };
       return { status: 'renewed', tokens: renewed };
     }),
@@ -206,9 +220,24 @@ export function upstreamUserinfo(up: ResolvedUpstream, accessToken: string): Pro
 
 // ---------------------------------------------------------------------------------------------
 
-/** A re-authentication the provider answered with an older login (it ignored `prompt=login`) is refused. */
+/** Why a re-authentication through a plain OAuth 2.0 provider is not begun: it could not prove one. */
+function cannotConfirm(up: ResolvedUpstream): OAuthError {
+  return new OAuthError('invalid_request', `${up.name} cannot confirm a recent sign-in: it is not an OpenID provider`).withUserMessage(
+    `${up.name} cannot confirm a recent sign-in (it is not an OpenID provider). Changes need a sign-in with a password, or through an OpenID provider.`,
+  );
+}
+
+/**
+ * A re-authentication must come back with proof of a login begun after it: `auth_time`, which
+ * `max_age` makes REQUIRED (OpenID Connect Core §2). One without it, or with an older login (the
+ * provider ignored `prompt=login`), is refused.
+ */
 function checkFreshLogin(up: ResolvedUpstream, claims: oauth.IDToken, pending: PendingUpstream): void {
-  if (pending.freshSince === undefined || typeof claims.auth_time !== 'number') return;
+  if (pending.freshSince === undefined) return;
+  if (typeof claims.auth_time !== 'number') {
+    const failure = new UpstreamFailure('id token validation', null, 'auth_time', 'the ID token has no auth_time, though max_age was sent');
+    throw withFailure(new OAuthError('access_denied', `${up.name} did not say when you last signed in, so it cannot confirm a recent sign-in`), failure);
+  }
   if (claims.auth_time + CLOCK_TOLERANCE >= pending.freshSince) return;
   const failure = new UpstreamFailure('id token validation', null, 'auth_time', `the login is from ${claims.auth_time}, before the re-authentication began`);
   throw withFailure(new OAuthError('access_denied', `${up.name} did not ask you to sign in again`), failure);
@@ -231,6 +260,7 @@ async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: U
       tokens = { ...tokens, userinfoRefused: true };
     }
   }
+  if (typeof claims.auth_time === 'number') tokens = { ...tokens, authTime: claims.auth_time };
   const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
   const identity: UpstreamIdentity = {
     issuer: claims.iss,

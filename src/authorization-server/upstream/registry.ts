@@ -37,6 +37,11 @@ export class UpstreamProviders {
     return this.options.has(id);
   }
 
+  /** Whether the provider can confirm a recent sign-in (an OpenID provider: `prompt=login`, `max_age`, `auth_time`). */
+  confirmsSignIn(id: string): boolean {
+    return this.options.get(id)?.kind === 'oidc';
+  }
+
   /** The id of the provider configured with this issuer, if one is: its people are the same people elsewhere. */
   idForIssuer(issuer: string): string | undefined {
     return [...this.options.values()].find((provider) => provider.issuer === issuer)?.id;

@@ -57,20 +57,30 @@ export async function upstreamTokensOfGrant(
   return tokens;
 }
 
+/** What the provider said at the upstream sign-in a browser session began with, as the console uses it. */
+export interface UpstreamSignInFacts {
+  /** The email it verified (lowercase), or null. */
+  verifiedEmail: string | null;
+  /** When it says the person signed in there (OpenID `auth_time`), or null: it did not say. */
+  authTime: number | null;
+}
+
+const NOTHING: UpstreamSignInFacts = { verifiedEmail: null, authTime: null };
+
 /**
- * The email the provider verified when this browser session's upstream sign-in happened
- * (lowercase), or null: a session not begun upstream, or an email it did not verify.
+ * What the provider said when this browser session's upstream sign-in happened: nothing for a
+ * session not begun upstream, or whose upstream record cannot be read.
  */
-export async function verifiedEmailOfSession(ctx: ServerContext, session: SessionRecord): Promise<string | null> {
-  if (!ctx.upstream || session.upstreamSessionId === null) return null;
+export async function upstreamSignInOfSession(ctx: ServerContext, session: SessionRecord): Promise<UpstreamSignInFacts> {
+  if (!ctx.upstream || session.upstreamSessionId === null) return NOTHING;
   const upstreamSession = await ctx.store.getUpstreamSession(session.upstreamSessionId);
-  if (!upstreamSession || upstreamSession.userId !== session.userId) return null;
+  if (!upstreamSession || upstreamSession.userId !== session.userId) return NOTHING;
   try {
     const tokens = JSON.parse(ctx.upstream.secretBox.open(upstreamSession.sealedTokens, upstreamSession.id)) as UpstreamTokens;
-    return tokens.verifiedEmail ?? null;
+    return { verifiedEmail: tokens.verifiedEmail ?? null, authTime: tokens.authTime ?? null };
   } catch (error) {
     // Sealed with a key since dropped: nothing it says can be trusted.
-    if (error instanceof SecretBoxError) return null;
+    if (error instanceof SecretBoxError) return NOTHING;
     throw error;
   }
 }

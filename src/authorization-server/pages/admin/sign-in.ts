@@ -20,6 +20,11 @@ export interface AdminSignInPageInput {
   providers?: Array<{ id: string; name: string }>;
   /** Where the providers' buttons lead (their origins, for the page's CSP form-action). */
   formTargets?: string[];
+  /**
+   * For `reauth`: the name of the provider the administrator's session came from, when it cannot
+   * confirm a recent sign-in (a plain OAuth 2.0 provider such as GitHub): the page says what can.
+   */
+  unconfirmedBy?: string;
   error?: string;
   status?: number;
 }
@@ -45,18 +50,25 @@ export function adminSignInPage(input: AdminSignInPageInput): Page {
     providerLabel: reauth ? 'Sign in again with' : 'Sign in with',
   });
   const noForm = !input.localUsers && providers.length === 0;
-  const ask = reauth
-    ? `Changes in the console need a recent sign-in. ${input.localUsers ? 'Enter your password' : 'Sign in again'} to go on.`
-    : 'Sign in with an administrator account.';
+  const ask = reauth ? reauthRequest(input) : 'Sign in with an administrator account.';
   return page(
     reauth ? 'Confirm it is you · Admin' : 'Sign in · Admin',
     html`<h1>${reauth ? 'Confirm it is you' : 'Admin console'}</h1>
 <p class="muted">${ask}</p>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 ${forms}
-${noForm ? html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>` : ''}`,
+${noForm && input.unconfirmedBy === undefined ? html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>` : ''}`,
     { status: input.status ?? (input.error ? 401 : 200), formTargets: input.formTargets ?? [] },
   );
+}
+
+/** What a re-authentication asks for, and, when the session's provider cannot confirm one, what can. */
+function reauthRequest(input: AdminSignInPageInput): string {
+  if (input.unconfirmedBy === undefined) return `Changes in the console need a recent sign-in. ${input.localUsers ? 'Enter your password' : 'Sign in again'} to go on.`;
+  const cannot = `Changes in the console need a recent sign-in, which ${input.unconfirmedBy} cannot confirm: it is not an OpenID provider.`;
+  return input.localUsers
+    ? `${cannot} Enter your password to go on.`
+    : `${cannot} Changes need an administrator who signs in with a password, or through an OpenID provider.`;
 }
 
 /** Signed in, but not an administrator: says so, and where a person's own page is. */
