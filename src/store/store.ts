@@ -232,8 +232,8 @@ export interface SpentRefreshTokenRecord {
   expiresAt: number;
   /**
    * Whether the token its rotation issued (its successor, kept by key) is still live, never used:
-   * until it is, retryRefresh may put a new token in its place. False once the successor was used
-   * or replaced, and for a successor replaced by a retry (which names none).
+   * until it is, a retry of the rotation may be answered with it (repeatRefresh). False once the
+   * successor was used, and for a record that names none.
    */
   successorUnused: boolean;
 }
@@ -267,6 +267,35 @@ export type RefreshResult =
   /** Live but not the caller's ('foreign'), expired, or its grant revoked; nothing changed. */
   | { status: 'foreign' | 'expired' | 'revoked'; record: RefreshTokenRecord }
   | { status: 'missing' };
+
+/**
+ * What the retry of a refresh (Store.repeatRefresh) asks for: the successor that the refresh of
+ * the presented token issued, answered again while it is unused.
+ */
+export interface RepeatRefreshRequest {
+  /** Hash of the presented refresh token, spent by the refresh being retried. */
+  tokenHash: string;
+  /** The authenticated client: another client's token is left as it is. */
+  clientId: string;
+  /**
+   * The hashes the successor may have. The server derives a rotation's new token from the
+   * presented one with a key of its own, so it can name the successor again, once per key it
+   * still holds; the store confirms the one its spent record names.
+   */
+  successorHashes: readonly string[];
+  /** Only a token spent after this time is retried: the start of the retry window. */
+  spentAfter: number;
+  /** The `exp` of the access token about to be issued with it (recorded on the grant). */
+  accessExpiresAt: number;
+  now: number;
+  /** As in RefreshRequest. */
+  upstreamChecked: boolean;
+}
+
+export type RepeatRefreshResult =
+  /** The successor, live and unchanged: its hash (one of the request's), its grant and its scope. */
+  | { status: 'ok'; grant: GrantRecord; scope: string[]; successorHash: string }
+  | Exclude<RefreshResult, { status: 'ok' }>;
 
 /**
  * A revocation that resource servers must learn of: a grant (every access token it issued) or one
@@ -491,17 +520,24 @@ export interface Store {
    */
   refreshGrant(request: RefreshRequest): Promise<RefreshResult>;
   /**
-   * A refresh whose answer was lost, retried with the token it spent, in one transaction (one
-   * statement on PostgreSQL): if that token was spent after `spentAfter`, its grant is the
-   * client's and stands (and rests on no upstream sign-in left unchecked), and the successor its
-   * rotation issued is still live and unexpired, replaces that successor with `next` (the
-   * grant, client and scope stay), keeps a spent record of the successor that names no
-   * successor (presenting it again is a reuse), and raises the grant's accessExpiresAt. A spent
-   * record keeps naming the successor its rotation issued, so it is replaced once: of two
-   * retries of one token, concurrent or not, only the first gets it. Otherwise changes nothing
-   * and says why, as refreshGrant does.
+   * The retry of a refresh, with the token it spent (its answer lost, or two sessions of one
+   * client refreshing at once), in one transaction (one statement on PostgreSQL): if that token
+   * was spent after `spentAfter` and the successor its spent record names is one of
+   * `successorHashes`, live and unexpired, and its grant is the client's and stands (and rests on
+   * no upstream sign-in left unchecked), raises the grant's accessExpiresAt and returns the
+   * successor's hash, grant and scope. The successor stays as it is, so every retry is answered
+   * with it until it is used. Otherwise changes nothing and says why, as refreshGrant does.
+   *
+   * Optional only so that a store written before it keeps working: the server then falls back to
+   * retryRefresh. The store suite requires it.
    */
-  retryRefresh(request: RefreshRequest, spentAfter: number): Promise<RefreshResult>;
+  repeatRefresh?(request: RepeatRefreshRequest): Promise<RepeatRefreshResult>;
+  /**
+   * The older retry, used only when a store has no repeatRefresh: replaces the unused successor
+   * with `next`, once, so that of two answers only the last one's token stays usable. The stores
+   * of this package do not have it.
+   */
+  retryRefresh?(request: RefreshRequest, spentAfter: number): Promise<RefreshResult>;
 
   // Access tokens are not stored: a JWT names its grant (grant_id), whose row says whether it stands.
   /** Records the revocation of one access token (listRevocations) while it is unexpired. */
