@@ -220,7 +220,7 @@ export interface RefreshTokenRecord {
 
 /**
  * What is kept of a rotated refresh token until it would have expired: enough to recognise a
- * second use and revoke the grant, or to tell a retry of a refresh whose answer was lost, far
+ * second use and revoke the grant, or to answer a retry of its refresh with the same token, far
  * less than the token's full record. Found by the first 22 characters of the token's hash (132
  * bits: no other token's hash shares them by chance), and only while its grant exists.
  */
@@ -244,7 +244,10 @@ export interface RefreshRequest {
   tokenHash: string;
   /** The authenticated client: another client's token is left as it is. */
   clientId: string;
-  /** The new refresh token; its grant, client and scope are the presented token's. */
+  /**
+   * The new refresh token; its grant, client and scope are the presented token's. The server
+   * derives it from the presented token, so concurrent refreshes of one token name the same one.
+   */
   next: { tokenHash: string; createdAt: number; expiresAt: number };
   /** The `exp` of the access token about to be issued with it (recorded on the grant). */
   accessExpiresAt: number;
@@ -262,7 +265,7 @@ export type RefreshResult =
   | { status: 'ok'; grant: GrantRecord; scope: string[] }
   /** Nothing changed: the grant rests on an upstream sign-in the caller must check first. */
   | { status: 'upstream'; grant: GrantRecord; record: RefreshTokenRecord }
-  /** Rotated before: the caller treats this as a replay, a retry of a lost answer, or (within the grace window) an honest race. */
+  /** Rotated before: the caller treats this as a replay, a retry of the rotation, or (within the grace window) an honest race. */
   | { status: 'replayed'; record: SpentRefreshTokenRecord }
   /** Live but not the caller's ('foreign'), expired, or its grant revoked; nothing changed. */
   | { status: 'foreign' | 'expired' | 'revoked'; record: RefreshTokenRecord }
@@ -515,8 +518,9 @@ export interface Store {
    * the client's, unused and unexpired, and its grant stands (and rests on no upstream sign-in
    * left unchecked), removes it, keeps its spent record (naming the new token as its successor),
    * saves the new token in its place and raises the grant's accessExpiresAt. One conditional
-   * DELETE, so of two concurrent refreshes with the same token only one gets it. Otherwise
-   * changes nothing and says why.
+   * DELETE, so of two concurrent refreshes with the same token only one gets it, and the other,
+   * naming the same new token, is told the token was spent (never a conflict). Otherwise changes
+   * nothing and says why.
    */
   refreshGrant(request: RefreshRequest): Promise<RefreshResult>;
   /**

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { hashSecret } from '../../src/core/secrets.js';
 import type { FullStore, RefreshRequest, RefreshResult, Store } from '../../src/store/store.js';
 import { decodeProtectedHeader } from 'jose';
 import { resolveConfig } from '../../src/authorization-server/config.js';
 import { rotateSigningKeys } from '../../src/authorization-server/keys.js';
+import { successorKeys } from '../../src/authorization-server/tokens.js';
 import {
   addResourceServer,
   createHarness,
@@ -50,6 +52,17 @@ for (const revision of REVISIONS) {
         assert.equal(jwtClaims(third.access_token).aud, RESOURCE);
       });
     }
+
+    it('the new refresh token is the HMAC-SHA256 of the one presented, under a MAC key of the signing key\'s', async () => {
+      const h = createHarness();
+      const { client, tokens } = await obtainTokens(h, revision);
+      const first = (tokens as Tokens).refresh_token!;
+      const [key] = await successorKeys(h.server);
+      const second = await refreshOk(h, client, first);
+      assert.equal(second.refresh_token, createHmac('sha256', key!).update(first).digest('base64url'));
+      assert.equal(second.refresh_token!.length, first.length, 'as long as a random one');
+      assert.deepEqual(await successorKeys(h.server), await h.server.keys.macKeys('context-auth refresh token successors'), 'the signing keys\' MAC keys under a label of its own');
+    });
 
     it('revokes the whole family when a rotated token is used again after the token it was rotated to', async () => {
       const h = createHarness();
