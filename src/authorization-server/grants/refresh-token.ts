@@ -33,8 +33,9 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
   const presented = params.get('refresh_token');
   if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
   // A token bound to a DPoP key is refused without that key's proof before anything is read or
-  // spent, the retry of a lost answer included. The new token is bound as the request binds them:
-  // to the same key, since the proof had to be made with it.
+  // spent, a retry included. The new token is bound as the request binds them: to the same key,
+  // since the proof had to be made with it; so a retry derives the same token only if it binds
+  // as the refresh did.
   requireBoundKey(presented, ctx.dpopKey, 'refresh token');
   const now = ctx.now();
   const tokenHash = hashSecret(presented);
@@ -153,8 +154,9 @@ async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: Spen
 }
 
 /**
- * The retry's answer, or undefined when the store refuses it (its successor used meanwhile, the
- * grant revoked, a successor made under a key no longer published, or bound to another DPoP key).
+ * The retry's answer, or undefined when the store refuses it: its successor used meanwhile, the
+ * grant revoked, or a successor not derived from the presented token under a key the server
+ * still holds with the binding this request gives (a key retired since, another DPoP key).
  * The successor is derived again under each key the server holds, since a key rotation may have
  * come between the rotation and its retry; the store confirms the one its spent record names.
  * A store written before repeatRefresh replaces the successor with a new token instead
