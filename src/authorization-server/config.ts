@@ -82,17 +82,18 @@ export interface AuthorizationServerOptions {
   /** How long a login/consent page may stay open, in seconds. Default: 600. */
   interactionTtl?: number;
   /**
-   * Seconds after a refresh token's rotation during which presenting it again is refused with
-   * invalid_grant but does not revoke the family (an honest client's concurrent refresh), nor is
-   * taken for a retry (refreshRetrySeconds). Default: 0 — a reuse revokes the family, as RFC 9700
-   * §4.14.2 describes.
+   * Seconds after a refresh token's rotation during which presenting it again, when it cannot be
+   * taken for a retry (refreshRetrySeconds: the token it was rotated to was used, or retries are
+   * off), is refused with invalid_grant but does not revoke the family. Default: 0 — a reuse
+   * revokes the family, as RFC 9700 §4.14.2 describes.
    */
   refreshReuseGraceSeconds?: number;
   /**
    * Seconds after a refresh token's rotation during which presenting it again, while the token it
-   * was rotated to has never been used, is taken for a retry of a refresh whose answer was lost (a
-   * crash or a dropped connection): answered with a new pair that takes the unused token's place,
-   * once, instead of revoking the family. 0 turns it off. Default: 60; at most 300.
+   * was rotated to has never been used, is taken for a retry of that rotation (its answer lost to a
+   * crash or a dropped connection, or two sessions of one client refreshing at once): answered
+   * with that same token and a new access token, as often as it comes, instead of revoking the
+   * family. 0 turns it off. Default: 60; at most 300.
    */
   refreshRetrySeconds?: number;
   /**

@@ -2,7 +2,7 @@ import type { JWTPayload } from 'jose';
 import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature } from '../core/jwt.js';
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
-import { hashSecret, randomToken } from '../core/secrets.js';
+import { derivedToken, hashSecret, randomToken } from '../core/secrets.js';
 import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
 
 /** What issuing a token needs of its grant. */
@@ -92,8 +92,38 @@ export function newRefreshToken(ctx: Pick<ServerContext, 'config' | 'now' | 'dpo
 
 /** A fresh refresh token string, bound to the request's DPoP key when the request binds refresh tokens. */
 export function newRefreshTokenValue(ctx: Pick<ServerContext, 'dpopKey'>): string {
-  return bindToKey(randomToken(32), ctx.dpopKey?.bindsRefreshTokens ? ctx.dpopKey.jkt : undefined);
+  return bindToKey(randomToken(32), boundKeyOfNewRefreshTokens(ctx));
 }
+
+/** The label successors' MAC keys are derived under from the signing keys (SigningKeys.macKeys). */
+const SUCCESSOR_KEY_LABEL = 'context-auth refresh token successors';
+
+/**
+ * The keys refresh tokens' successors are derived with: one per published signing key, the
+ * signing key's first. A rotation derives its new token with the first; a retry recomputes it
+ * with each, since a key rotation may have come between the rotation and its retry.
+ */
+export function successorKeys(ctx: Pick<ServerContext, 'keys'>): Promise<readonly Buffer[]> {
+  return ctx.keys.macKeys(SUCCESSOR_KEY_LABEL);
+}
+
+/** successorKeys while the signing keys' cache is fresh, without a promise; undefined when they must be read. */
+export function successorKeysIfCached(ctx: Pick<ServerContext, 'keys'>): readonly Buffer[] | undefined {
+  return ctx.keys.macKeysIfCached(SUCCESSOR_KEY_LABEL);
+}
+
+/**
+ * The refresh token that a rotation of `presented` issues: a MAC of the presented token under
+ * `key`, bound as newRefreshTokenValue binds. A retry of the rotation derives the very same token,
+ * so whichever answer a client keeps, its next refresh works; nothing of it is stored but its
+ * hash. Without the key (a signing key's secret) it is as unpredictable as a random token.
+ */
+export function successorRefreshTokenValue(ctx: Pick<ServerContext, 'dpopKey'>, presented: string, key: Buffer): string {
+  return bindToKey(derivedToken(key, presented), boundKeyOfNewRefreshTokens(ctx));
+}
+
+const boundKeyOfNewRefreshTokens = (ctx: Pick<ServerContext, 'dpopKey'>): string | undefined =>
+  ctx.dpopKey?.bindsRefreshTokens ? ctx.dpopKey.jkt : undefined;
 
 /**
  * Verifies one of our own access tokens (signature with a published key, issuer, type, expiry).

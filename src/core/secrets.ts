@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 /**
  * Random bytes are drawn a pool at a time (as Node's randomUUID does): one call into the CSPRNG
@@ -21,6 +21,15 @@ export function randomToken(bytes = 32): string {
   pool.fill(0, used, used + bytes);
   used += bytes;
   return token;
+}
+
+/**
+ * A token derived from `value` under a server-held `key`: HMAC-SHA256, base64url, as long as a
+ * randomToken(32) and as unpredictable to anyone without the key, yet the same every time it is
+ * derived again from the same value and key.
+ */
+export function derivedToken(key: Buffer, value: string): string {
+  return createHmac('sha256', key).update(value, 'utf8').digest('base64url');
 }
 
 /** crypto.hash (Node ≥ 20.12): a one-shot digest without a Hash object, half the cost of createHash. */

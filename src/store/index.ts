@@ -37,6 +37,8 @@ export type {
   SpentRefreshTokenRecord,
   RefreshRequest,
   RefreshResult,
+  RepeatRefreshRequest,
+  RepeatRefreshResult,
   RevocationRecord,
   SigningKeyRecord,
   TokenIssue,

@@ -77,8 +77,8 @@ export function createMemoryStore(): FullStore {
   const deviceAuthorizations = new Map<string, DeviceAuthorizationRecord>();
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   // By spentKey; like the SQL table, not removed with the grant (it expires on its own). The
-  // successor is kept by its spentKey too (null: a successor replaced by a retry names none).
-  const spentTokens = new Map<string, Omit<SpentRefreshTokenRecord, 'clientId' | 'successorUnused'> & { successorKey: string | null }>();
+  // successor is kept by its spentKey too.
+  const spentTokens = new Map<string, Omit<SpentRefreshTokenRecord, 'clientId' | 'successorUnused'> & { successorKey: string }>();
   const identities = new Map<string, UserIdentityRecord>();
   const upstreamSessions = new Map<string, UpstreamSessionRecord>();
   const revocations = new Map<string, RevocationRecord>();
@@ -150,8 +150,8 @@ export function createMemoryStore(): FullStore {
   };
 
   /** The live token of the grant whose hash has the successor's key, if any. */
-  const findSuccessor = (grantId: string, successorKey: string | null): RefreshTokenRecord | undefined =>
-    successorKey === null ? undefined : [...refreshTokens.values()].find((t) => t.grantId === grantId && spentKey(t.tokenHash) === successorKey);
+  const findSuccessor = (grantId: string, successorKey: string): RefreshTokenRecord | undefined =>
+    [...refreshTokens.values()].find((t) => t.grantId === grantId && spentKey(t.tokenHash) === successorKey);
 
   /** A spent record, with its grant's client and whether its successor is unused, while the grant exists (the SQL join). */
   const findSpent = (tokenHash: string): SpentRefreshTokenRecord | undefined => {
@@ -456,25 +456,21 @@ export function createMemoryStore(): FullStore {
       refreshTokens.set(next.tokenHash, { ...next, grantId: old.grantId, clientId: old.clientId, scope: [...old.scope] });
       return { status: 'ok', grant: copy(grant), scope: [...old.scope] };
     },
-    async retryRefresh(request, spentAfter) {
-      const { tokenHash, clientId, next, now } = request;
+    async repeatRefresh(request) {
+      const { tokenHash, clientId, now } = request;
       const spent = spentTokens.get(spentKey(tokenHash));
       const grant = spent && grants.get(spent.grantId);
-      const successor = spent && findSuccessor(spent.grantId, spent.successorKey);
+      // The successor by its full hash, one of those asked for, and the one the record names.
+      const successor = spent && request.successorHashes.map((hash) => refreshTokens.get(hash)).find((t) => t !== undefined && t.grantId === spent.grantId && spentKey(t.tokenHash) === spent.successorKey);
       const usable =
-        spent !== undefined && spent.spentAt > spentAfter && !refreshTokens.has(tokenHash) && successor !== undefined && successor.expiresAt > now &&
+        spent !== undefined && spent.spentAt > request.spentAfter && !refreshTokens.has(tokenHash) && successor !== undefined && successor.expiresAt > now &&
         grant !== undefined && grant.clientId === clientId && grant.revokedAt === null && (grant.upstreamSessionId === null || request.upstreamChecked);
       if (!usable) {
         const live = refreshTokens.get(tokenHash);
         return explainRefreshFailure(request, copy(live), copy(live && grants.get(live.grantId)), live ? undefined : findSpent(tokenHash));
       }
-      if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
       raiseAccessExpiry(grant, request.accessExpiresAt);
-      refreshTokens.delete(successor.tokenHash);
-      const key = spentKey(successor.tokenHash);
-      if (!spentTokens.has(key)) spentTokens.set(key, { grantId: successor.grantId, spentAt: now, expiresAt: successor.expiresAt, successorKey: null });
-      refreshTokens.set(next.tokenHash, { ...next, grantId: successor.grantId, clientId: successor.clientId, scope: [...successor.scope] });
-      return { status: 'ok', grant: copy(grant), scope: [...successor.scope] };
+      return { status: 'ok', grant: copy(grant), scope: [...successor.scope], successorHash: successor.tokenHash };
     },
 
     async useAssertionId(key, expiresAt, now) {

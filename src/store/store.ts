@@ -220,7 +220,7 @@ export interface RefreshTokenRecord {
 
 /**
  * What is kept of a rotated refresh token until it would have expired: enough to recognise a
- * second use and revoke the grant, or to tell a retry of a refresh whose answer was lost, far
+ * second use and revoke the grant, or to answer a retry of its refresh with the same token, far
  * less than the token's full record. Found by the first 22 characters of the token's hash (132
  * bits: no other token's hash shares them by chance), and only while its grant exists.
  */
@@ -232,8 +232,8 @@ export interface SpentRefreshTokenRecord {
   expiresAt: number;
   /**
    * Whether the token its rotation issued (its successor, kept by key) is still live, never used:
-   * until it is, retryRefresh may put a new token in its place. False once the successor was used
-   * or replaced, and for a successor replaced by a retry (which names none).
+   * until it is, a retry of the rotation may be answered with it (repeatRefresh). False once the
+   * successor was used, and for a record that names none.
    */
   successorUnused: boolean;
 }
@@ -244,7 +244,10 @@ export interface RefreshRequest {
   tokenHash: string;
   /** The authenticated client: another client's token is left as it is. */
   clientId: string;
-  /** The new refresh token; its grant, client and scope are the presented token's. */
+  /**
+   * The new refresh token; its grant, client and scope are the presented token's. The server
+   * derives it from the presented token, so concurrent refreshes of one token name the same one.
+   */
   next: { tokenHash: string; createdAt: number; expiresAt: number };
   /** The `exp` of the access token about to be issued with it (recorded on the grant). */
   accessExpiresAt: number;
@@ -262,11 +265,40 @@ export type RefreshResult =
   | { status: 'ok'; grant: GrantRecord; scope: string[] }
   /** Nothing changed: the grant rests on an upstream sign-in the caller must check first. */
   | { status: 'upstream'; grant: GrantRecord; record: RefreshTokenRecord }
-  /** Rotated before: the caller treats this as a replay, a retry of a lost answer, or (within the grace window) an honest race. */
+  /** Rotated before: the caller treats this as a replay, a retry of the rotation, or (within the grace window) an honest race. */
   | { status: 'replayed'; record: SpentRefreshTokenRecord }
   /** Live but not the caller's ('foreign'), expired, or its grant revoked; nothing changed. */
   | { status: 'foreign' | 'expired' | 'revoked'; record: RefreshTokenRecord }
   | { status: 'missing' };
+
+/**
+ * What the retry of a refresh (Store.repeatRefresh) asks for: the successor that the refresh of
+ * the presented token issued, answered again while it is unused.
+ */
+export interface RepeatRefreshRequest {
+  /** Hash of the presented refresh token, spent by the refresh being retried. */
+  tokenHash: string;
+  /** The authenticated client: another client's token is left as it is. */
+  clientId: string;
+  /**
+   * The hashes the successor may have. The server derives a rotation's new token from the
+   * presented one with a key of its own, so it can name the successor again, once per key it
+   * still holds; the store confirms the one its spent record names.
+   */
+  successorHashes: readonly string[];
+  /** Only a token spent after this time is retried: the start of the retry window. */
+  spentAfter: number;
+  /** The `exp` of the access token about to be issued with it (recorded on the grant). */
+  accessExpiresAt: number;
+  now: number;
+  /** As in RefreshRequest. */
+  upstreamChecked: boolean;
+}
+
+export type RepeatRefreshResult =
+  /** The successor, live and unchanged: its hash (one of the request's), its grant and its scope. */
+  | { status: 'ok'; grant: GrantRecord; scope: string[]; successorHash: string }
+  | Exclude<RefreshResult, { status: 'ok' }>;
 
 /**
  * A revocation that resource servers must learn of: a grant (every access token it issued) or one
@@ -486,22 +518,30 @@ export interface Store {
    * the client's, unused and unexpired, and its grant stands (and rests on no upstream sign-in
    * left unchecked), removes it, keeps its spent record (naming the new token as its successor),
    * saves the new token in its place and raises the grant's accessExpiresAt. One conditional
-   * DELETE, so of two concurrent refreshes with the same token only one gets it. Otherwise
-   * changes nothing and says why.
+   * DELETE, so of two concurrent refreshes with the same token only one gets it, and the other,
+   * naming the same new token, is told the token was spent (never a conflict). Otherwise changes
+   * nothing and says why.
    */
   refreshGrant(request: RefreshRequest): Promise<RefreshResult>;
   /**
-   * A refresh whose answer was lost, retried with the token it spent, in one transaction (one
-   * statement on PostgreSQL): if that token was spent after `spentAfter`, its grant is the
-   * client's and stands (and rests on no upstream sign-in left unchecked), and the successor its
-   * rotation issued is still live and unexpired, replaces that successor with `next` (the
-   * grant, client and scope stay), keeps a spent record of the successor that names no
-   * successor (presenting it again is a reuse), and raises the grant's accessExpiresAt. A spent
-   * record keeps naming the successor its rotation issued, so it is replaced once: of two
-   * retries of one token, concurrent or not, only the first gets it. Otherwise changes nothing
-   * and says why, as refreshGrant does.
+   * The retry of a refresh, with the token it spent (its answer lost, or two sessions of one
+   * client refreshing at once), in one transaction (one statement on PostgreSQL): if that token
+   * was spent after `spentAfter` and the successor its spent record names is one of
+   * `successorHashes`, live and unexpired, and its grant is the client's and stands (and rests on
+   * no upstream sign-in left unchecked), raises the grant's accessExpiresAt and returns the
+   * successor's hash, grant and scope. The successor stays as it is, so every retry is answered
+   * with it until it is used. Otherwise changes nothing and says why, as refreshGrant does.
+   *
+   * Optional only so that a store written before it keeps working: the server then falls back to
+   * retryRefresh. The store suite requires it.
    */
-  retryRefresh(request: RefreshRequest, spentAfter: number): Promise<RefreshResult>;
+  repeatRefresh?(request: RepeatRefreshRequest): Promise<RepeatRefreshResult>;
+  /**
+   * The older retry, used only when a store has no repeatRefresh: replaces the unused successor
+   * with `next`, once, so that of two answers only the last one's token stays usable. The stores
+   * of this package do not have it.
+   */
+  retryRefresh?(request: RefreshRequest, spentAfter: number): Promise<RefreshResult>;
 
   // Access tokens are not stored: a JWT names its grant (grant_id), whose row says whether it stands.
   /** Records the revocation of one access token (listRevocations) while it is unexpired. */

@@ -299,16 +299,32 @@ describe('DPoP at the token endpoint — public clients\' bound refresh tokens',
     assertBound(await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key))), key);
   });
 
-  it('the retry of a refresh whose answer was lost needs the key too', async () => {
+  it('the retry of a refresh needs the key too, and gets the same bound token', async () => {
     const h = createHarness();
     const { client, key, tokens } = await boundPair(h);
-    await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key)));
+    const lost = await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key)));
     h.clock.now += 5;
     // The rotated token again, within the retry window, its successor unused: a retry, but only with the key.
     await refusedProof(await refresh(h, client, tokens.refresh_token!), /refresh token is bound/);
+    await refusedProof(await refresh(h, client, tokens.refresh_token!, proofFor(h, newKey())), /not made with the key the refresh token is bound to/);
     const retried = await ok(await refresh(h, client, tokens.refresh_token!, proofFor(h, key)));
     assertBound(retried, key);
+    assert.equal(retried.refresh_token, lost.refresh_token);
     assert.ok(retried.refresh_token!.endsWith(`.${key.jkt}`));
+  });
+
+  it('an unbound token refreshed with a key\'s proof: a retry that binds otherwise names another token, and is a reuse', async () => {
+    for (const retryProof of ['none', 'another key'] as const) {
+      const h = createHarness();
+      const client = await registerClient(h);
+      const key = newKey();
+      const unbound = await ok(await redeem(h, client, await codeFor(h, client)));
+      const bound = await ok(await refresh(h, client, unbound.refresh_token!, proofFor(h, key)));
+      assert.ok(bound.refresh_token!.endsWith(`.${key.jkt}`), 'bound from the refresh on');
+      const body = await expectOAuthError(await refresh(h, client, unbound.refresh_token!, retryProof === 'none' ? undefined : proofFor(h, newKey())), 400, 'invalid_grant');
+      assert.match(body.error_description ?? '', /already used; the grant is revoked/, retryProof);
+      await expectOAuthError(await refresh(h, client, bound.refresh_token!, proofFor(h, key)), 400, 'invalid_grant');
+    }
   });
 });
 

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { hashSecret } from '../../src/core/secrets.js';
+import type { FullStore, RefreshRequest, RefreshResult, Store } from '../../src/store/store.js';
+import { decodeProtectedHeader } from 'jose';
 import { resolveConfig } from '../../src/authorization-server/config.js';
+import { rotateSigningKeys } from '../../src/authorization-server/keys.js';
+import { successorKeys } from '../../src/authorization-server/tokens.js';
 import {
   addResourceServer,
   createHarness,
@@ -48,6 +53,17 @@ for (const revision of REVISIONS) {
       });
     }
 
+    it('the new refresh token is the HMAC-SHA256 of the one presented, under a MAC key of the signing key\'s', async () => {
+      const h = createHarness();
+      const { client, tokens } = await obtainTokens(h, revision);
+      const first = (tokens as Tokens).refresh_token!;
+      const [key] = await successorKeys(h.server);
+      const second = await refreshOk(h, client, first);
+      assert.equal(second.refresh_token, createHmac('sha256', key!).update(first).digest('base64url'));
+      assert.equal(second.refresh_token!.length, first.length, 'as long as a random one');
+      assert.deepEqual(await successorKeys(h.server), await h.server.keys.macKeys('context-auth refresh token successors'), 'the signing keys\' MAC keys under a label of its own');
+    });
+
     it('revokes the whole family when a rotated token is used again after the token it was rotated to', async () => {
       const h = createHarness();
       const { client, tokens } = await obtainTokens(h, revision);
@@ -61,37 +77,37 @@ for (const revision of REVISIONS) {
       for (const access of [first, second, third].map((t) => t.access_token)) assert.equal((await introspect(h, access, rs)).active, false);
     });
 
-    describe('a retry of a refresh whose answer was lost', () => {
-      it('within the retry window, while the token it was rotated to is unused: a new pair in that token’s place', async () => {
+    describe('a retry of a refresh (its answer lost, or two sessions of one client refreshing at once)', () => {
+      it('within the retry window, while the token it was rotated to is unused: that same token again, with a new access token', async () => {
         const h = createHarness();
         const { client, tokens } = await obtainTokens(h, revision);
         const first = tokens as Tokens;
         const lost = await refreshOk(h, client, first.refresh_token!);
         h.clock.now += 59;
         const retried = await refreshOk(h, client, first.refresh_token!, { resource: revision.resource });
-        assert.notEqual(retried.refresh_token, lost.refresh_token);
+        assert.equal(retried.refresh_token, lost.refresh_token);
         assert.notEqual(retried.access_token, lost.access_token);
         assert.equal(jwtClaims(retried.access_token).aud, RESOURCE);
-        assert.equal(await h.store.getRefreshToken(hashSecret(lost.refresh_token!)), undefined, 'the lost token is live no more');
+        assert.ok(await h.store.getRefreshToken(hashSecret(lost.refresh_token!)), 'the token stays live');
         assert.ok(h.log.some((event) => event.event === 'token_refreshed' && event.retry === true));
         assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0);
         const next = await refreshOk(h, client, retried.refresh_token!);
         const rs = await addResourceServer(h);
-        assert.equal((await introspect(h, next.access_token, rs)).active, true);
+        for (const access of [lost, retried, next].map((t) => t.access_token)) assert.equal((await introspect(h, access, rs)).active, true);
       });
 
-      it('the token it replaced, presented afterwards, revokes the family: only a second holder can have it', async () => {
+      it('every retry gets the same token, until it is used; then the spent token revokes the family', async () => {
         const h = createHarness();
         const { client, tokens } = await obtainTokens(h, revision);
-        const first = tokens as Tokens;
-        const lost = await refreshOk(h, client, first.refresh_token!);
-        const retried = await refreshOk(h, client, first.refresh_token!);
-        const body = await expectOAuthError(await refresh(h, client, lost.refresh_token!), 400, 'invalid_grant');
+        const first = (tokens as Tokens).refresh_token!;
+        const lost = await refreshOk(h, client, first);
+        for (let retry = 0; retry < 3; retry++) assert.equal((await refreshOk(h, client, first)).refresh_token, lost.refresh_token);
+        const next = await refreshOk(h, client, lost.refresh_token!);
+        const body = await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
         assert.match(body.error_description ?? '', /already used; the grant is revoked/);
-        await expectOAuthError(await refresh(h, client, retried.refresh_token!), 400, 'invalid_grant');
+        await expectOAuthError(await refresh(h, client, next.refresh_token!), 400, 'invalid_grant');
         const rs = await addResourceServer(h);
-        assert.equal((await introspect(h, retried.access_token, rs)).active, false);
-        assert.equal((await introspect(h, lost.access_token, rs)).active, false, 'the lost answer\'s access token goes with the family');
+        assert.equal((await introspect(h, next.access_token!, rs)).active, false);
       });
 
       it('once the token it was rotated to was used, revokes the family (a thief’s copy, or the victim’s after the thief used it)', async () => {
@@ -116,26 +132,40 @@ for (const revision of REVISIONS) {
         }
       });
 
-      it('is honoured once: the same token retried again revokes the family', async () => {
-        const h = createHarness();
-        const { client, tokens } = await obtainTokens(h, revision);
-        const first = (tokens as Tokens).refresh_token!;
-        await refreshOk(h, client, first);
-        const retried = await refreshOk(h, client, first);
-        await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
-        await expectOAuthError(await refresh(h, client, retried.refresh_token!), 400, 'invalid_grant');
+      it('two sessions refreshing one token at once, then each refreshing the token it got, in either order: no one is signed out', async () => {
+        for (const order of [[0, 1], [1, 0]] as const) {
+          const h = createHarness();
+          const { client, tokens } = await obtainTokens(h, revision);
+          const first = (tokens as Tokens).refresh_token!;
+          const sessions = await Promise.all([refreshOk(h, client, first), refreshOk(h, client, first)]);
+          assert.equal(sessions[0].refresh_token, sessions[1].refresh_token, 'one token for both');
+          h.clock.now += 30;
+          const next = [];
+          for (const session of order) next.push(await refreshOk(h, client, sessions[session].refresh_token!));
+          assert.equal(next[0]!.refresh_token, next[1]!.refresh_token, 'the second session\'s refresh is itself a retry');
+          assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0);
+          await refreshOk(h, client, next[1]!.refresh_token!);
+        }
       });
 
-      it('two retries at once: one gets the new pair, the other revokes the family', async () => {
-        const h = createHarness();
-        const { client, tokens } = await obtainTokens(h, revision);
-        const first = (tokens as Tokens).refresh_token!;
-        await refreshOk(h, client, first);
-        const responses = await Promise.all([refresh(h, client, first), refresh(h, client, first)]);
-        assert.deepEqual(responses.map((r) => r.status).sort(), [200, 400]);
-        const winner = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
-        assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 1);
-        await expectOAuthError(await refresh(h, client, winner.refresh_token!), 400, 'invalid_grant');
+      it('after a key rotation, the token derived under the previous key; once that key is retired, a reuse', async () => {
+        for (const rotations of [1, 2]) {
+          const h = createHarness();
+          const { client, tokens } = await obtainTokens(h, revision);
+          const first = (tokens as Tokens).refresh_token!;
+          const lost = await refreshOk(h, client, first);
+          for (let i = 0; i < rotations; i++) await rotateSigningKeys(h.store, h.clock.now);
+          // Past the key cache and the new key's activation delay: the new key signs, and derives.
+          h.clock.now += 15;
+          const other = (await obtainTokens(h, revision, { client })).tokens as Tokens;
+          assert.notEqual(decodeProtectedHeader(other.access_token!).kid, decodeProtectedHeader(lost.access_token!).kid, 'the new key signs');
+          if (rotations === 1) {
+            assert.equal((await refreshOk(h, client, first)).refresh_token, lost.refresh_token);
+          } else {
+            const body = await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+            assert.match(body.error_description ?? '', /already used; the grant is revoked/);
+          }
+        }
       });
 
       it('checks scope and resource before anything is spent', async () => {
@@ -148,6 +178,7 @@ for (const revision of REVISIONS) {
         assert.ok(await h.store.getRefreshToken(hashSecret(lost.refresh_token!)), 'a refused retry spends nothing');
         const retried = await refreshOk(h, client, first, { scope: 'mcp:tools', resource: RESOURCE });
         assert.equal(retried.scope, 'mcp:tools');
+        assert.equal(retried.refresh_token, lost.refresh_token);
       });
 
       it('another client presenting the token is refused, and the retry stays the owner’s', async () => {
@@ -161,17 +192,23 @@ for (const revision of REVISIONS) {
       });
     });
 
-    it('within the configured grace window, refuses a rotated token without revoking the family', async () => {
-      const h = createHarness({ refreshReuseGraceSeconds: 10 });
-      const { client, tokens } = await obtainTokens(h, revision);
-      const first = (tokens as Tokens).refresh_token!;
-      const second = await refreshOk(h, client, first);
-      h.clock.now += 9;
-      await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
-      const third = await refreshOk(h, client, second.refresh_token!);
-      h.clock.now += 1;
-      await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
-      await expectOAuthError(await refresh(h, client, third.refresh_token!), 400, 'invalid_grant');
+    it('within the configured grace window, a rotated token that cannot be taken for a retry is refused without revoking the family', async () => {
+      for (const refreshRetrySeconds of [60, 0]) {
+        const h = createHarness({ refreshReuseGraceSeconds: 10, refreshRetrySeconds });
+        const { client, tokens } = await obtainTokens(h, revision);
+        const first = (tokens as Tokens).refresh_token!;
+        const second = await refreshOk(h, client, first);
+        h.clock.now += 9;
+        if (refreshRetrySeconds > 0) assert.equal((await refreshOk(h, client, first)).refresh_token, second.refresh_token, 'a retry: its successor is unused');
+        else await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+        const third = await refreshOk(h, client, second.refresh_token!);
+        const body = await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+        assert.match(body.error_description ?? '', /just rotated; use the new one/);
+        const fourth = await refreshOk(h, client, third.refresh_token!);
+        h.clock.now += 1;
+        await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+        await expectOAuthError(await refresh(h, client, fourth.refresh_token!), 400, 'invalid_grant');
+      }
     });
 
     it('a rotated token presented again by another client is refused, and revokes nothing', async () => {
@@ -185,20 +222,18 @@ for (const revision of REVISIONS) {
       await refreshOk(h, client, second.refresh_token!);
     });
 
-    it('two refreshes with the same token at once: the second is taken for a retry, or within the grace window only refused', async () => {
+    it('two refreshes with the same token at once: both answered with the same token, with or without a grace window', async () => {
       for (const grace of [0, 10]) {
         const h = createHarness({ refreshReuseGraceSeconds: grace });
         const { client, tokens } = await obtainTokens(h, revision);
         const token = (tokens as Tokens).refresh_token!;
         const responses = await Promise.all([refresh(h, client, token), refresh(h, client, token)]);
-        assert.deepEqual(responses.map((r) => r.status).sort(), grace === 0 ? [200, 200] : [200, 400], `grace ${grace}`);
+        assert.deepEqual(responses.map((r) => r.status), [200, 200], `grace ${grace}`);
         assert.equal(h.log.some((event) => event.event === 'refresh_token_reused'), false, `grace ${grace}`);
-        const answered = await Promise.all(responses.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as Tokens).refresh_token!));
-        // One refresh token of the family is live: the last answered.
-        const live = [];
-        for (const t of answered) if (await h.store.getRefreshToken(hashSecret(t))) live.push(t);
-        assert.equal(live.length, 1, `grace ${grace}`);
-        await refreshOk(h, client, live[0]!);
+        const answered = await Promise.all(responses.map(async (r) => ((await r.json()) as Tokens).refresh_token!));
+        assert.equal(answered[0], answered[1], `grace ${grace}`);
+        assert.ok(await h.store.getRefreshToken(hashSecret(answered[0]!)), `grace ${grace}: live`);
+        await refreshOk(h, client, answered[0]!);
       }
     });
 
@@ -265,5 +300,47 @@ describe('refreshRetrySeconds', () => {
     }
     for (const refreshRetrySeconds of [0, 300]) assert.equal(resolveConfig(createHarness({ refreshRetrySeconds }).options).refreshRetrySeconds, refreshRetrySeconds);
     assert.equal(resolveConfig(createHarness().options).refreshRetrySeconds, 60);
+  });
+});
+
+describe('a store written for the contract before repeatRefresh', () => {
+  /**
+   * Such a store's retryRefresh, as it was specified: the unused successor of a token spent within
+   * the window is replaced by the request's new token, once. Built on the real store (the
+   * successor's hash is the one the test was answered with).
+   */
+  function olderStore(store: FullStore, successorHash: () => string, withRetry: boolean): Store {
+    const { repeatRefresh: _left, ...older } = store;
+    if (!withRetry) return older;
+    const retryRefresh = async (request: RefreshRequest, spentAfter: number): Promise<RefreshResult> => {
+      const spent = await store.findSpentRefreshToken(request.tokenHash);
+      if (!spent) return { status: 'missing' };
+      if (spent.spentAt <= spentAfter || !spent.successorUnused) return { status: 'replayed', record: spent };
+      return store.refreshGrant({ ...request, tokenHash: successorHash() });
+    };
+    return { ...older, retryRefresh };
+  }
+
+  it('keeps working: with retryRefresh, a retry gets a new token in the unused one’s place, as that contract says', async () => {
+    const answered: Tokens[] = [];
+    const h = createHarness({ serverStore: (store) => olderStore(store, () => hashSecret(answered[0]!.refresh_token!), true) });
+    const { client, tokens } = await obtainTokens(h, REVISIONS[1]);
+    const first = (tokens as Tokens).refresh_token!;
+    const lost = await refreshOk(h, client, first);
+    answered.push(lost);
+    const retried = await refreshOk(h, client, first);
+    assert.notEqual(retried.refresh_token, lost.refresh_token);
+    assert.equal(await h.store.getRefreshToken(hashSecret(lost.refresh_token!)), undefined, 'the lost token was replaced');
+    await refreshOk(h, client, retried.refresh_token!);
+  });
+
+  it('keeps working without either: a second use is a reuse', async () => {
+    const h = createHarness({ serverStore: (store) => olderStore(store, () => '', false) });
+    const { client, tokens } = await obtainTokens(h, REVISIONS[1]);
+    const first = (tokens as Tokens).refresh_token!;
+    const next = await refreshOk(h, client, first);
+    const body = await expectOAuthError(await refresh(h, client, first), 400, 'invalid_grant');
+    assert.match(body.error_description ?? '', /already used; the grant is revoked/);
+    await expectOAuthError(await refresh(h, client, next.refresh_token!), 400, 'invalid_grant');
   });
 });

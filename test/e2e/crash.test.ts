@@ -9,8 +9,8 @@
  * - nothing committed was lost: a token a client received always works when presented, each
  *   family's spent records are exactly its rotations, the user, client and grants are all there;
  * - a request cut off by a kill is retried with the same token after the restart and answered
- *   200 either way: a rotation, if it had not committed, else a retry of a lost answer whose
- *   unseen successor the new token replaces; no one is signed out;
+ *   200 either way: a rotation, if it had not committed, else a retry of that rotation, answered
+ *   with the token its lost answer carried; no one is signed out;
  * - access tokens from before a kill still verify at the co-hosted /mcp, and revocations made
  *   before a kill still apply;
  * - every restart is quick and clean, and the SQLite file passes integrity_check after a crash.
@@ -74,7 +74,7 @@ interface Rows {
   live: Map<string, string>;
   /** Spent records: key (hash prefix) → grant. */
   spent: Map<string, string>;
-  /** Spent records: key → the key of the successor it names (null: a successor a retry replaced). */
+  /** Spent records: key → the key of the successor it names. */
   successors: Map<string, string | null>;
 }
 
@@ -358,6 +358,7 @@ for (const [stopIndex, { signal, times: KILLS, exitCode, graceful }] of STOPS.en
 
     /** After each restart, before the clients go on: nothing lost so far; keys, access tokens and revocations as they were. */
     async function checkAfterRestart(kill: number): Promise<void> {
+      spentAtRestart.set(kill, new Set((await backend.rows(clientId)).spent.keys()));
       assertRefusalsExplained(`kill ${kill}`);
       assert.deepEqual(await jwksKids(), kids, `kill ${kill}: the signing keys survived`);
       for (const chain of chains) {
@@ -412,6 +413,8 @@ for (const [stopIndex, { signal, times: KILLS, exitCode, graceful }] of STOPS.en
     }
 
     const restarts: { exitMs: number; startMs: number; inFlight: number }[] = [];
+    /** The spent records' keys at each restart (by kill), read before any client went on: what had committed. */
+    const spentAtRestart = new Map<number, Set<string>>();
 
     it(`keeps serving through ${KILLS} ${signal}s under load: quick clean restarts, keys and revocations intact`, async (t) => {
       t.diagnostic(`${seed}`);
@@ -507,16 +510,15 @@ for (const [stopIndex, { signal, times: KILLS, exitCode, graceful }] of STOPS.en
           assert.equal(rows.grants.get(grant), false);
         }
         // Spent records: one per rotation answered 200 (plus the cut-off one that ended the chain),
-        // and one per successor whose answer a kill lost, replaced by the retry: named by its
-        // predecessor's record, naming none itself.
+        // each naming the token the client received next: a retry of a rotation whose answer a
+        // kill lost is answered with that rotation's token, so no token goes unseen.
         const ofGrant = [...rows.spent].filter(([, g]) => g === grant).map(([key]) => key);
         const receivedKeys = new Set(hashes.map((hash) => spentKey(hash)));
-        const unseen = ofGrant.filter((key) => !receivedKeys.has(key));
-        for (const key of unseen) {
-          assert.equal(rows.successors.get(key), null, `chain ${chain.index}: a replaced successor names none (${seed})`);
-          assert.ok(hashes.some((hash) => rows.successors.get(spentKey(hash)) === key), `chain ${chain.index}: a replaced successor is one its rotations issued (${seed})`);
+        assert.deepEqual(ofGrant.filter((key) => !receivedKeys.has(key)), [], `chain ${chain.index}: every spent token is one the client received (${seed})`);
+        for (const [i, hash] of hashes.slice(0, -1).entries()) {
+          assert.equal(rows.successors.get(spentKey(hash)), spentKey(hashes[i + 1]!), `chain ${chain.index}: each spent record names the token received next (${seed})`);
         }
-        assert.equal(ofGrant.length - unseen.length, hashes.length - 1 + (chain.ended ? 1 : 0), `chain ${chain.index}: spent records match its rotations (${seed})`);
+        assert.equal(ofGrant.length, hashes.length - 1 + (chain.ended ? 1 : 0), `chain ${chain.index}: spent records match its rotations (${seed})`);
       }
 
       // Black box, after the last restart: each client's token still refreshes, the user signs in anew.
@@ -545,18 +547,16 @@ for (const [stopIndex, { signal, times: KILLS, exitCode, graceful }] of STOPS.en
         if (retry) retries.add(retry);
         else tally.none++;
       }
-      // The retried token's spent record names its successor: the token the retry's answer carried,
-      // unless a cut-off request had rotated it first (its answer lost), and the retry replaced the
-      // successor that rotation issued.
+      // The retried token's spent record names the token the retry's answer carried, whether the
+      // retry rotated it (the cut-off request had not committed) or a cut-off request had (its
+      // answer lost) and the retry was answered with the token that rotation issued.
       const rows = await backend.rows(clientId);
       for (const retry of retries) {
         if (retry.outcome === 'ok') {
-          const successor = rows.successors.get(spentKey(hashSecret(retry.token)));
-          if (successor === spentKey(hashSecret(retry.next!))) tally.rotated++;
-          else {
-            assert.ok(successor && rows.spent.has(successor) && rows.successors.get(successor) === null, `chain ${retry.chain}: the lost successor is kept as replaced (${seed})`);
-            tally.retried++;
-          }
+          const key = spentKey(hashSecret(retry.token));
+          assert.equal(rows.successors.get(key), spentKey(hashSecret(retry.next!)), `chain ${retry.chain}: the retry's answer is the token's successor (${seed})`);
+          if (spentAtRestart.get(retry.epoch)?.has(key)) tally.retried++;
+          else tally.rotated++;
         } else {
           assert.equal(retry.outcome, 'refused', `chain ${retry.chain}: ${retry.detail}`);
           tally.refused++;
@@ -570,7 +570,7 @@ for (const [stopIndex, { signal, times: KILLS, exitCode, graceful }] of STOPS.en
       if (graceful) assert.equal(tally.retried, 0, `${signal}: a rotation committed and its answer dropped (${seed})`);
       t.diagnostic(
         `${cutOff.length} requests cut off by ${KILLS} ${signal}s, ${retries.size} tokens retried: ${tally.rotated} rotated (not committed before), ` +
-          `${tally.retried} answered as the retry of a committed rotation whose answer was lost: ${ended} sessions lost, of ${chains.length} grants refreshed`,
+          `${tally.retried} answered, as the retry of a committed rotation whose answer was lost, with that rotation's token: ${ended} sessions lost, of ${chains.length} grants refreshed`,
       );
     });
 

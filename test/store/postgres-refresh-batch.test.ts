@@ -10,7 +10,7 @@ import { StoreConflictError, type FullStore } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { GROUP_COMMIT_MOST } from '../../src/store/sql/group-commit.js';
 import type { GrantRecord, RefreshResult, RefreshTokenRecord } from '../../src/store/store.js';
-import { addUser, issueFirstToken, makeClient, makeGrant, makeRefreshToken, makeUpstreamSession, NOW, refreshOf } from '../../src/store/testing/records.js';
+import { addUser, issueFirstToken, makeClient, makeGrant, makeRefreshToken, makeUpstreamSession, NOW, refreshOf, repeatOf } from '../../src/store/testing/records.js';
 import { countQueries, type QueryCounter } from '../helpers/pg-queries.js';
 import { startPostgres, type TestDatabase } from '../helpers/postgres.js';
 
@@ -101,6 +101,17 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
     assert.ok(await store.getRefreshToken(next[0]!.tokenHash));
     assert.equal(await store.getRefreshToken(next[1]!.tokenHash), undefined);
     assert.deepEqual((results[1] as PromiseFulfilledResult<RefreshResult>).value, await store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1)));
+  });
+
+  it('the same token twice in one batch naming the same new token, as the server derives it: spent once, the other told it was replayed (no conflict), and its retry answered with that token', async () => {
+    const [{ grant, token }] = (await chains(1)) as [{ grant: GrantRecord; token: RefreshTokenRecord }];
+    const next = makeRefreshToken(grant);
+    const results = await together([0, 1].map(() => () => store.refreshGrant(refreshOf(token.tokenHash, next, NOW + 1))));
+    assert.deepEqual(statuses(results), ['ok', 'replayed']);
+    assert.equal(await transactionsThatIssued([next]), 1);
+    const repeated = await store.repeatRefresh!(repeatOf(token.tokenHash, next, NOW + 1, NOW - 60));
+    assert.equal(repeated.status === 'ok' && repeated.successorHash, next.tokenHash);
+    assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
   });
 
   it('a refusal in a batch answers what it answers alone, and changes nothing; the rest commit together', async () => {

@@ -6,15 +6,19 @@ import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import { requireBoundKey } from '../dpop.js';
-import { accessTokenExpiry, newRefreshTokenValue, type IssuedTokens } from '../tokens.js';
+import { accessTokenExpiry, newRefreshTokenValue, successorKeys, successorKeysIfCached, successorRefreshTokenValue, type IssuedTokens } from '../tokens.js';
 import { tokenResponse } from './token-response.js';
 import { upstreamTokensOfGrant } from '../upstream/session.js';
 
 /**
  * grant_type=refresh_token (OAuth 2.1 §4.3), rotated at every use for every client (RFC 9700
- * §4.14.2). A rotated token presented again revokes its whole family, unless it comes within the
- * configured grace window (an honest client refreshing twice at once), which only refuses it, or
- * is the retry of a refresh whose answer was lost (answerSecondUse).
+ * §4.14.2). A rotated token presented again revokes its whole family, unless it is a retry of its
+ * rotation (an answer lost, or two sessions of one client refreshing at once), answered with the
+ * same new token, or comes within the configured grace window, which only refuses it
+ * (answerSecondUse).
+ *
+ * The new token is derived from the presented one with a server-held key (successorRefreshTokenValue),
+ * so a retry can name it again without the store keeping it.
  *
  * The usual refresh (no scope or resource asked for, no upstream sign-in behind the grant) is one
  * store call: the store checks the token and its grant and rotates it in one transaction. A
@@ -29,13 +33,14 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
   const presented = params.get('refresh_token');
   if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
   // A token bound to a DPoP key is refused without that key's proof before anything is read or
-  // spent, the retry of a lost answer included. The new token is bound as the request binds them:
-  // to the same key, since the proof had to be made with it.
+  // spent, a retry included. The new token is bound as the request binds them: to the same key,
+  // since the proof had to be made with it; so a retry derives the same token only if it binds
+  // as the refresh did.
   requireBoundKey(presented, ctx.dpopKey, 'refresh token');
   const now = ctx.now();
   const tokenHash = hashSecret(presented);
   // The new token takes the presented one's grant, client and scope in the store.
-  const nextToken = newRefreshTokenValue(ctx);
+  const nextToken = successorRefreshTokenValue(ctx, presented, (successorKeysIfCached(ctx) ?? (await successorKeys(ctx)))[0]!);
   const request: RefreshRequest = {
     tokenHash,
     clientId: client.clientId,
@@ -74,7 +79,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     case 'replayed':
       // Another client's spent token is refused without touching it: presenting it proves nothing.
       if (result.record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'refresh token is invalid');
-      return answerSecondUse(ctx, { request, nextToken, params, requested }, result.record);
+      return answerSecondUse(ctx, { request, presented, params, requested }, result.record);
     case 'expired':
       throw new OAuthError('invalid_grant', 'refresh token has expired');
     case 'revoked':
@@ -104,47 +109,80 @@ function checkScopeAndResource(ctx: ServerContext, params: Params, requested: st
   }
 }
 
-/** The refresh being answered: what the store is asked, the new token in clear, and the request's scope. */
+/** The refresh being answered: what the store is asked, the token presented, and the request's scope. */
 interface Refresh {
   request: RefreshRequest;
-  nextToken: string;
+  presented: string;
   params: Params;
   requested: string[];
 }
 
 /**
  * A rotated token presented again by its client:
- * - within the grace window of its rotation (an honest client refreshing twice at once), refused;
- * - within the retry window, while the token it was rotated to has never been used, a retry of a
- *   refresh whose answer was lost (a crash, a dropped connection): answered with a new pair that
- *   takes the unused token's place, once. Whoever holds that token can then only present a
- *   replaced one, which revokes the family: a thief retrying first is caught at the next refresh
- *   of the client it stole from. The access token issued with the lost answer is left to expire:
- *   it was never delivered (or, if it was, its holder also holds the replaced token, presented at
- *   its next refresh), and it is refused with the family should the family be revoked;
- * - otherwise, and when a retry loses to a use of its token or its successor, a reuse: the whole
- *   family is revoked (RFC 9700 §4.14.2).
+ * - within the retry window of its rotation, while the token it was rotated to (its successor)
+ *   has never been used: a retry of the rotation (its answer lost to a crash or a dropped
+ *   connection, or two sessions of one client that share their credentials refreshing at once),
+ *   answered with that same successor and a new access token. Every such retry gets the same
+ *   token, so whichever answer a session keeps, its next refresh works. A thief holding the spent
+ *   token gets the live one too, as the victim holds it: from then on, whichever of the two
+ *   presents that token second, after the other used it or after the window, presents a spent
+ *   token whose successor was used, and the family is revoked;
+ * - otherwise, within the grace window of its rotation, refused without revoking;
+ * - otherwise a reuse: the whole family is revoked (RFC 9700 §4.14.2).
  */
 async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: SpentRefreshTokenRecord): Promise<IssuedTokens> {
   const { store, log } = ctx;
   const { refreshReuseGraceSeconds, refreshRetrySeconds } = ctx.config;
-  const { request, requested } = refresh;
-  const now = request.now;
+  const now = refresh.request.now;
   const grant = await store.getGrant(spent.grantId);
   if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'refresh token has been revoked');
   const age = now - spent.spentAt;
-  if (age < refreshReuseGraceSeconds) throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
   if (spent.successorUnused && age < refreshRetrySeconds) {
-    // A family's tokens carry its grant's scope. Checked, like the upstream sign-in, before anything is spent.
-    checkScopeAndResource(ctx, refresh.params, requested, grant.scope, grant);
+    // A family's tokens carry its grant's scope. Checked, like the upstream sign-in, before the grant is touched.
+    checkScopeAndResource(ctx, refresh.params, refresh.requested, grant.scope, grant);
     if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
-    const result = await store.retryRefresh({ ...request, upstreamChecked: true }, now - refreshRetrySeconds);
-    if (result.status === 'ok') {
+    const answer = await answerRetry(ctx, refresh, now - refreshRetrySeconds);
+    if (answer) {
       log({ event: 'token_refreshed', client_id: grant.clientId, grant_id: grant.id, retry: true });
-      return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, refresh.nextToken);
+      return answer;
     }
   }
+  if (age < refreshReuseGraceSeconds) throw new OAuthError('invalid_grant', 'refresh token was just rotated; use the new one');
   await ctx.revocations.revokeGrant(grant.id, now);
   log({ event: 'refresh_token_reused', client_id: grant.clientId, grant_id: grant.id });
   throw new OAuthError('invalid_grant', 'refresh token was already used; the grant is revoked');
+}
+
+/**
+ * The retry's answer, or undefined when the store refuses it: its successor used meanwhile, the
+ * grant revoked, or a successor not derived from the presented token under a key the server
+ * still holds with the binding this request gives (a key retired since, another DPoP key).
+ * The successor is derived again under each key the server holds, since a key rotation may have
+ * come between the rotation and its retry; the store confirms the one its spent record names.
+ * A store written before repeatRefresh replaces the successor with a new token instead
+ * (retryRefresh): then only the last answer's token stays usable.
+ */
+async function answerRetry(ctx: ServerContext, refresh: Refresh, spentAfter: number): Promise<IssuedTokens | undefined> {
+  const { store } = ctx;
+  const { request, requested } = refresh;
+  const { now } = request;
+  const upstreamChecked = true;
+  let token: string;
+  let result: RefreshResult;
+  if (store.repeatRefresh) {
+    const successors = (await successorKeys(ctx)).map((key) => successorRefreshTokenValue(ctx, refresh.presented, key));
+    const hashes = successors.map(hashSecret);
+    const { tokenHash, clientId, accessExpiresAt } = request;
+    const repeated = await store.repeatRefresh({ tokenHash, clientId, successorHashes: hashes, spentAfter, accessExpiresAt, now, upstreamChecked });
+    if (repeated.status !== 'ok') return undefined;
+    token = successors[hashes.indexOf(repeated.successorHash)]!;
+    result = repeated;
+  } else if (store.retryRefresh) {
+    token = newRefreshTokenValue(ctx);
+    result = await store.retryRefresh({ ...request, next: { ...request.next, tokenHash: hashSecret(token) }, upstreamChecked }, spentAfter);
+  } else {
+    return undefined;
+  }
+  if (result.status !== 'ok') return undefined;
+  return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, token);
 }

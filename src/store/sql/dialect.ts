@@ -1,7 +1,7 @@
 /**
  * The real differences between SQLite and PostgreSQL, as data: column types, how parameters are
  * written, how values are encoded, byte-order collation, the insertion-order column, merging two
- * JSON arrays, and the advisory lock that serialises signing-key changes across replicas.
+ * JSON arrays and reading one's strings, and the advisory lock that serialises signing-key changes across replicas.
  * Everything else (statements, schema, store logic) is written once.
  */
 import type { Column, ColumnType, Index, Table } from './schema.js';
@@ -26,6 +26,8 @@ export interface Dialect {
   insertionOrder: string;
   /** A JSON array holding the distinct values of two JSON arrays, sorted. */
   mergeJsonArrays: (a: string, b: string) => string;
+  /** The strings of a JSON array (a parameter encoded as `json`), as the rows of a subquery: `x IN (…)`. */
+  textsOf: (array: string) => string;
   /** Serialises signing-key changes across processes within a transaction, or null where the transaction already does. */
   keyLock: string | null;
   /** The smaller and the larger of two values (SQLite's two-argument min and max). */
@@ -66,6 +68,7 @@ export const sqlite: Dialect = {
   binary: '',
   insertionOrder: 'rowid',
   mergeJsonArrays: (a, b) => `(SELECT json_group_array(value ORDER BY value) FROM (SELECT value FROM json_each(${a}) UNION SELECT value FROM json_each(${b})))`,
+  textsOf: (array) => `SELECT value FROM json_each(${array})`,
   // better-sqlite3 runs IMMEDIATE transactions: the write lock is taken at BEGIN.
   keyLock: null,
   least: 'min',
@@ -90,6 +93,7 @@ export const postgres: Dialect = {
   // Scope values are ASCII (RFC 6749 §3.3), where byte order is JS's default sort order.
   mergeJsonArrays: (a, b) =>
     `(SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb) FROM (SELECT DISTINCT jsonb_array_elements_text(${a} || ${b}) AS value) AS merged)`,
+  textsOf: (array) => `SELECT jsonb_array_elements_text(CAST(${array} AS jsonb))`,
   keyLock: `SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`,
   least: 'least',
   greatest: 'greatest',

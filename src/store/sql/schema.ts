@@ -308,10 +308,10 @@ export const SPENT_REFRESH_TOKENS: Table = {
     col('grant_id', 'text', { since: 7 }),
     col('spent_at', 'int', { since: 7 }),
     col('expires_at', 'int', { since: 7 }),
-    // Version 12: the key (hash prefix) of the token the rotation issued, so that a retry of a
-    // refresh whose answer was lost can replace it while it is unused. Null for a successor that
-    // a retry replaced, and for records made before. 22 bytes more a record on SQLite, 24 on
-    // PostgreSQL (100k rotations, after VACUUM).
+    // Version 12: the key (hash prefix) of the token the rotation issued, so that a retry of the
+    // refresh is answered with it while it is unused. Null for records made before, and for a
+    // successor replaced by the retry of earlier versions: neither is ever retried. 22 bytes more
+    // a record on SQLite, 24 on PostgreSQL (100k rotations, after VACUUM).
     col('successor_key', 'text', { since: 12, nullable: true }),
   ],
   // Version 10: no index on expires_at, as for refresh_tokens: one page fewer written per refresh.

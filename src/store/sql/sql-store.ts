@@ -17,6 +17,7 @@ import type {
   RefreshRequest,
   RefreshResult,
   RefreshTokenRecord,
+  RepeatRefreshResult,
   RevocationRecord,
   SessionRecord,
   SpentRefreshTokenRecord,
@@ -277,7 +278,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   }
 
   /** Why a refresh spent nothing, read after the fact: the loser of a race reads after the winner committed. */
-  function* explainRefresh(request: RefreshRequest): Program<Exclude<RefreshResult, { status: 'ok' }>> {
+  function* explainRefresh(request: Pick<RefreshRequest, 'tokenHash' | 'clientId' | 'now' | 'upstreamChecked'>): Program<Exclude<RefreshResult, { status: 'ok' }>> {
     const live = optional(yield* get(S.getRefresh, { token_hash: request.tokenHash }), refresh.record);
     if (live) return explainRefreshFailure(request, live, optional(yield* get(S.getGrant, { id: live.grantId }), grant.record), undefined);
     return explainRefreshFailure(request, undefined, undefined, optional(yield* get(S.getSpent, { token_key: spentKey(request.tokenHash) }), spent));
@@ -498,26 +499,34 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         })(),
       );
     },
-    retryRefresh: (request, spentAfter) => {
-      const params = { ...refreshParams(request), spent_after: spentAfter };
+    repeatRefresh: (request) => {
+      const params = {
+        token_hash: request.tokenHash,
+        token_key: spentKey(request.tokenHash),
+        client_id: request.clientId,
+        successor_hashes: d.encode.json(request.successorHashes),
+        spent_after: request.spentAfter,
+        now: request.now,
+        access_expires_at: request.accessExpiresAt,
+        upstream_checked: d.encode.bool(request.upstreamChecked),
+      };
+      const repeated = (row: Row): RepeatRefreshResult => ({
+        status: 'ok', grant: grant.record(row), scope: d.decode.json(row.token_scope) as string[], successorHash: row.successor_hash as string,
+      });
       if (d.name === 'postgres') {
         return run(
           (function* () {
-            const row = yield* get(S.retryInOneStatement, params);
-            return row ? refreshed(row) : yield* explainRefresh(request);
+            const row = yield* get(S.repeatInOneStatement, params);
+            return row ? repeated(row) : yield* explainRefresh(request);
           })(),
         );
       }
       return inTransaction(
         (function* () {
-          const retryable = yield* get(S.getRetryable, params);
-          const family = retryable && { ...params, grant_id: retryable.grant_id, successor_key: retryable.successor_key };
-          // The grant, raised only when the successor is there to replace: a refusal writes nothing.
-          const granted = family && (yield* get(S.raiseAccessExpiryOfRetry, family));
-          if (!family || !granted) return yield* explainRefresh(request);
-          yield* exec(S.spendSuccessor, family);
-          const replaced = (yield* get(S.replaceSuccessor, family))!;
-          return refreshed({ ...granted, token_scope: replaced.scope });
+          const successor = yield* get(S.getRepeatable, params);
+          const granted = successor && (yield* get(S.raiseAccessExpiryOfRepeat, { ...params, grant_id: successor.grant_id }));
+          if (!successor || !granted) return yield* explainRefresh(request);
+          return repeated({ ...granted, token_scope: successor.scope, successor_hash: successor.successor_hash });
         })(),
       );
     },

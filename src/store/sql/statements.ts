@@ -138,16 +138,21 @@ const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, sp
 /** The key of a refresh token's spent record, from its hash (internal.ts `spentKey`). */
 const keyOf = (hash: string): string => `substr(${hash}, 1, ${SPENT_KEY_CHARS})`;
 
-/** Whether spent record `s`'s successor is still a live token of its grant: a retry may replace it. */
+/** Whether spent record `s`'s successor is still a live token of its grant: a retry may be answered with it. */
 const SUCCESSOR_UNUSED = `EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = s.grant_id AND ${keyOf('r.token_hash')} = s.successor_key)`;
 
 /**
- * The spent record a retry may use: the token's, spent after :spent_after, naming a successor,
- * with no live token under the presented hash (a live token comes first).
+ * The successor a retry is answered with: the live, unexpired token whose full hash is one of
+ * :successor_hashes (found by its primary key) and whose key the presented token's spent record
+ * names, that token spent after :spent_after, with no live token under its hash (a live token
+ * comes first). A record naming no successor matches nothing.
  */
-const RETRYABLE = `SELECT grant_id, successor_key FROM spent_refresh_tokens
-  WHERE token_key = :token_key AND spent_at > :spent_after AND successor_key IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = :token_hash)`;
+const repeatable = (d: Dialect): string => `SELECT s.grant_id, r.token_hash AS successor_hash, r.scope
+  FROM spent_refresh_tokens s JOIN refresh_tokens r ON r.grant_id = s.grant_id AND ${keyOf('r.token_hash')} = s.successor_key
+  WHERE s.token_key = :token_key AND s.spent_at > :spent_after AND r.expires_at > :now
+    AND r.token_hash IN (${d.textsOf(':successor_hashes')})
+    AND NOT EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = :token_hash)
+  LIMIT 1`;
 
 /**
  * PostgreSQL: a whole refresh in one statement (one round trip, one snapshot, one commit). The
@@ -227,32 +232,20 @@ const refreshManyInOneStatement = (d: Dialect): string | null =>
   SELECT rotated.ord, g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
 
 /**
- * PostgreSQL: a retry in one statement, as refreshInOneStatement: the grant's row first (which
- * also waits for a revocation, or a refresh of the family, under way), then the successor's row
- * becomes the new token, and the successor is kept as spent, naming none. Of two retries of one
- * token, the second one's UPDATE finds the successor's row under another hash once the first
- * commits, and replaces nothing; so does a retry racing the successor's own rotation, either way.
- * The successor's expiry is read in the statement's snapshot, before it is replaced.
+ * PostgreSQL: a retry in one statement, as refreshInOneStatement: the successor read, then the
+ * grant's row updated (which waits for a revocation, or a refresh of the family, under way, and
+ * re-checks that the grant stands). No token is written: a retry racing the successor's own
+ * rotation is answered as though it came first, with the successor the rotation then spends,
+ * itself retryable.
  */
-const retryInOneStatement = (d: Dialect): string => `
-  WITH s AS (${RETRYABLE}), g AS (
+const repeatInOneStatement = (d: Dialect): string => `
+  WITH s AS (${repeatable(d)}), g AS (
     ${raiseAccessExpiry(d)}
-    WHERE id = (SELECT grant_id FROM s) AND client_id = :client_id
+    WHERE id IN (SELECT grant_id FROM s) AND client_id = :client_id
       AND revoked_at IS NULL AND (upstream_session_id IS NULL OR CAST(:upstream_checked AS BOOLEAN))
-      AND EXISTS (SELECT 1 FROM refresh_tokens r, s WHERE r.grant_id = grants.id AND ${keyOf('r.token_hash')} = s.successor_key AND r.expires_at > :now)
     RETURNING *
-  ), replaced AS (
-    ${ROTATE_REFRESH}
-    FROM g, s WHERE refresh_tokens.grant_id = g.id AND ${keyOf('refresh_tokens.token_hash')} = s.successor_key AND refresh_tokens.expires_at > :now
-    RETURNING refresh_tokens.grant_id, refresh_tokens.scope
-  ), spent AS (
-    ${SPEND_REFRESH}
-    SELECT s.successor_key, replaced.grant_id, :now,
-      (SELECT r.expires_at FROM refresh_tokens r WHERE r.grant_id = replaced.grant_id AND ${keyOf('r.token_hash')} = s.successor_key), NULL
-    FROM replaced, s
-    ON CONFLICT (token_key) DO NOTHING
   )
-  SELECT g.*, replaced.scope AS token_scope FROM g JOIN replaced ON replaced.grant_id = g.id`;
+  SELECT g.*, s.scope AS token_scope, s.successor_hash FROM g JOIN s ON s.grant_id = g.id`;
 
 const clientWrites = new WeakSet<Statement>();
 
@@ -400,24 +393,16 @@ export const S = {
   rotateRefresh: stmt('rotateRefresh', `${ROTATE_REFRESH} WHERE token_hash = :token_hash RETURNING scope`),
   refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
   refreshManyInOneStatement: stmt('refreshManyInOneStatement', refreshManyInOneStatement),
-  // A retry on SQLite, in its IMMEDIATE transaction: the spent record that allows it, then the
-  // grant, raised only when the successor is there to replace (so a refusal writes nothing), then
-  // the successor kept as spent and its row made the new token's.
-  getRetryable: stmt('getRetryable', RETRYABLE),
-  raiseAccessExpiryOfRetry: stmt(
-    'raiseAccessExpiryOfRetry',
+  // A retry on SQLite, in its IMMEDIATE transaction: the successor, then the grant raised while
+  // it stands (a refusal writes nothing).
+  getRepeatable: stmt('getRepeatable', repeatable),
+  raiseAccessExpiryOfRepeat: stmt(
+    'raiseAccessExpiryOfRepeat',
     (d) => `${raiseAccessExpiry(d)}
      WHERE id = :grant_id AND client_id = :client_id AND revoked_at IS NULL AND (upstream_session_id IS NULL OR :upstream_checked)
-       AND EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = :grant_id AND ${keyOf('r.token_hash')} = :successor_key AND r.expires_at > :now)
      RETURNING *`,
   ),
-  spendSuccessor: stmt(
-    'spendSuccessor',
-    `${SPEND_REFRESH} SELECT :successor_key, grant_id, :now, expires_at, NULL FROM refresh_tokens
-     WHERE grant_id = :grant_id AND ${keyOf('token_hash')} = :successor_key ON CONFLICT (token_key) DO NOTHING`,
-  ),
-  replaceSuccessor: stmt('replaceSuccessor', `${ROTATE_REFRESH} WHERE grant_id = :grant_id AND ${keyOf('token_hash')} = :successor_key RETURNING scope`),
-  retryInOneStatement: stmt('retryInOneStatement', retryInOneStatement),
+  repeatInOneStatement: stmt('repeatInOneStatement', repeatInOneStatement),
   // A code's tokens: the grant's expiry raised, its row held (a revocation under way is waited
   // for and then seen; one that comes later sees the raised expiry).
   raiseAccessExpiry: stmt('raiseAccessExpiry', (d) => `${raiseAccessExpiry(d)} WHERE id = :grant_id RETURNING revoked_at`),

@@ -13,6 +13,7 @@ import type {
   InteractionRecord,
   RefreshRequest,
   RefreshTokenRecord,
+  RepeatRefreshRequest,
   SessionRecord,
   SigningKeyRecord,
   Store,
@@ -202,6 +203,24 @@ export function refreshOf(oldHash: string, next: RefreshTokenRecord, now: number
     tokenHash: oldHash,
     clientId: next.clientId,
     next: { tokenHash: next.tokenHash, createdAt: next.createdAt, expiresAt: next.expiresAt },
+    accessExpiresAt: now + 600,
+    now,
+    upstreamChecked: true,
+    ...overrides,
+  };
+}
+
+/**
+ * A retry by `successor`'s client of the refresh that spent `oldHash`, naming `successor` among
+ * the hashes it may have, allowed for tokens spent after `spentAfter`; its access token expiring
+ * 600 s after `now`.
+ */
+export function repeatOf(oldHash: string, successor: RefreshTokenRecord, now: number, spentAfter: number, overrides: Partial<RepeatRefreshRequest> = {}): RepeatRefreshRequest {
+  return {
+    tokenHash: oldHash,
+    clientId: successor.clientId,
+    successorHashes: [successor.tokenHash],
+    spentAfter,
     accessExpiresAt: now + 600,
     now,
     upstreamChecked: true,

@@ -18,9 +18,10 @@ import {
   type ConsumeResult,
   type FullStore,
   type GrantRecord,
-  type RefreshRequest,
   type RefreshResult,
   type RefreshTokenRecord,
+  type RepeatRefreshRequest,
+  type RepeatRefreshResult,
   type SpentRefreshTokenRecord,
   type Store,
   type UserRecord,
@@ -43,6 +44,7 @@ import {
   makeUpstreamSession,
   makeUser,
   refreshOf,
+  repeatOf,
   uniqueId,
 } from './records.js';
 
@@ -883,6 +885,15 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);
       });
 
+      it('concurrent rotations of one token naming the same new token (a server derives it from the token): one wins, the rest are replays, never a conflict', async () => {
+        const { grant, token: old } = await family();
+        const next = makeRefreshToken(grant);
+        const results = await Promise.all(Array.from({ length: 20 }, () => rotate(old.tokenHash, next, NOW)));
+        assert.deepEqual(results.map((r) => r.status).sort(), ['ok', ...Array(19).fill('replayed')]);
+        assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
+        assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.successorUnused, true);
+      });
+
       it('50 concurrent rotations: exactly one wins and exactly one new token is stored', async () => {
         const { grant, token: old } = await family();
         const nexts = Array.from({ length: 50 }, () => makeRefreshToken(grant));
@@ -896,16 +907,23 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
       });
     });
 
-    describe('retryRefresh', () => {
-      /** A retry from `next`'s client of the refresh that spent `oldHash`, allowed for tokens spent after `spentAfter`. */
-      async function retry(oldHash: string, next: RefreshTokenRecord, now: number, spentAfter: number, overrides: Partial<RefreshRequest> = {}): Promise<RefreshResult> {
-        return store.retryRefresh(refreshOf(oldHash, next, now, overrides), spentAfter);
+    describe('repeatRefresh', () => {
+      /** The retry of the refresh that spent `oldHash`, naming `successor` (see repeatOf). */
+      async function repeat(oldHash: string, successor: RefreshTokenRecord, now: number, spentAfter: number, overrides: Partial<RepeatRefreshRequest> = {}): Promise<RepeatRefreshResult> {
+        assert.equal(typeof store.repeatRefresh, 'function', 'the store has repeatRefresh: the retry of a refresh is answered with the token that refresh issued');
+        return store.repeatRefresh!(repeatOf(oldHash, successor, now, spentAfter, overrides));
+      }
+
+      /** The successor's hash an answered retry names. */
+      function answered(result: RepeatRefreshResult): string {
+        assert.equal(result.status, 'ok');
+        return (result as Extract<RepeatRefreshResult, { status: 'ok' }>).successorHash;
       }
 
       /** The spent record a refused retry reports. */
-      function replayed(result: RefreshResult): SpentRefreshTokenRecord {
+      function replayed(result: RepeatRefreshResult): SpentRefreshTokenRecord {
         assert.equal(result.status, 'replayed');
-        return (result as Extract<RefreshResult, { status: 'replayed' }>).record;
+        return (result as Extract<RepeatRefreshResult, { status: 'replayed' }>).record;
       }
 
       /** A token rotated at NOW to `successor`, its grant's only live token. */
@@ -916,59 +934,64 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         return { client, user, grant: { ...grant, accessExpiresAt: NOW + 600 }, old, successor };
       }
 
-      it('replaces the unused successor: the new token takes its place, the successor is kept as spent, naming none', async () => {
+      it('answers with the successor the refresh issued, left live and unchanged, and raises the grant’s access expiry', async () => {
         const { grant, old, successor } = await rotated({ scope: ['read', 'write'] });
-        const next = makeRefreshToken(grant, { createdAt: NOW + 10, expiresAt: NOW + 999, scope: ['other'] });
-        const result = await retry(old.tokenHash, next, NOW + 10, NOW - 50, { accessExpiresAt: NOW + 610 });
-        assert.deepEqual(result, { status: 'ok', grant: { ...grant, accessExpiresAt: NOW + 610 }, scope: successor.scope });
-        assert.deepEqual(await store.getRefreshToken(next.tokenHash), { ...next, scope: successor.scope });
-        assert.equal(await store.getRefreshToken(successor.tokenHash), undefined);
-        assert.deepEqual(await store.findSpentRefreshToken(successor.tokenHash), {
-          grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 10, expiresAt: successor.expiresAt, successorUnused: false,
-        });
+        const result = await repeat(old.tokenHash, successor, NOW + 10, NOW - 50, { accessExpiresAt: NOW + 610 });
+        assert.deepEqual(result, { status: 'ok', grant: { ...grant, accessExpiresAt: NOW + 610 }, scope: successor.scope, successorHash: successor.tokenHash });
+        assert.deepEqual(await store.getRefreshToken(successor.tokenHash), successor);
+        assert.equal(await store.findSpentRefreshToken(successor.tokenHash), undefined);
         assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), {
-          grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: false,
-        }, 'the spent record keeps its time and still names the replaced successor');
+          grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: true,
+        }, 'the spent record stays as the refresh left it');
         assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 610);
       });
 
-      it('once: a second retry of the token, and a retry of the replaced successor, change nothing', async () => {
+      it('as often as it is asked, concurrently too: the same successor every time, until the successor is used', async () => {
         const { grant, old, successor } = await rotated();
-        const first = makeRefreshToken(grant);
-        assert.equal((await retry(old.tokenHash, first, NOW + 1, NOW - 60)).status, 'ok');
-        const second = makeRefreshToken(grant);
-        assert.deepEqual(replayed(await retry(old.tokenHash, second, NOW + 2, NOW - 60)), {
-          grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: false,
-        });
-        replayed(await retry(successor.tokenHash, second, NOW + 2, NOW - 60));
-        assert.equal(await store.getRefreshToken(second.tokenHash), undefined);
-        assert.ok(await store.getRefreshToken(first.tokenHash), 'the first retry\'s token stays live');
+        for (const at of [NOW + 1, NOW + 2]) assert.equal(answered(await repeat(old.tokenHash, successor, at, NOW - 60)), successor.tokenHash);
+        const results = await Promise.all(Array.from({ length: 20 }, () => repeat(old.tokenHash, successor, NOW + 3, NOW - 60)));
+        assert.deepEqual(results.map(answered), Array(20).fill(successor.tokenHash));
+        assert.deepEqual(await store.getRefreshToken(successor.tokenHash), successor);
+        const third = makeRefreshToken(grant);
+        expectRecord(await rotate(successor.tokenHash, third, NOW + 4), 'ok');
+        replayed(await repeat(old.tokenHash, successor, NOW + 5, NOW - 60));
+        assert.deepEqual(await store.getRefreshToken(third.tokenHash), third);
       });
 
-      it('not once the successor was used: the family goes on untouched', async () => {
+      it('confirms the successor by its full hash, among those asked for (one per key the server holds), never by its key alone', async () => {
+        const { client, user, old, successor } = await rotated();
+        const other = hashSecret('another token');
+        assert.equal(answered(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [other, successor.tokenHash] })), successor.tokenHash);
+        const sameKey = `${successor.tokenHash.slice(0, SPENT_KEY_CHARS)}${'x'.repeat(successor.tokenHash.length - SPENT_KEY_CHARS)}`;
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [sameKey, other] }));
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [] }));
+        const { token: anotherFamilys } = await familyOf(client, user);
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [anotherFamilys.tokenHash] }));
+      });
+
+      it('not once the successor was used, nor with the token that followed it', async () => {
         const { grant, old, successor } = await rotated();
         const third = makeRefreshToken(grant);
         expectRecord(await rotate(successor.tokenHash, third, NOW + 1), 'ok');
-        const next = makeRefreshToken(grant);
-        replayed(await retry(old.tokenHash, next, NOW + 2, NOW - 60));
-        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
-        assert.ok(await store.getRefreshToken(third.tokenHash));
+        assert.deepEqual(replayed(await repeat(old.tokenHash, successor, NOW + 2, NOW - 60)), {
+          grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: false,
+        });
+        replayed(await repeat(old.tokenHash, third, NOW + 2, NOW - 60));
+        assert.equal(answered(await repeat(successor.tokenHash, third, NOW + 2, NOW - 60)), third.tokenHash, 'the successor\'s own retry');
       });
 
       it('not for a token spent at or before spentAfter, nor one never spent or unknown', async () => {
-        const { client, user, grant, old, successor } = await rotated();
-        const next = makeRefreshToken(grant);
-        replayed(await retry(old.tokenHash, next, NOW + 60, NOW));
+        const { client, user, old, successor } = await rotated();
+        replayed(await repeat(old.tokenHash, successor, NOW + 60, NOW));
         const { token: live } = await familyOf(client, user);
-        assert.notEqual((await retry(live.tokenHash, next, NOW + 1, NOW - 60)).status, 'ok', 'a live token is not a retry (nor spent by one)');
+        assert.notEqual((await repeat(live.tokenHash, successor, NOW + 1, NOW - 60)).status, 'ok', 'a live token is not a retry');
         assert.ok(await store.getRefreshToken(live.tokenHash));
-        assert.deepEqual(await retry('nope', next, NOW + 1, NOW - 60), { status: 'missing' });
-        assert.equal(await store.getRefreshToken(next.tokenHash), undefined);
-        assert.ok(await store.getRefreshToken(successor.tokenHash));
+        assert.deepEqual(await repeat('nope', successor, NOW + 1, NOW - 60), { status: 'missing' });
+        assert.deepEqual(await store.getRefreshToken(successor.tokenHash), successor);
       });
 
-      it('not for another client, a revoked grant, an expired successor or an unchecked upstream sign-in', async () => {
-        const cases: { why: string; setUp: (family: Awaited<ReturnType<typeof rotated>>) => Promise<Partial<RefreshRequest>> }[] = [
+      it('not for another client, a revoked grant, an expired successor or an unchecked upstream sign-in; a refusal writes nothing', async () => {
+        const cases: { why: string; setUp: (family: Awaited<ReturnType<typeof rotated>>) => Promise<Partial<RepeatRefreshRequest>> }[] = [
           { why: 'another client', setUp: async () => ({ clientId: 'someone-else' }) },
           { why: 'a revoked grant', setUp: async ({ grant }) => (await store.revokeGrant(grant.id, NOW), {}) },
           { why: 'an expired successor', setUp: async () => ({ now: NOW + 50_000 }) },
@@ -976,55 +999,30 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         for (const { why, setUp } of cases) {
           const family = await rotated();
           const overrides = await setUp(family);
-          const next = makeRefreshToken(family.grant);
-          assert.equal((await retry(family.old.tokenHash, next, NOW + 1, NOW - 60, overrides)).status, 'replayed', why);
-          assert.equal(await store.getRefreshToken(next.tokenHash), undefined, why);
-          assert.ok(await store.getRefreshToken(family.successor.tokenHash), why);
+          assert.equal((await repeat(family.old.tokenHash, family.successor, NOW + 1, NOW - 60, { accessExpiresAt: NOW + 700, ...overrides })).status, 'replayed', why);
+          assert.deepEqual(await store.getRefreshToken(family.successor.tokenHash), family.successor, why);
           assert.equal((await store.getGrant(family.grant.id))?.accessExpiresAt, NOW + 600, `${why}: the grant's expiry stays`);
         }
         const { user } = await seed();
         const session = makeUpstreamSession(user.id);
         await store.createUpstreamSession(session);
-        const { grant, old, successor } = await rotated({ upstreamSessionId: session.id });
-        const next = makeRefreshToken(grant);
-        replayed(await retry(old.tokenHash, next, NOW + 1, NOW - 60, { upstreamChecked: false }));
-        assert.ok(await store.getRefreshToken(successor.tokenHash));
-        assert.equal((await retry(old.tokenHash, next, NOW + 1, NOW - 60, { upstreamChecked: true })).status, 'ok');
+        const { old, successor } = await rotated({ upstreamSessionId: session.id });
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { upstreamChecked: false }));
+        assert.equal(answered(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { upstreamChecked: true })), successor.tokenHash);
       });
 
-      it('a failed insert of the new token leaves the successor live and unspent', async () => {
-        const { client, user, grant, old, successor } = await rotated();
-        const { token: existing } = await familyOf(client, user);
-        await assert.rejects(retry(old.tokenHash, { ...existing, grantId: grant.id }, NOW + 1, NOW - 60), StoreConflictError);
-        assert.ok(await store.getRefreshToken(successor.tokenHash));
-        assert.equal(await store.findSpentRefreshToken(successor.tokenHash), undefined);
-        assert.equal((await store.findSpentRefreshToken(old.tokenHash))?.successorUnused, true);
-      });
-
-      it('20 concurrent retries of one token: exactly one replaces the successor, and the family has one live token', async () => {
-        const { grant, old, successor } = await rotated();
-        const nexts = Array.from({ length: 20 }, () => makeRefreshToken(grant));
-        const results = await Promise.all(nexts.map((next) => retry(old.tokenHash, next, NOW + 1, NOW - 60)));
-        assert.equal(results.filter((r) => r.status === 'ok').length, 1, results.map((r) => r.status).join(' '));
-        assert.equal(results.filter((r) => r.status === 'replayed').length, 19);
-        const stored = await Promise.all(nexts.map((next) => store.getRefreshToken(next.tokenHash)));
-        assert.equal(stored.filter((t) => t !== undefined).length, 1);
-        assert.ok(stored[results.findIndex((r) => r.status === 'ok')]);
-        assert.equal(await store.getRefreshToken(successor.tokenHash), undefined);
-      });
-
-      it('a retry racing the successor’s own rotation: exactly one of them wins, leaving one live token', async () => {
+      it('a retry racing the successor’s own rotation comes first (answered with the successor, which the rotation then spends) or after (refused): one live token', async () => {
         for (let round = 0; round < 10; round++) {
           const { grant, old, successor } = await rotated();
-          const retried = makeRefreshToken(grant);
           const next = makeRefreshToken(grant);
-          const retrying = () => retry(old.tokenHash, retried, NOW + 1, NOW - 60);
+          const retrying = () => repeat(old.tokenHash, successor, NOW + 1, NOW - 60);
           const rotating = () => store.refreshGrant(refreshOf(successor.tokenHash, next, NOW + 1));
-          const [a, b] = round % 2 === 0 ? await Promise.all([retrying(), rotating()]) : ((await Promise.all([rotating(), retrying()])).reverse() as [RefreshResult, RefreshResult]);
-          assert.deepEqual([a.status, b.status].sort(), ['ok', 'replayed'], `round ${round}`);
-          const live = [await store.getRefreshToken(retried.tokenHash), await store.getRefreshToken(next.tokenHash), await store.getRefreshToken(successor.tokenHash)];
-          assert.equal(live.filter((t) => t !== undefined).length, 1, `round ${round}: one live token`);
-          assert.ok(a.status === 'ok' ? live[0] : live[1], `round ${round}: the winner's`);
+          const [retried, rotation] = round % 2 === 0 ? await Promise.all([retrying(), rotating()]) : ((await Promise.all([rotating(), retrying()])).reverse() as [RepeatRefreshResult, RefreshResult]);
+          assert.equal(rotation.status, 'ok', `round ${round}`);
+          if (retried.status === 'ok') assert.equal(retried.successorHash, successor.tokenHash, `round ${round}`);
+          else assert.equal(retried.status, 'replayed', `round ${round}`);
+          assert.equal(await store.getRefreshToken(successor.tokenHash), undefined, `round ${round}`);
+          assert.deepEqual(await store.getRefreshToken(next.tokenHash), next, `round ${round}: the rotation's token, the family's only live one`);
         }
       });
     });
@@ -1724,6 +1722,12 @@ export function runStoreSuite(options: StoreSuiteOptions): void {
         assert.deepEqual((await store.getRefreshToken(next.tokenHash))?.scope, next.scope);
         (await store.findSpentRefreshToken(token.tokenHash))!.spentAt = 0;
         assert.equal((await store.findSpentRefreshToken(token.tokenHash))?.spentAt, NOW);
+        const repeated = await store.repeatRefresh!(repeatOf(token.tokenHash, next, NOW + 1, NOW - 60));
+        assert.equal(repeated.status, 'ok');
+        if (repeated.status === 'ok') repeated.scope.push('admin');
+        if (repeated.status === 'ok') repeated.grant.scope.push('admin');
+        assert.deepEqual((await store.getRefreshToken(next.tokenHash))?.scope, next.scope);
+        assert.deepEqual((await store.getGrant(grant.id))?.scope, grant.scope);
 
         const key = makeSigningKey();
         const ensured = await store.ensureSigningKey(key);
