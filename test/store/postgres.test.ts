@@ -168,7 +168,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       for (let waited = 0; waiting === undefined; waited += 20) {
         assert.ok(waited < 10_000, 'the sweep never reached the locked row');
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const rows = await holder.query<{ query: string }>(`SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+        const rows = await holder.query<{ query: string }>(`SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND datname = current_database()`);
         waiting = rows.rows[0]?.query;
       }
       await holder.query('COMMIT');
