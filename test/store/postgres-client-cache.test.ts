@@ -142,7 +142,7 @@ describe('clients kept in memory by PostgreSQL replicas', () => {
   async function listenerPid(other?: number): Promise<number> {
     for (let attempt = 0; attempt < 200; attempt++) {
       const { rows } = await monitor.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = 'context-auth clients' AND query LIKE 'LISTEN%' AND pid <> $1",
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'context-auth clients' AND query LIKE 'LISTEN%' AND pid <> $1",
         [other ?? 0],
       );
       if (rows.length === 1) return rows[0]!.pid;

@@ -190,7 +190,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       assert.deepEqual(await store.getUser({ id: user.id }), user);
       const [prepared] = await sql<{ n: number }>(
         connectionString,
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'context-auth' AND query = 'SELECT * FROM users WHERE id = $1'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'context-auth' AND query = 'SELECT * FROM users WHERE id = $1'",
       );
       assert.equal(prepared?.n, 1, 'the store read through its own connection');
       // What a newer replica's migration does: a column more for SELECT * to return.
@@ -291,7 +291,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       for (let waited = 0; ; waited += 20) {
         assert.ok(waited < 10_000, 'the redemption never waited on the grant');
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const rows = await holder.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+        const rows = await holder.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND datname = current_database()`);
         if (rows.rowCount) break;
       }
       await holder.query('COMMIT');
