@@ -118,6 +118,10 @@ describe('dynamic client registration (RFC 7591)', () => {
     ['token_endpoint_auth_methods_supported as a string', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: 'none' }],
     ['only methods the server does not support', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'self_signed_tls_client_auth'] }],
     ['dpop_bound_access_tokens as a string', { dpop_bound_access_tokens: 'true' }],
+    ['a numeric client_name', { client_name: 5 }],
+    ['an object as logo_uri', { logo_uri: { href: 'https://app.example.com/logo.png' } }],
+    ['contacts as a string', { contacts: 'admin@example.com' }],
+    ['application_type as a number', { application_type: 1 }],
     ['redirect_uris as a string', { redirect_uris: REDIRECT_URI }],
     ['a non-string redirect URI', { redirect_uris: [42] }],
   ] as const) {
@@ -393,6 +397,12 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
     assert.equal(answer.jwks_uri, undefined);
     assert.equal(kept.metadata.jwks_uri, undefined);
     assert.match(dropped, /jwks_uri https:\/\/app\.example\.com\/jwks: only a private_key_jwt client has keys; this one uses none/);
+    // Named in the log by its kind only: a key set may nest without end.
+    const nested = await register(h, `{"redirect_uris":["${REDIRECT_URI}"],"token_endpoint_auth_method":"none","jwks":{"keys":${'['.repeat(20000)}${']'.repeat(20000)}}}`);
+    assert.equal(nested.status, 201, await nested.clone().text());
+    const { client_id } = (await nested.json()) as { client_id: string };
+    const logged = h.log.find((event) => event.event === 'client_metadata_trimmed' && event.client_id === client_id);
+    assert.match(String(logged?.dropped), /^jwks \(an object\): only a private_key_jwt client has keys/);
   });
 
   describe('token_endpoint_auth_methods_supported: the strongest method both sides support, the singular field preferred', () => {

@@ -68,10 +68,13 @@ function stringArray(body: Record<string, unknown>, field: string): string[] | u
   return value as string[];
 }
 
-/** A value as the log and an error description show it: short, and never a raw object. */
+/** A value as the log and an error description show it: short, and an object only by its kind (it may nest without end). */
 function shown(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
-  return text.slice(0, 200);
+  if (typeof value === 'string') return value.slice(0, 200);
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.join(' ').slice(0, 200);
+  if (Array.isArray(value)) return '(an array)';
+  if (value === null || typeof value === 'object') return value === null ? 'null' : '(an object)';
+  return String(value).slice(0, 200);
 }
 
 function orList(values: readonly string[]): string {
@@ -79,8 +82,8 @@ function orList(values: readonly string[]): string {
 }
 
 /** Why a web URL field (client_uri, logo_uri…) cannot be kept; undefined when it can. */
-function webUrlProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length > 2000) return 'not a URL string of at most 2000 characters';
+function webUrlProblem(value: string): string | undefined {
+  if (value.length > 2000) return 'longer than 2000 characters';
   let url: URL;
   try {
     url = new URL(value);
@@ -92,8 +95,8 @@ function webUrlProblem(value: unknown): string | undefined {
 }
 
 /** Why a display string (client_name…) cannot be kept; undefined when it can. */
-function displayStringProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) return 'not a non-empty string of at most 200 characters';
+function displayStringProblem(value: string): string | undefined {
+  if (value.trim() === '' || value.length > 200) return 'not a non-empty string of at most 200 characters';
   if (CONTROL.test(value)) return 'it contains control characters';
   return undefined;
 }
@@ -105,7 +108,7 @@ function displayStringProblem(value: unknown): string | undefined {
  *   does not support or will not give this client, redirect URIs that break the rules (as long
  *   as one remains), keys of a client that does not use private_key_jwt, an unknown
  *   application_type, and display fields (names, URLs, contacts) that cannot be shown safely;
- * - refused: a body whose fields have the wrong JSON type, no authentication method this server
+ * - refused: a field of the wrong JSON type (what the client meant is unknown), no authentication method this server
  *   accepts for the client, no grant type left, no redirect URI left for the authorization_code
  *   grant, unusable keys for private_key_jwt, and a client that gets tokens unattended with
  *   none of its scopes supported.
@@ -123,6 +126,7 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   // native client's are loopback or https (RFC 8252 §7.2 claimed URLs). Absent (or a value we do
   // not know, left out), both are accepted, so clients that do not send it keep working.
   let applicationType = body.application_type;
+  if (applicationType !== undefined && typeof applicationType !== 'string') invalid('application_type must be a string');
   if (applicationType !== undefined && applicationType !== 'native' && applicationType !== 'web') {
     drop('application_type', applicationType, 'only native or web is known; the client is kept without one');
     applicationType = undefined;
@@ -141,23 +145,18 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     ...(applicationType !== undefined ? { application_type: applicationType } : {}),
     ...(dpopBound !== undefined ? { dpop_bound_access_tokens: dpopBound } : {}),
   };
-  for (const field of STRING_FIELDS) {
-    if (body[field] === undefined) continue;
-    const problem = displayStringProblem(body[field]);
-    if (problem) drop(field, body[field], problem);
-    else metadata[field] = body[field];
+  for (const field of [...STRING_FIELDS, ...URL_FIELDS]) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') invalid(`${field} must be a string`);
+    const problem = (STRING_FIELDS as readonly string[]).includes(field) ? displayStringProblem(value) : webUrlProblem(value);
+    if (problem) drop(field, value, problem);
+    else metadata[field] = value;
   }
-  for (const field of URL_FIELDS) {
-    if (body[field] === undefined) continue;
-    const problem = webUrlProblem(body[field]);
-    if (problem) drop(field, body[field], problem);
-    else metadata[field] = body[field];
-  }
-  const contacts = body.contacts;
+  const contacts = stringArray(body, 'contacts');
   if (contacts !== undefined) {
-    const valid = Array.isArray(contacts) && contacts.length <= 10 && contacts.every((contact) => typeof contact === 'string' && contact.length <= 200 && !CONTROL.test(contact));
-    if (valid) metadata.contacts = contacts;
-    else drop('contacts', contacts, 'not at most 10 strings of at most 200 characters without control characters');
+    if (contacts.length <= 10 && contacts.every((contact) => contact.length <= 200 && !CONTROL.test(contact))) metadata.contacts = contacts;
+    else drop('contacts', contacts, 'not at most 10 entries of at most 200 characters without control characters');
   }
   const scope = keptScope(body, scopesSupported, grantTypes, drop);
   if (scope !== null) metadata.scope = scope;
