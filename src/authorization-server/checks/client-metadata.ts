@@ -108,10 +108,10 @@ function displayStringProblem(value: string): string | undefined {
  *   does not support or will not give this client, redirect URIs that break the rules (as long
  *   as one remains), keys of a client that does not use private_key_jwt, an unknown
  *   application_type, and display fields (names, URLs, contacts) that cannot be shown safely;
- * - refused: a field of the wrong JSON type (what the client meant is unknown), no authentication method this server
- *   accepts for the client, no grant type left, no redirect URI left for the authorization_code
- *   grant, unusable keys for private_key_jwt, and a client that gets tokens unattended with
- *   none of its scopes supported.
+ * - refused: a field of the wrong JSON type (what the client meant is unknown), no
+ *   authentication method this server accepts for the client, no grant type left, no redirect
+ *   URI left for the authorization_code grant, unusable keys for private_key_jwt, and a client
+ *   that gets tokens unattended with none of its scopes supported.
  * Unknown fields are ignored (RFC 7591 §2).
  */
 export function validateClientMetadata(body: Record<string, unknown>, scopesSupported: readonly string[], options: ClientMetadataOptions = {}): ValidClientMetadata {
@@ -256,7 +256,7 @@ function keptRedirectUris(body: Record<string, unknown>, grantTypes: GrantType[]
   for (const uri of requested) {
     const problem =
       redirectUriProblem(uri, rules) ??
-      (web && /^http:/i.test(uri) && isLoopbackHost(new URL(uri).hostname) ? "a web application's redirect URIs must be https on a public host, not loopback" : undefined);
+      (web && isLoopbackHost(new URL(uri).hostname) ? "a web application's redirect URIs must be https on a public host, not loopback" : undefined);
     if (problem === undefined) kept.push(uri);
     else {
       drop('redirect_uris', uri, problem);
