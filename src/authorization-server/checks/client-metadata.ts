@@ -183,7 +183,7 @@ type Drop = (field: string, value: unknown, reason: string) => void;
  */
 function chooseAuthMethod(body: Record<string, unknown>, options: ClientMetadataOptions, drop: Drop): TokenEndpointAuthMethod {
   const allowed = options.authMethods ?? AUTH_METHODS;
-  // Only an absent field takes the default; `null` is a wrong value like any other (not `??`).
+  // Only an absent field takes the default: `null` is a wrong value like any other, refused here.
   const preferred = body.token_endpoint_auth_method;
   if (preferred !== undefined && typeof preferred !== 'string') invalid(`token_endpoint_auth_method must be ${orList(allowed)}`);
   const listed = stringArray(body, 'token_endpoint_auth_methods_supported');
