@@ -11,6 +11,7 @@ export type AuditOutcome = 'success' | 'failure';
 export const AUDIT_EVENTS = {
   client_registered: { outcome: 'success', when: 'a client registered itself (dynamic client registration)' },
   client_created: { outcome: 'success', when: 'a workload rule created its client' },
+  client_metadata_trimmed: { outcome: 'success', when: 'a registration or a client ID metadata document made a client without some of what it asked for' },
   client_document_failed: { outcome: 'failure', when: "a client ID metadata document could not be fetched or was refused" },
   client_jwks_failed: { outcome: 'failure', when: "a private_key_jwt client's jwks_uri could not be fetched" },
   client_assertion_refused: { outcome: 'failure', when: 'a client assertion (private_key_jwt) was refused' },

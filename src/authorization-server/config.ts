@@ -4,6 +4,7 @@
  * beside it, in the server's context (context.ts).
  */
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/uri.js';
+import { privateUseSchemeProblem } from '../core/redirect-uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { AuditRecord } from './audit.js';
@@ -101,6 +102,15 @@ export interface AuthorizationServerOptions {
    * { initialAccessToken } to require `Authorization: Bearer <token>` on /register.
    */
   registration?: 'open' | 'closed' | { initialAccessToken: string };
+  /**
+   * Native apps' own redirect URI schemes (RFC 8252 §7.1 private-use schemes, such as `cursor` or
+   * `com.example.app`) that registrations and client ID metadata documents may use beside https
+   * and loopback http. A URI of such a scheme is matched as an exact string, and the consent page
+   * says that the application returns to an app on the person's device. Schemes that browsers or
+   * operating systems give a meaning of their own (`http`, `javascript`, `data`, `file`…) are
+   * refused. Default: none (the spec's rule: https, or http on loopback).
+   */
+  allowedRedirectSchemes?: string[];
   /**
    * Seconds after its last use (or, never used, its registration) that a dynamically registered
    * client is deleted by `sweep()`, with everything issued to it. 0 keeps them forever. Default: 30 days.
@@ -202,6 +212,8 @@ export interface ResolvedConfig {
   refreshRetrySeconds: number;
   registration: 'open' | 'closed' | { initialAccessToken: string };
   registrationTtl: number;
+  /** What redirect URIs may be besides https and loopback http: the admitted private-use schemes, lowercase. */
+  redirectUriRules: { privateUseSchemes: string[] };
   rateLimits: ResolvedRateLimits;
   maxBodyBytes: number;
   secureCookies: boolean;
@@ -278,6 +290,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     refreshRetrySeconds,
     registration,
     registrationTtl: options.registrationTtl === 0 ? 0 : positiveInteger('registrationTtl', options.registrationTtl, 30 * 24 * 3600),
+    redirectUriRules: { privateUseSchemes: resolveRedirectSchemes(options.allowedRedirectSchemes) },
     rateLimits: resolveRateLimits(options.rateLimits, options.store.sharedByReplicas ?? false, hasRateBuckets(options.store)),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
     secureCookies: issuer.startsWith('https:'),
@@ -297,6 +310,20 @@ function resolveClientAssertionAudience(value: AuthorizationServerOptions['clien
   if (value === undefined) return 'issuer';
   if (value === 'issuer' || value === 'issuer-or-token-endpoint') return value;
   throw new Error(`clientAssertionAudience must be 'issuer' or 'issuer-or-token-endpoint', not ${JSON.stringify(value)}`);
+}
+
+function resolveRedirectSchemes(schemes: AuthorizationServerOptions['allowedRedirectSchemes']): string[] {
+  if (schemes === undefined) return [];
+  if (!Array.isArray(schemes)) throw new Error('allowedRedirectSchemes must be an array of URI schemes');
+  return [
+    ...new Set(
+      schemes.map((scheme) => {
+        const problem = typeof scheme === 'string' ? privateUseSchemeProblem(scheme) : 'a scheme is a string';
+        if (problem) throw new Error(`allowedRedirectSchemes: ${problem}`);
+        return scheme.toLowerCase();
+      }),
+    ),
+  ];
 }
 
 function resolveAuditEventsConfig(auditEvents: AuthorizationServerOptions['auditEvents']): ResolvedConfig['auditEvents'] {

@@ -98,7 +98,8 @@ export function createServerContext(options: AuthorizationServerOptions): Server
         write(event);
       }
     : write;
-  const clientKeys = new ClientKeys(options.clientJwks ?? {}, log);
+  // The documents' test switch covers the keys they name: fetched from http://127.0.0.1 too.
+  const clientKeys = new ClientKeys(options.clientJwks ?? {}, log, { documentsAtLoopback: options.clientIdMetadataDocuments?.allowLoopbackHttp ?? false });
   const keys = new SigningKeys(store, now);
   return {
     config,
@@ -110,7 +111,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     auditEvents,
     clientAddress: clientAddressOf(options),
     clientDocuments: new ClientDocuments(
-      { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp },
+      { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp, redirectUriRules: config.redirectUriRules },
       config.scopesSupported,
       log,
     ),

@@ -49,7 +49,7 @@ export { checkTrustedIssuer, resolveWorkloadRules } from './assertions/workload-
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { revokeApproval, type ApprovalRevocation } from './admin/approvals-operations.js';
 export { registerClient, registrationResponse } from './clients.js';
-export { validateClientMetadata } from './checks/client-metadata.js';
+export { describeDropped, validateClientMetadata, type ClientMetadataOptions, type DroppedValue, type ValidClientMetadata } from './checks/client-metadata.js';
 export { noSuchClient, noSuchUser, removeClient, removeUser, setAdministrator, signOutEverywhere } from './admin/operations.js';
 /** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
 export { notFound } from './http/errors.js';

@@ -1,4 +1,4 @@
-import { noSuchClient, registerClient, registrationResponse, removeClient, validateClientMetadata } from '../authorization-server/index.js';
+import { describeDropped, noSuchClient, registerClient, registrationResponse, removeClient, validateClientMetadata } from '../authorization-server/index.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
 import type { ClientRecord } from '../store/index.js';
 import { readFileSync } from 'node:fs';
@@ -93,6 +93,8 @@ export async function clientsCommand(args: string[]): Promise<void> {
       if (error instanceof OAuthError) throw new CliError(`Cannot add the client: ${error.message}.`);
       throw error;
     }
+    // An operator names each value on purpose: one the server would leave out is an error here, not a silent change.
+    if (metadata.dropped.length > 0) throw new CliError(`Cannot add the client: ${describeDropped(metadata.dropped)}.`);
     const registered = await withStore(values, (store) =>
       registerClient(store, metadata, nowSeconds(), { registeredBy: 'admin', canIntrospect: Boolean(values.introspect) }),
     );

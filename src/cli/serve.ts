@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { auditRecord, createAuthorizationServer, type AuditRecord, type ClientAssertionAudience, type UpstreamOptions } from '../authorization-server/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
-import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, wellKnownUrl } from '../core/index.js';
+import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, privateUseSchemeProblem, wellKnownUrl } from '../core/index.js';
 import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
@@ -31,6 +31,11 @@ export const SERVE_HELP = `context-auth serve [options]
   --resource URL           another context server this server issues tokens for (repeatable)
   --registration MODE      open (default) | closed | token (needs CONTEXT_AUTH_REGISTRATION_TOKEN)
   --registration-ttl S     delete dynamically registered clients unused this long (default 2592000, 30 days; 0 never)
+  --allow-redirect-scheme SCHEME
+                           also accept redirect URIs of a native app's own scheme (RFC 8252 §7.1
+                           private-use, such as cursor or com.example.app; repeatable; never http,
+                           https, javascript, data, file or another scheme with a meaning of its own),
+                           matched exactly; the consent page says the app returns to an app on the device
   --access-token-ttl S     access token lifetime in seconds (default 600)
   --header-timeout S       close a connection whose request headers (or TLS handshake) take longer
                            (default 10)
@@ -59,7 +64,8 @@ export const SERVE_HELP = `context-auth serve [options]
   --client-documents MODE  accept an https URL as client_id (a client ID metadata document): on | off |
                            follow-registration (default: accepted only when --registration is open)
   --client-document-host H   accept documents only from these hosts (repeatable; default any public host)
-  --allow-insecure-client-documents  accept documents at http://127.0.0.1 (tests only)
+  --allow-insecure-client-documents  accept documents at http://127.0.0.1, and the jwks_uri they name there
+                           (tests only)
   --admin-email EMAIL      make a person signing in through a provider with this email, verified by the
                            provider, an administrator at <issuer>/admin (repeatable)
   --admin-reauth-minutes N an admin console change needs a sign-in younger than this (default 10)
@@ -100,6 +106,15 @@ function clientAssertionAudience(mode: string | undefined): ClientAssertionAudie
   throw usageError('--client-assertion-audience must be issuer or issuer-or-token-endpoint');
 }
 
+/** --allow-redirect-scheme, checked as the library checks allowedRedirectSchemes, lowercase. */
+function redirectSchemesOption(schemes: string[] | undefined): string[] {
+  for (const scheme of schemes ?? []) {
+    const problem = privateUseSchemeProblem(scheme);
+    if (problem) throw usageError(`--allow-redirect-scheme ${problem}`);
+  }
+  return [...new Set((schemes ?? []).map((scheme) => scheme.toLowerCase()))];
+}
+
 function registrationPolicy(mode: string | undefined): 'open' | 'closed' | { initialAccessToken: string } {
   if (mode === undefined || mode === 'open') return 'open';
   if (mode === 'closed') return 'closed';
@@ -122,6 +137,7 @@ export const SERVE_OPTIONS = {
   resource: { type: 'string', multiple: true },
   registration: { type: 'string' },
   'registration-ttl': { type: 'string' },
+  'allow-redirect-scheme': { type: 'string', multiple: true },
   'access-token-ttl': { type: 'string' },
   'header-timeout': { type: 'string' },
   'max-connections': { type: 'string' },
@@ -157,6 +173,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const registration = registrationPolicy(values.registration);
   const assertionAudience = clientAssertionAudience(values['client-assertion-audience']);
   const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
+  const allowedRedirectSchemes = redirectSchemesOption(values['allow-redirect-scheme']);
   const documentsFlag = values['client-documents'] ?? 'follow-registration';
   if (!['on', 'off', 'follow-registration'].includes(documentsFlag)) throw usageError('--client-documents must be on, off or follow-registration');
   const clientIdMetadataDocuments = {
@@ -265,7 +282,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     auditFile?.write(line);
   };
   const authorizationServer = createAuthorizationServer({
-    issuer, store, resources, registration, registrationTtl, accessTokenTtl, ...(log ? { log } : {}), clientIdMetadataDocuments,
+    issuer, store, resources, registration, registrationTtl, allowedRedirectSchemes, accessTokenTtl, ...(log ? { log } : {}), clientIdMetadataDocuments,
     clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
     ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
     clientAssertionAudience: assertionAudience,
@@ -338,7 +355,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   resource md   ${protectedResourceMetadataUrl(defaultResource)}
 ${resourcesBanner(resources)}
   store         ${location}${created ? ' (new: an empty database was created here)' : ''}
-  registration  ${typeof registration === 'string' ? registration : 'initial access token'}
+  registration  ${typeof registration === 'string' ? registration : 'initial access token'}${allowedRedirectSchemes.length > 0 ? `\n  redirects     https, http on loopback, and apps' own ${allowedRedirectSchemes.map((scheme) => `${scheme}:`).join(' ')} (--allow-redirect-scheme)` : ''}
   rate limits   ${rateLimitBanner(rateLimits, rateLimits.shared ?? store.sharedByReplicas ?? false, trustProxy)}
   client docs   ${clientIdMetadataDocuments.enabled ? `${clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
   heap limit    ${heapBanner()}${metrics ? `\n  metrics       ${issuer}/metrics   (${metrics === true ? 'this machine only' : 'with the --metrics-token'})` : ''}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(jwtBearer)}

@@ -1,10 +1,47 @@
 import { isLoopbackHost } from './uri.js';
 
+/** What a server admits beyond the spec's https and loopback http redirect URIs. */
+export interface RedirectUriRules {
+  /**
+   * Native apps' own URI schemes (RFC 8252 §7.1), lowercase, that the operator admits by name;
+   * none by default. A URI of such a scheme is matched as an exact string.
+   */
+  privateUseSchemes?: readonly string[];
+}
+
+/**
+ * Schemes that browsers and operating systems give a meaning of their own: never an app's
+ * private-use scheme, whoever names it.
+ */
+const RESERVED_SCHEMES = new Set([
+  'http', 'https', 'javascript', 'data', 'file', 'blob', 'about', 'filesystem', 'vbscript', 'view-source',
+  'ftp', 'ftps', 'sftp', 'ws', 'wss', 'mailto', 'tel', 'sms', 'mms', 'urn', 'news', 'nntp', 'ssh', 'telnet',
+  'ldap', 'ldaps', 'smb', 'jar', 'intent', 'content', 'android-app', 'chrome', 'chrome-extension',
+  'edge', 'moz-extension', 'resource', 'shell', 'ms-settings', 'itms', 'itms-apps', 'market', 'webcal',
+]);
+
+/**
+ * Why a scheme may not be admitted as a native app's private-use redirect scheme (RFC 8252 §7.1);
+ * undefined when it may. RFC 8252 asks apps for a reverse domain name (`com.example.app`); some
+ * use a plain name (`cursor`), so any RFC 3986 scheme is taken except those with a meaning of
+ * their own in browsers and operating systems.
+ */
+export function privateUseSchemeProblem(scheme: string): string | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*$/.test(scheme) || scheme.length > 100) {
+    return `${JSON.stringify(scheme.slice(0, 100))} is not a URI scheme (a letter, then letters, digits, "+", "-" or "."; no ":")`;
+  }
+  if (RESERVED_SCHEMES.has(scheme.toLowerCase())) {
+    return `${scheme.toLowerCase()} is not a private-use scheme: browsers and operating systems give it a meaning of its own`;
+  }
+  return undefined;
+}
+
 /**
  * Redirect URI rules (spec: "MUST be a localhost URL or an HTTPS URL"; OAuth 2.1 §2.3.1;
- * RFC 8252 §7.3). Returns a reason when the URI may not be registered, undefined when it may.
+ * RFC 8252 §7.3), and the private-use schemes an operator admits (RFC 8252 §7.1). Returns a
+ * reason when the URI may not be registered, undefined when it may.
  */
-export function redirectUriProblem(input: string): string | undefined {
+export function redirectUriProblem(input: string, rules: RedirectUriRules = {}): string | undefined {
   if (typeof input !== 'string' || input.length === 0) return 'redirect URI must be a non-empty string';
   if (input.length > 2000) return 'redirect URI is too long';
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
@@ -22,6 +59,8 @@ export function redirectUriProblem(input: string): string | undefined {
     if (!isLoopbackHost(url.hostname)) {
       return 'http redirect URIs are allowed only on a loopback host (localhost, 127.0.0.1, [::1]); use https';
     }
+  } else if (rules.privateUseSchemes?.includes(url.protocol.slice(0, -1))) {
+    return privateUseUriProblem(input, url);
   } else {
     return `redirect URI scheme ${url.protocol} is not allowed; use https or http on a loopback host`;
   }
@@ -40,6 +79,20 @@ export function redirectUriProblem(input: string): string | undefined {
 }
 
 /**
+ * A URI of an admitted private-use scheme, as written: `scheme:/path` (RFC 8252 §7.1) or
+ * `scheme://authority/path`, with no credentials and no backslash, which the app that handles
+ * the scheme might read otherwise than we do.
+ */
+function privateUseUriProblem(input: string, url: URL): string | undefined {
+  if (url.username || url.password) return 'redirect URI must not contain credentials';
+  const rest = input.slice(url.protocol.length);
+  if (rest === '') return `a ${url.protocol} redirect URI must have a path after the scheme`;
+  if (input.includes('\\')) return 'redirect URI must not contain a backslash';
+  if (rest.startsWith('//') && !/^\/\/[^/?#@\\]+(?:[/?]|$)/.test(rest)) return `a ${url.protocol}// redirect URI must name its host after the //`;
+  return undefined;
+}
+
+/**
  * RFC 3986 `scheme "://" authority path-abempty [ "?" query ]` for http(s): a non-empty host
  * (reg-name, IPv4 or a bracketed IPv6 literal), an optional port, and no backslash or space anywhere.
  */
@@ -53,14 +106,14 @@ function withoutLoopbackPort(uri: string): string | undefined {
 }
 
 /**
- * Exact match against the registered URIs (OAuth 2.1 §4.1.3: simple string comparison), except
- * that a loopback http URI may differ in port only, because native apps pick a free port at run
+ * Exact match against the registered URIs (OAuth 2.1 §4.1.3: simple string comparison; a
+ * private-use URI too), except that a loopback http URI may differ in port only, because native apps pick a free port at run
  * time (RFC 8252 §7.3). The rest is compared as a string too, not after `new URL` has quietly
  * dropped tabs, newlines or surrounding spaces, resolved dot segments or emptied a bare "?".
  */
-export function matchRedirectUri(registered: readonly string[], requested: string): boolean {
-  // Checked first, so a URI registered before a rule existed cannot be used after it.
-  if (redirectUriProblem(requested) !== undefined) return false;
+export function matchRedirectUri(registered: readonly string[], requested: string, rules: RedirectUriRules = {}): boolean {
+  // Checked first, so a URI registered before a rule existed (or while a scheme was admitted) cannot be used after it.
+  if (redirectUriProblem(requested, rules) !== undefined) return false;
   if (registered.includes(requested)) return true;
   const key = withoutLoopbackPort(requested);
   return key !== undefined && registered.some((candidate) => withoutLoopbackPort(candidate) === key);

@@ -1,8 +1,9 @@
 /**
  * Abuse of dynamic client registration (RFC 7591 §5, RFC 9700 §4.1 for the redirect URIs it
  * registers). Open registration stores nothing it cannot stand behind: redirect URIs valid as
- * written under RFC 3986 (not as the forgiving WHATWG parser repairs them), web clients on https
- * only, no client_credentials clients, names without control characters, bounded bodies; clients
+ * written under RFC 3986 (not as the forgiving WHATWG parser repairs them; the others are left
+ * out, and a registration with none left is refused), web clients on https only, no
+ * client_credentials clients, names without control characters, bounded bodies; clients
  * nobody uses are swept after the registration TTL; and each address has a registration budget.
  * Client ID metadata documents, which create clients too, keep to the same policy and budget.
  * Each group is its own `describe`, so further limits join the group they belong to.
@@ -45,11 +46,15 @@ const MALFORMED_REDIRECT_URIS = [
 onEveryStore('DCR abuse', (env) => {
   describe('redirect URIs (RFC 3986, RFC 9700 §4.1)', () => {
     for (const uri of MALFORMED_REDIRECT_URIS) {
-      it(`refuses to register ${JSON.stringify(uri.slice(0, 60))} with invalid_redirect_uri`, async () => {
+      it(`never stores ${JSON.stringify(uri.slice(0, 60))}: alone, invalid_redirect_uri; beside a valid one, left out`, async () => {
         const h = await env.target();
         const before = await env.counts();
-        await expectOAuthError(await register(h, { redirect_uris: [REDIRECT_URI, uri] }), 400, 'invalid_redirect_uri');
+        await expectOAuthError(await register(h, { redirect_uris: [uri] }), 400, 'invalid_redirect_uri');
         assertUnchanged(before, await env.counts(), ['clients'], uri);
+        const beside = await register(h, { redirect_uris: [REDIRECT_URI, uri] });
+        assert.equal(beside.status, 201);
+        const { client_id } = (await beside.json()) as { client_id: string };
+        assert.deepEqual((await h.store.getClient(client_id))?.redirectUris, [REDIRECT_URI], 'only the valid one is stored');
       });
     }
 
@@ -65,9 +70,13 @@ onEveryStore('DCR abuse', (env) => {
       const h = await env.target();
       const before = await env.counts();
       await expectOAuthError(await register(h, { application_type: 'web', redirect_uris: ['http://127.0.0.1:4000/cb'] }), 400, 'invalid_redirect_uri');
-      await expectOAuthError(await register(h, { application_type: 'kiosk' }), 400, 'invalid_client_metadata');
       assertUnchanged(before, await env.counts(), ['clients'], 'application_type');
       assert.equal((await register(h, { application_type: 'native', redirect_uris: ['http://127.0.0.1:4000/cb'] })).status, 201);
+      // An application_type nobody knows is left out: the client keeps the rules of one that sent none.
+      const kiosk = await register(h, { application_type: 'kiosk' });
+      assert.equal(kiosk.status, 201);
+      const { client_id } = (await kiosk.json()) as { client_id: string };
+      assert.equal((await h.store.getClient(client_id))?.metadata.application_type, undefined);
     });
 
     it('open registration does not create client_credentials clients (tokens with nobody consenting)', async () => {
@@ -78,13 +87,19 @@ onEveryStore('DCR abuse', (env) => {
       assertUnchanged(before, await env.counts(), ['clients'], 'client_credentials');
     });
 
-    it('a client name that would spoof the consent page (control characters, 10 KB) is refused', async () => {
+    it('a client name that would spoof the consent page (control characters, 10 KB) is never stored', async () => {
       const h = await env.target();
       const before = await env.counts();
-      for (const name of ['Trusted\u0000App', 'App\u001b[2J', 'x'.repeat(10_000)]) {
-        await expectOAuthError(await register(h, { client_name: name }), 400, 'invalid_client_metadata');
-      }
+      await expectOAuthError(await register(h, { client_name: 'Trusted\u0000App' }), 400, 'invalid_client_metadata');
       assertUnchanged(before, await env.counts(), ['clients'], 'client_name');
+      for (const name of ['App\u001b[2J', 'x'.repeat(10_000)]) {
+        const response = await register(h, { client_name: name });
+        assert.equal(response.status, 201);
+        const { client_id } = (await response.json()) as { client_id: string };
+        const stored = await h.store.getClient(client_id);
+        assert.equal(stored?.clientName, null, 'left out: the consent page shows the client id instead');
+        assert.equal(stored?.metadata.client_name, undefined);
+      }
     });
   });
 

@@ -27,9 +27,11 @@ import {
   plainTokens,
   postForm,
   expectOAuthError,
+  signInAndConsent,
 } from '../helpers/harness.js';
 import type { RateLimitOptions } from '../../src/authorization-server/index.js';
 import { jwtSigner } from '../../src/core/jwt.js';
+import { CHATGPT_REDIRECT_URI, CLAUDE_AI_REDIRECT_URI, chatGptDocument, claudeAiDocument } from '../helpers/recorded-hosts.js';
 
 /** A port on 127.0.0.1 nothing listens on (it did a moment ago). */
 async function closedPort(): Promise<number> {
@@ -163,6 +165,143 @@ describe('client ID metadata documents', () => {
     assert.equal((await h.store.getClient(clientId))?.tokenEndpointAuthMethod, 'private_key_jwt');
   });
 
+  describe('a document keeps what it can: what this server will not honour is left out, never a reason to refuse it', () => {
+    /** The client made from a document, through /authorize, and what the log says was left out. */
+    async function accepted(h: Harness, clientId: string, redirectUri: string) {
+      const response = await start(h, clientId, redirectUri);
+      assert.equal(response.status, 303, await response.clone().text());
+      const client = await h.store.getClient(clientId);
+      assert.ok(client, 'the client is kept');
+      const trimmed = h.log.filter((event) => event.event === 'client_metadata_trimmed' && event.client_id === clientId);
+      return { client, dropped: trimmed.map((event) => String(event.dropped)).join('\n') };
+    }
+
+    it("claude.ai's document as recorded: accepted, up to the consent page; jwt-bearer left out of the public client kept, and logged", async () => {
+      const h = testSwitch();
+      const user = await addUser(h);
+      const clientId = `${base}/oauth/mcp-oauth-client-metadata`;
+      routes.set('/oauth/mcp-oauth-client-metadata', { body: claudeAiDocument(clientId) });
+      const { client, dropped } = await accepted(h, clientId, CLAUDE_AI_REDIRECT_URI);
+      assert.deepEqual(client.grantTypes, ['authorization_code', 'refresh_token']);
+      assert.deepEqual(client.metadata.grant_types, ['authorization_code', 'refresh_token']);
+      assert.equal(client.tokenEndpointAuthMethod, 'none');
+      assert.equal(dropped, 'grant_types urn:ietf:params:oauth:grant-type:jwt-bearer: needs a confidential client (token_endpoint_auth_method other than none)');
+      assert.equal(h.log.filter((event) => event.event === 'client_document_failed').length, 0);
+
+      const pages: string[] = [];
+      const browser = new Browser(h);
+      const { challenge } = pkcePair();
+      const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: CLAUDE_AI_REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 's' }));
+      const back = await signInAndConsent(browser, first, user, 'approve', ISSUER, pages);
+      const consent = pages.at(-1)!;
+      assert.match(consent, /<h1>Authorize Claude\?<\/h1>/, 'the consent page');
+      assert.match(consent, /<dt>Returns to<\/dt><dd><code class="token"><span>claude\.ai<\/span><\/code><\/dd>/);
+      assert.doesNotMatch(consent, /an app on your device/, 'a web site, not an app');
+      assert.equal(`${back.origin}${back.pathname}`, CLAUDE_AI_REDIRECT_URI);
+      assert.ok(back.searchParams.get('code'));
+    });
+
+    it('a document listing one redirect URI that breaks the rules keeps the others; with none left it cannot be used, and the log says why each', async () => {
+      const h = testSwitch();
+      const mixed = documentAt('/mixed-redirects.json', { redirect_uris: ['myapp://cb', REDIRECT_URI, 'http://evil.example/cb'] });
+      const { client, dropped } = await accepted(h, mixed, REDIRECT_URI);
+      assert.deepEqual(client.redirectUris, [REDIRECT_URI]);
+      assert.match(dropped, /redirect_uris myapp:\/\/cb: redirect URI scheme myapp: is not allowed.*; redirect_uris http:\/\/evil\.example\/cb: http redirect URIs are allowed only on a loopback host/);
+      await unusable(h, documentAt('/no-redirects.json', { redirect_uris: ['myapp://cb', 'http://evil.example/cb'] }), /no redirect URI can be registered: myapp:\/\/cb: .*; http:\/\/evil\.example\/cb: /, 'myapp://cb');
+    });
+
+    it('a private-use redirect URI the operator admits is kept from a document too', async () => {
+      const h = createHarness({ allowedRedirectSchemes: ['com.example.app'], clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } });
+      const clientId = documentAt('/native.json', { redirect_uris: ['com.example.app:/oauth2redirect', REDIRECT_URI] });
+      const { client, dropped } = await accepted(h, clientId, 'com.example.app:/oauth2redirect');
+      assert.deepEqual(client.redirectUris, ['com.example.app:/oauth2redirect', REDIRECT_URI]);
+      assert.equal(dropped, '');
+    });
+
+    it('client_credentials is left out of a document (anyone can publish one); the rest is kept', async () => {
+      const h = testSwitch();
+      const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const keyed = { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [publicKey.export({ format: 'jwk' })] } };
+      const { client, dropped } = await accepted(h, documentAt('/with-machine.json', { ...keyed, grant_types: ['authorization_code', 'client_credentials'] }), REDIRECT_URI);
+      assert.deepEqual(client.grantTypes, ['authorization_code']);
+      assert.equal(dropped, 'grant_types client_credentials: client_credentials clients are created by an operator, not by a document');
+    });
+  });
+
+  describe('token_endpoint_auth_methods_supported in a document: the strongest method both sides support', () => {
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'r1', alg: 'RS256' }] };
+    for (const [label, fields, method] of [
+      ["ChatGPT's fields, keys inline: its preference, private_key_jwt", { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], token_endpoint_auth_signing_alg: 'RS256', jwks }, 'private_key_jwt'],
+      ['only none offered: a public client', { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none'] }, 'none'],
+      ['private_key_jwt preferred but no keys given: none, from the list', { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'] }, 'none'],
+      ['a list partly supported, with keys: private_key_jwt', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic', 'private_key_jwt'], jwks }, 'private_key_jwt'],
+      ['a list partly supported, no keys: none', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['client_secret_post', 'none'] }, 'none'],
+      ['none preferred over keys it also has', { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], jwks }, 'none'],
+    ] as const) {
+      it(`${label}`, async () => {
+        const h = testSwitch();
+        const clientId = documentAt(`/methods-${label.replace(/\W+/g, '-')}.json`, fields);
+        assert.equal((await start(h, clientId)).status, 303);
+        const client = await h.store.getClient(clientId);
+        assert.equal(client?.tokenEndpointAuthMethod, method);
+        assert.equal(client?.metadata.token_endpoint_auth_method, method);
+        assert.equal(client?.metadata.jwks === undefined, method !== 'private_key_jwt', 'keys kept only for private_key_jwt');
+      });
+    }
+  });
+
+  describe("ChatGPT's document as recorded, its keys at a jwks_uri on 127.0.0.1 (the documents' test switch covers them)", () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const KID = 'chatgpt-test';
+
+    function chatGpt(): { clientId: string; assertion: (h: Harness) => string } {
+      const clientId = `${base}/oauth/client.json`;
+      routes.set('/oauth/jwks.json', { body: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' }] } });
+      routes.set('/oauth/client.json', { body: chatGptDocument(clientId, `${base}/oauth/jwks.json`) });
+      const sign = jwtSigner({ alg: 'RS256', kid: KID, typ: 'JWT' }, privateKey);
+      return { clientId, assertion: (h) => sign({ iss: clientId, sub: clientId, aud: ISSUER, jti: randomUUID(), iat: h.clock.now, exp: h.clock.now + 60 }) };
+    }
+    const asClient = (assertion: string) => ({ client_id: undefined, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion });
+
+    it('private_key_jwt: the code is redeemed with an RS256 assertion whose aud is the issuer, and refreshed with a new one', async () => {
+      const h = testSwitch();
+      const user = await addUser(h);
+      const { clientId, assertion } = chatGpt();
+      const { location, verifier } = await authorize(h, { client: { client_id: clientId }, user, redirectUri: CHATGPT_REDIRECT_URI });
+      assert.equal(`${location.origin}${location.pathname}`, CHATGPT_REDIRECT_URI);
+      assert.equal(location.searchParams.get('iss'), ISSUER);
+      const client = await h.store.getClient(clientId);
+      assert.equal(client?.tokenEndpointAuthMethod, 'private_key_jwt');
+      assert.equal(client?.metadata.jwks_uri, `${base}/oauth/jwks.json`);
+      assert.equal(client?.metadata.token_endpoint_auth_signing_alg, 'RS256');
+
+      const withoutAssertion = await redeemCode(h, { client_id: clientId }, location.searchParams.get('code')!, verifier, { redirect_uri: CHATGPT_REDIRECT_URI });
+      assert.match((await expectOAuthError(withoutAssertion, 401, 'invalid_client')).error_description ?? '', /registered for private_key_jwt/);
+      const again = await authorize(h, { client: { client_id: clientId }, user, redirectUri: CHATGPT_REDIRECT_URI });
+      const redeemed = await redeemCode(h, { client_id: clientId }, again.location.searchParams.get('code')!, again.verifier, { redirect_uri: CHATGPT_REDIRECT_URI, ...asClient(assertion(h)) });
+      assert.equal(redeemed.status, 200, await redeemed.clone().text());
+      const tokens = (await redeemed.json()) as { refresh_token: string };
+      assert.equal(hits.get('/oauth/jwks.json'), 1, 'its keys were fetched from its jwks_uri');
+
+      const refreshed = await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...asClient(assertion(h)) });
+      assert.equal(refreshed.status, 200, await refreshed.clone().text());
+    });
+
+    it('the switch covers http://127.0.0.1 only: a jwks_uri at http://localhost, or at 127.0.0.1 without the switch, is refused', async () => {
+      const h = testSwitch();
+      const clientId = documentAt('/localhost-keys.json', { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: `http://localhost:${new URL(base).port}/oauth/jwks.json` });
+      await unusable(h, clientId, /jwks_uri must be an https URL/);
+      // Registration is no document: the documents' switch does not let it name such keys.
+      const registered = await h.request('/register', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'private_key_jwt', jwks_uri: `${base}/oauth/jwks.json` }),
+      });
+      assert.match((await expectOAuthError(registered, 400, 'invalid_client_metadata')).error_description ?? '', /jwks_uri must be an https URL/);
+    });
+  });
+
   describe('refused, each by its own defence', () => {
     it('a private, loopback or link-local address, found before any connection (without the test switch)', async () => {
       // Any attempt to connect is recorded and refused here: this test never sends a packet
@@ -234,9 +373,8 @@ describe('client ID metadata documents', () => {
       const h = testSwitch();
       await unusable(h, documentAt('/secret.json', { client_secret: 'shh' }), /cannot hold a client secret/);
       await unusable(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' }), /must be none/);
-      const keys = { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://robot.example/jwks.json' };
-      await unusable(h, documentAt('/machine.json', { ...keys, grant_types: ['authorization_code', 'client_credentials'] }), /client_credentials clients are created by an operator/);
       await unusable(h, documentAt('/keyless.json', { token_endpoint_auth_method: 'private_key_jwt' }), /exactly one of jwks and jwks_uri/);
+      await unusable(h, documentAt('/secret-methods.json', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'] }), /must be none or private_key_jwt \(none of those offered is\)/);
     });
 
     it('a document host that fails (an error status, too slow) is the client\'s problem: 400 invalid_client, never a 5xx', async () => {

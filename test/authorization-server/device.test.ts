@@ -141,7 +141,7 @@ describe('device authorization endpoint (RFC 8628 §3.1–3.2)', () => {
 
   it('refuses a registration asking for a refresh token without a grant that issues one', async () => {
     const h = createHarness();
-    await assert.rejects(registerClient(h, { redirect_uris: undefined, grant_types: ['refresh_token'] }), /refresh_token is issued only with/);
+    await assert.rejects(registerClient(h, { redirect_uris: undefined, grant_types: ['refresh_token'] }), /refresh_token: issued only with/);
   });
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { matchRedirectUri, redirectUriProblem } from '../../src/core/redirect-uri.js';
+import { matchRedirectUri, privateUseSchemeProblem, redirectUriProblem } from '../../src/core/redirect-uri.js';
 
 describe('redirectUriProblem', () => {
   const allowed: { name: string; uri: string }[] = [
@@ -157,5 +157,82 @@ describe('redirect URIs the WHATWG parser would repair are refused (RFC 3986 fir
   }
   it('plain ones still pass, IPv6 literals and ports included', () => {
     for (const uri of ['https://app.example/cb', 'https://app.example', 'https://app.example:8443/cb?x=1', 'http://[::1]:8080/cb', 'http://localhost/cb']) assert.equal(redirectUriProblem(uri), undefined, uri);
+  });
+});
+
+describe('private-use schemes an operator admits (RFC 8252 §7.1)', () => {
+  const cursor = { privateUseSchemes: ['cursor'] };
+  const reverseDomain = { privateUseSchemes: ['com.example.app'] };
+
+  it('are refused unless admitted, by name', () => {
+    assert.match(redirectUriProblem('cursor://anysphere.cursor-mcp/oauth/callback') ?? '', /scheme cursor: is not allowed/);
+    assert.equal(redirectUriProblem('cursor://anysphere.cursor-mcp/oauth/callback', cursor), undefined);
+    assert.equal(redirectUriProblem('CURSOR://anysphere.cursor-mcp/oauth/callback', cursor), undefined, 'a scheme is case-insensitive (RFC 3986 §3.1)');
+    assert.match(redirectUriProblem('vscode://anysphere.cursor-mcp/oauth/callback', cursor) ?? '', /scheme vscode: is not allowed/);
+    assert.match(redirectUriProblem('cursorx://a/cb', cursor) ?? '', /scheme cursorx: is not allowed/);
+  });
+
+  it("take RFC 8252's reverse-domain form, with one slash or an authority", () => {
+    assert.equal(redirectUriProblem('com.example.app:/oauth2redirect/example-provider', reverseDomain), undefined);
+    assert.equal(redirectUriProblem('com.example.app://callback?x=1', reverseDomain), undefined);
+  });
+
+  for (const [label, uri, reason] of [
+    ['nothing after the scheme', 'cursor:', /must have a path after the scheme/],
+    ['an empty authority', 'cursor:///oauth/callback', /must name its host after the \/\//],
+    ['credentials', 'cursor://user:pw@anysphere.cursor-mcp/cb', /credentials/],
+    ['userinfo without a password', 'cursor://user@anysphere.cursor-mcp/cb', /credentials/],
+    ['a fragment', 'cursor://anysphere.cursor-mcp/cb#x', /fragment/],
+    ['a backslash', 'cursor://anysphere.cursor-mcp/oauth\\cb', /backslash/],
+    ['a space', 'cursor://anysphere.cursor-mcp/c b', /spaces or control/],
+  ] as const) {
+    it(`refuse, even admitted, a URI with ${label}`, () => {
+      assert.match(redirectUriProblem(uri, cursor) ?? '', reason);
+    });
+  }
+
+  it('admitting one never admits http on a public host, javascript: or data:', () => {
+    assert.match(redirectUriProblem('http://evil.example/cb', cursor) ?? '', /loopback/);
+    assert.match(redirectUriProblem('javascript:alert(1)', cursor) ?? '', /scheme javascript: is not allowed/);
+  });
+
+  it('are matched as exact strings: no port rule, no case folding, no trailing slash', () => {
+    const registered = ['cursor://anysphere.cursor-mcp/oauth/callback'];
+    assert.equal(matchRedirectUri(registered, 'cursor://anysphere.cursor-mcp/oauth/callback', cursor), true);
+    for (const requested of [
+      'cursor://anysphere.cursor-mcp:8080/oauth/callback',
+      'cursor://anysphere.cursor-mcp/oauth/callback/',
+      'cursor://Anysphere.cursor-mcp/oauth/callback',
+      'CURSOR://anysphere.cursor-mcp/oauth/callback',
+      'cursor://anysphere.cursor-mcp/oauth/callback?x=1',
+      'cursor://evil/oauth/callback',
+    ]) {
+      assert.equal(matchRedirectUri(registered, requested, cursor), false, requested);
+    }
+  });
+
+  it('a registered one stops matching once the scheme is no longer admitted', () => {
+    assert.equal(matchRedirectUri(['cursor://anysphere.cursor-mcp/oauth/callback'], 'cursor://anysphere.cursor-mcp/oauth/callback'), false);
+  });
+
+  describe('which schemes may be admitted', () => {
+    for (const scheme of ['cursor', 'com.example.app', 'vscode-insiders', 'x+y']) {
+      it(`${scheme}: yes`, () => assert.equal(privateUseSchemeProblem(scheme), undefined));
+    }
+    for (const [scheme, reason] of [
+      ['http', /meaning of its own/],
+      ['HTTPS', /https is not a private-use scheme/],
+      ['javascript', /meaning of its own/],
+      ['data', /meaning of its own/],
+      ['file', /meaning of its own/],
+      ['blob', /meaning of its own/],
+      ['about', /meaning of its own/],
+      ['cursor:', /not a URI scheme/],
+      ['1app', /not a URI scheme/],
+      ['', /not a URI scheme/],
+      ['my app', /not a URI scheme/],
+    ] as const) {
+      it(`${JSON.stringify(scheme)}: no`, () => assert.match(privateUseSchemeProblem(scheme) ?? '', reason));
+    }
   });
 });

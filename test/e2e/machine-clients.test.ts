@@ -80,6 +80,14 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 120_000
     assert.match(listed.stdout, new RegExp(`${String(added.client_id)}\\s+key robot\\s+confidential \\(key\\)`));
   });
 
+  it('clients add refuses what a registration would leave out: an operator names each value on purpose', async () => {
+    const result = await cli(['clients', 'add', '--data', data, '--name', 'half app', '--redirect-uri', 'http://127.0.0.1:9/cb', '--redirect-uri', 'cursor://anysphere.cursor-mcp/oauth/callback']);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /Cannot add the client: redirect_uris cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback: redirect URI scheme cursor: is not allowed/);
+    const listed = await cli(['clients', 'list', '--data', data]);
+    assert.doesNotMatch(listed.stdout, /half app/, 'nothing was added');
+  });
+
   it('clients add refuses a private key, a secret beside keys, and an http jwks_uri', async () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const leaked = join(data, 'leaked.json');

@@ -45,6 +45,18 @@ function nameCell(client: ClientRecord): SafeHtml {
   }`;
 }
 
+/**
+ * What the client may do, as kept: its grant types and redirect URIs (a registration or a
+ * document may have asked for more; what the server left out is not shown as if it were there).
+ */
+function grantsCell(client: ClientRecord): SafeHtml {
+  return client.grantTypes.length === 0 ? muted('none') : html`${client.grantTypes.map((grant, i) => html`${i > 0 ? html`<br>` : ''}<code>${grant}</code>`)}`;
+}
+
+function redirectsCell(client: ClientRecord): SafeHtml {
+  return client.redirectUris.length === 0 ? muted('none') : html`${client.redirectUris.map((uri, i) => html`${i > 0 ? html`<br>` : ''}${token(uri)}`)}`;
+}
+
 function row(view: AdminView, client: ClientRecord): SafeHtml[] {
   // The button sits under the name, so it stays in view when the table scrolls sideways on a phone.
   const remove = actionForm({
@@ -60,6 +72,8 @@ function row(view: AdminView, client: ClientRecord): SafeHtml[] {
     html`${nameCell(client)}<div class="row-actions">${remove}</div>`,
     token(client.clientId),
     html`${clientKind(client)}`,
+    grantsCell(client),
+    redirectsCell(client),
     shownTime(client.createdAt),
     shownTime(client.lastUsedAt),
     shownTime(clientExpiry(client, view.ctx.config.registrationTtl)),
@@ -70,7 +84,7 @@ function row(view: AdminView, client: ClientRecord): SafeHtml[] {
 export const CLIENTS: AdminSection = {
   name: 'clients',
   title: 'Clients',
-  summary: 'Registered applications: where each came from, when it was last used, when an unused one is removed. Remove one and everything issued to it.',
+  summary: 'Registered applications: where each came from, what it may do, when it was last used, when an unused one is removed. Remove one and everything issued to it.',
   async render(view) {
     const request = pageRequest(view.query);
     const { shown, nextAfter } = pageOf(await view.store.listClientsPage({ ...request, limit: pageLimit }), (client) => client.clientId);
@@ -78,7 +92,7 @@ export const CLIENTS: AdminSection = {
     return html`${controls.search}
 ${recordTable({
   caption: 'Clients',
-  columns: ['Name', 'Client ID', 'Kind', 'Created', 'Last used', 'Expires if unused'],
+  columns: ['Name', 'Client ID', 'Kind', 'Grant types', 'Redirect URIs', 'Created', 'Last used', 'Expires if unused'],
   rows: shown.map((client) => row(view, client)),
   empty: emptyListing(request, 'clients'),
 })}

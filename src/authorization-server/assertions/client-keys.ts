@@ -30,6 +30,7 @@ const COOLDOWN_MS = 30_000;
  * keys could not be fetched.
  */
 export class ClientKeys {
+  /** Whether registrations may name a `jwks_uri` at http://127.0.0.1 (tests). */
   readonly allowLoopbackHttp: boolean;
   private readonly fetch: typeof fetch;
   private readonly timeoutMs: number;
@@ -37,14 +38,20 @@ export class ClientKeys {
   /** Registered keys imported once, by algorithm and JWK: importing one costs more than the verification itself. */
   private readonly imported = new Map<string, JwtVerificationKey>();
 
+  /**
+   * `documentsAtLoopback`: the client documents' test switch is on, under which the documents may
+   * name a `jwks_uri` at http://127.0.0.1 (registrations still may not, unless `allowLoopbackHttp`).
+   * The fetch only ever sees URIs that one of the two checks accepted.
+   */
   constructor(
     options: ClientJwksOptions,
     private readonly log: AuditLog,
+    { documentsAtLoopback = false }: { documentsAtLoopback?: boolean } = {},
   ) {
     this.allowLoopbackHttp = options.allowLoopbackHttp ?? false;
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.fetch = outboundJsonFetch({
-      allowLoopbackHttp: this.allowLoopbackHttp,
+      allowLoopbackHttp: this.allowLoopbackHttp || documentsAtLoopback,
       totalTimeoutMs: this.timeoutMs,
       connectTimeoutMs: Math.min(3000, this.timeoutMs),
       ...(options.request ? { request: options.request } : {}),

@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { checkCodeChallenge } from '../../core/pkce.js';
-import { matchRedirectUri } from '../../core/redirect-uri.js';
+import { matchRedirectUri, redirectUriProblem, type RedirectUriRules } from '../../core/redirect-uri.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
 import { isStorableText } from '../../core/storable-text.js';
@@ -52,7 +52,7 @@ export function authorizationParams(entries: Iterable<[string, string]>): Author
  * and never sent anywhere (OAuth 2.1 §4.1.2.1), so the errors thrown here carry no redirect and
  * their descriptions are written for the person who will read them.
  */
-export async function resolveRedirectTarget({ params, repeated }: AuthorizationParams, store: ClientLookup): Promise<RedirectTarget> {
+export async function resolveRedirectTarget({ params, repeated }: AuthorizationParams, store: ClientLookup, rules: RedirectUriRules): Promise<RedirectTarget> {
   if (repeated === 'client_id' || repeated === 'redirect_uri') {
     throw new OAuthError('invalid_request', `parameter ${repeated} must not be repeated`);
   }
@@ -68,8 +68,12 @@ export async function resolveRedirectTarget({ params, repeated }: AuthorizationP
       throw new OAuthError('invalid_request', 'The request names no redirect_uri and the application has several registered.');
     }
     redirectUri = client.redirectUris[0]!;
+    // Registered under other rules (a scheme the operator no longer admits): not used now.
+    if (redirectUriProblem(redirectUri, rules) !== undefined) {
+      throw new OAuthError('invalid_request', 'The application registered a redirect URI this server no longer sends anyone to.');
+    }
   } else {
-    if (!matchRedirectUri(client.redirectUris, requested)) {
+    if (!matchRedirectUri(client.redirectUris, requested, rules)) {
       throw new OAuthError('invalid_request', 'The redirect_uri is not one the application registered, so this server will not send you there.');
     }
     redirectUri = requested;

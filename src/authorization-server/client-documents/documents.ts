@@ -14,7 +14,9 @@
 import { OAuthError } from '../../core/errors.js';
 import { isStorableJson } from '../../core/storable-text.js';
 import type { ClientRecord, Store } from '../../store/store.js';
-import { validateClientMetadata } from '../checks/client-metadata.js';
+import type { RedirectUriRules } from '../../core/redirect-uri.js';
+import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
+import { describeDropped, validateClientMetadata, type DroppedValue, type ValidClientMetadata } from '../checks/client-metadata.js';
 import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
 import type { AuditLog } from '../audit.js';
 
@@ -27,13 +29,16 @@ export interface ClientDocumentsOptions {
   enabled?: boolean;
   /** When non-empty, only documents on these hosts are accepted. */
   allowHosts?: string[];
-  /** Tests only: documents at http://127.0.0.1 are accepted. Default false. */
+  /** Tests only: documents at http://127.0.0.1 are accepted, and the `jwks_uri` they name there too. Default false. */
   allowLoopbackHttp?: boolean;
   /** Longest wait for a document, in milliseconds. Default 5000 (connecting: at most 3000). */
   timeoutMs?: number;
   /** Replaces the HTTP request function: for tests that must prove no connection is attempted. */
   request?: DocumentFetchOptions['request'];
 }
+
+/** What a document's client may authenticate with: it can publish keys, never a secret. */
+const DOCUMENT_AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'private_key_jwt'];
 
 /** Reuse a document this long when it says nothing; never less than MIN or more than MAX when it does. */
 const DEFAULT_TTL = 300;
@@ -70,20 +75,23 @@ export class ClientDocuments {
   readonly enabled: boolean;
   private readonly allowHosts: string[];
   private readonly allowLoopbackJwksUri: boolean;
+  private readonly redirectUriRules: RedirectUriRules;
   private readonly fetchOptions: DocumentFetchOptions;
   private readonly cache = new Map<string, { client: ClientRecord; until: number }>();
   /** Documents that could not be used, until when they are not fetched again. */
   private readonly failed = new Map<string, number>();
 
   constructor(
-    options: ClientDocumentsOptions & { enabled: boolean; allowLoopbackJwksUri?: boolean },
+    options: ClientDocumentsOptions & { enabled: boolean; allowLoopbackJwksUri?: boolean; redirectUriRules?: RedirectUriRules },
     private readonly scopesSupported: readonly string[],
     private readonly log: AuditLog,
     fetchOptions: Partial<DocumentFetchOptions> = {},
   ) {
     this.enabled = options.enabled;
     this.allowHosts = (options.allowHosts ?? []).map((host) => host.toLowerCase());
-    this.allowLoopbackJwksUri = options.allowLoopbackJwksUri ?? false;
+    // The test switch for documents covers the keys they name, at http://127.0.0.1 too.
+    this.allowLoopbackJwksUri = (options.allowLoopbackJwksUri ?? false) || (options.allowLoopbackHttp ?? false);
+    this.redirectUriRules = options.redirectUriRules ?? {};
     this.fetchOptions = {
       allowLoopbackHttp: options.allowLoopbackHttp ?? false,
       ...(options.timeoutMs !== undefined ? { totalTimeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(3000, options.timeoutMs) } : {}),
@@ -103,9 +111,10 @@ export class ClientDocuments {
     if (isNew) await admitNew();
     let fetched;
     let client: ClientRecord;
+    let dropped: DroppedValue[];
     try {
       fetched = await fetchClientDocument(url, this.fetchOptions);
-      client = this.toClient(clientId, fetched.body, now);
+      ({ client, dropped } = this.toClient(clientId, fetched.body, now));
     } catch (error) {
       if (!(error instanceof DocumentFetchError)) throw error;
       this.noteFailure(clientId, error, now);
@@ -116,6 +125,8 @@ export class ClientDocuments {
     this.failed.delete(clientId);
     await store.saveClient(client);
     if (isNew) this.log({ event: 'client_created', client_id: clientId, registered_by: 'document' });
+    // Each time the document is read, as it may have changed: the client kept is what the console shows.
+    if (dropped.length > 0) this.log({ event: 'client_metadata_trimmed', client_id: clientId, registered_by: 'document', dropped: describeDropped(dropped) });
     const ttl = fetched.maxAge === null ? DEFAULT_TTL : fetched.maxAge === 0 ? 0 : Math.min(MAX_TTL, Math.max(MIN_TTL, fetched.maxAge));
     if (ttl > 0) {
       this.cache.delete(clientId);
@@ -153,7 +164,8 @@ export class ClientDocuments {
     return url;
   }
 
-  private toClient(clientId: string, body: unknown, now: number): ClientRecord {
+  /** The client a document describes, and what of the document it leaves out; throws why not. */
+  private toClient(clientId: string, body: unknown, now: number): { client: ClientRecord; dropped: DroppedValue[] } {
     const bad = (why: string): never => {
       throw new DocumentFetchError(`the document is not valid: ${why}`);
     };
@@ -162,34 +174,39 @@ export class ClientDocuments {
     if (!isStorableJson(document)) bad('it holds NUL characters or unpaired surrogates');
     if (document.client_id !== clientId) bad('its client_id is not the URL it was fetched from');
     if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) bad('a public document cannot hold a client secret');
-    let valid;
+    let valid: ValidClientMetadata;
     try {
-      valid = validateClientMetadata({ token_endpoint_auth_method: 'none', ...document }, this.scopesSupported, { allowLoopbackJwksUri: this.allowLoopbackJwksUri });
+      valid = validateClientMetadata(document, this.scopesSupported, {
+        allowLoopbackJwksUri: this.allowLoopbackJwksUri,
+        redirectUriRules: this.redirectUriRules,
+        // Nothing a document says can be a secret: public clients, or clients that prove
+        // themselves with the key pair whose public half the document publishes (private_key_jwt).
+        authMethods: DOCUMENT_AUTH_METHODS,
+        defaultAuthMethod: 'none',
+        // No machine grants: anyone can publish a document, as anyone can use open registration.
+        clientCredentialsRefusal: 'client_credentials clients are created by an operator, not by a document',
+      });
     } catch (error) {
       return bad(error instanceof OAuthError ? error.message : 'its metadata is malformed');
     }
-    // Nothing a document says can be a secret: public clients, or clients that prove themselves
-    // with the key pair whose public half the document publishes (private_key_jwt). No machine
-    // grants: anyone can publish a document, as anyone can use open registration.
-    if (valid.tokenEndpointAuthMethod !== 'none' && valid.tokenEndpointAuthMethod !== 'private_key_jwt') {
-      bad('token_endpoint_auth_method must be none or private_key_jwt');
-    }
     if (!valid.grantTypes.includes('authorization_code')) bad('grant_types must include authorization_code');
-    if (valid.grantTypes.includes('client_credentials')) bad('client_credentials clients are created by an operator, not by a document');
     return {
-      clientId,
-      clientSecretHash: null,
-      tokenEndpointAuthMethod: valid.tokenEndpointAuthMethod,
-      redirectUris: valid.redirectUris,
-      grantTypes: valid.grantTypes,
-      responseTypes: valid.responseTypes,
-      clientName: valid.clientName,
-      scope: valid.scope,
-      metadata: { ...valid.metadata, client_id: clientId },
-      canIntrospect: false,
-      registeredBy: 'dynamic',
-      createdAt: now,
-      lastUsedAt: null,
+      dropped: valid.dropped,
+      client: {
+        clientId,
+        clientSecretHash: null,
+        tokenEndpointAuthMethod: valid.tokenEndpointAuthMethod,
+        redirectUris: valid.redirectUris,
+        grantTypes: valid.grantTypes,
+        responseTypes: valid.responseTypes,
+        clientName: valid.clientName,
+        scope: valid.scope,
+        metadata: { ...valid.metadata, client_id: clientId },
+        canIntrospect: false,
+        registeredBy: 'dynamic',
+        createdAt: now,
+        lastUsedAt: null,
+      },
     };
   }
 }

@@ -30,7 +30,7 @@ export async function authorizeEndpoint(ctx: ServerContext, request: Request): P
   }
   const parsed = authorizationParams(entries);
 
-  const target = await resolveRedirectTarget(parsed, clientLookup(ctx, request));
+  const target = await resolveRedirectTarget(parsed, clientLookup(ctx, request), ctx.config.redirectUriRules);
   await ctx.clientUse.note(ctx.store, target.client.clientId, ctx.now());
   const back = trustedRedirect(target, ctx.config.issuer);
 

@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
-import { validateClientMetadata } from '../checks/client-metadata.js';
+import { describeDropped, validateClientMetadata } from '../checks/client-metadata.js';
 import { registerClient, registrationResponse } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readJsonObject } from '../http/params.js';
@@ -24,14 +24,19 @@ function checkRegistrationAllowed(ctx: ServerContext, request: Request): void {
 export async function registerEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   checkRegistrationAllowed(ctx, request);
   const body = await readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
-  const metadata = validateClientMetadata(body, ctx.config.scopesSupported, { allowLoopbackJwksUri: ctx.clientKeys.allowLoopbackHttp });
-  // A client_credentials client gets tokens with no user involved: with open registration that
-  // would hand anyone on the network a token for the context server. Only an operator (the CLI,
-  // or registration behind an initial access token) may create one.
-  if (metadata.grantTypes.includes('client_credentials') && ctx.config.registration === 'open') {
-    throw new OAuthError('invalid_client_metadata', 'client_credentials clients are created by an operator (context-auth clients add), not by open registration');
-  }
+  const metadata = validateClientMetadata(body, ctx.config.scopesSupported, {
+    allowLoopbackJwksUri: ctx.clientKeys.allowLoopbackHttp,
+    redirectUriRules: ctx.config.redirectUriRules,
+    // A client_credentials client gets tokens with no user involved: with open registration that
+    // would hand anyone on the network a token for the context server. Only an operator (the CLI,
+    // or registration behind an initial access token) may create one.
+    ...(ctx.config.registration === 'open' ? { clientCredentialsRefusal: 'client_credentials clients are created by an operator (context-auth clients add), not by open registration' } : {}),
+  });
   const registered = await registerClient(ctx.store, metadata, ctx.now(), { registeredBy: 'dynamic' });
   ctx.log({ event: 'client_registered', client_id: registered.client.clientId, method: metadata.tokenEndpointAuthMethod });
+  // The response lists what was kept (RFC 7591 §3.2.1); the log says what was not, and why.
+  if (metadata.dropped.length > 0) {
+    ctx.log({ event: 'client_metadata_trimmed', client_id: registered.client.clientId, registered_by: 'dynamic', dropped: describeDropped(metadata.dropped) });
+  }
   return json(registrationResponse(registered), 201);
 }

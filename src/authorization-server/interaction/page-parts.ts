@@ -40,16 +40,32 @@ export function requestShown(ctx: ServerContext, client: ClientRecord, interacti
     ...(account ? { accountPath: account } : {}),
     clientId: client.clientId,
     ...clientOrigin(client),
-    redirectHost: new URL(interaction.request.redirectUri).host,
+    ...redirectShown(interaction.request.redirectUri),
     scopes: interaction.request.scope,
     resource: interaction.request.resource,
   };
 }
 
 /**
- * The origins the page's form may lead to: ours, the client's (for the final redirect), and the
- * upstream provider's, where approving sends a person who signs in there.
+ * Where the redirect URI leads, as the consent page shows it: a web site's host; or, for a
+ * native app's own scheme (RFC 8252 §7.1), an app on the person's device, named by its scheme.
+ */
+export function redirectShown(redirectUri: string): { redirectHost: string; redirectScheme?: string } {
+  const url = new URL(redirectUri);
+  if (isWebUrl(url)) return { redirectHost: url.host };
+  return { redirectHost: url.host ? `${url.protocol}//${url.host}` : url.protocol, redirectScheme: url.protocol };
+}
+
+function isWebUrl(url: URL): boolean {
+  return url.protocol === 'https:' || url.protocol === 'http:';
+}
+
+/**
+ * The origins the page's form may lead to: ours, the client's (for the final redirect: its
+ * origin, or for an app's own scheme the scheme, as CSP writes it), and the upstream provider's,
+ * where approving sends a person who signs in there.
  */
 export function formTargets(interaction: InteractionRecord, upstreamOrigin?: string): string[] {
-  return [new URL(interaction.request.redirectUri).origin, ...(upstreamOrigin ? [upstreamOrigin] : [])];
+  const redirect = new URL(interaction.request.redirectUri);
+  return [isWebUrl(redirect) ? redirect.origin : redirect.protocol, ...(upstreamOrigin ? [upstreamOrigin] : [])];
 }

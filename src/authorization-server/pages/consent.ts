@@ -15,6 +15,8 @@ export interface ConsentPageInput {
   /** The name is only what whoever registered the client (dynamic registration) chose: marked unverified. */
   clientNameUnverified?: boolean;
   redirectHost: string;
+  /** Set when the redirect URI is a native app's own scheme (`cursor:`): the code goes to an app on the person's device. */
+  redirectScheme?: string;
   scopes: string[];
   resource: string;
   formTargets: string[];
@@ -31,9 +33,10 @@ export function consentPage(input: ConsentPageInput): Page {
     'Authorize access',
     html`<h1>Authorize ${input.clientName}?</h1>
 ${clientNotices(input)}
+${input.redirectScheme ? html`<p class="site">Returns to an app on your device, not to a website: approving hands the result to the app that opens <code>${input.redirectScheme}</code> links on this device. Approve only if you started ${input.clientName} here yourself.</p>` : ''}
 <dl>
 ${applicationRow(input)}
-<dt>Returns to</dt><dd>${token(input.redirectHost)}</dd>
+<dt>Returns to</dt><dd>${input.redirectScheme ? html`an app on your device: ` : ''}${token(input.redirectHost)}</dd>
 <dt>Server</dt><dd>${token(input.resource)}</dd>
 ${accessRow(input.scopes)}
 </dl>

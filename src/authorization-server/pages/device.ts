@@ -31,7 +31,7 @@ ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
   );
 }
 
-export type DeviceConsentPageInput = Omit<ConsentPageInput, 'redirectHost' | 'formTargets'> & {
+export type DeviceConsentPageInput = Omit<ConsentPageInput, 'redirectHost' | 'redirectScheme' | 'formTargets'> & {
   /** The code the person entered, to compare with the device's; absent when it cannot be shown. */
   userCode?: string;
   formTargets?: string[];

@@ -33,7 +33,7 @@ function rowsOf(html: string): string[] {
 }
 
 describe('admin console: clients', () => {
-  it('shows each client with where it came from, when it was used and when an unused one is removed', async () => {
+  it('shows each client with where it came from, its grant types and redirect URIs, when it was used and when an unused one is removed', async () => {
     const h = createHarness({ registrationTtl: 30 * DAY });
     const admin = await signInToConsole(h);
     const created = h.clock.now;
@@ -48,13 +48,31 @@ describe('admin console: clients', () => {
     assert.match(html, /aria-current="page">Clients</);
     assert.ok(!html.includes('Notes <b>'), 'a name is escaped');
     assert.deepEqual(rowsOf(html), [
-      'Notes &lt;b&gt; unverified | a-dynamic | dynamic | 2027-01-15 08:00 UTC | 2027-01-16 08:00 UTC | 2027-02-15 08:00 UTC',
-      'Nightly job | b-machine | machine | 2027-01-15 08:00 UTC | never | never',
-      'Wiki | c-operator | pre-registered | 2027-01-15 08:00 UTC | never | never',
-      'Example App from app.example.com | https://app.example.com/client.json | document | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC',
+      'Notes &lt;b&gt; unverified | a-dynamic | dynamic | authorization_code refresh_token | http://127.0.0.1:33333/callback | 2027-01-15 08:00 UTC | 2027-01-16 08:00 UTC | 2027-02-15 08:00 UTC',
+      'Nightly job | b-machine | machine | client_credentials | none | 2027-01-15 08:00 UTC | never | never',
+      'Wiki | c-operator | pre-registered | authorization_code refresh_token | http://127.0.0.1:33333/callback | 2027-01-15 08:00 UTC | never | never',
+      'Example App from app.example.com | https://app.example.com/client.json | document | authorization_code refresh_token | http://127.0.0.1:33333/callback | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC',
     ]);
     assert.match(html, /<button type="submit" class="danger" aria-label="Remove client Wiki">Remove<\/button>/);
     assert.match(html, /name="action" value="remove-client">\n<input type="hidden" name="client_id" value="c-operator">/);
+  });
+
+  it('shows what the server kept of a registration, not what it asked for', async () => {
+    const h = createHarness({ allowedRedirectSchemes: [] });
+    const admin = await signInToConsole(h);
+    const response = await h.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Asks for more',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
+        redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://localhost:8787/callback'],
+      }),
+    });
+    const { client_id } = (await response.json()) as { client_id: string };
+    const [row] = rowsOf(await (await admin.browser.fetch('/admin/clients')).text());
+    assert.equal(row, `Asks for more unverified | ${client_id} | dynamic | authorization_code refresh_token | http://localhost:8787/callback | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC`);
   });
 
   it('says an unused dynamic client is never removed when the sweep of unused clients is off', async () => {
