@@ -2,7 +2,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { OAuthError } from '../../core/errors.js';
 import { isSupportedJwsAlgorithm } from '../../core/jwt.js';
 import { redirectUriProblem } from '../../core/redirect-uri.js';
-import { parseScope } from '../../core/scopes.js';
+import { parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
 
@@ -144,7 +144,7 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
     if (typeof body.scope !== 'string') invalid('scope must be a space-separated string');
     let scopes: string[];
     try {
-      scopes = parseScope(body.scope);
+      scopes = withoutOfflineAccess(parseScope(body.scope));
     } catch {
       invalid('scope contains an invalid character');
     }
