@@ -2,8 +2,8 @@
  * The shape of a host profile: what one MCP host sends, one way it connects (by client ID
  * metadata document, or by dynamic registration), as data. `profiles.ts` holds the entries;
  * `discover.ts` and `requirements.ts` read them for `doctor`, and the tests drive `serve` with them.
- * Placeholders in strings: `{port}` is a loopback port the host picks, `{callback_id}` Codex's
- * per-server id, `{server}` the name the person gave the server.
+ * Placeholders in strings: `{port}` is a loopback port the host picks, `{server}` the name the
+ * person gave the server.
  */
 
 /** Where a host looks for protected resource metadata (RFC 9728), tried in order. */
