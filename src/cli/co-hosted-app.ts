@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
+import { withoutOfflineAccess } from '../core/index.js';
 import { mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
 
@@ -14,7 +15,9 @@ export function coHostedApp(
   authorizationServer: AuthorizationServer,
   options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number; dpop?: DpopOptions | false },
 ): Hono {
-  const { issuer, scopes_supported: scopesSupported } = authorizationServer.metadata;
+  const { issuer } = authorizationServer.metadata;
+  // The resource's scopes: offline_access is the authorization server's (a refresh token), not this server's.
+  const scopesSupported = withoutOfflineAccess(authorizationServer.metadata.scopes_supported);
   const app = new Hono();
   app.route('/', authorizationServer.app);
   const protection = protectedResource({

@@ -5,6 +5,7 @@ import { CLIENTS_HELP, clientsCommand } from './clients.js';
 import { CONSENTS_HELP, consentsCommand } from './consents.js';
 import { describeFailure, usageError } from './errors.js';
 import { CALL_HELP, callCommand } from './call.js';
+import { DOCTOR_HELP, doctorCommand } from './doctor.js';
 import { KEYS_HELP, keysCommand } from './keys.js';
 import { LOGIN_HELP, loginCommand } from './login.js';
 import { LOGOUT_HELP, logoutCommand } from './logout.js';
@@ -22,6 +23,7 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   call: callCommand,
   logout: logoutCommand,
   status: statusCommand,
+  doctor: doctorCommand,
 };
 
 /** The closing lines of `context-auth --help`: the options every verb, or every server-side verb, takes. */
@@ -50,6 +52,10 @@ ${CALL_HELP}
 ${LOGOUT_HELP}
 
 ${STATUS_HELP}
+
+Any context server, as the MCP hosts see it:
+
+${DOCTOR_HELP}
 
 ${COMMON_HELP}`;
 

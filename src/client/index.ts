@@ -14,3 +14,9 @@ export { JWT_BEARER_GRANT, type AssertionCallback, type AssertionContext } from 
 export { enterpriseAssertion, requestIdJag, type EnterpriseAssertionOptions, type IdJagRequest } from './id-jag.js';
 export { tokenFile, workloadTokenFile } from './token-file.js';
 export { describeNetworkFailure, failureReason } from './network-errors.js';
+export { HOST_PROFILES, hostNames } from './hosts/profiles.js';
+export type * from './hosts/types.js';
+export { runDoctor, type DoctorOptions, type DoctorReport, type HostVerdict } from './hosts/doctor.js';
+export type { ServerCheck } from './hosts/server-checks.js';
+export type { StepFailure } from './hosts/discover.js';
+export type { ThrowawayRegistration } from './hosts/register.js';

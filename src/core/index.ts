@@ -4,7 +4,7 @@ export { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from './protocol.js';
 export { authorizationServerMetadataUrls, canonicalizeResourceUri, isCanonicalResourceUri, isLoopbackHost, normalizeIssuer, wellKnownUrl } from './uri.js';
 export { checkCodeChallenge, s256, verifyCodeVerifier } from './pkce.js';
 export { matchRedirectUri, privateUseSchemeProblem, redirectUriProblem, type RedirectUriRules } from './redirect-uri.js';
-export { formatScope, isSubset, parseScope, resolveScope } from './scopes.js';
+export { OFFLINE_ACCESS, formatScope, isSubset, parseScope, resolveScope, withoutOfflineAccess } from './scopes.js';
 export { bearerChallenge, dpopChallenge, findBearerChallenge, findChallenge, parseWwwAuthenticate, type BearerChallenge, type DpopChallenge, type ParsedChallenge } from './www-authenticate.js';
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';

@@ -13,6 +13,18 @@ export function parseScope(value: string | undefined | null): string[] {
   return [...new Set(tokens)].sort();
 }
 
+/**
+ * OpenID Connect Core §11: `offline_access` asks for a refresh token. This server issues one to
+ * every client allowed the refresh_token grant, so the scope is already granted by what it does:
+ * accepted wherever a scope is asked for (hosts send it), never kept in a grant or put on a token.
+ */
+export const OFFLINE_ACCESS = 'offline_access';
+
+/** A parsed scope without `offline_access` (see OFFLINE_ACCESS). */
+export function withoutOfflineAccess(scopes: readonly string[]): string[] {
+  return scopes.filter((scope) => scope !== OFFLINE_ACCESS);
+}
+
 export function formatScope(scopes: readonly string[]): string {
   return [...new Set(scopes)].sort().join(' ');
 }

@@ -23,6 +23,7 @@ import { validateClientMetadata } from '../../src/authorization-server/checks/cl
 import { registerClient } from '../../src/authorization-server/clients.js';
 import { ContextClient, type ContextClientOptions } from '../../src/client/session.js';
 import { ClientError, type ClientErrorCode } from '../../src/client/errors.js';
+import { withoutOfflineAccess } from '../../src/core/scopes.js';
 import { MemoryTokenStore } from '../../src/client/token-store.js';
 import { hashPassword } from '../../src/core/passwords.js';
 import { bearerChallenge, findBearerChallenge } from '../../src/core/www-authenticate.js';
@@ -162,7 +163,8 @@ export async function startContextServer(options: ContextServerOptions = {}): Pr
   const protection = protectedResource({
     resource: serverUrl,
     authorizationServers: [origin],
-    scopesSupported: as.metadata.scopes_supported,
+    // The resource's scopes, as serve's co-hosted /mcp has them: offline_access is the authorization server's.
+    scopesSupported: withoutOfflineAccess(as.metadata.scopes_supported),
     resourceName: 'client test server',
     // The verifier reaches the AS directly, so that hiding the AS metadata from clients ('metadata-404') does not blind it.
     verifier: jwtVerifier({ authorizationServers: [origin], now, fetch: (input, init) => as.handle(new Request(input, init)) }),

@@ -13,6 +13,7 @@ import { CALL_HELP, CALL_OPTIONS } from '../../src/cli/call.js';
 import { CLIENTS_HELP, CLIENTS_OPTIONS } from '../../src/cli/clients.js';
 import { COMMON_HELP } from '../../src/cli/commands.js';
 import { CONSENTS_HELP, CONSENTS_OPTIONS } from '../../src/cli/consents.js';
+import { DOCTOR_HELP, DOCTOR_OPTIONS } from '../../src/cli/doctor.js';
 import { KEYS_HELP, KEYS_OPTIONS } from '../../src/cli/keys.js';
 import { LOGIN_HELP, LOGIN_OPTIONS } from '../../src/cli/login.js';
 import { LOGOUT_HELP, LOGOUT_OPTIONS } from '../../src/cli/logout.js';
@@ -33,6 +34,7 @@ const VERBS: { verb: string; help: string; options: Record<string, unknown> }[] 
   { verb: 'call', help: CALL_HELP, options: CALL_OPTIONS },
   { verb: 'logout', help: LOGOUT_HELP, options: LOGOUT_OPTIONS },
   { verb: 'status', help: STATUS_HELP, options: STATUS_OPTIONS },
+  { verb: 'doctor', help: DOCTOR_HELP, options: DOCTOR_OPTIONS },
 ];
 
 /** The text of the block marked `<!-- context-auth ARGS -->` in docs/cli.md, if there is one (and only one). */

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { checkCodeChallenge } from '../../core/pkce.js';
 import { matchRedirectUri, redirectUriProblem, type RedirectUriRules } from '../../core/redirect-uri.js';
-import { parseScope, resolveScope } from '../../core/scopes.js';
+import { parseScope, resolveScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
 import { isStorableText } from '../../core/storable-text.js';
 import { unstorable } from '../http/params.js';
@@ -141,7 +141,7 @@ export function validateAuthorizationRequest(
   }
   const codeChallenge = checkCodeChallenge(params.get('code_challenge'), params.get('code_challenge_method'));
   const resource = resolveResource(resources, config);
-  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(target.client, config, 'user'), config.defaultScopes);
+  const scope = resolveScope(withoutOfflineAccess(parseScope(params.get('scope'))), allowedScopes(target.client, config, 'user'), config.defaultScopes);
   const prompt = (params.get('prompt') ?? '').split(' ').filter((value) => value !== '');
   if (prompt.includes('none') && prompt.length > 1) {
     throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other prompt values');

@@ -2,7 +2,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { OAuthError } from '../../core/errors.js';
 import { isSupportedJwsAlgorithm } from '../../core/jwt.js';
 import { redirectUriProblem, type RedirectUriRules } from '../../core/redirect-uri.js';
-import { parseScope } from '../../core/scopes.js';
+import { parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
 
@@ -278,7 +278,8 @@ function keptScope(body: Record<string, unknown>, scopesSupported: readonly stri
   if (typeof body.scope !== 'string') invalid('scope must be a space-separated string');
   let scopes: string[];
   try {
-    scopes = parseScope(body.scope);
+    // offline_access asks for a refresh token, which the grant types decide: never kept as a scope.
+    scopes = withoutOfflineAccess(parseScope(body.scope));
   } catch {
     invalid('scope contains an invalid character');
   }
@@ -288,7 +289,7 @@ function keptScope(body: Record<string, unknown>, scopesSupported: readonly stri
     invalid(`scope not supported: ${unknown.join(' ')}`);
   }
   for (const value of unknown) drop('scope', value, 'not a scope this server supports');
-  return unknown.length > 0 && kept.length === 0 ? null : kept.join(' ');
+  return kept.length === 0 ? null : kept.join(' ');
 }
 
 /** What was left out, for the log: each value and why, in one line. */

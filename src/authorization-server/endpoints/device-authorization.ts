@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../core/protocol.js';
-import { parseScope, resolveScope } from '../../core/scopes.js';
+import { parseScope, resolveScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { StoreConflictError } from '../../store/store.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
@@ -28,7 +28,7 @@ export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: R
     throw new OAuthError('unauthorized_client', `this client is not registered for the ${DEVICE_CODE_GRANT_TYPE} grant`);
   }
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
-  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'user'), ctx.config.defaultScopes);
+  const scope = resolveScope(withoutOfflineAccess(parseScope(params.get('scope'))), allowedScopes(client, ctx.config, 'user'), ctx.config.defaultScopes);
 
   const now = ctx.now();
   const deviceCode = newDeviceCode();

@@ -1,6 +1,7 @@
 import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { OFFLINE_ACCESS } from '../../core/scopes.js';
 import type { ResolvedConfig } from '../config.js';
 import { ID_JAG_PROFILE } from '../grants/id-jag.js';
 import { respond } from '../http/responses.js';
@@ -61,7 +62,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     introspection_endpoint: at(ENDPOINT_PATHS.introspection),
     jwks_uri: at(ENDPOINT_PATHS.jwks),
     device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization),
-    scopes_supported: config.scopesSupported,
+    scopes_supported: [...new Set([...config.scopesSupported, OFFLINE_ACCESS])],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : [])],

@@ -1,5 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
-import { isSubset, parseScope } from '../../core/scopes.js';
+import { isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { hashSecret } from '../../core/secrets.js';
 import type { ClientRecord, GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
@@ -50,7 +50,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     upstreamChecked: false,
   };
 
-  const requested = parseScope(params.get('scope'));
+  const requested = withoutOfflineAccess(parseScope(params.get('scope')));
   let result: RefreshResult;
   if (requested.length === 0 && !params.has('resource')) {
     result = await store.refreshGrant(request);
