@@ -59,11 +59,12 @@ describe('context-auth doctor against serve on this machine', { timeout: 120_000
   it('--register says what it will do on stderr before it does, lists the clients it made, and they are there to remove', async () => {
     const result = await cli(['doctor', mcpUrl, '--register', ...LOCAL_HOSTS.flatMap((host) => ['--host', host])]);
     assert.match(result.stderr, /^context-auth doctor: --register: each host that registers dynamically will now register a throwaway client/);
-    // serve accepts no private-use redirect scheme unless told to, so Cursor's registration is refused.
+    // serve admits no private-use redirect scheme unless told to: Cursor's registration keeps its
+    // https and loopback callbacks and leaves out cursor://, the one it returns to.
     assert.equal(result.code, 1, result.stdout);
-    assert.match(result.stdout, /^Cursor\s+registration\s+fails at registration: POST http:\/\/127\.0\.0\.1:\d+\/register: 400 invalid_redirect_uri: .*— fix: accept Cursor's redirect URI cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, a private-use scheme \(RFC 8252 §7\.1; context-auth serve: --allow-redirect-scheme cursor\)$/m);
+    assert.match(result.stdout, /^Cursor\s+registration\s+fails at registration: POST http:\/\/127\.0\.0\.1:\d+\/register: registered without cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, the redirect URI Cursor returns to .*— fix: accept Cursor's redirect URI cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, a private-use scheme \(RFC 8252 §7\.1; context-auth serve: --allow-redirect-scheme cursor\)$/m);
     const made = [...result.stdout.matchAll(/^ {2}(.+): http:\/\/127\.0\.0\.1:\d+\/register: client ([0-9a-f]{32}), still registered/gm)].map((m) => [m[1], m[2]!]);
-    assert.deepEqual(made.map(([host]) => host), ['Gemini CLI', 'mcp-remote', 'MCP Inspector']);
+    assert.deepEqual(made.map(([host]) => host), ['Cursor', 'Gemini CLI', 'mcp-remote', 'MCP Inspector']);
     const listed = JSON.parse((await cli(['clients', 'list', '--json', '--data', data])).stdout) as Array<{ client_id: string; client_name: string }>;
     for (const [, clientId] of made) assert.ok(listed.some((client) => client.client_id === clientId), clientId);
     assert.ok(listed.some((client) => client.client_name === 'Gemini CLI MCP Client'));

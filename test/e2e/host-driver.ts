@@ -198,7 +198,8 @@ export async function driveHost(profile: HostProfile, options: DriveOptions): Pr
       }
       if (profile.token.clientAuthentication === 'private_key_jwt') {
         form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-        form.set('client_assertion', await options.assertionKey.sign(clientId, tokenEndpoint));
+        // The issuer identifier, as RFC 7523bis has a client address it.
+        form.set('client_assertion', await options.assertionKey.sign(clientId, issuer));
       }
       tokenForms.push(new URLSearchParams(form));
       const response = await fetch(tokenEndpoint, { method: 'POST', headers, body: form });

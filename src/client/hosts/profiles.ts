@@ -57,7 +57,7 @@ const CHATGPT_SOURCES = [
   'https://github.com/tableau/tableau-mcp/issues/814',
 ];
 const CHATGPT_UNKNOWNS =
-  'ChatGPT runs in its cloud; its code is not public. The document is the stable one it uses with a server that advertises RFC 9207 iss (otherwise https://chatgpt.com/oauth/<callback-id>/client.json, redirect https://chatgpt.com/connector/oauth/<callback-id>). Its resource on token requests and its refresh parameters are not public.';
+  'ChatGPT runs in its cloud; its code is not public. The document is the stable one it uses with a server that advertises RFC 9207 iss (otherwise https://chatgpt.com/oauth/<callback-id>/client.json, redirect https://chatgpt.com/connector/oauth/<callback-id>). Its resource on token requests and its refresh parameters are not public, nor is the aud of its client assertion: recorded here as the issuer identifier, which is what RFC 7523bis asks for (a server that accepts only the token endpoint URL there refuses it, and one that accepts only the issuer refuses an assertion addressed to the token endpoint).';
 
 const CLAUDE_CALLBACK = 'https://claude.ai/api/mcp/auth_callback';
 const CLAUDE_UNKNOWNS = 'claude.ai (and Claude Desktop, whose connectors run through it) is not public code: its resource rule, its token and refresh parameters and its state are not public.';

@@ -5,7 +5,7 @@
  */
 import type { HostDiscovery, StepFailure } from './discover.js';
 import { answered, type Prober } from './prober.js';
-import { registrationBody, type HostContext } from './requests.js';
+import { redirectUriOf, registrationBody, type HostContext } from './requests.js';
 import type { HostProfile } from './types.js';
 
 export interface ThrowawayRegistration {
@@ -22,11 +22,23 @@ export interface ThrowawayRegistration {
 function refusalFix(profile: HostProfile, body: Record<string, unknown>, error: unknown): string {
   const uris = Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : [];
   const privateUse = uris.find((uri) => !/^https?:/i.test(uri));
-  if (error === 'invalid_redirect_uri' && privateUse) {
-    const scheme = privateUse.slice(0, privateUse.indexOf(':'));
-    return `accept ${profile.host}'s redirect URI ${privateUse}, a private-use scheme (RFC 8252 §7.1; context-auth serve: --allow-redirect-scheme ${scheme})`;
-  }
+  if (error === 'invalid_redirect_uri' && privateUse) return privateUseFix(profile, privateUse);
   return `accept ${profile.host}'s registration request (${JSON.stringify(body)})`;
+}
+
+function privateUseFix(profile: HostProfile, uri: string): string {
+  const scheme = uri.slice(0, uri.indexOf(':'));
+  return `accept ${profile.host}'s redirect URI ${uri}, a private-use scheme (RFC 8252 §7.1; context-auth serve: --allow-redirect-scheme ${scheme})`;
+}
+
+/**
+ * Whether the registered client kept the redirect URI the host returns to (a server may leave out
+ * some of those asked for, RFC 7591 §2); a loopback URI matches whatever its port (RFC 8252 §7.3).
+ */
+function keeps(registered: unknown, uri: string): boolean {
+  if (!Array.isArray(registered)) return true; // the answer does not say: taken as kept
+  const portless = (value: string): string => value.replace(/^(http:\/\/(?:127\.0\.0\.1|localhost|\[::1\]))(?::\d+)?/i, '$1');
+  return registered.some((value) => typeof value === 'string' && (value === uri || portless(value) === portless(uri)));
 }
 
 /** A loopback port for `{port}`: any will do, since nothing listens in a registration. */
@@ -49,6 +61,14 @@ export async function registerAsHost(
     return { registration, failure: { step: 'registration', answered: `POST ${endpoint}: ${answered(answer)}`, fix: refusalFix(profile, body, answer.json?.error) } };
   }
   registration.clientId = clientId;
+  const returnsTo = redirectUriOf(profile, context);
+  const failure: StepFailure | undefined = keeps(answer.json?.redirect_uris, returnsTo)
+    ? undefined
+    : {
+        step: 'registration',
+        answered: `POST ${endpoint}: registered without ${returnsTo}, the redirect URI ${profile.host} returns to (kept: ${JSON.stringify(answer.json?.redirect_uris)})`,
+        fix: /^https?:/i.test(returnsTo) ? `accept ${profile.host}'s redirect URI ${returnsTo}` : privateUseFix(profile, returnsTo),
+      };
   const manage = answer.json?.registration_client_uri;
   const token = answer.json?.registration_access_token;
   // The management token goes only back to the server that gave it, on the registration's origin.
@@ -61,5 +81,5 @@ export async function registerAsHost(
       registration.deleted = false;
     }
   }
-  return { registration };
+  return failure ? { registration, failure } : { registration };
 }
