@@ -41,9 +41,10 @@ export async function interactionPage(ctx: ServerContext, request: Request, id: 
 
 /** POST /interaction/:id: a sign-in, a provider chosen or a consent decision, CSRF-checked and bound to this browser. */
 export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
+  // The form first: a post from another site, or with a cookie sent twice, is refused as such.
+  const form = await readPageForm(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
-  const form = await readPageForm(request, ctx.config.maxBodyBytes);
   if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {
     throw new OAuthError('invalid_request', 'the csrf token does not match the interaction', 403).withUserMessage(
       'The form could not be verified. Reload the page and try again.',
