@@ -5,6 +5,7 @@
  * read as none, and the request is logged.
  */
 import { addressBucket } from '../core/client-address.js';
+import { OAuthError } from '../core/errors.js';
 import type { ServerContext } from './context.js';
 import { cookieValues, setCookie, type CookieSettings } from './http/cookies.js';
 
@@ -24,16 +25,20 @@ export function readCookie(ctx: ServerContext, request: Request, cookie: OurCook
   return undefined;
 }
 
-/** The name of the first of our cookies that this request sends more than once, if any. */
-export function duplicatedCookie(ctx: ServerContext, request: Request): string | undefined {
+/**
+ * Refuses, with a page that says what to do, a request that sends one of our cookies more than
+ * once: where a form is posted, or where the browser binding alone finds what it asks for (an
+ * interaction's page, a provider's callback), rather than a page that speaks of another browser.
+ */
+export function refuseDuplicatedCookies(ctx: ServerContext, request: Request): void {
   for (const cookie of OUR_COOKIES) {
     const name = ctx.config.cookies[cookie];
-    if (cookieValues(request, name).length > 1) {
-      logDuplicated(ctx, request, name);
-      return name;
-    }
+    if (cookieValues(request, name).length <= 1) continue;
+    logDuplicated(ctx, request, name);
+    throw new OAuthError('invalid_request', `the Cookie header names ${name} more than once`, 403).withUserMessage(
+      `Your browser sent two cookies named ${name}, so this was not accepted: another site sharing this domain, or another program on this computer, may have set one. Clear this site's cookies in your browser, then open the page again.`,
+    );
   }
-  return undefined;
 }
 
 /** The Set-Cookie header value of one of our cookies (`maxAge` 0 clears it). */

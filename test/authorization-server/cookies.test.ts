@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cookieSettings, cookieValues } from '../../src/authorization-server/http/cookies.js';
 import { hashSecret } from '../../src/core/secrets.js';
-import { addUser, Browser, createHarness, parseForm } from '../helpers/harness.js';
+import { addUser, authorizationRequest, authorizeUrl, Browser, createHarness, parseForm, registerClient, REVISIONS } from '../helpers/harness.js';
 
 /** Signs alice in at /account in a new browser. */
 async function signedIn(h: ReturnType<typeof createHarness>, path = '/account'): Promise<{ browser: Browser; setCookies: string[] }> {
@@ -77,6 +77,18 @@ describe('a cookie of ours sent twice', () => {
       h.log.filter((event) => event.event === 'cookie_duplicated').map((event) => event.cookie),
       ['ca_session'],
     );
+  });
+
+  it('makes an interaction\'s page say so, rather than speak of another browser', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const browser = new Browser(h);
+    const started = await browser.fetch(authorizeUrl(authorizationRequest(client, REVISIONS[1]).params));
+    const path = started.headers.get('location')!;
+    assert.equal((await browser.fetch(path)).status, 200);
+    const page = await h.request(path, { headers: { cookie: `ca_browser=${'B'.repeat(43)}; ${browser.cookieHeader()}` } });
+    assert.equal(page.status, 403);
+    assert.match(await page.text(), /sent two cookies named ca_browser[^<]*Clear this site&#39;s cookies/);
   });
 
   it('is every value the header gives that name, in order, and only that name', () => {

@@ -244,8 +244,8 @@ describe('upstream sign-in at the account page and the admin console', () => {
     // The attacker's binding and pending sign-in, set by a site sharing the domain for /upstream/callback, then the victim's own binding.
     const cookie = `ca_browser=${attacker.cookie('ca_browser')}; ca_upstream=${attacker.cookie('ca_upstream')}; ca_browser=${victim.cookie('ca_browser')}`;
     const response = await h.request(callback.pathname + callback.search, { headers: { cookie } });
-    assert.equal(response.status, 400);
-    assert.match(await response.text(), /started in another browser/);
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /sent two cookies named ca_browser/);
     assert.equal(response.headers.getSetCookie().length, 0, 'nobody signed in');
     assert.ok(h.log.some((event) => event.event === 'cookie_duplicated' && event.cookie === 'ca_browser'));
     assert.ok(!h.log.some((event) => event.event === 'login'));

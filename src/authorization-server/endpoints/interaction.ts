@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { safeEqual } from '../../core/secrets.js';
+import { refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { readPageForm } from '../http/page-form.js';
 import { submitUpstreamChoice } from '../interaction/choose-upstream.js';
@@ -34,6 +35,7 @@ const steps: Record<InteractionState, Partial<Record<StepName, Step>>> = {
 
 /** GET /interaction/:id: the sign-in page, or a consent page once a provider is chosen or someone signed in. */
 export async function interactionPage(ctx: ServerContext, request: Request, id: string): Promise<Response> {
+  refuseDuplicatedCookies(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
   return pages[interactionState(ctx, interaction)](ctx, interaction, request);

@@ -1,6 +1,6 @@
 import { addressBucket } from '../../core/client-address.js';
 import { OAuthError } from '../../core/errors.js';
-import { duplicatedCookie } from '../browser-cookies.js';
+import { refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { readText, singleValued, type Params } from './params.js';
 
@@ -13,12 +13,7 @@ import { readText, singleValued, type Params } from './params.js';
  */
 export async function readPageForm(ctx: ServerContext, request: Request): Promise<Params> {
   refuseCrossSite(ctx, request);
-  const duplicated = duplicatedCookie(ctx, request);
-  if (duplicated !== undefined) {
-    throw new OAuthError('invalid_request', `the Cookie header names ${duplicated} more than once`, 403).withUserMessage(
-      `Your browser sent two cookies named ${duplicated}, so the form was not accepted: another site sharing this domain, or another program on this computer, may have set one. Clear this site's cookies in your browser, then open the page again.`,
-    );
-  }
+  refuseDuplicatedCookies(ctx, request);
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
     throw new OAuthError('invalid_request', 'the form must be application/x-www-form-urlencoded').withUserMessage('Unexpected form encoding.');
