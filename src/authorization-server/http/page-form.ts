@@ -52,7 +52,8 @@ function refuseCrossSite(ctx: ServerContext, request: Request): void {
   const address = ctx.clientAddress(request);
   ctx.log({
     event: 'page_form_refused',
-    path: new URL(request.url).pathname.slice(0, 200),
+    // An interaction's id is a handle on a sign-in under way: the log names the page, not the id.
+    path: new URL(request.url).pathname.slice(0, 200).replace(/\/interaction\/[^/]*$/, '/interaction/:id'),
     ...(origin !== null ? { origin: origin.slice(0, 100) } : {}),
     ...(fetchSite !== null ? { sec_fetch_site: fetchSite.slice(0, 20) } : {}),
     ...(address === undefined ? {} : { address: addressBucket(address) }),
