@@ -41,6 +41,8 @@ export const AUDIT_EVENTS = {
   upstream_refused: { outcome: 'failure', when: 'the sign-in policy refused an upstream identity' },
   upstream_failed: { outcome: 'failure', when: 'an upstream provider could not be asked or answered with an error' },
   upstream_session_ended: { outcome: 'failure', when: 'the upstream sign-in behind a grant ended, so the grant was revoked' },
+  cookie_duplicated: { outcome: 'failure', when: 'a request sent one of our cookies twice (one planted by another site or program): read as none' },
+  page_form_refused: { outcome: 'failure', when: "a form was posted to one of our pages from another site (its Origin or Sec-Fetch-Site)" },
   admin_action: { outcome: 'success', when: 'an administrator changed something in the admin console (`action`, and its `target`)' },
   rate_limited: { outcome: 'failure', when: 'a rate limit refused an address' },
   rate_limit_unavailable: { outcome: 'failure', when: 'the store behind a rate limit could not be reached' },

@@ -13,6 +13,7 @@ import type { ClientJwksOptions } from './assertions/client-keys.js';
 import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import type { UpstreamProviderOptions } from './upstream/provider.js';
+import { cookieSettings, type CookieSettings } from './http/cookies.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
 import { checkTrustedIssuer, resolveWorkloadRules, type WorkloadRule, type WorkloadRuleOptions } from './assertions/workload-rules.js';
 
@@ -216,7 +217,8 @@ export interface ResolvedConfig {
   redirectUriRules: { privateUseSchemes: string[] };
   rateLimits: ResolvedRateLimits;
   maxBodyBytes: number;
-  secureCookies: boolean;
+  /** Our cookies' names and attributes (http/cookies.ts): `__Host-` names for an https issuer. */
+  cookies: CookieSettings;
   /** Null when upstream sign-in is off (no providers). */
   upstream: ResolvedUpstreamConfig | null;
   /** Whether URL client ids are accepted (the `enabled` default applied). */
@@ -293,7 +295,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     redirectUriRules: { privateUseSchemes: resolveRedirectSchemes(options.allowedRedirectSchemes) },
     rateLimits: resolveRateLimits(options.rateLimits, options.store.sharedByReplicas ?? false, hasRateBuckets(options.store)),
     maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
-    secureCookies: issuer.startsWith('https:'),
+    cookies: cookieSettings(issuer),
     upstream: options.upstream ? resolveUpstreamConfig(options.upstream, issuer) : null,
     // A document creates a client: unless the operator says otherwise, only where registration is open.
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },

@@ -3,7 +3,7 @@ import { hashSecret, safeEqual } from '../core/secrets.js';
 import { isStorableText } from '../core/storable-text.js';
 import type { InteractionRecord } from '../store/store.js';
 import type { ServerContext } from './context.js';
-import { BROWSER_COOKIE, readCookie } from './http/cookies.js';
+import { readCookie } from './browser-cookies.js';
 
 /*
  * A pending authorization request between /authorize and the code: the sign-in and consent pages
@@ -25,7 +25,7 @@ export async function loadInteraction(ctx: ServerContext, request: Request, id: 
   // An id from the URL: one no store can look up (a NUL) is simply unknown.
   if (!isStorableText(id)) return undefined;
   const interaction = await ctx.store.getInteraction(id, ctx.now());
-  const binding = readCookie(request, BROWSER_COOKIE);
+  const binding = readCookie(ctx, request, 'browser');
   if (!interaction || !binding || !safeEqual(hashSecret(binding), interaction.browserBindingHash)) return undefined;
   return interaction;
 }

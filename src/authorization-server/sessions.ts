@@ -1,14 +1,14 @@
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { SessionRecord } from '../store/store.js';
 import type { ServerContext } from './context.js';
-import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './http/cookies.js';
+import { cookieHeader, readCookie } from './browser-cookies.js';
 
 /**
  * The signed-in user of this browser, if any (the cookie holds a random id; the store its hash).
  * A session started by an upstream sign-in ends with that upstream session's maximum lifetime.
  */
 export async function currentSession(ctx: ServerContext, request: Request): Promise<SessionRecord | undefined> {
-  const id = readCookie(request, SESSION_COOKIE);
+  const id = readCookie(ctx, request, 'session');
   if (!id) return undefined;
   const { store, now } = ctx;
   const session = await store.getSession(hashSecret(id), now());
@@ -23,7 +23,14 @@ export async function startSession(ctx: ServerContext, userId: string, upstreamS
   const id = randomToken(32);
   const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl, upstreamSessionId };
   await ctx.store.createSession(session);
-  return { session, cookie: cookieFor(ctx, SESSION_COOKIE, id, ctx.config.sessionTtl) };
+  return { session, cookie: cookieHeader(ctx, 'session', id, ctx.config.sessionTtl) };
+}
+
+/** Ends this browser's session, in the store and in the browser: the Set-Cookie header value that clears it. */
+export async function endSession(ctx: ServerContext, request: Request): Promise<string> {
+  const id = readCookie(ctx, request, 'session');
+  if (id) await ctx.store.deleteSession(hashSecret(id));
+  return cookieHeader(ctx, 'session', '', 0);
 }
 
 /**
@@ -32,12 +39,8 @@ export async function startSession(ctx: ServerContext, userId: string, upstreamS
  * consent pushed from another site).
  */
 export function browserBinding(ctx: ServerContext, request: Request): { value: string; cookie?: string } {
-  const existing = readCookie(request, BROWSER_COOKIE);
+  const existing = readCookie(ctx, request, 'browser');
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { value: existing };
   const value = randomToken(32);
-  return { value, cookie: cookieFor(ctx, BROWSER_COOKIE, value, 365 * 24 * 3600) };
-}
-
-function cookieFor(ctx: ServerContext, name: string, value: string, maxAge: number): string {
-  return setCookie(name, value, { path: ctx.config.basePath || '/', maxAge, secure: ctx.config.secureCookies });
+  return { value, cookie: cookieHeader(ctx, 'browser', value, 365 * 24 * 3600) };
 }

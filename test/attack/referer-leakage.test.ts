@@ -1,9 +1,9 @@
 /**
  * RFC 9700 §4.2 (credential leakage via Referer headers) and §4.3 (via browser history). The
- * redirect that carries the code to the client, and every page the person sees on the way (sign-in,
- * consent, error), tell the browser to send no Referer and not to keep the response: a page the
- * client shows after the callback, or a third-party resource on it, never learns the code or the
- * interaction URL from us.
+ * redirect that carries the code to the client sends no Referer, and every page the person sees on
+ * the way (sign-in, consent, error) sends one to our own origin only (so that its forms carry our
+ * Origin, which a post is checked by); none is kept by the browser: a page the client shows after
+ * the callback, or a third-party resource on it, never learns the code or the interaction URL from us.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -12,10 +12,13 @@ import { onEveryStore, USER } from './setup.js';
 
 const revision = REVISIONS[1];
 
-function assertNoReferrer(response: Response, what: string): void {
-  assert.equal(response.headers.get('referrer-policy'), 'no-referrer', `${what}: Referrer-Policy`);
+function assertNoReferrer(response: Response, what: string, policy = 'no-referrer'): void {
+  assert.equal(response.headers.get('referrer-policy'), policy, `${what}: Referrer-Policy`);
   assert.equal(response.headers.get('cache-control'), 'no-store', `${what}: Cache-Control`);
 }
+
+/** A page: a Referer to our own origin only. */
+const assertOwnReferrerOnly = (response: Response, what: string): void => assertNoReferrer(response, what, 'same-origin');
 
 onEveryStore('§4.2 credential leakage via Referer', (env) => {
   it('the redirect carrying the code sends no Referer and is not cached', async () => {
@@ -31,7 +34,7 @@ onEveryStore('§4.2 credential leakage via Referer', (env) => {
     assertNoReferrer(response, 'code redirect');
   });
 
-  it('the sign-in and consent pages, and the redirect between them, send no Referer', async () => {
+  it('the sign-in and consent pages send a Referer to our own origin only, and the redirect between them none', async () => {
     const h = await env.target();
     const client = await registerClient(h);
     const browser = new Browser(h);
@@ -41,14 +44,14 @@ onEveryStore('§4.2 credential leakage via Referer', (env) => {
     const page = await browser.fetch(first.headers.get('location')!);
     const html = await page.text();
     assert.match(html, /name="password"/);
-    assertNoReferrer(page, 'sign-in page');
-    assert.match(html, /<meta name="referrer" content="no-referrer">/);
+    assertOwnReferrerOnly(page, 'sign-in page');
+    assert.match(html, /<meta name="referrer" content="same-origin">/);
   });
 
-  it('an error page (an unknown interaction) sends no Referer either', async () => {
+  it('an error page (an unknown interaction) sends a Referer to our own origin only, too', async () => {
     const h = await env.target();
     const response = await new Browser(h).fetch('/interaction/not-an-interaction');
     assert.equal(response.status, 400);
-    assertNoReferrer(response, 'error page');
+    assertOwnReferrerOnly(response, 'error page');
   });
 });

@@ -140,6 +140,35 @@ describe('/account signed in', () => {
     assert.equal((await h.store.listConsents({ userId: user.id })).length, 1);
   });
 
+  it('binds a signed-in page\'s forms to the session: the sign-in page\'s token, another session\'s, or an ended session\'s is refused', async () => {
+    const h = createHarness();
+    const alice = await addUser(h);
+    const bob = await addUser(h, 'bob', 'another good password');
+    const client = await registerClient(h);
+    await approve(h, client, alice);
+    const browser = new Browser(h);
+    const signInToken = csrfOf(await (await browser.fetch('/account')).text());
+    await browser.submit('/account', { csrf: signInToken, action: 'sign-in', username: alice.username, password: alice.password });
+    const alicesToken = csrfOf(await (await browser.fetch('/account')).text());
+    assert.notEqual(alicesToken, signInToken);
+    const bobs = new Browser(h);
+    await signInAtAccount(bobs, bob);
+    const bobsToken = csrfOf(await (await bobs.fetch('/account')).text());
+    for (const csrf of [signInToken, bobsToken]) {
+      const response = await browser.submit('/account', { csrf, action: 'revoke', client_id: client.client_id });
+      assert.equal(response.status, 403);
+      assert.match(await response.text(), /could not be verified/);
+    }
+    // The same browser, signed out and in again: the old session's token is worth nothing.
+    assert.equal((await browser.submit('/account', { csrf: alicesToken, action: 'sign-out' })).status, 303);
+    await signInAtAccount(browser, alice);
+    assert.equal((await browser.submit('/account', { csrf: alicesToken, action: 'revoke', client_id: client.client_id })).status, 403);
+    assert.equal((await h.store.listConsents({ userId: alice.id })).length, 1, 'nothing revoked');
+    const fresh = csrfOf(await (await browser.fetch('/account')).text());
+    assert.equal((await browser.submit('/account', { csrf: fresh, action: 'revoke', client_id: client.client_id })).status, 303);
+    assert.equal((await h.store.listConsents({ userId: alice.id })).length, 0);
+  });
+
   it('signs out: the session ends in the store, not only the cookie', async () => {
     const h = createHarness();
     const user = await addUser(h);

@@ -343,6 +343,30 @@ describe('device verification page (RFC 8628 §3.3)', () => {
     assert.equal(forged.status, 403);
   });
 
+  it('binds the code form to the session when someone is signed in, else to this browser: another\'s token, or the old digest of the cookie, is refused', async () => {
+    const h = createHarness();
+    const user = await addUser(h);
+    const client = await registerDeviceClient(h);
+    const device = await requestDevice(h, client);
+    const browser = new Browser(h);
+    const signedOutToken = parseForm(await (await browser.fetch('/device')).text()).csrf;
+    const oldDigest = hashSecret(`device-form:${browser.cookie('ca_browser')}`);
+    const account = parseForm(await (await browser.fetch('/account')).text());
+    assert.equal((await browser.submit('/account', { csrf: account.csrf, action: 'sign-in', username: user.username, password: user.password })).status, 303);
+    const signedInToken = parseForm(await (await browser.fetch('/device')).text()).csrf;
+    assert.notEqual(signedInToken, signedOutToken);
+    const other = new Browser(h);
+    const othersToken = parseForm(await (await other.fetch('/device')).text()).csrf;
+    for (const csrf of [signedOutToken, othersToken, oldDigest]) {
+      const refused = await browser.submit('/device', { csrf, user_code: device.user_code });
+      assert.equal(refused.status, 403, csrf);
+      assert.match(await refused.text(), /could not be verified/);
+    }
+    assert.ok(!h.log.some((event) => event.event === 'user_code_accepted'));
+    const taken = await browser.submit('/device', { csrf: signedInToken, user_code: device.user_code });
+    assert.equal(taken.status, 303, await taken.clone().text());
+  });
+
   it('the consent is bound to the browser that entered the code', async () => {
     const h = createHarness();
     await addUser(h);

@@ -59,7 +59,7 @@ describe('errorResponse', () => {
       assert.match(response.headers.get('content-type') ?? '', /^text\/html; charset=utf-8$/);
       assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
       assert.equal(response.headers.get('x-frame-options'), 'DENY');
-      assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+      assert.equal(response.headers.get('referrer-policy'), 'same-origin');
       assert.equal(response.headers.get('cache-control'), 'no-store');
       const html = await response.text();
       assert.match(html, /role="alert">Reload &lt;the&gt; page\.</);

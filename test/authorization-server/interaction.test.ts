@@ -79,7 +79,7 @@ function clientRedirect(response: Response): URL {
   return location;
 }
 
-/** The headers every page carries: no framing, a strict CSP, no referrer, no caching. */
+/** The headers every page carries: no framing, a strict CSP, no referrer to another origin, no caching. */
 function assertPageHeaders(response: Response): void {
   assert.match(response.headers.get('content-type') ?? '', /^text\/html; charset=utf-8$/);
   assert.equal(response.headers.get('x-frame-options'), 'DENY');
@@ -87,7 +87,7 @@ function assertPageHeaders(response: Response): void {
   assert.match(csp, /(^|; )frame-ancestors 'none'(;|$)/);
   assert.match(csp, /(^|; )default-src 'none'(;|$)/);
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/);
-  assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+  assert.equal(response.headers.get('referrer-policy'), 'same-origin');
   assert.equal(response.headers.get('cache-control'), 'no-store');
 }
 
@@ -612,12 +612,25 @@ for (const revision of REVISIONS) {
         }
       });
 
-      it('marks cookies Secure on an https issuer', async () => {
-        const { h, client } = await setup({}, { issuer: 'https://auth.example.com' });
+      it('names the cookies __Host- on an https issuer: Secure, Path=/, no Domain, so no other host can set them', async () => {
+        const { h, client, user } = await setup({}, { issuer: 'https://auth.example.com' });
         // The harness sends its requests to its own http origin; the routes only look at the path.
-        const { response } = await start(h, client, revision);
-        const binding = response.headers.getSetCookie().find((line) => line.startsWith('ca_browser='))!;
-        assert.match(binding, /; Secure(;|$)/);
+        const { browser, path, response } = await start(h, client, revision);
+        const binding = response.headers.getSetCookie().find((line) => line.startsWith('__Host-ca_browser='));
+        assert.ok(binding, response.headers.getSetCookie().join('\n'));
+        const login = await openPage(browser, path);
+        const signedIn = await browser.submit(login.action, { csrf: login.csrf, step: 'login', username: user.username, password: user.password });
+        const session = signedIn.headers.getSetCookie().find((line) => line.startsWith('__Host-ca_session='));
+        assert.ok(session, signedIn.headers.getSetCookie().join('\n'));
+        for (const cookie of [binding, session]) {
+          const attributes = cookie.split(';').map((part) => part.trim().toLowerCase());
+          assert.ok(attributes.includes('secure') && attributes.includes('path=/') && attributes.includes('httponly'), cookie);
+          assert.ok(!attributes.some((attribute) => attribute.startsWith('domain=')), cookie);
+        }
+        // The plain name another host could plant binds nothing: the interaction is not this browser's.
+        const planted = await h.request(path, { headers: { cookie: `ca_browser=${binding.split(';')[0]!.split('=')[1]}` } });
+        assert.equal(planted.status, 400);
+        assert.match(await planted.text(), /expired or was opened in another browser/);
       });
 
       it('keeps the browser binding cookie across authorizations', async () => {

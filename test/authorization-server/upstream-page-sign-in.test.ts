@@ -191,7 +191,10 @@ describe('upstream sign-in at the account page and the admin console', () => {
     assert.equal(upstream.searchParams.get('max_age'), '0');
     assert.equal(url?.href, `${ISSUER}/admin`);
     assert.ok(h.log.some((event) => event.event === 'login' && event.page === 'admin' && event.reauth === true && event.provider === 'corp'));
-    const done = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
+    // The renewed sign-in is a new session, whose page carries a token of its own: the old one is refused.
+    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 403);
+    const renewed = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    const done = await browser.submit('/admin', { csrf: renewed, action: TEST_ACTION.name });
     assert.equal(done.status, 303);
     assert.equal(done.headers.get('location'), `/admin?done=${TEST_ACTION.name}`);
   });
@@ -329,6 +332,25 @@ describe('upstream sign-in at the account page and the admin console', () => {
     });
     assert.equal(replayed.status, 400);
     assert.equal(replayed.headers.getSetCookie().length, 0);
+  });
+
+  it('a sign-in planted into another browser (cookies for a deeper path, which it sends first) is refused at the callback', async () => {
+    const h = harness();
+    const attacker = new TwoSiteBrowser(h);
+    const page = await (await attacker.fetch('/account')).text();
+    const started = await attacker.submit('/account', { csrf: parseForm(page).csrf, action: 'sign-in', provider: 'corp' });
+    const { url: callback } = await attacker.follow(started, (url) => url.pathname === '/upstream/callback');
+    assert.ok(callback);
+    const victim = new TwoSiteBrowser(h);
+    await victim.fetch('/account');
+    // The attacker's binding and pending sign-in, set by a site sharing the domain for /upstream/callback, then the victim's own binding.
+    const cookie = `ca_browser=${attacker.cookie('ca_browser')}; ca_upstream=${attacker.cookie('ca_upstream')}; ca_browser=${victim.cookie('ca_browser')}`;
+    const response = await h.request(callback.pathname + callback.search, { headers: { cookie } });
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /sent two cookies named ca_browser/);
+    assert.equal(response.headers.getSetCookie().length, 0, 'nobody signed in');
+    assert.ok(h.log.some((event) => event.event === 'cookie_duplicated' && event.cookie === 'ca_browser'));
+    assert.ok(!h.log.some((event) => event.event === 'login'));
   });
 
   it('the return target is one of our pages: an address in the form cannot steer it off-site', async () => {

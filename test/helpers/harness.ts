@@ -128,7 +128,7 @@ export class Browser {
 
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    if (this.cookies.size > 0) headers.set('cookie', this.cookieHeader());
     const response = await this.send(path, { ...init, headers, redirect: 'manual' });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(';');
@@ -138,8 +138,19 @@ export class Browser {
     return response;
   }
 
-  submit(path: string, values: Record<string, string>): Promise<Response> {
-    return this.fetch(path, { method: 'POST', body: form(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  /** Posts a form, with what else a browser would send (`Origin`, `Sec-Fetch-Site`) in `headers`. */
+  submit(path: string, values: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+    return this.fetch(path, { method: 'POST', body: form(values), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+  }
+
+  /** The value of one of its cookies. */
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  /** The Cookie header it sends. */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
   clearCookies(): void {

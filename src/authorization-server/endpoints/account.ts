@@ -1,9 +1,9 @@
 import { OAuthError } from '../../core/errors.js';
-import { hashSecret, safeEqual } from '../../core/secrets.js';
 import type { StoreAdministration } from '../../store/store.js';
 import { ACCOUNT_PATH } from '../account-link.js';
+import { readCookie } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
-import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
+import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
 import { seeOther } from '../http/responses.js';
@@ -11,18 +11,15 @@ import { approvedApplications } from '../approved-applications.js';
 import { accountPage, accountSignInPage } from '../pages/account.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
-import { browserBinding, currentSession, startSession } from '../sessions.js';
+import { browserBinding, currentSession, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
 
 /*
  * A person's own page: the applications they approved, each revocable, and signing out. Outside
- * any authorization request, so its forms carry a token derived from this browser's binding cookie
- * (as the device page's do), and every action is the signed-in person's own: the user comes from
- * the session, never from the form.
+ * any authorization request, so its forms carry the server's token for this page (form-tokens.ts):
+ * the sign-in form's is bound to this browser, every other to the session. Every action is the
+ * signed-in person's own: the user comes from the session, never from the form.
  */
-
-/** The page's anti-CSRF token: only a page this browser loaded knows it. */
-const formToken = (binding: string): string => hashSecret(`account-form:${binding}`);
 
 /** What the page says once after an action's redirect (`?done=`): a fixed sentence, never text from the URL. */
 const NOTICES: Record<string, string> = {
@@ -41,11 +38,12 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) {
     const offered = await offeredProviders(ctx);
-    return toResponse(accountSignInPage({ action, csrfToken: formToken(binding.value), localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
+    const csrfToken = await formToken(ctx, 'account', { binding: binding.value });
+    return toResponse(accountSignInPage({ action, csrfToken, localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
   }
   const page = accountPage({
     action,
-    csrfToken: formToken(binding.value),
+    csrfToken: await formToken(ctx, 'account', { session }),
     username: user.username,
     applications: await approvedApplications(ctx, admin, session.userId),
     ...(notice ? { notice } : {}),
@@ -53,20 +51,20 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
   return toResponse(page, headers);
 }
 
-/** POST /account: sign in, revoke an application, or sign out; CSRF-checked against this browser. */
+/** POST /account: sign in (the token of this browser), or revoke an application or sign out (the token of the session). */
 export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
-  const form = await readPageForm(request, ctx.config.maxBodyBytes);
-  const binding = readCookie(request, BROWSER_COOKIE);
-  if (!binding || !safeEqual(form.get('csrf') ?? '', formToken(binding))) {
-    throw new OAuthError('invalid_request', 'the csrf token does not match this browser', 403).withUserMessage(
-      'The form could not be verified. Reload the page and try again.',
-    );
-  }
+  const form = await readPageForm(ctx, request);
+  const csrf = form.get('csrf') ?? '';
   const action = form.get('action');
-  if (action === 'sign-in') return signIn(ctx, request, binding, form);
+  if (action === 'sign-in') {
+    const binding = readCookie(ctx, request, 'browser');
+    if (!binding || !(await isFormToken(ctx, 'account', { binding }, csrf))) throw refusedFormToken();
+    return signIn(ctx, request, binding, form);
+  }
   const session = await currentSession(ctx, request);
-  // Signed out meanwhile (another tab, expiry): the page again, which asks to sign in.
+  // Signed out meanwhile (another tab, expiry): the page again, which asks to sign in; nothing changes.
   if (!session) return seeOther(accountUrl(ctx));
+  if (!(await isFormToken(ctx, 'account', { session }, csrf))) throw refusedFormToken();
   if (action === 'revoke') {
     const clientId = form.get('client_id') ?? '';
     const now = ctx.now();
@@ -80,10 +78,8 @@ export async function accountSubmit(ctx: ServerContext, admin: StoreAdministrati
     return seeOther(`${accountUrl(ctx)}?done=revoked`);
   }
   if (action === 'sign-out') {
-    const id = readCookie(request, SESSION_COOKIE);
-    if (id) await ctx.store.deleteSession(hashSecret(id));
+    const cleared = await endSession(ctx, request);
     ctx.log({ event: 'logout', user_id: session.userId });
-    const cleared = setCookie(SESSION_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
     return seeOther(`${accountUrl(ctx)}?done=signed-out`, [cleared]);
   }
   throw new OAuthError('invalid_request', 'action must be sign-in, revoke or sign-out').withUserMessage('Unexpected form.');
@@ -108,7 +104,7 @@ async function signIn(ctx: ServerContext, request: Request, binding: string, for
     const { message, retryAfter } = checked.refused;
     const page = accountSignInPage({
       action: accountUrl(ctx),
-      csrfToken: formToken(binding),
+      csrfToken: await formToken(ctx, 'account', { binding }),
       localUsers: true,
       ...(await offeredProviders(ctx)),
       username: username.slice(0, 200),

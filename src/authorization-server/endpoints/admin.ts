@@ -1,13 +1,13 @@
 import { OAuthError } from '../../core/errors.js';
-import { hashSecret, safeEqual } from '../../core/secrets.js';
 import type { SessionRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
 import { ADMIN_PATH } from '../admin/address.js';
 import { sectionsFor, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
+import { readCookie } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
-import { BROWSER_COOKIE, readCookie, SESSION_COOKIE, setCookie } from '../http/cookies.js';
+import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
 import { notFound } from '../http/errors.js';
@@ -17,21 +17,19 @@ import { html, type SafeHtml } from '../pages/html.js';
 import { adminSignInPage, notAdminPage } from '../pages/admin/sign-in.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
-import { browserBinding, startSession } from '../sessions.js';
+import { browserBinding, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../upstream/page-sign-in.js';
 
 /*
  * The admin console: server-rendered pages under /admin for administrators, every form a POST to
- * /admin carrying this browser's anti-CSRF token (as the account page's). Reading needs an
+ * /admin carrying the server's token for this page (form-tokens.ts): the sign-in form's bound to
+ * this browser, every other to the administrator's session. Reading needs an
  * administrator's session; a change also needs a recent sign-in, or the console asks the person to
  * sign in again first (their password, or their provider). Each change is an action
  * (admin/sections.ts) that runs the CLI's code.
  */
 
 export { ADMIN_PATH };
-
-/** The console's anti-CSRF token: only a page this browser loaded knows it (distinct from the account page's). */
-const formToken = (binding: string): string => hashSecret(`admin-form:${binding}`);
 
 /** A page this store can back, by name (a page whose capability the store lacks is not there at all). */
 const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
@@ -42,13 +40,14 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   if (!section) return notFound();
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
-  const csrfToken = formToken(binding.value);
   const access = await adminAccess(ctx, request);
   if (access.kind === 'signed-out') {
     const offered = await offeredProviders(ctx);
+    const csrfToken = await formToken(ctx, 'admin', { binding: binding.value });
     return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }), headers);
   }
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
+  const csrfToken = await formToken(ctx, 'admin', { session: access.session });
   const url = new URL(request.url);
   const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
   const shell = { title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
@@ -69,33 +68,33 @@ function consoleError(error: OAuthError): SafeHtml {
   return html`<p class="error" role="alert">${error.userMessage}</p>`;
 }
 
-/** POST /admin: sign in, confirm a sign-in, sign out, or run an action. */
+/** POST /admin: sign in (the token of this browser), or confirm a sign-in, sign out or run an action (the token of the session). */
 export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, request: Request): Promise<Response> {
-  const form = await readPageForm(request, ctx.config.maxBodyBytes);
-  const binding = readCookie(request, BROWSER_COOKIE);
-  if (!binding || !safeEqual(form.get('csrf') ?? '', formToken(binding))) {
-    throw new OAuthError('invalid_request', 'the csrf token does not match this browser', 403).withUserMessage(
-      'The form could not be verified. Reload the page and try again.',
-    );
-  }
-  const csrfToken = formToken(binding);
+  const form = await readPageForm(ctx, request);
+  const csrf = form.get('csrf') ?? '';
   const action = form.get('action') ?? '';
   const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
   const provider = form.get('provider');
-  if (action === 'sign-in' && provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
-  if (action === 'sign-in') return signIn(ctx, request, csrfToken, form, returnTo, 'sign-in');
+  // An upstream sign-in is sealed for this browser's binding, whichever token the form carries.
+  const binding = readCookie(ctx, request, 'browser');
+  if (action === 'sign-in') {
+    if (!binding || !(await isFormToken(ctx, 'admin', { binding }, csrf))) throw refusedFormToken();
+    if (provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
+    return signIn(ctx, request, await formToken(ctx, 'admin', { binding }), form, returnTo, 'sign-in');
+  }
 
   const access = await adminAccess(ctx, request);
-  // Signed out meanwhile (another tab, expiry), or no longer an administrator: the console again, which says so.
+  // Signed out meanwhile (another tab, expiry), or no longer an administrator: the console again, which says so; nothing changes.
   if (access.kind !== 'admin') return seeOther(adminUrl(ctx));
+  if (!(await isFormToken(ctx, 'admin', { session: access.session }, csrf))) throw refusedFormToken();
+  const csrfToken = await formToken(ctx, 'admin', { session: access.session });
   if (action === 'sign-out') {
-    const id = readCookie(request, SESSION_COOKIE);
-    if (id) await ctx.store.deleteSession(hashSecret(id));
+    const cleared = await endSession(ctx, request);
     ctx.log({ event: 'logout', user_id: access.user.id, page: 'admin' });
-    const cleared = setCookie(SESSION_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
     return seeOther(adminUrl(ctx), [cleared]);
   }
   if (action === 'reauth' && provider !== undefined) {
+    if (!binding) throw refusedFormToken();
     // Back from the provider, the sign-in must be this same person's.
     return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo, reauth: { userId: access.user.id } });
   }

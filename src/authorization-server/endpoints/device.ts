@@ -1,9 +1,10 @@
-import { OAuthError } from '../../core/errors.js';
 import { addressBucket } from '../../core/client-address.js';
-import { hashSecret, randomToken, safeEqual } from '../../core/secrets.js';
+import { hashSecret, randomToken } from '../../core/secrets.js';
+import type { SessionRecord } from '../../store/store.js';
+import { readCookie } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash } from '../device-codes.js';
-import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
+import { formToken, isFormToken, refusedFormToken, type FormHolder } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import { seeOther } from '../http/responses.js';
 import { deviceCodePage } from '../pages/device.js';
@@ -17,9 +18,6 @@ import { SignInThrottle } from '../sign-in-throttle.js';
  * sign-in follows, then a consent page that says a device is asking. A link's code is only filled
  * in: nothing is approved without the person submitting it and then approving.
  */
-
-/** The code form's anti-CSRF token: derived from this browser's binding cookie, so only a page this browser loaded posts it. */
-const formToken = (binding: string): string => hashSecret(`device-form:${binding}`);
 
 /** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
 /** The address as the throttle counts it (an IPv6 address's /64), for the log; never the whole address. */
@@ -36,14 +34,21 @@ const throttleKeys = (ctx: ServerContext, request: Request): string[] => {
 /** What an upstream sign-in that failed sends back here (as `error`), said to the person. */
 const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to try once more.';
 
+/**
+ * Whom the code form's token is for (form-tokens.ts): the session signed in here, else this
+ * browser. The code starts an interaction for this browser and, when someone is signed in, for them.
+ */
+const holderOf = (session: SessionRecord | undefined, binding: string): FormHolder => (session ? { session } : { binding });
+
 /** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
-export function devicePage(ctx: ServerContext, request: Request): Response {
+export async function devicePage(ctx: ServerContext, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const binding = browserBinding(ctx, request);
+  const session = await currentSession(ctx, request);
   const typed = url.searchParams.get('user_code') ?? undefined;
   const page = deviceCodePage({
     action: `${ctx.config.basePath}${DEVICE_VERIFICATION_PATH}`,
-    csrfToken: formToken(binding.value),
+    csrfToken: await formToken(ctx, 'device', holderOf(session, binding.value)),
     ...(typed !== undefined ? { userCode: typed.slice(0, 20) } : {}),
     ...(url.searchParams.has('error') ? { error: UPSTREAM_FAILED } : {}),
   });
@@ -52,17 +57,18 @@ export function devicePage(ctx: ServerContext, request: Request): Response {
 
 /** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
 export async function deviceSubmit(ctx: ServerContext, request: Request): Promise<Response> {
-  const form = await readPageForm(request, ctx.config.maxBodyBytes);
-  const binding = readCookie(request, BROWSER_COOKIE);
-  if (!binding || !safeEqual(form.get('csrf') ?? '', formToken(binding))) {
-    throw new OAuthError('invalid_request', 'the csrf token does not match this browser', 403).withUserMessage(
-      'The form could not be verified. Reload the page and try again.',
-    );
-  }
+  const form = await readPageForm(ctx, request);
+  // The interaction it starts is this browser's: no binding, no form.
+  const binding = readCookie(ctx, request, 'browser');
+  if (!binding) throw refusedFormToken();
+  const session = await currentSession(ctx, request);
+  const holder = holderOf(session, binding);
+  if (!(await isFormToken(ctx, 'device', holder, form.get('csrf') ?? ''))) throw refusedFormToken();
   const action = `${ctx.config.basePath}${DEVICE_VERIFICATION_PATH}`;
   const typed = (form.get('user_code') ?? '').slice(0, 20);
+  const csrfToken = await formToken(ctx, 'device', holder);
   const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-    toResponse(deviceCodePage({ action, csrfToken: formToken(binding), userCode: typed, error, status }), headers);
+    toResponse(deviceCodePage({ action, csrfToken, userCode: typed, error, status }), headers);
 
   const attempt = ctx.signInThrottle.begin(throttleKeys(ctx, request), ctx.nowMs());
   if (typeof attempt === 'number') {
@@ -85,7 +91,6 @@ export async function deviceSubmit(ctx: ServerContext, request: Request): Promis
   }
   attempt.succeeded();
 
-  const session = await currentSession(ctx, request);
   const interactionId = randomToken(24);
   await ctx.store.createInteraction({
     id: interactionId,

@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { safeEqual } from '../../core/secrets.js';
+import { refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { readPageForm } from '../http/page-form.js';
 import { submitUpstreamChoice } from '../interaction/choose-upstream.js';
@@ -34,6 +35,7 @@ const steps: Record<InteractionState, Partial<Record<StepName, Step>>> = {
 
 /** GET /interaction/:id: the sign-in page, or a consent page once a provider is chosen or someone signed in. */
 export async function interactionPage(ctx: ServerContext, request: Request, id: string): Promise<Response> {
+  refuseDuplicatedCookies(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
   return pages[interactionState(ctx, interaction)](ctx, interaction, request);
@@ -41,9 +43,10 @@ export async function interactionPage(ctx: ServerContext, request: Request, id: 
 
 /** POST /interaction/:id: a sign-in, a provider chosen or a consent decision, CSRF-checked and bound to this browser. */
 export async function interactionSubmit(ctx: ServerContext, request: Request, id: string): Promise<Response> {
+  // The form first: a post from another site, or with a cookie sent twice, is refused as such.
+  const form = await readPageForm(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
-  const form = await readPageForm(request, ctx.config.maxBodyBytes);
   if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {
     throw new OAuthError('invalid_request', 'the csrf token does not match the interaction', 403).withUserMessage(
       'The form could not be verified. Reload the page and try again.',

@@ -1,5 +1,6 @@
 import { ACCOUNT_PATH } from '../account-link.js';
 import { adminReturnUrl } from '../admin/address.js';
+import { refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { seeOther } from '../http/responses.js';
 import { toResponse } from '../pages/layout.js';
@@ -17,6 +18,7 @@ import { finishUpstreamSignIn } from '../upstream/sign-in.js';
  * checked by the sign-in against what it sent upstream.
  */
 export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+  refuseDuplicatedCookies(ctx, request);
   const callback = new URL(request.url);
   const handle = stateHandle(callback);
   if (handle === null) {

@@ -3,7 +3,7 @@ import type { InteractionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { approveDevice, denyDevice } from '../device-decisions.js';
 import { displayUserCode, openUserCode } from '../device-codes.js';
-import { BROWSER_COOKIE, readCookie } from '../http/cookies.js';
+import { readCookie } from '../browser-cookies.js';
 import type { Params } from '../http/params.js';
 import { expiredInteraction } from '../interactions.js';
 import { deviceConsentPage, deviceDonePage } from '../pages/device.js';
@@ -13,8 +13,8 @@ import { pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
 
 /** The user code of a device interaction, opened with this browser's cookie (undefined if it does not open). */
-function userCodeOf(request: Request, interaction: InteractionRecord): string | undefined {
-  const binding = readCookie(request, BROWSER_COOKIE);
+function userCodeOf(ctx: ServerContext, request: Request, interaction: InteractionRecord): string | undefined {
+  const binding = readCookie(ctx, request, 'browser');
   return binding && interaction.device ? openUserCode(interaction.device.sealedUserCode, binding, interaction.id) : undefined;
 }
 
@@ -35,7 +35,7 @@ export async function showDeviceConsent(
     if (!user) return showSignIn(ctx, interaction);
     username = user.username;
   }
-  const userCode = userCodeOf(request, interaction);
+  const userCode = userCodeOf(ctx, request, interaction);
   return toResponse(
     deviceConsentPage({
       action,

@@ -11,7 +11,10 @@ export interface Page {
 
 /**
  * Wraps page content in the document and the headers every page carries: no framing, a CSP that
- * allows no script and only our stylesheet, no referrer, no caching. `formTargets` are the origins
+ * allows no script and only our stylesheet, no referrer to any other origin, no caching. The
+ * referrer goes to our own origin only (`same-origin`, not `no-referrer`): under `no-referrer` a
+ * browser sends `Origin: null` with our own forms, and a form post is checked by its Origin
+ * (http/page-form.ts). `formTargets` are the origins
  * a form on the page may end up at: Chromium applies form-action to the redirect after a POST too,
  * so the client's redirect origin must be listed for approve/deny to arrive. `wide` is for the
  * admin console's tables.
@@ -23,7 +26,7 @@ export function page(title: string, content: SafeHtml, options: { status?: numbe
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${title}</title>
 <style>${new SafeHtml(STYLE)}</style>
 </head>
@@ -43,7 +46,7 @@ ${content}
       'Content-Security-Policy': `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
       'X-Frame-Options': 'DENY',
       'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
+      'Referrer-Policy': 'same-origin',
       'Cache-Control': 'no-store',
       Pragma: 'no-cache',
     },

@@ -8,7 +8,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import type { ServerContext } from '../context.js';
-import { BROWSER_COOKIE, readCookie, setCookie } from '../http/cookies.js';
+import { cookieHeader, readCookie } from '../browser-cookies.js';
 import { beginUpstream, type PendingUpstream } from './flow.js';
 import { logFailure, signInUpstream, upstreamConfig, type SignInLogFields, type UpstreamSignedIn } from './sign-in.js';
 
@@ -22,8 +22,6 @@ interface PendingPageSignIn {
   /** Seconds since the epoch. */
   startedAt: number;
 }
-
-export const PAGE_SIGN_IN_COOKIE = 'ca_upstream';
 
 /** How long a person has at the provider before the sign-in must be started again. */
 const PAGE_SIGN_IN_TTL = 600;
@@ -64,7 +62,7 @@ export async function beginPageSignIn(
   const kept: PendingPageSignIn = { pending, target, startedAt: now };
   const sealed = upstream.secretBox.seal(JSON.stringify(kept), ownerOf(binding));
   ctx.log({ event: 'upstream_redirect', provider, ...logFields });
-  return { url, cookie: setCookie(PAGE_SIGN_IN_COOKIE, sealed, { path: ctx.config.basePath || '/', maxAge: PAGE_SIGN_IN_TTL, secure: ctx.config.secureCookies }) };
+  return { url, cookie: cookieHeader(ctx, 'upstream', sealed, PAGE_SIGN_IN_TTL) };
 }
 
 /**
@@ -76,7 +74,7 @@ export async function finishPageSignIn(ctx: ServerContext, request: Request, cal
   if (!kept) throw expiredPageSignIn();
   const { pending, target } = kept;
   // Used once: the cookie goes, whatever the outcome.
-  const cleared = setCookie(PAGE_SIGN_IN_COOKIE, '', { path: ctx.config.basePath || '/', maxAge: 0, secure: ctx.config.secureCookies });
+  const cleared = cookieHeader(ctx, 'upstream', '', 0);
   const logFields = logFieldsOf(target);
   try {
     const reauth = target.page === 'admin' ? target.reauth : undefined;
@@ -91,8 +89,8 @@ export async function finishPageSignIn(ctx: ServerContext, request: Request, cal
 
 /** What this browser's cookie kept for the state in `callback`, if it is this browser's, for this state, and recent. */
 function keptSignIn(ctx: ServerContext, request: Request, callback: URL): PendingPageSignIn | undefined {
-  const sealed = readCookie(request, PAGE_SIGN_IN_COOKIE);
-  const binding = readCookie(request, BROWSER_COOKIE);
+  const sealed = readCookie(ctx, request, 'upstream');
+  const binding = readCookie(ctx, request, 'browser');
   if (!sealed || !binding) return undefined;
   let kept: PendingPageSignIn;
   try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Browser, createHarness, parseForm } from '../../helpers/harness.js';
-import { signInToConsole } from '../../helpers/admin-console.js';
+import { addUser, Browser, createHarness, parseForm } from '../../helpers/harness.js';
+import { atConsoleSignIn, consoleAction, consoleToken, signInToConsole } from '../../helpers/admin-console.js';
 import { withoutCapabilities } from '../../helpers/core-store.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 
@@ -55,6 +55,30 @@ describe('admin console: who may enter', () => {
     await stranger.fetch('/admin');
     const forged = await stranger.submit('/admin', { csrf, action: 'sign-in', username: 'root', password: 'correct horse battery' });
     assert.equal(forged.status, 403);
+  });
+
+  it('binds the console\'s forms to the session: the sign-in page\'s token, another administrator\'s, or an ended session\'s is refused', async () => {
+    const h = createHarness();
+    const root = await signInToConsole(h);
+    const other = await signInToConsole(h, { username: 'ops' });
+    await addUser(h, 'alice');
+    const { csrf: signInToken } = await atConsoleSignIn(h);
+    const browserToken = consoleToken(await (await new Browser(h).fetch('/admin')).text());
+    for (const csrf of [signInToken, browserToken, other.csrf]) {
+      const response = await consoleAction({ ...root, csrf }, 'set-admin', { username: 'alice', admin: 'on' });
+      assert.equal(response.status, 403);
+      assert.match(await response.text(), /could not be verified/);
+    }
+    // Signed out and in again in the same browser: the old session's token is refused.
+    const old = root.csrf;
+    assert.equal((await consoleAction(root, 'sign-out')).status, 303);
+    const { csrf } = parseForm(await (await root.browser.fetch('/admin')).text());
+    assert.equal((await root.browser.submit('/admin', { csrf, action: 'sign-in', username: 'root', password: root.user.password })).status, 303);
+    assert.equal((await consoleAction({ ...root, csrf: old }, 'set-admin', { username: 'alice', admin: 'on' })).status, 403);
+    assert.notEqual((await h.store.getUser({ username: 'alice' }))?.admin, true, 'nobody made an administrator');
+    const fresh = consoleToken(await (await root.browser.fetch('/admin')).text());
+    assert.equal((await consoleAction({ ...root, csrf: fresh }, 'set-admin', { username: 'alice', admin: 'on' })).status, 303);
+    assert.equal((await h.store.getUser({ username: 'alice' }))?.admin, true);
   });
 
   it('answers 404 for a page the console does not have', async () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createHarness, type Harness } from '../../helpers/harness.js';
-import { signInToConsole, type SignedIn } from '../../helpers/admin-console.js';
+import { atConsoleSignIn, signInToConsole, type SignedIn } from '../../helpers/admin-console.js';
 import { withoutCapabilities } from '../../helpers/core-store.js';
 import { CONSOLE_STORES, storedEvent } from '../../helpers/stored-audit-events.js';
 import { auditEventRecord } from '../../../src/authorization-server/audit-events.js';
@@ -147,7 +147,8 @@ describe('admin console: activity pages', () => {
   it('shows an event the server itself logged: a failed sign-in, with its address bucket', async () => {
     const h = createHarness({ clientAddress: () => '2001:db8:5:6:7::1' });
     const admin = await signInToConsole(h);
-    await admin.browser.submit('/admin', { csrf: admin.csrf, action: 'sign-in', username: 'root', password: 'wrong' });
+    const stranger = await atConsoleSignIn(h);
+    await stranger.browser.submit('/admin', { csrf: stranger.csrf, action: 'sign-in', username: 'root', password: 'wrong' });
     const logged = h.log.filter((event) => event.event === 'login_failed');
     assert.equal(logged.length, 1);
     await h.store.recordAuditEvents(logged.map((event) => auditEventRecord(event as AuditEvent, h.clock.now * 1000)));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClientRecord } from '../../../src/store/store.js';
-import { consoleAction, signInToConsole } from '../../helpers/admin-console.js';
+import { confirmSignIn, consoleAction, signInToConsole } from '../../helpers/admin-console.js';
 import { createHarness, jwtClaims, obtainTokens, plainTokens, REDIRECT_URI, REVISIONS, type Harness } from '../../helpers/harness.js';
 
 const DAY = 24 * 3600;
@@ -128,7 +128,7 @@ describe('admin console: clients', () => {
     assert.ok(await h.store.getClient('c-operator'), 'nothing changed');
     assert.ok(!h.log.some((e) => e.event === 'admin_action'));
 
-    const confirmed = await consoleAction(admin, 'reauth', { password: admin.user.password, return: 'clients' });
+    const confirmed = await confirmSignIn(admin, { return: 'clients' });
     assert.equal(confirmed.status, 303);
     assert.equal(confirmed.headers.get('location'), '/admin/clients');
     const again = await consoleAction(admin, 'remove-client', { client_id: 'c-operator' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { consoleAction, signInToConsole } from '../../helpers/admin-console.js';
+import { confirmSignIn, consoleAction, signInToConsole } from '../../helpers/admin-console.js';
 import { addUser, Browser, createHarness, jwtClaims, obtainTokens, plainTokens, REVISIONS, type Harness } from '../../helpers/harness.js';
 import { SQLITE, type OpenedStore } from '../../helpers/stores.js';
 
@@ -146,7 +146,7 @@ for (const { name, harness } of STORES) {
       assert.equal(stale.status, 401);
       assert.match(await stale.text(), /Confirm it is you/);
       assert.notEqual((await h.store.getUser({ username: 'alice' }))?.admin, true, 'nothing changed');
-      const confirmed = await consoleAction(admin, 'reauth', { password: admin.user.password, return: 'people' });
+      const confirmed = await confirmSignIn(admin, { return: 'people' });
       assert.equal(confirmed.headers.get('location'), '/admin/people');
       assert.equal((await consoleAction(admin, 'set-admin', { username: 'alice', admin: 'on' })).status, 303);
       assert.equal((await h.store.getUser({ username: 'alice' }))?.admin, true);
