@@ -5,7 +5,7 @@
  * invalid_dpop_proof naming it, before anything is spent; nonces when the operator asks for them.
  */
 import assert from 'node:assert/strict';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
 import { registerClient as createClient } from '../../src/authorization-server/clients.js';
@@ -221,6 +221,25 @@ describe('DPoP at the token endpoint — defects of a proof are refused, naming 
     const sign = jwtSigner({ alg: 'ES256', typ: 'dpop+jwt', jwk: pair.privateJwk as Record<string, unknown> }, createPrivateKey({ key: pair.privateJwk, format: 'jwk' }));
     const leaky = sign({ jti: 'leaky-1', htm: 'POST', htu: TOKEN_URL, iat: h.clock.now });
     await refusedProof(await tokenRequest(h, client, grant, leaky), /private key/);
+  });
+
+  it('an RSA key with an exponent other than 65537 (a 3071-bit one: milliseconds a check), or of more than 4096 bits', async () => {
+    const { h, client } = await setup();
+    const random = (bytes: number, top: number) => {
+      const value = randomBytes(bytes);
+      value[0] = top;
+      value[bytes - 1]! |= 1;
+      return value.toString('base64url');
+    };
+    const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const claims = encode({ jti: 'rsa-1', htm: 'POST', htu: TOKEN_URL, iat: h.clock.now });
+    const signature = randomBytes(384).toString('base64url');
+    const huge = encode({ typ: 'dpop+jwt', alg: 'RS256', jwk: { kty: 'RSA', n: random(384, 0x80), e: random(384, 0x40) } });
+    await refusedProof(await tokenRequest(h, client, grant, `${huge}.${claims}.${signature}`), /RSA key whose exponent is not 65537/);
+    const long = encode({ typ: 'dpop+jwt', alg: 'RS256', jwk: { kty: 'RSA', n: random(1024, 0x80), e: 'AQAB' } });
+    await refusedProof(await tokenRequest(h, client, grant, `${long}.${claims}.${signature}`), /8192-bit RSA key/);
+    const rsa = dpopProofSigner(generateDpopKeyPair('RS256'));
+    assertBound(await ok(await tokenRequest(h, client, grant, proofFor(h, rsa))), rsa);
   });
 
   it('alg none (an unsigned proof)', async () => {

@@ -4,6 +4,7 @@
  * refused with its name.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { DpopNonces } from '../../src/core/dpop-nonce.js';
@@ -115,6 +116,45 @@ describe('DPoP', () => {
         const header = Buffer.from(JSON.stringify({ alg, typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0' } })).toString('base64url');
         assert.match(description(verifier.check({ proof: `${header}.${body}.c2ln`, method: 'POST', url, now })), /alg/);
       }
+    });
+  });
+
+  describe('RSA proof keys: exponent 65537, 2048 to 4096 bits, refused before the signature is checked', () => {
+    /** A PS256 proof whose header carries an RSA key of `bits` with exponent `e` (base64url); the signature is junk. */
+    function rsaProof(bits: number, e: string): string {
+      const n = randomBytes(bits / 8);
+      n[0]! |= 0x80;
+      n[n.length - 1]! |= 1;
+      const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const header = encode({ alg: 'PS256', typ: 'dpop+jwt', jwk: { kty: 'RSA', n: n.toString('base64url'), e } });
+      return `${header}.${encode({ jti: 'j', htm: 'POST', htu: url, iat: now })}.${randomBytes(bits / 8).toString('base64url')}`;
+    }
+    const hugeExponent = (bits: number): string => {
+      const e = randomBytes(bits / 8);
+      e[0] = 0x40;
+      e[e.length - 1]! |= 1;
+      return e.toString('base64url');
+    };
+
+    it('a 3072-bit key with a 3071-bit exponent (a check that would cost milliseconds)', () => {
+      assert.match(description(new DpopProofVerifier().check({ proof: rsaProof(3072, hugeExponent(3072)), method: 'POST', url, now })), /RSA key whose exponent is not 65537/);
+    });
+
+    it('an exponent of 3', () => {
+      assert.match(description(new DpopProofVerifier().check({ proof: rsaProof(2048, 'Aw'), method: 'POST', url, now })), /exponent is not 65537/);
+    });
+
+    it('an 8192-bit modulus, and a 1024-bit one', () => {
+      const verifier = new DpopProofVerifier();
+      assert.match(description(verifier.check({ proof: rsaProof(8192, 'AQAB'), method: 'POST', url, now })), /8192-bit RSA key: 2048 to 4096 bits are taken/);
+      assert.match(description(verifier.check({ proof: rsaProof(1024, 'AQAB'), method: 'POST', url, now })), /1024-bit RSA key/);
+    });
+
+    it('takes a 4096-bit key with exponent 65537', () => {
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 4096 });
+      const pair = { alg: 'PS256', privateJwk: privateKey.export({ format: 'jwk' }), publicJwk: publicKey.export({ format: 'jwk' }) };
+      const check = new DpopProofVerifier().check({ proof: dpopProofSigner(pair).sign({ method: 'POST', url, now }), method: 'POST', url, now });
+      assert.ok(check.ok, JSON.stringify(check));
     });
   });
 
