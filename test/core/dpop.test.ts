@@ -182,4 +182,29 @@ describe('DPoP', () => {
     assert.equal(cache.use('d', now + 3, now + 303, now + 400), 'ok', 'expired entries leave');
     assert.equal(cache.size, 1);
   });
+
+  it('lets go the proofs of the earliest second when full, whatever order they came in', () => {
+    const cache = new ReplayCache(2);
+    assert.equal(cache.use('now', now, now + 360, now), 'ok');
+    assert.equal(cache.use('earlier', now - 100, now + 260, now), 'ok', 'a client whose clock is behind');
+    assert.equal(cache.use('next', now, now + 360, now), 'ok', 'full: the earliest second is let go');
+    assert.equal(cache.use('now', now, now + 360, now), 'replayed', 'the proof that came first is still kept');
+    assert.equal(cache.use('earlier', now - 100, now + 260, now), 'stale');
+  });
+
+  it('a flood of proofs dated ahead neither pushes an honest one out nor raises the watermark past the present', () => {
+    const cache = new ReplayCache(100);
+    assert.equal(cache.use('honest', now, now + 360, now), 'ok');
+    const outcomes = new Map<string, number>();
+    for (let i = 0; i < 1000; i++) {
+      const outcome = cache.use(`ahead-${i}`, now + 60, now + 420, now);
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    }
+    assert.deepEqual(Object.fromEntries(outcomes), { ok: 10, ahead: 990 }, 'a tenth of the record at most');
+    assert.equal(cache.use('honest', now, now + 360, now), 'replayed', 'the honest proof is still kept');
+    // Honest proofs, one a second, fill the record and go on being taken: the earliest are let go, never the watermark past the present.
+    for (let i = 1; i <= 200; i++) assert.equal(cache.use(`fresh-${i}`, now + i, now + 360 + i, now + i), 'ok', `honest proof ${i}`);
+    assert.equal(cache.size, 100);
+    assert.equal(cache.use('fresh-200', now + 200, now + 560, now + 200), 'replayed');
+  });
 });
