@@ -1,6 +1,7 @@
 import { DpopProofVerifier, type DpopProof } from '../core/dpop.js';
 import { DpopNonces } from '../core/dpop-nonce.js';
 import { OAuthError } from '../core/errors.js';
+import { parseCompactJwt } from '../core/jwt.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { SigningKeys } from './keys.js';
 
@@ -85,6 +86,23 @@ export class TokenEndpointDpop {
     private readonly tokenEndpoint: string,
     readonly nonceRequired: boolean,
   ) {}
+
+  /**
+   * With nonces on, a proof without a nonce we still take is answered use_dpop_nonce at once,
+   * before the client is authenticated, so that nothing of the request is spent (a client
+   * assertion included) and the client may send it again with the nonce. Only the nonce is read,
+   * no signature checked: a nonce is no secret (every answer gives one). A proof that does not
+   * parse is left to `check`, which names its defect.
+   */
+  async askForNonce(header: string | null, now: number): Promise<void> {
+    if (header === null || !this.nonceRequired) return;
+    const claims = parseCompactJwt(header.trim())?.claims;
+    if (claims === undefined) return;
+    const nonces = await this.#currentNonces();
+    if (!nonces.check(typeof claims.nonce === 'string' ? claims.nonce : undefined, now)) {
+      throw new OAuthError('use_dpop_nonce', 'a DPoP nonce from this server is required', 400, { 'DPoP-Nonce': nonces.issue(now) });
+    }
+  }
 
   /**
    * The proof of a token request (its `DPoP` header), checked; undefined when it sent none. Any

@@ -5,7 +5,7 @@
  * invalid_dpop_proof naming it, before anything is spent; nonces when the operator asks for them.
  */
 import assert from 'node:assert/strict';
-import { createPrivateKey, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -374,6 +374,25 @@ describe('DPoP at the token endpoint — nonces (RFC 9449 §8)', () => {
     const nonce = challenge.headers.get('dpop-nonce')!;
     await refusedProof(challenge, /nonce/, 'use_dpop_nonce');
     assertBound(await ok(await redeem(h, client, code, proofFor(h, key, { nonce }))), key);
+  });
+
+  it('a nonce challenge comes before the client authenticates: a client assertion sent with it is not spent, and the retry may carry it again', async () => {
+    const h = createHarness({ dpop: { nonce: true } });
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const valid = validateClientMetadata(
+      { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] } },
+      h.server.metadata.scopes_supported,
+    );
+    const { client } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
+    const assertion = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey)({ iss: client.clientId, sub: client.clientId, aud: ISSUER, jti: 'once', iat: h.clock.now, exp: h.clock.now + 60 });
+    const send = (dpop: string) => postForm(h, '/token', { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }, { dpop });
+    const key = newKey();
+    const challenge = await send(proofFor(h, key));
+    const nonce = challenge.headers.get('dpop-nonce')!;
+    await refusedProof(challenge, /nonce/, 'use_dpop_nonce');
+    assertBound(await ok(await send(proofFor(h, key, { nonce }))), key);
+    const again = await expectOAuthError(await send(proofFor(h, key, { nonce })), 401, 'invalid_client');
+    assert.match(again.error_description ?? '', /used before/, 'the assertion is spent by the request that got the token');
   });
 
   it('a nonce one server gives is taken by another server on the same store', async () => {
