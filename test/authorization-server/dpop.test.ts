@@ -463,11 +463,15 @@ describe('DPoP at the token endpoint — replay records', () => {
     await refusedProof(await tokenRequest(h, client, grant, proof), /already used/);
   });
 
-  it('a public client\'s replayed request is refused before it spends its refresh token', async () => {
+  it('a public client\'s replayed proof is refused before it spends a code or a refresh token', async () => {
     const h = createHarness();
     const client = await registerClient(h);
     const key = newKey();
-    const first = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key)));
+    const redeemed = proofFor(h, key);
+    const first = await ok(await redeem(h, client, await codeFor(h, client), redeemed));
+    const code = await codeFor(h, client);
+    await refusedProof(await redeem(h, client, code, redeemed), /already used/);
+    assertBound(await ok(await redeem(h, client, code, proofFor(h, key))), key);
     const proof = proofFor(h, key);
     const second = await ok(await refresh(h, client, first.refresh_token!, proof));
     h.clock.now += 5;
