@@ -1,7 +1,7 @@
 import { DpopProofVerifier, type DpopProof } from '../core/dpop.js';
 import { DpopNonces } from '../core/dpop-nonce.js';
 import { OAuthError } from '../core/errors.js';
-import { ReplayCache } from '../core/replay-cache.js';
+import { parseCompactJwt } from '../core/jwt.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { SigningKeys } from './keys.js';
 
@@ -11,10 +11,21 @@ import type { SigningKeys } from './keys.js';
  * token responses and refresh tokens read: so every grant binds its tokens without code of its own.
  */
 
-/** The DPoP key a token request proved it holds, as the grant it is dispatched to sees it. */
-export interface DpopKey {
+/** A token request's proof that passed its checks: its key, and the one way to spend it. */
+export interface CheckedProof {
   /** The key's JWK SHA-256 thumbprint: `cnf.jkt` of the access token. */
   jkt: string;
+  /**
+   * Spends the proof's `jti`, once however often it is called: refused (invalid_dpop_proof) when
+   * the proof was spent before. The token endpoint calls it as soon as the client is
+   * authenticated; a request with no client (a workload's token authenticates it) spends it when
+   * its grant has verified that token, before any token is made.
+   */
+  spend(): Promise<void>;
+}
+
+/** The DPoP key a token request proved it holds, as the grant it is dispatched to sees it. */
+export interface DpopKey extends CheckedProof {
   /** Whether refresh tokens issued to this request are bound too: public clients only (RFC 9449 §5). */
   bindsRefreshTokens: boolean;
 }
@@ -58,15 +69,14 @@ export function requiresDpop(client: ClientRecord | null): boolean {
 }
 
 /**
- * Checks the proofs sent to the token endpoint. A proof's `jti` is spent once: in the store when
- * replicas share it (a proof replayed to another replica is caught), else in a bounded record in
- * memory, so a refresh on SQLite costs no extra write. With nonces on (RFC 9449 §8), a proof must
- * carry a recent one; the nonce key is derived from the current signing key, which every replica
- * on one store shares, so any replica takes a nonce another gave.
+ * Checks the proofs sent to the token endpoint, and spends each proof's `jti` once, in the store
+ * (useAssertionId), so a proof replayed to another replica, or to this server after a restart, is
+ * refused. With nonces on (RFC 9449 §8), a proof must carry a recent one; the nonce key is derived
+ * from the current signing key, which every replica on one store shares, so any replica takes a
+ * nonce another gave.
  */
 export class TokenEndpointDpop {
   readonly #verifier = new DpopProofVerifier();
-  readonly #replays: ReplayCache | null;
   #nonces: { key: Buffer; nonces: DpopNonces } | undefined;
 
   constructor(
@@ -75,15 +85,31 @@ export class TokenEndpointDpop {
     /** Our token endpoint as metadata publishes it: the `htu` every proof must name. */
     private readonly tokenEndpoint: string,
     readonly nonceRequired: boolean,
-  ) {
-    this.#replays = store.sharedByReplicas ? null : new ReplayCache();
+  ) {}
+
+  /**
+   * With nonces on, a proof without a nonce we still take is answered use_dpop_nonce at once,
+   * before the client is authenticated, so that nothing of the request is spent (a client
+   * assertion included) and the client may send it again with the nonce. Only the nonce is read,
+   * no signature checked: a nonce is no secret (every answer gives one). A proof that does not
+   * parse is left to `check`, which names its defect.
+   */
+  async askForNonce(header: string | null, now: number): Promise<void> {
+    if (header === null || !this.nonceRequired) return;
+    const claims = parseCompactJwt(header.trim())?.claims;
+    if (claims === undefined) return;
+    const nonces = await this.#currentNonces();
+    if (!nonces.check(typeof claims.nonce === 'string' ? claims.nonce : undefined, now)) {
+      throw new OAuthError('use_dpop_nonce', 'a DPoP nonce from this server is required', 400, { 'DPoP-Nonce': nonces.issue(now) });
+    }
   }
 
   /**
    * The proof of a token request (its `DPoP` header), checked; undefined when it sent none. Any
    * defect is thrown: 400 invalid_dpop_proof naming it, or use_dpop_nonce with a fresh nonce.
+   * Nothing is recorded yet: the proof is spent by its `spend`.
    */
-  async check(header: string | null, now: number): Promise<DpopProof | undefined> {
+  async check(header: string | null, now: number): Promise<CheckedProof | undefined> {
     if (header === null) return undefined;
     const nonces = this.nonceRequired ? await this.#currentNonces() : undefined;
     const result = this.#verifier.check({
@@ -98,11 +124,12 @@ export class TokenEndpointDpop {
       throw new OAuthError(result.error, result.description, 400, headers);
     }
     const { proof } = result;
-    const fresh = this.#replays
-      ? this.#replays.use(proof.replayKey, proof.iat, proof.replayUntil, now) === 'ok'
-      : await this.store.useAssertionId(proof.replayKey, proof.replayUntil, now);
-    if (!fresh) throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used (jti)');
-    return proof;
+    let spent: Promise<void> | undefined;
+    return { jkt: proof.jkt, spend: () => (spent ??= this.#spend(proof, now)) };
+  }
+
+  async #spend(proof: DpopProof, now: number): Promise<void> {
+    if (!(await this.store.useAssertionId(proof.replayKey, proof.replayUntil, now))) throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used (jti)');
   }
 
   /** The header that gives a client the nonce to put in its next proof; none when nonces are off. */

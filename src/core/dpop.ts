@@ -1,4 +1,4 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 import {
   SUPPORTED_JWS_ALGORITHMS, hasTyp, jwkFits, jwtSigner, parseCompactJwt, verificationKey, verifyJwtSignature, type JwtVerificationKey,
 } from './jwt.js';
@@ -21,6 +21,16 @@ export const DPOP_SIGNING_ALGORITHMS: readonly string[] = SUPPORTED_JWS_ALGORITH
 export const DPOP_PROOF_MAX_AGE_SECONDS = 300;
 /** How far ahead of our clock a client's `iat` may be. */
 export const DPOP_CLOCK_TOLERANCE_SECONDS = 60;
+
+/**
+ * The RSA proof keys taken: exponent 65537 and a modulus of 2048 to 4096 bits. A proof's key is
+ * the sender's choice and its signature is checked before anything else about the sender is
+ * known, so a key must not make that check expensive: a huge exponent or modulus makes one check
+ * cost milliseconds instead of a fraction of one.
+ */
+const RSA_PUBLIC_EXPONENT = 65537n;
+const RSA_MIN_BITS = 2048;
+const RSA_MAX_BITS = 4096;
 
 /** Members of a JWK that only a private (or symmetric) key has: a proof's `jwk` must carry none. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -157,7 +167,8 @@ const refuse = (description: string): DpopCheck => ({ ok: false, error: 'invalid
 /**
  * Checks DPoP proofs (RFC 9449 §4.3) in the order the RFC gives, every refusal naming its defect:
  * one well-formed JWT; `typ` dpop+jwt; `alg` asymmetric and supported (never none, never HMAC);
- * `jwk` a public key fitting `alg` with no private member; the signature by that key; `jti`,
+ * `jwk` a public key fitting `alg` with no private member (an RSA key with exponent 65537 and
+ * 2048 to 4096 bits); the signature by that key; `jti`,
  * `htm`, `htu`, `iat` present; `htm` and `htu` the request's; `iat` fresh; `ath` the token's;
  * `nonce` when asked for. The replay check (step 12) is the caller's, with the proof's
  * `replayKey`. Public keys seen are kept imported, a bounded number, by their JWK text.
@@ -227,9 +238,17 @@ export class DpopProofVerifier {
     if (PRIVATE_MEMBERS.some((name) => name in publicJwk)) return { problem: 'the DPoP proof jwk carries a private key' };
     if (!jwkFits(publicJwk, alg, undefined)) return { problem: 'the DPoP proof jwk does not fit its alg' };
     const jkt = jwkThumbprint(publicJwk);
+    let publicKey: KeyObject;
+    try {
+      publicKey = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' });
+    } catch {
+      return { problem: 'the DPoP proof jwk is not a usable public key' };
+    }
+    const rsaProblem = rsaKeyProblem(publicKey);
+    if (rsaProblem) return { problem: rsaProblem };
     let key: JwtVerificationKey;
     try {
-      key = verificationKey(createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }), alg);
+      key = verificationKey(publicKey, alg);
     } catch {
       return { problem: 'the DPoP proof jwk is not a usable public key' };
     }
@@ -246,6 +265,17 @@ export class DpopProofVerifier {
   readonly #headers: ReadonlyMap<string, Record<string, unknown>> = {
     get: (segment: string) => this.#known.get(segment)?.header,
   } as ReadonlyMap<string, Record<string, unknown>>;
+}
+
+/** Why an RSA proof key is refused (RSA_PUBLIC_EXPONENT, RSA_MIN_BITS..RSA_MAX_BITS); undefined for a key taken or not RSA. */
+function rsaKeyProblem(key: KeyObject): string | undefined {
+  if (key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'rsa-pss') return undefined;
+  const { publicExponent, modulusLength = 0 } = key.asymmetricKeyDetails ?? {};
+  if (publicExponent !== RSA_PUBLIC_EXPONENT) return 'the DPoP proof jwk is an RSA key whose exponent is not 65537';
+  if (modulusLength < RSA_MIN_BITS || modulusLength > RSA_MAX_BITS) {
+    return `the DPoP proof jwk is a ${modulusLength}-bit RSA key: ${RSA_MIN_BITS} to ${RSA_MAX_BITS} bits are taken`;
+  }
+  return undefined;
 }
 
 interface KnownHeader {

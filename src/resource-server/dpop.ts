@@ -5,9 +5,10 @@ import { ReplayCache } from '../core/replay-cache.js';
 
 export interface DpopOptions {
   /**
-   * How many proofs are remembered to refuse their replay (about 170 bytes each), each until it
-   * is too old to pass anyway (six minutes after its iat). Default 100,000. When full, the
-   * oldest is let go and proofs made before it are refused as stale.
+   * How many proofs are remembered to refuse their replay (about 110 bytes each), each until it
+   * is too old to pass anyway (six minutes after its iat). Default 100,000. When full, those
+   * made in the earliest second are let go and proofs made before the next are refused as stale;
+   * proofs dated ahead of the clock may take at most a tenth of it.
    */
   replayCacheSize?: number;
   /**
@@ -87,6 +88,7 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
         const replay = replays.use(result.proof.replayKey, result.proof.iat, result.proof.replayUntil, at);
         if (replay === 'replayed') return refuse('the DPoP proof was used before');
         if (replay === 'stale') return refuse('the DPoP proof is older than the proofs this server still remembers');
+        if (replay === 'ahead') return refuse('the DPoP proof iat is ahead of this server\'s clock, and this server already keeps as many proofs dated ahead as it will: date proofs by the current time');
         if (request.request !== undefined) accepted.set(request.request, proof);
       }
       // RFC 9449 §9: a nonce about to be refused is replaced on a good answer, sparing the client a round trip.

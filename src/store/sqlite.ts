@@ -181,6 +181,7 @@ export function openSqliteStore(options: SqliteStoreOptions): FullStore {
   return sqlStore(sqlite, {
     run: (program) => settle(() => drive(program)),
     transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
+    writeTogether: <T>(program: Program<T>) => grouped.transaction<T>(program),
     close: async () => {
       await grouped.flush();
       await checkpoints?.close();

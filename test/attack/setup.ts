@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe } from 'node:test';
 import type { AuthorizationServerOptions } from '../../src/authorization-server/index.js';
-import { coHostedServer, type CoHosted } from '../helpers/co-hosted.js';
+import { coHostedServer, type CoHosted, type CoHostedOptions } from '../helpers/co-hosted.js';
 import { hashPassword } from '../../src/core/passwords.js';
 import type { Harness } from '../helpers/harness.js';
 import { STORE_KINDS, type OpenedStore, type RowCounts, type StoreKind, type Table } from '../helpers/stores.js';
@@ -17,7 +17,7 @@ export const USER = { username: 'alice', password: 'correct horse battery' };
 export interface AttackEnv {
   kind: StoreKind;
   /** A fresh server (own clock, own in-memory throttles) on this describe's store; alice exists. */
-  target(overrides?: Partial<AuthorizationServerOptions>): Promise<CoHosted>;
+  target(overrides?: Partial<AuthorizationServerOptions>, mcp?: CoHostedOptions): Promise<CoHosted>;
   counts(): Promise<RowCounts>;
 }
 
@@ -35,7 +35,7 @@ export function onEveryStore(title: string, body: (env: AttackEnv) => void): voi
       });
       body({
         kind,
-        target: async (overrides) => coHostedServer(opened!.store, overrides),
+        target: async (overrides, mcp) => coHostedServer(opened!.store, overrides, mcp),
         counts: () => opened!.counts(),
       });
     });

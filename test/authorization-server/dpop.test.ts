@@ -5,22 +5,25 @@
  * invalid_dpop_proof naming it, before anything is spent; nonces when the operator asks for them.
  */
 import assert from 'node:assert/strict';
-import { createPrivateKey } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
 import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
 import { registerClient as createClient } from '../../src/authorization-server/clients.js';
 import { DPOP_SIGNING_ALGORITHMS, dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
 import { jwtSigner } from '../../src/core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../src/core/protocol.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import type { FullStore } from '../../src/store/store.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startTestIssuer } from '../helpers/enterprise-idp.js';
 import {
   addResourceServer, addUser, authorizationRequest, authorizeUrl, Browser, completeInteraction, createHarness, expectOAuthError, introspect, ISSUER,
   jwtClaims, postForm, REDIRECT_URI, registerClient, registerServiceClient, RESOURCE, REVISIONS,
   type Harness, type HarnessOptions, type TestClient,
 } from '../helpers/harness.js';
-import { POSTGRES, SQLITE } from '../helpers/stores.js';
+import { POSTGRES } from '../helpers/stores.js';
 
 const TOKEN_URL = `${ISSUER}/token`;
 type Signer = ReturnType<typeof dpopProofSigner>;
@@ -223,6 +226,25 @@ describe('DPoP at the token endpoint — defects of a proof are refused, naming 
     await refusedProof(await tokenRequest(h, client, grant, leaky), /private key/);
   });
 
+  it('an RSA key with an exponent other than 65537 (a 3071-bit one: milliseconds a check), or of more than 4096 bits', async () => {
+    const { h, client } = await setup();
+    const random = (bytes: number, top: number) => {
+      const value = randomBytes(bytes);
+      value[0] = top;
+      value[bytes - 1]! |= 1;
+      return value.toString('base64url');
+    };
+    const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const claims = encode({ jti: 'rsa-1', htm: 'POST', htu: TOKEN_URL, iat: h.clock.now });
+    const signature = randomBytes(384).toString('base64url');
+    const huge = encode({ typ: 'dpop+jwt', alg: 'RS256', jwk: { kty: 'RSA', n: random(384, 0x80), e: random(384, 0x40) } });
+    await refusedProof(await tokenRequest(h, client, grant, `${huge}.${claims}.${signature}`), /RSA key whose exponent is not 65537/);
+    const long = encode({ typ: 'dpop+jwt', alg: 'RS256', jwk: { kty: 'RSA', n: random(1024, 0x80), e: 'AQAB' } });
+    await refusedProof(await tokenRequest(h, client, grant, `${long}.${claims}.${signature}`), /8192-bit RSA key/);
+    const rsa = dpopProofSigner(generateDpopKeyPair('RS256'));
+    assertBound(await ok(await tokenRequest(h, client, grant, proofFor(h, rsa))), rsa);
+  });
+
   it('alg none (an unsigned proof)', async () => {
     const { h, client } = await setup();
     const pair = generateDpopKeyPair();
@@ -370,6 +392,25 @@ describe('DPoP at the token endpoint — nonces (RFC 9449 §8)', () => {
     assertBound(await ok(await redeem(h, client, code, proofFor(h, key, { nonce }))), key);
   });
 
+  it('a nonce challenge comes before the client authenticates: a client assertion sent with it is not spent, and the retry may carry it again', async () => {
+    const h = createHarness({ dpop: { nonce: true } });
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const valid = validateClientMetadata(
+      { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] } },
+      h.server.metadata.scopes_supported,
+    );
+    const { client } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
+    const assertion = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey)({ iss: client.clientId, sub: client.clientId, aud: ISSUER, jti: 'once', iat: h.clock.now, exp: h.clock.now + 60 });
+    const send = (dpop: string) => postForm(h, '/token', { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }, { dpop });
+    const key = newKey();
+    const challenge = await send(proofFor(h, key));
+    const nonce = challenge.headers.get('dpop-nonce')!;
+    await refusedProof(challenge, /nonce/, 'use_dpop_nonce');
+    assertBound(await ok(await send(proofFor(h, key, { nonce }))), key);
+    const again = await expectOAuthError(await send(proofFor(h, key, { nonce })), 401, 'invalid_client');
+    assert.match(again.error_description ?? '', /used before/, 'the assertion is spent by the request that got the token');
+  });
+
   it('a nonce one server gives is taken by another server on the same store', async () => {
     const store = createMemoryStore();
     const one = createHarness({ store, dpop: { nonce: true } });
@@ -387,22 +428,6 @@ describe('DPoP at the token endpoint — nonces (RFC 9449 §8)', () => {
 });
 
 describe('DPoP at the token endpoint — replay records', () => {
-  /** The store as the server sees it, its useAssertionId calls counted. */
-  function countingAssertionIds(store: FullStore): { store: FullStore; calls: { n: number } } {
-    const calls = { n: 0 };
-    const wrapped = new Proxy(store, {
-      get(target, name) {
-        const value: unknown = Reflect.get(target, name, target);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (name === 'useAssertionId') calls.n++;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-    return { store: wrapped, calls };
-  }
-
   it('PostgreSQL: a proof used at one replica is refused at another on the same database', async () => {
     const opened = await POSTGRES.open();
     try {
@@ -417,19 +442,87 @@ describe('DPoP at the token endpoint — replay records', () => {
     }
   });
 
-  it('SQLite: a replay is refused by the server\'s own record, with no store write per proof', async () => {
-    const opened = await SQLITE.open();
+  it('SQLite: a proof used before a restart is refused after it (the record is in the file)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'ca-dpop-restart-'));
+    const path = join(folder, 'store.db');
     try {
-      const { store, calls } = countingAssertionIds(opened.store);
-      const h = createHarness({ store: opened.store, serverStore: () => store });
-      const client = await registerServiceClient(h);
-      const proof = proofFor(h, newKey());
-      await ok(await tokenRequest(h, client, { grant_type: 'client_credentials' }, proof));
-      await refusedProof(await tokenRequest(h, client, { grant_type: 'client_credentials' }, proof), /already used/);
-      assert.equal(calls.n, 0, 'no useAssertionId on a store no replica shares');
+      const first = openSqliteStore({ path });
+      const before = createHarness({ store: first });
+      const client = await registerServiceClient(before);
+      const proof = proofFor(before, newKey());
+      await ok(await tokenRequest(before, client, { grant_type: 'client_credentials' }, proof));
+      await first.close();
+
+      const second = openSqliteStore({ path });
+      try {
+        const after = createHarness({ store: second });
+        await refusedProof(await tokenRequest(after, client, { grant_type: 'client_credentials' }, proof), /already used/);
+        await ok(await tokenRequest(after, client, { grant_type: 'client_credentials' }, proofFor(after, newKey())));
+      } finally {
+        await second.close();
+      }
     } finally {
-      await opened.close();
+      rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it('a request whose client does not authenticate gets invalid_client: its proof is neither checked nor recorded', async () => {
+    const h = createHarness();
+    const client = await registerServiceClient(h);
+    const impostor: TestClient = { ...client, client_secret: 'not the secret' };
+    const grant = { grant_type: 'client_credentials' };
+    await expectOAuthError(await tokenRequest(h, impostor, grant, proofFor(h, newKey(), { url: `${ISSUER}/other` })), 401, 'invalid_client');
+    const key = newKey();
+    const proof = proofFor(h, key);
+    for (let i = 0; i < 3; i++) await expectOAuthError(await tokenRequest(h, impostor, grant, proof), 401, 'invalid_client');
+    assertBound(await ok(await tokenRequest(h, client, grant, proof)), key);
+    await refusedProof(await tokenRequest(h, client, grant, proof), /already used/);
+  });
+
+  it('a public client\'s replayed proof is refused before it spends a code or a refresh token', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const key = newKey();
+    const redeemed = proofFor(h, key);
+    const first = await ok(await redeem(h, client, await codeFor(h, client), redeemed));
+    const code = await codeFor(h, client);
+    await refusedProof(await redeem(h, client, code, redeemed), /already used/);
+    assertBound(await ok(await redeem(h, client, code, proofFor(h, key))), key);
+    const proof = proofFor(h, key);
+    const second = await ok(await refresh(h, client, first.refresh_token!, proof));
+    h.clock.now += 5;
+    // Within the retry window the spent token, its successor unused, would be taken as a retry.
+    await refusedProof(await refresh(h, client, first.refresh_token!, proof), /already used/);
+    assertBound(await ok(await refresh(h, client, second.refresh_token!, proofFor(h, key))), key);
+  });
+
+  describe('a workload\'s request (no client: its token authenticates it)', () => {
+    let platform: Awaited<ReturnType<typeof startTestIssuer>>;
+    before(async () => {
+      platform = await startTestIssuer();
+    });
+    after(async () => {
+      await platform.close();
+    });
+    const workloadToken = (h: Harness, claims: Record<string, unknown> = {}) =>
+      platform.sign({ iss: platform.issuer, sub: 'spiffe://corp.example/reports', aud: 'context-auth', iat: h.clock.now, exp: h.clock.now + 600, jti: randomBytes(8).toString('hex'), ...claims });
+    const present = (h: Harness, assertion: string, dpop: string) => postForm(h, '/token', { grant_type: JWT_BEARER_GRANT_TYPE, assertion }, { dpop });
+
+    it('spends its proof once the grant has verified the token: a refused token records nothing, a replay leaves no grant', async () => {
+      const h = createHarness({
+        allowInsecureIssuers: true,
+        workloads: [{ issuer: platform.issuer, audience: 'context-auth', subject: 'spiffe://corp.example/reports', client: 'reports', scopes: ['mcp:tools'], singleUse: false }],
+      });
+      await h.server.workloadClientsReady();
+      const key = newKey();
+      const proof = proofFor(h, key);
+      await expectOAuthError(await present(h, await workloadToken(h, { aud: 'someone-else' }), proof), 400, 'invalid_grant');
+      const token = await workloadToken(h);
+      assertBound(await ok(await present(h, token, proof)), key);
+      const issued = h.log.filter((event) => event.event === 'token_issued').length;
+      await refusedProof(await present(h, token, proof), /already used/);
+      assert.equal(h.log.filter((event) => event.event === 'token_issued').length, issued, 'the replay made no grant');
+    });
   });
 });
 

@@ -4,6 +4,7 @@
  * refused with its name.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { DpopNonces } from '../../src/core/dpop-nonce.js';
@@ -118,6 +119,45 @@ describe('DPoP', () => {
     });
   });
 
+  describe('RSA proof keys: exponent 65537, 2048 to 4096 bits, refused before the signature is checked', () => {
+    /** A PS256 proof whose header carries an RSA key of `bits` with exponent `e` (base64url); the signature is junk. */
+    function rsaProof(bits: number, e: string): string {
+      const n = randomBytes(bits / 8);
+      n[0]! |= 0x80;
+      n[n.length - 1]! |= 1;
+      const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const header = encode({ alg: 'PS256', typ: 'dpop+jwt', jwk: { kty: 'RSA', n: n.toString('base64url'), e } });
+      return `${header}.${encode({ jti: 'j', htm: 'POST', htu: url, iat: now })}.${randomBytes(bits / 8).toString('base64url')}`;
+    }
+    const hugeExponent = (bits: number): string => {
+      const e = randomBytes(bits / 8);
+      e[0] = 0x40;
+      e[e.length - 1]! |= 1;
+      return e.toString('base64url');
+    };
+
+    it('a 3072-bit key with a 3071-bit exponent (a check that would cost milliseconds)', () => {
+      assert.match(description(new DpopProofVerifier().check({ proof: rsaProof(3072, hugeExponent(3072)), method: 'POST', url, now })), /RSA key whose exponent is not 65537/);
+    });
+
+    it('an exponent of 3', () => {
+      assert.match(description(new DpopProofVerifier().check({ proof: rsaProof(2048, 'Aw'), method: 'POST', url, now })), /exponent is not 65537/);
+    });
+
+    it('an 8192-bit modulus, and a 1024-bit one', () => {
+      const verifier = new DpopProofVerifier();
+      assert.match(description(verifier.check({ proof: rsaProof(8192, 'AQAB'), method: 'POST', url, now })), /8192-bit RSA key: 2048 to 4096 bits are taken/);
+      assert.match(description(verifier.check({ proof: rsaProof(1024, 'AQAB'), method: 'POST', url, now })), /1024-bit RSA key/);
+    });
+
+    it('takes a 4096-bit key with exponent 65537', () => {
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 4096 });
+      const pair = { alg: 'PS256', privateJwk: privateKey.export({ format: 'jwk' }), publicJwk: publicKey.export({ format: 'jwk' }) };
+      const check = new DpopProofVerifier().check({ proof: dpopProofSigner(pair).sign({ method: 'POST', url, now }), method: 'POST', url, now });
+      assert.ok(check.ok, JSON.stringify(check));
+    });
+  });
+
   it('asks for a nonce (use_dpop_nonce) when the proof has none or a stale one, and takes a fresh one', async () => {
     const nonces = new DpopNonces(Buffer.alloc(32, 7), { slotSeconds: 60 });
     const verifier = new DpopProofVerifier();
@@ -141,5 +181,30 @@ describe('DPoP', () => {
     assert.equal(cache.use('a', now, now + 300, now + 2), 'stale', 'a replay of what was let go');
     assert.equal(cache.use('d', now + 3, now + 303, now + 400), 'ok', 'expired entries leave');
     assert.equal(cache.size, 1);
+  });
+
+  it('lets go the proofs of the earliest second when full, whatever order they came in', () => {
+    const cache = new ReplayCache(2);
+    assert.equal(cache.use('now', now, now + 360, now), 'ok');
+    assert.equal(cache.use('earlier', now - 100, now + 260, now), 'ok', 'a client whose clock is behind');
+    assert.equal(cache.use('next', now, now + 360, now), 'ok', 'full: the earliest second is let go');
+    assert.equal(cache.use('now', now, now + 360, now), 'replayed', 'the proof that came first is still kept');
+    assert.equal(cache.use('earlier', now - 100, now + 260, now), 'stale');
+  });
+
+  it('a flood of proofs dated ahead neither pushes an honest one out nor raises the watermark past the present', () => {
+    const cache = new ReplayCache(100);
+    assert.equal(cache.use('honest', now, now + 360, now), 'ok');
+    const outcomes = new Map<string, number>();
+    for (let i = 0; i < 1000; i++) {
+      const outcome = cache.use(`ahead-${i}`, now + 60, now + 420, now);
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    }
+    assert.deepEqual(Object.fromEntries(outcomes), { ok: 10, ahead: 990 }, 'a tenth of the record at most');
+    assert.equal(cache.use('honest', now, now + 360, now), 'replayed', 'the honest proof is still kept');
+    // Honest proofs, one a second, fill the record and go on being taken: the earliest are let go, never the watermark past the present.
+    for (let i = 1; i <= 200; i++) assert.equal(cache.use(`fresh-${i}`, now + i, now + 360 + i, now + i), 'ok', `honest proof ${i}`);
+    assert.equal(cache.size, 100);
+    assert.equal(cache.use('fresh-200', now + 200, now + 560, now + 200), 'replayed');
   });
 });

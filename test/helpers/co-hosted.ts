@@ -8,6 +8,7 @@ import type { Hono } from 'hono';
 import { createAuthorizationServer, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
 import type { FullStore } from '../../src/store/store.js';
 import { coHostedApp } from '../../src/cli/co-hosted-app.js';
+import type { DpopOptions } from '../../src/resource-server/index.js';
 import { ISSUER, OTHER_RESOURCE, RESOURCE, type Harness } from './harness.js';
 
 /** The header a test sets to say which address a request comes from (the socket's peer in `serve`). */
@@ -17,7 +18,12 @@ export interface CoHosted extends Harness {
   app: Hono;
 }
 
-export function coHostedServer(store: FullStore, overrides: Partial<AuthorizationServerOptions> = {}): CoHosted {
+/** What a test may set of /mcp's guard. */
+export interface CoHostedOptions {
+  dpop?: DpopOptions;
+}
+
+export function coHostedServer(store: FullStore, overrides: Partial<AuthorizationServerOptions> = {}, mcp: CoHostedOptions = {}): CoHosted {
   const clock = { now: 1_800_000_000 };
   const log: Record<string, unknown>[] = [];
   const options: AuthorizationServerOptions = {
@@ -30,7 +36,7 @@ export function coHostedServer(store: FullStore, overrides: Partial<Authorizatio
     ...overrides,
   };
   const server = createAuthorizationServer(options);
-  const app = coHostedApp(server, { resource: RESOURCE, resourceName: 'demo', now: () => clock.now });
+  const app = coHostedApp(server, { resource: RESOURCE, resourceName: 'demo', now: () => clock.now, ...mcp });
   return {
     app,
     server,

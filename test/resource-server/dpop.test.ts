@@ -6,14 +6,14 @@
  * 401 whose DPoP challenge names it, after a Bearer challenge that today's clients read first.
  */
 import assert from 'node:assert/strict';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { describe, it } from 'node:test';
 import { createAdaptorServer } from '@hono/node-server';
 import express, { type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import { Hono } from 'hono';
 import { SignJWT } from 'jose';
-import { DPOP_SIGNING_ALGORITHMS, dpopProofSigner, generateDpopKeyPair, type DpopKeyPair } from '../../src/core/dpop.js';
+import { DPOP_SIGNING_ALGORITHMS, accessTokenHash, dpopProofSigner, generateDpopKeyPair, jwkThumbprint, type DpopKeyPair } from '../../src/core/dpop.js';
 import { parseWwwAuthenticate } from '../../src/core/www-authenticate.js';
 import { honoBearerAuth, type AuthVariables } from '../../src/resource-server/adapters/hono.js';
 import { nodeBearerAuth, type AuthenticatedRequest } from '../../src/resource-server/adapters/node.js';
@@ -248,6 +248,31 @@ for (const adapter of ADAPTERS) {
         const good = JSON.parse(Buffer.from(signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now }).split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
         const proof = await handMadeProof(pair, { jwk: pair.privateJwk }, { ...good, jti: 'private-key-proof' });
         await expectDpopDenied(await call(ME, { authorization: `DPoP ${token}`, dpop: proof }), 'invalid_dpop_proof', /private key/);
+      } finally {
+        await close(server);
+      }
+    });
+
+    it('refuses a proof whose RSA key has an exponent other than 65537 or more than 4096 bits, before checking its signature', async () => {
+      const h = createHarness();
+      const { server, call } = await start(adapter, h);
+      try {
+        const random = (bytes: number, top: number) => {
+          const value = randomBytes(bytes);
+          value[0] = top;
+          value[bytes - 1]! |= 1;
+          return value.toString('base64url');
+        };
+        // A 3072-bit key with a 3071-bit exponent, whose signature check alone would cost milliseconds; and an 8192-bit key.
+        for (const [jwk, expected] of [
+          [{ kty: 'RSA', n: random(384, 0x80), e: random(384, 0x40) }, /RSA key whose exponent is not 65537/],
+          [{ kty: 'RSA', n: random(1024, 0x80), e: 'AQAB' }, /8192-bit RSA key: 2048 to 4096 bits are taken/],
+        ] as const) {
+          const token = await mintToken(h.server, h.clock.now, { cnf: { jkt: jwkThumbprint(jwk) } });
+          const claims = { jti: randomBytes(8).toString('hex'), htm: 'GET', htu: ME, iat: h.clock.now, ath: accessTokenHash(token) };
+          const proof = `${base64url({ typ: 'dpop+jwt', alg: 'PS256', jwk })}.${base64url(claims)}.${randomBytes(384).toString('base64url')}`;
+          await expectDpopDenied(await call(ME, { authorization: `DPoP ${token}`, dpop: proof }), 'invalid_dpop_proof', expected);
+        }
       } finally {
         await close(server);
       }

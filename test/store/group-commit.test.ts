@@ -293,6 +293,13 @@ describe('group commit of refresh grants, SQLite', () => {
     for (const grant of grants) assert.equal((await h.store.getGrant(grant.id))?.id, grant.id);
   });
 
+  it(`${N} records of use (DPoP proofs, client assertions) arriving together commit once; the same one twice is taken once`, async () => {
+    const keys = Array.from({ length: N }, (_, i) => `proof-${i}`);
+    const results = (await afterLead(h, () => [...keys, keys[0]!].map((key) => h.store.useAssertionId(key, NOW + 360, NOW)))).map(fulfilled);
+    assert.deepEqual(results, [...keys.map(() => true), false]);
+    assert.equal(h.commitsSinceMark(), 1);
+  });
+
   it('the same refresh token twice in one batch is spent once; the second is told it was replayed, as one after the other', async () => {
     const { grant, token } = (await chains(1))[0]!;
     const next = [makeRefreshToken(grant), makeRefreshToken(grant)];

@@ -20,9 +20,10 @@ const grants = {
 } as const;
 
 /**
- * POST /token: check the DPoP proof if one came (a nonce asked for, before anything else is
- * done or spent), authenticate the client, then run the one grant it asked for, in a context that
- * carries the proof's key when there was one: the grant's tokens are bound to it.
+ * POST /token: ask for a DPoP nonce if one is required and the proof has none (before anything is
+ * done or spent), authenticate the client, then check the proof if one came and spend it, then
+ * run the one grant it asked for, in a context that carries the proof's key when there was one:
+ * the grant's tokens are bound to it.
  */
 export async function tokenEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const metrics = ctx.metrics;
@@ -45,14 +46,21 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
 async function answer(ctx: ServerContext, request: Request, params: Params): Promise<Response> {
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
-  const proof = await ctx.dpop.check(requestHeader(request, 'dpop'), ctx.now());
+  const dpop = requestHeader(request, 'dpop');
+  await ctx.dpop.askForNonce(dpop, ctx.now());
   // A workload's token authenticates it (RFC 7521 §4.1): that grant may come with no client at all.
   const anonymous = grantType === JWT_BEARER_GRANT_TYPE && !namesClient(request, params);
   const client = anonymous ? null : await authenticateClient(ctx, request, params);
   const noting = client && ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;
+  // Only now is the proof checked and spent: a request that fails to authenticate its client
+  // costs no signature check and leaves no record of its proof.
+  const proof = await ctx.dpop.check(dpop, ctx.now());
   if (!proof && requiresDpop(client)) throw new OAuthError('invalid_dpop_proof', 'this client is registered with dpop_bound_access_tokens: send a DPoP proof');
-  const grantCtx: ServerContext = proof ? { ...ctx, dpopKey: { jkt: proof.jkt, bindsRefreshTokens: client?.tokenEndpointAuthMethod === 'none' } } : ctx;
+  // Spent before the grant, so a replayed request is refused before it spends a code or a refresh
+  // token. With no client, the grant spends it once it has verified the workload's token.
+  if (proof && client) await proof.spend();
+  const grantCtx: ServerContext = proof ? { ...ctx, dpopKey: { ...proof, bindsRefreshTokens: client?.tokenEndpointAuthMethod === 'none' } } : ctx;
   let body: unknown;
   if (grantType === JWT_BEARER_GRANT_TYPE) {
     body = await jwtBearerGrant(grantCtx, client, params);
@@ -63,6 +71,8 @@ async function answer(ctx: ServerContext, request: Request, params: Params): Pro
     }
     body = await grants[grantType as keyof typeof grants](grantCtx, client, params);
   }
+  // Whatever path the grant took, no answer goes out with its proof unspent.
+  if (proof) await proof.spend();
   // With nonces on, each answer gives the nonce for the client's next proof.
   return ctx.dpop.nonceRequired ? json(body, 200, await ctx.dpop.nonceHeader(ctx.now())) : json(body);
 }

@@ -24,7 +24,9 @@ export async function tokenResponse(ctx: ServerContext, grant: TokenFamily, scop
 /**
  * A grant whose one access token is issued now, with no refresh token (client credentials, the
  * jwt-bearer grant): the grant is created with the token's expiry in the same write, logged as
- * `token_issued` with `log`'s fields (never a token), and answered.
+ * `token_issued` with `log`'s fields (never a token), and answered. The request's DPoP proof is
+ * spent first, if it is not yet (a workload's request, which only the grant authenticates): a
+ * replayed one leaves no grant behind.
  */
 export async function issueSingleAccessToken(
   ctx: ServerContext,
@@ -41,6 +43,7 @@ export async function issueSingleAccessToken(
     upstreamSessionId: null,
     accessExpiresAt: accessTokenExpiry(ctx.config, now),
   };
+  await ctx.dpopKey?.spend();
   await ctx.store.createGrant(grant);
   ctx.log({ event: 'token_issued', ...log, client_id: grant.clientId, grant_id: grant.id });
   return tokenResponse(ctx, grant, grant.scope, now);

@@ -233,6 +233,12 @@ export interface Driver {
   refreshTogether?(params: Row): Promise<Row | 'refused' | 'alone'>;
   /** A client's row, looked up with the others of its turn in one statement (getClients). */
   clientTogether?(clientId: string): Promise<Row | undefined>;
+  /**
+   * A program of one write, run with the transactional programs of its turn and committed with
+   * them, where a commit of its own costs more than that (SQLite writes whole pages at every
+   * commit); `run` where absent.
+   */
+  writeTogether?<T>(program: Program<T>): Promise<T>;
 }
 
 export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): FullStore {
@@ -262,6 +268,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   const optional = <T>(row: Row | undefined, map: (row: Row) => T): T | undefined => (row === undefined ? undefined : map(row));
   const run = <T>(program: Program<T>): Promise<T> => driver.run(program);
   const inTransaction = <T>(program: Program<T>): Promise<T> => driver.transaction(program);
+  const writeTogether = <T>(program: Program<T>): Promise<T> => (driver.writeTogether ? driver.writeTogether(program) : driver.run(program));
 
   function* consumeCode(codeHash: string, now: number) {
     const used = yield* get(S.consumeCode, { now, code_hash: codeHash });
@@ -534,7 +541,8 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     revokeAccessToken: (jti, expiresAt, now) =>
       expiresAt > now ? inTransaction(record(S.recordAccess, { jti, now, expires_at: expiresAt })) : Promise.resolve(),
     // One statement, atomic on its own: a transaction around it would cost PostgreSQL two round trips more.
-    useAssertionId: (key, expiresAt, now) => run(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
+    // Once per DPoP token request and client assertion: on SQLite, committed with the turn's refreshes.
+    useAssertionId: (key, expiresAt, now) => writeTogether(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
     isAccessTokenRevoked: (jti) => run(then(get(S.isAccessRevoked, { jti }), (row) => row !== undefined)),
     listRevocations: (since, now) => run(then(all(S.listRevocations, { since, now }), (rows) => rows.map(revocation.record))),
 
