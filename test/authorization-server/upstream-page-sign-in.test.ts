@@ -206,11 +206,14 @@ describe('upstream sign-in at the account page and the admin console', () => {
     const asked = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
     assert.equal(asked.status, 401);
     assert.match(await asked.text(), /Sign in again with Corp SSO/);
-    // Signing in afresh (rather than confirming) proves no more: the provider's session answers again.
-    const again = await browser.submit('/admin', { csrf, action: 'sign-in', provider: 'corp' });
-    assert.equal((await browser.follow(again, atOurs)).url?.href, `${ISSUER}/admin`);
+    // Signing out and in afresh (rather than confirming) proves no more: the provider's session answers again.
+    assert.equal((await browser.submit('/admin', { csrf, action: 'sign-out' })).status, 303);
+    const signInPage = await (await browser.fetch('/admin')).text();
+    const { url } = await pressProvider(browser, '/admin', signInPage, { action: 'sign-in' });
+    assert.equal(url?.href, `${ISSUER}/admin`);
     assert.equal(h.log.filter((event) => event.event === 'login').length, 2);
-    assert.equal((await browser.submit('/admin', { csrf, action: TEST_ACTION.name })).status, 401);
+    const renewed = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    assert.equal((await browser.submit('/admin', { csrf: renewed, action: TEST_ACTION.name })).status, 401);
     assert.equal(h.log.filter((event) => event.event === 'admin_action').length, 0);
   });
 
