@@ -1,5 +1,5 @@
 import { printable, printableJson } from '../core/index.js';
-import { usageError } from './errors.js';
+import { UnknownOptionError, usageError } from './errors.js';
 
 /** Options every verb takes. */
 export const COMMON_OPTIONS = {
@@ -13,11 +13,16 @@ export const STORE_OPTIONS = {
   store: { type: 'string' },
 } as const;
 
-/** Runs node:util parseArgs (passed in, so each verb keeps its precise types) with our error wording. */
+/**
+ * Runs node:util parseArgs (passed in, so each verb keeps its precise types) with our error
+ * wording. An unknown option is named alone: the verb's table of options says what was meant.
+ */
 export function parsed<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
+    const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined;
+    if (unknown) throw new UnknownOptionError(unknown);
     const message = error instanceof Error ? error.message.split(/\.( |$)/)[0]! : String(error);
     throw usageError(message);
   }

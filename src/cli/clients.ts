@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, didYouMean, usageError } from './errors.js';
 
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
                          [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect] [--dpop-bound]
@@ -126,7 +126,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
     if (!removed) throw new CliError(noSuchClient(id));
     return print(values.json ? { client_id: id, removed: true } : `Removed client ${id} and everything issued to it.`);
   }
-  throw usageError(`unknown clients action ${action}`);
+  throw usageError(`unknown clients action ${action}${didYouMean(action, ['add', 'list', 'remove'])}`);
 }
 
 /**

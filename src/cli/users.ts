@@ -5,7 +5,7 @@ import { StoreConflictError } from '../store/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, openStore, withStore, type StoreFlags } from './data.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, didYouMean, usageError } from './errors.js';
 import { readPassword } from './prompt.js';
 
 export const USERS_HELP = `context-auth users add NAME [--admin]   add a user (password from stdin, or asked for);
@@ -91,7 +91,7 @@ export async function usersCommand(args: string[]): Promise<void> {
     if (!removed) throw new CliError(noSuchUser(name));
     return print(values.json ? { username: name, removed: true } : `Removed user ${name}.`);
   }
-  throw usageError(`unknown users action ${action}`);
+  throw usageError(`unknown users action ${action}${didYouMean(action, ['add', 'admin', 'list', 'passwd', 'remove'])}`);
 }
 
 /** `users admin NAME on|off`: the same change as the console's Make / Revoke administrator. */
