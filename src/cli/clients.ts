@@ -47,11 +47,20 @@ function keyOptions(values: { jwks?: string; 'jwks-uri'?: string; secret?: boole
   if (values.jwks !== undefined && values['jwks-uri'] !== undefined) throw usageError('give --jwks or --jwks-uri, not both');
   if (values.secret) throw usageError('a client with --jwks or --jwks-uri authenticates with its key, not a secret: drop --secret');
   if (values['jwks-uri'] !== undefined) return { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: values['jwks-uri'] };
+  const file = values.jwks!;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`Cannot read --jwks ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
   let jwks: unknown;
   try {
-    jwks = JSON.parse(readFileSync(values.jwks!, 'utf8'));
-  } catch (error) {
-    throw new CliError(`Cannot read the key set ${values.jwks}: ${(error as Error).message}`);
+    jwks = JSON.parse(text);
+  } catch {
+    // Not the parser's words: they quote the file's first characters, which could be a key's.
+    const what = /-----BEGIN [A-Z0-9 ]*KEY-----/.test(text) ? 'a PEM key, not JSON' : 'not JSON';
+    throw new CliError(`--jwks ${file} is ${what}: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.`);
   }
   return { token_endpoint_auth_method: 'private_key_jwt', jwks };
 }

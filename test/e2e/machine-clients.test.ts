@@ -98,6 +98,12 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 120_000
       [['--jwks', leaked, '--secret'], /not a secret: drop --secret/],
       [['--jwks-uri', 'http://robot.example/jwks.json'], /jwks_uri must be an https URL/],
     ];
+    // The private key instead of the public key set: named as such, and none of it printed.
+    const pem = join(data, 'robot.pem');
+    writeFileSync(pem, privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    const wrongFile = await cli([...base, '--jwks', pem]);
+    assert.equal(wrongFile.code, 1);
+    assert.equal(wrongFile.stderr, `context-auth: --jwks ${pem} is a PEM key, not JSON: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.\n`);
     for (const [args, message] of refusals) {
       const result = await cli([...base, ...args]);
       assert.notEqual(result.code, 0);
