@@ -331,7 +331,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     // people whose refresh was in flight. So: no new connections; idle ones closed as they go idle
     // (a request on one was never begun, and its client can retry); busy ones left to finish, for
     // up to DRAIN_MS.
-    const stop = () => {
+    const stop = (signal: NodeJS.Signals) => {
+      print(`Stopping (${signal}): no new connections; finishing the requests in flight, for up to ${DRAIN_MS / 1000} s…`);
       stopping = true;
       sweepStopped = sweeper.stop();
       const connections = server as unknown as Connections;
@@ -350,7 +351,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (upstream?.localUsers !== false && (await store.listUsers()).length === 0) process.stderr.write(`${noUsersNote(values)}\n`);
   print(`context-auth serve
   issuer        ${issuer}
-  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
+  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}${pagesBanner(authorizationServer.pages)}
   mcp server    ${defaultResource}   (the demo)
   resource md   ${protectedResourceMetadataUrl(defaultResource)}
 ${resourcesBanner(resources)}
@@ -370,6 +371,7 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
   await store.close();
   stopReopening();
   auditFile?.close();
+  print('Stopped.');
 }
 
 /** The --audit-log file, opened now so a path that cannot be written stops serve at start. */
@@ -444,6 +446,11 @@ function noUsersNote(flags: { data?: string | undefined; store?: string | undefi
 function heapBanner(): string {
   const limit = `${Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024)} MB`;
   return isMainThread ? `${limit} (as node was started)` : limit;
+}
+
+/** The pages for people, where the store has them. */
+function pagesBanner({ account, admin }: { account: string | null; admin: string | null }): string {
+  return `${account ? `\n  account       ${account}   (each person's approved applications, to revoke)` : ''}${admin ? `\n  admin         ${admin}   (the console, for administrators)` : ''}`;
 }
 
 /** Who may sign jwt-bearer grants, when anyone may. */
