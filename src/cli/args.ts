@@ -44,6 +44,11 @@ export function table(cells: Record<string, string>[], columns: string[]): strin
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((row) => line(columns.map((c) => row[c] ?? '')))].join('\n');
 }
 
+/** `text` as one word of a shell command line, for a command printed to be copied. */
+export function shellQuoted(text: string): string {
+  return /[\s'"$`\\]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text;
+}
+
 export function isoTime(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 }

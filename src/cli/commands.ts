@@ -5,6 +5,7 @@ import { CLIENTS_HELP, CLIENTS_OPTIONS, clientsCommand } from './clients.js';
 import { CONSENTS_HELP, CONSENTS_OPTIONS, consentsCommand } from './consents.js';
 import { describeFailure, didYouMean, UnknownOptionError, usageError } from './errors.js';
 import { CALL_HELP, CALL_OPTIONS, callCommand } from './call.js';
+import { CLIENT_KEY_HELP, CLIENT_KEY_OPTIONS, clientKeyCommand } from './client-key.js';
 import { DOCTOR_HELP, DOCTOR_OPTIONS, doctorCommand } from './doctor.js';
 import { KEYS_HELP, KEYS_OPTIONS, keysCommand } from './keys.js';
 import { LOGIN_HELP, LOGIN_OPTIONS, loginCommand } from './login.js';
@@ -12,6 +13,7 @@ import { LOGOUT_HELP, LOGOUT_OPTIONS, logoutCommand } from './logout.js';
 import { STATUS_HELP, STATUS_OPTIONS, statusCommand } from './status.js';
 import { SERVE_HELP, SERVE_OPTIONS, serveCommand } from './serve.js';
 import { USERS_HELP, USERS_OPTIONS, usersCommand } from './users.js';
+import { WORKLOAD_ISSUER_HELP, WORKLOAD_ISSUER_OPTIONS, workloadIssuerCommand } from './workload-issuer.js';
 
 export interface Verb {
   run(args: string[]): Promise<void>;
@@ -32,6 +34,8 @@ export const VERBS: Readonly<Record<string, Verb>> = {
   logout: { run: logoutCommand, help: LOGOUT_HELP, options: LOGOUT_OPTIONS },
   status: { run: statusCommand, help: STATUS_HELP, options: STATUS_OPTIONS },
   doctor: { run: doctorCommand, help: DOCTOR_HELP, options: DOCTOR_OPTIONS },
+  'client-key': { run: clientKeyCommand, help: CLIENT_KEY_HELP, options: CLIENT_KEY_OPTIONS },
+  'workload-issuer': { run: workloadIssuerCommand, help: WORKLOAD_ISSUER_HELP, options: WORKLOAD_ISSUER_OPTIONS },
 };
 
 /** The closing lines of `context-auth --help`: the options every verb, or every server-side verb, takes. */
@@ -54,6 +58,10 @@ Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH
   call             one MCP call to a context server, signing in first when needed
   logout           revoke and forget the tokens for a context server
   status           the stored sign-ins, and when they expire
+
+A program's own identity, made on this machine:
+  client-key       a key pair: the private key for --private-key, the public keys for clients add --jwks
+  workload-issuer  a stand-in workload platform, to try serve --workload-config (not for production)
 
 Any context server, as the MCP hosts see it:
   doctor           whether each MCP host would connect, and what stops the ones that would not

@@ -9,7 +9,7 @@ import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson
 import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
-import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print, shellQuoted } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
@@ -437,8 +437,7 @@ export function resourcesBanner(resources: string[]): string {
 
 /** What to run to add the first user, naming the same store as this `serve`. */
 function noUsersNote(flags: { data?: string | undefined; store?: string | undefined }): string {
-  const quoted = (text: string) => (/[\s'"$`\\]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text);
-  const where = flags.store ? ' --store <the same URL>' : flags.data ? ` --data ${quoted(flags.data)}` : '';
+  const where = flags.store ? ' --store <the same URL>' : flags.data ? ` --data ${shellQuoted(flags.data)}` : '';
   return `No users yet: every password sign-in fails ("Wrong username or password") until you add one:\n  context-auth users add NAME${where}`;
 }
 

@@ -2,10 +2,11 @@
  * docs/cli.md cannot drift from the CLI: `context-auth --help` (the overview) and each verb's
  * `--help` text appear there verbatim (a block preceded by `<!-- context-auth ARGS -->`), every
  * option a verb's parser accepts is in its help text, and every `--flag` its help text names is one
- * the parser accepts. The options every verb shares (--json, --help, and --data/--store for the
- * server-side verbs) are described once, at the end of `context-auth --help`, which names the
- * verbs that take --data. The verbs are the CLI's own table (commands.ts): a new one is checked
- * without being listed here.
+ * the parser accepts (a flag named after another verb, `clients add --jwks`, must be that verb's).
+ * The options every verb shares (--json, --help, and --data/--store for the server-side verbs)
+ * are described once, at the end of `context-auth --help`, which names the verbs that take
+ * --data. The verbs are the CLI's own table (commands.ts): a new one is checked without being
+ * listed here.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -28,6 +29,19 @@ function documentedBlock(args: string): string | undefined {
 
 /** The --flags a text names, without values: `--rate-limit NAME=RATE` gives rate-limit. */
 const flagsIn = (text: string): Set<string> => new Set([...text.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!));
+
+/**
+ * A verb's help split into the flags it names as its own and those it names as another verb's,
+ * right after that verb (and its action): `clients add --jwks FILE`, `serve --workload-config FILE
+ * --allow-insecure-idp`.
+ */
+function namedFlags(help: string, self: string): { own: Set<string>; others: Map<string, Set<string>> } {
+  const verbs = VERBS.map((v) => v.verb).filter((verb) => verb !== self);
+  const pattern = new RegExp(`(?<![\\w-])(${verbs.join('|')})(?: [a-z]+)?((?: (?:--[a-z][a-z0-9-]*|[A-Z][A-Z_]*))+)`, 'g');
+  const others = new Map<string, Set<string>>();
+  for (const m of help.matchAll(pattern)) others.set(m[1]!, new Set([...(others.get(m[1]!) ?? []), ...flagsIn(m[2]!)]));
+  return { own: flagsIn(help.replace(pattern, '')), others };
+}
 
 describe('docs/cli.md shows what the CLI prints', () => {
   for (const { verb, help } of VERBS) {
@@ -52,6 +66,11 @@ describe("each verb's help names exactly the options its parser accepts", () => 
     it(verb, () => {
       const accepted = new Set(Object.keys(options));
       const named = flagsIn(help);
+      const { own, others } = namedFlags(help, verb);
+      for (const [other, flags] of others) {
+        const theirs = new Set(Object.keys(TABLE[other]!.options));
+        for (const flag of flags) assert.ok(theirs.has(flag), `${verb}'s help names ${other} --${flag}, which ${other} refuses`);
+      }
       for (const option of accepted) {
         if (option === 'json' || option === 'help') {
           assert.match(COMMON_HELP, new RegExp(`--${option}\\b`), `the shared options do not describe --${option}`);
@@ -63,7 +82,7 @@ describe("each verb's help names exactly the options its parser accepts", () => 
         }
         assert.ok(named.has(option), `${verb} accepts --${option}, which its help does not name`);
       }
-      for (const flag of named) assert.ok(accepted.has(flag), `${verb}'s help names --${flag}, which its parser refuses`);
+      for (const flag of own) assert.ok(accepted.has(flag), `${verb}'s help names --${flag}, which its parser refuses`);
       // The shared options name a verb for --data exactly when it takes --data (and --store).
       assert.equal(new RegExp(`\\b${verb}\\b`).test(storeSentence), accepted.has('data'), `the shared options are wrong about ${verb} and --data`);
       assert.equal(accepted.has('data'), accepted.has('store'), `${verb} takes one of --data and --store but not the other`);
