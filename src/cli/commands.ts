@@ -60,7 +60,7 @@ Client side (tokens in ~/.config/context-auth/credentials.json, or $CONTEXT_AUTH
   status           the stored sign-ins, and when they expire
 
 A program's own identity, made on this machine:
-  client-key       a key pair: the private key for --private-key, the public keys for clients add --jwks
+  client-key       a key pair: the private key for --private-key, the public key for clients add --jwks
   workload-issuer  a stand-in workload platform, to try serve --workload-config (not for production)
 
 Any context server, as the MCP hosts see it:

@@ -22,8 +22,8 @@ export const WORKLOAD_ISSUER_HELP = `context-auth workload-issuer --subject SUB 
     OpenID discovery and its public key at http://127.0.0.1:PORT (--port, default 8090), writes a
     token for the workload SUB (its sub) to the --token-file FILE (readable by you alone) for
     call --assertion-file, and runs until stopped (Ctrl-C). --audience: the token's aud (default
-    http://127.0.0.1:8080, serve's default issuer); --ttl S: its lifetime (default 3600, at most
-    86400). The token has no jti, as many platforms' tokens, so serve takes it again while it is
+    http://127.0.0.1:8080, serve's default issuer); --ttl S: its lifetime (60 to 86400, default
+    3600). The token has no jti, as many platforms' tokens, so serve takes it again while it is
     valid. The signing key lives in memory only, and is gone when this stops`;
 
 export const WORKLOAD_ISSUER_OPTIONS = {

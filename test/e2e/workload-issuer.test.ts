@@ -71,6 +71,23 @@ describe('context-auth workload-issuer', { timeout: 60_000 }, () => {
     }
   });
 
+  it('--json: what it serves and wrote, as one JSON document, before it waits', async () => {
+    const tokenFile = join(tempDataFolder(), 'robot.jwt');
+    const running = startCli(['workload-issuer', '--port', '0', '--subject', 'robot', '--token-file', tokenFile, '--json'], { timeoutMs: 60_000 });
+    const printed = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      running.process.stdout.on('data', () => {
+        if (running.stdout().endsWith('}\n')) resolve(JSON.parse(running.stdout()) as Record<string, unknown>);
+      });
+      running.process.once('close', () => reject(new Error(`workload-issuer ended:\n${running.stdout()}\n${running.stderr()}`)));
+    });
+    const closed = once(running.process, 'close');
+    running.process.kill('SIGINT');
+    assert.equal(((await closed) as [number])[0], 0);
+    assert.match(String(printed.issuer), /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.deepEqual({ ...printed, issuer: undefined, expires_at: undefined }, { issuer: undefined, expires_at: undefined, token_file: tokenFile, subject: 'robot', audience: 'http://127.0.0.1:8080' });
+    assert.equal(running.stdout().trimEnd().split('\n').at(-1), '}', 'nothing but the document on stdout');
+  });
+
   it('refuses what it cannot do, before it listens', async () => {
     const folder = tempDataFolder();
     const refusals: [string[], RegExp][] = [
