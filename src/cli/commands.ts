@@ -70,6 +70,11 @@ context-auth VERB --help (or context-auth help VERB) shows what a verb does and 
 
 ${COMMON_HELP}`;
 
+/** The verb of that name; never a property every object has (`toString`). */
+function verbNamed(name: string): Verb | undefined {
+  return Object.hasOwn(VERBS, name) ? VERBS[name] : undefined;
+}
+
 /** The version in package.json (beside dist/, or beside src/ when run from source). */
 function version(): string {
   return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -82,12 +87,12 @@ async function main(argv: string[]): Promise<void> {
     const [topic, ...extra] = rest;
     if (topic === undefined) return print(HELP);
     if (extra.length > 0) throw usageError(`unexpected argument ${extra[0]}`);
-    const verb = VERBS[topic];
+    const verb = verbNamed(topic);
     if (!verb) throw usageError(`unknown command ${topic}${didYouMean(topic, Object.keys(VERBS))}`);
     return print(verb.help);
   }
   if (command === '--version') return print(version());
-  const verb = VERBS[command];
+  const verb = verbNamed(command);
   if (!verb) throw usageError(`unknown command ${command}${didYouMean(command, Object.keys(VERBS))}`);
   try {
     await verb.run(rest);
@@ -102,7 +107,7 @@ async function main(argv: string[]): Promise<void> {
 export function runCli(argv: string[]): void {
   main(argv).catch((error: unknown) => {
     const command = argv[0];
-    const failure = describeFailure(error, command !== undefined && Object.hasOwn(VERBS, command) ? command : undefined);
+    const failure = describeFailure(error, command !== undefined && verbNamed(command) ? command : undefined);
     // With --json, stdout always holds one JSON document: the result, or this error object.
     if (argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: failure.error, message: failure.message })}\n`);
     else process.stderr.write(`context-auth: ${failure.message}\n`);

@@ -58,6 +58,9 @@ describe('a mistyped command line', () => {
     assert.equal(await usage(['serv']), "context-auth: unknown command serv; did you mean serve? (see 'context-auth --help')\n");
     assert.equal(await usage(['help', 'cal']), "context-auth: unknown command cal; did you mean call? (see 'context-auth --help')\n");
     assert.equal(await usage(['frobnicate']), "context-auth: unknown command frobnicate (see 'context-auth --help')\n");
+    // A name every object has is no verb either.
+    assert.equal(await usage(['toString']), "context-auth: unknown command toString (see 'context-auth --help')\n");
+    assert.equal(await usage(['help', 'constructor']), "context-auth: unknown command constructor (see 'context-auth --help')\n");
   });
 
   it('an unknown action of a server-side verb: the nearest action, told before any database is looked for', async () => {
