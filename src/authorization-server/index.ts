@@ -76,6 +76,11 @@ export interface AuthorizationServer {
   /** The Prometheus registry of this server's metrics (docs/metrics.md); null unless the `metrics` option is set. */
   metrics: Registry | null;
   /**
+   * The pages for people it serves, by URL: a person's own page (`account`) and the admin console
+   * (`admin`); null where the store cannot hold what the page needs.
+   */
+  pages: { account: string | null; admin: string | null };
+  /**
    * Third-party authorization, for tools of a context server beside this one: the provider's
    * access to the person behind one of our access tokens (its verified claims: the grant is found
    * by `grant_id`), or null when that token did not come from an upstream sign-in.
@@ -153,9 +158,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     pages,
   );
 
+  const pageUrls: AuthorizationServer['pages'] = { account: null, admin: null };
   // The account page lists and revokes consents: a store that cannot has no account page.
   const admin = ctx.store;
   if (hasAdministration(admin)) {
+    pageUrls.account = `${config.issuer}${ACCOUNT_PATH}`;
     route(
       app,
       base + ACCOUNT_PATH,
@@ -171,6 +178,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       GET: (request: Request, params: Record<string, string>) => adminEndpoint(ctx, consoleStore, request, params.section ?? ''),
       POST: limited('signIn', (request) => adminSubmit(ctx, consoleStore, request)),
     };
+    pageUrls.admin = `${config.issuer}${ADMIN_PATH}`;
     route(app, base + ADMIN_PATH, handlers, pages);
     route(app, `${base}${ADMIN_PATH}/:section`, { GET: handlers.GET }, pages);
   }
@@ -198,6 +206,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     keys,
     revocations,
     metrics: metrics?.registry ?? null,
+    pages: pageUrls,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
     upstreamReady: async () => ctx.upstream?.providers.ready(),
     workloadClientsReady: () => ensureWorkloadClients(ctx),

@@ -1,5 +1,5 @@
 import { printable, printableJson } from '../core/index.js';
-import { usageError } from './errors.js';
+import { UnknownOptionError, usageError } from './errors.js';
 
 /** Options every verb takes. */
 export const COMMON_OPTIONS = {
@@ -13,11 +13,16 @@ export const STORE_OPTIONS = {
   store: { type: 'string' },
 } as const;
 
-/** Runs node:util parseArgs (passed in, so each verb keeps its precise types) with our error wording. */
+/**
+ * Runs node:util parseArgs (passed in, so each verb keeps its precise types) with our error
+ * wording. An unknown option is named alone: the verb's table of options says what was meant.
+ */
 export function parsed<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
+    const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined;
+    if (unknown) throw new UnknownOptionError(unknown);
     const message = error instanceof Error ? error.message.split(/\.( |$)/)[0]! : String(error);
     throw usageError(message);
   }
@@ -37,6 +42,11 @@ export function table(cells: Record<string, string>[], columns: string[]): strin
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((row) => line(columns.map((c) => row[c] ?? '')))].join('\n');
+}
+
+/** `text` as one word of a shell command line, for a command printed to be copied. */
+export function shellQuoted(text: string): string {
+  return /[\s'"$`\\]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text;
 }
 
 export function isoTime(seconds: number): string {

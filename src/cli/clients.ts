@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, didYouMean, usageError } from './errors.js';
 
 export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri URI ...] [--secret] [--grant-type client_credentials]
                          [--jwks FILE | --jwks-uri URL] [--scope "a b"] [--introspect] [--dpop-bound]
@@ -47,11 +47,20 @@ function keyOptions(values: { jwks?: string; 'jwks-uri'?: string; secret?: boole
   if (values.jwks !== undefined && values['jwks-uri'] !== undefined) throw usageError('give --jwks or --jwks-uri, not both');
   if (values.secret) throw usageError('a client with --jwks or --jwks-uri authenticates with its key, not a secret: drop --secret');
   if (values['jwks-uri'] !== undefined) return { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: values['jwks-uri'] };
+  const file = values.jwks!;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`Cannot read --jwks ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
   let jwks: unknown;
   try {
-    jwks = JSON.parse(readFileSync(values.jwks!, 'utf8'));
-  } catch (error) {
-    throw new CliError(`Cannot read the key set ${values.jwks}: ${(error as Error).message}`);
+    jwks = JSON.parse(text);
+  } catch {
+    // Not the parser's words: they quote the file's first characters, which could be a key's.
+    const what = /-----BEGIN [A-Z0-9 ]*KEY-----/.test(text) ? 'a PEM key, not JSON' : 'not JSON';
+    throw new CliError(`--jwks ${file} is ${what}: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.`);
   }
   return { token_endpoint_auth_method: 'private_key_jwt', jwks };
 }
@@ -126,7 +135,7 @@ export async function clientsCommand(args: string[]): Promise<void> {
     if (!removed) throw new CliError(noSuchClient(id));
     return print(values.json ? { client_id: id, removed: true } : `Removed client ${id} and everything issued to it.`);
   }
-  throw usageError(`unknown clients action ${action}`);
+  throw usageError(`unknown clients action ${action}${didYouMean(action, ['add', 'list', 'remove'])}`);
 }
 
 /**

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { revokeApproval } from '../authorization-server/index.js';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, didYouMean, usageError } from './errors.js';
 
 export const CONSENTS_HELP = `context-auth consents list [--user NAME] [--client CLIENT_ID]
 context-auth consents revoke --user NAME --client CLIENT_ID   forget the consent and revoke its tokens
@@ -18,25 +18,25 @@ export async function consentsCommand(args: string[]): Promise<void> {
   const [action, ...rest] = positionals;
   if (values.help || !action) return print(CONSENTS_HELP);
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
+  if (action === 'revoke') {
+    const { user, client } = values;
+    if (!user || !client) throw usageError('consents revoke needs --user and --client');
+    const result = await withStore(values, (store) => revokeApproval(store, user, client, nowSeconds()));
+    if ('refused' in result) throw new CliError(result.refused);
+    return print(
+      values.json
+        ? { revoked: result.revoked }
+        : `Revoked ${result.revoked} consent(s). Their refresh tokens no longer work; their access tokens are refused within about a second by serve on this store, and elsewhere when they expire (unless that context server follows the revocation list).`,
+    );
+  }
+  // Told before the store is opened: a mistyped action is not a missing database.
+  if (action !== 'list') throw usageError(`unknown consents action ${action}${didYouMean(action, ['list', 'revoke'])}`);
   await withStore(values, async (store) => {
-    if (action === 'list') {
-      const user = values.user === undefined ? undefined : await store.getUser({ username: values.user });
-      if (values.user !== undefined && !user) throw new CliError(`There is no user named ${values.user}.`);
-      const consents = await store.listConsents({ ...(user ? { userId: user.id } : {}), ...(values.client ? { clientId: values.client } : {}) });
-      const names = new Map((await store.listUsers()).map((u) => [u.id, u.username]));
-      const rows = consents.map((c) => ({ user: names.get(c.userId) ?? c.userId, client_id: c.clientId, resource: c.resource, scope: c.scope.join(' '), updated: isoTime(c.updatedAt) }));
-      return print(values.json ? rows : table(rows, ['user', 'client_id', 'resource', 'scope', 'updated']));
-    }
-    if (action === 'revoke') {
-      if (!values.user || !values.client) throw usageError('consents revoke needs --user and --client');
-      const result = await revokeApproval(store, values.user, values.client, nowSeconds());
-      if ('refused' in result) throw new CliError(result.refused);
-      return print(
-        values.json
-          ? { revoked: result.revoked }
-          : `Revoked ${result.revoked} consent(s). Their refresh tokens no longer work; their access tokens are refused within about a second by serve on this store, and elsewhere when they expire (unless that context server follows the revocation list).`,
-      );
-    }
-    throw usageError(`unknown consents action ${action}`);
+    const user = values.user === undefined ? undefined : await store.getUser({ username: values.user });
+    if (values.user !== undefined && !user) throw new CliError(`There is no user named ${values.user}.`);
+    const consents = await store.listConsents({ ...(user ? { userId: user.id } : {}), ...(values.client ? { clientId: values.client } : {}) });
+    const names = new Map((await store.listUsers()).map((u) => [u.id, u.username]));
+    const rows = consents.map((c) => ({ user: names.get(c.userId) ?? c.userId, client_id: c.clientId, resource: c.resource, scope: c.scope.join(' '), updated: isoTime(c.updatedAt) }));
+    print(values.json ? rows : table(rows, ['user', 'client_id', 'resource', 'scope', 'updated']));
   });
 }

@@ -3,7 +3,7 @@ import { rotateSigningKeys } from '../authorization-server/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
-import { usageError } from './errors.js';
+import { didYouMean, usageError } from './errors.js';
 
 export const KEYS_HELP = `context-auth keys list     signing keys (current, previous, retired); public parts only
 context-auth keys rotate   make a new current key; the old one stays published until the next rotation`;
@@ -26,5 +26,5 @@ export async function keysCommand(args: string[]): Promise<void> {
     if (values.json) return print(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created_at: k.createdAt, public_jwk: JSON.parse(k.publicJwk) as JWK })));
     return print(table(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created: isoTime(k.createdAt) })), ['kid', 'alg', 'status', 'created']));
   }
-  throw usageError(`unknown keys action ${action}`);
+  throw usageError(`unknown keys action ${action}${didYouMean(action, ['list', 'rotate'])}`);
 }

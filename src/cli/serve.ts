@@ -9,7 +9,7 @@ import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson
 import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
-import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print, shellQuoted } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
@@ -331,7 +331,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     // people whose refresh was in flight. So: no new connections; idle ones closed as they go idle
     // (a request on one was never begun, and its client can retry); busy ones left to finish, for
     // up to DRAIN_MS.
-    const stop = () => {
+    const stop = (signal: NodeJS.Signals) => {
+      print(`Stopping (${signal}): no new connections; finishing the requests in flight, for up to ${DRAIN_MS / 1000} s…`);
       stopping = true;
       sweepStopped = sweeper.stop();
       const connections = server as unknown as Connections;
@@ -350,7 +351,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (upstream?.localUsers !== false && (await store.listUsers()).length === 0) process.stderr.write(`${noUsersNote(values)}\n`);
   print(`context-auth serve
   issuer        ${issuer}
-  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}
+  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}${pagesBanner(authorizationServer.pages)}
   mcp server    ${defaultResource}   (the demo)
   resource md   ${protectedResourceMetadataUrl(defaultResource)}
 ${resourcesBanner(resources)}
@@ -370,6 +371,7 @@ Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctr
   await store.close();
   stopReopening();
   auditFile?.close();
+  print('Stopped.');
 }
 
 /** The --audit-log file, opened now so a path that cannot be written stops serve at start. */
@@ -435,8 +437,7 @@ export function resourcesBanner(resources: string[]): string {
 
 /** What to run to add the first user, naming the same store as this `serve`. */
 function noUsersNote(flags: { data?: string | undefined; store?: string | undefined }): string {
-  const quoted = (text: string) => (/[\s'"$`\\]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text);
-  const where = flags.store ? ' --store <the same URL>' : flags.data ? ` --data ${quoted(flags.data)}` : '';
+  const where = flags.store ? ' --store <the same URL>' : flags.data ? ` --data ${shellQuoted(flags.data)}` : '';
   return `No users yet: every password sign-in fails ("Wrong username or password") until you add one:\n  context-auth users add NAME${where}`;
 }
 
@@ -444,6 +445,11 @@ function noUsersNote(flags: { data?: string | undefined; store?: string | undefi
 function heapBanner(): string {
   const limit = `${Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024)} MB`;
   return isMainThread ? `${limit} (as node was started)` : limit;
+}
+
+/** The pages for people, where the store has them. */
+function pagesBanner({ account, admin }: { account: string | null; admin: string | null }): string {
+  return `${account ? `\n  account       ${account}   (each person's approved applications, to revoke)` : ''}${admin ? `\n  admin         ${admin}   (the console, for administrators)` : ''}`;
 }
 
 /** Who may sign jwt-bearer grants, when anyone may. */

@@ -5,7 +5,7 @@
 import { isMainThread, parentPort } from 'node:worker_threads';
 import type { StopMessage } from './serve-thread.js';
 
-export function onStopSignal(stop: () => void): void {
+export function onStopSignal(stop: (signal: NodeJS.Signals) => void): void {
   if (isMainThread || !parentPort) {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
@@ -15,7 +15,7 @@ export function onStopSignal(stop: () => void): void {
   const listener = (message: Partial<StopMessage>) => {
     if (!message.stop) return;
     port.off('message', listener);
-    stop();
+    stop(message.stop);
   };
   port.on('message', listener);
   // The listening server keeps the thread alive; the port must not once it has stopped.

@@ -5,7 +5,7 @@ import { StoreConflictError } from '../store/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, openStore, withStore, type StoreFlags } from './data.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, didYouMean, usageError } from './errors.js';
 import { readPassword } from './prompt.js';
 
 export const USERS_HELP = `context-auth users add NAME [--admin]   add a user (password from stdin, or asked for);
@@ -18,9 +18,9 @@ context-auth users remove NAME          remove a user with their sessions, conse
 const USERNAME = /^[A-Za-z0-9._@+-]{1,64}$/;
 const MIN_PASSWORD = 8;
 
-/** Reads a password (stdin, or a hidden prompt asked twice), checks its length and hashes it. */
-async function newPasswordHash(): Promise<string> {
-  const password = await readPassword();
+/** Reads a password (stdin, or a hidden prompt asked twice) for `command`, checks its length and hashes it. */
+async function newPasswordHash(command: string): Promise<string> {
+  const password = await readPassword(command);
   if (password.length < MIN_PASSWORD) throw new CliError(`The password must have at least ${MIN_PASSWORD} characters.`);
   return hashPassword(password);
 }
@@ -40,7 +40,7 @@ export async function usersCommand(args: string[]): Promise<void> {
   if (action === 'add') {
     if (!name) throw usageError('users add needs a NAME');
     if (!USERNAME.test(name)) throw new CliError('A username is 1 to 64 letters, digits or . _ @ + -');
-    const passwordHash = await newPasswordHash();
+    const passwordHash = await newPasswordHash(`context-auth users add ${name}`);
     const { store, location, created } = await openStore(values, { create: true });
     try {
       await store.createUser({ id: randomUUID(), username: name, passwordHash, createdAt: nowSeconds(), ...(values.admin ? { admin: true } : {}) });
@@ -78,7 +78,9 @@ export async function usersCommand(args: string[]): Promise<void> {
   }
   if (action === 'passwd') {
     if (!name) throw usageError('users passwd needs a NAME');
-    const passwordHash = await newPasswordHash();
+    // Said before the password is asked for, not after it was typed twice.
+    if (!(await withStore(values, (store) => store.getUser({ username: name })))) throw new CliError(noSuchUser(name));
+    const passwordHash = await newPasswordHash(`context-auth users passwd ${name}`);
     const changed = await withStore(values, (store) => store.setUserPassword(name, passwordHash));
     if (!changed) throw new CliError(noSuchUser(name));
     // Tokens already issued to clients are not the password's: they stay until revoked.
@@ -91,7 +93,7 @@ export async function usersCommand(args: string[]): Promise<void> {
     if (!removed) throw new CliError(noSuchUser(name));
     return print(values.json ? { username: name, removed: true } : `Removed user ${name}.`);
   }
-  throw usageError(`unknown users action ${action}`);
+  throw usageError(`unknown users action ${action}${didYouMean(action, ['add', 'admin', 'list', 'passwd', 'remove'])}`);
 }
 
 /** `users admin NAME on|off`: the same change as the console's Make / Revoke administrator. */

@@ -2,7 +2,8 @@
  * An authorization server on a store with the core contract alone, as a store written for another
  * database may be: every flow works, and what needs a capability the store lacks is done without
  * it (no sweep, no record of client use, rate limits in this process's memory, no revocation list
- * and nothing for `Revocations` to follow, no word on whether the store has users).
+ * and nothing for `Revocations` to follow, no account page or console, no word on whether the
+ * store has users).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -46,6 +47,18 @@ describe('an authorization server on a store with the core contract only', () =>
     assert.equal(h.server.revocations.isRevoked({ claims: jwtClaims(next.access_token) }), true, 'known in this process at once');
     // Nothing sweeps unused clients on such a store: their use is not recorded.
     assert.equal((await h.store.getClient(client.client_id))?.lastUsedAt, null);
+  });
+
+  it('serves no account page and no console, and says so in `pages`', async () => {
+    const h = createHarness({ serverStore: (store) => withoutCapabilities(store) });
+    assert.deepEqual(h.server.pages, { account: null, admin: null });
+    for (const path of ['/account', '/admin']) assert.equal((await new Browser(h).fetch(path)).status, 404, path);
+    // With what each page needs: the account page alone, then both, at the URLs `pages` names.
+    const administered = createHarness({ serverStore: (store) => withoutCapabilities(store, ['console']) });
+    assert.deepEqual(administered.server.pages, { account: `${ISSUER}/account`, admin: null });
+    const full = createHarness();
+    assert.deepEqual(full.server.pages, { account: `${ISSUER}/account`, admin: `${ISSUER}/admin` });
+    for (const path of ['/account', '/admin']) assert.equal((await new Browser(full).fetch(path)).status, 200, path);
   });
 
   it('sweeps nothing', async () => {

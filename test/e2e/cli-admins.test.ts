@@ -2,11 +2,17 @@
  * Administrators of the admin console, from the CLI as an operator runs it: `users add --admin`,
  * `users admin NAME on|off` (one clear line when there is no such user) and `users list`, which
  * shows who is one in its table and its --json; and `clients remove` and `users remove`, which run
- * the same operations as the console's buttons. Run `npx tsc -p tsconfig.build.json` first.
+ * the same operations as the console's buttons; and a password that was not given, which is
+ * said so (from a pipe, and from a terminal whose input ended, through `script`'s real pty).
+ * Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { cli, tempDataFolder } from './serve-process.js';
+import { CLI, cli, tempDataFolder } from './serve-process.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -62,5 +68,48 @@ describe('removing from the CLI', () => {
     assert.equal((await cli(['clients', 'remove', clientId, '--data', data])).stderr, `context-auth: There is no client ${clientId}.\n`);
     assert.deepEqual(JSON.parse(await ok(['users', 'remove', 'alice', '--json', '--data', data])), { username: 'alice', removed: true });
     assert.equal(await ok(['users', 'list', '--data', data]), '(none)\n');
+  });
+});
+
+describe('a password that was not given', () => {
+  it('users add with nothing on standard input: says so and how to give one, and adds no one', async () => {
+    const data = tempDataFolder();
+    for (const input of ['', '\n']) {
+      const result = await cli(['users', 'add', 'alice', '--data', data], input);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, 'context-auth: No password given on standard input: pipe one in (echo "$PW" | context-auth users add alice), or run it in a terminal to be asked for one.\n');
+    }
+    assert.equal(existsSync(join(data, 'context-auth.db')), false, 'no database was made for nobody');
+  });
+
+  it('a password of two lines (one the sign-in form could never take) is refused, not stored', async () => {
+    const data = tempDataFolder();
+    const result = await cli(['users', 'add', 'alice', '--data', data], `${PASSWORD}\n${PASSWORD}\n`);
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, 'context-auth: The password on standard input is more than one line: give it alone, on one line.\n');
+  });
+
+  it('users passwd for someone who does not exist says so before asking for a password', async () => {
+    const data = tempDataFolder();
+    await ok(['users', 'add', 'root', '--data', data], `${PASSWORD}\n`);
+    const result = await cli(['users', 'passwd', 'bob', '--data', data], '');
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, 'context-auth: There is no user named bob.\n');
+    const empty = await cli(['users', 'passwd', 'root', '--data', data], '');
+    assert.match(empty.stderr, /No password given on standard input: pipe one in \(echo "\$PW" \| context-auth users passwd root\)/);
+  });
+
+  it('at a terminal whose input ends (Ctrl-D) at the prompt: says so and fails, instead of ending silently', async () => {
+    const data = tempDataFolder();
+    // script(1) runs the CLI on a pseudo-terminal and passes our input to it: Ctrl-D, then the end.
+    const child = spawn('script', ['-qec', `'${process.execPath}' '${CLI}' users add alice --data '${data}'`, '/dev/null'], { stdio: 'pipe' });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdin.end('\x04');
+    const [code] = (await once(child, 'close')) as [number];
+    assert.equal(code, 1, output);
+    assert.match(output, /Password: /);
+    assert.match(output, /context-auth: No password given: the input ended \(Ctrl-D\) before one was typed\./);
+    assert.equal(existsSync(join(data, 'context-auth.db')), false);
   });
 });

@@ -5,13 +5,15 @@
  * (`clients add --jwks FILE`). Each connects, calls the demo `whoami`, and sees its client id.
  * The SDK's own assertion helper, told to use the token endpoint URL as the audience (as RFC 7523
  * first allowed), is refused by default and accepted with `--client-assertion-audience
- * issuer-or-token-endpoint`.
+ * issuer-or-token-endpoint`. `context-auth client-key` makes a pair that `clients add --jwks` and
+ * `call --private-key` take.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import { Client, ClientCredentialsProvider, createPrivateKeyJwtAuth, PrivateKeyJwtProvider, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
@@ -80,6 +82,43 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 120_000
     assert.match(listed.stdout, new RegExp(`${String(added.client_id)}\\s+key robot\\s+confidential \\(key\\)`));
   });
 
+  it('client-key makes a pair that clients add --jwks and call --private-key take, ES256 or RS256, and never writes over a file', async () => {
+    for (const alg of ['ES256', 'RS256']) {
+      const pem = join(data, `${alg}.pem`);
+      const jwksFile = join(data, `${alg}-keys.json`);
+      const made = await cli(['client-key', '--private-key', pem, '--jwks', jwksFile, ...(alg === 'RS256' ? ['--alg', 'RS256'] : []), '--json']);
+      assert.equal(made.code, 0, made.stderr);
+      const { kid } = JSON.parse(made.stdout) as { kid: string };
+      assert.equal(statSync(pem).mode & 0o777, 0o600, 'the private key is its owner\'s alone');
+      const [publicJwk, ...more] = (JSON.parse(readFileSync(jwksFile, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
+      assert.equal(more.length, 0);
+      assert.deepEqual({ kid: publicJwk!.kid, alg: publicJwk!.alg, use: publicJwk!.use }, { kid, alg, use: 'sig' });
+      assert.equal(kid, await calculateJwkThumbprint(publicJwk as JWK), 'the kid is the thumbprint');
+      for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) assert.equal(publicJwk![member], undefined, `no private member ${member}`);
+
+      const added = await addClient(['--name', `${alg} robot`, '--jwks', jwksFile]);
+      const called = await cli([
+        'call', `${issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--grant-type', 'client_credentials', '--client-id', String(added.client_id),
+        '--private-key', pem, '--credentials', join(data, `${alg}-credentials.json`), '--json',
+      ]);
+      assert.equal(called.code, 0, called.stderr);
+      assert.equal((JSON.parse(called.stdout) as { structuredContent: { client_id: string } }).structuredContent.client_id, added.client_id);
+    }
+
+    const pem = join(data, 'ES256.pem');
+    const before = readFileSync(pem, 'utf8');
+    const again = await cli(['client-key', '--private-key', pem, '--jwks', join(data, 'fresh-keys.json')]);
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, `context-auth: --private-key ${pem} exists already: client-key writes new files only, so that no key is replaced by mistake.\n`);
+    assert.equal(readFileSync(pem, 'utf8'), before, 'the key is untouched');
+    // A key set in the way: no private key is left behind without its public half.
+    const lonely = join(data, 'lonely.pem');
+    const taken = await cli(['client-key', '--private-key', lonely, '--jwks', join(data, 'ES256-keys.json')]);
+    assert.equal(taken.code, 1);
+    assert.match(taken.stderr, /--jwks .*ES256-keys\.json exists already/);
+    assert.equal(existsSync(lonely), false);
+  });
+
   it('clients add refuses what a registration would leave out: an operator names each value on purpose', async () => {
     const result = await cli(['clients', 'add', '--data', data, '--name', 'half app', '--redirect-uri', 'http://127.0.0.1:9/cb', '--redirect-uri', 'cursor://anysphere.cursor-mcp/oauth/callback']);
     assert.equal(result.code, 1, result.stderr);
@@ -98,6 +137,12 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 120_000
       [['--jwks', leaked, '--secret'], /not a secret: drop --secret/],
       [['--jwks-uri', 'http://robot.example/jwks.json'], /jwks_uri must be an https URL/],
     ];
+    // The private key instead of the public key set: named as such, and none of it printed.
+    const pem = join(data, 'robot.pem');
+    writeFileSync(pem, privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    const wrongFile = await cli([...base, '--jwks', pem]);
+    assert.equal(wrongFile.code, 1);
+    assert.equal(wrongFile.stderr, `context-auth: --jwks ${pem} is a PEM key, not JSON: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.\n`);
     for (const [args, message] of refusals) {
       const result = await cli([...base, ...args]);
       assert.notEqual(result.code, 0);

@@ -5,6 +5,7 @@
  * the server restarted (politely and with SIGKILL) to show the state survived.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { join } from 'node:path';
@@ -233,4 +234,31 @@ describe('context-auth serve, end to end', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /Refusing plain http/);
   });
+});
+
+describe('what serve says at start and at a stop', () => {
+  it('names the account page and the admin console in its banner, where they answer', async () => {
+    const server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), '--quiet']);
+    try {
+      const { issuer } = server;
+      assert.match(server.output(), new RegExp(`\\n  account +${issuer}/account +\\(each person's approved applications, to revoke\\)\\n`));
+      assert.match(server.output(), new RegExp(`\\n  admin +${issuer}/admin +\\(the console, for administrators\\)\\n`));
+      for (const page of ['account', 'admin']) assert.equal((await fetch(`${issuer}/${page}`)).status, 200, page);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`on ${signal} (${signal === 'SIGINT' ? 'Ctrl-C' : 'a service manager'}) says it is stopping, then that it stopped`, async () => {
+      const server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), '--quiet']);
+      // 'close' comes once every line serve wrote has been read, after its exit.
+      const closed = once(server.process, 'close');
+      server.process.kill(signal);
+      const [code] = (await closed) as [number];
+      assert.equal(code, 0);
+      // The banner's last line, then these two, the last on stdout (stderr follows: the note that there are no users).
+      assert.match(server.output(), new RegExp(`\\(Ctrl-C to stop\\)\\nStopping \\(${signal}\\): no new connections; finishing the requests in flight, for up to 10 s…\\nStopped\\.\\nNo users yet`));
+    });
+  }
 });
