@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
-import { ContextClient, failureReason } from '../client/index.js';
+import { checkContextServerUrl, ClientError, ContextClient, describeNetworkFailure, failureReason } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions, DPOP_HELP, MACHINE_IDENTITY_HELP } from './client-options.js';
 import { CliError, usageError } from './errors.js';
@@ -15,6 +15,8 @@ export const CALL_HELP = `context-auth call URL METHOD [PARAMS_JSON] [--client-i
                       [--no-browser] [--grant-type TYPE] [--dpop] [--credentials FILE] [--quiet] [--json]
     one MCP JSON-RPC call (initialize handled), logging in and refreshing as needed, e.g.
     context-auth call http://127.0.0.1:8080/mcp tools/call '{"name":"whoami"}'
+  --no-browser  print the sign-in URL instead of opening a browser; with no terminal either, nobody
+                could sign in, so a call that needs a person fails at once (login_required)
 ${DPOP_HELP}
 ${MACHINE_IDENTITY_HELP}`;
 
@@ -41,7 +43,9 @@ export async function callCommand(args: string[]): Promise<void> {
   const params = parseParams(paramsText);
 
   const clock = new RequestClock(REQUEST_TIMEOUT_MS);
-  const auth = new ContextClient({ ...(await clientOptions(url, values)), onSignIn: clock.onSignIn });
+  // With no browser to open and no terminal, nobody could sign in: a call that needs a person fails at once.
+  const interactive = !(values['no-browser'] && !process.stdin.isTTY);
+  const auth = new ContextClient({ ...(await clientOptions(url, values)), interactive, onSignIn: clock.onSignIn });
   const client = new Client({ name: 'context-auth', version: '0.1.0' }, { capabilities: {} });
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: auth.fetch });
   try {
@@ -54,8 +58,25 @@ export async function callCommand(args: string[]): Promise<void> {
     if ((result as { isError?: unknown }).isError === true) process.exitCode = 1;
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`${method} failed: ${failureReason(error, url)}`, 1, { cause: error });
+    throw await callFailure(error, url, method, auth);
   } finally {
     await transport.close().catch(() => {});
   }
+}
+
+/**
+ * What a failed call reports. A client error keeps its code: one that needs a person says how to
+ * sign in. An answer the MCP SDK could not take (an HTTP error, not JSON-RPC) is checked for a
+ * wrong URL: nothing there, an authorization server's, or not a context server.
+ */
+async function callFailure(error: unknown, url: string, method: string, auth: ContextClient): Promise<Error> {
+  if (error instanceof ClientError) {
+    const signIn = error.code === 'login_required' ? `; call cannot ask you to sign in here (--no-browser and no terminal): run \`context-auth login ${url}\` first` : '';
+    return new ClientError(error.code, `${method} failed: ${error.message}${auth.identity.kind === 'person' ? signIn : ''}`, { cause: error });
+  }
+  if (error instanceof StreamableHTTPError && describeNetworkFailure(error) === undefined) {
+    const wrong = await checkContextServerUrl(url).catch(() => undefined);
+    if (wrong) return wrong;
+  }
+  return new CliError(`${method} failed: ${failureReason(error, url)}`, 1, { cause: error });
 }
