@@ -71,7 +71,7 @@ export async function callCommand(args: string[]): Promise<void> {
  */
 async function callFailure(error: unknown, url: string, method: string, auth: ContextClient): Promise<Error> {
   if (error instanceof ClientError) {
-    const signIn = error.code === 'login_required' ? `; call cannot ask you to sign in here (--no-browser and no terminal): run \`context-auth login ${url}\` first` : '';
+    const signIn = error.code === 'login_required' ? `; with --no-browser and no terminal nobody can sign in here: run \`context-auth login ${url}\` first` : '';
     return new ClientError(error.code, `${method} failed: ${error.message}${auth.identity.kind === 'person' ? signIn : ''}`, { cause: error });
   }
   if (error instanceof StreamableHTTPError && describeNetworkFailure(error) === undefined) {

@@ -8,7 +8,7 @@ import { deviceAuthorizationEndpoint, deviceCodeInfo, pollForTokens, realSleep, 
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
 import { ClientError, signInStopped } from './errors.js';
-import { describeIdentity, grantLockName, identityKey, PERSON, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
+import { describeIdentity, grantLockName, PERSON, sameIdentity, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-bearer.js';
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
@@ -126,6 +126,10 @@ export class ContextClient implements FetchSession {
     } else if (options.assertion) {
       throw new ClientError('registration_unavailable', "assertion is for grantType 'jwt-bearer'");
     }
+    // The client id is the program's identity: its grant is stored and found under it.
+    if (options.grantType === 'client_credentials' && !options.clientId) {
+      throw new ClientError('registration_unavailable', "grantType 'client_credentials' needs the clientId it authenticates as");
+    }
     this.application = applicationOf(options);
     this.identity = isUnattended(options.grantType) ? { kind: 'program', grantType: options.grantType, clientId: options.clientId! } : PERSON;
     this.store = options.store ?? new FileTokenStore();
@@ -179,13 +183,14 @@ export class ContextClient implements FetchSession {
    * grant for programs), the code exchange, and stores the tokens.
    */
   async login(options: { scope?: string; wwwAuthenticate?: string | null; signal?: AbortSignal } = {}): Promise<StoredGrant> {
+    // Nobody to ask: fail before any request, rather than discover and register for nothing.
+    if (!this.unattended && this.options.interactive === false) {
+      throw new ClientError('login_required', `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and this client may not start a sign-in (interactive: false)`);
+    }
     const discovery = await this.discover(options.wwwAuthenticate);
     const wasBound = isDpopBound(await this.grant());
     if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope, wasBound);
     if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope, wasBound);
-    if (this.options.interactive === false) {
-      throw new ClientError('login_required', `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and no person may be asked here (interactive: false); log in first`);
-    }
     if (this.options.grantType === 'device_code') return this.deviceFlow(discovery, options.scope, wasBound, options.signal);
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
@@ -495,11 +500,10 @@ export class ContextClient implements FetchSession {
    * grant (empty when none was stored); the grants are forgotten whatever the outcome.
    */
   async logout(): Promise<Revocation[]> {
-    const selected = this.grants();
-    const grants = (await this.store.listGrants()).filter((grant) => grant.application === this.application && grant.serverUrl === this.serverUrl && identityKey(grant.identity) === identityKey(this.identity));
+    const mine = (grant: StoredGrant) => grant.application === this.application && grant.serverUrl === this.serverUrl && sameIdentity(grant.identity, this.identity);
     const outcomes: Revocation[] = [];
-    for (const grant of grants) outcomes.push(await this.revoke(grant));
-    await this.store.deleteGrant(selected);
+    for (const grant of (await this.store.listGrants()).filter(mine)) outcomes.push(await this.revoke(grant));
+    await this.store.deleteGrant(this.grants());
     return outcomes;
   }
 

@@ -54,6 +54,15 @@ describe('ContextClient: one grant per identity', () => {
     );
   });
 
+  it('a program is its client id: client_credentials without one is refused before anything is sent', () => {
+    assert.throws(
+      () => new ContextClient({ serverUrl: server.serverUrl, store: new MemoryTokenStore(), grantType: 'client_credentials', clientSecret: 'secret' }),
+      clientError('registration_unavailable', /needs the clientId it authenticates as/),
+    );
+    assert.deepEqual(program(new MemoryTokenStore(), robot).identity, { kind: 'program', grantType: 'client_credentials', clientId: robot.clientId });
+    assert.deepEqual(clientFor(server, person()).identity, { kind: 'person' });
+  });
+
   it('a person’s grant made with another client is not the one a clientId names: the login with that client replaces it', async () => {
     const store = new MemoryTokenStore();
     const alice = person();
