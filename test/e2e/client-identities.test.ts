@@ -207,6 +207,13 @@ describe('client verbs: one grant per identity, against serve', { timeout: 180_0
     assert.match(again.stderr, new RegExp(`Not logged in to ${mcp} as the program ${robot.client_id} \\(client_credentials\\)\\. Stored for it: the person \\(\`context-auth logout ${mcp}\`\\)`));
   });
 
+  it('a tool that needs more scope, where no sign-in can widen it: the server’s insufficient_scope and the scope, not the SDK’s text', async () => {
+    const result = await run(['call', mcp, 'tools/call', '{"name":"admin_report"}', '--no-browser']);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, new RegExp(`^context-auth: tools/call failed: ${mcp} refused the request \\(HTTP 403\\): insufficient_scope \\(.+\\); it needs the scope [^\\n]*mcp:admin[^\\n]*\\n$`, 'm'));
+    assert.doesNotMatch(result.stderr, /Streamable HTTP error|Error POSTing/);
+  });
+
   it('call --no-browser with no terminal, when only a person could go on: login_required at once, naming the command', async () => {
     // The person's grant is revoked at the server: serve's /mcp refuses its token, and its refresh token is dead.
     const person = grants().find((grant) => grant.identity.kind === 'person')!;
