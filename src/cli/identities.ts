@@ -1,10 +1,5 @@
-/** The identities of stored grants, in the CLI's words: what to call one, and the flags that select it. */
+/** The identities of stored grants as the CLI shows them, and the flags that select one. */
 import type { GrantIdentity } from '../client/index.js';
-
-/** "the person", or "the program ID (GRANT)". */
-export function identityName(identity: GrantIdentity): string {
-  return identity.kind === 'person' ? 'the person' : `the program ${identity.clientId} (${identity.grantType})`;
-}
 
 /** The flags that select the identity: none for the person. */
 export function identityFlags(identity: GrantIdentity): string {

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ContextClient, type Revocation } from '../client/index.js';
+import { ContextClient, describeIdentity, type Revocation } from '../client/index.js';
 import { COMMON_OPTIONS, isoTime, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';
-import { identityFlags, identityName } from './identities.js';
+import { identityFlags } from './identities.js';
 
 export const LOGOUT_HELP = `context-auth logout URL [--grant-type TYPE --client-id ID] [--client-secret S] [--private-key FILE]
                        [--key-id KID] [--key-alg ALG] [--credentials FILE] [--quiet] [--json]
@@ -57,10 +57,10 @@ export async function logoutCommand(args: string[]): Promise<void> {
   if (rest.length > 0) throw usageError(`unexpected argument ${rest[0]}`);
   const client = new ContextClient({ ...(await clientOptions(url, values, false)), interactive: false });
   const revocations = await client.logout();
-  const who = identityName(client.identity);
+  const who = describeIdentity(client.identity);
   if (revocations.length === 0) {
     const stored = (await client.store.listGrants()).filter((grant) => grant.application === client.application && grant.serverUrl === client.serverUrl);
-    const others = [...new Set(stored.map((grant) => `${identityName(grant.identity)} (\`context-auth logout ${url}${identityFlags(grant.identity)}\`)`))];
+    const others = [...new Set(stored.map((grant) => `${describeIdentity(grant.identity)} (\`context-auth logout ${url}${identityFlags(grant.identity)}\`)`))];
     throw new CliError(`Not logged in to ${url} as ${who}.${others.length > 0 ? ` Stored for it: ${others.join('; ')}.` : ''}`);
   }
   const failed = revocations.filter((revocation) => revocation.outcome === 'failed');

@@ -11,6 +11,7 @@ export { DEVICE_CODE_GRANT, type DeviceCodeInfo, type Sleep } from './device.js'
 export type { GrantIdentity, GrantSelector, ProgramGrantType, StoredClient, StoredGrant, TokenStore } from './types.js';
 export type { Revocation } from './revocation.js';
 export { checkContextServerUrl } from './server-url.js';
+export { describeIdentity } from './grants.js';
 export type { ClientPrivateKey } from './client-assertion.js';
 export { JWT_BEARER_GRANT, type AssertionCallback, type AssertionContext } from './jwt-bearer.js';
 export { enterpriseAssertion, requestIdJag, type EnterpriseAssertionOptions, type IdJagRequest } from './id-jag.js';
