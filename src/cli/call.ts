@@ -92,7 +92,7 @@ function lastRefusal(fetchImpl: (input: string | URL | Request, init?: RequestIn
  */
 async function callFailure(error: unknown, url: string, method: string, auth: ContextClient, refused: string | undefined): Promise<Error> {
   if (error instanceof ClientError) {
-    const signIn = error.code === 'login_required' ? `; with --no-browser and no terminal nobody can sign in here: run \`context-auth login ${url}\` first` : '';
+    const signIn = error.code === 'login_required' ? `: with --no-browser and no terminal nobody can sign in here; run \`context-auth login ${url}\`` : '';
     return new ClientError(error.code, `${method} failed: ${error.message}${auth.identity.kind === 'person' ? signIn : ''}`, { cause: error });
   }
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403) && refused) {

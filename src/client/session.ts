@@ -185,7 +185,7 @@ export class ContextClient implements FetchSession {
   async login(options: { scope?: string; wwwAuthenticate?: string | null; signal?: AbortSignal } = {}): Promise<StoredGrant> {
     // Nobody to ask: fail before any request, rather than discover and register for nothing.
     if (!this.unattended && this.options.interactive === false) {
-      throw new ClientError('login_required', `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and this client may not start a sign-in (interactive: false)`);
+      throw new ClientError('login_required', `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and this client may not start a sign-in (interactive: false); log in first`);
     }
     const discovery = await this.discover(options.wwwAuthenticate);
     const wasBound = isDpopBound(await this.grant());

@@ -225,7 +225,8 @@ describe('client verbs: one grant per identity, against serve', { timeout: 180_0
       assert.equal(result.code, 1, result.stderr);
       const said = extra.length > 0 ? (JSON.parse(result.stdout) as { error: string; message: string }) : { error: 'login_required', message: result.stderr };
       assert.equal(said.error, 'login_required');
-      assert.match(said.message, new RegExp(`run \`context-auth login ${mcp}\` first`));
+      // The first call finds the grant ended (and forgets it); the second finds none.
+      assert.match(said.message, new RegExp(`${extra.length > 0 ? 'log in first' : 'ended \\(the refresh failed: invalid_grant.*log in again'}: with --no-browser and no terminal nobody can sign in here; run \`context-auth login ${mcp}\`\n?$`));
       assert.doesNotMatch(result.stderr, /authorize\?|Open this URL|Registering/);
     }
     // The programs are not affected.
@@ -236,6 +237,6 @@ describe('client verbs: one grant per identity, against serve', { timeout: 180_0
     const result = await startCli(['call', mcp, 'tools/list', '--no-browser', '--credentials', join(home, 'empty', 'credentials.json')], { env, timeoutMs: HANG_BOUND_MS }).exit;
     assert.notEqual(result.code, 128, `the call hung waiting for a person: killed after ${HANG_BOUND_MS} ms:\n${result.stderr}`);
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /context-auth: tools\/list failed: no valid authorization of the person for .*run `context-auth login /);
+    assert.match(result.stderr, /context-auth: tools\/list failed: no valid authorization of the person for .*; log in first: with --no-browser and no terminal nobody can sign in here; run `context-auth login /);
   });
 });
