@@ -34,6 +34,7 @@ export const AUDIT_EVENTS = {
   token_issued: { outcome: 'success', when: 'the token endpoint issued tokens for a new grant' },
   token_refreshed: { outcome: 'success', when: 'a refresh token was exchanged for new tokens' },
   refresh_token_reused: { outcome: 'failure', when: 'a rotated refresh token was used again (its grant is revoked)' },
+  token_refused: { outcome: 'failure', when: 'the token endpoint refused a request (any grant, any client error)' },
   token_revoked: { outcome: 'success', when: 'a client revoked a token' },
   assertion_keys_unavailable: { outcome: 'failure', when: "a trusted issuer's keys could not be fetched (jwt-bearer grant)" },
   upstream_redirect: { outcome: 'success', when: 'a person was sent to an upstream provider to sign in' },

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { CLI_CLIENT_NAME, enterpriseAssertion, FileTokenStore, tokenFile, workloadTokenFile, type ContextClientOptions } from '../client/index.js';
+import { ClientError, CLI_CLIENT_NAME, enterpriseAssertion, FileTokenStore, tokenFile, workloadTokenFile, type ContextClientOptions } from '../client/index.js';
 import { usageError } from './errors.js';
 
 /** How a program (no person, no browser) authenticates: its private key, or a JWT it presents. */
@@ -32,7 +32,8 @@ export const DPOP_HELP = `  --dpop  bind the tokens to a key pair made for this 
           calls use it, and a server that asks for DPoP gets it without the flag`;
 
 /** The lines of login's and call's help that describe MACHINE_IDENTITY_OPTIONS. */
-export const MACHINE_IDENTITY_HELP = `  --grant-type authorization_code (default: a person, in the browser), or for a program (client --client-id):
+export const MACHINE_IDENTITY_HELP = `  --grant-type authorization_code (default: a person, in the browser), or for a program (client --client-id),
+    whose tokens are kept apart from the person's and renewed by its own grant, never by a sign-in:
     client_credentials  with --client-secret S, or --private-key FILE (PEM; signs a JWT per request)
                         [--key-id KID] [--key-alg ALG (default from the key)]
     jwt-bearer          presents a JWT (RFC 7523); the client authenticates by secret, private key or not at all:
@@ -76,8 +77,16 @@ function needs(flags: ClientFlags, flag: keyof ClientFlags, present: boolean, wh
   if (flags[flag] !== undefined && !present) throw usageError(`--${flag} is for ${what}`);
 }
 
-/** The grant and credentials the flags describe, each missing or conflicting flag a usage error. */
-async function machineIdentity(flags: ClientFlags, clientSecret: string | undefined): Promise<Partial<ContextClientOptions>> {
+/** What logout gives a jwt-bearer program in place of its assertion: revoking presents none. */
+const NO_ASSERTION: NonNullable<ContextClientOptions['assertion']> = () => {
+  throw new ClientError('assertion_unavailable', 'logout presents no assertion');
+};
+
+/**
+ * The grant and credentials the flags describe, each missing or conflicting flag a usage error.
+ * `tokens` false (logout): the identity and how its client authenticates, without the assertion.
+ */
+async function machineIdentity(flags: ClientFlags, clientSecret: string | undefined, tokens: boolean): Promise<Partial<ContextClientOptions>> {
   const grantType = flags['grant-type'];
   if (grantType !== undefined && !(GRANT_TYPES as readonly string[]).includes(grantType)) {
     throw usageError(`--grant-type is one of ${GRANT_TYPES.join(', ')}, not ${grantType}`);
@@ -105,7 +114,7 @@ async function machineIdentity(flags: ClientFlags, clientSecret: string | undefi
         ...(flags['key-alg'] ? { privateKeyAlg: flags['key-alg'] } : {}),
       };
   if (!jwtBearer) return { grantType, ...key };
-  return { grantType, ...key, assertion: assertionOf(flags) };
+  return { grantType, ...key, assertion: tokens ? assertionOf(flags) : NO_ASSERTION };
 }
 
 /** The jwt-bearer grant's assertion: the workload token file, or an ID-JAG for the ID token file. */
@@ -129,8 +138,12 @@ function assertionOf(flags: ClientFlags): ContextClientOptions['assertion'] {
   });
 }
 
-/** The ContextClient options a client verb's flags describe; progress goes to stderr unless --quiet or --json. */
-export async function clientOptions(serverUrl: string, flags: ClientFlags): Promise<ContextClientOptions> {
+/**
+ * The ContextClient options a client verb's flags describe; progress goes to stderr unless --quiet
+ * or --json. The flags that name an identity (--grant-type, --client-id) select it: without them,
+ * the person's. `tokens` false (logout): nothing is asked for, so no assertion is needed.
+ */
+export async function clientOptions(serverUrl: string, flags: ClientFlags, tokens = true): Promise<ContextClientOptions> {
   const quiet = Boolean(flags.quiet || flags.json);
   const clientSecret = flags['client-secret'] ?? process.env.CONTEXT_AUTH_CLIENT_SECRET;
   return {
@@ -138,7 +151,7 @@ export async function clientOptions(serverUrl: string, flags: ClientFlags): Prom
     store: new FileTokenStore(flags.credentials),
     ...(flags['client-id'] ? { clientId: flags['client-id'] } : {}),
     ...(clientSecret ? { clientSecret } : {}),
-    ...(await machineIdentity(flags, clientSecret)),
+    ...(await machineIdentity(flags, clientSecret, tokens)),
     ...(flags.scope ? { scope: flags.scope } : {}),
     ...(flags.dpop ? { dpop: true } : {}),
     noBrowser: Boolean(flags['no-browser']),

@@ -2,10 +2,12 @@ import { parseArgs } from 'node:util';
 import { FileTokenStore } from '../client/index.js';
 import { COMMON_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { usageError } from './errors.js';
+import { identityLabel } from './identities.js';
 
 export const STATUS_HELP = `context-auth status [--show-token] [--credentials FILE] [--json]
-    stored authorizations (of the CLI and every application sharing the credentials file) and
-    when they expire; --show-token adds the access tokens`;
+    stored authorizations (of the CLI and every application sharing the credentials file): whose
+    each is (the person's, or a program's and by which grant) and when it expires; --show-token adds
+    the access tokens`;
 
 export const STATUS_OPTIONS = { ...COMMON_OPTIONS, 'show-token': { type: 'boolean' }, credentials: { type: 'string' } } as const;
 
@@ -18,6 +20,7 @@ export async function statusCommand(args: string[]): Promise<void> {
   const rows = grants.map((g) => ({
     server: g.serverUrl,
     application: g.application,
+    identity: identityLabel(g.identity),
     issuer: g.issuer,
     client_id: g.clientId,
     scope: g.scope ?? '',
@@ -27,5 +30,5 @@ export async function statusCommand(args: string[]): Promise<void> {
     ...(values['show-token'] ? { access_token: g.accessToken } : {}),
   }));
   if (values.json) return print(rows);
-  print(table(rows, ['server', 'application', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]));
+  print(table(rows, ['server', 'application', 'identity', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]));
 }

@@ -7,7 +7,7 @@ import * as oauth from 'oauth4webapi';
 import { DEVICE_CODE_GRANT_TYPE } from '../core/protocol.js';
 import { ClientError, signInStopped } from './errors.js';
 import { assertSecureUrl } from './http.js';
-import { requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
+import { requestOptions, tokenError, tokenRequest, withBodyError, type DpopTokenBinding } from './oauth-requests.js';
 
 export const DEVICE_CODE_GRANT = DEVICE_CODE_GRANT_TYPE;
 
@@ -80,7 +80,7 @@ export async function requestDeviceCode(context: DeviceFlowContext, parameters: 
   let answer: oauth.DeviceAuthorizationResponse;
   try {
     const response = await oauth.deviceAuthorizationRequest(context.as, context.client, context.auth, body, { ...requestOptions(context.fetch, endpoint), ...signalOption(context.signal) });
-    answer = await oauth.processDeviceAuthorizationResponse(context.as, context.client, response);
+    answer = await oauth.processDeviceAuthorizationResponse(context.as, context.client, await withBodyError(response));
   } catch (error) {
     if (context.signal?.aborted) throw stopped();
     throw new ClientError('authorization_failed', tokenError(error, 'the device authorization request failed').message, { cause: error });

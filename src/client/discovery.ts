@@ -3,7 +3,7 @@ import { authorizationServerMetadataUrls, canonicalizeResourceUri, wellKnownUrl 
 import { findBearerChallenge, findChallenge } from '../core/www-authenticate.js';
 import { ClientError, type ClientErrorCode } from './errors.js';
 import { assertSecureUrl, getJson } from './http.js';
-import { failureReason } from './network-errors.js';
+import { answersAsContextServer, probeServer, wrongServerUrl } from './server-url.js';
 
 /** The protocol version a Revision A client announces on discovery (spec: Context-Protocol-Version). */
 export const REVISION_A_VERSION = '2025-03-26';
@@ -38,24 +38,6 @@ export interface DiscoveryOptions {
   chooseAuthorizationServers?: (servers: string[]) => string[] | Promise<string[]>;
   /** Told about each step, for progress output. */
   onStep?: (message: string) => void;
-}
-
-/** An MCP initialize without a token: the request whose 401 starts discovery. */
-async function probe(fetchImpl: typeof fetch, serverUrl: string): Promise<string | null> {
-  let response: Response;
-  try {
-    response = await fetchImpl(serverUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'context-auth', version: '0' } } }),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(15_000),
-    });
-  } catch (error) {
-    throw new ClientError('discovery_failed', `cannot reach ${serverUrl}: ${failureReason(error, serverUrl)}`, { cause: error });
-  }
-  await response.body?.cancel();
-  return response.status === 401 ? response.headers.get('www-authenticate') : null;
 }
 
 /**
@@ -112,7 +94,12 @@ export async function fetchAuthorizationServerMetadata(fetchImpl: typeof fetch, 
  * Revision A (spec, "Revision A discovery"): metadata at the authorization base URL (the server URL
  * without its path), announced with Context-Protocol-Version; on 404 the default paths there.
  */
-async function revisionAMetadata(fetchImpl: typeof fetch, serverUrl: string, onStep: (message: string) => void): Promise<AuthorizationServer> {
+async function revisionAMetadata(
+  fetchImpl: typeof fetch,
+  serverUrl: string,
+  onStep: (message: string) => void,
+  notContextServer?: () => Promise<ClientError | undefined>,
+): Promise<AuthorizationServer> {
   const base = new URL(serverUrl).origin;
   const url = `${base}/.well-known/oauth-authorization-server`;
   onStep(`no protected resource metadata; trying ${url}`);
@@ -127,6 +114,8 @@ async function revisionAMetadata(fetchImpl: typeof fetch, serverUrl: string, onS
     return body as unknown as AuthorizationServer;
   }
   if (status !== 404) throw new ClientError('discovery_failed', `${url} answered ${status}`);
+  const wrong = await notContextServer?.();
+  if (wrong) throw wrong;
   onStep(`no metadata (404): using ${base}/authorize, /token and /register`);
   return {
     issuer: base,
@@ -139,7 +128,6 @@ async function revisionAMetadata(fetchImpl: typeof fetch, serverUrl: string, onS
 /** Finds the authorization server for a context server, by Revision B if the server supports it, else Revision A. */
 export async function discover(serverUrlInput: string, options: DiscoveryOptions = {}): Promise<Discovery> {
   const fetchImpl = options.fetch ?? fetch;
-  const onStep = options.onStep ?? (() => {});
   let serverUrl: string;
   try {
     serverUrl = canonicalizeResourceUri(serverUrlInput);
@@ -148,7 +136,36 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
   }
   assertSecureUrl(serverUrl, 'the context server URL');
 
-  const wwwAuthenticate = options.wwwAuthenticate !== undefined ? options.wwwAuthenticate : await probe(fetchImpl, serverUrl);
+  // Probed (no 401 given): an answer unlike a context server's is checked for a wrong URL first.
+  const probed = options.wwwAuthenticate !== undefined ? undefined : await probeServer(fetchImpl, serverUrl);
+  if (probed) {
+    const wrong = await wrongServerUrl(fetchImpl, serverUrl, probed);
+    if (wrong) throw wrong;
+  }
+  const wwwAuthenticate = probed ? (probed.status === 401 ? probed.wwwAuthenticate : null) : options.wwwAuthenticate;
+  // A URL that did not answer as a context server, where discovery then fails or finds only
+  // guesses: the URL is wrong, and that is what to say.
+  const notContextServer = probed && !answersAsContextServer(probed) ? () => wrongServerUrl(fetchImpl, serverUrl, probed, { answeredOtherwise: true }) : undefined;
+  try {
+    return await discoverFrom(fetchImpl, serverUrl, wwwAuthenticate ?? null, options, notContextServer);
+  } catch (error) {
+    if (!notContextServer || !(error instanceof ClientError) || !DISCOVERY_FAILURES.has(error.code)) throw error;
+    throw (await notContextServer()) ?? error;
+  }
+}
+
+/** The failures of discovery a wrong URL explains better. */
+const DISCOVERY_FAILURES: ReadonlySet<ClientErrorCode> = new Set(['discovery_failed', 'metadata_mismatch', 'no_authorization_server']);
+
+/** Discovery from the server's 401 challenge (or none): its metadata, its authorization servers'. */
+async function discoverFrom(
+  fetchImpl: typeof fetch,
+  serverUrl: string,
+  wwwAuthenticate: string | null,
+  options: DiscoveryOptions,
+  notContextServer: (() => Promise<ClientError | undefined>) | undefined,
+): Promise<Discovery> {
+  const onStep = options.onStep ?? (() => {});
   const bearer = findBearerChallenge(wwwAuthenticate);
   const dpop = findChallenge(wwwAuthenticate, 'dpop');
   // A resource that takes DPoP only names its metadata and scope in its DPoP challenge.
@@ -159,7 +176,7 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
 
   const prm = await findResourceMetadata(fetchImpl, serverUrl, challenge?.resource_metadata);
   if (!prm) {
-    const authorizationServer = await revisionAMetadata(fetchImpl, serverUrl, onStep);
+    const authorizationServer = await revisionAMetadata(fetchImpl, serverUrl, onStep, notContextServer);
     return {
       revision: 'A',
       serverUrl,

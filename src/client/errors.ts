@@ -1,6 +1,8 @@
 /** Stable codes for what can go wrong on the client side, so callers can branch without parsing text. */
 export type ClientErrorCode =
   | 'discovery_failed'
+  /** The URL given is not a context server's: nothing there, an authorization server's, or a server that does not answer as one. */
+  | 'not_a_context_server'
   | 'metadata_mismatch'
   | 'no_authorization_server'
   | 'registration_unavailable'

@@ -1,9 +1,26 @@
 import type { DpopKeyPair } from '../core/dpop.js';
-import type { StoredGrant } from './types.js';
+import type { GrantIdentity, StoredGrant } from './types.js';
+
+/** The person who signs in through the application. */
+export const PERSON: GrantIdentity = Object.freeze({ kind: 'person' });
+
+/** One string per identity (JSON: a client id may hold any character), for keys and lock names. */
+export function identityKey(identity: GrantIdentity): string {
+  return identity.kind === 'person' ? 'person' : JSON.stringify([identity.grantType, identity.clientId]);
+}
+
+export function sameIdentity(a: GrantIdentity, b: GrantIdentity): boolean {
+  return identityKey(a) === identityKey(b);
+}
+
+/** The identity in words, for messages: "the person", "the program robot-1 (client_credentials)". */
+export function describeIdentity(identity: GrantIdentity): string {
+  return identity.kind === 'person' ? 'the person' : `the program ${identity.clientId} (${identity.grantType})`;
+}
 
 /** The store lock under which a grant is refreshed, by ContextClient and by the SDK through McpSdkOAuthProvider. */
-export function grantLockName(grant: Pick<StoredGrant, 'application' | 'serverUrl' | 'issuer'>): string {
-  return `grant ${JSON.stringify([grant.application, grant.serverUrl, grant.issuer])}`;
+export function grantLockName(grant: Pick<StoredGrant, 'application' | 'identity' | 'serverUrl' | 'issuer'>): string {
+  return `grant ${JSON.stringify([grant.application, identityKey(grant.identity), grant.serverUrl, grant.issuer])}`;
 }
 
 /** A token endpoint answer, as oauth4webapi and the MCP SDK both hand it over. */
@@ -19,6 +36,7 @@ export interface TokenSet {
 /** What the answer alone does not say: whose grant it is, and what to keep from before. */
 export interface GrantContext {
   application: string;
+  identity: GrantIdentity;
   serverUrl: string;
   issuer: string;
   resource?: string;
@@ -44,6 +62,7 @@ export function toStoredGrant(tokens: TokenSet, context: GrantContext): StoredGr
   const refreshToken = tokens.refresh_token ?? context.refreshToken;
   return {
     application: context.application,
+    identity: context.identity,
     serverUrl: context.serverUrl,
     issuer: context.issuer,
     ...(context.resource ? { resource: context.resource } : {}),

@@ -7,13 +7,13 @@ import { validateCallback } from './authorize.js';
 import { discover } from './discovery.js';
 import { isDpopBound } from './dpop.js';
 import { ClientError } from './errors.js';
-import { grantLockName, toStoredGrant } from './grants.js';
+import { grantLockName, PERSON, toStoredGrant } from './grants.js';
 import { startLoopback, type LoopbackCallback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
 import { applicationOf, DEFAULT_CLIENT_NAME } from './registration.js';
 import { ContextClient } from './session.js';
 import { FileTokenStore } from './token-store.js';
-import type { StoredGrant, TokenStore } from './types.js';
+import type { GrantSelector, StoredGrant, TokenStore } from './types.js';
 
 export interface McpSdkProviderOptions extends PresentOptions {
   serverUrl: string;
@@ -181,12 +181,12 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
     const issuer = await this.currentIssuer();
     if (forRefresh) {
       this.release();
-      await this.hold(grantLockName({ application: this.application, serverUrl: this.serverUrl, issuer }));
-      const current = await this.store.getGrant(this.application, this.serverUrl, issuer);
+      await this.hold(grantLockName(this.grants(issuer)));
+      const current = await this.store.getGrant(this.grants(issuer));
       if (!current?.refreshToken || isDpopBound(current)) this.release();
       return current && sdkTokens(current, true);
     }
-    let grant = await this.store.getGrant(this.application, this.serverUrl, issuer);
+    let grant = await this.store.getGrant(this.grants(issuer));
     if (!grant) return undefined;
     const refresher = this.refresher();
     if (grant.refreshToken && refresher.expiresSoon(grant)) {
@@ -200,6 +200,11 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
       }
     }
     return sdkTokens(grant, false);
+  }
+
+  /** The person's grant from `issuer`: the SDK's flow is a person's sign-in. */
+  private grants(issuer: string): GrantSelector & { issuer: string } {
+    return { application: this.application, serverUrl: this.serverUrl, identity: PERSON, issuer };
   }
 
   /** Takes the grant's lock and keeps it until release() (or SDK_REFRESH_HOLD_MS). */
@@ -250,13 +255,14 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
 
   private async storeTokens(tokens: OAuthTokens): Promise<void> {
     const issuer = (tokens as { issuer?: string }).issuer ?? (await this.currentIssuer());
-    const previous = await this.store.getGrant(this.application, this.serverUrl, issuer);
+    const previous = await this.store.getGrant(this.grants(issuer));
     const discovered = await this.discoveryState();
     const resource = typeof discovered?.resourceMetadata?.resource === 'string' ? discovered.resourceMetadata.resource : undefined;
     const client = await this.store.getClient(this.application, issuer);
     await this.store.saveGrant(
       toStoredGrant(tokens, {
         application: this.application,
+        identity: PERSON,
         serverUrl: this.serverUrl,
         issuer,
         resource,
@@ -284,7 +290,7 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     // The SDK's refresh was refused; it forgets and starts over (taking the lock again if it refreshes).
     this.release();
-    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.application, this.serverUrl, await this.currentIssuer());
+    if (scope === 'all' || scope === 'tokens') await this.store.deleteGrant(this.grants(await this.currentIssuer()));
     if (scope === 'all' || scope === 'client') await this.store.deleteClient(this.application, await this.currentIssuer());
     if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
     if (scope === 'all' || scope === 'discovery') this.discovered = undefined;

@@ -70,7 +70,7 @@ export async function tokenRequest(
   additionalParameters: Record<string, string> | undefined,
   send: (options: RequestOptions) => Promise<Response>,
 ): Promise<Response> {
-  if (!dpop) return send(requestOptions(fetchImpl, endpoint, additionalParameters));
+  if (!dpop) return withBodyError(await send(requestOptions(fetchImpl, endpoint, additionalParameters)));
   const proving: typeof fetch = async (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     const headers = new Headers(init?.headers);
@@ -81,18 +81,46 @@ export async function tokenRequest(
   };
   const options = requestOptions(proving, endpoint, additionalParameters);
   const response = await send(options);
-  if (!(await isTokenNonceChallenge(response))) return response;
+  if (!(await isTokenNonceChallenge(response))) return withBodyError(response);
   await response.body?.cancel();
-  return send(options);
+  return withBodyError(await send(options));
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * An error answer that carries a WWW-Authenticate challenge as well as an OAuth error body (an
+ * invalid_client 401 does, RFC 6749 §5.2) is reported by oauth4webapi as the challenge alone
+ * ("server responded with a challenge in the WWW-Authenticate HTTP Header"), losing what the
+ * server said. Such an answer is thrown here as oauth4webapi throws an error body, so that every
+ * caller reads the server's `error` and `error_description`. Any other answer is returned as it is.
+ */
+export async function withBodyError(response: Response): Promise<Response> {
+  if (response.ok || !response.headers.has('www-authenticate')) return response;
+  const body = (await response.clone().json().catch(() => undefined)) as unknown;
+  if (!isRecord(body) || typeof body.error !== 'string') return response;
+  await response.body?.cancel();
+  const error = { error: body.error, ...(typeof body.error_description === 'string' ? { error_description: body.error_description } : {}) };
+  throw new oauth.ResponseBodyError('server responded with an error in the response body', { cause: error, response });
+}
+
+/** What the server said in an error answer: its OAuth error and description, else its challenge's, else its status. */
+export function serverSaid(error: unknown): string | undefined {
+  if (error instanceof oauth.ResponseBodyError) return `${error.error}${error.error_description ? ` (${error.error_description})` : ''}`;
+  if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    const challenge = error.cause.find((c) => c.parameters.error) ?? error.cause[0];
+    const code = challenge?.parameters.error;
+    const description = challenge?.parameters.error_description;
+    return code ? `${code}${description ? ` (${description})` : ''}` : `HTTP ${error.status} with a ${challenge?.scheme ?? 'WWW-Authenticate'} challenge and no OAuth error`;
+  }
+  if (error instanceof oauth.OperationProcessingError && error.cause instanceof Response) return `HTTP ${error.cause.status}, not an OAuth answer`;
+  return undefined;
 }
 
 /** One wording for every token endpoint failure, keeping the OAuth error code visible. */
 export function tokenError(error: unknown, what: string): ClientError {
   if (error instanceof ClientError) return error;
-  if (error instanceof oauth.ResponseBodyError) {
-    return new ClientError('token_request_failed', `${what}: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
-  }
-  return new ClientError('token_request_failed', `${what}: ${failureReason(error)}`, { cause: error });
+  return new ClientError('token_request_failed', `${what}: ${serverSaid(error) ?? failureReason(error)}`, { cause: error });
 }
 
 export function isInvalidGrant(error: unknown): boolean {

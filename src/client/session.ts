@@ -8,14 +8,16 @@ import { deviceAuthorizationEndpoint, deviceCodeInfo, pollForTokens, realSleep, 
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
 import { ClientError, signInStopped } from './errors.js';
-import { grantLockName, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
+import { describeIdentity, grantLockName, PERSON, sameIdentity, toStoredGrant, type GrantContext, type TokenSet } from './grants.js';
 import { askForAssertion, jwtBearerGrant, type AssertionCallback } from './jwt-bearer.js';
 import { startLoopback } from './loopback.js';
 import { presentAuthorizationUrl, type PresentOptions } from './open-browser.js';
-import { asOAuthClient, isInvalidClient, isInvalidGrant, requestOptions, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
+import { failureReason } from './network-errors.js';
+import { asOAuthClient, isInvalidClient, isInvalidGrant, tokenError, tokenRequest, type DpopTokenBinding } from './oauth-requests.js';
 import { applicationOf, obtainClient, preferredSecretMethod, type ClientPurpose, type ClientRegistrationOptions } from './registration.js';
 import { FileTokenStore } from './token-store.js';
-import type { StoredClient, StoredGrant, TokenStore } from './types.js';
+import { revocationOf, revokeAt, type Revocation } from './revocation.js';
+import type { GrantIdentity, GrantSelector, ProgramGrantType, StoredClient, StoredGrant, TokenStore } from './types.js';
 
 export interface ContextClientOptions extends ClientRegistrationOptions, PresentOptions {
   /** The context server, e.g. https://mcp.example.com/mcp. */
@@ -91,6 +93,11 @@ export class ContextClient implements FetchSession {
   readonly store: TokenStore;
   /** What this client's registrations and tokens are filed under in the store (`applicationId`). */
   readonly application: string;
+  /**
+   * Whose grant this client uses and keeps: the program `clientId` with its grant, for
+   * 'client_credentials' and 'jwt-bearer'; else the person who signs in through the application.
+   */
+  readonly identity: GrantIdentity;
   private readonly options: ContextClientOptions;
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
@@ -119,7 +126,12 @@ export class ContextClient implements FetchSession {
     } else if (options.assertion) {
       throw new ClientError('registration_unavailable', "assertion is for grantType 'jwt-bearer'");
     }
+    // The client id is the program's identity: its grant is stored and found under it.
+    if (options.grantType === 'client_credentials' && !options.clientId) {
+      throw new ClientError('registration_unavailable', "grantType 'client_credentials' needs the clientId it authenticates as");
+    }
     this.application = applicationOf(options);
+    this.identity = isUnattended(options.grantType) ? { kind: 'program', grantType: options.grantType, clientId: options.clientId! } : PERSON;
     this.store = options.store ?? new FileTokenStore();
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
@@ -151,9 +163,19 @@ export class ContextClient implements FetchSession {
     return this.discovery;
   }
 
-  /** The stored grant for this server, if any. */
-  grant(): Promise<StoredGrant | undefined> {
-    return this.store.getGrant(this.application, this.serverUrl);
+  /** This client's grants in the store: its application's and identity's, for this server (from `issuer`, or any). */
+  private grants(issuer?: string): GrantSelector {
+    return { application: this.application, serverUrl: this.serverUrl, identity: this.identity, ...(issuer === undefined ? {} : { issuer }) };
+  }
+
+  /**
+   * The stored grant of this client's identity for this server, if any. A person's grant made
+   * with another client than the `clientId` given is not this client's: a login replaces it.
+   */
+  async grant(): Promise<StoredGrant | undefined> {
+    const grant = await this.store.getGrant(this.grants());
+    if (grant && this.options.clientId && grant.clientId !== this.options.clientId) return undefined;
+    return grant;
   }
 
   /**
@@ -161,11 +183,14 @@ export class ContextClient implements FetchSession {
    * grant for programs), the code exchange, and stores the tokens.
    */
   async login(options: { scope?: string; wwwAuthenticate?: string | null; signal?: AbortSignal } = {}): Promise<StoredGrant> {
+    // Nobody to ask: fail before any request, rather than discover and register for nothing.
+    if (!this.unattended && this.options.interactive === false) {
+      throw new ClientError('login_required', `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and this client may not start a sign-in (interactive: false); log in first`);
+    }
     const discovery = await this.discover(options.wwwAuthenticate);
     const wasBound = isDpopBound(await this.grant());
     if (this.options.grantType === 'client_credentials') return this.clientCredentials(discovery, options.scope, wasBound);
     if (this.options.grantType === 'jwt-bearer') return this.jwtBearer(discovery, options.scope, wasBound);
-    if (this.options.interactive === false) throw new ClientError('login_required', `no valid authorization for ${this.serverUrl}; log in first`);
     if (this.options.grantType === 'device_code') return this.deviceFlow(discovery, options.scope, wasBound, options.signal);
 
     const cached = this.options.clientId ? undefined : await this.store.getClient(this.application, discovery.issuer);
@@ -341,7 +366,7 @@ export class ContextClient implements FetchSession {
   }
 
   private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken' | 'dpopKey'>): Promise<StoredGrant> {
-    const grant = toStoredGrant(tokens, { application: this.application, serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
+    const grant = toStoredGrant(tokens, { application: this.application, identity: this.identity, serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
     if (kept.dpopKey && !isDpopBound(grant)) this.progress(`${discovery.issuer} declined DPoP and issued a bearer token (token_type ${tokens.token_type ?? 'missing'}); it is used as one`);
     await this.store.saveGrant(grant);
     return grant;
@@ -359,10 +384,10 @@ export class ContextClient implements FetchSession {
    * token is stored before the new access token is handed out.
    */
   async refresh(stale: StoredGrant): Promise<StoredGrant> {
-    const own = { application: this.application, serverUrl: stale.serverUrl, issuer: stale.issuer };
+    const own = { ...this.grants(stale.issuer), issuer: stale.issuer };
     return this.store.withLock(grantLockName(own), async () => {
-      const current = await this.store.getGrant(own.application, own.serverUrl, own.issuer);
-      if (!current) throw new ClientError('login_required', `no stored authorization for ${this.serverUrl}`);
+      const current = await this.store.getGrant(own);
+      if (!current) throw new ClientError('login_required', `no stored authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}`);
       if (current.accessToken !== stale.accessToken && !this.expiresSoon(current)) return current;
       if (!current.refreshToken) {
         if (this.unattended) return this.login();
@@ -386,7 +411,7 @@ export class ContextClient implements FetchSession {
         if (isInvalidGrant(failure) || isInvalidClient(failure)) {
           // The grant is dead (expired, revoked, or a reuse was detected), or the server no longer
           // knows our client: forget what failed, so the next run does not present it again.
-          await this.store.deleteGrant(this.application, current.serverUrl, current.issuer);
+          await this.store.deleteGrant(own);
           if (isInvalidClient(failure) && client.source !== 'options') await this.forgetClient(current.issuer, client.clientId);
           throw new ClientError('login_required', `the authorization for ${this.serverUrl} ended (${failure.message}); log in again`, { cause: failure });
         }
@@ -403,7 +428,7 @@ export class ContextClient implements FetchSession {
   private async issuerOf(grant: StoredGrant): Promise<Discovery> {
     const discovery = await this.discover();
     if (!discovery.authorizationServers.includes(grant.issuer)) {
-      await this.store.deleteGrant(this.application, grant.serverUrl, grant.issuer);
+      await this.store.deleteGrant(this.grants(grant.issuer));
       throw new ClientError(
         'login_required',
         `${this.serverUrl} no longer uses the authorization server ${grant.issuer} (it lists ${discovery.authorizationServers.join(', ')}); its authorization was forgotten; log in again`,
@@ -469,32 +494,35 @@ export class ContextClient implements FetchSession {
   }
 
   /**
-   * Forgets the stored tokens for this server, after asking the authorization server that issued
-   * each refresh token to revoke it (RFC 7009), where it offers revocation and the resource still
-   * lists it. The revocation is best effort: the tokens are forgotten even when it fails.
+   * Forgets this identity's stored tokens for this server, after asking the authorization server
+   * that issued each to revoke it (RFC 7009): the refresh token, else the access token. The token
+   * goes only to its own issuer, while the resource still lists it. Returns what became of each
+   * grant (empty when none was stored); the grants are forgotten whatever the outcome.
    */
-  async logout(): Promise<number> {
-    const grants = (await this.store.listGrants()).filter((grant) => grant.application === this.application && grant.serverUrl === this.serverUrl);
-    for (const grant of grants) {
-      if (!grant.refreshToken) continue;
-      try {
-        const discovery = await this.discover();
-        if (!discovery.authorizationServers.includes(grant.issuer)) continue;
-        const own = await discoverIssuer(discovery, grant.issuer, this.fetchImpl);
-        if (own.authorizationServer.revocation_endpoint) {
-          const as = own.authorizationServer;
-          const { client: oauthClient, auth } = await this.authenticatedAs(await this.clientFor(grant, own), as);
-          await oauth.revocationRequest(as, oauthClient, auth, grant.refreshToken, requestOptions(this.fetchImpl, as.revocation_endpoint!, { token_type_hint: 'refresh_token' }));
-        }
-      } catch (error) {
-        this.progress(`Could not revoke the token at ${grant.issuer} (${(error as Error).message}); forgetting it anyway`);
+  async logout(): Promise<Revocation[]> {
+    const mine = (grant: StoredGrant) => grant.application === this.application && grant.serverUrl === this.serverUrl && sameIdentity(grant.identity, this.identity);
+    const outcomes: Revocation[] = [];
+    for (const grant of (await this.store.listGrants()).filter(mine)) outcomes.push(await this.revoke(grant));
+    await this.store.deleteGrant(this.grants());
+    return outcomes;
+  }
+
+  private async revoke(grant: StoredGrant): Promise<Revocation> {
+    try {
+      const discovery = await this.discover();
+      if (!discovery.authorizationServers.includes(grant.issuer)) {
+        return { ...revocationOf(grant), outcome: 'not_sent', reason: `${this.serverUrl} no longer lists ${grant.issuer} as its authorization server` };
       }
+      const own = await discoverIssuer(discovery, grant.issuer, this.fetchImpl);
+      const { client, auth } = await this.authenticatedAs(await this.clientFor(grant, own), own.authorizationServer);
+      return await revokeAt(own.authorizationServer, client, auth, grant, this.fetchImpl);
+    } catch (error) {
+      return { ...revocationOf(grant), outcome: 'failed', reason: failureReason(error) };
     }
-    return this.store.deleteGrant(this.application, this.serverUrl);
   }
 }
 
-function isUnattended(grantType: ContextClientOptions['grantType']): boolean {
+function isUnattended(grantType: ContextClientOptions['grantType']): grantType is ProgramGrantType {
   return grantType === 'client_credentials' || grantType === 'jwt-bearer';
 }
 

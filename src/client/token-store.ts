@@ -11,7 +11,8 @@ import path from 'node:path';
 import { ClientError } from './errors.js';
 import { reason, Serialiser, withLockFile, type LockTiming } from './file-lock.js';
 import { checkFolder, currentUid, openPrivateFile } from './private-file.js';
-import type { StoredClient, StoredGrant, TokenStore } from './types.js';
+import { identityKey, PERSON, sameIdentity } from './grants.js';
+import type { GrantIdentity, GrantSelector, StoredClient, StoredGrant, TokenStore } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // What both stores hold, and the lookups they share
@@ -19,40 +20,45 @@ import type { StoredClient, StoredGrant, TokenStore } from './types.js';
 interface Credentials {
   /** Keyed by clientKey(application, issuer). */
   clients: Map<string, StoredClient>;
-  /** Keyed by grantKey(application, serverUrl, issuer). */
+  /** Keyed by grantKey(grant). */
   grants: Map<string, StoredGrant>;
 }
 
 const emptyCredentials = (): Credentials => ({ clients: new Map(), grants: new Map() });
-// As JSON arrays: names may hold any character, and no two different triples give one key.
+// As JSON arrays: names may hold any character, and no two different tuples give one key.
 const clientKey = (application: string, issuer: string): string => JSON.stringify([application, issuer]);
-const grantKey = (application: string, serverUrl: string, issuer: string): string => JSON.stringify([application, serverUrl, issuer]);
+const grantKey = (grant: Pick<StoredGrant, 'application' | 'identity' | 'serverUrl' | 'issuer'>): string =>
+  JSON.stringify([grant.application, identityKey(grant.identity), grant.serverUrl, grant.issuer]);
 // Callers get and give copies: a caller changing a returned grant must not change the store.
 const copy = <T>(value: T): T => structuredClone(value);
 
-function matchingGrants(data: Credentials, application: string, serverUrl: string, issuer?: string): StoredGrant[] {
+function matchingGrants(data: Credentials, which: GrantSelector): StoredGrant[] {
   return [...data.grants.values()].filter(
-    (grant) => grant.application === application && grant.serverUrl === serverUrl && (issuer === undefined || grant.issuer === issuer),
+    (grant) =>
+      grant.application === which.application &&
+      grant.serverUrl === which.serverUrl &&
+      sameIdentity(grant.identity, which.identity) &&
+      (which.issuer === undefined || grant.issuer === which.issuer),
   );
 }
 
-/** The application's grant for one issuer, or without one its most recently updated grant for the server. */
-function findGrant(data: Credentials, application: string, serverUrl: string, issuer?: string): StoredGrant | undefined {
+/** The grant from the selector's issuer, or without one the most recently updated grant selected. */
+function findGrant(data: Credentials, which: GrantSelector): StoredGrant | undefined {
   let latest: StoredGrant | undefined;
-  for (const grant of matchingGrants(data, application, serverUrl, issuer)) {
+  for (const grant of matchingGrants(data, which)) {
     if (!latest || grant.updatedAt > latest.updatedAt) latest = grant;
   }
   return latest;
 }
 
-function removeGrants(data: Credentials, application: string, serverUrl: string, issuer?: string): number {
-  const doomed = matchingGrants(data, application, serverUrl, issuer);
-  for (const grant of doomed) data.grants.delete(grantKey(grant.application, grant.serverUrl, grant.issuer));
+function removeGrants(data: Credentials, which: GrantSelector): number {
+  const doomed = matchingGrants(data, which);
+  for (const grant of doomed) data.grants.delete(grantKey(grant));
   return doomed.length;
 }
 
 const putClient = (data: Credentials, client: StoredClient): void => void data.clients.set(clientKey(client.application, client.issuer), client);
-const putGrant = (data: Credentials, grant: StoredGrant): void => void data.grants.set(grantKey(grant.application, grant.serverUrl, grant.issuer), grant);
+const putGrant = (data: Credentials, grant: StoredGrant): void => void data.grants.set(grantKey(grant), grant);
 
 // ---------------------------------------------------------------------------------------------
 // Memory
@@ -75,8 +81,8 @@ export class MemoryTokenStore implements TokenStore {
     this.data.clients.delete(clientKey(application, issuer));
   }
 
-  async getGrant(application: string, serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
-    const grant = findGrant(this.data, application, serverUrl, issuer);
+  async getGrant(which: GrantSelector): Promise<StoredGrant | undefined> {
+    const grant = findGrant(this.data, which);
     return grant && copy(grant);
   }
 
@@ -84,8 +90,8 @@ export class MemoryTokenStore implements TokenStore {
     putGrant(this.data, copy(grant));
   }
 
-  async deleteGrant(application: string, serverUrl: string, issuer?: string): Promise<number> {
-    return removeGrants(this.data, application, serverUrl, issuer);
+  async deleteGrant(which: GrantSelector): Promise<number> {
+    return removeGrants(this.data, which);
   }
 
   async listGrants(): Promise<StoredGrant[]> {
@@ -118,20 +124,46 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  */
 export const CLI_CLIENT_NAME = 'context-auth CLI';
 
-const FORMAT_VERSION = 2;
+/**
+ * 3: each grant names its identity. 2 and 1 (the layouts before identities were told apart) are
+ * read, and upgraded by the first change written.
+ */
+const FORMAT_VERSION = 3;
+const OLD_LAYOUTS: readonly unknown[] = [1, 2];
 
 /** What the file keeps of a client or grant: the application is the key it is filed under. */
 type Filed<T> = Omit<T, 'application'>;
+/** A grant as the old layouts kept it: no identity. */
+type OldFiled = Omit<Filed<StoredGrant>, 'identity'>;
 
 const isFiledClient = (value: unknown): value is Filed<StoredClient> =>
   isRecord(value) && typeof value.issuer === 'string' && typeof value.clientId === 'string';
 
-const isFiledGrant = (value: unknown): value is Filed<StoredGrant> =>
+const isOldFiledGrant = (value: unknown): value is OldFiled =>
   isRecord(value) &&
   typeof value.serverUrl === 'string' &&
   typeof value.issuer === 'string' &&
   typeof value.accessToken === 'string' &&
   typeof value.updatedAt === 'number';
+
+const isIdentity = (value: unknown): value is GrantIdentity =>
+  isRecord(value) &&
+  (value.kind === 'person' ||
+    (value.kind === 'program' && (value.grantType === 'client_credentials' || value.grantType === 'jwt-bearer') && typeof value.clientId === 'string' && value.clientId !== ''));
+
+const isFiledGrant = (value: unknown): value is Filed<StoredGrant> => isOldFiledGrant(value) && isIdentity((value as Record<string, unknown>).identity);
+
+/**
+ * The identity of a grant the old layouts kept, which stored a person's and a program's tokens in
+ * one place: the person's when it has a refresh token (which a browser or device sign-in gets, and
+ * a program's grant does not) or was issued to the client the application registered there; else
+ * a program's, whose grant type was not kept. Such a grant is not carried over: the program gets
+ * a new token by its own grant on its next request, and a person's sign-in never uses it.
+ */
+function oldGrantIdentity(grant: OldFiled, registered: StoredClient | undefined): GrantIdentity | undefined {
+  if (grant.refreshToken !== undefined || (registered !== undefined && registered.clientId === grant.clientId)) return PERSON;
+  return undefined;
+}
 
 /** Parses the file; anything unexpected is an error, so a file we do not understand is never overwritten. */
 function parseCredentials(text: string, file: string): Credentials {
@@ -146,18 +178,19 @@ function parseCredentials(text: string, file: string): Credentials {
     throw corrupt('is not valid JSON');
   }
   if (!isRecord(raw)) throw corrupt('is not a JSON object');
-  if (raw.version !== 1 && raw.version !== FORMAT_VERSION) {
+  const oldLayout = OLD_LAYOUTS.includes(raw.version);
+  if (!oldLayout && raw.version !== FORMAT_VERSION) {
     throw corrupt(
       typeof raw.version === 'number' && raw.version > FORMAT_VERSION
         ? `has version ${raw.version}, newer than this program understands`
-        : `has no supported "version" (expected ${FORMAT_VERSION}, or 1)`,
+        : `has no supported "version" (expected ${FORMAT_VERSION}, or ${OLD_LAYOUTS.join(' or ')})`,
     );
   }
   let applications: [string, unknown][];
   if (raw.version === 1) {
     applications = [[CLI_CLIENT_NAME, raw]];
   } else {
-    // Version 1's sections in a version 2 file would be dropped by the next write: refuse them.
+    // Version 1's sections in a later file would be dropped by the next write: refuse them.
     if (raw.clients !== undefined || raw.grants !== undefined) throw corrupt('has "clients" or "grants" outside "applications"');
     const filed = raw.applications ?? {};
     if (!isRecord(filed)) throw corrupt('has an "applications" that is not an object');
@@ -166,23 +199,32 @@ function parseCredentials(text: string, file: string): Credentials {
   const data = emptyCredentials();
   for (const [application, sections] of applications) {
     const where = raw.version === 1 ? '' : `applications[${JSON.stringify(application)}].`;
-    // (Only a version 2 entry can fail this: version 1's sections are the document itself.)
+    // (Only a later version's entry can fail this: version 1's sections are the document itself.)
     if (!isRecord(sections)) throw corrupt(`has an entry applications[${JSON.stringify(application)}] that is not an object`);
-    for (const [section, check] of [['clients', isFiledClient], ['grants', isFiledGrant]] as const) {
+    for (const [section, check] of [['clients', isFiledClient], ['grants', oldLayout ? isOldFiledGrant : isFiledGrant]] as const) {
       const entries = sections[section] ?? {};
       if (!isRecord(entries)) throw corrupt(`has a "${where}${section}" that is not an object`);
       for (const [key, value] of Object.entries(entries)) {
         if (!check(value)) throw corrupt(`has an invalid entry ${where}${section}[${JSON.stringify(key)}]`);
       }
     }
-    // Keys are recomputed from the values, so a hand-edited key cannot make two entries for one pair.
+    // Keys are recomputed from the values, so a hand-edited key cannot make two entries for one grant.
     for (const client of Object.values(sections.clients ?? {}) as Filed<StoredClient>[]) putClient(data, { ...client, application });
-    for (const grant of Object.values(sections.grants ?? {}) as Filed<StoredGrant>[]) putGrant(data, { ...grant, application });
+    for (const grant of Object.values(sections.grants ?? {}) as OldFiled[]) {
+      const identity = oldLayout ? oldGrantIdentity(grant, data.clients.get(clientKey(application, grant.issuer))) : (grant as Filed<StoredGrant>).identity;
+      if (identity) putGrant(data, { ...grant, identity, application });
+    }
   }
   return data;
 }
 
-/** Always the current version: a version 1 file is upgraded by the first change written to it. */
+/** The key a grant is filed under: for a person to read; the reader recomputes it from the values. */
+function filedGrantKey(grant: Filed<StoredGrant>): string {
+  const identity = grant.identity.kind === 'person' ? 'person' : `${grant.identity.grantType} ${grant.identity.clientId}`;
+  return `${grant.serverUrl} ${grant.issuer} ${identity}`;
+}
+
+/** Always the current version: a file in an old layout is upgraded by the first change written to it. */
 function formatCredentials(data: Credentials): string {
   const applications = new Map<string, { clients: [string, Filed<StoredClient>][]; grants: [string, Filed<StoredGrant>][] }>();
   const filedUnder = (application: string) => {
@@ -191,7 +233,7 @@ function formatCredentials(data: Credentials): string {
     return sections;
   };
   for (const { application, ...client } of data.clients.values()) filedUnder(application).clients.push([client.issuer, client]);
-  for (const { application, ...grant } of data.grants.values()) filedUnder(application).grants.push([`${grant.serverUrl} ${grant.issuer}`, grant]);
+  for (const { application, ...grant } of data.grants.values()) filedUnder(application).grants.push([filedGrantKey(grant), grant]);
   // Object.fromEntries defines own properties, so even an application or issuer named "__proto__" round-trips.
   const document = {
     version: FORMAT_VERSION,
@@ -199,7 +241,8 @@ function formatCredentials(data: Credentials): string {
       [...applications].map(([application, { clients, grants }]) => [application, { clients: Object.fromEntries(clients), grants: Object.fromEntries(grants) }]),
     ),
   };
-  return `${JSON.stringify(document, null, 2)}\n`;
+  return `${JSON.stringify(document, null, 2)}
+`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,9 +261,10 @@ export interface FileTokenStoreOptions {
 }
 
 /**
- * One JSON file `{ version: 2, applications: { [application]: { clients: { [issuer]: … },
- * grants: { ["<serverUrl> <issuer>"]: … } } } }` (version 1, the same without applications, is
- * read as the CLI's and upgraded by the first write), mode 0600 in a 0700 folder, both the user's
+ * One JSON file `{ version: 3, applications: { [application]: { clients: { [issuer]: … },
+ * grants: { ["<serverUrl> <issuer> <identity>"]: { identity, … } } } } }` (the old layouts, version
+ * 2 without identities and version 1 without applications either, are read and upgraded by the
+ * first write; see oldGrantIdentity), mode 0600 in a 0700 folder, both the user's
  * own and written by nobody else: a link, another owner, or group or others' write access is
  * refused (private-file.ts), a mode that only lets others read is tightened. Every method re-reads the file; every change is a read-modify-write
  * under `<path>.lock` and lands with an atomic rename, so concurrent saves of different keys from
@@ -252,8 +296,8 @@ export class FileTokenStore implements TokenStore {
     await this.update((data) => data.clients.delete(clientKey(application, issuer)));
   }
 
-  async getGrant(application: string, serverUrl: string, issuer?: string): Promise<StoredGrant | undefined> {
-    return findGrant(await this.read(), application, serverUrl, issuer);
+  async getGrant(which: GrantSelector): Promise<StoredGrant | undefined> {
+    return findGrant(await this.read(), which);
   }
 
   async saveGrant(grant: StoredGrant): Promise<void> {
@@ -263,9 +307,9 @@ export class FileTokenStore implements TokenStore {
     });
   }
 
-  async deleteGrant(application: string, serverUrl: string, issuer?: string): Promise<number> {
+  async deleteGrant(which: GrantSelector): Promise<number> {
     let removed = 0;
-    await this.update((data) => (removed = removeGrants(data, application, serverUrl, issuer)) > 0);
+    await this.update((data) => (removed = removeGrants(data, which)) > 0);
     return removed;
   }
 

@@ -16,10 +16,22 @@ export interface StoredClient {
   createdAt: number;
 }
 
-/** One application's tokens for one (context server, authorization server) pair. */
+/** The grants a program obtains its tokens by, with no person: it renews them by the same grant. */
+export type ProgramGrantType = 'client_credentials' | 'jwt-bearer';
+
+/**
+ * Whose tokens a grant holds. `person`: whoever signed in through the application (in the browser
+ * or on another device), with whatever client it used. `program`: the machine client `clientId`,
+ * with the grant it obtains its tokens by. One identity's grant never stands in for another's.
+ */
+export type GrantIdentity = { kind: 'person' } | { kind: 'program'; grantType: ProgramGrantType; clientId: string };
+
+/** One application's tokens, held by one identity, for one (context server, authorization server) pair. */
 export interface StoredGrant {
   /** The application the tokens were issued to (ContextClient's `applicationId`). */
   application: string;
+  /** Whose tokens these are: the person's, or a program's. */
+  identity: GrantIdentity;
   /** The context server URL, canonical: what the grant is looked up by. */
   serverUrl: string;
   issuer: string;
@@ -42,6 +54,14 @@ export interface StoredGrant {
   updatedAt: number;
 }
 
+/** Which grants: an application's, held by one identity, for one server; from one authorization server, or from any. */
+export interface GrantSelector {
+  application: string;
+  serverUrl: string;
+  identity: GrantIdentity;
+  issuer?: string;
+}
+
 /**
  * Where the client keeps registrations and tokens. The default is a 0600 JSON file in the user's
  * config folder; anything implementing this (an OS keychain, a database) can replace it. Several
@@ -52,11 +72,12 @@ export interface TokenStore {
   getClient(application: string, issuer: string): Promise<StoredClient | undefined>;
   saveClient(client: StoredClient): Promise<void>;
   deleteClient(application: string, issuer: string): Promise<void>;
-  /** The application's grant for a server, for one issuer or (without `issuer`) the most recently updated one. */
-  getGrant(application: string, serverUrl: string, issuer?: string): Promise<StoredGrant | undefined>;
+  /** The grant selected: the one from `issuer`, or without it the most recently updated one. */
+  getGrant(which: GrantSelector): Promise<StoredGrant | undefined>;
+  /** Keeps the grant, replacing the one of the same application, identity, server and issuer. */
   saveGrant(grant: StoredGrant): Promise<void>;
-  /** Deletes the application's grants for a server (for one issuer, or all); returns how many. */
-  deleteGrant(application: string, serverUrl: string, issuer?: string): Promise<number>;
+  /** Deletes the grants selected (from one issuer, or from all); returns how many. */
+  deleteGrant(which: GrantSelector): Promise<number>;
   /** Every grant of every application. */
   listGrants(): Promise<StoredGrant[]>;
   /**

@@ -58,6 +58,21 @@ for (const revision of REVISIONS) {
       }
     });
 
+    it('revokes a client_credentials access token (a grant with no refresh token), logging it', async () => {
+      const h = createHarness();
+      const robot = await registerServiceClient(h);
+      const rs = await addResourceServer(h);
+      const response = await postAs(h, '/token', robot, { grant_type: 'client_credentials', resource: revision.resource });
+      const { access_token: accessToken } = (await response.json()) as Record<string, string>;
+      assert.equal((await introspect(h, accessToken, rs)).active, true);
+      await revokeOk(h, robot, accessToken!, 'access_token');
+      assert.equal((await introspect(h, accessToken, rs)).active, false);
+      assert.deepEqual(
+        h.log.filter((event) => event.event === 'token_revoked').map((event) => [event.kind, event.client_id]),
+        [['access_token', robot.client_id]],
+      );
+    });
+
     it('revokes a refresh token sent with the access_token hint', async () => {
       const h = createHarness();
       const client = await registerClient(h);

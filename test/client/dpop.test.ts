@@ -6,6 +6,7 @@
  * asked for, never a loop; a bearer answer used as one; what the client does with metadata that
  * offers no algorithm it signs with.
  */
+import { PERSON } from '../../src/client/grants.js';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -229,12 +230,12 @@ describe('DPoP in the client', () => {
     const p = await peer({ algs: ['ES256'] });
     const store = new MemoryTokenStore();
     const client = programFor(p, { store, grantType: 'authorization_code', clientId: 'person-app', clientSecret: undefined, interactive: false });
-    // A grant as an earlier login left it, about to expire.
+    // A grant as an earlier login left it, about to expire (the peer issues DPoP-bound tokens to a program only).
     const seed = programFor(p, { store: new MemoryTokenStore(), dpop: true });
     await seed.login();
     const key = (await seed.grant())!.dpopKey!;
     await store.saveGrant({
-      ...(await seed.grant())!, application: client.application, clientId: 'person-app', refreshToken: 'refresh-0', expiresAt: Math.floor(Date.now() / 1000) + 5,
+      ...(await seed.grant())!, application: client.application, identity: PERSON, clientId: 'person-app', refreshToken: 'refresh-0', expiresAt: Math.floor(Date.now() / 1000) + 5,
     });
     assert.equal((await post(client, p.serverUrl)).status, 200);
     const refresh = p.tokenRequests.at(-1)!;
@@ -310,7 +311,8 @@ describe('DPoP in the client', () => {
     const provider = await McpSdkOAuthProvider.create({ serverUrl: p.serverUrl, store, clientName: 'sdk-app' });
     try {
       const client = programFor(p, { store, applicationId: provider.application, dpop: true });
-      await client.login();
+      // A person's DPoP-bound grant, as a browser login with dpop leaves it (the peer issues to a program only).
+      await store.saveGrant({ ...(await client.login()), identity: PERSON });
       await assert.rejects(provider.tokens(), (error: unknown) => error instanceof ClientError && error.code === 'dpop_unsupported');
     } finally {
       await provider.close();

@@ -18,6 +18,8 @@ import { ContextClient } from '../../src/client/session.js';
 import { FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import type { StoredGrant, TokenStore } from '../../src/client/types.js';
 import { clientError, person, recordingFetch, startContextServer, USER, type ContextServer, type SeenRequest } from './setup.js';
+import { personGrant } from './selectors.js';
+import { PERSON } from '../../src/client/grants.js';
 
 /** Paths of A's authorization server, which answer 503 while it is down. */
 const AS_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/authorize', '/token', '/register', '/revoke'];
@@ -81,13 +83,14 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
 
   /** Marks the stored grant as expired, so the next use refreshes it. */
   async function expire(store: TokenStore, grant: StoredGrant): Promise<void> {
-    await store.saveGrant({ ...(await store.getGrant(DEFAULT_CLIENT_NAME, grant.serverUrl, grant.issuer))!, expiresAt: 0 });
+    await store.saveGrant({ ...(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, grant.serverUrl, grant.issuer)))!, expiresAt: 0 });
   }
 
   it('the reproduction: a stored grant from another issuer is never sent to the discovered server; it is dropped and a fresh login follows', async () => {
     const store = new MemoryTokenStore();
     const foreign: StoredGrant = {
       application: DEFAULT_CLIENT_NAME,
+      identity: PERSON,
       serverUrl: a.serverUrl,
       issuer: b.issuer,
       resource: a.serverUrl,
@@ -107,8 +110,8 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     assert.deepEqual(received(b, 'refresh-token-from-b'), [], 'nor did B: the resource does not list it');
     assert.equal(who.urls.length, 1, 'a fresh login');
     assert.equal(who.urls[0]!.origin, a.origin);
-    assert.equal(await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl, b.issuer), undefined, 'the foreign grant is dropped');
-    const grant = await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl);
+    assert.equal(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl, b.issuer)), undefined, 'the foreign grant is dropped');
+    const grant = await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl));
     assert.equal(grant?.issuer, a.issuer);
     assert.equal(grant?.accessToken, token);
   });
@@ -127,15 +130,15 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     await second.client.accessToken();
     assert.deepEqual(received(b, atA.refreshToken), [], 'B never saw A’s refresh token');
     assert.equal(second.who.urls[0]?.origin, b.origin, 'logged in at B instead');
-    const atB = await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl, b.issuer);
+    const atB = await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl, b.issuer));
     assert.ok(atB?.refreshToken);
-    assert.ok(await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl, a.issuer), 'A’s grant is kept for when A is back');
+    assert.ok(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl, a.issuer)), 'A’s grant is kept for when A is back');
 
     // A is back (discovery now picks A first); B's grant expires: it is refreshed at B, not at A.
     aDown = false;
     await expire(store, atB);
     // B's is the grant in use (the most recent one; both logins may fall in the same second).
-    await store.saveGrant({ ...(await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl, a.issuer))!, updatedAt: 1 });
+    await store.saveGrant({ ...(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl, a.issuer)))!, updatedAt: 1 });
     const refreshesAtB = b.tokenRequests('refresh_token').length;
     const third = contextClient(store);
     const token = await third.client.accessToken();
@@ -143,7 +146,7 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     assert.equal(b.tokenRequests('refresh_token').length, refreshesAtB + 1, 'refreshed at B');
     assert.equal(b.tokenRequests('refresh_token').at(-1)?.form?.get('refresh_token'), atB.refreshToken);
     assert.equal(third.who.urls.length, 0, 'no login');
-    assert.equal((await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl, b.issuer))?.accessToken, token);
+    assert.equal((await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl, b.issuer)))?.accessToken, token);
   });
 
   it('the server moved to a new authorization server: the old grant is not sent to the new one, it is dropped, and login goes to the new one', async () => {
@@ -159,9 +162,9 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
 
     assert.deepEqual(received(b, old.refreshToken!), [], 'the new server never saw the old refresh token');
     assert.equal(a.tokenRequests('refresh_token').length, refreshesAtA, 'nor was it used at the old one');
-    assert.equal(await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl, a.issuer), undefined, 'the old grant is dropped');
+    assert.equal(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl, a.issuer)), undefined, 'the old grant is dropped');
     assert.equal(who.urls[0]?.origin, b.origin);
-    assert.equal((await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl))?.issuer, b.issuer);
+    assert.equal((await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl)))?.issuer, b.issuer);
   });
 
   it('logout revokes each grant at the server that issued it, and sends a grant whose server is no longer listed nowhere', async () => {
@@ -174,7 +177,7 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
 
     // Discovery now picks A; B's grant is revoked at B, and A never sees it.
     const revocationsAtB = b.count('POST', '/revoke');
-    assert.equal(await contextClient(store).client.logout(), 1);
+    assert.equal((await contextClient(store).client.logout()).length, 1);
     assert.deepEqual(received(a, atB.refreshToken!), []);
     assert.equal(b.count('POST', '/revoke'), revocationsAtB + 1);
     assert.equal(b.seen.filter((r) => r.path === '/revoke').at(-1)?.form?.get('token'), atB.refreshToken);
@@ -184,10 +187,10 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     assert.equal(atA.issuer, a.issuer);
     listed = [b.issuer];
     const revocationsAtA = a.count('POST', '/revoke');
-    assert.equal(await contextClient(store).client.logout(), 1);
+    assert.equal((await contextClient(store).client.logout()).length, 1);
     assert.deepEqual(received(b, atA.refreshToken!), []);
     assert.equal(a.count('POST', '/revoke'), revocationsAtA);
-    assert.equal(await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl), undefined);
+    assert.equal(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl)), undefined);
   });
 
   it('invalid_client on refresh forgets the grant and the client registration, so the next run does not repeat it', async () => {
@@ -204,7 +207,7 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     await assert.rejects(client.accessToken(), clientError('login_required', /invalid_client|401/));
     assert.equal(a.tokenRequests('refresh_token').length, before + 1);
     assert.equal(a.tokenRequests('refresh_token').at(-1)?.status, 401);
-    assert.equal(await store.getGrant(DEFAULT_CLIENT_NAME, a.serverUrl), undefined, 'the grant is gone');
+    assert.equal(await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, a.serverUrl)), undefined, 'the grant is gone');
     assert.equal(await store.getClient(DEFAULT_CLIENT_NAME, a.issuer), undefined, 'the registration is gone');
 
     await assert.rejects(contextClient(store, { interactive: false }).client.accessToken(), clientError('login_required'));

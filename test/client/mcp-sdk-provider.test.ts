@@ -19,6 +19,7 @@ import { DEFAULT_CLIENT_NAME } from '../../src/client/registration.js';
 import { ContextClient } from '../../src/client/session.js';
 import { FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import { clientError, person, recordingFetch, startContextServer, USER, type ContextServer, type Person, type SentRequest } from './setup.js';
+import { personGrant } from './selectors.js';
 
 describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
   let server: ContextServer;
@@ -85,7 +86,7 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     assert.ok(client);
     assert.equal(client.tokenEndpointAuthMethod, 'none');
     assert.deepEqual(client.redirectUris, [provider.redirectUrl]);
-    const grant = await store.getGrant(provider.application, server.serverUrl);
+    const grant = await store.getGrant(personGrant(provider.application, server.serverUrl));
     assert.ok(grant);
     assert.equal(grant.issuer, server.issuer);
     assert.equal(grant.revision, 'B');
@@ -112,7 +113,7 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     await assert.rejects(sdkClient().connect(transport), UnauthorizedError);
     assert.deepEqual(who.answers, [400]);
     await assert.rejects(provider.waitForAuthorizationCode(), clientError('authorization_timeout'));
-    assert.equal(await store.getGrant(provider.application, server.serverUrl), undefined);
+    assert.equal(await store.getGrant(personGrant(provider.application, server.serverUrl)), undefined);
     assert.equal(server.tokenRequests('authorization_code').length, 1, 'only the first test’s code was redeemed');
   });
 
@@ -172,7 +173,7 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
       }
       assert.equal(nobody.urls.length, 0, 'nobody was sent to authorize');
       // What the file holds is alive: the grant family was not revoked as a replay.
-      const stored = await new FileTokenStore(file).getGrant(DEFAULT_CLIENT_NAME, own.serverUrl);
+      const stored = await new FileTokenStore(file).getGrant(personGrant(DEFAULT_CLIENT_NAME, own.serverUrl));
       assert.ok(stored?.refreshToken && !presented.includes(stored.refreshToken), 'the stored refresh token is the newest, not yet spent');
       const after = await new ContextClient({ serverUrl: own.serverUrl, store: new FileTokenStore(file), interactive: false }).refresh({ ...stored, expiresAt: 0 });
       assert.notEqual(after.refreshToken, stored.refreshToken);

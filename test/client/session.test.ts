@@ -31,6 +31,7 @@ import {
   type SentRequest,
   type ServedApp,
 } from './setup.js';
+import { personGrant } from './selectors.js';
 
 /** Every URL a request used, client side and server side: a token must appear in none. */
 function assertNotInAnyUrl(token: string, sent: SentRequest[], seen: SeenRequest[]): void {
@@ -184,7 +185,7 @@ describe('ContextClient: registration', () => {
     const third = clientFor(server, person(), { store });
     await toolResult(await callTool(third.fetch, server.serverUrl, 'whoami'));
     assert.equal(server.count('POST', '/register') - registrations, 1);
-    const grant = await store.getGrant(DEFAULT_CLIENT_NAME, server.serverUrl);
+    const grant = await store.getGrant(personGrant(DEFAULT_CLIENT_NAME, server.serverUrl));
     assert.equal(grant?.clientId, (await store.getClient(DEFAULT_CLIENT_NAME, server.issuer))?.clientId);
   });
 
@@ -356,7 +357,7 @@ describe('ContextClient: refresh', () => {
       assert.equal(a, b);
       assert.notEqual(a, grant.accessToken);
       assert.equal(server.tokenRequests('refresh_token').length - refreshes, 1);
-      const stored = await new FileTokenStore(file).getGrant(DEFAULT_CLIENT_NAME, server.serverUrl);
+      const stored = await new FileTokenStore(file).getGrant(personGrant(DEFAULT_CLIENT_NAME, server.serverUrl));
       assert.equal(stored?.accessToken, a);
       assert.notEqual(stored?.refreshToken, grant.refreshToken);
 

@@ -131,8 +131,8 @@ export interface ContextServer {
   /** Token requests by grant type, as the server received them. */
   tokenRequests(grantType: string): SeenRequest[];
   count(method: string, path: string): number;
-  /** A client created by an operator (not through /register), public or confidential. */
-  addClient(method?: 'none' | 'client_secret_basic' | 'client_secret_post'): Promise<{ clientId: string; clientSecret?: string }>;
+  /** A client created by an operator (not through /register), public or confidential; for the browser flow unless `grantTypes` say otherwise. */
+  addClient(method?: 'none' | 'client_secret_basic' | 'client_secret_post', grantTypes?: string[]): Promise<{ clientId: string; clientSecret?: string }>;
   close(): Promise<void>;
 }
 
@@ -166,6 +166,8 @@ export async function startContextServer(options: ContextServerOptions = {}): Pr
     // The resource's scopes, as serve's co-hosted /mcp has them: offline_access is the authorization server's.
     scopesSupported: withoutOfflineAccess(as.metadata.scopes_supported),
     resourceName: 'client test server',
+    // As serve's own: a token the authorization server revoked is refused at once.
+    revocations: as.revocations,
     // The verifier reaches the AS directly, so that hiding the AS metadata from clients ('metadata-404') does not blind it.
     verifier: jwtVerifier({ authorizationServers: [origin], now, fetch: (input, init) => as.handle(new Request(input, init)) }),
   });
@@ -209,14 +211,16 @@ export async function startContextServer(options: ContextServerOptions = {}): Pr
     seen,
     tokenRequests: (grantType) => seen.filter((r) => r.method === 'POST' && r.path === '/token' && r.form?.get('grant_type') === grantType),
     count: (method, path) => seen.filter((r) => r.method === method && r.path === path).length,
-    async addClient(method = 'none') {
+    async addClient(method = 'none', grantTypes = ['authorization_code', 'refresh_token']) {
+      const browser = grantTypes.includes('authorization_code');
       const metadata = validateClientMetadata(
         {
           client_name: 'Pre-registered client',
           // Any loopback port matches (RFC 8252 §7.3): the client picks one at run time.
-          redirect_uris: ['http://127.0.0.1/callback'],
+          redirect_uris: browser ? ['http://127.0.0.1/callback'] : [],
+          ...(browser ? {} : { response_types: [] }),
           token_endpoint_auth_method: method,
-          grant_types: ['authorization_code', 'refresh_token'],
+          grant_types: grantTypes,
         },
         as.metadata.scopes_supported,
       );

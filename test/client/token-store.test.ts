@@ -10,6 +10,8 @@ import { ClientError } from '../../src/client/errors.js';
 import { checkFolder, openPrivateFile } from '../../src/client/private-file.js';
 import { CLI_CLIENT_NAME, defaultCredentialsPath, FileTokenStore, MemoryTokenStore } from '../../src/client/token-store.js';
 import type { StoredClient, StoredGrant, TokenStore } from '../../src/client/types.js';
+import { personGrant } from './selectors.js';
+import { PERSON } from '../../src/client/grants.js';
 
 const MODULE = fileURLToPath(new URL('../../src/client/token-store.ts', import.meta.url));
 const PROJECT = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,6 +36,7 @@ function makeClient(overrides: Partial<StoredClient> = {}): StoredClient {
 function makeGrant(overrides: Partial<StoredGrant> = {}): StoredGrant {
   return {
     application: APP,
+    identity: PERSON,
     serverUrl: SERVER,
     issuer: ISSUER,
     resource: SERVER,
@@ -76,10 +79,10 @@ for (const kind of kinds) {
     it('starts empty', async () => {
       const store = await kind.open();
       assert.equal(await store.getClient(APP, ISSUER), undefined);
-      assert.equal(await store.getGrant(APP, SERVER), undefined);
-      assert.equal(await store.getGrant(APP, SERVER, ISSUER), undefined);
+      assert.equal(await store.getGrant(personGrant(APP, SERVER)), undefined);
+      assert.equal(await store.getGrant(personGrant(APP, SERVER, ISSUER)), undefined);
       assert.deepEqual(await store.listGrants(), []);
-      assert.equal(await store.deleteGrant(APP, SERVER), 0);
+      assert.equal(await store.deleteGrant(personGrant(APP, SERVER)), 0);
       await store.deleteClient(APP, ISSUER);
     });
 
@@ -102,11 +105,11 @@ for (const kind of kinds) {
       await store.saveGrant(grant);
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'other', updatedAt: 1 }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'elsewhere' }));
-      assert.deepEqual(await store.getGrant(APP, SERVER, ISSUER), grant);
-      assert.equal((await store.getGrant(APP, SERVER, OTHER_ISSUER))?.accessToken, 'other');
-      assert.equal(await store.getGrant(APP, SERVER, 'https://unknown.example'), undefined);
+      assert.deepEqual(await store.getGrant(personGrant(APP, SERVER, ISSUER)), grant);
+      assert.equal((await store.getGrant(personGrant(APP, SERVER, OTHER_ISSUER)))?.accessToken, 'other');
+      assert.equal(await store.getGrant(personGrant(APP, SERVER, 'https://unknown.example')), undefined);
       await store.saveGrant({ ...grant, accessToken: 'access-2', updatedAt: grant.updatedAt + 10 });
-      assert.equal((await store.getGrant(APP, SERVER, ISSUER))?.accessToken, 'access-2');
+      assert.equal((await store.getGrant(personGrant(APP, SERVER, ISSUER)))?.accessToken, 'access-2');
       assert.equal((await store.listGrants()).length, 3);
     });
 
@@ -115,9 +118,9 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'older', updatedAt: 100 }));
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER, accessToken: 'newer', updatedAt: 200 }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp', accessToken: 'newest', updatedAt: 300 }));
-      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'newer');
+      assert.equal((await store.getGrant(personGrant(APP, SERVER)))?.accessToken, 'newer');
       await store.saveGrant(makeGrant({ issuer: ISSUER, accessToken: 'refreshed', updatedAt: 250 }));
-      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'refreshed');
+      assert.equal((await store.getGrant(personGrant(APP, SERVER)))?.accessToken, 'refreshed');
     });
 
     it('deletes grants for one issuer or for the whole server, counting them', async () => {
@@ -125,11 +128,11 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
       await store.saveGrant(makeGrant({ issuer: OTHER_ISSUER }));
       await store.saveGrant(makeGrant({ serverUrl: 'https://elsewhere.example/mcp' }));
-      assert.equal(await store.deleteGrant(APP, SERVER, ISSUER), 1);
-      assert.equal(await store.deleteGrant(APP, SERVER, ISSUER), 0);
+      assert.equal(await store.deleteGrant(personGrant(APP, SERVER, ISSUER)), 1);
+      assert.equal(await store.deleteGrant(personGrant(APP, SERVER, ISSUER)), 0);
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
-      assert.equal(await store.deleteGrant(APP, SERVER), 2);
-      assert.equal(await store.getGrant(APP, SERVER), undefined);
+      assert.equal(await store.deleteGrant(personGrant(APP, SERVER)), 2);
+      assert.equal(await store.getGrant(personGrant(APP, SERVER)), undefined);
       assert.deepEqual((await store.listGrants()).map((grant) => grant.serverUrl), ['https://elsewhere.example/mcp']);
     });
 
@@ -144,17 +147,40 @@ for (const kind of kinds) {
       assert.equal((await store.getClient(other, ISSUER))?.clientId, 'other-client');
       assert.equal(await store.getClient('Third App', ISSUER), undefined);
       // The other application's grant is newer, and still not this one's.
-      assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
-      assert.equal((await store.getGrant(other, SERVER, ISSUER))?.accessToken, 'other-access');
-      assert.equal(await store.getGrant('Third App', SERVER), undefined);
+      assert.equal((await store.getGrant(personGrant(APP, SERVER)))?.accessToken, 'access-1');
+      assert.equal((await store.getGrant(personGrant(other, SERVER, ISSUER)))?.accessToken, 'other-access');
+      assert.equal(await store.getGrant(personGrant('Third App', SERVER)), undefined);
       assert.deepEqual((await store.listGrants()).map((grant) => grant.application).sort(), [APP, other]);
 
-      assert.equal(await store.deleteGrant(APP, SERVER), 1);
+      assert.equal(await store.deleteGrant(personGrant(APP, SERVER)), 1);
       await store.deleteClient(APP, ISSUER);
-      assert.equal(await store.getGrant(APP, SERVER), undefined);
+      assert.equal(await store.getGrant(personGrant(APP, SERVER)), undefined);
       assert.equal(await store.getClient(APP, ISSUER), undefined);
-      assert.equal((await store.getGrant(other, SERVER))?.accessToken, 'other-access');
+      assert.equal((await store.getGrant(personGrant(other, SERVER)))?.accessToken, 'other-access');
       assert.equal((await store.getClient(other, ISSUER))?.clientId, 'other-client');
+    });
+
+    it('keeps each identity’s grant apart on one application, server and issuer: the person’s and each program’s', async () => {
+      const store = await kind.open();
+      const robot = { kind: 'program', grantType: 'client_credentials', clientId: 'robot' } as const;
+      const agent = { kind: 'program', grantType: 'jwt-bearer', clientId: 'robot' } as const;
+      await store.saveGrant(makeGrant({ accessToken: 'person', updatedAt: 100 }));
+      await store.saveGrant(makeGrant({ identity: robot, clientId: 'robot', accessToken: 'robot', updatedAt: 200 }));
+      await store.saveGrant(makeGrant({ identity: agent, clientId: 'robot', accessToken: 'agent', updatedAt: 300 }));
+      const of = (identity: StoredGrant['identity']) => ({ application: APP, serverUrl: SERVER, identity });
+      // The newest grant for the server is a program's, and still not the person's.
+      assert.equal((await store.getGrant(of(PERSON)))?.accessToken, 'person');
+      assert.equal((await store.getGrant(of(robot)))?.accessToken, 'robot');
+      assert.equal((await store.getGrant({ ...of(agent), issuer: ISSUER }))?.accessToken, 'agent');
+      assert.equal(await store.getGrant(of({ kind: 'program', grantType: 'client_credentials', clientId: 'other' })), undefined);
+      assert.equal((await store.listGrants()).length, 3);
+
+      assert.equal(await store.deleteGrant(of(robot)), 1);
+      assert.equal(await store.getGrant(of(robot)), undefined);
+      assert.equal((await store.getGrant(of(PERSON)))?.accessToken, 'person');
+      assert.equal((await store.getGrant(of(agent)))?.accessToken, 'agent');
+      assert.equal(await store.deleteGrant(of(PERSON)), 1);
+      assert.equal((await store.getGrant(of(agent)))?.accessToken, 'agent');
     });
 
     it('hands out copies: changing a saved or returned object changes nothing stored', async () => {
@@ -162,10 +188,10 @@ for (const kind of kinds) {
       const grant = makeGrant();
       await store.saveGrant(grant);
       grant.accessToken = 'changed after save';
-      const returned = await store.getGrant(APP, SERVER, ISSUER);
+      const returned = await store.getGrant(personGrant(APP, SERVER, ISSUER));
       assert.equal(returned?.accessToken, 'access-1');
       returned!.accessToken = 'changed after get';
-      assert.equal((await store.getGrant(APP, SERVER, ISSUER))?.accessToken, 'access-1');
+      assert.equal((await store.getGrant(personGrant(APP, SERVER, ISSUER)))?.accessToken, 'access-1');
       const client = makeClient();
       await store.saveClient(client);
       client.redirectUris.push('http://127.0.0.1/other');
@@ -239,7 +265,7 @@ for (const kind of kinds) {
       const store = await kind.open();
       await store.withLock('refresh', async () => {
         await store.saveGrant(makeGrant());
-        assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
+        assert.equal((await store.getGrant(personGrant(APP, SERVER)))?.accessToken, 'access-1');
       });
     });
   });
@@ -301,9 +327,9 @@ describe('FileTokenStore: the file', () => {
     const { application: _same, ...grant } = makeGrant();
     const { application: _cli, ...cliClient } = makeClient({ clientId: 'cli' });
     assert.deepEqual(document, {
-      version: 2,
+      version: 3,
       applications: {
-        [APP]: { clients: { [ISSUER]: client }, grants: { [`${SERVER} ${ISSUER}`]: grant } },
+        [APP]: { clients: { [ISSUER]: client }, grants: { [`${SERVER} ${ISSUER} person`]: grant } },
         [CLI_CLIENT_NAME]: { clients: { [ISSUER]: cliClient }, grants: {} },
       },
     });
@@ -329,7 +355,7 @@ describe('FileTokenStore: the file', () => {
     const folder = await freshFolder();
     const store = new FileTokenStore(path.join(folder, 'credentials.json'));
     await Promise.all(Array.from({ length: 10 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example` }))));
-    await store.deleteGrant(APP, 'https://s0.example');
+    await store.deleteGrant(personGrant(APP, 'https://s0.example'));
     await store.withLock('refresh', async () => undefined);
     assert.deepEqual(await fs.readdir(folder), ['credentials.json']);
   });
@@ -341,9 +367,9 @@ describe('FileTokenStore: the file', () => {
     await first.saveClient(makeClient());
     await first.saveGrant(makeGrant());
     assert.deepEqual(await second.getClient(APP, ISSUER), makeClient());
-    assert.deepEqual(await new FileTokenStore(file).getGrant(APP, SERVER), makeGrant());
+    assert.deepEqual(await new FileTokenStore(file).getGrant(personGrant(APP, SERVER)), makeGrant());
     await second.saveGrant(makeGrant({ accessToken: 'from second', updatedAt: 2_000_000_000 }));
-    assert.equal((await first.getGrant(APP, SERVER))?.accessToken, 'from second');
+    assert.equal((await first.getGrant(personGrant(APP, SERVER)))?.accessToken, 'from second');
   });
 
   it('refuses a corrupt file and leaves it untouched', async () => {
@@ -352,7 +378,9 @@ describe('FileTokenStore: the file', () => {
     for (const content of [
       '{"version": 2, "applications": {',
       '[]',
-      '{"version": 3, "applications": {}}',
+      '{"version": 4, "applications": {}}',
+      '{"version": 3, "applications": {"My App": {"grants": {"x": {"serverUrl": "s", "issuer": "i", "accessToken": "a", "updatedAt": 1}}}}}',
+      '{"version": 3, "applications": {"My App": {"grants": {"x": {"serverUrl": "s", "issuer": "i", "accessToken": "a", "updatedAt": 1, "identity": {"kind": "program", "grantType": "password", "clientId": "c"}}}}}}',
       '{"version": 1, "grants": {"x": {"serverUrl": 1}}}',
       '{"version": 2, "applications": {"My App": {"grants": {"x": {"serverUrl": 1}}}}}',
       '{"version": 2, "applications": {"My App": []}}',
@@ -388,31 +416,74 @@ describe('FileTokenStore: the file', () => {
     await new FileTokenStore(file).saveClient(makeClient({ issuer: '__proto__' }));
     await new FileTokenStore(file).saveGrant(makeGrant({ application: '__proto__' }));
     assert.equal((await new FileTokenStore(file).getClient(APP, '__proto__'))?.clientId, 'client-1');
-    assert.equal((await new FileTokenStore(file).getGrant('__proto__', SERVER))?.accessToken, 'access-1');
+    assert.equal((await new FileTokenStore(file).getGrant(personGrant('__proto__', SERVER)))?.accessToken, 'access-1');
   });
 
   it('reads a version 1 file (no applications) as the CLI’s, and upgrades it in place on the first write', async () => {
     const file = path.join(await freshFolder(), 'credentials.json');
     // What the CLI wrote before applications were told apart.
     const { application: _client, ...v1Client } = makeClient({ clientId: 'cli-client' });
-    const { application: _grant, ...v1Grant } = makeGrant({ clientId: 'cli-client', accessToken: 'cli-access' });
+    const { application: _grant, identity: _identity, ...v1Grant } = makeGrant({ clientId: 'cli-client', accessToken: 'cli-access' });
     const v1 = `${JSON.stringify({ version: 1, clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER}`]: v1Grant } }, null, 2)}\n`;
     await fs.writeFile(file, v1, { mode: 0o600 });
 
     const store = new FileTokenStore(file);
     assert.deepEqual(await store.getClient(CLI_CLIENT_NAME, ISSUER), { ...v1Client, application: CLI_CLIENT_NAME });
-    assert.deepEqual(await store.getGrant(CLI_CLIENT_NAME, SERVER), { ...v1Grant, application: CLI_CLIENT_NAME });
+    assert.deepEqual(await store.getGrant(personGrant(CLI_CLIENT_NAME, SERVER)), { ...v1Grant, identity: PERSON, application: CLI_CLIENT_NAME });
     assert.equal(await store.getClient(APP, ISSUER), undefined, 'another application does not find the CLI’s registration');
-    assert.equal(await store.getGrant(APP, SERVER), undefined, 'nor its tokens');
+    assert.equal(await store.getGrant(personGrant(APP, SERVER)), undefined, 'nor its tokens');
     assert.equal(await fs.readFile(file, 'utf8'), v1, 'reading changes nothing');
 
     await store.saveClient(makeClient());
     const document = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; applications: Record<string, { clients: Record<string, unknown>; grants: Record<string, unknown> }> };
-    assert.equal(document.version, 2);
-    assert.deepEqual(document.applications[CLI_CLIENT_NAME], { clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER}`]: v1Grant } });
+    assert.equal(document.version, 3);
+    assert.deepEqual(document.applications[CLI_CLIENT_NAME], { clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER} person`]: { ...v1Grant, identity: PERSON } } });
     assert.deepEqual(Object.keys(document.applications[APP]!.clients), [ISSUER]);
-    assert.equal((await store.getGrant(CLI_CLIENT_NAME, SERVER))?.accessToken, 'cli-access', 'the CLI still finds its tokens');
+    assert.equal((await store.getGrant(personGrant(CLI_CLIENT_NAME, SERVER)))?.accessToken, 'cli-access', 'the CLI still finds its tokens');
     assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-1');
+  });
+
+  it('reads a version 2 file (no identities): the person’s grants stay the person’s, a program’s is not carried over', async () => {
+    const file = path.join(await freshFolder(), 'credentials.json');
+    const filed = (grant: StoredGrant) => {
+      const { application: _application, identity: _identity, ...rest } = grant;
+      return rest;
+    };
+    const { application: _client, ...registered } = makeClient({ application: CLI_CLIENT_NAME, clientId: 'cli-client' });
+    // One (server, issuer) pair each: the old layout kept a single grant per pair, whoever held it.
+    const browser = makeGrant({ application: CLI_CLIENT_NAME, serverUrl: 'https://a.example/mcp', clientId: 'pre-registered', accessToken: 'person-a' });
+    const noRefresh = makeGrant({ application: CLI_CLIENT_NAME, serverUrl: 'https://b.example/mcp', clientId: 'cli-client', refreshToken: undefined, accessToken: 'person-b' });
+    const program = makeGrant({ application: CLI_CLIENT_NAME, serverUrl: 'https://c.example/mcp', clientId: 'robot', refreshToken: undefined, accessToken: 'robot-c' });
+    delete noRefresh.refreshToken;
+    delete program.refreshToken;
+    const v2 = `${JSON.stringify({
+      version: 2,
+      applications: {
+        [CLI_CLIENT_NAME]: {
+          clients: { [ISSUER]: registered },
+          grants: Object.fromEntries([browser, noRefresh, program].map((grant) => [`${grant.serverUrl} ${grant.issuer}`, filed(grant)])),
+        },
+      },
+    }, null, 2)}\n`;
+    await fs.writeFile(file, v2, { mode: 0o600 });
+
+    const store = new FileTokenStore(file);
+    // A refresh token is a person's sign-in; so is a grant of the client the application registered.
+    assert.deepEqual(await store.getGrant(personGrant(CLI_CLIENT_NAME, browser.serverUrl)), browser);
+    assert.deepEqual(await store.getGrant(personGrant(CLI_CLIENT_NAME, noRefresh.serverUrl)), noRefresh);
+    // Another client without a refresh token was a program's: not the person's, and of no known program grant.
+    assert.equal(await store.getGrant(personGrant(CLI_CLIENT_NAME, program.serverUrl)), undefined);
+    for (const grantType of ['client_credentials', 'jwt-bearer'] as const) {
+      assert.equal(await store.getGrant({ application: CLI_CLIENT_NAME, serverUrl: program.serverUrl, identity: { kind: 'program', grantType, clientId: 'robot' } }), undefined);
+    }
+    assert.deepEqual((await store.listGrants()).map((grant) => grant.accessToken).sort(), ['person-a', 'person-b']);
+    assert.equal(await fs.readFile(file, 'utf8'), v2, 'reading changes nothing');
+
+    await store.saveClient(makeClient());
+    const document = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; applications: Record<string, { grants: Record<string, { identity: unknown }> }> };
+    assert.equal(document.version, 3);
+    assert.deepEqual(Object.keys(document.applications[CLI_CLIENT_NAME]!.grants).sort(), [`https://a.example/mcp ${ISSUER} person`, `https://b.example/mcp ${ISSUER} person`]);
+    assert.deepEqual(Object.values(document.applications[CLI_CLIENT_NAME]!.grants).map((grant) => grant.identity), [PERSON, PERSON]);
   });
 
   it('finds its default path from the environment', () => {
@@ -442,8 +513,8 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
     await assert.rejects(store.getClient(APP, ISSUER), refusal(where, why));
     await assert.rejects(store.listGrants(), refusal(where, why));
     await assert.rejects(store.saveGrant(makeGrant()), refusal(where, why));
-    await assert.rejects(store.deleteGrant(APP, SERVER), refusal(where, why));
-    await assert.rejects(store.withLock('refresh', () => store.getGrant(APP, SERVER)), refusal(where, why));
+    await assert.rejects(store.deleteGrant(personGrant(APP, SERVER)), refusal(where, why));
+    await assert.rejects(store.withLock('refresh', () => store.getGrant(personGrant(APP, SERVER))), refusal(where, why));
     if (kind === 'folder') await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(where, why));
   }
 
@@ -515,7 +586,7 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
     const store = new FileTokenStore(file);
     await store.saveGrant(makeGrant());
     assert.equal((await fs.stat(file)).uid, process.getuid!());
-    assert.equal((await store.getGrant(APP, SERVER))?.accessToken, 'access-1');
+    assert.equal((await store.getGrant(personGrant(APP, SERVER)))?.accessToken, 'access-1');
   });
 
   it('without user ids (Windows), checks no owner or mode, but still refuses a link', async () => {
@@ -554,7 +625,7 @@ describe('FileTokenStore: several processes', () => {
       folder,
       `const store = new FileTokenStore(${JSON.stringify(file)});
        await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveGrant({
-         application: 'My App', serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
+         application: 'My App', identity: { kind: 'person' }, serverUrl: 'https://p' + index + '-' + i + '.example/mcp', issuer: 'https://auth.example', revision: 'B',
          clientId: 'c', accessToken: 'a' + index + '-' + i, updatedAt: i,
        })));`,
     );

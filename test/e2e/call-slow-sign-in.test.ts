@@ -4,7 +4,7 @@
  * "MCP error -32001: Request timed out". Slow on purpose: the person answers after 62 s.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -17,9 +17,12 @@ const PERSON_TAKES_MS = 62_000;
 describe('context-auth call waits for a sign-in slower than the MCP request timeout', { timeout: 120_000 }, () => {
   const data = tempDataFolder();
   const home = tempDataFolder();
-  const emptyBin = join(home, 'bin');
-  mkdirSync(emptyBin);
-  const env = { CONTEXT_AUTH_CREDENTIALS: join(home, 'credentials.json'), PATH: emptyBin, BROWSER: '', DISPLAY: '' };
+  // The browser the CLI opens is the test: an opener that takes the URL and does nothing with it
+  // (the URL is printed too). With --no-browser and no terminal, call would not wait for a person.
+  const bin = join(home, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'xdg-open'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  const env = { CONTEXT_AUTH_CREDENTIALS: join(home, 'credentials.json'), PATH: bin, BROWSER: '', DISPLAY: '' };
   let server: RunningServer;
   let issuer: string;
 
@@ -36,7 +39,7 @@ describe('context-auth call waits for a sign-in slower than the MCP request time
 
   it(`finishes the call when the person approves after ${PERSON_TAKES_MS / 1000} s`, async () => {
     const started = Date.now();
-    const child = startCli(['call', `${issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--no-browser'], { env, timeoutMs: 110_000 });
+    const child = startCli(['call', `${issuer}/mcp`, 'tools/call', '{"name":"whoami"}'], { env, timeoutMs: 110_000 });
     const [, href] = await child.waitForStderr(/^(http:\/\/\S+\/authorize\?\S+)$/m);
     await sleep(PERSON_TAKES_MS);
 

@@ -159,14 +159,14 @@ describe('context-auth login, call, status and logout against context-auth serve
 
     const status = await run(['status']);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /^SERVER\s+APPLICATION\s+ISSUER\s+CLIENT_ID\s+SCOPE\s+EXPIRES\s+REFRESH\n/);
+    assert.match(status.stdout, /^SERVER\s+APPLICATION\s+IDENTITY\s+ISSUER\s+CLIENT_ID\s+SCOPE\s+EXPIRES\s+REFRESH\n/);
     const expires = new Date(grant.expiresAt! * 1000).toISOString().replace('.000Z', 'Z');
-    assert.match(status.stdout, new RegExp(`${mcp}\\s+${CLI_APPLICATION}\\s+${issuer}\\s+${clientId}\\s+mcp:tools\\s+${expires}\\s+yes`));
+    assert.match(status.stdout, new RegExp(`${mcp}\\s+${CLI_APPLICATION}\\s+person\\s+${issuer}\\s+${clientId}\\s+mcp:tools\\s+${expires}\\s+yes`));
     assert.ok(!status.stdout.includes(grant.accessToken));
 
     const json = await run(['status', '--json']);
     const rows = JSON.parse(json.stdout) as Record<string, string>[];
-    assert.deepEqual(rows.map((row) => [row.server, row.application, row.client_id, row.refresh]), [[mcp, CLI_APPLICATION, clientId, 'yes']]);
+    assert.deepEqual(rows.map((row) => [row.server, row.application, row.identity, row.client_id, row.refresh]), [[mcp, CLI_APPLICATION, 'person', clientId, 'yes']]);
     assert.equal(rows[0]!.access_token, undefined);
 
     const shown = await cliWithEnv(['status', '--show-token'], { env });
@@ -244,7 +244,7 @@ describe('context-auth login, call, status and logout against context-auth serve
     assert.equal(statSync(credentials).mode & 0o777, 0o600);
   });
 
-  it('logout revokes the refresh token and forgets the grant; a second logout says so', async () => {
+  it('logout revokes the refresh token, says where, and forgets the grant; a second logout says so', async () => {
     const grant = onlyGrant();
     const toolCall = () =>
       fetch(mcp, {
@@ -255,7 +255,7 @@ describe('context-auth login, call, status and logout against context-auth serve
     assert.equal((await toolCall()).status, 200, 'the access token works before the logout');
     const out = await run(['logout', mcp]);
     assert.equal(out.code, 0, out.stderr);
-    assert.ok(out.stdout.startsWith(`Logged out of ${mcp}: the tokens are forgotten here and revoked at the authorization server.`), out.stdout);
+    assert.ok(out.stdout.startsWith(`Logged out of ${mcp} as the person: the refresh token was revoked at ${issuer}; a context server that follows its revocations`), out.stdout);
     // The co-hosted context server refuses the access token on the very next request, long before its exp.
     const refused = await toolCall();
     assert.equal(refused.status, 401);
@@ -272,7 +272,7 @@ describe('context-auth login, call, status and logout against context-auth serve
 
     const again = await run(['logout', mcp]);
     assertOneLineError(again, 1);
-    assert.match(again.stderr, /Not logged in/);
+    assert.match(again.stderr, new RegExp(`Not logged in to ${mcp} as the person\\.\\n`));
   });
 
   it('login --grant-type client_credentials needs no browser', async () => {

@@ -6,9 +6,12 @@
 import assert from 'node:assert/strict';
 import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
 import { selfSignedCertificate } from '../helpers/self-signed.js';
-import { cli, cliWithEnv, freePort, startServe, tempDataFolder, type CliResult } from './serve-process.js';
+import { cli, cliWithEnv, freePort, startServe, tempDataFolder, type CliResult, type RunningServer } from './serve-process.js';
 
 const home = tempDataFolder();
 const env = { CONTEXT_AUTH_CREDENTIALS: join(home, 'credentials.json'), NODE_EXTRA_CA_CERTS: '' };
@@ -42,6 +45,50 @@ describe('the CLI says what lies under a failed request', { timeout: 60_000 }, (
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('a URL that is not a context server’s: which it is, and what to give instead', { timeout: 60_000 }, () => {
+  let server: RunningServer;
+  let page: Server;
+  let pageUrl: string;
+  before(async () => {
+    server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), '--quiet']);
+    // Some web server: a page for anything asked.
+    page = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Welcome</h1>'));
+    page.listen(0, '127.0.0.1');
+    await once(page, 'listening');
+    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/mcp`;
+  });
+  after(async () => {
+    await server?.stop();
+    page?.close();
+  });
+
+  /** call and login both say `message` in one line, exit 1, and --json names the code. */
+  async function bothSay(url: string, message: RegExp): Promise<void> {
+    for (const verb of [['call', url, 'tools/list', '--no-browser'], ['login', url, '--no-browser']]) {
+      const line = oneLine(await cliWithEnv(verb, { env }), 1);
+      assert.match(line, message, verb.join(' '));
+      assert.doesNotMatch(line, /Streamable HTTP error|Error POSTing/);
+    }
+    const json = await cliWithEnv(['call', url, 'tools/list', '--json'], { env });
+    assert.equal((JSON.parse(json.stdout) as { error: string }).error, 'not_a_context_server');
+  }
+
+  it('the authorization server’s issuer, or one of its endpoints: names it and the context server to give', async () => {
+    const mcp = `${server.issuer}/mcp`;
+    await bothSay(server.issuer, new RegExp(`^context-auth: ${server.issuer} is the authorization server ${server.issuer} \\(its issuer\\), not a context server: give the context server's URL instead, here ${mcp}\n$`));
+    await bothSay(`${server.issuer}/token`, new RegExp(`is the authorization server ${server.issuer} \\(its token_endpoint\\), not a context server: .*here ${mcp}\n$`));
+  });
+
+  it('a typo in the path (a 404): nothing there, and the context server there is', async () => {
+    await bothSay(`${server.issuer}/mpc`, new RegExp(`^context-auth: nothing at ${server.issuer}/mpc \\(404\\): is the path right\\? Context servers usually end in /mcp; the context server here is ${server.issuer}/mcp\n$`));
+  });
+
+  it('a server that answers, but not as a context server: says what it answered', async () => {
+    await bothSay(pageUrl, new RegExp(`^context-auth: ${pageUrl} is not a context server: it answered an MCP request with HTTP 200 \\(text/html\\), not with a 401 asking for a token nor with JSON-RPC\n$`));
+    await bothSay(`${server.issuer}/account`, new RegExp(`is not a context server: it answered an MCP request with HTTP \\d+ \\(text/html\\).*; the context server here is ${server.issuer}/mcp\n$`));
   });
 });
 

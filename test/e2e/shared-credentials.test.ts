@@ -4,7 +4,8 @@
  * file (CONTEXT_AUTH_CREDENTIALS). The program must not borrow the CLI's registration or tokens: it
  * registers as itself, the consent page names it, and its token carries its own client id. The
  * CLI's entries start out in the file format written before applications were told apart
- * (version 1), which the CLI must still read, and which becomes version 2 on the first write.
+ * (version 1), which the CLI must still read, and which becomes version 3 on the first write; so
+ * does a file in the layout before grants named their identity (version 2).
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ const MY_APP = `
 
 interface CredentialsFile {
   version: number;
-  applications: Record<string, { clients: Record<string, { clientId: string }>; grants: Record<string, { clientId: string; accessToken: string }> }>;
+  applications: Record<string, { clients: Record<string, { clientId: string }>; grants: Record<string, { clientId: string; accessToken: string; identity?: unknown }> }>;
 }
 
 describe('the CLI and another application sharing one credentials file', { timeout: 120_000 }, () => {
@@ -90,10 +91,28 @@ describe('the CLI and another application sharing one credentials file', { timeo
     cliClientId = (JSON.parse(result.stdout) as { client_id: string }).client_id;
   });
 
+  /** The CLI's clients and grants as the layouts before identities kept them: one grant per (server, issuer), no identity. */
+  function oldLayout(): { clients: Record<string, unknown>; grants: Record<string, Record<string, unknown>> } {
+    const { clients, grants } = readFile().applications[CLI_APPLICATION]!;
+    const old = Object.values(grants).map(({ identity: _identity, ...grant }) => grant as Record<string, unknown>);
+    return { clients, grants: Object.fromEntries(old.map((grant) => [`${String(grant.serverUrl)} ${String(grant.issuer)}`, grant])) };
+  }
+
+  it('a file in the layout before identities (version 2): the person’s sign-in is still the CLI’s, a program’s grant is not carried over', async () => {
+    const { clients, grants } = oldLayout();
+    // What `login --grant-type client_credentials` left there before: no refresh token, a client given on the command line.
+    const program = { ...Object.values(grants)[0]!, serverUrl: `${issuer}/other`, clientId: 'robot-1', accessToken: 'program-token', refreshToken: undefined };
+    const v2 = `${JSON.stringify({ version: 2, applications: { [CLI_APPLICATION]: { clients, grants: { ...grants, [`${issuer}/other ${issuer}`]: program } } } }, null, 2)}\n`;
+    writeFileSync(credentials, v2);
+    assert.equal((await whoami()).client_id, cliClientId);
+    assert.equal(readFileSync(credentials, 'utf8'), v2, 'reading alone rewrites nothing');
+    const status = await cliWithEnv(['status', '--json'], { env });
+    assert.deepEqual((JSON.parse(status.stdout) as { server: string; identity: string; client_id: string }[]).map((row) => [row.server, row.identity, row.client_id]), [[mcp, 'person', cliClientId]]);
+  });
+
   it('a file in the old format (version 1, no applications) is still the CLI’s', async () => {
     // Written back as the previous version wrote it: one client per issuer, one grant per server.
-    const { clients, grants } = readFile().applications[CLI_APPLICATION]!;
-    const v1 = `${JSON.stringify({ version: 1, clients, grants }, null, 2)}\n`;
+    const v1 = `${JSON.stringify({ version: 1, ...oldLayout() }, null, 2)}\n`;
     writeFileSync(credentials, v1);
     assert.equal((await whoami()).client_id, cliClientId);
     assert.equal(readFileSync(credentials, 'utf8'), v1, 'reading alone rewrites nothing');
@@ -118,9 +137,9 @@ describe('the CLI and another application sharing one credentials file', { timeo
     const seen = JSON.parse(result.stdout.trim()) as { client_id: string; username: string };
     assert.deepEqual([seen.client_id, seen.username], [appClientId, USER.username]);
 
-    // The file is version 2 now, each application under its own name; the CLI's entries are kept.
+    // The file is version 3 now, each application under its own name; the CLI's entries are kept.
     const file = readFile();
-    assert.equal(file.version, 2);
+    assert.equal(file.version, 3);
     assert.deepEqual(Object.keys(file.applications).sort(), [CLI_APPLICATION, 'My App'].sort());
     assert.deepEqual(Object.values(file.applications['My App']!.grants).map((grant) => grant.clientId), [appClientId]);
     assert.deepEqual(Object.values(file.applications[CLI_APPLICATION]!.grants).map((grant) => grant.clientId), [cliClientId]);

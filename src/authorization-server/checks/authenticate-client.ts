@@ -36,6 +36,27 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
   throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, BASIC_CHALLENGE);
 }
 
+/** The longest client id an audit event repeats from a request: a registered id is far shorter. */
+const LONGEST_LOGGED_CLIENT_ID = 256;
+
+/**
+ * The client id a request names, by its Basic credentials or its client_id parameter, whether or
+ * not it authenticates (for the audit log: never the secret); undefined when it names none we
+ * could read, or one too long to be a client's.
+ */
+export function claimedClientId(request: Request, params: Params): string | undefined {
+  const authorization = requestHeader(request, 'authorization');
+  let clientId = params.get('client_id');
+  if (authorization !== null && /^basic /i.test(authorization)) {
+    try {
+      clientId = basicCredentials(authorization).clientId;
+    } catch {
+      // Malformed: the form's client_id, if any, is all the request says.
+    }
+  }
+  return clientId !== undefined && clientId.length <= LONGEST_LOGGED_CLIENT_ID ? clientId : undefined;
+}
+
 /**
  * Authenticates the client of a token, revocation, introspection or device authorization request (RFC 6749 §2.3,
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in

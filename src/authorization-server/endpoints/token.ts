@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
+import { authenticateClient, claimedClientId } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { requiresDpop } from '../dpop.js';
 import { exchangeAuthorizationCode } from '../grants/authorization-code.js';
@@ -27,20 +27,41 @@ const grants = {
  */
 export async function tokenEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
   const metrics = ctx.metrics;
-  if (!metrics) return answer(ctx, request, await readForm(request, ctx.config.maxBodyBytes));
   // Measured from the start, reading the body included; counted by grant type and outcome.
-  const started = performance.now();
-  let grantType: string | undefined;
+  const started = metrics ? performance.now() : 0;
+  let params: Params | undefined;
   try {
-    const params = await readForm(request, ctx.config.maxBodyBytes);
-    grantType = params.get('grant_type');
+    params = await readForm(request, ctx.config.maxBodyBytes);
     const response = await answer(ctx, request, params);
-    metrics.tokenRequest(grantType, undefined, started);
+    metrics?.tokenRequest(params.get('grant_type'), undefined, started);
     return response;
   } catch (error) {
-    metrics.tokenRequest(grantType, error, started);
+    metrics?.tokenRequest(params?.get('grant_type'), error, started);
+    logRefusal(ctx, request, params, error);
     throw error;
   }
+}
+
+/** Answers that ask the client to wait or to send its request again, not refusals. */
+const NOT_REFUSALS: ReadonlySet<string> = new Set(['authorization_pending', 'slow_down', 'use_dpop_nonce']);
+
+/**
+ * One token_refused event per refused request: the grant type (a supported one, else "other"),
+ * the OAuth error and its description, and the client the request named (authenticated or not),
+ * never a credential. The token route's rate limit bounds how many requests, and so events, an
+ * address causes. Failures of ours (5xx) are logged as what they are, elsewhere.
+ */
+function logRefusal(ctx: ServerContext, request: Request, params: Params | undefined, error: unknown): void {
+  if (!(error instanceof OAuthError) || error.status >= 500 || NOT_REFUSALS.has(error.code)) return;
+  const grantType = params?.get('grant_type');
+  const clientId = params && claimedClientId(request, params);
+  ctx.log({
+    event: 'token_refused',
+    grant_type: grantType === undefined ? undefined : Object.hasOwn(grants, grantType) || grantType === JWT_BEARER_GRANT_TYPE ? grantType : 'other',
+    error: error.code,
+    reason: error.description,
+    ...(clientId === undefined ? {} : { client_id: clientId }),
+  });
 }
 
 async function answer(ctx: ServerContext, request: Request, params: Params): Promise<Response> {
