@@ -105,6 +105,8 @@ describe('/account signed in', () => {
     assert.match(html, /<code>mcp:tools<\/code>|<span class="muted">no scopes<\/span>/);
     assert.match(html, /<dt>Approved<\/dt><dd>2027-01-15 08:00 UTC<\/dd>/);
     assert.match(html, new RegExp(`name="client_id" value="${mine.client_id}"`));
+    // Revoking is described as it is: no new tokens at once; tokens held, as far as other servers learn of it.
+    assert.match(html, /Revoking stops an application getting new tokens at once: it has to ask you again\. Access tokens it already holds are refused by servers that follow/);
   });
 
   it('revokes nothing of another person: a client id in the form only ever names the signed-in person\'s consent', async () => {
@@ -217,6 +219,8 @@ onEveryStore('/account revoke', (env) => {
     await expectOAuthError(await refresh(h, client, tokens.refresh_token), 400, 'invalid_grant');
     const html = await (await browser.fetch('/account?done=revoked')).text();
     assert.match(html, /Access revoked/);
+    // What is true of a JWT another server checks on its own: refused once that server learns of it, else when it expires.
+    assert.match(html, /can no longer get tokens\. Access tokens it already holds are refused by servers that follow this server&#39;s revocations when they next check \(usually within seconds\), and by other servers only when they expire, at most 10 minutes later\./);
     assert.ok(!html.includes(client.client_id));
     assert.ok(h.log.some((e) => e.event === 'consent_revoked' && e.client_id === client.client_id));
   });

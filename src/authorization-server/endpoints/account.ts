@@ -10,6 +10,7 @@ import { seeOther } from '../http/responses.js';
 import { approvedApplications } from '../approved-applications.js';
 import { accountPage, accountSignInPage } from '../pages/account.js';
 import { toResponse } from '../pages/layout.js';
+import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
@@ -22,18 +23,18 @@ import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
  */
 
 /** What the page says once after an action's redirect (`?done=`): a fixed sentence, never text from the URL. */
-const NOTICES: Record<string, string> = {
-  revoked: 'Access revoked. That application can no longer use its tokens.',
-  'signed-out': 'You are signed out.',
-};
+function noticeOf(ctx: ServerContext, done: string | null): string | undefined {
+  if (done === 'revoked') return `Access revoked: that application can no longer get tokens. ${revokedAccessTokens(ctx.config.accessTokenTtl)}`;
+  if (done === 'signed-out') return 'You are signed out.';
+  return undefined;
+}
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
 export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
-  const done = new URL(request.url).searchParams.get('done');
-  const notice = done !== null && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined;
+  const notice = noticeOf(ctx, new URL(request.url).searchParams.get('done'));
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) {
@@ -46,6 +47,7 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
     csrfToken: await formToken(ctx, 'account', { session }),
     username: user.username,
     applications: await approvedApplications(ctx, admin, session.userId),
+    revokedAccessTokens: revokedAccessTokens(ctx.config.accessTokenTtl),
     ...(notice ? { notice } : {}),
   });
   return toResponse(page, headers);

@@ -21,6 +21,8 @@ export interface AccountPageInput {
   csrfToken: string;
   username: string;
   applications: ApprovedApplication[];
+  /** What revoking does to the access tokens an application holds (pages/revoked-tokens.ts). */
+  revokedAccessTokens: string;
   /** What the last action did, said once after its redirect. */
   notice?: string;
 }
@@ -67,7 +69,7 @@ ${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
 <h2>Applications you approved</h2>
 ${
   applications.length > 0
-    ? html`<p class="muted">Revoking stops an application at once: its tokens no longer work, and it has to ask you again.</p>${applications}`
+    ? html`<p class="muted">Revoking stops an application getting new tokens at once: it has to ask you again. ${input.revokedAccessTokens}</p>${applications}`
     : html`<p class="muted">None. Applications you approve appear here, and you can revoke them here.</p>`
 }
 <form method="post" action="${input.action}">
