@@ -47,6 +47,8 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .
 h2 { font-size: 1.05rem; margin: 24px 0 4px; }
 section.app { border: 1px solid var(--line); border-radius: 8px; padding: 4px 14px 14px; margin: 14px 0; }
 section.app .actions { margin-top: 12px; }
+/* Registrations of one application, one under the other in its card. */
+section.app .registration { border-top: 1px solid var(--line); margin-top: 14px; }
 button.danger { color: var(--danger); border-color: var(--danger); }
 .notice { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
 a { color: var(--accent); }
