@@ -4,8 +4,8 @@
  * context server refuses one only when it learns of the revocation (serve's own at once, one
  * following the revocation list at its next read), or else when the token expires.
  */
-export function revokedAccessTokens(accessTokenTtl: number): string {
-  return `Access tokens it already holds are refused by servers that follow this server's revocations when they next check (usually within seconds), and by other servers only when they expire, at most ${durationShown(accessTokenTtl)} later.`;
+export function revokedAccessTokens(accessTokenTtl: number, held = 'it already holds'): string {
+  return `Access tokens ${held} are refused by servers that follow this server's revocations when they next check (usually within seconds), and by other servers only when they expire, at most ${durationShown(accessTokenTtl)} later.`;
 }
 
 /** A lifetime in seconds as a person reads it: "10 minutes", "1 hour", "90 seconds". */

@@ -50,6 +50,12 @@ section.app .actions { margin-top: 12px; }
 /* Registrations of one application, one under the other in its card. */
 section.app .registration { border-top: 1px solid var(--line); margin-top: 14px; }
 button.danger { color: var(--danger); border-color: var(--danger); }
+/* A link that does what a button beside it would (Cancel): it looks like one. */
+a.button { flex: 1; padding: 10px 16px; font-weight: 600; border-radius: 8px; border: 1px solid var(--line);
+  background: var(--card); color: var(--fg); text-align: center; text-decoration: none; }
+/* A change asked again before it is made. */
+section.confirm { border: 1px solid var(--danger); border-radius: 8px; padding: 4px 16px 16px; margin: 16px 0; max-width: 640px; }
+section.confirm .actions { align-items: flex-start; }
 .notice { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
 a { color: var(--accent); }
 input.user-code { width: 100%; color: inherit; text-transform: uppercase; font: 1.4rem ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .15em; }
