@@ -19,15 +19,19 @@ export type FormHolder = { session: SessionRecord } | { binding: string };
 /** The label the token key is derived under from the signing keys (SigningKeys.macKeys). */
 const FORM_KEY_LABEL = 'context-auth page form tokens';
 
-/** The token to put in the page's forms, made with the current key. */
-export async function formToken(ctx: ServerContext, page: FormPage, holder: FormHolder): Promise<string> {
-  return mac((await keysOf(ctx))[0]!, page, holder);
+/**
+ * The token to put in the page's forms, made with the current key. With `bound`, it vouches for
+ * that value too (a notice or a pending change carried in a URL): a different value, never a
+ * form's token.
+ */
+export async function formToken(ctx: ServerContext, page: FormPage, holder: FormHolder, bound?: string): Promise<string> {
+  return mac((await keysOf(ctx))[0]!, page, holder, bound);
 }
 
-/** Whether `token` is this page's for `holder` under any published key: a rotation does not break a form left open. */
-export async function isFormToken(ctx: ServerContext, page: FormPage, holder: FormHolder, token: string): Promise<boolean> {
+/** Whether `token` is this page's for `holder` (and `bound`) under any published key: a rotation does not break a form left open. */
+export async function isFormToken(ctx: ServerContext, page: FormPage, holder: FormHolder, token: string, bound?: string): Promise<boolean> {
   let valid = false;
-  for (const key of await keysOf(ctx)) if (safeEqual(token, mac(key, page, holder))) valid = true;
+  for (const key of await keysOf(ctx)) if (safeEqual(token, mac(key, page, holder, bound))) valid = true;
   return valid;
 }
 
@@ -42,7 +46,8 @@ async function keysOf(ctx: ServerContext): Promise<readonly Buffer[]> {
   return ctx.keys.macKeysIfCached(FORM_KEY_LABEL) ?? ctx.keys.macKeys(FORM_KEY_LABEL);
 }
 
-function mac(key: Buffer, page: FormPage, holder: FormHolder): string {
+function mac(key: Buffer, page: FormPage, holder: FormHolder, bound: string | undefined): string {
   const whom = 'session' in holder ? `session ${holder.session.idHash}` : `browser ${hashSecret(holder.binding)}`;
-  return createHmac('sha256', key).update(`${page}\n${whom}`).digest('base64url');
+  // `whom` holds no line break, so a bound value (after one) cannot pass for another holder's.
+  return createHmac('sha256', key).update(`${page}\n${whom}${bound === undefined ? '' : `\n${bound}`}`).digest('base64url');
 }

@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { ClientError } from './errors.js';
 import { DEVICE_CODE_GRANT } from './device.js';
+import { startLoopback } from './loopback.js';
 import { requestOptions } from './oauth-requests.js';
 import type { Discovery } from './discovery.js';
 import type { StoredClient, TokenStore } from './types.js';
@@ -92,7 +93,8 @@ export async function obtainClient(discovery: Discovery, purposeOrRedirectUri: C
   if (cached && servesPurpose(cached, purpose)) return cached;
 
   if (discovery.authorizationServer.registration_endpoint) {
-    // A registration for the other flow is replaced: one client per application and server is kept.
+    // Registered for every flow the server offers, so this is the application's one registration there;
+    // one from before that lacks this flow is replaced.
     const registered = await register(discovery, application, purpose, options.clientName ?? DEFAULT_CLIENT_NAME, options.fetch ?? fetch, now);
     await store.saveClient(registered);
     return registered;
@@ -124,9 +126,35 @@ export function preferredSecretMethod(discovery: Discovery): 'client_secret_basi
   return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic';
 }
 
+/**
+ * The redirect URI a registration names: the browser flow's loopback; for a device sign-in at a
+ * server that also has the browser flow, a loopback port free now, which a later browser sign-in
+ * tries first (any port does at a server that follows RFC 8252 §7.3); else none.
+ */
+async function registeredRedirectUri(as: Discovery['authorizationServer'], purpose: ClientPurpose): Promise<string | undefined> {
+  if ('redirectUri' in purpose) return purpose.redirectUri;
+  if (!offersBrowserFlow(as)) return undefined;
+  const reserved = await startLoopback();
+  await reserved.close();
+  return reserved.redirectUri;
+}
+
+const offersBrowserFlow = (as: Discovery['authorizationServer']): boolean =>
+  typeof as.authorization_endpoint === 'string' && (!Array.isArray(as.response_types_supported) || as.response_types_supported.includes('code'));
+
+const offersDeviceFlow = (as: Discovery['authorizationServer']): boolean =>
+  typeof as.device_authorization_endpoint === 'string' && (!Array.isArray(as.grant_types_supported) || as.grant_types_supported.includes(DEVICE_CODE_GRANT));
+
 async function register(discovery: Discovery, application: string, purpose: ClientPurpose, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
   const as = discovery.authorizationServer;
-  const grantTypes = 'device' in purpose ? [DEVICE_CODE_GRANT, 'refresh_token'] : ['authorization_code', 'refresh_token'];
+  // Every way this application signs in that the server offers, the one asked for first: the
+  // browser flow, the device flow (with or without DPoP, which binds tokens, not the client).
+  const redirectUri = await registeredRedirectUri(as, purpose);
+  const grantTypes = [
+    ...(redirectUri !== undefined ? ['authorization_code'] : []),
+    ...('device' in purpose || offersDeviceFlow(as) ? [DEVICE_CODE_GRANT] : []),
+    'refresh_token',
+  ];
   let response: Response;
   try {
     response = await oauth.dynamicClientRegistrationRequest(
@@ -134,9 +162,9 @@ async function register(discovery: Discovery, application: string, purpose: Clie
       {
         client_name: clientName,
         // A program on the person's machine (OIDC Registration): with a loopback redirect (RFC
-        // 8252), or for the device flow with no redirect and no authorization endpoint use at all.
+        // 8252), or for the device flow alone with no redirect and no authorization endpoint use at all.
         application_type: 'native',
-        ...('redirectUri' in purpose ? { redirect_uris: [purpose.redirectUri], response_types: ['code'] } : { response_types: [] }),
+        ...(redirectUri !== undefined ? { redirect_uris: [redirectUri], response_types: ['code'] } : { response_types: [] }),
         grant_types: grantTypes,
         token_endpoint_auth_method: 'none',
       },
@@ -158,7 +186,7 @@ async function register(discovery: Discovery, application: string, purpose: Clie
     clientId: body.client_id,
     ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret } : {}),
     tokenEndpointAuthMethod: method === 'client_secret_basic' || method === 'client_secret_post' ? method : typeof body.client_secret === 'string' ? 'client_secret_basic' : 'none',
-    redirectUris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : 'redirectUri' in purpose ? [purpose.redirectUri] : [],
+    redirectUris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : redirectUri !== undefined ? [redirectUri] : [],
     grantTypes: Array.isArray(body.grant_types) && body.grant_types.every((g) => typeof g === 'string') ? (body.grant_types as string[]) : grantTypes,
     source: 'dynamic',
     createdAt: now(),

@@ -35,6 +35,18 @@ describe('page form tokens', () => {
     assert.notEqual(await formToken(other, 'account', { binding: 'browser-1' }), token);
   });
 
+  it('vouch for a value bound to them (a notice or a waiting change in a URL), and such a token is never a form\'s', async () => {
+    const h = createHarness();
+    const ctx = createServerContext(h.options);
+    const holder = { session: session('s') };
+    const bound = await formToken(ctx, 'admin', holder, 'notice\nrevoke-approval\nNotes for alice');
+    assert.ok(await isFormToken(ctx, 'admin', holder, bound, 'notice\nrevoke-approval\nNotes for alice'));
+    assert.equal(await isFormToken(ctx, 'admin', holder, bound, 'notice\nrevoke-approval\nNotes for bob'), false, 'another value');
+    assert.equal(await isFormToken(ctx, 'admin', { session: session('t') }, bound, 'notice\nrevoke-approval\nNotes for alice'), false, 'another session');
+    assert.equal(await isFormToken(ctx, 'admin', holder, bound), false, 'not the form\'s token');
+    assert.equal(await isFormToken(ctx, 'admin', holder, await formToken(ctx, 'admin', holder), ''), false, 'the form\'s token vouches for no value, not even an empty one');
+  });
+
   it('stay valid through one key rotation (a form left open in a tab), not through the next', async () => {
     const h = createHarness();
     const ctx = createServerContext(h.options);

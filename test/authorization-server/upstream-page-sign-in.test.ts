@@ -23,7 +23,19 @@ const CALLBACK = `${ISSUER}/upstream/callback`;
  * The console has no action of its own yet: this one, added for these tests only, is what a
  * recent sign-in is needed for.
  */
-const TEST_ACTION: AdminAction = { name: 'test-touch', done: 'Touched.', run: async () => ({ section: '' }) };
+const TEST_ACTION: AdminAction = {
+  name: 'test-touch',
+  fields: ['thing'],
+  describe: async (_view, form) => `Touch ${form.get('thing') ?? 'nothing'}`,
+  done: (_ctx, subject) => `Touched${subject ? ` ${subject}` : ''}.`,
+  run: async (_view, form) => ({ section: '', subject: form.get('thing') ?? 'nothing' }),
+};
+
+/** The hidden fields of a page's provider form (the CSRF token, the action, a change waiting). */
+function providerFormFields(page: string): Record<string, string> {
+  const form = /<form method="post" action="[^"]*" class="providers">([\s\S]*?)<\/form>/.exec(page)?.[1] ?? '';
+  return Object.fromEntries([...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, '&')]));
+}
 
 const ACCOUNTS = [
   { id: 'alice-sub', email: 'Alice@Example.com', name: 'Alice Example', username: 'alice', numericId: 1001 },
@@ -196,7 +208,39 @@ describe('upstream sign-in at the account page and the admin console', () => {
     const renewed = parseForm(await (await browser.fetch('/admin')).text()).csrf;
     const done = await browser.submit('/admin', { csrf: renewed, action: TEST_ACTION.name });
     assert.equal(done.status, 303);
-    assert.equal(done.headers.get('location'), `/admin?done=${TEST_ACTION.name}`);
+    assert.match(done.headers.get('location') ?? '', new RegExp(`^/admin\\?done=${TEST_ACTION.name}&`));
+  });
+
+  it('/admin: the change a re-authentication at the provider waited for comes back named, and is made once confirmed', async () => {
+    const h = harness();
+    h.clock.now -= 11 * 60;
+    const { browser } = await signInAtAdmin(h);
+    const csrf = parseForm(await (await browser.fetch('/admin')).text()).csrf;
+    h.clock.now += 11 * 60;
+    const page = await (await browser.submit('/admin', { csrf, action: TEST_ACTION.name, thing: 'the lamp', return: 'people' })).text();
+    assert.match(page, /Waiting for this sign-in: <strong>Touch the lamp<\/strong>\. Signing in again with Corp SSO brings you back to confirm it\./);
+    const fields = providerFormFields(page);
+    assert.equal(fields.then, TEST_ACTION.name);
+    assert.equal(fields['then.thing'], 'the lamp');
+    const { url } = await pressProvider(browser, '/admin', page, fields);
+    assert.equal(url?.pathname, '/admin/people');
+    assert.ok(url?.searchParams.has('confirm') && url.searchParams.has('sig'), `the change comes back vouched for: ${url?.href}`);
+    const confirmPage = await (await browser.fetch(url.pathname + url.search)).text();
+    assert.match(confirmPage, /You signed in again\. The change you asked for waits for you to confirm it\./);
+    assert.match(confirmPage, /<h2 id="confirm-heading">Touch the lamp\?<\/h2>/);
+    assert.equal(h.log.filter((event) => event.event === 'admin_action').length, 0, 'nothing made before it is confirmed');
+
+    // Another browser (or the link altered) gets no confirmation: the MAC is this browser's and this change's.
+    const altered = new URL(url!);
+    altered.searchParams.set('confirm', Buffer.from(JSON.stringify({ action: TEST_ACTION.name, fields: { thing: 'the house' } })).toString('base64url'));
+    assert.doesNotMatch(await (await browser.fetch(altered.pathname + altered.search)).text(), /confirm-heading/);
+
+    const confirm = /<form method="post" action="\/admin">([\s\S]*?name="confirmed"[\s\S]*?)<\/form>/.exec(confirmPage)![1]!;
+    const posted = Object.fromEntries([...confirm.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+    const done = await browser.submit('/admin', posted);
+    assert.equal(done.status, 303);
+    assert.match(done.headers.get('location') ?? '', /^\/admin\?done=test-touch&what=the\+lamp&sig=/);
+    assert.match(await (await browser.fetch(done.headers.get('location')!)).text(), /role="status">Touched the lamp\.</);
   });
 
   it('/admin: a sign-in through the provider that does not say when the person signed in there is not taken for a recent one', async () => {
@@ -206,10 +250,9 @@ describe('upstream sign-in at the account page and the admin console', () => {
     const asked = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
     assert.equal(asked.status, 401);
     assert.match(await asked.text(), /Sign in again with Corp SSO/);
-    // Signing out and in afresh (rather than confirming) proves no more: the provider's session answers again.
+    // Signing in afresh (signed out, then in, rather than confirming) proves no more: the provider's session answers again.
     assert.equal((await browser.submit('/admin', { csrf, action: 'sign-out' })).status, 303);
-    const signInPage = await (await browser.fetch('/admin')).text();
-    const { url } = await pressProvider(browser, '/admin', signInPage, { action: 'sign-in' });
+    const { url } = await pressProvider(browser, '/admin', await (await browser.fetch('/admin')).text(), { action: 'sign-in' });
     assert.equal(url?.href, `${ISSUER}/admin`);
     assert.equal(h.log.filter((event) => event.event === 'login').length, 2);
     const renewed = parseForm(await (await browser.fetch('/admin')).text()).csrf;

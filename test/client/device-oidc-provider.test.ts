@@ -1,8 +1,9 @@
 /**
  * The device authorization grant (RFC 8628) in ContextClient against a real authorization server:
  * node-oidc-provider with its device flow on, for a context server whose protected resource
- * metadata names it. The client registers itself for the device grant, shows the code, and polls;
- * the test plays the person on another device, through the provider's own /device pages.
+ * metadata names it. The client registers itself for the device grant (and the browser flow the
+ * provider also has), shows the code, and polls; the test plays the person on another device,
+ * through the provider's own /device pages.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -74,8 +75,10 @@ describe('device authorization grant against node-oidc-provider', () => {
     assert.equal(grant.scope, 'api');
     assert.ok(grant.refreshToken, 'a refresh token came with it');
     const registered = await client.store.getClient(client.application, provider.issuer);
-    assert.deepEqual(registered?.grantTypes, ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], 'registered for the device grant');
-    assert.deepEqual(registered?.redirectUris, [], 'with no redirect URI');
+    // The provider has the browser flow too: one registration serves both, with a loopback redirect URI for the browser.
+    assert.deepEqual(registered?.grantTypes, ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], 'registered for the device grant and the browser flow');
+    assert.equal(registered?.redirectUris.length, 1);
+    assert.match(registered!.redirectUris[0]!, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
 
     const refreshed = await client.refresh({ ...grant, expiresAt: 0 });
     assert.notEqual(refreshed.accessToken, grant.accessToken);

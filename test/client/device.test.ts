@@ -27,6 +27,8 @@ interface Peer {
   expiresIn: number;
   /** Without it, the metadata names no device_authorization_endpoint. */
   device: boolean;
+  /** Without it, the metadata names no authorization_endpoint (no browser flow). */
+  browser: boolean;
   /** Revision A: no protected resource metadata. */
   revisionA: boolean;
   /** Answers to the device_code polls, in order; the last repeats. */
@@ -48,6 +50,7 @@ async function startPeer(): Promise<Peer> {
     interval: undefined as number | undefined,
     expiresIn: 600,
     device: true,
+    browser: true,
     revisionA: false,
     script: ['tokens'] as Answer[],
     registrations: [] as Record<string, unknown>[],
@@ -67,7 +70,7 @@ async function startPeer(): Promise<Peer> {
     if (url.pathname === '/.well-known/oauth-authorization-server') {
       return Response.json({
         issuer: origin,
-        authorization_endpoint: `${origin}/authorize`,
+        ...(peer.browser ? { authorization_endpoint: `${origin}/authorize` } : {}),
         token_endpoint: `${origin}/token`,
         registration_endpoint: `${origin}/register`,
         ...(peer.device ? { device_authorization_endpoint: `${origin}/device_authorization` } : {}),
@@ -124,7 +127,7 @@ describe('device authorization grant (RFC 8628)', () => {
     clock = START;
     shown = [];
     sleeps = [];
-    Object.assign(peer, { interval: undefined, expiresIn: 600, device: true, revisionA: false, script: ['tokens'], registrations: [], deviceRequests: [], polls: [], refreshes: [], onPoll: () => {} });
+    Object.assign(peer, { interval: undefined, expiresIn: 600, device: true, browser: true, revisionA: false, script: ['tokens'], registrations: [], deviceRequests: [], polls: [], refreshes: [], onPoll: () => {} });
   });
 
   /** A device-flow client on the fake clock: each sleep moves the clock on by what it was asked. */
@@ -162,9 +165,11 @@ describe('device authorization grant (RFC 8628)', () => {
 
     assert.equal(peer.registrations.length, 1);
     const registration = peer.registrations[0]!;
-    assert.deepEqual(registration.grant_types, [DEVICE_CODE_GRANT, 'refresh_token']);
-    assert.equal(registration.redirect_uris, undefined, 'no redirect URI: nothing comes back to this machine');
-    assert.deepEqual(registration.response_types, []);
+    // The server has the browser flow too: one registration for both, so a later browser sign-in reuses it.
+    assert.deepEqual(registration.grant_types, ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token']);
+    assert.equal((registration.redirect_uris as string[]).length, 1);
+    assert.match((registration.redirect_uris as string[])[0]!, /^http:\/\/127\.0\.0\.1:\d+\/callback$/, 'a loopback redirect, for the browser flow');
+    assert.deepEqual(registration.response_types, ['code']);
     assert.equal(registration.token_endpoint_auth_method, 'none');
 
     assert.equal(peer.deviceRequests.length, 1);
@@ -333,18 +338,36 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.ok(text.includes(`\n${peer.origin}/device?user_code=WDJB-MJHT`), text);
   });
 
-  it('registers again for the device grant where the stored registration is for the browser flow, and the other way round', async () => {
+  it('registers once for both flows: a device sign-in then a browser one, or a browser one then a device one, use one client', async () => {
+    const afterDevice = new MemoryTokenStore();
+    const grant = await deviceClient({ store: afterDevice }).login();
+    assert.equal(grant.clientId, 'client-1');
+    const discovery = await deviceClient({ store: afterDevice }).discover();
+    const browser = await obtainClient(discovery, 'http://127.0.0.1:5555/callback', afterDevice, { fetch, now: () => clock });
+    assert.equal(browser.clientId, 'client-1', 'the browser flow reuses the device sign-in\'s registration');
+
+    const afterBrowser = new MemoryTokenStore();
+    const first = await obtainClient(discovery, 'http://127.0.0.1:5555/callback', afterBrowser, { fetch, now: () => clock });
+    assert.equal(first.clientId, 'client-2');
+    assert.deepEqual(peer.registrations[1]!.grant_types, ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'], 'the server offers the device flow: registered for it too');
+    assert.deepEqual(peer.registrations[1]!.redirect_uris, ['http://127.0.0.1:5555/callback']);
+    assert.equal((await deviceClient({ store: afterBrowser }).login()).clientId, 'client-2', 'the device flow reuses the browser sign-in\'s registration');
+    assert.equal(peer.registrations.length, 2);
+  });
+
+  it('registers again where the stored registration (from before one served both) lacks the flow asked for', async () => {
     const store = new MemoryTokenStore();
     await store.saveClient({ application: 'context-auth', issuer: peer.origin, clientId: 'browser-client', tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:5555/callback'], source: 'dynamic', createdAt: START });
     const grant = await deviceClient({ store }).login();
     assert.equal(grant.clientId, 'client-1', 'a new registration, for the device grant');
     assert.equal((await store.getClient('context-auth', peer.origin))?.clientId, 'client-1');
+  });
 
-    // The device client, now stored, is not handed to the browser flow, which needs a redirect URI.
-    const discovery = await deviceClient({ store }).discover();
-    const browser = await obtainClient(discovery, 'http://127.0.0.1:5555/callback', store, { fetch, now: () => clock });
-    assert.equal(browser.clientId, 'client-2');
-    assert.deepEqual(peer.registrations[1]!.grant_types, ['authorization_code', 'refresh_token']);
-    assert.deepEqual(peer.registrations[1]!.redirect_uris, ['http://127.0.0.1:5555/callback']);
+  it('registers for the device grant alone at a server without the browser flow: no redirect URI', async () => {
+    peer.browser = false;
+    await deviceClient().login();
+    assert.deepEqual(peer.registrations[0]!.grant_types, [DEVICE_CODE_GRANT, 'refresh_token']);
+    assert.equal(peer.registrations[0]!.redirect_uris, undefined, 'no redirect URI: nothing comes back to this machine');
+    assert.deepEqual(peer.registrations[0]!.response_types, []);
   });
 });

@@ -10,8 +10,8 @@ import { mkdir, stat } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Browser } from 'playwright-core';
-import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { type Browser, type Page } from 'playwright-core';
+import { cli, freePort, startCli, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 import { launchChromium } from './chromium.js';
 import { approveAndRedeem, assertTokensStopped, registerBrowserApp, signInToConsent, startCallback, toolsListStatus } from './browser-app.js';
 
@@ -87,4 +87,54 @@ describe('the account page in a real browser, against context-auth serve', () =>
     assert.deepEqual(violations, [], 'no CSP violations on our pages');
     await context.close();
   });
+
+  it('the CLI signed in from two credentials files: one card with both registrations, each revocable', { timeout: 120_000 }, async () => {
+    const issuer = server!.issuer;
+    browser ??= await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+    const page = await context.newPage();
+    const home = tempDataFolder();
+    for (const [i, file] of ['laptop.json', 'server.json'].entries()) {
+      const login = startCli(['login', `${issuer}/mcp`, '--no-browser', '--credentials', join(home, file)], { timeoutMs: 60_000 });
+      const [, href] = await login.waitForStderr(/^(http:\/\/\S+\/authorize\?\S+)$/m);
+      await page.goto(href!);
+      if (i === 0) {
+        await page.fill('input[name="username"]', USER.username);
+        await page.fill('input[name="password"]', USER.password);
+        await Promise.all([page.waitForURL(/\/interaction\//), page.locator('button[type="submit"]').click()]);
+      }
+      await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback/), page.locator('button[name="decision"][value="approve"]').click()]);
+      const result = await login.exit;
+      assert.equal(result.code, 0, result.stderr);
+    }
+
+    await page.goto(`${issuer}/account`);
+    const cards = page.locator('section.app');
+    assert.equal(await cards.count(), 1, 'one card for the CLI');
+    const text = await cards.first().innerText();
+    assert.match(text, /context-auth CLI/);
+    assert.match(text, /unverified/);
+    assert.match(text, /2 registrations under this name, each approved by you/);
+    assert.match(text, /a program on the computer you signed in from/);
+    await screenshots(page, 'account-cli');
+
+    // Revoking one leaves the other, now a card of its own.
+    await Promise.all([page.waitForURL(`${issuer}/account?done=revoked`), page.locator('button[aria-label="Revoke registration 1 of context-auth CLI"]').click()]);
+    assert.equal(await page.locator('section.app').count(), 1);
+    assert.doesNotMatch(await page.locator('section.app').innerText(), /registrations under this name/);
+    await Promise.all([page.waitForURL(`${issuer}/account?done=revoked`), page.locator('button', { hasText: 'Revoke' }).click()]);
+    assert.equal(await page.locator('section.app').count(), 0);
+    await context.close();
+  });
 });
+
+/** A screenshot at 1280 px and one at 390 px; the page fits both. */
+async function screenshots(page: Page, name: string): Promise<void> {
+  const overflows = () => page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth') as Promise<boolean>;
+  for (const [width, height, suffix] of [[1280, 900, 'desktop'], [390, 844, '390']] as const) {
+    await page.setViewportSize({ width, height });
+    assert.equal(await overflows(), false, `${name} fits ${width} px`);
+    await page.screenshot({ path: join(RESULTS, `${name}-${suffix}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}

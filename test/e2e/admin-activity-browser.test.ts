@@ -4,8 +4,10 @@
  * page in the navigation is checked for what a keyboard or screen-reader user needs: a label on
  * every field, a name on every button and link, no positive tabindex, a focus order that follows
  * the document, text contrast of at least 4.5:1 (3:1 for large text) in the light and the dark
- * scheme, and no sideways scroll at 390 px. Screenshots of Activity and Sign-in throttling at
- * 1280 px and 390 px go to test-results/. Run `npx tsc -p tsconfig.build.json` first.
+ * scheme, and no sideways scroll at 390 px. Every table fits its box at 1280 px (no column cut
+ * off); at 390 px a table wider than its box scrolls inside it, a shadow on its right edge saying
+ * so until it is scrolled to its end. Screenshots of Activity and Sign-in throttling at 1280 px
+ * and 390 px go to test-results/. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
 import { mkdir, stat } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { openSqliteStore } from '../../src/store/sqlite.js';
 import { storedEvent } from '../helpers/stored-audit-events.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 import { launchChromium } from './chromium.js';
+import { scrollTableToEnd, tableLayouts } from './table-layout.js';
 
 const RESULTS = join(process.cwd(), 'test-results');
 const ADMIN = { username: 'root', password: 'correct horse battery' };
@@ -112,10 +115,32 @@ async function check(page: Page, where: string): Promise<string[]> {
   }
   await page.emulateMedia({ colorScheme: 'light' });
   const width = page.viewportSize()!;
+  await page.setViewportSize({ width: 1280, height: 900 });
+  for (const table of await tableLayouts(page)) {
+    if (table.scrolls) problems.push(`table "${table.name}" is wider than its box at 1280 px: its last columns are cut off`);
+    if (table.shadow.left || table.shadow.right) problems.push(`table "${table.name}" fits at 1280 px, yet a shadow says it scrolls`);
+  }
   await page.setViewportSize({ width: 390, height: 844 });
   if ((await page.evaluate(OVERFLOWS)) as boolean) problems.push('scrolls sideways at 390 px');
+  problems.push(...(await scrollHints(page)));
   await page.setViewportSize(width);
   return problems.map((problem) => `${where}: ${problem}`);
+}
+
+/** At a phone's width: a table that scrolls says so with a shadow on the side there is more, and only there. */
+async function scrollHints(page: Page): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, table] of (await tableLayouts(page)).entries()) {
+    if (!table.scrolls) {
+      if (table.shadow.left || table.shadow.right) problems.push(`table "${table.name}" fits at 390 px, yet a shadow says it scrolls`);
+      continue;
+    }
+    if (!table.shadow.right || table.shadow.left) problems.push(`table "${table.name}" scrolls at 390 px: a shadow should mark its right edge only, not ${JSON.stringify(table.shadow)}`);
+    await scrollTableToEnd(page, i);
+    const end = (await tableLayouts(page))[i]!;
+    if (end.shadow.right || !end.shadow.left) problems.push(`table "${table.name}" scrolled to its end: a shadow should mark its left edge only, not ${JSON.stringify(end.shadow)}`);
+  }
+  return problems;
 }
 
 describe('the admin console in a real browser: every page usable by keyboard and screen reader', () => {

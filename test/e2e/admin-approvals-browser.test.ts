@@ -101,8 +101,9 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
     // Revoke: the page says so and no longer lists it; the tokens stop at once.
     await Promise.all([page.waitForURL(/done=revoke-approval/), page.getByRole('button', { name: `Revoke E2E Notes for ${USER.username}` }).click()]);
     const afterRevoke = await page.locator('#content').innerText();
-    assert.match(afterRevoke, /Approval revoked/);
-    assert.ok(!afterRevoke.includes('E2E Notes'), 'the application is gone from the list');
+    // The banner names what was revoked; the list no longer has it.
+    assert.ok((await page.getByRole('status').innerText()).startsWith(`Approval revoked: E2E Notes (${client.client_id}) for ${USER.username}.`), afterRevoke);
+    assert.equal(await page.locator('section.app').count(), 0, 'the application is gone from the list');
     await assertTokensStopped(issuer, client.client_id, tokens);
     await server!.waitForOutput(/"event":"consent_revoked".*"by":"admin"/);
 
@@ -113,9 +114,10 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
     const keysText = await page.locator('#content').innerText();
     assert.ok(keysText.includes(before[0]!), 'lists the current key');
     await shoot('admin-keys');
-    await Promise.all([page.waitForURL(`${issuer}/admin/keys?done=rotate-key`), page.locator('button', { hasText: 'Rotate now' }).click()]);
-    assert.match(await page.locator('#content').innerText(), /New signing key made/);
+    await Promise.all([page.waitForURL(/\/admin\/keys\?done=rotate-key&/), page.locator('button', { hasText: 'Rotate now' }).click()]);
     const afterRotation = await jwks();
+    const made = afterRotation.find((kid) => kid !== before[0])!;
+    assert.ok((await page.getByRole('status').innerText()).startsWith(`New signing key made: ${made}.`), 'the banner names the new key');
     assert.equal(afterRotation.length, 2, 'the new key is published at once beside the previous one');
     assert.ok(afterRotation.includes(before[0]!));
     assert.deepEqual(violations, [], 'no CSP violations on our pages');

@@ -1,9 +1,10 @@
 /**
  * The admin console's clients and people pages in a real browser (Debian's Chromium, driven by
  * playwright-core, no script) against the built `context-auth serve`: an administrator added with
- * `users add --admin` signs in at /admin, opens both pages, and removes a client, which is then gone
- * from the store. Screenshots at a desktop's width and at 390 px go to test-results/, and neither
- * page scrolls sideways at 390 px. Run `npx tsc -p tsconfig.build.json` first.
+ * `users add --admin` signs in at /admin, opens both pages, and removes a client and a person,
+ * each after a confirmation that names it (Cancel changes nothing); each is then gone from the
+ * store, and the notice names it. Screenshots at a desktop's width and at 390 px go to
+ * test-results/, and no page scrolls sideways at 390 px. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
 import { mkdir, stat } from 'node:fs/promises';
@@ -72,13 +73,15 @@ describe('the admin console clients and people pages in a real browser, against 
     await screenshots(page, 'admin-clients');
 
     await page.setViewportSize({ width: 1280, height: 900 });
-    await Promise.all([
-      page.waitForURL(`${issuer}/admin/clients?done=remove-client`),
-      page.locator(`button[aria-label="Remove client E2E Notes"]`).click(),
-    ]);
+    // Remove asks first, naming the client and what removing it does.
+    await Promise.all([page.waitForURL(`${issuer}/admin`), page.locator(`button[aria-label="Remove client E2E Notes"]`).click()]);
+    const removal = `Remove the client E2E Notes (${clientId})`;
+    assert.equal(await page.locator('#confirm-heading').innerText(), `${removal}?`);
+    await screenshots(page, 'admin-confirm-remove-client');
+    await Promise.all([page.waitForURL(/\/admin\/clients\?done=remove-client&/), page.getByRole('button', { name: removal }).click()]);
     const afterRemove = await page.locator('main').innerText();
-    assert.match(afterRemove, /Client removed/);
-    assert.ok(!afterRemove.includes('E2E Notes'), 'gone from the page');
+    assert.ok((await page.getByRole('status').innerText()).startsWith(`Client removed: E2E Notes (${clientId}), with everything issued to it.`), afterRemove);
+    assert.equal(await page.locator(`button[aria-label="Remove client E2E Notes"]`).count(), 0, 'gone from the page');
     const listed = JSON.parse(await ok(['clients', 'list', '--json', '--data', data])) as { client_id: string }[];
     assert.ok(!listed.some((client) => client.client_id === clientId), 'gone from the store');
     await server!.waitForOutput(/"event":"admin_action".*"action":"remove-client"/);
@@ -89,6 +92,19 @@ describe('the admin console clients and people pages in a real browser, against 
     assert.match(peopleText, /administrator/);
     assert.equal(await page.locator('a[href="/admin/approvals?user=alice"]').count(), 1);
     await screenshots(page, 'admin-people');
+
+    // Removing a person asks first; Cancel goes back with nothing removed; confirming removes them.
+    await Promise.all([page.waitForURL(`${issuer}/admin`), page.locator('button[aria-label="Remove: alice"]').click()]);
+    assert.equal(await page.locator('#confirm-heading').innerText(), 'Remove the person alice?');
+    assert.match(await page.locator('section.confirm').innerText(), /This deletes their account, their sessions and their approvals/);
+    await screenshots(page, 'admin-confirm-remove-person');
+    await Promise.all([page.waitForURL(`${issuer}/admin/people`), page.getByRole('link', { name: 'Cancel' }).click()]);
+    assert.equal(await page.locator('button[aria-label="Remove: alice"]').count(), 1, 'Cancel removed nobody');
+    await Promise.all([page.waitForURL(`${issuer}/admin`), page.locator('button[aria-label="Remove: alice"]').click()]);
+    await Promise.all([page.waitForURL(/\/admin\/people\?done=remove-user&/), page.getByRole('button', { name: 'Remove the person alice' }).click()]);
+    assert.ok((await page.getByRole('status').innerText()).startsWith('Person removed: alice, with their sessions and approvals.'));
+    const people = JSON.parse(await ok(['users', 'list', '--json', '--data', data])) as { username: string }[];
+    assert.deepEqual(people.map((person) => person.username), [ADMIN.username], 'alice is gone from the store');
     assert.deepEqual(violations, [], 'no CSP violations on the console');
     await context.close();
   });

@@ -5,13 +5,14 @@
  * `examples/client.ts` against each. The test is the person at the browser: it reads the sign-in
  * URL the client prints (no browser can open: PATH holds no opener), signs in as alice on our
  * pages and approves, and follows the redirect to the client's loopback. The client's tool calls
- * then succeed and say who the token names.
+ * then succeed and say who the token names. The example servers follow serve's revocation list:
+ * an application revoked at /account has its tokens refused there within the list's interval.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Browser, signInAndConsent } from '../helpers/harness.js';
+import { Browser, parseForm, signInAndConsent } from '../helpers/harness.js';
 import { cli, freePort, startNode, startServe, tempDataFolder, type RunningCli, type RunningServer } from './serve-process.js';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
@@ -56,9 +57,13 @@ describe('the examples: Hono and Express MCP servers guarded against serve, and 
       example.url = `http://127.0.0.1:${example.port}/mcp`;
     }
     server = await startServe(['--port', '0', '--data', data, '--quiet', ...examples.flatMap((e) => ['--resource', e.url])]);
+    // The client the example servers read the revocation list with, added as the examples' header says.
+    const reader = await cli(['clients', 'add', '--name', 'example-server', '--grant-type', 'client_credentials', '--introspect', '--json', '--data', data]);
+    assert.equal(reader.code, 0, reader.stderr);
+    const { client_id: readerId, client_secret: readerSecret } = JSON.parse(reader.stdout) as { client_id: string; client_secret: string };
     for (const example of examples) {
       const child = startNode(['--import', 'tsx', join(EXAMPLES, example.file)], {
-        env: { PORT: String(example.port), CONTEXT_AUTH_ISSUER: server.issuer },
+        env: { PORT: String(example.port), CONTEXT_AUTH_ISSUER: server.issuer, REVOCATIONS_CLIENT_ID: readerId, REVOCATIONS_CLIENT_SECRET: readerSecret },
         timeoutMs: 110_000,
       });
       running.push(child);
@@ -131,7 +136,68 @@ describe('the examples: Hono and Express MCP servers guarded against serve, and 
       assert.match(call.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
     });
   }
+
+  for (const example of examples) {
+    it(`the ${example.name} example will not start without a client that can read the revocation list, or with a wrong secret`, async () => {
+      const env = { PORT: String(await freePort()), CONTEXT_AUTH_ISSUER: server.issuer };
+      const without = await startNode(['--import', 'tsx', join(EXAMPLES, example.file)], { env, timeoutMs: 30_000 }).exit;
+      assert.equal(without.code, 1);
+      assert.match(without.stderr, /Set REVOCATIONS_CLIENT_ID and REVOCATIONS_CLIENT_SECRET to a client allowed to read the revocation list:\nnpx context-auth clients add --name example-server --grant-type client_credentials --introspect\n/);
+      const reader = JSON.parse((await cli(['clients', 'list', '--json', '--data', data])).stdout) as { client_id: string; client_name: string }[];
+      const readerId = reader.find((c) => c.client_name === 'example-server')!.client_id;
+      const wrong = await startNode(['--import', 'tsx', join(EXAMPLES, example.file)], {
+        env: { ...env, REVOCATIONS_CLIENT_ID: readerId, REVOCATIONS_CLIENT_SECRET: 'not-the-secret' },
+        timeoutMs: 30_000,
+      }).exit;
+      assert.notEqual(wrong.code, 0);
+      assert.match(wrong.stderr, /the revocation list answered 401/);
+      assert.doesNotMatch(wrong.stderr, /MCP server/, 'it never listened');
+    });
+  }
+
+  it('an application revoked at /account: both examples refuse its tokens once their revocation feed has read it', async () => {
+    const { applications } = JSON.parse(readFileSync(credentials, 'utf8')) as StoredGrants;
+    const grants = Object.values(applications['context-auth example client']?.grants ?? {});
+    const tokenFor = (url: string): string => grants.find((g) => g.serverUrl === url)!.accessToken;
+    const clientId = grants[0]!.clientId;
+    for (const example of examples) assert.equal(await toolsListStatus(example.url, tokenFor(example.url)), 200, `${example.name} accepts the token before`);
+
+    // The person, at their account page: sign in, revoke the example client.
+    const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
+    const origin = { origin: server.issuer };
+    const signIn = parseForm(await (await browser.fetch('/account')).text());
+    const signedIn = await browser.submit(signIn.action, { csrf: signIn.csrf, action: 'sign-in', ...USER }, origin);
+    assert.equal(signedIn.status, 303);
+    const account = await (await browser.fetch('/account')).text();
+    assert.ok(account.includes(clientId), 'the account page lists the example client');
+    const revoked = await browser.submit('/account', { csrf: parseForm(account).csrf, action: 'revoke', client_id: clientId }, origin);
+    assert.equal(revoked.status, 303);
+    const revokedAt = Date.now();
+
+    // Each example polls the list every 5 s: the token is refused at its next poll, long before it expires.
+    for (const example of examples) {
+      let status: number;
+      while ((status = await toolsListStatus(example.url, tokenFor(example.url))) === 200) {
+        assert.ok(Date.now() - revokedAt < 20_000, `the ${example.name} example still accepts the token 20 s after the revocation`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(status, 401);
+      const refusal = await fetch(example.url, { method: 'POST', headers: { authorization: `Bearer ${tokenFor(example.url)}` } });
+      assert.match(refusal.headers.get('www-authenticate') ?? '', /error="invalid_token", error_description="the access token has been revoked"/);
+    }
+  });
 });
+
+/** One tools/list at a context server with the token: its status. */
+async function toolsListStatus(url: string, accessToken: string): Promise<number> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
 
 describe('serve without --resource: a context server of your own is refused', { timeout: 60_000 }, () => {
   let server: RunningServer;

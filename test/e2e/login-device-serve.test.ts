@@ -5,14 +5,15 @@
  * (Chromium) on "another device", confirms the code, signs in and approves; the CLI's polling
  * gets the tokens, and `context-auth call` then reaches the protected demo server with them. Once
  * with bearer tokens, once with `--dpop` (tokens bound to a key the CLI keeps with the grant,
- * which are refused when sent without a proof). Run `npx tsc -p tsconfig.build.json` first.
+ * which are refused when sent without a proof). And one credentials file signed in every way (in
+ * the browser, with --dpop, with --device) registers the CLI once. Run `npx tsc -p tsconfig.build.json` first.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser } from 'playwright-core';
-import { jwtClaims } from '../helpers/harness.js';
+import { Browser as FetchBrowser, jwtClaims, signInAndConsent } from '../helpers/harness.js';
 import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 import { launchChromium } from './chromium.js';
 
@@ -101,4 +102,34 @@ describe('context-auth login --device against context-auth serve', { timeout: 18
       }
     });
   }
+
+  it('registers the CLI once for one credentials file, whether it signs in in the browser, with --dpop or with --device', async () => {
+    const mcp = `${server.issuer}/mcp`;
+    const credentials = join(home, 'credentials-every-way.json');
+    const cliClients = async (): Promise<string[]> => {
+      const listed = await cli(['clients', 'list', '--json', '--data', data]);
+      assert.equal(listed.code, 0, listed.stderr);
+      return (JSON.parse(listed.stdout) as { client_id: string; client_name: string }[]).filter((c) => c.client_name === 'context-auth CLI').map((c) => c.client_id);
+    };
+    const before = await cliClients();
+
+    for (const flags of [[], ['--dpop']]) {
+      const running = startCli(['login', mcp, '--no-browser', '--credentials', credentials, ...flags], { timeoutMs: 60_000 });
+      const [, href] = await running.waitForStderr(/^(http:\/\/\S+\/authorize\?\S+)$/m);
+      const authorization = new URL(href!);
+      const person = new FetchBrowser((path, init) => fetch(new URL(path, server.issuer), init));
+      const callback = await signInAndConsent(person, await person.fetch(authorization.pathname + authorization.search), USER, 'approve', server.issuer);
+      assert.equal((await fetch(callback)).status, 200);
+      const result = await running.exit;
+      assert.equal(result.code, 0, result.stderr);
+    }
+    const device = startCli(['login', mcp, '--device', '--credentials', credentials], { timeoutMs: 90_000 });
+    const [, , code, complete] = await device.waitForStderr(DEVICE_LINES);
+    await approveOnAnotherDevice(complete!, code!);
+    const result = await device.exit;
+    assert.equal(result.code, 0, result.stderr);
+
+    const added = (await cliClients()).filter((id) => !before.includes(id));
+    assert.equal(added.length, 1, `one registration for three sign-ins: ${added.join(', ')}`);
+  });
 });

@@ -1,12 +1,13 @@
 /**
  * The pages a person sees, rendered by the real page functions and served with their real headers
- * on loopback, for the layout tests: the consent page with realistic long values, and the
- * client's loopback callback pages.
+ * on loopback, for the layout tests: the consent page with realistic long values, the console's
+ * re-authentication with a change waiting for it, and the client's loopback callback pages.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { consentPage } from '../../src/authorization-server/pages/consent.js';
+import { adminSignInPage } from '../../src/authorization-server/pages/admin/sign-in.js';
 
 /** A dynamically registered client (a UUID) and a metadata-document client (a URL), as the server issues them. */
 export const CONSENT_CASES = {
@@ -26,8 +27,26 @@ export const CONSENT_CASES = {
   },
 } as const;
 
-export async function serveConsentPages(): Promise<{ url: (name: keyof typeof CONSENT_CASES) => string; server: Server }> {
+/** The console's re-authentication, a password and a provider offered, with the change it waits for. */
+export const REAUTH_CHANGE = `Remove the client Claude Desktop (${CONSENT_CASES.registered.clientId})`;
+
+export async function serveConsentPages(): Promise<{ url: (name: keyof typeof CONSENT_CASES | 'reauth') => string; server: Server }> {
   const server = createServer((request, response) => {
+    if (request.url === '/reauth') {
+      const page = adminSignInPage({
+        action: '/admin',
+        csrfToken: 'csrf',
+        mode: 'reauth',
+        username: 'root',
+        returnTo: 'clients',
+        localUsers: true,
+        providers: [{ id: 'corp', name: 'Corp SSO' }],
+        pending: { description: REAUTH_CHANGE, fields: { then: 'remove-client', 'then.client_id': CONSENT_CASES.registered.clientId } },
+        status: 401,
+      });
+      response.writeHead(page.status, page.headers).end(page.body);
+      return;
+    }
     const name = (request.url ?? '/').slice(1) as keyof typeof CONSENT_CASES;
     const input = CONSENT_CASES[name];
     if (!input) {

@@ -2,7 +2,8 @@
  * The pages as a person sees them, in Debian's Chromium at a phone's width (360 px) and a
  * desktop's (1280 px): the consent page (served by its real renderer with its real headers) must
  * not scroll sideways, and a client id, host or URL may wrap only between its parts, never
- * inside one; the client's loopback pages are styled and say their heading once.
+ * inside one; the client's loopback pages are styled and say their heading once; the console's
+ * re-authentication names the change waiting for it and fits both widths.
  * Screenshots go to test-results/.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startLoopback } from '../../src/client/loopback.js';
-import { CONSENT_CASES, serveConsentPages } from './pages-fixture.js';
+import { CONSENT_CASES, REAUTH_CHANGE, serveConsentPages } from './pages-fixture.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RESULTS = join(process.cwd(), 'test-results');
@@ -62,7 +63,7 @@ const CARD = `(() => {
 
 describe('the pages in a real browser at 360 px and 1280 px', () => {
   let browser: Browser;
-  let consent: { url: (name: keyof typeof CONSENT_CASES) => string; server: Server };
+  let consent: { url: (name: keyof typeof CONSENT_CASES | 'reauth') => string; server: Server };
 
   before(async () => {
     await mkdir(RESULTS, { recursive: true });
@@ -99,6 +100,23 @@ describe('the pages in a real browser at 360 px and 1280 px', () => {
         }
       });
     }
+  }
+
+  for (const width of WIDTHS) {
+    it(`console re-authentication, ${width} px: names the change waiting for it, no sideways scroll`, async () => {
+      const page = await browser.newPage({ viewport: { width, height: 800 } });
+      try {
+        await page.goto(consent.url('reauth'));
+        await page.screenshot({ path: join(RESULTS, `admin-reauth-${width}.png`), fullPage: true });
+        const waiting = await page.locator('p.notice[role="status"]').innerText();
+        assert.equal(waiting, `Waiting for this sign-in: ${REAUTH_CHANGE}. Your password makes it at once. Signing in again with Corp SSO brings you back to confirm it.`);
+        // Both forms carry the change: the password's and the provider's.
+        assert.equal(await page.locator('form input[name="then"][value="remove-client"]').count(), 2);
+        assert.equal((await measure(page)).overflows, false, 'the page scrolls sideways');
+      } finally {
+        await page.close();
+      }
+    });
   }
 
   for (const width of WIDTHS) {

@@ -5,7 +5,9 @@ import { clientOrigin } from '../interaction/page-parts.js';
 import { approvedApplicationFacts } from '../pages/account.js';
 import { actionForm, recordTable, shownTime } from '../pages/admin/layout.js';
 import { html, token, type SafeHtml } from '../pages/html.js';
+import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { revokeApproval } from './approvals-operations.js';
+import { clientNamed } from './clients.js';
 import type { AdminAction, AdminSection, AdminView } from './section.js';
 
 /*
@@ -34,7 +36,13 @@ export const APPROVALS: AdminSection = {
 
 export const REVOKE_APPROVAL: AdminAction = {
   name: 'revoke-approval',
-  done: 'Approval revoked. That application can no longer use the tokens it had for this person.',
+  fields: ['user', 'client_id', 'from'],
+  async describe(view, form) {
+    const clientId = (form.get('client_id') ?? '').slice(0, MAX_LOOKUP);
+    return `Revoke ${clientNamed(clientId ? await view.store.getClient(clientId) : undefined, clientId)} for ${(form.get('user') ?? '').slice(0, MAX_LOOKUP)}`;
+  },
+  done: (ctx, subject) =>
+    `Approval revoked${subject ? `: ${subject}` : ''}. That application can no longer get tokens for this person. ${revokedAccessTokens(ctx.config.accessTokenTtl)}`,
   async run(view, form) {
     const username = form.get('user') ?? '';
     const clientId = form.get('client_id') ?? '';
@@ -44,7 +52,8 @@ export const REVOKE_APPROVAL: AdminAction = {
     await view.ctx.revocations.sync();
     view.ctx.log({ event: 'consent_revoked', user_id: result.user.id, client_id: clientId, by: 'admin', admin_id: view.admin.id });
     const back = form.get('from') === 'client' ? { client: clientId } : { user: username };
-    return { section: 'approvals', query: back, target: `${username} ${clientId}` };
+    const subject = `${clientNamed(await view.store.getClient(clientId), clientId)} for ${result.user.username}`;
+    return { section: 'approvals', query: back, target: `${username} ${clientId}`, subject };
   },
 };
 
@@ -76,7 +85,7 @@ async function personApprovals(view: AdminView, username: string): Promise<SafeH
   const applications = await approvedApplications(view.ctx, view.store, user.id);
   if (applications.length === 0) return html`<h2>Approved by ${user.username}</h2><p class="muted">${user.username} has approved no application.</p>`;
   return html`<h2>Approved by ${user.username}</h2>
-<p class="muted">Revoking stops the application at once for this person: its refresh tokens no longer work, its access tokens are refused, and it has to ask them again.</p>
+<p class="muted">Revoking stops the application getting new tokens for this person at once: it has to ask them again. ${revokedAccessTokens(view.ctx.config.accessTokenTtl)}</p>
 ${applications.map(
   (app) => html`<section class="app">
 ${approvedApplicationFacts(app)}

@@ -5,6 +5,7 @@ import { isDocumentClientId } from '../client-documents/documents.js';
 import { clientOrigin } from '../interaction/page-parts.js';
 import { html, token, type SafeHtml } from '../pages/html.js';
 import { actionForm, recordTable, shownTime } from '../pages/admin/layout.js';
+import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { noSuchClient, removeClient } from './operations.js';
 import { emptyListing, listingControls, muted, pageLimit, pageOf, pageRequest, requiredField } from './paging.js';
 import type { AdminAction, AdminSection, AdminView } from './section.js';
@@ -100,16 +101,35 @@ ${controls.pages}`;
   },
 };
 
-/** Removes a client and everything issued to it, as `clients remove` does; its tokens stop at once here. */
+/**
+ * Removes a client and everything issued to it, as `clients remove` does, once confirmed; this
+ * process refuses its access tokens at once.
+ */
 export const REMOVE_CLIENT: AdminAction = {
   name: 'remove-client',
-  done: 'Client removed, with everything issued to it. Its tokens no longer work.',
+  fields: ['client_id'],
+  async describe(view, form) {
+    const clientId = (form.get('client_id') ?? '').slice(0, 200);
+    return `Remove the client ${clientNamed(clientId ? await view.store.getClient(clientId) : undefined, clientId)}`;
+  },
+  confirm: {
+    consequence: 'This deletes its registration and revokes everything issued to it: whoever runs it must register again, and everyone must approve it again.',
+    button: 'Remove',
+  },
+  done: (ctx, subject) => `Client removed${subject ? `: ${subject},` : ','} with everything issued to it. ${revokedAccessTokens(ctx.config.accessTokenTtl)}`,
   async run(view, form) {
     const clientId = requiredField(form, 'client_id');
+    // Read before it goes: the notice names it.
+    const client = await view.store.getClient(clientId);
     const { removed } = await removeClient(view.store, clientId, view.ctx.now());
     if (!removed) throw new OAuthError('invalid_request', 'no such client', 404).withUserMessage(noSuchClient(clientId));
     // The store recorded the grants' revocations; reading them now makes this process refuse their tokens at once.
     await view.ctx.revocations.sync();
-    return { section: 'clients', target: clientId };
+    return { section: 'clients', target: clientId, subject: clientNamed(client, clientId) };
   },
 };
+
+/** A client as a notice names it: its name (as registered) and its ID, or the ID alone. */
+export function clientNamed(client: ClientRecord | undefined, clientId: string): string {
+  return client?.clientName ? `${client.clientName} (${clientId})` : clientId;
+}

@@ -3,6 +3,7 @@ import type { UserIdentityRecord, UserRecord } from '../../store/store.js';
 import type { Params } from '../http/params.js';
 import { html, type SafeHtml } from '../pages/html.js';
 import { actionForm, recordTable, shownTime } from '../pages/admin/layout.js';
+import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { noSuchUser, removeUser, setAdministrator, signOutEverywhere } from './operations.js';
 import { emptyListing, listingControls, muted, pageLimit, pageOf, pageRequest, requiredField } from './paging.js';
 import type { AdminAction, AdminSection, AdminView } from './section.js';
@@ -67,19 +68,31 @@ const notFound = (username: string): OAuthError => new OAuthError('invalid_reque
 /** Ends every browser session of the person: whoever holds one must sign in again. */
 export const SIGN_OUT_EVERYWHERE: AdminAction = {
   name: 'sign-out-everywhere',
-  done: 'Signed out everywhere: every browser session of that person has ended.',
+  fields: ['username'],
+  describe: async (_view, form) => `Sign ${shownUsername(form)} out everywhere`,
+  done: (_ctx, subject) => `Signed out everywhere: every browser session of ${subject ?? 'that person'} has ended.`,
   async run(view, form) {
     const username = usernameOf(form);
     const { found } = await signOutEverywhere(view.store, username);
     if (!found) throw notFound(username);
-    return { section: 'people', target: username };
+    return { section: 'people', target: username, subject: username };
   },
 };
 
-/** Removes a person with their sessions, consents and grants, as `users remove` does; their tokens stop at once here. */
+/**
+ * Removes a person with their sessions, consents and grants, as `users remove` does, once
+ * confirmed; this process refuses their applications' access tokens at once.
+ */
 export const REMOVE_USER: AdminAction = {
   name: 'remove-user',
-  done: 'Person removed, with their sessions, approvals and tokens.',
+  fields: ['username'],
+  describe: async (_view, form) => `Remove the person ${shownUsername(form)}`,
+  confirm: {
+    consequence: 'This deletes their account, their sessions and their approvals, and revokes the tokens of every application they approved. It cannot be undone.',
+    button: 'Remove',
+  },
+  done: (ctx, subject) =>
+    `Person removed${subject ? `: ${subject},` : ','} with their sessions and approvals. ${revokedAccessTokens(ctx.config.accessTokenTtl, 'their applications already hold')}`,
   async run(view, form) {
     const username = usernameOf(form);
     if (username === view.admin.username) {
@@ -91,14 +104,17 @@ export const REMOVE_USER: AdminAction = {
     if (!removed) throw notFound(username);
     // The store recorded the grants' revocations; reading them now makes this process refuse their tokens at once.
     await view.ctx.revocations.sync();
-    return { section: 'people', target: username };
+    return { section: 'people', target: username, subject: username };
   },
 };
 
 /** Makes a person an administrator or no longer one, as `users admin NAME on|off` does; never your own rights away. */
 export const SET_ADMIN: AdminAction = {
   name: 'set-admin',
-  done: 'Administrator rights changed.',
+  fields: ['username', 'admin'],
+  describe: async (_view, form) =>
+    form.get('admin') === 'off' ? `Revoke the administrator rights of ${shownUsername(form)}` : `Make ${shownUsername(form)} an administrator`,
+  done: (_ctx, subject) => `Administrator rights changed${subject ? `: ${subject}` : ''}.`,
   async run(view, form) {
     const username = usernameOf(form);
     const setting = form.get('admin');
@@ -111,6 +127,9 @@ export const SET_ADMIN: AdminAction = {
     }
     const { found } = await setAdministrator(view.store, username, setting === 'on');
     if (!found) throw notFound(username);
-    return { section: 'people', target: username };
+    return { section: 'people', target: username, subject: `${username} is ${setting === 'on' ? 'now' : 'no longer'} an administrator` };
   },
 };
+
+/** The username a form names, as a description shows it before it is checked. */
+const shownUsername = (form: Params): string => (form.get('username') ?? '').slice(0, MAX_USERNAME);

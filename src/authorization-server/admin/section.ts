@@ -46,6 +46,8 @@ export interface AdminActionResult {
   query?: Record<string, string | undefined>;
   /** For the audit event: what was acted on (an id or a name, never a secret). */
   target?: string;
+  /** What was acted on, as the notice after it names it ("alice", "Notes (c-1) for alice"). */
+  subject: string;
 }
 
 /**
@@ -56,7 +58,13 @@ export interface AdminActionResult {
 export interface AdminAction {
   /** The form's `action` value. */
   name: string;
-  /** The sentence shown once after it succeeded. */
-  done: string;
+  /** The form fields it reads (beside `csrf`, `action` and `return`): what a confirmation or a re-authentication carries. */
+  fields: readonly string[];
+  /** The change, named before it is made, from its form ("Remove the person alice"): plain text. */
+  describe(view: Omit<AdminView, 'query' | 'sections'>, form: Params): Promise<string>;
+  /** Set for a change to be confirmed first: what it does, said on the confirmation, and its button's word. */
+  confirm?: { consequence: string; button: string };
+  /** The sentence shown once after it succeeded, naming what it acted on when that is vouched for. */
+  done(ctx: ServerContext, subject: string | undefined): string;
   run(view: Omit<AdminView, 'query' | 'sections'>, form: Params): Promise<AdminActionResult>;
 }

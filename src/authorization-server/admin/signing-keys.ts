@@ -25,12 +25,15 @@ ${actionForm({ action: view.action, csrfToken: view.csrfToken, name: ROTATE_KEY.
 
 export const ROTATE_KEY: AdminAction = {
   name: 'rotate-key',
-  done: 'New signing key made. It is published now and signs new tokens within seconds; tokens signed with the previous key stay valid until they expire.',
+  fields: [],
+  describe: async () => 'Make a new signing key',
+  done: (_ctx, subject) =>
+    `New signing key made${subject ? `: ${subject}` : ''}. It is published now and signs new tokens within seconds; tokens signed with the previous key stay valid until they expire.`,
   async run(view) {
     const key = await rotateSigningKeys(view.store, view.ctx.now());
     // This process reads the keys again now, rather than when its short cache runs out.
     view.ctx.keys.invalidate();
-    return { section: 'keys', target: key.kid };
+    return { section: 'keys', target: key.kid, subject: key.kid };
   },
 };
 

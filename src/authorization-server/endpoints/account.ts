@@ -7,9 +7,10 @@ import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
 import { seeOther } from '../http/responses.js';
-import { approvedApplications } from '../approved-applications.js';
+import { approvedApplications, groupedApplications } from '../approved-applications.js';
 import { accountPage, accountSignInPage } from '../pages/account.js';
 import { toResponse } from '../pages/layout.js';
+import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
@@ -22,18 +23,18 @@ import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
  */
 
 /** What the page says once after an action's redirect (`?done=`): a fixed sentence, never text from the URL. */
-const NOTICES: Record<string, string> = {
-  revoked: 'Access revoked. That application can no longer use its tokens.',
-  'signed-out': 'You are signed out.',
-};
+function noticeOf(ctx: ServerContext, done: string | null): string | undefined {
+  if (done === 'revoked') return `Access revoked: that application can no longer get tokens. ${revokedAccessTokens(ctx.config.accessTokenTtl)}`;
+  if (done === 'signed-out') return 'You are signed out.';
+  return undefined;
+}
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
 export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
-  const done = new URL(request.url).searchParams.get('done');
-  const notice = done !== null && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined;
+  const notice = noticeOf(ctx, new URL(request.url).searchParams.get('done'));
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) {
@@ -45,7 +46,8 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
     action,
     csrfToken: await formToken(ctx, 'account', { session }),
     username: user.username,
-    applications: await approvedApplications(ctx, admin, session.userId),
+    applications: groupedApplications(await approvedApplications(ctx, admin, session.userId)),
+    revokedAccessTokens: revokedAccessTokens(ctx.config.accessTokenTtl),
     ...(notice ? { notice } : {}),
   });
   return toResponse(page, headers);
@@ -66,13 +68,14 @@ export async function accountSubmit(ctx: ServerContext, admin: StoreAdministrati
   if (!session) return seeOther(accountUrl(ctx));
   if (!(await isFormToken(ctx, 'account', { session }, csrf))) throw refusedFormToken();
   if (action === 'revoke') {
-    const clientId = form.get('client_id') ?? '';
     const now = ctx.now();
-    const count = clientId ? await admin.revokeConsents(session.userId, clientId, now) : 0;
-    if (count > 0) {
+    const revoked: string[] = [];
+    // Only ever the signed-in person's own consents: a client id names nothing of anyone else's.
+    for (const clientId of clientIdsOf(form)) if ((await admin.revokeConsents(session.userId, clientId, now)) > 0) revoked.push(clientId);
+    if (revoked.length > 0) {
       // The store recorded the grants' revocations; reading them now lets a guard in this process refuse their tokens at once.
       await ctx.revocations.sync();
-      ctx.log({ event: 'consent_revoked', user_id: session.userId, client_id: clientId, by: 'user' });
+      for (const clientId of revoked) ctx.log({ event: 'consent_revoked', user_id: session.userId, client_id: clientId, by: 'user' });
     }
     // Nothing to revoke (a second click, another tab): the page shows what remains.
     return seeOther(`${accountUrl(ctx)}?done=revoked`);
@@ -116,6 +119,21 @@ async function signIn(ctx: ServerContext, request: Request, binding: string, for
   const { cookie } = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'account' });
   return seeOther(accountUrl(ctx), [cookie]);
+}
+
+/** Registrations of one application revoked at once (a group's "Revoke all") are at most this many. */
+const MAX_REVOKED_AT_ONCE = 100;
+
+/** The applications a revoke names: `client_id`, or `client_ids` separated by spaces (a group's Revoke all). */
+function clientIdsOf(form: Params): string[] {
+  const many = form.get('client_ids');
+  if (many === undefined) {
+    const one = form.get('client_id') ?? '';
+    return one ? [one] : [];
+  }
+  const ids = [...new Set(many.split(' ').filter((id) => id !== ''))];
+  if (ids.length > MAX_REVOKED_AT_ONCE) throw new OAuthError('invalid_request', `at most ${MAX_REVOKED_AT_ONCE} client_ids at once`).withUserMessage('Unexpected form.');
+  return ids;
 }
 
 const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;

@@ -1,9 +1,11 @@
 import { OAuthError } from '../../core/errors.js';
-import type { SessionRecord } from '../../store/store.js';
+import type { SessionRecord, UserRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { adminAccess } from '../admin/access.js';
 import { ADMIN_PATH } from '../admin/address.js';
-import { sectionsFor, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
+import { noticeOf, noticeQuery } from '../admin/notice.js';
+import { changeOf, formOf, pendingFields, pendingFromQuery, pendingOf, type PendingChange } from '../admin/pending-change.js';
+import { sectionsFor, type AdminAction, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import { readCookie } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
@@ -14,7 +16,8 @@ import { notFound } from '../http/errors.js';
 import { seeOther } from '../http/responses.js';
 import { adminPage } from '../pages/admin/layout.js';
 import { html, type SafeHtml } from '../pages/html.js';
-import { adminSignInPage, notAdminPage } from '../pages/admin/sign-in.js';
+import { confirmation } from '../pages/admin/confirm.js';
+import { adminSignInPage, notAdminPage, type AdminSignInPageInput } from '../pages/admin/sign-in.js';
 import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, endSession, startSession } from '../sessions.js';
@@ -51,6 +54,9 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   const url = new URL(request.url);
   const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
   const shell = { title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
+  // Back from signing in again at a provider: the change that waited for it, to confirm.
+  const pending = await pendingFromQuery(ctx, binding.value, access.user.id, url.searchParams, ADMIN_ACTIONS);
+  if (pending) return toResponse(adminPage({ ...shell, body: await confirmationOf(view, pending.action, pending.change, section.name, true) }), headers);
   let body;
   try {
     body = await section.render(view);
@@ -59,7 +65,7 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
     if (error instanceof OAuthError) return toResponse(adminPage({ ...shell, body: consoleError(error), status: error.status }), headers);
     throw error;
   }
-  const notice = noticeOf(url.searchParams.get('done'));
+  const notice = await noticeOf(ctx, access.session, ADMIN_ACTIONS, url.searchParams);
   return toResponse(adminPage({ ...shell, body, ...(notice ? { notice } : {}) }), headers);
 }
 
@@ -80,7 +86,8 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
   if (action === 'sign-in') {
     if (!binding || !(await isFormToken(ctx, 'admin', { binding }, csrf))) throw refusedFormToken();
     if (provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
-    return signIn(ctx, request, await formToken(ctx, 'admin', { binding }), form, returnTo, 'sign-in');
+    const signedIn = await signIn(ctx, request, await formToken(ctx, 'admin', { binding }), form, returnTo, 'sign-in');
+    return signedIn instanceof Response ? signedIn : seeOther(hrefOf(ctx, returnTo), [signedIn.cookie]);
   }
 
   const access = await adminAccess(ctx, request);
@@ -93,37 +100,92 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
     ctx.log({ event: 'logout', user_id: access.user.id, page: 'admin' });
     return seeOther(adminUrl(ctx), [cleared]);
   }
+  const base = viewBase(ctx, store, access.user, csrfToken);
+  // A change waiting for this re-authentication, carried by its forms.
+  const waiting = action === 'reauth' ? pendingOf(form, ADMIN_ACTIONS) : undefined;
   if (action === 'reauth' && provider !== undefined) {
     if (!binding) throw refusedFormToken();
-    // Back from the provider, the sign-in must be this same person's.
-    return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo, reauth: { userId: access.user.id } });
+    // Back from the provider, the sign-in must be this same person's; the change waits there to be confirmed.
+    return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo, reauth: { userId: access.user.id }, ...(waiting ? { then: waiting.change } : {}) });
   }
   if (action === 'reauth') {
     // The same person again: the username is the session's, whatever the form says.
-    return signIn(ctx, request, csrfToken, new Map([...form, ['username', access.user.username]]), returnTo, 'reauth');
+    const pending = waiting ? { description: await waiting.action.describe(base, formOf(waiting.change)), fields: pendingFields(waiting.change) } : undefined;
+    const signedIn = await signIn(ctx, request, csrfToken, new Map([...form, ['username', access.user.username]]), returnTo, 'reauth', pending);
+    if (signedIn instanceof Response) return signedIn;
+    if (!waiting) return seeOther(hrefOf(ctx, returnTo), [signedIn.cookie]);
+    // The page named this change, and the password confirmed it: it is made now, in the new session.
+    const renewed = await formToken(ctx, 'admin', { session: signedIn.session });
+    return perform(ctx, store, access.user, signedIn.session, renewed, waiting.action, formOf(waiting.change), returnTo, signedIn.cookie);
   }
   const handler = ADMIN_ACTIONS.find((candidate) => candidate.name === action);
   if (!handler) throw new OAuthError('invalid_request', 'unknown console action').withUserMessage('Unexpected form.');
+  const change = changeOf(handler, form);
   if (!access.fresh) {
     const offered = await reauthProviders(ctx, access.session);
     // A password is asked only of an administrator who has one.
     const password = localUsers(ctx) && access.user.passwordHash !== null;
+    const pending = { description: await handler.describe(base, form), fields: pendingFields(change) };
     return toResponse(
-      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: password, ...offered, status: 401 }),
+      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: password, ...offered, pending, status: 401 }),
     );
   }
+  if (handler.confirm !== undefined && form.get('confirmed') !== 'yes') {
+    const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
+    return toResponse(adminPage({ ...shellOf(ctx, store, access.user, csrfToken, section), body: await confirmationOf(base, handler, change, section.name, false) }));
+  }
+  return perform(ctx, store, access.user, access.session, csrfToken, handler, form, returnTo);
+}
+
+/**
+ * Makes a change the console checked (an administrator, a recent sign-in, the form's token, and
+ * a confirmation where one is asked), logs it, and sends the browser where its result is shown,
+ * with a notice naming what it acted on. `cookie`: a session just begun, set with the answer.
+ */
+async function perform(
+  ctx: ServerContext,
+  store: ConsoleStore,
+  user: UserRecord,
+  session: SessionRecord,
+  csrfToken: string,
+  handler: AdminAction,
+  form: Params,
+  returnTo: string,
+  cookie?: string,
+): Promise<Response> {
   let result;
   try {
-    result = await handler.run(viewBase(ctx, store, access.user, csrfToken), form);
+    result = await handler.run(viewBase(ctx, store, user, csrfToken), form);
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
     // Shown on the page the form came from when it says which, else the overview; nothing was changed.
     const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
-    const shell = { title: section.title, nav: navOf(ctx, sectionsFor(ADMIN_SECTIONS, store), section), username: access.user.username, action: adminUrl(ctx), csrfToken };
-    return toResponse(adminPage({ ...shell, body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status }));
+    const page = adminPage({ ...shellOf(ctx, store, user, csrfToken, section), body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status });
+    return toResponse(page, cookie ? { 'Set-Cookie': cookie } : {});
   }
-  ctx.log({ event: 'admin_action', user_id: access.user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
-  return seeOther(hrefOf(ctx, result.section, { ...result.query, done: handler.name }));
+  ctx.log({ event: 'admin_action', user_id: user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
+  const notice = await noticeQuery(ctx, session, handler, result.subject);
+  return seeOther(hrefOf(ctx, result.section, { ...result.query, ...notice }), cookie ? [cookie] : []);
+}
+
+/** A change asked again before it is made (or, back from a provider, confirmed after signing in again). */
+async function confirmationOf(view: Omit<AdminView, 'query' | 'sections'>, handler: AdminAction, change: PendingChange, returnTo: string, afterSignIn: boolean): Promise<SafeHtml> {
+  return confirmation({
+    action: view.action,
+    csrfToken: view.csrfToken,
+    name: handler.name,
+    fields: change.fields,
+    returnTo,
+    cancelHref: view.href(returnTo),
+    description: await handler.describe(view, formOf(change)),
+    ...(handler.confirm ? { consequence: handler.confirm.consequence, button: handler.confirm.button, danger: true } : {}),
+    afterSignIn,
+  });
+}
+
+/** The console's frame around a page: its title, the navigation, who is signed in. */
+function shellOf(ctx: ServerContext, store: ConsoleStore, user: UserRecord, csrfToken: string, section: AdminSection) {
+  return { title: section.title, nav: navOf(ctx, sectionsFor(ADMIN_SECTIONS, store), section), username: user.username, action: adminUrl(ctx), csrfToken };
 }
 
 /** action=sign-in or reauth with `provider`: off to that provider, whose callback brings the person back to `target`. */
@@ -152,8 +214,20 @@ async function reauthProviders(
   return { ...offered, providers: offered.providers.filter((p) => p.id === upstreamSession.provider) };
 }
 
-/** action=sign-in or reauth: a local password, through the same check and throttle as every password form. */
-async function signIn(ctx: ServerContext, request: Request, csrfToken: string, form: Params, returnTo: string, mode: 'sign-in' | 'reauth'): Promise<Response> {
+/**
+ * action=sign-in or reauth: a local password, through the same check and throttle as every
+ * password form. A refusal is the page again (with the change waiting, for a re-authentication);
+ * success, the session begun.
+ */
+async function signIn(
+  ctx: ServerContext,
+  request: Request,
+  csrfToken: string,
+  form: Params,
+  returnTo: string,
+  mode: 'sign-in' | 'reauth',
+  pending?: AdminSignInPageInput['pending'],
+): Promise<Response | { session: SessionRecord; cookie: string }> {
   if (!localUsers(ctx)) {
     throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers on the console\'s sign-in page.');
   }
@@ -169,14 +243,15 @@ async function signIn(ctx: ServerContext, request: Request, csrfToken: string, f
       returnTo,
       localUsers: true,
       ...(mode === 'sign-in' ? await offeredProviders(ctx) : {}),
+      ...(pending ? { pending } : {}),
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
     });
     return toResponse(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
   }
-  const { cookie } = await startSession(ctx, checked.user.id);
+  const started = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'admin', ...(mode === 'reauth' ? { reauth: true } : {}) });
-  return seeOther(hrefOf(ctx, returnTo), [cookie]);
+  return started;
 }
 
 function viewBase(ctx: ServerContext, store: ConsoleStore, admin: AdminView['admin'], csrfToken: string): Omit<AdminView, 'query' | 'sections'> {
@@ -193,9 +268,6 @@ function hrefOf(ctx: ServerContext, section: string, query: Record<string, strin
 function navOf(ctx: ServerContext, sections: readonly AdminSection[], current: AdminSection) {
   return sections.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
 }
-
-/** What the page says once after an action's redirect (`?done=<action>`): the action's fixed sentence, never text from the URL. */
-const noticeOf = (done: string | null): string | undefined => (done === null ? undefined : ADMIN_ACTIONS.find((action) => action.name === done)?.done);
 
 const adminUrl = (ctx: ServerContext): string => `${ctx.config.basePath}${ADMIN_PATH}`;
 const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;

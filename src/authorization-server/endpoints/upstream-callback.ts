@@ -1,6 +1,7 @@
 import { ACCOUNT_PATH } from '../account-link.js';
 import { adminReturnUrl } from '../admin/address.js';
-import { refuseDuplicatedCookies } from '../browser-cookies.js';
+import { pendingQuery } from '../admin/pending-change.js';
+import { readCookie, refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { seeOther } from '../http/responses.js';
 import { toResponse } from '../pages/layout.js';
@@ -23,7 +24,7 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Requ
   const handle = stateHandle(callback);
   if (handle === null) {
     const { target, cookies } = await finishPageSignIn(ctx, request, callback);
-    return seeOther(returnUrl(ctx, target), cookies);
+    return seeOther(await returnUrl(ctx, request, target), cookies);
   }
   const interaction = await loadInteraction(ctx, request, handle);
   // No interaction of this browser: an old or forged link, or one opened elsewhere. No code, and
@@ -38,7 +39,15 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Requ
   return seeOther(result.redirectTo, result.cookies);
 }
 
-/** Our own page the sign-in was begun at: built here from the closed list, never taken from the request. */
-function returnUrl(ctx: ServerContext, target: PageSignInTarget): string {
-  return target.page === 'admin' ? adminReturnUrl(ctx, target.section) : `${ctx.config.basePath}${ACCOUNT_PATH}`;
+/**
+ * Our own page the sign-in was begun at: built here from the closed list, never taken from the
+ * request. A console re-authentication's waiting change comes along, vouched for by a MAC bound to
+ * this browser and this administrator, for the page to ask them to confirm it.
+ */
+async function returnUrl(ctx: ServerContext, request: Request, target: PageSignInTarget): Promise<string> {
+  if (target.page !== 'admin') return `${ctx.config.basePath}${ACCOUNT_PATH}`;
+  const page = adminReturnUrl(ctx, target.section);
+  const binding = readCookie(ctx, request, 'browser');
+  if (!target.then || !target.reauth || !binding) return page;
+  return `${page}?${new URLSearchParams(await pendingQuery(ctx, binding, target.reauth.userId, target.then))}`;
 }

@@ -1,9 +1,9 @@
 /** The pages' only stylesheet, inlined and allowed by its hash in the CSP (no 'unsafe-inline'). */
 export const STYLE = `
 :root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --bg: #f6f8fa; --card: #fff;
-  --line: #d0d7de; --accent: #1f6feb; --on-accent: #fff; --danger: #cf222e; }
+  --line: #d0d7de; --accent: #1f6feb; --on-accent: #fff; --danger: #cf222e; --edge: rgba(27,31,36,.3); }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9da7b3; --bg: #0d1117;
-  --card: #161b22; --line: #30363d; --accent: #4493f8; --on-accent: #0d1117; --danger: #f85149; } }
+  --card: #161b22; --line: #30363d; --accent: #4493f8; --on-accent: #0d1117; --danger: #f85149; --edge: rgba(230,237,243,.3); } }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 16px 0; min-height: 100vh; display: grid; place-items: center; background: var(--bg);
   color: var(--fg); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
@@ -47,7 +47,15 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .
 h2 { font-size: 1.05rem; margin: 24px 0 4px; }
 section.app { border: 1px solid var(--line); border-radius: 8px; padding: 4px 14px 14px; margin: 14px 0; }
 section.app .actions { margin-top: 12px; }
+/* Registrations of one application, one under the other in its card. */
+section.app .registration { border-top: 1px solid var(--line); margin-top: 14px; }
 button.danger { color: var(--danger); border-color: var(--danger); }
+/* A link that does what a button beside it would (Cancel): it looks like one. */
+a.button { flex: 1; padding: 10px 16px; font-weight: 600; border-radius: 8px; border: 1px solid var(--line);
+  background: var(--card); color: var(--fg); text-align: center; text-decoration: none; }
+/* A change asked again before it is made. */
+section.confirm { border: 1px solid var(--danger); border-radius: 8px; padding: 4px 16px 16px; margin: 16px 0; max-width: 640px; }
+section.confirm .actions { align-items: flex-start; }
 .notice { border: 1px solid var(--accent); border-radius: 8px; padding: 8px 12px; margin: 12px 0; }
 a { color: var(--accent); }
 input.user-code { width: 100%; color: inherit; text-transform: uppercase; font: 1.4rem ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .15em; }
@@ -63,11 +71,23 @@ main.wide { width: min(1100px, calc(100vw - 16px)); }
 .admin-bar .who { display: flex; align-items: center; gap: 8px; }
 .admin-bar .who button, form.inline button { flex: none; padding: 4px 10px; font-size: .9rem; }
 form.inline { display: inline; margin: 0; }
-.table-wrap { overflow-x: auto; margin: 12px 0; border: 1px solid var(--line); border-radius: 8px; }
+/*
+ * A table wider than its box scrolls inside it. A shadow on an edge says there is more that way:
+ * the shadows stay at the box's edges (scroll), and a cover in the card's colour moves with the
+ * content (local), hiding a shadow once the table is scrolled to that end. No script.
+ */
+.table-wrap { overflow-x: auto; margin: 12px 0; border: 1px solid var(--line); border-radius: 8px;
+  background:
+    linear-gradient(to right, var(--card) 40%, transparent) left / 32px 100% no-repeat local,
+    linear-gradient(to left, var(--card) 40%, transparent) right / 32px 100% no-repeat local,
+    linear-gradient(to right, var(--edge), transparent) left / 14px 100% no-repeat scroll,
+    linear-gradient(to left, var(--edge), transparent) right / 14px 100% no-repeat scroll,
+    var(--card); }
 .table-wrap:focus { outline: 2px solid var(--accent); }
 table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: normal; }
-th { color: var(--muted); font-weight: 600; white-space: nowrap; }
+/* A heading may wrap between its words, so that many columns fit a desktop's width. */
+th { color: var(--muted); font-weight: 600; }
 tbody tr:last-child td { border-bottom: none; }
 td code { word-break: break-all; }
 /* Short identifiers (an event's name, an address, a time) read whole: the table scrolls instead. */

@@ -12,8 +12,14 @@ import { cookieHeader, readCookie } from '../browser-cookies.js';
 import { beginUpstream, type PendingUpstream } from './flow.js';
 import { logFailure, signInUpstream, upstreamConfig, type SignInLogFields, type UpstreamSignedIn } from './sign-in.js';
 
-/** Where the person returns after signing in: the account page, or a page of the admin console (a section's name, checked again on return). */
-export type PageSignInTarget = { page: 'account' } | { page: 'admin'; section: string; reauth?: { userId: string } };
+/**
+ * Where the person returns after signing in: the account page, or a page of the admin console (a
+ * section's name, checked again on return), with, for a re-authentication, the change waiting
+ * for it (an action's name and fields, confirmed there).
+ */
+export type PageSignInTarget =
+  | { page: 'account' }
+  | { page: 'admin'; section: string; reauth?: { userId: string }; then?: { action: string; fields: Record<string, string> } };
 
 /** What the cookie keeps between sending the person upstream and the callback. */
 interface PendingPageSignIn {

@@ -61,7 +61,11 @@ onEveryStore('console: revoke an approval', (env) => {
 
     const revoked = await consoleAction(admin, 'revoke-approval', { user: USER.username, client_id: client.client_id });
     assert.equal(revoked.status, 303, await revoked.clone().text());
-    assert.equal(revoked.headers.get('location'), `/admin/approvals?user=${USER.username}&done=revoke-approval`);
+    const location = new URL(revoked.headers.get('location')!, 'http://x');
+    assert.equal(location.pathname, '/admin/approvals');
+    assert.equal(location.searchParams.get('user'), USER.username);
+    assert.equal(location.searchParams.get('done'), 'revoke-approval');
+    assert.equal(location.searchParams.get('what'), `Notes (${client.client_id}) for alice`);
 
     await expectRefused(await whoami(h, `Bearer ${alices.access_token}`), 401, 'invalid_token', /revoked/);
     await expectOAuthError(await refresh(h, client, alices.refresh_token), 400, 'invalid_grant');
@@ -69,8 +73,14 @@ onEveryStore('console: revoke an approval', (env) => {
     await expectServed(await whoami(h, `Bearer ${bobs.access_token}`));
     assert.equal((await refresh(h, client, bobs.refresh_token)).status, 200);
 
-    const after = await (await admin.browser.fetch(`/admin/approvals?user=${USER.username}&done=revoke-approval`)).text();
-    assert.match(after, /Approval revoked/);
+    // The notice names what was revoked: the server vouches for the name in the URL (a MAC bound to this session).
+    const after = await (await admin.browser.fetch(location.pathname + location.search)).text();
+    assert.ok(after.includes(`role="status">Approval revoked: Notes (${client.client_id}) for alice. That application can no longer get tokens for this person. Access tokens it already holds are refused by servers that follow`), after);
+    // A name put in the URL by anyone else is not shown: the fixed sentence is.
+    location.searchParams.set('what', 'Mallory (evil) for everyone');
+    const forged = await (await admin.browser.fetch(location.pathname + location.search)).text();
+    assert.match(forged, /role="status">Approval revoked\. That application/);
+    assert.doesNotMatch(forged, /Mallory/);
     assert.match(after, /alice has approved no application/);
     const adminId = (await h.store.getUser({ username: 'root' }))!.id;
     assert.ok(h.log.some((e) => e.event === 'admin_action' && e.action === 'revoke-approval' && e.user_id === adminId));
@@ -103,7 +113,7 @@ describe('console: the approvals page', () => {
 
     const revoked = await consoleAction(admin, 'revoke-approval', { user: BOB.username, client_id: client.client_id, from: 'client' });
     assert.equal(revoked.status, 303);
-    assert.equal(revoked.headers.get('location'), `/admin/approvals?client=${encodeURIComponent(client.client_id)}&done=revoke-approval`);
+    assert.match(revoked.headers.get('location')!, new RegExp(`^/admin/approvals\\?client=${client.client_id}&done=revoke-approval&what=`));
     await expectOAuthError(await refresh(h, client, bobs.refresh_token), 400, 'invalid_grant');
     assert.equal((await refresh(h, client, alices.refresh_token)).status, 200, 'alice keeps hers');
   });

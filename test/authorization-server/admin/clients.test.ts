@@ -90,26 +90,36 @@ describe('admin console: clients', () => {
     const access = { claims: jwtClaims(tokens.access_token) };
     assert.equal(h.server.revocations.isRevoked(access), false);
 
-    const removed = await consoleAction(admin, 'remove-client', { client_id: client.client_id });
+    // First the console asks: what the removal does, and a second form that makes it; nothing is removed yet.
+    const asked = await consoleAction(admin, 'remove-client', { client_id: client.client_id, return: 'clients' });
+    assert.equal(asked.status, 200);
+    const question = await asked.text();
+    assert.ok(question.includes(`<h2 id="confirm-heading">Remove the client Test Client (${client.client_id})?</h2>`), question);
+    assert.match(question, /name="confirmed" value="yes"/);
+    assert.match(question, /<a class="button" href="\/admin\/clients">Cancel<\/a>/);
+    assert.ok(await h.store.getClient(client.client_id), 'nothing removed before it is confirmed');
+    assert.equal(h.server.revocations.isRevoked(access), false);
+
+    const removed = await consoleAction(admin, 'remove-client', { client_id: client.client_id, confirmed: 'yes' });
     assert.equal(removed.status, 303);
-    assert.equal(removed.headers.get('location'), '/admin/clients?done=remove-client');
+    assert.match(removed.headers.get('location')!, /^\/admin\/clients\?done=remove-client&what=Test\+Client\+%28/);
     assert.equal(await h.store.getClient(client.client_id), undefined);
     assert.equal(h.server.revocations.isRevoked(access), true, 'this process refuses the access token at once');
     const event = h.log.find((e) => e.event === 'admin_action');
     assert.deepEqual(event && { action: event.action, target: event.target, user_id: event.user_id }, { action: 'remove-client', target: client.client_id, user_id: admin.user.id });
 
     const page = await (await admin.browser.fetch(removed.headers.get('location')!)).text();
-    assert.match(page, /role="status">Client removed/);
-    assert.ok(!page.includes(client.client_id), 'no longer listed');
+    assert.ok(page.includes(`role="status">Client removed: Test Client (${client.client_id}), with everything issued to it.`), 'the notice names the client');
+    assert.ok(!(/<tbody>[\s\S]*<\/tbody>/.exec(page)?.[0] ?? '').includes(client.client_id), 'no longer listed');
   });
 
   it('refuses an unknown client with a page that says so, and an empty form', async () => {
     const h = createHarness();
     const admin = await signInToConsole(h);
-    const unknown = await consoleAction(admin, 'remove-client', { client_id: 'no-such-client' });
+    const unknown = await consoleAction(admin, 'remove-client', { client_id: 'no-such-client', confirmed: 'yes' });
     assert.equal(unknown.status, 404);
     assert.match(await unknown.text(), /There is no client no-such-client\./);
-    const empty = await consoleAction(admin, 'remove-client', {});
+    const empty = await consoleAction(admin, 'remove-client', { confirmed: 'yes' });
     assert.equal(empty.status, 400);
     assert.ok(!h.log.some((e) => e.event === 'admin_action'), 'nothing done, nothing logged as done');
   });
@@ -125,15 +135,51 @@ describe('admin console: clients', () => {
     const html = await stale.text();
     assert.match(html, /Confirm it is you/);
     assert.match(html, /name="action" value="reauth"/);
+    // The page names the change waiting for the password, and carries it.
+    assert.match(html, /Waiting for this sign-in: <strong>Remove the client Wiki \(c-operator\)<\/strong>\. Your password makes it at once\./);
+    assert.match(html, /name="then" value="remove-client"/);
+    assert.match(html, /name="then\.client_id" value="c-operator"/);
     assert.ok(await h.store.getClient('c-operator'), 'nothing changed');
     assert.ok(!h.log.some((e) => e.event === 'admin_action'));
 
-    const confirmed = await confirmSignIn(admin, { return: 'clients' });
+    // A wrong password: the page again, still naming and carrying the change; nothing made.
+    const wrong = await consoleAction(admin, 'reauth', { password: 'wrong', return: 'clients', then: 'remove-client', 'then.client_id': 'c-operator' });
+    assert.equal(wrong.status, 401);
+    assert.match(await wrong.text(), /name="then\.client_id" value="c-operator"/);
+    assert.ok(await h.store.getClient('c-operator'));
+
+    // The password: the change is made at once (the page named it; no second confirmation).
+    const confirmed = await confirmSignIn(admin, { return: 'clients', then: 'remove-client', 'then.client_id': 'c-operator' });
     assert.equal(confirmed.status, 303);
-    assert.equal(confirmed.headers.get('location'), '/admin/clients');
-    const again = await consoleAction(admin, 'remove-client', { client_id: 'c-operator' });
-    assert.equal(again.status, 303);
+    assert.match(confirmed.headers.get('location')!, /^\/admin\/clients\?done=remove-client&what=Wiki\+%28c-operator%29&sig=/);
+    assert.match(confirmed.headers.get('set-cookie') ?? '', /ca_session=/, 'in the session the password began');
     assert.equal(await h.store.getClient('c-operator'), undefined);
+    const event = h.log.find((e) => e.event === 'admin_action');
+    assert.equal(event?.target, 'c-operator');
+    assert.match(await (await admin.browser.fetch(confirmed.headers.get('location')!)).text(), /role="status">Client removed: Wiki \(c-operator\), with everything/);
+  });
+
+  it('a re-authentication carries only the change\'s own fields, and makes nothing for a wrong password or a form of another session', async () => {
+    const h = createHarness();
+    const admin = await signInToConsole(h);
+    const other = await signInToConsole(h, { username: 'other-admin' });
+    await h.store.createClient(clientRecord(h, { clientId: 'c-operator', clientName: 'Wiki' }));
+    h.clock.now += 601;
+    // The other administrator's form token with this session: refused before any password is read.
+    const foreign = await admin.browser.submit('/admin', { csrf: other.csrf, action: 'reauth', password: admin.user.password, then: 'remove-client', 'then.client_id': 'c-operator' });
+    assert.equal(foreign.status, 403);
+    // An unknown action named as waiting: the sign-in is renewed and nothing else happens.
+    const unknown = await confirmSignIn(admin, { then: 'drop-database', 'then.client_id': 'c-operator' });
+    assert.equal(unknown.status, 303);
+    assert.equal(unknown.headers.get('location'), '/admin');
+    assert.ok(await h.store.getClient('c-operator'));
+    assert.ok(!h.log.some((e) => e.event === 'admin_action'));
+    // Another administrator's name in the form: the password is checked as the session's person's, and the change made as theirs.
+    h.clock.now += 601;
+    const named = await confirmSignIn(admin, { username: other.user.username, then: 'remove-client', 'then.client_id': 'c-operator' });
+    assert.equal(named.status, 303);
+    assert.equal(h.log.find((e) => e.event === 'admin_action')?.user_id, admin.user.id);
+    assert.equal(h.log.find((e) => e.event === 'login' && e.reauth === true)?.user_id, admin.user.id);
   });
 
   it('refuses a search too long to be one', async () => {

@@ -88,7 +88,8 @@ for (const { name, harness } of STORES) {
       assert.equal(await signedInAtAccount(browser), true);
       const response = await consoleAction(admin, 'sign-out-everywhere', { username: 'alice' });
       assert.equal(response.status, 303);
-      assert.equal(response.headers.get('location'), '/admin/people?done=sign-out-everywhere');
+      assert.match(response.headers.get('location')!, /^\/admin\/people\?done=sign-out-everywhere&what=alice&sig=/);
+      assert.match(await peoplePage(admin.browser, new URL(response.headers.get('location')!, 'http://x').search), /role="status">Signed out everywhere: every browser session of alice has ended\./);
       assert.equal(await signedInAtAccount(browser), false);
       assert.ok(h.log.some((e) => e.event === 'admin_action' && e.action === 'sign-out-everywhere' && e.target === 'alice'));
     });
@@ -98,12 +99,25 @@ for (const { name, harness } of STORES) {
       const admin = await signInToConsole(h);
       const { tokens } = await obtainTokens(h, REVISIONS[0]);
       const access = { claims: jwtClaims(tokens.access_token) };
-      const response = await consoleAction(admin, 'remove-user', { username: 'alice' });
+      // The console asks first, naming the person and what removing does; a second form makes it, Cancel goes back.
+      const asked = await consoleAction(admin, 'remove-user', { username: 'alice', return: 'people' });
+      assert.equal(asked.status, 200);
+      const question = await asked.text();
+      assert.match(question, /<h2 id="confirm-heading">Remove the person alice\?<\/h2>/);
+      assert.match(question, /This deletes their account, their sessions and their approvals, and revokes the tokens of every application they approved\./);
+      assert.match(question, /<input type="hidden" name="action" value="remove-user">\n<input type="hidden" name="username" value="alice">/);
+      assert.match(question, /name="confirmed" value="yes"/);
+      assert.match(question, /<a class="button" href="\/admin\/people">Cancel<\/a><button type="submit" class="danger" aria-label="Remove the person alice">Remove<\/button>/);
+      assert.ok(await h.store.getUser({ username: 'alice' }), 'nobody removed before it is confirmed');
+      assert.ok(!h.log.some((e) => e.event === 'admin_action'));
+
+      const response = await consoleAction(admin, 'remove-user', { username: 'alice', return: 'people', confirmed: 'yes' });
       assert.equal(response.status, 303);
       assert.equal(await h.store.getUser({ username: 'alice' }), undefined);
       assert.equal(h.server.revocations.isRevoked(access), true);
       assert.ok(h.log.some((e) => e.event === 'admin_action' && e.action === 'remove-user' && e.target === 'alice'));
-      assert.match(await peoplePage(admin.browser, '?done=remove-user'), /role="status">Person removed/);
+      const notice = await peoplePage(admin.browser, new URL(response.headers.get('location')!, 'http://x').search);
+      assert.match(notice, /role="status">Person removed: alice, with their sessions and approvals\. Access tokens their applications already hold are refused/);
     });
 
     it('makes a person an administrator and revokes it', async () => {
@@ -120,7 +134,7 @@ for (const { name, harness } of STORES) {
     it('refuses to remove yourself or revoke your own rights, an unknown person, and a bad form', async () => {
       const h = await harness();
       const admin = await signInToConsole(h);
-      const self = await consoleAction(admin, 'remove-user', { username: 'root' });
+      const self = await consoleAction(admin, 'remove-user', { username: 'root', confirmed: 'yes' });
       assert.equal(self.status, 400);
       assert.match(await self.text(), /You cannot remove your own account here/);
       const revoke = await consoleAction(admin, 'set-admin', { username: 'root', admin: 'off' });
@@ -128,7 +142,7 @@ for (const { name, harness } of STORES) {
       assert.match(await revoke.text(), /You cannot revoke your own administrator rights/);
       assert.equal((await h.store.getUser({ username: 'root' }))?.admin, true);
       for (const action of ['remove-user', 'sign-out-everywhere']) {
-        const unknown = await consoleAction(admin, action, { username: 'nobody' });
+        const unknown = await consoleAction(admin, action, { username: 'nobody', confirmed: 'yes' });
         assert.equal(unknown.status, 404, action);
         assert.match(await unknown.text(), /There is no user named nobody\./);
       }

@@ -44,7 +44,7 @@ describe('console: signing keys', () => {
 
     const rotated = await consoleAction(admin, 'rotate-key');
     assert.equal(rotated.status, 303, await rotated.clone().text());
-    assert.equal(rotated.headers.get('location'), '/admin/keys?done=rotate-key');
+    assert.match(rotated.headers.get('location')!, /^\/admin\/keys\?done=rotate-key&what=[^&]+&sig=/);
     const keys = await h.store.listSigningKeys();
     const fresh = keys.find((key) => key.status === 'current')!.kid;
     assert.notEqual(fresh, old);
@@ -59,8 +59,8 @@ describe('console: signing keys', () => {
     h.clock.now += 4;
     assert.equal(await signingKid(h), fresh);
 
-    const page = await (await admin.browser.fetch('/admin/keys?done=rotate-key')).text();
-    assert.match(page, /New signing key made/);
+    const page = await (await admin.browser.fetch(rotated.headers.get('location')!)).text();
+    assert.ok(page.includes(`New signing key made: ${fresh}.`), 'the notice names the new key');
     assert.match(page, /previous <span class="muted">\(still valid\)<\/span>/);
     assert.ok(h.log.some((e) => e.event === 'admin_action' && e.action === 'rotate-key' && e.target === fresh));
   });

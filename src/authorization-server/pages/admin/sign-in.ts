@@ -25,6 +25,11 @@ export interface AdminSignInPageInput {
    * confirm a recent sign-in (a plain OAuth 2.0 provider such as GitHub): the page says what can.
    */
   unconfirmedBy?: string;
+  /**
+   * For `reauth`: the change waiting for it, named, and the hidden fields that carry it (every
+   * form of the page posts them: the password form makes the change once the password is checked).
+   */
+  pending?: { description: string; fields: Record<string, string> };
   error?: string;
   status?: number;
 }
@@ -37,7 +42,7 @@ export interface AdminSignInPageInput {
 export function adminSignInPage(input: AdminSignInPageInput): Page {
   const reauth = input.mode === 'reauth';
   const providers = input.providers ?? [];
-  const fields = { csrf: input.csrfToken, action: input.mode, ...(input.returnTo ? { return: input.returnTo } : {}) };
+  const fields = { csrf: input.csrfToken, action: input.mode, ...(input.returnTo ? { return: input.returnTo } : {}), ...(reauth ? (input.pending?.fields ?? {}) : {}) };
   const forms = signInForms({
     action: input.action,
     fields,
@@ -55,6 +60,7 @@ export function adminSignInPage(input: AdminSignInPageInput): Page {
     reauth ? 'Confirm it is you · Admin' : 'Sign in · Admin',
     html`<h1>${reauth ? 'Confirm it is you' : 'Admin console'}</h1>
 <p class="muted">${ask}</p>
+${reauth && input.pending ? waiting(input, input.pending.description) : ''}
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 ${forms}
 ${noForm && input.unconfirmedBy === undefined ? html`<p>This server signs people in through a provider. Sign in at your account page, then come back.</p>` : ''}`,
@@ -69,6 +75,16 @@ function reauthRequest(input: AdminSignInPageInput): string {
   return input.localUsers
     ? `${cannot} Enter your password to go on.`
     : `${cannot} Changes need an administrator who signs in with a password, or through an OpenID provider.`;
+}
+
+/** The change a re-authentication is for, and when it is made: at once after the password, after confirming on return from a provider. */
+function waiting(input: AdminSignInPageInput, description: string) {
+  const providers = input.providers ?? [];
+  const after = [
+    ...(input.localUsers ? ['Your password makes it at once.'] : []),
+    ...(providers.length > 0 ? [`Signing in again with ${providers.map((p) => p.name).join(' or ')} brings you back to confirm it.`] : []),
+  ];
+  return html`<p class="notice" role="status">Waiting for this sign-in: <strong>${description}</strong>.${after.length > 0 ? ` ${after.join(' ')}` : ''}</p>`;
 }
 
 /** Signed in, but not an administrator: says so, and where a person's own page is. */
