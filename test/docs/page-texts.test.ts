@@ -11,11 +11,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { REMOVE_CLIENT } from '../../src/authorization-server/admin/clients.js';
+import type { AdminView } from '../../src/authorization-server/admin/section.js';
 import { ADMIN_SECTIONS } from '../../src/authorization-server/admin/sections.js';
+import { makeClient } from '../../src/store/testing/records.js';
 import { eventPager } from '../../src/authorization-server/pages/admin/events.js';
 import { pager } from '../../src/authorization-server/pages/admin/layout.js';
 import { adminSignInPage } from '../../src/authorization-server/pages/admin/sign-in.js';
-import { signInToConsole } from '../helpers/admin-console.js';
+import { consoleAction, signInToConsole } from '../helpers/admin-console.js';
 import { addUser, authorizeUrl, Browser, createHarness, ISSUER, parseForm, pkcePair, REDIRECT_URI, registerClient, RESOURCE, signInAndConsent } from '../helpers/harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -78,9 +81,25 @@ async function renderedPages(): Promise<Map<string, string>> {
     pages.set(path, await response.text());
   }
   pages.set('/admin sign-in', await (await new Browser(h).fetch('/admin')).text());
+  // A removal asks again before it is made.
+  await h.store.createClient(makeClient({ clientId: 'c-1', clientName: 'Notes', metadata: { client_name: 'Notes' } }));
+  const asked = await consoleAction(admin, 'remove-client', { client_id: 'c-1', return: 'clients' });
+  assert.equal(asked.status, 200, await asked.clone().text());
+  pages.set('/admin removal, asked again', await asked.text());
 
   // The optional parts, rendered by the page functions with them present.
-  const reauth = adminSignInPage({ action: '/admin', csrfToken: 'x', mode: 'reauth', username: 'root', localUsers: true, providers: [{ id: 'corp', name: 'Corp SSO' }] });
+  // Waiting for it: the removal of the client above.
+  const view = { store: h.store } as unknown as Omit<AdminView, 'query' | 'sections'>;
+  const description = await REMOVE_CLIENT.describe(view, new Map([['client_id', 'c-1']]));
+  const reauth = adminSignInPage({
+    action: '/admin',
+    csrfToken: 'x',
+    mode: 'reauth',
+    username: 'root',
+    localUsers: true,
+    providers: [{ id: 'corp', name: 'Corp SSO' }],
+    pending: { description, fields: {} },
+  });
   pages.set('/admin re-authentication', reauth.body);
   pages.set('listing pager', pager({ first: '/admin/clients', next: '/admin/clients?after=x' }).value);
   pages.set('event pager', eventPager({ newest: '/admin/activity', older: '/admin/activity?before=1' }).value);
