@@ -18,6 +18,7 @@ import type { Server } from 'node:http';
 import { normalizeIssuer } from '../../core/uri.js';
 import { auditRecord } from '../audit.js';
 import type { AuthorizationServerOptions } from '../config.js';
+import type { Store } from '../../store/store.js';
 import { createListener, type FetchApp, type ListenOptions } from './listener.js';
 import { periodicSweep, type PeriodicSweep } from './periodic-sweep.js';
 
@@ -37,6 +38,8 @@ export interface Startable {
 
 /** createAuthorizationServer's options, but the client address (the socket's peer), and how to run it. */
 export interface StartOptions<S extends Startable> extends Omit<AuthorizationServerOptions, 'issuer' | 'resources' | 'clientAddress'> {
+  /** The store, handed over: the server closes it when it stops, and when its start fails. */
+  store: Store;
   /** The public URL. Default: the URL it listens at (`url`), which names the port picked when `listen.port` is 0. */
   issuer?: string;
   /** The context servers tokens may be issued for, or a function of the issuer (when it is not known before listening). */
