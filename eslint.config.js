@@ -21,6 +21,10 @@ const onlyPublic = (prefix, extra = '') => ({
   message: 'import the public entry point (index.js, store/sqlite.js, store/postgres.js), as a user of the package would',
 });
 
+const AS_ROLE = into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)');
+/** The server answers Web Requests; a Node listener, and the order of start and stop around it, are node-server/'s alone. */
+const AS_WEB_STANDARD = packages(['@hono/node-server'], 'the authorization server answers Web Requests; running it on a Node listener is node-server/\'s job (startAuthorizationServer)');
+
 const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
 
 const layering = [
@@ -37,14 +41,15 @@ const layering = [
     packages([...FRAMEWORKS, ...DRIVERS], 'node/ is handed the Node request; it needs no HTTP framework, no database driver'),
     into(['store', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'node/ sits below the roles; it may import core only'),
   ]),
-  restrict(['src/authorization-server/**'], [
-    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)'),
-  ]),
+  restrict(['src/authorization-server/**'], [AS_ROLE, AS_WEB_STANDARD]),
   // Endpoints are assembled from checks, grants and http helpers, never from each other.
   restrict(['src/authorization-server/endpoints/**'], [
-    into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)'),
+    AS_ROLE,
+    AS_WEB_STANDARD,
     { regex: '^\\./', message: 'no endpoint imports another: move what they share below the endpoints' },
   ]),
+  // The one place that runs the server on a Node listener, and owns its start and stop.
+  restrict(['src/authorization-server/node-server/**'], [AS_ROLE]),
   restrict(['src/resource-server/**'], [
     packages(DRIVERS, 'the resource server needs no database'),
     into(['authorization-server', 'client', 'store', 'cli', 'demo'], 'the resource server is a role of its own; share code through core (or node/, for the Node request)'),
@@ -54,8 +59,12 @@ const layering = [
     into(['authorization-server', 'resource-server', 'store', 'node', 'cli', 'demo'], 'the client is a role of its own; share code through core'),
   ]),
   restrict(['src/demo/**'], [onlyPublic('\\.\\./')]),
-  // The CLI is a thin shell over the public APIs (plus the demo server it runs).
-  restrict(['src/cli/**'], [onlyPublic('\\.\\./', '|demo/')]),
+  // The CLI is a thin shell over the public APIs (plus the demo server it runs): `serve` runs the
+  // library's listener, whose start and stop order a user embedding the server gets too.
+  restrict(['src/cli/**'], [
+    onlyPublic('\\.\\./', '|demo/'),
+    packages(['@hono/node-server'], 'serve runs the server with startAuthorizationServer, as a program embedding it would'),
+  ]),
   restrict(['bench/**', 'conformance/**'], [onlyPublic('\\.\\./src/')]),
   // The examples are what users copy: the package by its public name (context-auth/…), never a path.
   restrict(['examples/**'], [{ regex: '^\\.\\.?/', message: "import the package by its name, 'context-auth/…', as the reader's own code will" }]),

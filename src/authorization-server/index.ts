@@ -32,6 +32,7 @@ import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.j
 import type { SweepOptions } from '../store/store.js';
 import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
+import { startOnNode, type Running, type StartOptions } from './node-server/start.js';
 
 export type { AuthorizationServerOptions, ClientAssertionAudience, UpstreamOptions } from './config.js';
 export { AUDIT_EVENTS, auditRecord, type AuditEvent, type AuditEventName, type AuditFields, type AuditOutcome, type AuditRecord, type AuditValue } from './audit.js';
@@ -53,6 +54,8 @@ export { describeDropped, validateClientMetadata, type ClientMetadataOptions, ty
 export { noSuchClient, noSuchUser, removeClient, removeUser, setAdministrator, signOutEverywhere } from './admin/operations.js';
 /** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
 export { notFound } from './http/errors.js';
+export { StartError, type StartStep } from './node-server/start.js';
+export { LISTEN_DEFAULTS, type FetchApp, type ListenOptions } from './node-server/listener.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -226,4 +229,19 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     },
     close: async () => ctx.auditEvents?.close(),
   };
+}
+
+/** The options of `startAuthorizationServer`: createAuthorizationServer's, and how to run it on Node. */
+export type StartAuthorizationServerOptions = StartOptions<AuthorizationServer>;
+
+/** An authorization server listening on Node: its parts, its `url`, and `close()` (or `await using`). */
+export type RunningAuthorizationServer = Running<AuthorizationServer>;
+
+/**
+ * An authorization server listening on a Node HTTP(S) server, started in order and stopped in
+ * order by `close()` or at the end of an `await using` scope. It owns the store it is given:
+ * the stop closes it last, and so does a start that fails (rejecting with a `StartError`).
+ */
+export function startAuthorizationServer(options: StartAuthorizationServerOptions): Promise<RunningAuthorizationServer> {
+  return startOnNode(createAuthorizationServer, options);
 }

@@ -1,15 +1,18 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
-import { auditRecord, createAuthorizationServer, type AuditRecord, type ClientAssertionAudience, type UpstreamOptions } from '../authorization-server/index.js';
-import { protectedResourceMetadataUrl } from '../resource-server/index.js';
-import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, privateUseSchemeProblem, wellKnownUrl } from '../core/index.js';
+import {
+  LISTEN_DEFAULTS,
+  StartError,
+  startAuthorizationServer,
+  type AuditRecord,
+  type ClientAssertionAudience,
+  type RunningAuthorizationServer,
+  type StartAuthorizationServerOptions,
+} from '../authorization-server/index.js';
+import type { FullStore } from '../store/index.js';
+import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, privateUseSchemeProblem } from '../core/index.js';
 import { parseArgs } from 'node:util';
-import { getHeapStatistics } from 'node:v8';
-import { isMainThread } from 'node:worker_threads';
-import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print, shellQuoted } from './args.js';
+import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
@@ -19,9 +22,8 @@ import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
 import { onReopenSignal } from './reopen-signal.js';
 import { AuditFile } from './audit-file.js';
-import { periodicSweep } from './periodic-sweep.js';
-import { defaultPerAddress, limitConnections } from './connection-limits.js';
-import { clientDocumentLimitsBanner, RATE_LIMIT_HELP, rateLimitBanner, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
+import { noUsersNote, serveBanner } from './serve-banner.js';
+import { RATE_LIMIT_HELP, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
 export const SERVE_HELP = `context-auth serve [options]
   --port N                 port to listen on (default 8080; 0 picks a free one)
@@ -75,13 +77,8 @@ ${UPSTREAM_HELP}
 The jwt-bearer grant: enterprise IdPs' ID-JAGs and workload identity:
 ${JWT_BEARER_HELP}`;
 
-const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 /** How long a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it cuts them off. */
-const DRAIN_MS = 10_000;
-/** While stopping, how often the connections that have gone idle are closed. */
-const DRAIN_POLL_MS = 50;
-
-type Connections = { closeIdleConnections?(): void; closeAllConnections?(): void };
+const DRAIN_MS = LISTEN_DEFAULTS.drainMs;
 
 function listenAddress(host: string, port: number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -100,7 +97,7 @@ function adminOption(emails: string[] | undefined, reauthMinutes: string | undef
   return { emails: emails ?? [], reauthSeconds: integer('admin-reauth-minutes', reauthMinutes, 10, 1, 24 * 60) * 60 };
 }
 
-function clientAssertionAudience(mode: string | undefined): ClientAssertionAudience {
+function clientAssertionAudienceOption(mode: string | undefined): ClientAssertionAudience {
   if (mode === undefined) return 'issuer';
   if (mode === 'issuer' || mode === 'issuer-or-token-endpoint') return mode;
   throw usageError('--client-assertion-audience must be issuer or issuer-or-token-endpoint');
@@ -160,18 +157,34 @@ export const SERVE_OPTIONS = {
   ...JWT_BEARER_OPTIONS,
 } as const;
 
-export async function serveCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() => parseArgs({ args, options: SERVE_OPTIONS, allowPositionals: true, strict: true }));
-  if (values.help) return print(SERVE_HELP);
-  if (positionals.length > 0) throw usageError(`unexpected argument ${positionals[0]}`);
-  const host = values.host ?? '127.0.0.1';
-  const port = integer('port', values.port, 8080, 0, 65535);
+type ServeFlags = ReturnType<typeof parseServeArgs>['values'];
+type OpenedStore = Awaited<ReturnType<typeof openStore>>;
+
+function parseServeArgs(args: string[]) {
+  return parsed(() => parseArgs({ args, options: SERVE_OPTIONS, allowPositionals: true, strict: true }));
+}
+
+/** What serve starts, from its flags: every flag checked, nothing opened yet. */
+interface ServeSettings {
+  /** The server's options, but the store, the log and the app. */
+  server: Omit<StartAuthorizationServerOptions, 'store' | 'log' | 'app' | 'resources'> & { listen: { host: string; port: number } };
+  /** The demo's URL first (the default resource), then each --resource. */
+  resources: (issuer: string) => string[];
+  /** --client-documents as given, for the banner. */
+  documentsFlag: string;
+}
+
+function serveSettings(values: ServeFlags): ServeSettings {
+  const host = values.host ?? LISTEN_DEFAULTS.host;
+  const port = integer('port', values.port, LISTEN_DEFAULTS.port, 0, 65535);
   const accessTokenTtl = integer('access-token-ttl', values['access-token-ttl'], 600, 30, 86400);
-  const headerTimeoutMs = integer('header-timeout', values['header-timeout'], 10, 1, 60) * 1000;
-  const maxConnections = integer('max-connections', values['max-connections'], 1000, 1, 100_000);
-  const perAddress = integer('max-connections-per-address', values['max-connections-per-address'], defaultPerAddress(maxConnections), 0, 100_000);
+  const headerTimeoutMs = integer('header-timeout', values['header-timeout'], LISTEN_DEFAULTS.headerTimeoutMs / 1000, 1, 60) * 1000;
+  const maxConnections = integer('max-connections', values['max-connections'], LISTEN_DEFAULTS.maxConnections, 1, 100_000);
+  const perAddress = values['max-connections-per-address'];
+  // Absent, the library's default: a share of --max-connections.
+  const maxConnectionsPerAddress = perAddress === undefined ? undefined : integer('max-connections-per-address', perAddress, 0, 0, 100_000);
   const registration = registrationPolicy(values.registration);
-  const assertionAudience = clientAssertionAudience(values['client-assertion-audience']);
+  const clientAssertionAudience = clientAssertionAudienceOption(values['client-assertion-audience']);
   const registrationTtl = integer('registration-ttl', values['registration-ttl'], 30 * 24 * 3600, 0, 10 * 365 * 24 * 3600);
   const allowedRedirectSchemes = redirectSchemesOption(values['allow-redirect-scheme']);
   const documentsFlag = values['client-documents'] ?? 'follow-registration';
@@ -197,6 +210,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError(`Refusing plain http on ${host}: give --tls-cert/--tls-key, or an https --issuer when a proxy terminates TLS.`);
   }
   if (!loopback && !values.issuer) throw new CliError(`Give --issuer, the public URL clients reach this server at, when listening on ${host}.`);
+  const issuer = issuerOption(values.issuer);
+  const addedResources = resourcesOption(values.resource);
 
   // Upstream sign-in is read before anything starts, so a bad flag stops us with nothing open.
   const sharedStore = Boolean(values.store ?? process.env.CONTEXT_AUTH_STORE);
@@ -206,172 +221,119 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
   const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
 
-  const { store, location, created } = await openStore(values, { create: true });
-  let handler: (request: Request, env: object) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
-  // Idle or slow sockets must not accumulate: headers (and whole requests) that take too long are
-  // cut off, well before Node's 60 s default, checked every second rather than every 30; a TLS
-  // handshake gets the same time as the headers, not Node's 120 s; and a connection cap.
-  const timeouts = {
-    headersTimeout: headerTimeoutMs,
-    requestTimeout: Math.max(headerTimeoutMs, 30_000),
-    keepAliveTimeout: Math.min(5_000, headerTimeoutMs),
-    connectionsCheckingInterval: Math.min(1_000, headerTimeoutMs),
-    ...(tls ? { handshakeTimeout: headerTimeoutMs } : {}),
-  };
-  // The socket's peer address of each request, for rate limits and throttling sign-in by address
-  // (behind a proxy this is the proxy's, unless --trust-proxy names it).
-  const peers = new WeakMap<Request, string>();
-  let stopping = false;
-  const server = createAdaptorServer({
-    fetch: async (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } }; outgoing?: { setHeader?(name: string, value: string): unknown } }) => {
-      const address = env?.incoming?.socket?.remoteAddress;
-      if (address) peers.set(request, address);
-      // The Node request goes along (as c.env.incoming): the endpoints read small bodies straight from it.
-      const response = await handler(request, env);
-      // While stopping, each answer ends its connection, so the client's next request goes elsewhere.
-      if (stopping) env?.outgoing?.setHeader?.('connection', 'close');
-      return response;
+  return {
+    server: {
+      ...(issuer ? { issuer } : {}),
+      listen: {
+        host, port, ...(tls ? { tls } : {}), headerTimeoutMs, maxConnections, drainMs: DRAIN_MS,
+        ...(maxConnectionsPerAddress === undefined ? {} : { maxConnectionsPerAddress }),
+      },
+      registration, registrationTtl, allowedRedirectSchemes, accessTokenTtl, clientIdMetadataDocuments, clientAssertionAudience,
+      trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
+      ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
+      ...(metrics ? { metrics } : {}),
+      auditEvents: { retentionDays: auditRetentionDays },
+      admin,
     },
-    serverOptions: { ...timeouts, ...(tls ?? {}) },
-    ...(tls ? { createServer: createHttpsServer } : {}),
-  });
-  limitConnections(server, { maxConnections, perAddress, trustProxy });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is in use; choose another with --port.`));
-      else if (error.code === 'EACCES') reject(new CliError(`Not allowed to listen on ${listenAddress(host, port)}; choose a port above 1023.`));
-      else reject(new CliError(`Cannot listen on ${listenAddress(host, port)}: ${error.message}`));
-    });
-    server.listen(port, host, () => resolve());
-  }).catch(async (error: unknown) => {
-    await store.close();
-    throw error;
-  });
-  const actualPort = (server.address() as AddressInfo).port;
+    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources])],
+    documentsFlag,
+  };
+}
 
-  let issuer: string;
-  try {
-    issuer = normalizeIssuer(values.issuer ?? `${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)}`);
-  } catch (error) {
-    server.close();
-    await store.close();
-    throw new CliError(`Invalid --issuer: ${(error as Error).message}.`);
-  }
-  const defaultResource = `${issuer}/mcp`;
-  let resources: string[];
-  try {
-    resources = [...new Set([defaultResource, ...(values.resource ?? []).map((r) => canonicalizeResourceUri(r))])];
-  } catch {
-    server.close();
-    await store.close();
-    throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
-  }
-  let auditFile: AuditFile | null;
-  try {
-    auditFile = openAuditFile(values['audit-log']);
-  } catch (error) {
-    server.close();
-    await store.close();
-    throw error;
-  }
-  const stopReopening = auditFile ? onReopenSignal(() => auditFile?.reopen()) : () => {};
+export async function serveCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseServeArgs(args);
+  if (values.help) return print(SERVE_HELP);
+  if (positionals.length > 0) throw usageError(`unexpected argument ${positionals[0]}`);
+  const settings = serveSettings(values);
+
+  const auditFile = openAuditFile(values['audit-log']);
   // Quiet and without a file, no line is made: the store's writer takes the record as it is.
   const log = values.quiet && !auditFile ? undefined : (record: AuditRecord) => {
     const line = `${printableJson(record)}\n`;
     if (!values.quiet) process.stderr.write(line);
     auditFile?.write(line);
   };
-  const authorizationServer = createAuthorizationServer({
-    issuer, store, resources, registration, registrationTtl, allowedRedirectSchemes, accessTokenTtl, ...(log ? { log } : {}), clientIdMetadataDocuments,
-    clientAddress: (request) => peers.get(request), trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
-    ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
-    clientAssertionAudience: assertionAudience,
-    ...(metrics ? { metrics } : {}),
-    auditEvents: { retentionDays: auditRetentionDays },
-    admin,
-  });
-  // The clients workload rules name, made now so `clients list` shows them before their first token.
-  await authorizationServer.workloadClientsReady().catch(async (error: unknown) => {
-    server.close();
-    await authorizationServer.close();
-    await store.close();
-    throw new CliError(`--workload-config: ${(error as Error).message}.`);
-  });
-  await authorizationServer.keys.publicJwks(); // creates the first signing key now rather than on the first request
-  // The co-hosted /mcp refuses revoked tokens at once: this process's revocations before the
-  // response, other processes' (the CLI, replicas) within a second (SQLite) or at once (PostgreSQL).
-  await authorizationServer.revocations.start();
-  // Discovery now, so a mistyped issuer shows at start; a provider that is down is retried on use.
-  await authorizationServer.upstreamReady().catch((error: unknown) => process.stderr.write(`warning: ${(error as Error).message}\n`));
-
-  const app = coHostedApp(authorizationServer, {
-    resource: defaultResource,
-    demo: {
-      upstream: upstream ? (auth) => authorizationServer.upstreamAccess(auth.claims) : undefined,
-      user: async (subject) => {
-        const user = await store.getUser({ id: subject });
-        if (!user) return null;
-        const identity = (await store.listUserIdentities({ userId: user.id }))[0];
-        return { username: user.username, name: identity?.name ?? null };
-      },
-    },
-  });
-  handler = (request, env) => app.fetch(request, env);
-
-  let sweepStopped: Promise<void> | undefined;
-  const sweeper = periodicSweep(authorizationServer.sweep, SWEEP_INTERVAL_MS, (error) =>
-    log?.(auditRecord({ event: 'sweep_failed', message: (error as Error).message }, Date.now())),
-  );
-
+  let opened: OpenedStore;
+  let running: RunningAuthorizationServer;
+  try {
+    opened = await openStore(values, { create: true });
+    // The server owns the store from here: it closes it at the stop, or when the start fails.
+    running = await startAuthorizationServer({
+      ...settings.server,
+      store: opened.store,
+      resources: settings.resources,
+      ...(log ? { log } : {}),
+      app: demoApp(opened.store, settings.server.upstream !== undefined),
+    });
+  } catch (error) {
+    auditFile?.close();
+    throw startFailure(error, settings.server.listen);
+  }
+  const stopReopening = auditFile ? onReopenSignal(() => auditFile.reopen()) : () => {};
   // Listening for a stop before saying so: a stop sent as soon as the banner is read must drain too.
-  const stopped = new Promise<void>((resolve) => {
-    // A stop answers the requests it began, and only then closes the store. One cut off after
-    // its refresh token rotated would lose the new token, and the client's retry with the old one
-    // would then revoke the whole grant as a reuse: every restart or deploy would sign out the
-    // people whose refresh was in flight. So: no new connections; idle ones closed as they go idle
-    // (a request on one was never begun, and its client can retry); busy ones left to finish, for
-    // up to DRAIN_MS.
-    const stop = (signal: NodeJS.Signals) => {
-      print(`Stopping (${signal}): no new connections; finishing the requests in flight, for up to ${DRAIN_MS / 1000} s…`);
-      stopping = true;
-      sweepStopped = sweeper.stop();
-      const connections = server as unknown as Connections;
-      const idle = setInterval(() => connections.closeIdleConnections?.(), DRAIN_POLL_MS);
-      const deadline = setTimeout(() => connections.closeAllConnections?.(), DRAIN_MS);
-      server.close(() => {
-        clearInterval(idle);
-        clearTimeout(deadline);
-        resolve();
-      });
-      connections.closeIdleConnections?.();
-    };
-    onStopSignal(stop);
-  });
+  const stopped = new Promise<NodeJS.Signals>((resolve) => onStopSignal(resolve));
   // Every password sign-in fails on a store nobody was added to: say so, with the command that adds someone.
-  if (upstream?.localUsers !== false && (await store.listUsers()).length === 0) process.stderr.write(`${noUsersNote(values)}\n`);
-  print(`context-auth serve
-  issuer        ${issuer}
-  metadata      ${wellKnownUrl(issuer, 'oauth-authorization-server')}${pagesBanner(authorizationServer.pages)}
-  mcp server    ${defaultResource}   (the demo)
-  resource md   ${protectedResourceMetadataUrl(defaultResource)}
-${resourcesBanner(resources)}
-  store         ${location}${created ? ' (new: an empty database was created here)' : ''}
-  registration  ${typeof registration === 'string' ? registration : 'initial access token'}${allowedRedirectSchemes.length > 0 ? `\n  redirects     https, http on loopback, and apps' own ${allowedRedirectSchemes.map((scheme) => `${scheme}:`).join(' ')} (--allow-redirect-scheme)` : ''}
-  rate limits   ${rateLimitBanner(rateLimits, rateLimits.shared ?? store.sharedByReplicas ?? false, trustProxy)}
-  client docs   ${clientIdMetadataDocuments.enabled ? `${clientIdMetadataDocuments.allowHosts.length > 0 ? `from ${clientIdMetadataDocuments.allowHosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
-  heap limit    ${heapBanner()}${metrics ? `\n  metrics       ${issuer}/metrics   (${metrics === true ? 'this machine only' : 'with the --metrics-token'})` : ''}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(jwtBearer)}
-Listening on ${tls ? 'https' : 'http'}://${listenAddress(host, actualPort)} (Ctrl-C to stop)`);
+  if (settings.server.upstream?.localUsers !== false && (await opened.store.listUsers()).length === 0) process.stderr.write(`${noUsersNote(values)}\n`);
+  print(serveBanner(running, settings, opened));
 
-  await stopped;
-  // A sweep in progress stops after its batch in flight (told at the stop), before the store closes under it.
-  await sweepStopped;
-  await authorizationServer.revocations.stop();
-  // The audit events still waiting are written while the store is open: a clean stop loses none.
-  await authorizationServer.close();
-  await store.close();
-  stopReopening();
-  auditFile?.close();
+  const signal = await stopped;
+  print(`Stopping (${signal}): no new connections; finishing the requests in flight, for up to ${DRAIN_MS / 1000} s…`);
+  try {
+    await running.close();
+  } finally {
+    stopReopening();
+    auditFile?.close();
+  }
   print('Stopped.');
+}
+
+/** What serve serves: the authorization server, and the demo MCP server at <issuer>/mcp, which greets the person by name. */
+function demoApp(store: FullStore, withUpstream: boolean): StartAuthorizationServerOptions['app'] {
+  return (server) =>
+    coHostedApp(server, {
+      resource: `${server.metadata.issuer}/mcp`,
+      demo: {
+        upstream: withUpstream ? (auth) => server.upstreamAccess(auth.claims) : undefined,
+        user: async (subject) => {
+          const user = await store.getUser({ id: subject });
+          if (!user) return null;
+          const identity = (await store.listUserIdentities({ userId: user.id }))[0];
+          return { username: user.username, name: identity?.name ?? null };
+        },
+      },
+    });
+}
+
+/** --issuer, checked before anything opens. */
+function issuerOption(issuer: string | undefined): string | undefined {
+  if (issuer === undefined) return undefined;
+  try {
+    return normalizeIssuer(issuer);
+  } catch (error) {
+    throw new CliError(`Invalid --issuer: ${(error as Error).message}.`);
+  }
+}
+
+/** The --resource URLs, canonical, checked before anything opens. */
+function resourcesOption(resources: string[] | undefined): string[] {
+  try {
+    return (resources ?? []).map((resource) => canonicalizeResourceUri(resource));
+  } catch {
+    throw new CliError('Every --resource must be an absolute http(s) URL without a fragment.');
+  }
+}
+
+/** A failed start in the flags' words: the listen address, the workload rules; anything else as it came. */
+function startFailure(error: unknown, { host, port }: { host: string; port: number }): unknown {
+  if (!(error instanceof StartError)) return error;
+  const cause = error.cause as NodeJS.ErrnoException;
+  if (error.step === 'listen') {
+    if (cause.code === 'EADDRINUSE') return new CliError(`Port ${port} on ${host} is in use; choose another with --port.`);
+    if (cause.code === 'EACCES') return new CliError(`Not allowed to listen on ${listenAddress(host, port)}; choose a port above 1023.`);
+    return new CliError(`Cannot listen on ${listenAddress(host, port)}: ${cause.message}`);
+  }
+  if (error.step === 'workload-clients') return new CliError(`--workload-config: ${cause.message}.`);
+  return cause;
 }
 
 /** The --audit-log file, opened now so a path that cannot be written stops serve at start. */
@@ -421,49 +383,4 @@ function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer
   }
   if (!certificate.checkPrivateKey(privateKey)) throw new CliError(`--tls-key ${keyPath} is not the private key of the certificate in ${certPath}.`);
   return { cert, key };
-}
-
-/**
- * Every context server tokens may be issued for, one per line: a client naming any other
- * `resource` is refused with invalid_target, so an operator sees here whether theirs is missing.
- */
-export function resourcesBanner(resources: string[]): string {
-  const [demo, ...added] = resources;
-  const lines = [`  resources     ${demo}   (the demo; the default when a request names none)`];
-  for (const resource of added) lines.push(`                ${resource}   (--resource)`);
-  if (added.length === 0) lines.push('                (to protect your own context server, add its URL: --resource http://127.0.0.1:3000/mcp)');
-  return lines.join('\n');
-}
-
-/** What to run to add the first user, naming the same store as this `serve`. */
-function noUsersNote(flags: { data?: string | undefined; store?: string | undefined }): string {
-  const where = flags.store ? ' --store <the same URL>' : flags.data ? ` --data ${shellQuoted(flags.data)}` : '';
-  return `No users yet: every password sign-in fails ("Wrong username or password") until you add one:\n  context-auth users add NAME${where}`;
-}
-
-/** V8's own heap limit, and whether serve sized it (serve-thread.ts) or node's flags did. */
-function heapBanner(): string {
-  const limit = `${Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024)} MB`;
-  return isMainThread ? `${limit} (as node was started)` : limit;
-}
-
-/** The pages for people, where the store has them. */
-function pagesBanner({ account, admin }: { account: string | null; admin: string | null }): string {
-  return `${account ? `\n  account       ${account}   (each person's approved applications, to revoke)` : ''}${admin ? `\n  admin         ${admin}   (the console, for administrators)` : ''}`;
-}
-
-/** Who may sign jwt-bearer grants, when anyone may. */
-function jwtBearerBanner({ trustedIdps = [], workloads = [] }: { trustedIdps?: string[] | undefined; workloads?: unknown[] | undefined }): string {
-  const lines = trustedIdps.map((idp) => `\n  trusted idp   ${idp}   (ID-JAGs)`);
-  if (workloads.length > 0) lines.push(`\n  workloads     ${workloads.length} rule${workloads.length === 1 ? '' : 's'} (--workload-config)`);
-  return lines.join('');
-}
-
-/** The providers (as the options name them, defaults as documented) and the callback URL the operator registers at each of them. */
-function upstreamBanner(upstream: UpstreamOptions | undefined, issuer: string): string {
-  if (!upstream || upstream.providers.length === 0) return '';
-  const providers = upstream.providers.map((p) => `${p.name ?? p.id} (${p.id})`).join(', ');
-  return `
-  sign-in       ${providers}${upstream.localUsers !== false ? ', local passwords' : ''}
-  callback      ${issuer}/upstream/callback   (register this redirect URI at each provider)`;
 }

@@ -7,12 +7,15 @@
  * pages and approves, and follows the redirect to the client's loopback. The client's tool calls
  * then succeed and say who the token names. The example servers follow serve's revocation list:
  * an application revoked at /account has its tokens refused there within the list's interval.
+ * examples/authorization-server.ts, the server in a program of its own, serves someone `users
+ * add` put in its file, and SIGTERM ends its scope: the store is closed (SQLite removes its
+ * write-ahead log) and the program exits.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Browser, parseForm, signInAndConsent } from '../helpers/harness.js';
+import { Browser, parseForm, pkcePair, signInAndConsent } from '../helpers/harness.js';
 import { cli, freePort, startNode, startServe, tempDataFolder, type RunningCli, type RunningServer } from './serve-process.js';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
@@ -227,5 +230,43 @@ describe('serve without --resource: a context server of your own is refused', { 
     const answer = await fetch(`${server.issuer}/authorize?${query}`, { redirect: 'manual' });
     const location = new URL(answer.headers.get('location') ?? 'http://invalid/');
     assert.equal(location.searchParams.get('error'), 'invalid_target', `${answer.status} ${location.href}`);
+  });
+});
+
+describe('examples/authorization-server.ts: the server in a program of its own, stopped at the end of its scope', { timeout: 60_000 }, () => {
+  it('serves at the URL it prints, signs in someone `users add` put in the same file, and on SIGTERM closes its store and exits', async () => {
+    const folder = tempDataFolder();
+    const database = join(folder, 'context-auth.db');
+    const resource = 'http://127.0.0.1:3000/mcp';
+    const child = startNode(['--import', 'tsx', join(EXAMPLES, 'authorization-server.ts')], { env: { PORT: '0', DATABASE: database, RESOURCE_URL: resource }, timeoutMs: 50_000 });
+    try {
+      const [, url] = await child.waitForStderr(/^Authorization server at (http:\/\/127\.0\.0\.1:\d+)$/m, 30_000);
+      const metadata = (await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+      assert.equal(metadata.issuer, url);
+
+      const added = await cli(['users', 'add', USER.username, '--data', folder], `${USER.password}\n`);
+      assert.equal(added.code, 0, added.stderr);
+      const callback = 'http://127.0.0.1:9/callback';
+      const registered = await fetch(`${url}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'mine', redirect_uris: [callback], token_endpoint_auth_method: 'none' }),
+      });
+      assert.equal(registered.status, 201);
+      const { client_id: clientId } = (await registered.json()) as { client_id: string };
+      const { challenge } = pkcePair();
+      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource });
+      const browser = new Browser((path, init) => fetch(new URL(path, url), init));
+      const redirect = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', url!);
+      assert.ok(redirect.searchParams.get('code'), redirect.href);
+
+      assert.ok(existsSync(`${database}-wal`), 'the store is open: SQLite keeps its write-ahead log beside the file');
+      child.process.kill('SIGTERM');
+      const result = await child.exit;
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(existsSync(`${database}-wal`), false, 'the store was closed: SQLite removes the log when its last connection closes');
+    } finally {
+      child.process.kill('SIGKILL');
+    }
   });
 });

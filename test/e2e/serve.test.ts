@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { join } from 'node:path';
@@ -15,7 +17,7 @@ import { DATABASE_FILE } from '../../src/cli/data.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../src/core/protocol.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { Browser, pkcePair, signInAndConsent } from '../helpers/harness.js';
-import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
+import { cli, cliWithEnv, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 const CALLBACK = 'http://127.0.0.1:45678/callback';
@@ -261,4 +263,39 @@ describe('what serve says at start and at a stop', () => {
       assert.match(server.output(), new RegExp(`\\(Ctrl-C to stop\\)\\nStopping \\(${signal}\\): no new connections; finishing the requests in flight, for up to 10 s…\\nStopped\\.\\nNo users yet`));
     });
   }
+
+  it('a start that fails says why in the words of its flags, and closes the store it opened', async () => {
+    const data = tempDataFolder();
+    const database = join(data, DATABASE_FILE);
+    // On the main thread (node's own heap flags): there, a store left open at exit keeps its
+    // write-ahead log, where a worker thread's end would close it.
+    const onMainThread = (args: string[]) => cliWithEnv(args, { env: { NODE_OPTIONS: '--max-old-space-size=512' } });
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const result = await onMainThread(['serve', '--port', String(port), '--data', data, '--quiet']);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `context-auth: Port ${port} on 127.0.0.1 is in use; choose another with --port.\n`);
+      // The store was opened (its file made) and closed: SQLite removes its write-ahead log then.
+      assert.ok(existsSync(database));
+      assert.equal(existsSync(`${database}-wal`), false, 'the store was closed');
+    } finally {
+      taken.close();
+    }
+
+    // A client the workload rules name that exists already, and cannot take the jwt-bearer grant.
+    const added = await cli(['clients', 'add', '--name', 'batch', '--grant-type', 'client_credentials', '--json', '--data', data]);
+    assert.equal(added.code, 0, added.stderr);
+    const { client_id: takenId } = JSON.parse(added.stdout) as { client_id: string };
+    const rules = join(data, 'workloads.json');
+    writeFileSync(rules, JSON.stringify([{ issuer: 'https://platform.example', subject: 'job', client: takenId, scopes: ['mcp:tools'] }]));
+    const refused = await onMainThread(['serve', '--port', String(await freePort()), '--data', data, '--quiet', '--workload-config', rules]);
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      `context-auth: --workload-config: the workload client ${takenId} exists already and is not registered for the ${JWT_BEARER_GRANT_TYPE} grant; name another client in the workload rules.\n`,
+    );
+    assert.equal(existsSync(`${database}-wal`), false, 'the store was closed');
+  });
 });

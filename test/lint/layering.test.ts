@@ -38,9 +38,21 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
     allowed: ["import x from '../core/errors.js';", "import x from 'node:http';", "import x from './request.js';"],
   },
   {
+    layer: 'the authorization server answers Web Requests: no Node listener outside node-server/',
+    file: 'src/authorization-server/example.ts',
+    refused: ["import x from '@hono/node-server';", "import x from '../resource-server/guard.js';"],
+    allowed: ["import x from 'hono';", "import x from './node-server/start.js';", "import x from '../node/request.js';"],
+  },
+  {
+    layer: 'node-server/ runs the authorization server on a Node listener, within its role',
+    file: 'src/authorization-server/node-server/example.ts',
+    refused: ["import x from '../../cli/serve.js';", "import x from '../../resource-server/guard.js';"],
+    allowed: ["import x from '@hono/node-server';", "import x from '../config.js';", "import x from '../../core/uri.js';"],
+  },
+  {
     layer: 'no endpoint imports another',
     file: 'src/authorization-server/endpoints/example.ts',
-    refused: ["import x from './authorize.js';", "import x from '../../client/index.js';"],
+    refused: ["import x from './authorize.js';", "import x from '../../client/index.js';", "import x from '@hono/node-server';"],
     allowed: ["import x from '../http/responses.js';", "import x from '../../core/errors.js';", "import x from '../../node/request.js';"],
   },
   {
@@ -56,9 +68,9 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
     allowed: ["import x from 'oauth4webapi';", "import x from '../core/uri.js';"],
   },
   {
-    layer: 'the CLI uses the public entry points',
+    layer: 'the CLI uses the public entry points, and runs no listener of its own',
     file: 'src/cli/example.ts',
-    refused: ["import x from '../authorization-server/keys.js';", "import x from '../client/session.js';", "import x from '../store/store.js';"],
+    refused: ["import x from '../authorization-server/keys.js';", "import x from '../client/session.js';", "import x from '../store/store.js';", "import x from '../authorization-server/node-server/listener.js';", "import x from '@hono/node-server';"],
     allowed: ["import x from '../authorization-server/index.js';", "import x from '../store/sqlite.js';", "import x from '../demo/mcp-server.js';", "import x from './args.js';"],
   },
   {

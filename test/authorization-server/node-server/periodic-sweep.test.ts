@@ -1,11 +1,11 @@
 /**
- * serve's sweep every interval: never two at once (a sweep of millions of rows outlasts the
+ * The running server's sweep every interval: never two at once (a sweep of millions of rows outlasts the
  * interval), a failure logged and the next tick tried again, and stop() aborting a running sweep
  * and waiting for it to end, so the store is not closed under it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { periodicSweep } from '../../src/cli/periodic-sweep.js';
+import { periodicSweep } from '../../../src/authorization-server/node-server/periodic-sweep.js';
 
 /** A sweep that runs until told to finish (or aborted), recording each start. */
 function controllableSweep() {
@@ -26,7 +26,7 @@ function controllableSweep() {
   return { sweep, started, finish: () => finish?.(), ended: () => ended };
 }
 
-describe('periodic sweep (serve)', () => {
+describe('periodic sweep (startAuthorizationServer)', () => {
   it('starts a sweep each interval, but none while the last one still runs', async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const s = controllableSweep();

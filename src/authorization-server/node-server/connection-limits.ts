@@ -1,15 +1,16 @@
 /**
- * How many connections `serve` holds, and for whom: no more than --max-connections at once, and no
- * more than --max-connections-per-address from one client address. At the cap, a new connection
- * takes the place of the oldest one that has no request in progress. Without this, sockets that
- * sit idle or send their headers slowly, spread over enough addresses, could hold every slot
- * until their timeouts and lock everyone else out.
+ * How many connections the listener holds, and for whom: no more than `maxConnections` at once,
+ * and no more than `maxConnectionsPerAddress` from one client address (serve's --max-connections
+ * and --max-connections-per-address). At the cap, a new connection takes the place of the oldest
+ * one that has no request in progress. Without this, sockets that sit idle or send their headers
+ * slowly, spread over enough addresses, could hold every slot until their timeouts and lock
+ * everyone else out.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIPv4, isIPv6, type Server, type Socket } from 'node:net';
-import { addressBucket, trustedProxies } from '../core/index.js';
+import { addressBucket, trustedProxies } from '../../core/index.js';
 
-/** The default share of --max-connections one address may hold. */
+/** The default share of `maxConnections` one address may hold. */
 export function defaultPerAddress(maxConnections: number): number {
   return Math.max(1, Math.floor(maxConnections / 10));
 }
@@ -18,7 +19,7 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** 0: no limit per address. */
   perAddress: number;
-  /** Proxies (--trust-proxy): each connection of theirs may carry any client, so they are not limited per address. */
+  /** Proxies (`trustProxy`): each connection of theirs may carry any client, so they are not limited per address. */
   trustProxy: readonly string[];
 }
 

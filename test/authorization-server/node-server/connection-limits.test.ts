@@ -1,5 +1,5 @@
 /**
- * serve's connection limits on a real Node HTTP(S) server: at --max-connections a new connection
+ * The listener's connection limits on a real Node HTTP(S) server: at maxConnections a new connection
  * takes the place of the one longest without a request in progress (idle between requests,
  * silent, still sending its head, in its TLS handshake); a connection in a request is never
  * closed, and when every one is in a request the new one is refused; one address holds at most
@@ -15,9 +15,9 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterEach, describe, it } from 'node:test';
-import { limitConnections, type ConnectionLimits } from '../../src/cli/connection-limits.js';
-import { selfSignedCertificate } from '../helpers/self-signed.js';
-import { SLOW_HEADERS } from '../helpers/sockets.js';
+import { limitConnections, type ConnectionLimits } from '../../../src/authorization-server/node-server/connection-limits.js';
+import { selfSignedCertificate } from '../../helpers/self-signed.js';
+import { SLOW_HEADERS } from '../../helpers/sockets.js';
 
 interface Client {
   name: string;
