@@ -315,7 +315,7 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     authorization: { scope: 'challenge-else-resource', resource: 'metadata-resource', state: 'unknown', iss: 'ignored' },
     token: { resource: 'metadata-resource', clientAuthentication: 'none' },
     refresh: { resource: 'metadata-resource', scope: 'absent' },
-    unknowns: 'Copilot CLI is not public code: its document is known by its URL, native type and redirect URI only; it listens on an ephemeral port (issue 4793).',
+    unknowns: 'Copilot CLI is not public code: its document is known by its URL, native type and redirect URI only; it listens on an ephemeral port (the source above).',
   },
   {
     id: 'codex-document',
