@@ -36,6 +36,17 @@ const layering = [
     packages(FRAMEWORKS, 'the store knows nothing of HTTP'),
     into(['node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
   ]),
+  // The contract is records and interfaces: core's types and its own aggregates, nothing of a store.
+  restrict(['src/store/contract/**'], [
+    packages([...FRAMEWORKS, ...DRIVERS], 'the contract is what every store implements: no framework, no database driver'),
+    { regex: '^\\.\\./(?!\\.\\./core/)', message: 'the contract imports core and its own aggregates only, nothing of a store' },
+  ]),
+  // The SQL store written once: a driver and the PostgreSQL decorators sit beside it, never under it.
+  restrict(['src/store/sql/**'], [
+    packages([...FRAMEWORKS, ...DRIVERS], 'the SQL store is written once for every database: the drivers (sqlite.ts, postgres.ts) bring the database'),
+    into(['node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
+    { regex: '^\\.\\./(sqlite|postgres)', message: 'the SQL store is written once for every database: what one database does differently is data in dialect.ts' },
+  ]),
   // The Node adapter helpers both servers use: beside core, below the roles.
   restrict(['src/node/**'], [
     packages([...FRAMEWORKS, ...DRIVERS], 'node/ is handed the Node request; it needs no HTTP framework, no database driver'),
@@ -70,6 +81,20 @@ const layering = [
   restrict(['examples/**'], [{ regex: '^\\.\\.?/', message: "import the package by its name, 'context-auth/…', as the reader's own code will" }]),
 ];
 
+/** The generic SQL asks its dialect for data, never which database it runs on. */
+const dialectNeutral = {
+  files: ['src/store/sql/**'],
+  rules: {
+    'no-restricted-syntax': [
+      'error',
+      {
+        selector: "BinaryExpression > Literal[value=/^(sqlite|postgres)$/]",
+        message: 'the SQL store is written once: put what this database does differently in its dialect, as data (dialect.ts)',
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/'] },
   js.configs.recommended,
@@ -90,4 +115,5 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   ...layering,
+  dialectNeutral,
 );

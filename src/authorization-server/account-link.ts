@@ -1,10 +1,14 @@
-import { hasAdministration } from '../store/capabilities.js';
+import { hasAdministration, hasSignOut } from '../store/capabilities.js';
+import type { SignOutStore, Store, StoreAdministration } from '../store/store.js';
 import type { ServerContext } from './context.js';
 
 /** The account page: a person's approved applications, each revocable, and signing out. */
 export const ACCOUNT_PATH = '/account';
 
-/** Where the consent pages send a person to revoke later; none where the store cannot list consents (no account page then). */
+/** Whether the account page is served: the store lists and revokes consents, and ends a session. */
+export const servesAccountPage = (store: Store): store is Store & StoreAdministration & SignOutStore => hasAdministration(store) && hasSignOut(store);
+
+/** Where the consent pages send a person to revoke later; none where the store cannot serve the account page. */
 export function accountPath(ctx: ServerContext): string | undefined {
-  return hasAdministration(ctx.store) ? `${ctx.config.basePath}${ACCOUNT_PATH}` : undefined;
+  return servesAccountPage(ctx.store) ? `${ctx.config.basePath}${ACCOUNT_PATH}` : undefined;
 }

@@ -8,7 +8,7 @@ import { privateUseSchemeProblem } from '../core/redirect-uri.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { AuditRecord } from './audit.js';
-import { hasRateBuckets } from '../store/capabilities.js';
+import { hasDeviceAuthorization, hasRateBuckets } from '../store/capabilities.js';
 import type { ClientJwksOptions } from './assertions/client-keys.js';
 import type { ClientDocumentsOptions } from './client-documents/documents.js';
 import type { UpstreamSignInPolicy } from './upstream/policy.js';
@@ -226,6 +226,8 @@ export interface ResolvedConfig {
   clientAssertionAudience: ClientAssertionAudience;
   /** Null when the jwt-bearer grant is off (no trusted IdP, no workload rule). */
   jwtBearer: ResolvedJwtBearerConfig | null;
+  /** Whether the device grant (RFC 8628) is served: where the store keeps device authorizations. */
+  deviceGrant: boolean;
   /** Whether DPoP proofs at the token endpoint must carry a nonce of ours. */
   dpopNonce: boolean;
   /** Null when metrics are off; `token` null serves them to loopback peers only. */
@@ -301,6 +303,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
     clientAssertionAudience: resolveClientAssertionAudience(options.clientAssertionAudience),
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
+    deviceGrant: hasDeviceAuthorization(options.store),
     dpopNonce: options.dpop?.nonce ?? false,
     metrics: resolveMetricsConfig(options.metrics),
     admin: resolveAdminConfig(options.admin),

@@ -2,6 +2,7 @@ import { randomToken } from '../core/secrets.js';
 import type { GrantRecord, InteractionRecord } from '../store/store.js';
 import { rememberConsent } from './consent.js';
 import type { ServerContext } from './context.js';
+import { deviceAuthorizations } from './device-store.js';
 
 /*
  * The end of a device's interaction (RFC 8628): the person's decision, taken once, whether they
@@ -38,7 +39,7 @@ export async function approveDevice(
     upstreamSessionId,
     accessExpiresAt: null,
   };
-  const approved = await ctx.store.approveDeviceAuthorization(interaction.device.deviceCodeHash, now, grant, {
+  const approved = await deviceAuthorizations(ctx).approveDeviceAuthorization(interaction.device.deviceCodeHash, now, grant, {
     grantId: grant.id,
     clientId,
     userId,
@@ -64,7 +65,7 @@ export async function approveDevice(
 /** Denies the device authorization of a consumed interaction: the device's next poll gets access_denied. */
 export async function denyDevice(ctx: ServerContext, interaction: InteractionRecord, userId: string | null): Promise<DeviceOutcome> {
   if (!interaction.device) throw new Error('not a device interaction');
-  const denied = await ctx.store.denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
+  const denied = await deviceAuthorizations(ctx).denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
   ctx.log({ event: denied ? 'consent_denied' : 'device_decision_late', user_id: userId ?? undefined, client_id: interaction.clientId, device: true });
   return denied ? 'denied' : 'gone';
 }

@@ -6,7 +6,7 @@ import { ensureWorkloadClients } from './assertions/workload-clients.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
 import { interactionPage, interactionSubmit } from './endpoints/interaction.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
-import { ACCOUNT_PATH } from './account-link.js';
+import { ACCOUNT_PATH, servesAccountPage } from './account-link.js';
 import { accountEndpoint, accountSubmit } from './endpoints/account.js';
 import { ADMIN_PATH, adminEndpoint, adminSubmit } from './endpoints/admin.js';
 import { devicePage, deviceSubmit } from './endpoints/device.js';
@@ -30,7 +30,7 @@ import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
-import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasUpkeep } from '../store/capabilities.js';
+import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasSignOut, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
 import { startOnNode, type Running, type StartOptions } from './node-server/start.js';
 
@@ -134,13 +134,16 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
   route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
-  route(app, base + ENDPOINT_PATHS.deviceAuthorization, { POST: limited('token', (request) => deviceAuthorizationEndpoint(ctx, request)) }, api);
-  route(
-    app,
-    base + DEVICE_VERIFICATION_PATH,
-    { GET: (request) => devicePage(ctx, request), POST: limited('signIn', (request) => deviceSubmit(ctx, request)) },
-    pages,
-  );
+  // The device grant's endpoints only where the store keeps device authorizations.
+  if (config.deviceGrant) {
+    route(app, base + ENDPOINT_PATHS.deviceAuthorization, { POST: limited('token', (request) => deviceAuthorizationEndpoint(ctx, request)) }, api);
+    route(
+      app,
+      base + DEVICE_VERIFICATION_PATH,
+      { GET: (request) => devicePage(ctx, request), POST: limited('signIn', (request) => deviceSubmit(ctx, request)) },
+      pages,
+    );
+  }
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log, ...failed });
   // The list is read from the store's revocation feed: a store without one has no list to serve.
@@ -162,9 +165,9 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   );
 
   const pageUrls: AuthorizationServer['pages'] = { account: null, admin: null };
-  // The account page lists and revokes consents: a store that cannot has no account page.
+  // The account page lists and revokes consents, and signs out: a store that cannot has no account page.
   const admin = ctx.store;
-  if (hasAdministration(admin)) {
+  if (servesAccountPage(admin)) {
     pageUrls.account = `${config.issuer}${ACCOUNT_PATH}`;
     route(
       app,
@@ -174,9 +177,9 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     );
   }
 
-  // The admin console pages clients and users: a store without the console capability has none.
+  // The admin console pages clients and users, and signs out: a store without those capabilities has none.
   const consoleStore = ctx.store;
-  if (hasAdministration(consoleStore) && hasConsole(consoleStore)) {
+  if (hasAdministration(consoleStore) && hasConsole(consoleStore) && hasSignOut(consoleStore)) {
     const handlers = {
       GET: (request: Request, params: Record<string, string>) => adminEndpoint(ctx, consoleStore, request, params.section ?? ''),
       POST: limited('signIn', (request) => adminSubmit(ctx, consoleStore, request)),

@@ -1,4 +1,5 @@
 import { hashSecret, randomToken } from '../core/secrets.js';
+import { hasSignOut } from '../store/capabilities.js';
 import type { SessionRecord } from '../store/store.js';
 import type { ServerContext } from './context.js';
 import { cookieHeader, readCookie } from './browser-cookies.js';
@@ -29,6 +30,8 @@ export async function startSession(ctx: ServerContext, userId: string, upstreamS
 /** Ends this browser's session, in the store and in the browser: the Set-Cookie header value that clears it. */
 export async function endSession(ctx: ServerContext, request: Request): Promise<string> {
   const id = readCookie(ctx, request, 'session');
+  // The pages that sign out are served only on a store that can (index.ts).
+  if (!hasSignOut(ctx.store)) throw new Error('signing out needs a store with the signOut capability');
   if (id) await ctx.store.deleteSession(hashSecret(id));
   return cookieHeader(ctx, 'session', '', 0);
 }

@@ -1,12 +1,23 @@
 /**
- * `context-auth/store`: the contract (the core `Store` and its optional capabilities), its
- * records and errors, the capability checks, and the in-memory store. The SQL stores have entry
- * points of their own, `context-auth/store/sqlite` and `context-auth/store/postgres`, so
- * importing one never loads the other's native driver; the suite a store passes is
- * `context-auth/store/testing`.
+ * `context-auth/store`: the contract (the core `Store`, its aggregates and its optional
+ * capabilities), its records and errors, the capability checks, and the in-memory store. The
+ * SQL stores have entry points of their own, `context-auth/store/sqlite` and
+ * `context-auth/store/postgres`, so importing one never loads the other's native driver; the
+ * suite a store passes is `context-auth/store/testing`.
  */
 export type {
   Store,
+  ClientStore,
+  PeopleStore,
+  InteractionStore,
+  SessionStore,
+  GrantStore,
+  ReplayStore,
+  KeyStore,
+  DeviceAuthorizationStore,
+  SignOutStore,
+  RefreshRetryStore,
+  LegacyRefreshRetryStore,
   StoreUpkeep,
   RateBucketStore,
   RevocationFeedStore,
@@ -28,6 +39,9 @@ export type {
   UpstreamSessionRecord,
   InteractionUpstream,
   InteractionRecord,
+  DeviceInteraction,
+  DeviceAuthorizationRecord,
+  DevicePollResult,
   InteractionChange,
   SessionRecord,
   ConsentRecord,
@@ -48,5 +62,19 @@ export type {
   SweepOptions,
 } from './store.js';
 export { StoreConflictError, StoreUnavailableError } from './store.js';
-export { capabilitiesOf, hasAdministration, hasAuditEvents, hasConsole, hasRateBuckets, hasRevocationFeed, hasUpkeep, isFullStore, type StoreCapability } from './capabilities.js';
+export {
+  capabilitiesOf,
+  hasAdministration,
+  hasAuditEvents,
+  hasConsole,
+  hasDeviceAuthorization,
+  hasRateBuckets,
+  hasRefreshRetry,
+  hasRevocationFeed,
+  hasSignOut,
+  hasUpkeep,
+  isFullStore,
+  type StoreAggregate,
+  type StoreCapability,
+} from './capabilities.js';
 export { createMemoryStore } from './memory.js';

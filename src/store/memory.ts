@@ -25,7 +25,9 @@ import {
   type IdentityKey,
   type UserIdentityRecord,
   type UserRecord,
+  type Store,
 } from './store.js';
+import type { RecordKind, StoreProbes } from './testing/probes.js';
 import { CLIENT_USE_GRANULARITY, REVOCATION_MARGIN, devicePoll, explainConsumeFailure, explainRefreshFailure, spentKey, systemNow } from './internal.js';
 import { bucketParams, bucketResult, takeFromBucket, type BucketRow } from './rate-buckets.js';
 
@@ -204,7 +206,7 @@ export function createMemoryStore(): FullStore {
     if (refreshToken) refreshTokens.set(refreshToken.tokenHash, copy(refreshToken));
   }
 
-  return {
+  const store: FullStore = {
     async close() {},
 
     async createClient(client) {
@@ -569,4 +571,23 @@ export function createMemoryStore(): FullStore {
       return count;
     },
   };
+  const held: Record<RecordKind, { size: number } | unknown[]> = {
+    clients, users, userIdentities: identities, consents, interactions, sessions, upstreamSessions, grants, authorizationCodes: codes,
+    refreshTokens, spentRefreshTokens: spentTokens, deviceAuthorizations, usedAssertions, revocations, signingKeys,
+  };
+  counted.set(store, (kind) => {
+    const records = held[kind];
+    return Array.isArray(records) ? records.length : (records as { size: number }).size;
+  });
+  return store;
+}
+
+/** How many records of each kind each memory store holds. */
+const counted = new WeakMap<Store, (kind: RecordKind) => number>();
+
+/** The suite's probes of a memory store (context-auth/store/testing): how many records of a kind it holds. */
+export function memoryStoreProbes(store: Store): StoreProbes {
+  const count = counted.get(store);
+  if (!count) throw new TypeError('not a memory store');
+  return { countRecords: async (kind) => count(kind) };
 }

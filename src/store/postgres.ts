@@ -1,7 +1,9 @@
 /**
  * The PostgreSQL store (node-postgres), so several `context-auth serve` replicas can share one
  * database: the driver of the shared SQL store (sql/sql-store.ts) over a connection pool, with the
- * same semantics, orderings and error mapping as the SQLite store.
+ * same semantics, orderings and error mapping as the SQLite store, decorated with PostgreSQL's
+ * fast paths: a turn's refreshes in one statement (postgres-refresh-batch.ts), a turn's client
+ * lookups in one query and clients kept in memory (postgres-client-lookups.ts).
  *
  * Concurrency: the replicas (and the connections of one pool) race each other for real here, so
  * single use lives in the SQL itself (sql/statements.ts), never a read followed by a write.
@@ -10,13 +12,14 @@
  * different processes run one after the other.
  */
 import pg from 'pg';
-import { CLIENT_CHANNEL, migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
+import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { durable, groupCommit, type Outcome } from './sql/group-commit.js';
 import { DEFAULT_SWEEP_PACE, sqlStore, type Program, type Row, type Step, type SweepPace } from './sql/sql-store.js';
-import { isClientWrite, REFRESH_MANY_COLUMNS, S } from './sql/statements.js';
-import { ClientCache } from './postgres-client-cache.js';
+import { isClientWrite } from './sql/statements.js';
+import { lookUpClientsTogether } from './postgres-client-lookups.js';
 import { listenOn } from './postgres-listener.js';
+import { batchRefreshes } from './postgres-refresh-batch.js';
 import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
 
 /**
@@ -271,7 +274,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return next.value;
   };
   const step = async ({ statement, params, mode }: Step, db: Queryable, unit?: Unit): Promise<unknown> => {
-    if (unit && isClientWrite(statement)) unit.clientWrite ??= clientCache.writing();
+    if (unit && isClientWrite(statement)) unit.clientWrite ??= clients.writing();
     const sql = rendered(statement);
     if (!sql) return mode === 'all' ? [] : mode === 'run' ? 0 : undefined;
     const result = await db.query({ name: sql.name, text: sql.sql, values: sql.names.map((name) => params[name]) });
@@ -344,57 +347,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         }));
   const grouped = groupCommit(commitTogether, translate);
 
-  /**
-   * The refreshes of one turn in one statement (refreshManyInOneStatement): one round trip and
-   * one commit for all, where each alone is one of each. A batch of one runs the single
-   * statement. A statement that fails for a reason other than the database being away (a new
-   * hash already taken, say), or that PostgreSQL chose to break a deadlock with (a revocation of
-   * many grants at once, which locks them in no order), leaves every refresh of it to run alone,
-   * each to its own answer: nothing of it was committed.
-   */
-  const refreshBatch = async (batch: Row[]): Promise<Outcome[]> => {
-    if (batch.length === 1) {
-      const row = await withClient((client) => step({ statement: S.refreshInOneStatement, params: batch[0]!, mode: 'get' }, client));
-      return [{ ok: true, value: row ?? 'refused' }];
-    }
-    const params = Object.fromEntries(REFRESH_MANY_COLUMNS.map(([name]) => [name, batch.map((refresh) => refresh[name])]));
-    let rows: Row[];
-    try {
-      rows = (await withClient((client) => step({ statement: S.refreshManyInOneStatement, params, mode: 'all' }, client))) as Row[];
-    } catch (err) {
-      if (isUnavailable(err) && !isConflictBetweenTransactions(err)) throw err;
-      return batch.map(() => ({ ok: true, value: 'alone' }));
-    }
-    const byPlace = new Map(rows.map((row) => [Number(row.ord), row]));
-    return batch.map((_, i) => ({ ok: true, value: byPlace.get(i + 1) ?? 'alone' }));
-  };
-  // Two statements at most under way: batches grow with the load, and one fills while the other runs.
-  const refreshes = groupCommit<Row>(refreshBatch, translate, { inFlight: 2 });
-
-  /** The clients that one turn's requests look up (each token request looks up its client), in one statement. */
-  const clientBatch = async (clientIds: string[]): Promise<Outcome[]> => {
-    const params = { client_ids: [...new Set(clientIds)] };
-    const rows = (await withClient((client) => step({ statement: S.getClients, params, mode: 'all' }, client))) as Row[];
-    const byId = new Map(rows.map((row) => [row.client_id, row]));
-    return clientIds.map((clientId) => ({ ok: true, value: byId.get(clientId) }));
-  };
-  const clients = groupCommit<string>(clientBatch, translate, { inFlight: 1 });
-  const clientCache = new ClientCache<Row>({ fetch: (clientId) => clients.transaction<Row | undefined>(clientId) });
-  /** Started at the first lookup: a process that never looks up a client (a CLI verb) opens no listening connection. */
-  let clientsWatched: Promise<() => Promise<void>> | undefined;
-  const lookUpClient = (clientId: string): Promise<Row | undefined> => {
-    clientsWatched ??= listenOn({
-      connectionString: options.connectionString,
-      connectionTimeoutMs: options.connectionTimeoutMs ?? 5000,
-      applicationName: 'context-auth clients',
-      channel: CLIENT_CHANNEL,
-      notified: () => clientCache.changed(),
-      listening: () => clientCache.listening(true),
-      lost: () => clientCache.listening(false),
-    });
-    return clientCache.get(clientId);
-  };
-
   /** TID range scans, which a walk by page needs (a sequential scan per range otherwise), came in PostgreSQL 14. */
   let walkByPage = false;
   try {
@@ -423,22 +375,54 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       listening: onChange,
     });
 
-  const store = sqlStore(postgres, {
+  const sql = sqlStore(postgres, {
     sweepPace: SWEEP_PACE,
     walkByPage,
     // One statement needs no transaction; several share one connection, in order.
     run: (program) => run(() => inUnit((unit) => withClient((client) => drive(program, client, unit)))),
     transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
     transactionAlone: (program) => run(() => transaction(program)),
-    refreshTogether: (params) => refreshes.transaction<Row | 'refused' | 'alone'>(params),
-    clientTogether: lookUpClient,
     close: async () => {
       if (closed) return;
-      await Promise.all([grouped.flush(), refreshes.flush(), clients.flush()]);
+      await grouped.flush();
       closed = true;
-      await (await clientsWatched)?.();
       await pool.end();
     },
   }, { sharedByReplicas: true });
-  return { ...store, watchRevocations };
+
+  // PostgreSQL's fast paths, as decorators of the clients and grants aggregates.
+  /** One statement on a pooled connection, its rows: what the decorators send beside the programs. */
+  const query = (statement: Statement, params: Row): Promise<Row[]> =>
+    withClient((client) => step({ statement, params, mode: 'all' }, client)) as Promise<Row[]>;
+  const clients = lookUpClientsTogether(sql, {
+    query,
+    translate,
+    listen: (channel, on) =>
+      listenOn({
+        connectionString: options.connectionString,
+        connectionTimeoutMs: options.connectionTimeoutMs ?? 5000,
+        applicationName: 'context-auth clients',
+        channel,
+        notified: on.notified,
+        listening: on.listening,
+        lost: on.lost,
+      }),
+  });
+  const refreshes = batchRefreshes(clients.store, {
+    query,
+    // The database away fails the batch; anything else, a deadlock PostgreSQL broke included, leaves each refresh to run alone.
+    failsTheBatch: (err) => isUnavailable(err) && !isConflictBetweenTransactions(err),
+    translate,
+  });
+
+  return {
+    ...refreshes.store,
+    watchRevocations,
+    close: async () => {
+      if (closed) return;
+      await Promise.all([refreshes.flush(), clients.flush()]);
+      await clients.close();
+      await sql.close();
+    },
+  };
 }

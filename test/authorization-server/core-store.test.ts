@@ -2,8 +2,8 @@
  * An authorization server on a store with the core contract alone, as a store written for another
  * database may be: every flow works, and what needs a capability the store lacks is done without
  * it (no sweep, no record of client use, rate limits in this process's memory, no revocation list
- * and nothing for `Revocations` to follow, no account page or console, no word on whether the
- * store has users).
+ * and nothing for `Revocations` to follow, no account page or console, no device grant, no retry
+ * of a refresh answered with its token, no word on whether the store has users).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -56,6 +56,10 @@ describe('an authorization server on a store with the core contract only', () =>
     // With what each page needs: the account page alone, then both, at the URLs `pages` names.
     const administered = createHarness({ serverStore: (store) => withoutCapabilities(store, ['console']) });
     assert.deepEqual(administered.server.pages, { account: `${ISSUER}/account`, admin: null });
+    // Both pages have a sign-out button: a store that cannot end a session serves neither.
+    const noSignOut = createHarness({ serverStore: (store) => withoutCapabilities(store, ['signOut']) });
+    assert.deepEqual(noSignOut.server.pages, { account: null, admin: null });
+    for (const path of ['/account', '/admin']) assert.equal((await new Browser(noSignOut).fetch(path)).status, 404, path);
     const full = createHarness();
     assert.deepEqual(full.server.pages, { account: `${ISSUER}/account`, admin: `${ISSUER}/admin` });
     for (const path of ['/account', '/admin']) assert.equal((await new Browser(full).fetch(path)).status, 200, path);

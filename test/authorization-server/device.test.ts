@@ -22,6 +22,7 @@ import {
   type Harness,
   type TestClient,
 } from '../helpers/harness.js';
+import { withoutCapabilities } from '../helpers/core-store.js';
 
 interface DeviceAnswer {
   device_code: string;
@@ -377,5 +378,29 @@ describe('device verification page (RFC 8628 §3.3)', () => {
     const interaction = new URL(answer.headers.get('location')!, ISSUER).pathname;
     const stranger = await new Browser(h).fetch(interaction);
     assert.equal(stranger.status, 400);
+  });
+});
+
+describe('on a store that keeps no device authorizations (no deviceAuthorization capability)', () => {
+  const withoutDevices = () => createHarness({ serverStore: (store) => withoutCapabilities(store, ['deviceAuthorization']) });
+
+  it('the metadata names neither the endpoint nor the grant type, and the endpoints are not served', async () => {
+    const h = withoutDevices();
+    assert.equal(h.server.metadata.device_authorization_endpoint, undefined);
+    assert.ok(!h.server.metadata.grant_types_supported.includes(DEVICE_CODE_GRANT_TYPE));
+    const served = (await (await h.request('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+    assert.equal('device_authorization_endpoint' in served, false);
+    assert.equal((await postForm(h, '/device_authorization', { client_id: 'any' })).status, 404);
+    assert.equal((await new Browser(h).fetch('/device')).status, 404);
+  });
+
+  it('refuses the grant type at the token endpoint, and leaves it out at registration', async () => {
+    const h = withoutDevices();
+    const client = await registerClient(h, { grant_types: ['authorization_code', DEVICE_CODE_GRANT_TYPE, 'refresh_token'] });
+    assert.deepEqual(client.grant_types, ['authorization_code', 'refresh_token']);
+    // A device client an operator made (in the store) is refused too, by the grant type.
+    await h.store.createClient({ ...(await h.store.getClient(client.client_id))!, clientId: 'tv', grantTypes: [DEVICE_CODE_GRANT_TYPE] });
+    const body = await expectOAuthError(await postForm(h, '/token', { grant_type: DEVICE_CODE_GRANT_TYPE, device_code: 'x', client_id: 'tv' }), 400, 'unsupported_grant_type');
+    assert.equal(body.error_description, `grant_type ${DEVICE_CODE_GRANT_TYPE} is not supported`);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { hashSecret } from '../../src/core/secrets.js';
-import type { FullStore, RefreshRequest, RefreshResult, Store } from '../../src/store/store.js';
+import type { FullStore, LegacyRefreshRetryStore, RefreshRequest, RefreshResult, Store } from '../../src/store/store.js';
 import { decodeProtectedHeader } from 'jose';
 import { resolveConfig } from '../../src/authorization-server/config.js';
 import { rotateSigningKeys } from '../../src/authorization-server/keys.js';
@@ -318,7 +318,8 @@ describe('a store written for the contract before repeatRefresh', () => {
       if (spent.spentAt <= spentAfter || !spent.successorUnused) return { status: 'replayed', record: spent };
       return store.refreshGrant({ ...request, tokenHash: successorHash() });
     };
-    return { ...older, retryRefresh };
+    const legacy: Store & LegacyRefreshRetryStore = { ...older, retryRefresh };
+    return legacy;
   }
 
   it('keeps working: with retryRefresh, a retry gets a new token in the unused one’s place, as that contract says', async () => {

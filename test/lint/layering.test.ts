@@ -32,6 +32,18 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
     allowed: ["import x from '../core/protocol.js';", "import x from 'pg';"],
   },
   {
+    layer: 'the store contract imports core and its own aggregates only',
+    file: 'src/store/contract/example.ts',
+    refused: ["import x from '../sql/dialect.js';", "import x from '../memory.js';", "import x from 'pg';", "import x from 'hono';", "import x from '../../authorization-server/index.js';"],
+    allowed: ["import x from '../../core/protocol.js';", "import x from './grants.js';"],
+  },
+  {
+    layer: 'the SQL store written once imports no driver and no database\'s own files',
+    file: 'src/store/sql/example.ts',
+    refused: ["import x from 'pg';", "import x from 'better-sqlite3';", "import x from '../postgres-refresh-batch.js';", "import x from '../sqlite.js';", "import x from '../../authorization-server/index.js';"],
+    allowed: ["import x from './dialect.js';", "import x from '../internal.js';", "import x from '../../core/secrets.js';"],
+  },
+  {
     layer: 'node/ (the Node request behind a Web Request) imports core only, no framework',
     file: 'src/node/example.ts',
     refused: ["import x from '@hono/node-server';", "import x from 'hono';", "import x from '../authorization-server/http/body.js';", "import x from '../resource-server/guard.js';", "import x from '../store/store.js';"],
@@ -87,7 +99,24 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
   },
 ];
 
+/** The messages of no-restricted-syntax for `source` linted as if it were the file `file`. */
+async function restrictedSyntax(file: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`${source}\n`, { filePath: path.join(root, file) });
+  assert.ok(result);
+  return result.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
+}
+
 describe('layering lint rules', () => {
+  it('the SQL store never asks which database it runs on', async () => {
+    const declared = 'declare const d: { name: string; writesInWith: boolean };\n';
+    for (const source of ["export const pg = d.name === 'postgres';", "export const lite = 'sqlite' !== d.name;"]) {
+      assert.equal((await restrictedSyntax('src/store/sql/example.ts', declared + source)).length, 1, source);
+    }
+    assert.deepEqual(await restrictedSyntax('src/store/sql/example.ts', `${declared}export const one = d.writesInWith;`), []);
+    // A driver is where a database is named.
+    assert.deepEqual(await restrictedSyntax('src/store/postgres.ts', `${declared}export const pg = d.name === 'postgres';`), []);
+  });
+
   for (const { layer, file, refused, allowed } of cases) {
     it(layer, async () => {
       for (const source of refused) {

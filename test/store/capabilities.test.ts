@@ -4,7 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { capabilitiesOf, hasAdministration, hasAuditEvents, hasConsole, hasRateBuckets, hasRevocationFeed, hasUpkeep, isFullStore } from '../../src/store/capabilities.js';
+import {
+  capabilitiesOf,
+  hasAdministration,
+  hasAuditEvents,
+  hasConsole,
+  hasDeviceAuthorization,
+  hasRateBuckets,
+  hasRefreshRetry,
+  hasRevocationFeed,
+  hasSignOut,
+  hasUpkeep,
+  isFullStore,
+} from '../../src/store/capabilities.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/store.js';
 import { withoutCapabilities } from '../helpers/core-store.js';
@@ -12,7 +24,9 @@ import { withoutCapabilities } from '../helpers/core-store.js';
 describe('store capabilities', () => {
   it('the memory store has every capability', () => {
     const store = createMemoryStore();
-    assert.deepEqual(capabilitiesOf(store), ['upkeep', 'rateBuckets', 'revocationFeed', 'administration', 'console', 'auditEvents']);
+    assert.deepEqual(capabilitiesOf(store), [
+      'deviceAuthorization', 'signOut', 'refreshRetry', 'upkeep', 'rateBuckets', 'revocationFeed', 'administration', 'console', 'auditEvents',
+    ]);
     assert.ok(isFullStore(store));
   });
 
@@ -20,12 +34,14 @@ describe('store capabilities', () => {
     const store = withoutCapabilities(createMemoryStore());
     assert.deepEqual(capabilitiesOf(store), []);
     assert.equal(isFullStore(store), false);
-    for (const has of [hasUpkeep, hasRateBuckets, hasRevocationFeed, hasAdministration, hasConsole, hasAuditEvents]) assert.equal(has(store), false);
+    for (const has of [hasDeviceAuthorization, hasSignOut, hasRefreshRetry, hasUpkeep, hasRateBuckets, hasRevocationFeed, hasAdministration, hasConsole, hasAuditEvents]) {
+      assert.equal(has(store), false);
+    }
   });
 
   it('each capability is told apart', () => {
-    const store = withoutCapabilities(createMemoryStore(), ['upkeep', 'administration', 'auditEvents']);
-    assert.deepEqual(capabilitiesOf(store), ['rateBuckets', 'revocationFeed', 'console']);
+    const store = withoutCapabilities(createMemoryStore(), ['signOut', 'upkeep', 'administration', 'auditEvents']);
+    assert.deepEqual(capabilitiesOf(store), ['deviceAuthorization', 'refreshRetry', 'rateBuckets', 'revocationFeed', 'console']);
   });
 
   it('half a capability is an error that names what is missing', () => {

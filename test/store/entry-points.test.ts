@@ -61,8 +61,11 @@ describe('store entry points', () => {
       'hasAdministration',
       'hasAuditEvents',
       'hasConsole',
+      'hasDeviceAuthorization',
       'hasRateBuckets',
+      'hasRefreshRetry',
       'hasRevocationFeed',
+      'hasSignOut',
       'hasUpkeep',
       'isFullStore',
     ]);

@@ -1,4 +1,5 @@
 import { createMemoryStore } from '../../src/store/index.js';
+import { memoryStoreProbes } from '../../src/store/memory.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
 
 runStoreSuite({
@@ -6,6 +7,6 @@ runStoreSuite({
   capabilities: 'all',
   open: async () => {
     const store = createMemoryStore();
-    return { store, close: () => store.close() };
+    return { store, close: () => store.close(), probes: memoryStoreProbes(store) };
   },
 });

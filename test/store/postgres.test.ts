@@ -9,6 +9,7 @@ import { startPostgres, startPostgresServer, type TestDatabase } from '../helper
 import { runStoreSuite } from '../../src/store/testing/index.js';
 import { addGrant, addUser, issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
 import { insertRefreshTokensPostgres } from '../helpers/store-rows.js';
+import { postgresProbes } from '../helpers/store-probes.js';
 
 // Every table of the schema, so that none keeps rows from one test to the next.
 const TABLES = CURRENT_TABLES.map((table) => table.name);
@@ -33,7 +34,15 @@ runStoreSuite({
   open: async () => {
     const store = await openPostgresStore({ connectionString: suiteDb.connectionString });
     await sql(suiteDb.connectionString, `TRUNCATE ${TABLES.join(', ')} RESTART IDENTITY CASCADE`);
-    return { store, close: () => store.close() };
+    const probes = postgresProbes(suiteDb.connectionString);
+    return {
+      store,
+      probes,
+      close: async () => {
+        await probes.close();
+        await store.close();
+      },
+    };
   },
 });
 after(() => suiteDb.stop());

@@ -13,6 +13,7 @@ import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
 import { addGrant, issueFirstToken, makeClient, makeCode, makeGrant, makeRefreshToken, makeUser, NOW } from '../../src/store/testing/records.js';
 import { insertRefreshTokensSqlite } from '../helpers/store-rows.js';
+import { sqliteProbes } from '../helpers/store-probes.js';
 
 const suiteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-store-'));
 let databases = 0;
@@ -22,8 +23,17 @@ runStoreSuite({
   capabilities: 'all',
   batchedSweep: true,
   open: async () => {
-    const store = openSqliteStore({ path: path.join(suiteDir, `db-${++databases}`, 'store.db') });
-    return { store, close: () => store.close() };
+    const file = path.join(suiteDir, `db-${++databases}`, 'store.db');
+    const store = openSqliteStore({ path: file });
+    const probes = sqliteProbes(file);
+    return {
+      store,
+      probes,
+      close: () => {
+        probes.close();
+        return store.close();
+      },
+    };
   },
 });
 after(() => fs.rmSync(suiteDir, { recursive: true, force: true }));

@@ -38,6 +38,8 @@ export interface ClientMetadataOptions {
   defaultAuthMethod?: TokenEndpointAuthMethod;
   /** Why client_credentials is left out for this kind of client; absent, it is kept. */
   clientCredentialsRefusal?: string;
+  /** Why the device grant is left out (the server does not serve it); absent, it is kept. */
+  deviceCodeRefusal?: string;
 }
 
 const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
@@ -218,6 +220,7 @@ function keptGrantTypes(body: Record<string, unknown>, method: TokenEndpointAuth
     if (!GRANT_TYPES.includes(grant as GrantType)) leaveOut(grant, 'not a grant type this server supports');
     else if (grant === 'client_credentials' && method === 'none') leaveOut(grant, 'needs a confidential client (token_endpoint_auth_method other than none)');
     else if (grant === 'client_credentials' && options.clientCredentialsRefusal) leaveOut(grant, options.clientCredentialsRefusal);
+    else if (grant === DEVICE_CODE_GRANT_TYPE && options.deviceCodeRefusal) leaveOut(grant, options.deviceCodeRefusal);
     // An ID-JAG is presented by a client that authenticates; workload clients are made by the server.
     else if (grant === JWT_BEARER_GRANT_TYPE && method === 'none') leaveOut(grant, 'needs a confidential client (token_endpoint_auth_method other than none)');
     else kept.push(grant as GrantType);

@@ -8,6 +8,7 @@ import type { ServerContext } from '../context.js';
 import {
   DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, DEVICE_VERIFICATION_PATH, deviceCodeHash, displayUserCode, newDeviceCode, newUserCode, userCodeHash,
 } from '../device-codes.js';
+import { deviceAuthorizations } from '../device-store.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
 
@@ -35,7 +36,7 @@ export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: R
   for (let attempt = 1; ; attempt++) {
     const userCode = newUserCode();
     try {
-      await ctx.store.createDeviceAuthorization({
+      await deviceAuthorizations(ctx).createDeviceAuthorization({
         deviceCodeHash: deviceCodeHash(deviceCode),
         userCodeHash: userCodeHash(userCode),
         clientId: client.clientId,

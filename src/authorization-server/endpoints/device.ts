@@ -4,6 +4,7 @@ import type { SessionRecord } from '../../store/store.js';
 import { readCookie } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
 import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash } from '../device-codes.js';
+import { deviceAuthorizations } from '../device-store.js';
 import { formToken, isFormToken, refusedFormToken, type FormHolder } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import { seeOther } from '../http/responses.js';
@@ -79,7 +80,7 @@ export async function deviceSubmit(ctx: ServerContext, request: Request): Promis
   const code = normalizeUserCode(typed);
   let device;
   try {
-    device = code ? await ctx.store.findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
+    device = code ? await deviceAuthorizations(ctx).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
   } catch (error) {
     attempt.abandoned();
     throw error;

@@ -26,7 +26,8 @@ export interface AuthorizationServerMetadata {
   revocation_endpoint: string;
   introspection_endpoint: string;
   jwks_uri: string;
-  device_authorization_endpoint: string;
+  /** Absent when the store keeps no device authorizations (no device grant then). */
+  device_authorization_endpoint?: string;
   scopes_supported: string[];
   response_types_supported: string[];
   response_modes_supported: string[];
@@ -61,11 +62,17 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     revocation_endpoint: at(ENDPOINT_PATHS.revocation),
     introspection_endpoint: at(ENDPOINT_PATHS.introspection),
     jwks_uri: at(ENDPOINT_PATHS.jwks),
-    device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization),
+    ...(config.deviceGrant ? { device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization) } : {}),
     scopes_supported: [...new Set([...config.scopesSupported, OFFLINE_ACCESS])],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : [])],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      ...(config.deviceGrant ? [DEVICE_CODE_GRANT_TYPE] : []),
+      ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : []),
+    ],
     token_endpoint_auth_methods_supported: clientAuth,
     token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     revocation_endpoint_auth_methods_supported: clientAuth,

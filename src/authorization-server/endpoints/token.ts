@@ -87,7 +87,8 @@ async function answer(ctx: ServerContext, request: Request, params: Params): Pro
     body = await jwtBearerGrant(grantCtx, client, params);
   } else {
     if (!client) throw new OAuthError('invalid_client', 'client authentication is required', 401);
-    if (!Object.hasOwn(grants, grantType)) {
+    // The device grant only where the store keeps device authorizations (config.deviceGrant).
+    if (!Object.hasOwn(grants, grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !ctx.config.deviceGrant)) {
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
     }
     body = await grants[grantType as keyof typeof grants](grantCtx, client, params);

@@ -3,6 +3,7 @@ import { DEVICE_CODE_GRANT_TYPE } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import { deviceCodeHash } from '../device-codes.js';
+import { deviceAuthorizations } from '../device-store.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
 import { redeemCodeForTokens, type CodeKind } from './redeem-code.js';
@@ -14,7 +15,6 @@ import { redeemCodeForTokens, type CodeKind } from './redeem-code.js';
  * under the device code's hash, so a second redemption is a replay and revokes what the first got.
  */
 export async function deviceCodeGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
-  const { store } = ctx;
   if (!client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE)) {
     throw new OAuthError('unauthorized_client', `this client is not registered for the ${DEVICE_CODE_GRANT_TYPE} grant`);
   }
@@ -23,7 +23,7 @@ export async function deviceCodeGrant(ctx: ServerContext, client: ClientRecord, 
 
   const now = ctx.now();
   const hash = deviceCodeHash(deviceCode);
-  const poll = await store.pollDeviceAuthorization(hash, client.clientId, now);
+  const poll = await deviceAuthorizations(ctx).pollDeviceAuthorization(hash, client.clientId, now);
   switch (poll.status) {
     case 'missing':
       throw new OAuthError('invalid_grant', 'device_code is invalid');

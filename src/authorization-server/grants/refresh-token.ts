@@ -1,6 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { hashSecret } from '../../core/secrets.js';
+import { hasLegacyRefreshRetry, hasRefreshRetry } from '../../store/capabilities.js';
 import type { ClientRecord, GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ServerContext } from '../context.js';
@@ -159,8 +160,8 @@ async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: Spen
  * still holds with the binding this request gives (a key retired since, another DPoP key).
  * The successor is derived again under each key the server holds, since a key rotation may have
  * come between the rotation and its retry; the store confirms the one its spent record names.
- * A store written before repeatRefresh replaces the successor with a new token instead
- * (retryRefresh): then only the last answer's token stays usable.
+ * A store without the refreshRetry capability but written before it replaces the successor with
+ * a new token instead (retryRefresh): then only the last answer's token stays usable.
  */
 async function answerRetry(ctx: ServerContext, refresh: Refresh, spentAfter: number): Promise<IssuedTokens | undefined> {
   const { store } = ctx;
@@ -169,7 +170,7 @@ async function answerRetry(ctx: ServerContext, refresh: Refresh, spentAfter: num
   const upstreamChecked = true;
   let token: string;
   let result: RefreshResult;
-  if (store.repeatRefresh) {
+  if (hasRefreshRetry(store)) {
     const successors = (await successorKeys(ctx)).map((key) => successorRefreshTokenValue(ctx, refresh.presented, key));
     const hashes = successors.map(hashSecret);
     const { tokenHash, clientId, accessExpiresAt } = request;
@@ -177,7 +178,7 @@ async function answerRetry(ctx: ServerContext, refresh: Refresh, spentAfter: num
     if (repeated.status !== 'ok') return undefined;
     token = successors[hashes.indexOf(repeated.successorHash)]!;
     result = repeated;
-  } else if (store.retryRefresh) {
+  } else if (hasLegacyRefreshRetry(store)) {
     token = newRefreshTokenValue(ctx);
     result = await store.retryRefresh({ ...request, next: { ...request.next, tokenHash: hashSecret(token) }, upstreamChecked }, spentAfter);
   } else {

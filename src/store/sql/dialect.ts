@@ -1,8 +1,11 @@
 /**
  * The real differences between SQLite and PostgreSQL, as data: column types, how parameters are
- * written, how values are encoded, byte-order collation, the insertion-order column, merging two
- * JSON arrays and reading one's strings, and the advisory lock that serialises signing-key changes across replicas.
- * Everything else (statements, schema, store logic) is written once.
+ * written, how values are encoded, byte-order collation, the insertion-order column, how tables
+ * are clustered and rekeyed, merging two JSON arrays and reading one's strings, row locks, writes
+ * inside WITH, announcing commits to other processes, and the advisory lock that serialises
+ * signing-key changes across replicas. Everything else (statements, schema, store logic) is
+ * written once, and never asks which database it runs on: only `name` tells them apart, for
+ * caches and messages.
  */
 import type { Column, ColumnType, Index, Table } from './schema.js';
 
@@ -24,6 +27,22 @@ export interface Dialect {
   binary: string;
   /** The column that orders rows of an `insertionOrder` table by insertion. */
   insertionOrder: string;
+  /** That column's DDL where a table must be given one (PostgreSQL), or null where every table has it (SQLite's rowid). */
+  insertionOrderColumn: string | null;
+  /**
+   * The column that numbers a table's rows in the order they are stored, walked by sweeps of the
+   * tables that have no key in that order (SQLite's rowid), or null where there is none.
+   */
+  storageOrder: string | null;
+  /** After a table's DDL, for a table clustered on its primary key (SQLite's WITHOUT ROWID), or null where tables are heaps. */
+  clustered: string | null;
+  /** Whether a bool column, an integer, is checked to be 0 or 1 (SQLite, which has no boolean type). */
+  checksBool: boolean;
+  /**
+   * Whether a primary key is changed in place (ALTER TABLE, PostgreSQL). SQLite cannot: the table
+   * is rebuilt with its new key, as it is to cluster it.
+   */
+  altersPrimaryKey: boolean;
   /** A JSON array holding the distinct values of two JSON arrays, sorted. */
   mergeJsonArrays: (a: string, b: string) => string;
   /** The strings of a JSON array (a parameter encoded as `json`), as the rows of a subquery: `x IN (…)`. */
@@ -35,8 +54,21 @@ export interface Dialect {
   greatest: string;
   /** After a SELECT, `{forShare}`: a row lock that waits for (and then re-reads) a concurrent update; '' where writes are serialised anyway. */
   forShare: string;
+  /** After a SELECT, `{forUpdate}`: the row locked for the transaction's update; '' where writes are serialised anyway. */
+  forUpdate: string;
+  /**
+   * Whether a WITH may hold INSERT, UPDATE and DELETE (PostgreSQL): a refresh, or its retry, is
+   * then one statement (one round trip, one snapshot); otherwise a program of several in one
+   * transaction whose writes are serialised (SQLite's IMMEDIATE transaction).
+   */
+  writesInWith: boolean;
   /** Tells other processes, on commit, that a revocation was recorded; null where they poll instead. */
   notifyRevocation: string | null;
+  /**
+   * A write that also tells other processes, on commit and only if it wrote a row, on `channel`
+   * (still counting the rows it wrote); null where no process listens (SQLite).
+   */
+  announced: ((write: string, channel: string) => string) | null;
   /**
    * Lets the current transaction commit without waiting for its log to reach the disk, or null.
    * For sweep batches: a batch lost in a crash is deleted again by the next sweep, and requests'
@@ -67,6 +99,11 @@ export const sqlite: Dialect = {
   decode: { text: same, int: same, bool: (v) => (v === null ? null : v === 1), json: (v) => (v === null ? null : JSON.parse(v as string)) },
   binary: '',
   insertionOrder: 'rowid',
+  insertionOrderColumn: null,
+  storageOrder: 'rowid',
+  clustered: ', WITHOUT ROWID',
+  checksBool: true,
+  altersPrimaryKey: false,
   mergeJsonArrays: (a, b) => `(SELECT json_group_array(value ORDER BY value) FROM (SELECT value FROM json_each(${a}) UNION SELECT value FROM json_each(${b})))`,
   textsOf: (array) => `SELECT value FROM json_each(${array})`,
   // better-sqlite3 runs IMMEDIATE transactions: the write lock is taken at BEGIN.
@@ -74,7 +111,11 @@ export const sqlite: Dialect = {
   least: 'min',
   greatest: 'max',
   forShare: '',
+  forUpdate: '',
+  // A WITH holds SELECTs only.
+  writesInWith: false,
   notifyRevocation: null,
+  announced: null,
   // synchronous = NORMAL in WAL mode: commits do not sync already.
   noSyncCommit: null,
 };
@@ -90,6 +131,11 @@ export const postgres: Dialect = {
   decode: { text: same, int: same, bool: same, json: same },
   binary: ' COLLATE "C"',
   insertionOrder: 'seq',
+  insertionOrderColumn: 'seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE',
+  storageOrder: null,
+  clustered: null,
+  checksBool: false,
+  altersPrimaryKey: true,
   // Scope values are ASCII (RFC 6749 §3.3), where byte order is JS's default sort order.
   mergeJsonArrays: (a, b) =>
     `(SELECT coalesce(jsonb_agg(value ORDER BY value COLLATE "C"), '[]'::jsonb) FROM (SELECT DISTINCT jsonb_array_elements_text(${a} || ${b}) AS value) AS merged)`,
@@ -98,7 +144,10 @@ export const postgres: Dialect = {
   least: 'least',
   greatest: 'greatest',
   forShare: ' FOR SHARE',
+  forUpdate: ' FOR UPDATE',
+  writesInWith: true,
   notifyRevocation: `SELECT pg_notify('${REVOCATION_CHANNEL}', '')`,
+  announced: (write, channel) => `WITH written AS (${write} RETURNING 1) SELECT pg_notify('${channel}', '') FROM written`,
   noSyncCommit: 'SET LOCAL synchronous_commit = off',
 };
 
@@ -110,7 +159,7 @@ function columnDdl(d: Dialect, c: Column, primaryKey: string[]): string {
   if (primaryKey.length === 1 && primaryKey[0] === c.name) parts.push('PRIMARY KEY');
   else if (!c.nullable) parts.push('NOT NULL');
   if (c.unique) parts.push('UNIQUE');
-  if (c.type === 'bool' && d.name === 'sqlite') parts.push(`CHECK (${c.name} IN (0, 1))`);
+  if (c.type === 'bool' && d.checksBool) parts.push(`CHECK (${c.name} IN (0, 1))`);
   if (c.oneOf) parts.push(`CHECK (${c.name} IN (${c.oneOf.map((v) => `'${v}'`).join(', ')}))`);
   if (c.references) parts.push(`REFERENCES ${c.references.table} (${c.references.column}) ON DELETE CASCADE`);
   return parts.join(' ');
@@ -134,9 +183,9 @@ const clusteredAt = (table: Table, version: number): boolean => Boolean(table.cl
 function createTable(d: Dialect, table: Table, name: string, columns: Column[], version: number): string {
   const key = primaryKeyAt(table, version);
   const lines = columns.filter((c) => existsAt(c, version)).map((c) => columnDdl(d, c, key));
-  if (table.insertionOrder && d.name === 'postgres') lines.unshift('seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE');
+  if (table.insertionOrder && d.insertionOrderColumn) lines.unshift(d.insertionOrderColumn);
   if (key.length > 1) lines.push(`PRIMARY KEY (${key.join(', ')})`);
-  const suffix = clusteredAt(table, version) && d.name === 'sqlite' ? `${d.tableSuffix}, WITHOUT ROWID` : d.tableSuffix;
+  const suffix = clusteredAt(table, version) && d.clustered ? `${d.tableSuffix}${d.clustered}` : d.tableSuffix;
   return `CREATE TABLE ${name} (\n  ${lines.join(',\n  ')}\n)${suffix}`;
 }
 
@@ -174,8 +223,8 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
         statements.push(`ALTER TABLE ${table.name} ADD COLUMN ${columnDdl(d, c, primaryKeyAt(table, version))}`);
       }
       const rekeyed = table.formerPrimaryKey?.until === version;
-      if ((table.clusteredSince === version || rekeyed) && d.name === 'sqlite') statements.push(...rebuild(d, table, columns, version));
-      if (rekeyed && d.name === 'postgres') {
+      if (((table.clusteredSince === version && d.clustered) || rekeyed) && !d.altersPrimaryKey) statements.push(...rebuild(d, table, columns, version));
+      if (rekeyed && d.altersPrimaryKey) {
         statements.push(`ALTER TABLE ${table.name} DROP CONSTRAINT ${table.name}_pkey, ADD PRIMARY KEY (${table.primaryKey.join(', ')})`);
       }
     }
@@ -192,7 +241,7 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
 // Statements
 
 /**
- * A statement written once: SQL with `:name` parameters, `{binary}`, `{order}` and `{forShare}` where the
+ * A statement written once: SQL with `:name` parameters, `{binary}`, `{order}`, `{forShare}` and `{forUpdate}` where the
  * dialects differ, or a function of the dialect for the rest. `null` means nothing to run.
  */
 export interface Statement {
@@ -221,6 +270,7 @@ export function render(d: Dialect, statement: Statement): Rendered | null {
       .replace(/\{binary\}/g, d.binary)
       .replace(/\{order\}/g, d.insertionOrder)
       .replace(/\{forShare\}/g, d.forShare)
+      .replace(/\{forUpdate\}/g, d.forUpdate)
       // `::type` casts are PostgreSQL syntax, never parameters.
       .replace(/(?<![:\w]):([a-z_]+)/g, (_, name: string) => {
         if (d.placeholders === 'each') {

@@ -9,8 +9,10 @@
  * alone, and only the ones after it in the same turn wait for the batch. Once a batch held more
  * than one, the next turns' first programs wait too, until a batch holds one or none again.
  *
- * The scheduling serves any work that is cheaper done together: the PostgreSQL store also uses it
- * to send one turn's refreshes as one statement, and its client lookups as one query (postgres.ts).
+ * The scheduling serves any work that is cheaper done together: both drivers commit their
+ * transactional programs with it (sqlite.ts, postgres.ts), and PostgreSQL's decorators also send
+ * one turn's refreshes as one statement (postgres-refresh-batch.ts) and its client lookups as one
+ * query (postgres-client-lookups.ts).
  *
  * Semantics are those of one transaction per program: programs run one after another, in the
  * order they arrived, each seeing what the ones before it wrote (a refresh token presented twice

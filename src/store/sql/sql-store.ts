@@ -3,7 +3,10 @@
  * generator that yields the statements to run and receives their results. A driver runs it:
  * SQLite's synchronously, inside a better-sqlite3 IMMEDIATE transaction where one is needed (so
  * single use is atomic across processes sharing the file); PostgreSQL's asynchronously, on one
- * pooled connection between BEGIN and COMMIT. The same logic, the same statements, two drivers.
+ * pooled connection between BEGIN and COMMIT. The same logic, the same statements, two drivers;
+ * where the databases differ, the dialect says how as data (dialect.ts), and nothing here asks
+ * which database it runs on. PostgreSQL's fast paths (a turn's refreshes in one statement, its
+ * client lookups in one query, clients kept in memory) decorate this store in postgres.ts.
  */
 import type {
   AuditEventRecord,
@@ -226,19 +229,38 @@ export interface Driver {
   /** Runs a long upkeep job, with whatever the database needs meanwhile to keep requests fast (SQLite: checkpoints off the event loop). */
   upkeep?<T>(job: () => Promise<T>): Promise<T>;
   /**
-   * A refresh (refreshInOneStatement's parameters) sent with the others of its turn in one
-   * statement and committed with them: the row refreshInOneStatement returns, or `refused` (it
-   * returned none), or `alone` (the batch left it for the caller to run by itself).
-   */
-  refreshTogether?(params: Row): Promise<Row | 'refused' | 'alone'>;
-  /** A client's row, looked up with the others of its turn in one statement (getClients). */
-  clientTogether?(clientId: string): Promise<Row | undefined>;
-  /**
-   * A program of one write, run with the transactional programs of its turn and committed with
-   * them, where a commit of its own costs more than that (SQLite writes whole pages at every
-   * commit); `run` where absent.
+   * A program of one write, atomic on its own, run with the transactional programs of its turn
+   * and committed with them where a commit of its own costs more than that (SQLite writes whole
+   * pages at every commit); `run` where absent (a transaction around one statement would cost
+   * PostgreSQL two round trips more).
    */
   writeTogether?<T>(program: Program<T>): Promise<T>;
+}
+
+/** How a refresh goes into refreshInOneStatement (and into a batch of them), and how a row it returns is answered. */
+export interface RefreshRows {
+  params(request: RefreshRequest): Row;
+  /** The grant row returned with the spent token's scope, as the endpoint needs them. */
+  refreshed(row: Row): RefreshResult;
+}
+
+export function refreshRows(d: Dialect): RefreshRows {
+  const grant = mapper<GrantRecord>(d, GRANTS);
+  return {
+    params: (request) => ({
+      token_hash: request.tokenHash,
+      token_key: spentKey(request.tokenHash),
+      client_id: request.clientId,
+      now: request.now,
+      access_expires_at: request.accessExpiresAt,
+      upstream_checked: d.encode.bool(request.upstreamChecked),
+      next_hash: request.next.tokenHash,
+      next_key: spentKey(request.next.tokenHash),
+      next_created_at: request.next.createdAt,
+      next_expires_at: request.next.expiresAt,
+    }),
+    refreshed: (row) => ({ status: 'ok', grant: grant.record(row), scope: d.decode.json(row.token_scope) as string[] }),
+  };
 }
 
 export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByReplicas?: boolean } = {}): FullStore {
@@ -290,20 +312,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     if (live) return explainRefreshFailure(request, live, optional(yield* get(S.getGrant, { id: live.grantId }), grant.record), undefined);
     return explainRefreshFailure(request, undefined, undefined, optional(yield* get(S.getSpent, { token_key: spentKey(request.tokenHash) }), spent));
   }
-  const refreshParams = (request: RefreshRequest): Row => ({
-    token_hash: request.tokenHash,
-    token_key: spentKey(request.tokenHash),
-    client_id: request.clientId,
-    now: request.now,
-    access_expires_at: request.accessExpiresAt,
-    upstream_checked: d.encode.bool(request.upstreamChecked),
-    next_hash: request.next.tokenHash,
-    next_key: spentKey(request.next.tokenHash),
-    next_created_at: request.next.createdAt,
-    next_expires_at: request.next.expiresAt,
-  });
-  /** The grant row returned with the spent token's scope, as the endpoint needs them. */
-  const refreshed = (row: Row): RefreshResult => ({ status: 'ok', grant: grant.record(row), scope: d.decode.json(row.token_scope) as string[] });
+  const { params: refreshParams, refreshed } = refreshRows(d);
 
   return {
     ...properties,
@@ -311,10 +320,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     createClient: (record) => run(ignore(exec(S.insertClient, client.params(record)))),
     saveClient: (record) => run(ignore(exec(S.upsertClient, client.params(record)))),
-    getClient: (clientId) =>
-      driver.clientTogether
-        ? driver.clientTogether(clientId).then((row) => optional(row, client.record))
-        : run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
+    getClient: (clientId) => run(then(get(S.getClient, { client_id: clientId }), (row) => optional(row, client.record))),
     listClients: () => run(then(all(S.listClients), (rows) => rows.map(client.record))),
     deleteClient: (clientId, now = systemNow()) =>
       inTransaction(
@@ -417,10 +423,8 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       ),
 
     createGrant: (grantRecord, codeRecord) =>
-      // One statement: on SQLite it shares the group commit of concurrent writes; on PostgreSQL a
-      // transaction around it would cost two round trips more.
-      codeRecord === undefined && d.name === 'postgres'
-        ? run(ignore(exec(S.insertGrant, grant.params(grantRecord))))
+      codeRecord === undefined
+        ? writeTogether(ignore(exec(S.insertGrant, grant.params(grantRecord))))
         : inTransaction(
             (function* () {
               yield* exec(S.insertGrant, grant.params(grantRecord));
@@ -480,22 +484,18 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     refreshGrant: (request) => {
       const params = refreshParams(request);
-      if (driver.refreshTogether) {
-        // Left by its batch: the one-refresh statement, committed on its own (a duplicate new hash fails it whole).
-        const alone = (): Promise<RefreshResult> =>
-          run(
-            (function* () {
-              const row = yield* get(S.refreshInOneStatement, params);
-              return row ? refreshed(row) : yield* explainRefresh(request);
-            })(),
-          );
-        return driver.refreshTogether(params).then((outcome) =>
-          outcome === 'alone' ? alone() : outcome === 'refused' ? run(explainRefresh(request)) : refreshed(outcome),
+      if (d.writesInWith) {
+        // One statement, committed on its own (a duplicate new hash fails it whole).
+        return run(
+          (function* () {
+            const row = yield* get(S.refreshInOneStatement, params);
+            return row ? refreshed(row) : yield* explainRefresh(request);
+          })(),
         );
       }
       return inTransaction(
         (function* () {
-          // The grant first, as on PostgreSQL: standing, the token's, its expiry raised.
+          // The grant first, as in the one statement: standing, the token's, its expiry raised.
           const granted = yield* get(S.raiseAccessExpiryOfRefresh, params);
           if (!granted) return yield* explainRefresh(request);
           // The spent record from the token's row, then the row becomes its successor.
@@ -520,7 +520,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       const repeated = (row: Row): RepeatRefreshResult => ({
         status: 'ok', grant: grant.record(row), scope: d.decode.json(row.token_scope) as string[], successorHash: row.successor_hash as string,
       });
-      if (d.name === 'postgres') {
+      if (d.writesInWith) {
         return run(
           (function* () {
             const row = yield* get(S.repeatInOneStatement, params);
@@ -540,8 +540,7 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
 
     revokeAccessToken: (jti, expiresAt, now) =>
       expiresAt > now ? inTransaction(record(S.recordAccess, { jti, now, expires_at: expiresAt })) : Promise.resolve(),
-    // One statement, atomic on its own: a transaction around it would cost PostgreSQL two round trips more.
-    // Once per DPoP token request and client assertion: on SQLite, committed with the turn's refreshes.
+    // Once per DPoP token request and client assertion: committed with the turn's writes where that is cheaper.
     useAssertionId: (key, expiresAt, now) => writeTogether(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
     isAccessTokenRevoked: (jti) => run(then(get(S.isAccessRevoked, { jti }), (row) => row !== undefined)),
     listRevocations: (since, now) => run(then(all(S.listRevocations, { since, now }), (rows) => rows.map(revocation.record))),

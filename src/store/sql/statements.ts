@@ -65,13 +65,13 @@ export interface WalkedSweep {
 
 /**
  * `key`: the primary key, in whose order the table is kept (SQLite's clustered tables), or, with
- * `rowidOnSqlite`, a key only PostgreSQL walks (it walks pages from version 14) while SQLite
- * walks the rowid, the order its rows are stored in.
+ * `inStorageOrder`, a key walked only where the dialect has no storage order (PostgreSQL, which
+ * walks pages from version 14); SQLite walks its rowid, the order its rows are stored in.
  */
-const walked = (table: string, key: string, condition = 'expires_at <= :now', { rowidOnSqlite = false } = {}): WalkedSweep => {
-  const k = (d: Dialect): string => (rowidOnSqlite && d.name === 'sqlite' ? 'rowid' : key);
+const walked = (table: string, key: string, condition = 'expires_at <= :now', { inStorageOrder = false } = {}): WalkedSweep => {
+  const k = (d: Dialect): string => (inStorageOrder && d.storageOrder !== null ? d.storageOrder : key);
   return {
-    first: (d) => (k(d) === 'rowid' ? 0 : ''),
+    first: (d) => (k(d) === key ? '' : 0),
     slice: stmt(
       `slice of ${table}`,
       (d) => `SELECT max(${k(d)}) AS last, count(*) AS n FROM (SELECT ${k(d)} FROM ${table} WHERE ${k(d)} > :after ORDER BY ${k(d)} LIMIT :batch) AS slice`,
@@ -133,7 +133,7 @@ const ROTATE_REFRESH = `UPDATE refresh_tokens SET token_hash = :next_hash, creat
  * with its successor's key. Two tokens whose hashes share the key's 132 bits would be a first:
  * the earlier record is kept.
  */
-const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at, successor_key)';
+export const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at, successor_key)';
 
 /** The key of a refresh token's spent record, from its hash (internal.ts `spentKey`). */
 const keyOf = (hash: string): string => `substr(${hash}, 1, ${SPENT_KEY_CHARS})`;
@@ -155,15 +155,15 @@ const repeatable = (d: Dialect): string => `SELECT s.grant_id, r.token_hash AS s
   LIMIT 1`;
 
 /**
- * PostgreSQL: a whole refresh in one statement (one round trip, one snapshot, one commit). The
- * grant's row is updated first, which locks it: a revocation under way is waited for and then
- * seen (the UPDATE re-checks revoked_at on the newest row), one that comes later waits for this
- * commit and records the expiry raised here. Of two refreshes with the same token, the second
- * one's UPDATE finds the row under another hash once the first commits, and spends nothing.
- * The spent record reads the token's expiry in the statement's snapshot, before the rotation.
- * Returns the grant and the spent token's scope, or no row (the caller then asks why).
+ * A whole refresh in one statement (one round trip, one snapshot, one commit), where the dialect
+ * writes inside WITH. The grant's row is updated first, which locks it: a revocation under way
+ * is waited for and then seen (the UPDATE re-checks revoked_at on the newest row), one that comes
+ * later waits for this commit and records the expiry raised here. Of two refreshes with the same
+ * token, the second one's UPDATE finds the row under another hash once the first commits, and
+ * spends nothing. The spent record reads the token's expiry in the statement's snapshot, before
+ * the rotation. Returns the grant and the spent token's scope, or no row (the caller then asks why).
  */
-const refreshInOneStatement = (d: Dialect): string => `
+const refreshInOneStatement = (d: Dialect): string | null => !d.writesInWith ? null : `
   WITH g AS (
     ${raiseAccessExpiry(d)}
     WHERE id = (SELECT grant_id FROM refresh_tokens WHERE token_hash = :token_hash AND client_id = :client_id AND expires_at > :now)
@@ -180,65 +180,13 @@ const refreshInOneStatement = (d: Dialect): string => `
   )
   SELECT g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
 
-/** The columns of one refresh in refreshManyInOneStatement, each passed as an array. */
-export const REFRESH_MANY_COLUMNS = [
-  ['token_hash', 'text'], ['token_key', 'text'], ['client_id', 'text'], ['now', 'bigint'], ['access_expires_at', 'bigint'],
-  ['upstream_checked', 'boolean'], ['next_hash', 'text'], ['next_key', 'text'], ['next_created_at', 'bigint'], ['next_expires_at', 'bigint'],
-] as const;
-
 /**
- * PostgreSQL: the refreshes that arrived together, in one statement (one round trip, one
- * commit), each doing what refreshInOneStatement does. The parameters are arrays, one element a
- * refresh; each row returned names the refresh by its place (`ord`, from 1). A refresh returns no
- * row when it is refused, or when another of the batch came first to the same grant (the same
- * token twice, say): the caller runs those alone, after this commits, and learns why.
- *
- * The grants are locked in the order of their ids before any is updated, so two batches meeting
- * on the same grants (two replicas, or a token replayed across batches) wait for each other
- * instead of deadlocking. A lock re-checks the grant's newest row: one revoked meanwhile is left
- * out, as refreshInOneStatement's UPDATE leaves it.
+ * A retry in one statement, as refreshInOneStatement: the successor read, then the grant's row
+ * updated (which waits for a revocation, or a refresh of the family, under way, and re-checks
+ * that the grant stands). No token is written: a retry racing the successor's own rotation is
+ * answered as though it came first, with the successor the rotation then spends, itself retryable.
  */
-const refreshManyInOneStatement = (d: Dialect): string | null =>
-  d.name !== 'postgres'
-    ? null
-    : `
-  WITH input AS (
-    SELECT * FROM unnest(${REFRESH_MANY_COLUMNS.map(([name, type]) => `CAST(:${name} AS ${type}[])`).join(', ')})
-      WITH ORDINALITY AS i(${REFRESH_MANY_COLUMNS.map(([name]) => name).join(', ')}, ord)
-  ), target AS (
-    SELECT DISTINCT ON (r.grant_id) i.*, r.grant_id, r.expires_at AS spent_expires_at
-    FROM input i JOIN refresh_tokens r ON r.token_hash = i.token_hash AND r.client_id = i.client_id AND r.expires_at > i.now
-    ORDER BY r.grant_id, i.ord
-  ), locked AS (
-    SELECT grants.id FROM grants JOIN target t ON grants.id = t.grant_id
-    WHERE grants.revoked_at IS NULL AND (grants.upstream_session_id IS NULL OR t.upstream_checked)
-    ORDER BY grants.id FOR UPDATE OF grants
-  ), g AS (
-    UPDATE grants SET access_expires_at = ${d.greatest}(coalesce(grants.access_expires_at, 0), t.access_expires_at)
-    FROM target t
-    WHERE grants.id = t.grant_id AND grants.id IN (SELECT id FROM locked)
-      AND grants.revoked_at IS NULL AND (grants.upstream_session_id IS NULL OR t.upstream_checked)
-    RETURNING grants.*
-  ), rotated AS (
-    UPDATE refresh_tokens SET token_hash = t.next_hash, created_at = t.next_created_at, expires_at = t.next_expires_at
-    FROM target t JOIN g ON g.id = t.grant_id
-    WHERE refresh_tokens.token_hash = t.token_hash AND refresh_tokens.expires_at > t.now
-    RETURNING t.ord, refresh_tokens.grant_id, refresh_tokens.scope
-  ), spent AS (
-    ${SPEND_REFRESH}
-    SELECT t.token_key, t.grant_id, t.now, t.spent_expires_at, t.next_key FROM target t JOIN rotated ON rotated.ord = t.ord
-    ON CONFLICT (token_key) DO NOTHING
-  )
-  SELECT rotated.ord, g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
-
-/**
- * PostgreSQL: a retry in one statement, as refreshInOneStatement: the successor read, then the
- * grant's row updated (which waits for a revocation, or a refresh of the family, under way, and
- * re-checks that the grant stands). No token is written: a retry racing the successor's own
- * rotation is answered as though it came first, with the successor the rotation then spends,
- * itself retryable.
- */
-const repeatInOneStatement = (d: Dialect): string => `
+const repeatInOneStatement = (d: Dialect): string | null => !d.writesInWith ? null : `
   WITH s AS (${repeatable(d)}), g AS (
     ${raiseAccessExpiry(d)}
     WHERE id IN (SELECT grant_id FROM s) AND client_id = :client_id
@@ -250,14 +198,12 @@ const repeatInOneStatement = (d: Dialect): string => `
 const clientWrites = new WeakSet<Statement>();
 
 /**
- * A write of the clients table. On PostgreSQL it also announces itself on CLIENT_CHANNEL, at
- * COMMIT and only if it wrote a row, so that every process caching clients drops what it holds
- * (postgres.ts); it still counts the rows it wrote.
+ * A write of the clients table. Where the dialect announces writes, it also announces itself on
+ * CLIENT_CHANNEL, at COMMIT and only if it wrote a row, so that every process caching clients
+ * drops what it holds (postgres-client-lookups.ts); it still counts the rows it wrote.
  */
 const writesClients = (name: string, text: string): Statement => {
-  const statement = stmt(name, (d) =>
-    d.name === 'postgres' ? `WITH written AS (${text} RETURNING 1) SELECT pg_notify('${CLIENT_CHANNEL}', '') FROM written` : text,
-  );
+  const statement = stmt(name, (d) => (d.announced ? d.announced(text, CLIENT_CHANNEL) : text));
   clientWrites.add(statement);
   return statement;
 };
@@ -282,8 +228,6 @@ export const S = {
       .join(', ')}`,
   ),
   getClient: stmt('getClient', 'SELECT * FROM clients WHERE client_id = :client_id'),
-  // PostgreSQL: the clients that requests of one turn look up, in one round trip.
-  getClients: stmt('getClients', (d) => (d.name === 'postgres' ? 'SELECT * FROM clients WHERE client_id = ANY(CAST(:client_ids AS text[]))' : null)),
   listClients: stmt('listClients', 'SELECT * FROM clients ORDER BY created_at, client_id{binary}'),
   deleteClient: writesClients('deleteClient', 'DELETE FROM clients WHERE client_id = :client_id'),
   // Before a client or a user goes, its grants are revoked and recorded: the cascade removes the
@@ -376,9 +320,8 @@ export const S = {
 
   insertRefresh: insert(REFRESH_TOKENS),
   getRefresh: stmt('getRefresh', 'SELECT * FROM refresh_tokens WHERE token_hash = :token_hash'),
-  // Single use: the row goes in one conditional statement, which the database re-checks when two
-  // rotations meet. The grant check sits in it too, so a revoked grant's token is left as it is.
-  // SQLite (writes serialised by the IMMEDIATE transaction): the grant first, as on PostgreSQL.
+  // A refresh as a program, where the dialect cannot write inside WITH, in a transaction whose
+  // writes are serialised (SQLite's IMMEDIATE): the grant first, as in refreshInOneStatement.
   raiseAccessExpiryOfRefresh: stmt(
     'raiseAccessExpiryOfRefresh',
     (d) => `${raiseAccessExpiry(d)}
@@ -392,9 +335,8 @@ export const S = {
   ),
   rotateRefresh: stmt('rotateRefresh', `${ROTATE_REFRESH} WHERE token_hash = :token_hash RETURNING scope`),
   refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
-  refreshManyInOneStatement: stmt('refreshManyInOneStatement', refreshManyInOneStatement),
-  // A retry on SQLite, in its IMMEDIATE transaction: the successor, then the grant raised while
-  // it stands (a refusal writes nothing).
+  // A retry as a program, in such a transaction: the successor, then the grant raised while it
+  // stands (a refusal writes nothing).
   getRepeatable: stmt('getRepeatable', repeatable),
   raiseAccessExpiryOfRepeat: stmt(
     'raiseAccessExpiryOfRepeat',
@@ -446,8 +388,8 @@ export const S = {
     `UPDATE device_authorizations SET status = :status
      WHERE device_code_hash = :device_code_hash AND status = 'pending' AND expires_at > :now RETURNING expires_at`,
   ),
-  // A poll reads the row locked (PostgreSQL; SQLite's transaction holds the write lock already), so the next poll sees this one.
-  lockDevice: stmt('lockDevice', (d) => `SELECT * FROM device_authorizations WHERE device_code_hash = :device_code_hash${d.name === 'postgres' ? ' FOR UPDATE' : ''}`),
+  // A poll reads the row locked (where writes are not serialised already), so the next poll sees this one.
+  lockDevice: stmt('lockDevice', 'SELECT * FROM device_authorizations WHERE device_code_hash = :device_code_hash{forUpdate}'),
   recordDevicePoll: stmt(
     'recordDevicePoll',
     'UPDATE device_authorizations SET poll_interval = :poll_interval, last_polled_at = :last_polled_at WHERE device_code_hash = :device_code_hash',
@@ -517,7 +459,7 @@ export const S = {
         `created_at < CAST(:now AS BIGINT) - 60 AND coalesce(access_expires_at, 0) <= :now
            AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = grants.id)
            AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = grants.id)`,
-        { rowidOnSqlite: true },
+        { inStorageOrder: true },
       ),
     },
     // An upstream sign-in past its lifetime, once no grant or browser session rests on it.
