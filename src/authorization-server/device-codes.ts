@@ -71,9 +71,6 @@ export function sealUserCode(code: string, bindingCookie: string, interactionId:
 
 /** The sealed user code, or undefined when this browser's cookie does not open it. */
 export function openUserCode(sealed: string, bindingCookie: string, interactionId: string): string | undefined {
-  try {
-    return browserBox(bindingCookie).open(sealed, interactionId);
-  } catch {
-    return undefined;
-  }
+  const opened = browserBox(bindingCookie).open(sealed, interactionId);
+  return opened.ok ? opened.value : undefined;
 }

@@ -126,7 +126,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const base = config.basePath;
   // With metrics on, every error answer is counted by endpoint (its path under the issuer) and code.
   const metrics = ctx.metrics;
-  const failed = metrics ? { failed: (path: string, error: unknown) => metrics.endpointError(path.slice(base.length) || '/', error) } : {};
+  const failed = metrics ? { failed: (path: string, code: string) => metrics.endpointError(path.slice(base.length) || '/', code) } : {};
   const api = { cors: true, log: ctx.log, ...failed };
   const pages = { cors: false, html: true, log: ctx.log, ...failed };
 

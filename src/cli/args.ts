@@ -1,5 +1,5 @@
 import { printable, printableJson } from '../core/index.js';
-import { UnknownOptionError, usageError } from './errors.js';
+import { unknownOptionError, usageError } from './errors.js';
 
 /** Options every verb takes. */
 export const COMMON_OPTIONS = {
@@ -22,7 +22,7 @@ export function parsed<T>(parse: () => T): T {
     return parse();
   } catch (error) {
     const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined;
-    if (unknown) throw new UnknownOptionError(unknown);
+    if (unknown) throw unknownOptionError(unknown);
     const message = error instanceof Error ? error.message.split(/\.( |$)/)[0]! : String(error);
     throw usageError(message);
   }

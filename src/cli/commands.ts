@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { print } from './args.js';
 import { CLIENTS_HELP, CLIENTS_OPTIONS, clientsCommand } from './clients.js';
 import { CONSENTS_HELP, CONSENTS_OPTIONS, consentsCommand } from './consents.js';
-import { describeFailure, didYouMean, UnknownOptionError, usageError } from './errors.js';
+import { CliError, describeFailure, didYouMean, usageError } from './errors.js';
 import { CALL_HELP, CALL_OPTIONS, callCommand } from './call.js';
 import { CLIENT_KEY_HELP, CLIENT_KEY_OPTIONS, clientKeyCommand } from './client-key.js';
 import { DOCTOR_HELP, DOCTOR_OPTIONS, doctorCommand } from './doctor.js';
@@ -97,8 +97,8 @@ async function main(argv: string[]): Promise<void> {
   try {
     await verb.run(rest);
   } catch (error) {
-    if (!(error instanceof UnknownOptionError) || !error.option.startsWith('--')) throw error;
-    const typed = error.option.slice(2).split('=')[0]!;
+    if (!(error instanceof CliError) || !error.unknownOption?.startsWith('--')) throw error;
+    const typed = error.unknownOption.slice(2).split('=')[0]!;
     throw usageError(`${error.message}${didYouMean(typed, Object.keys(verb.options), '--')}`);
   }
 }

@@ -3,13 +3,17 @@ import { StoreUnavailableError } from '../store/index.js';
 
 /** An error meant for the person at the terminal: one sentence, no stack trace, exit code 1 (2 for usage). */
 export class CliError extends Error {
+  /** For an option the verb's parser does not take: that option, as typed. */
+  readonly unknownOption: string | undefined;
+
   constructor(
     message: string,
     readonly exitCode = 1,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; unknownOption?: string },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CliError';
+    this.unknownOption = options?.unknownOption;
   }
 }
 
@@ -18,12 +22,9 @@ export function usageError(message: string): CliError {
   return new CliError(message, 2);
 }
 
-/** An option the verb's parser does not take; the verb's table of options says what was meant (commands.ts). */
-export class UnknownOptionError extends CliError {
-  constructor(readonly option: string) {
-    super(`unknown option ${option}`, 2);
-    this.name = 'UnknownOptionError';
-  }
+/** An option the verb's parser does not take: a usage error that the verb's table of options completes with what was meant (commands.ts). */
+export function unknownOptionError(option: string): CliError {
+  return new CliError(`unknown option ${option}`, 2, { unknownOption: option });
 }
 
 /**

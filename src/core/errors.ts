@@ -1,5 +1,7 @@
 /**
- * The one error type of the project. Thrown anywhere, turned into a response in one place
+ * The one protocol error of the project. Checks return their defects (core/result.ts); the
+ * endpoint or grant that ran them maps each defect to an OAuthError in one place and throws it,
+ * and it is turned into a response in one place
  * (authorization-server/http/errors.ts, `errorResponse`): a redirect back to the client when the
  * error carries a trusted redirect, else an HTML page on the browser routes, else JSON. So the
  * error carries all that converter needs: the code and description (for the client's developer),
@@ -116,6 +118,11 @@ export class OAuthError extends Error {
   toJSON(): { error: OAuthErrorCode; error_description: string } {
     return { error: this.code, error_description: this.message };
   }
+}
+
+/** 503 temporarily_unavailable, to be tried again in `retryAfterSeconds`: something we rely on is down, not the request at fault. */
+export function temporarilyUnavailable(description: string, retryAfterSeconds = 5): OAuthError {
+  return new OAuthError('temporarily_unavailable', description, 503, { 'Retry-After': String(retryAfterSeconds) });
 }
 
 export function isOAuthError(value: unknown): value is OAuthError {

@@ -8,7 +8,8 @@ export { OFFLINE_ACCESS, formatScope, isSubset, parseScope, resolveScope, withou
 export { bearerChallenge, dpopChallenge, findBearerChallenge, findChallenge, parseWwwAuthenticate, type BearerChallenge, type DpopChallenge, type ParsedChallenge } from './www-authenticate.js';
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';
-export { SecretBox, SecretBoxError, generateSecretKey, parseSecretKeys, secretKeyId, type SecretKey } from './secret-box.js';
+export { SecretBox, generateSecretKey, parseSecretKeys, secretKeyId, type SealedValueDefect, type SecretKey } from './secret-box.js';
+export type { Defect, Result } from './result.js';
 export { addressBucket, forwardedClientAddress, trustedProxies } from './client-address.js';
 export { GRANT_ID_CLAIM, RevocationSet, type Revocation } from './revocation-set.js';
 export { printable, printableJson, withoutControlCharacters } from './control-characters.js';

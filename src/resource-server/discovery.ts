@@ -1,28 +1,28 @@
+import { fail, ok, type Result } from '../core/result.js';
 import { authorizationServerMetadataUrls } from '../core/uri.js';
-import { VerifierUnavailableError } from './types.js';
 
 /**
  * Fetches an authorization server's metadata from the places clients look too
  * (`authorizationServerMetadataUrls`) and checks that it names the issuer it was fetched for
- * (RFC 8414 §3.3).
+ * (RFC 8414 §3.3). When none can be had, says why: not the token's fault.
  */
-export async function fetchAuthorizationServerMetadata(issuer: string, fetchImpl: typeof fetch): Promise<Record<string, unknown>> {
+export async function fetchAuthorizationServerMetadata(issuer: string, fetchImpl: typeof fetch): Promise<Result<Record<string, unknown>, string>> {
   let lastProblem = 'no metadata found';
   for (const url of authorizationServerMetadataUrls(issuer)) {
     let response: Response;
     try {
       response = await fetchImpl(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
-    } catch (error) {
-      throw new VerifierUnavailableError(`cannot reach ${url}`, { cause: error });
+    } catch {
+      return fail(`cannot reach ${url}`);
     }
     if (response.status === 404) {
       lastProblem = `${url} answered 404`;
       continue;
     }
-    if (!response.ok) throw new VerifierUnavailableError(`${url} answered ${response.status}`);
+    if (!response.ok) return fail(`${url} answered ${response.status}`);
     const metadata = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-    if (!metadata || metadata.issuer !== issuer) throw new VerifierUnavailableError(`${url} is not metadata for ${issuer}`);
-    return metadata;
+    if (!metadata || metadata.issuer !== issuer) return fail(`${url} is not metadata for ${issuer}`);
+    return ok(metadata);
   }
-  throw new VerifierUnavailableError(lastProblem);
+  return fail(lastProblem);
 }

@@ -4,7 +4,8 @@ import { bearerChallenge, dpopChallenge, type BearerChallenge, type DpopChalleng
 import { extractAccessToken } from './bearer.js';
 import { dpopGate, type DpopOptions } from './dpop.js';
 import { protectedResourceMetadata, protectedResourceMetadataUrl } from './metadata.js';
-import { confirmationThumbprint, InvalidTokenError, VerifierUnavailableError, type RevocationCheck, type TokenVerifier, type VerifiedToken } from './types.js';
+import { unreachable } from '../core/result.js';
+import { confirmationThumbprint, type RevocationCheck, type TokenDefect, type TokenVerifier, type VerifiedToken } from './types.js';
 import { jwtVerifier } from './verify-jwt.js';
 
 export interface ProtectedResourceOptions {
@@ -169,17 +170,21 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     if (extracted.kind === 'malformed') {
       return deny(400, undefined, { error: 'invalid_request', errorDescription: extracted.reason }, 'invalid_request', extracted.reason);
     }
-    let auth: VerifiedToken;
-    try {
-      auth = await verifier.verify(extracted.token);
-    } catch (error) {
-      if (error instanceof InvalidTokenError) return invalidToken(extracted.scheme, error.message);
-      if (error instanceof VerifierUnavailableError) {
+    const verified = await verifier.verify(extracted.token);
+    if (!verified.ok) return refusal(verified.defect, extracted.scheme);
+    return admit(verified.value, extracted.scheme, input, requiredScopes);
+  }
+
+  /** The verifier's refusal as the guard answers it; an unavailable verifier's reason stays here. */
+  function refusal(defect: TokenDefect, scheme: Scheme): GuardResult {
+    switch (defect.code) {
+      case 'invalid_token':
+        return invalidToken(scheme, defect.description);
+      case 'unavailable':
         return deny(503, undefined, {}, 'temporarily_unavailable', 'the token cannot be checked right now; try again shortly');
-      }
-      throw error;
+      default:
+        return unreachable(defect.code);
     }
-    return admit(auth, extracted.scheme, input, requiredScopes);
   }
 
   /** What every valid token must also pass, cached or not: its binding and proof, revocation, audience, scope. */

@@ -4,7 +4,7 @@ export { jwtVerifier, type JwtVerifierOptions } from './verify-jwt.js';
 export { introspectionVerifier, type IntrospectionVerifierOptions } from './introspection.js';
 export { protectedResourceMetadata, protectedResourceMetadataUrl } from './metadata.js';
 export { extractAccessToken, extractBearer } from './bearer.js';
-export { InvalidTokenError, VerifierUnavailableError, type RevocationCheck, type TokenVerifier, type VerifiedToken } from './types.js';
+export { tokenRefused, type RevocationCheck, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken } from './types.js';
 export { revocationFeed, type RevocationFeed, type RevocationFeedOptions } from './revocation-feed.js';
 export { honoBearerAuth, honoProtectedResourceMetadata, type AuthVariables } from './adapters/hono.js';
 export { nodeBearerAuth, nodeProtectedResourceMetadata, type AuthenticatedRequest } from './adapters/node.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { fail, ok, type Result } from '../core/result.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
+import { ExpiringCache, scopesOf, tokenRefused, type TokenVerification, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
 
 export interface IntrospectionVerifierOptions {
   /** The introspection endpoint; found through `authorizationServer`'s metadata when absent. */
@@ -27,45 +28,52 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
   const cacheSeconds = options.cacheSeconds ?? 30;
   const cache = new ExpiringCache<VerifiedToken>(options.cacheSize);
   const credentials = `Basic ${Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64')}`;
-  let endpoint: Promise<string> | undefined = options.endpoint ? Promise.resolve(options.endpoint) : undefined;
+  let endpoint: Promise<Result<string, string>> | undefined = options.endpoint ? Promise.resolve(ok(options.endpoint)) : undefined;
 
-  function introspectionEndpoint(): Promise<string> {
+  /** The endpoint, or why it cannot be found; a failure is not kept, so the next request looks again. */
+  function introspectionEndpoint(): Promise<Result<string, string>> {
     endpoint ??= fetchAuthorizationServerMetadata(options.authorizationServer, fetchImpl).then((metadata) => {
-      if (typeof metadata.introspection_endpoint !== 'string') {
-        throw new VerifierUnavailableError(`${options.authorizationServer} offers no introspection endpoint`);
-      }
-      return metadata.introspection_endpoint;
+      if (!metadata.ok) return metadata;
+      const found = metadata.value.introspection_endpoint;
+      return typeof found === 'string' ? ok(found) : fail(`${options.authorizationServer} offers no introspection endpoint`);
     });
-    endpoint.catch(() => (endpoint = undefined));
+    void endpoint.then(
+      (found) => found.ok || (endpoint = undefined),
+      () => (endpoint = undefined),
+    );
     return endpoint;
   }
 
+  // Why the token cannot be checked now: said to whoever calls verify(), never to the client (the guard answers 503).
+  const unavailable = (reason: string) => tokenRefused('unavailable', reason);
+
   return {
-    async verify(token: string): Promise<VerifiedToken> {
+    async verify(token: string): Promise<TokenVerification> {
       const key = createHash('sha256').update(token).digest('base64url');
       const cached = cache.get(key, now());
-      if (cached) return cached;
+      if (cached) return ok(cached);
       const url = await introspectionEndpoint();
+      if (!url.ok) return unavailable(url.defect);
       let response: Response;
       try {
-        response = await fetchImpl(url, {
+        response = await fetchImpl(url.value, {
           method: 'POST',
           headers: { authorization: credentials, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
           body: new URLSearchParams({ token, token_type_hint: 'access_token' }),
           signal: AbortSignal.timeout(10_000),
         });
-      } catch (error) {
-        throw new VerifierUnavailableError('cannot reach the introspection endpoint', { cause: error });
+      } catch {
+        return unavailable('cannot reach the introspection endpoint');
       }
-      if (!response.ok) throw new VerifierUnavailableError(`the introspection endpoint answered ${response.status}`);
+      if (!response.ok) return unavailable(`the introspection endpoint answered ${response.status}`);
       const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-      if (!body || typeof body.active !== 'boolean') throw new VerifierUnavailableError('the introspection answer is not RFC 7662 JSON');
-      if (!body.active) throw new InvalidTokenError('the access token is not active');
+      if (!body || typeof body.active !== 'boolean') return unavailable('the introspection answer is not RFC 7662 JSON');
+      if (!body.active) return tokenRefused('invalid_token', 'the access token is not active');
       if (body.iss !== undefined && body.iss !== options.authorizationServer) {
-        throw new InvalidTokenError('the access token was not issued by the trusted authorization server');
+        return tokenRefused('invalid_token', 'the access token was not issued by the trusted authorization server');
       }
       const exp = typeof body.exp === 'number' ? body.exp : undefined;
-      if (exp !== undefined && exp <= now()) throw new InvalidTokenError('the access token has expired');
+      if (exp !== undefined && exp <= now()) return tokenRefused('invalid_token', 'the access token has expired');
       const verified: VerifiedToken = {
         token,
         subject: typeof body.sub === 'string' ? body.sub : '',
@@ -79,7 +87,7 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
         claims: body,
       };
       cache.set(key, verified, Math.min(verified.expiresAt, now() + cacheSeconds));
-      return verified;
+      return ok(verified);
     },
   };
 }

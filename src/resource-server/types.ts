@@ -1,3 +1,5 @@
+import type { Defect, Result } from '../core/result.js';
+
 /** What a verifier learned from a valid access token; handed to the request handler. */
 export interface VerifiedToken {
   token: string;
@@ -18,10 +20,24 @@ export interface VerifiedToken {
   claims: Record<string, unknown>;
 }
 
+/**
+ * Why a verifier refuses a token: `invalid_token` when the token is not valid here (expired,
+ * forged, revoked, from another issuer… → 401, the description in the challenge), `unavailable`
+ * when the verifier could not reach what it needs (the JWKS, the introspection endpoint → 503):
+ * not the token's fault.
+ */
+export type TokenDefect = Defect<'invalid_token' | 'unavailable'>;
+
+/** What `verify` resolves with: the token's facts, or the defect that refuses it. */
+export type TokenVerification = Result<VerifiedToken, TokenDefect>;
+
 /** One interface for every way of checking a token (local JWT, introspection, your own). */
 export interface TokenVerifier {
-  /** Resolves with the token's facts, or throws InvalidTokenError (→ 401) or VerifierUnavailableError (→ 503). */
-  verify(token: string): Promise<VerifiedToken>;
+  /**
+   * Resolves with `{ ok: true, value }` (the token's facts) or `{ ok: false, defect }`. A verifier
+   * that throws has failed, not refused: the request is not answered by the guard.
+   */
+  verify(token: string): Promise<TokenVerification>;
   /**
    * Optional: the facts of a token this verifier verified before and still remembers as valid,
    * at once (no promise); undefined for any other token, which then goes through verify(). The
@@ -39,20 +55,9 @@ export interface RevocationCheck {
   isRevoked(token: VerifiedToken): boolean;
 }
 
-/** The token is not valid here: expired, forged, revoked, wrong issuer… (→ 401 invalid_token). */
-export class InvalidTokenError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'InvalidTokenError';
-  }
-}
-
-/** The verifier could not reach what it needs (JWKS, introspection endpoint): not the token's fault (→ 503). */
-export class VerifierUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'VerifierUnavailableError';
-  }
+/** A refusal for `verify` to resolve with. */
+export function tokenRefused(code: TokenDefect['code'], description: string): { ok: false; defect: TokenDefect } {
+  return { ok: false, defect: { code, description } };
 }
 
 /**

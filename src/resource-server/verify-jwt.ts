@@ -1,8 +1,9 @@
 import { hash } from 'node:crypto';
 import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt } from '../core/jwt.js';
-import { fetchAuthorizationServerMetadata } from './discovery.js';
 import { RemoteKeySet, type KeyLookup } from '../core/remote-key-set.js';
-import { ExpiringCache, InvalidTokenError, scopesOf, VerifierUnavailableError, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
+import { fail, ok, type Result } from '../core/result.js';
+import { fetchAuthorizationServerMetadata } from './discovery.js';
+import { ExpiringCache, scopesOf, tokenRefused, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -22,8 +23,13 @@ function cacheKey(token: string): string {
   return token.length > 32 ? token.slice(-32) : token;
 }
 
-/** A refusal that time or a rotation can turn into acceptance (an unknown kid, an nbf still ahead): never remembered. */
-class MayBecomeValidError extends InvalidTokenError {}
+/**
+ * A refusal, and whether it lasts: one that time or a rotation can turn into acceptance (an
+ * unknown kid, an nbf still ahead) is never remembered, nor a verifier that could not reach the keys.
+ */
+type Refusal = { defect: TokenDefect; lasting: boolean };
+
+const invalid = (description: string, lasting = true): Refusal => ({ defect: { code: 'invalid_token', description }, lasting });
 
 /**
  * Verifies RFC 9068 JWT access tokens locally: signature against the issuer's JWKS (fetched
@@ -55,20 +61,26 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   // Header segments of tokens verified here, decoded: an issuer's tokens share theirs byte for
   // byte, so a new token's header is not decoded again. Only verified tokens add one, so a few.
   const knownHeaders = new Map<string, Record<string, unknown>>();
-  const keySets = new Map<string, Promise<RemoteKeySet>>();
+  const keySets = new Map<string, Promise<Result<RemoteKeySet, string>>>();
   const discovered = new Map<string, RemoteKeySet>();
 
-  function keySetFor(issuer: string): Promise<RemoteKeySet> {
+  function keySetFor(issuer: string): Promise<Result<RemoteKeySet, string>> {
     let keySet = keySets.get(issuer);
     if (!keySet) {
       keySet = fetchAuthorizationServerMetadata(issuer, fetchImpl).then((metadata) => {
-        if (typeof metadata.jwks_uri !== 'string') throw new VerifierUnavailableError(`${issuer} publishes no jwks_uri`);
-        const remote = new RemoteKeySet(new URL(metadata.jwks_uri).href, { cooldownMs, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: fetchImpl, unavailable: VerifierUnavailableError });
+        if (!metadata.ok) return metadata;
+        const jwksUri = metadata.value.jwks_uri;
+        if (typeof jwksUri !== 'string') return fail(`${issuer} publishes no jwks_uri`);
+        if (!URL.canParse(jwksUri)) return fail(`${issuer} publishes a jwks_uri that is not a URL`);
+        const remote = new RemoteKeySet(new URL(jwksUri).href, { cooldownMs, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: fetchImpl });
         discovered.set(issuer, remote);
-        return remote;
+        return ok(remote);
       });
       // A failed discovery is retried on the next request rather than remembered.
-      keySet.catch(() => keySets.delete(issuer));
+      void keySet.then(
+        (found) => found.ok || keySets.delete(issuer),
+        () => keySets.delete(issuer),
+      );
       keySets.set(issuer, keySet);
     }
     return keySet;
@@ -81,83 +93,79 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
 
   return {
     cached,
-    verify(token: string): Promise<VerifiedToken> {
+    verify(token: string): Promise<TokenVerification> {
       const hit = cached(token);
-      if (hit) return Promise.resolve(hit);
+      if (hit) return Promise.resolve(ok(hit));
       // Nothing refused in the last minute (the usual state): no digest to look a refusal up by.
       const digest = refused.holdsAnyAt(now()) ? hash('sha256', token, 'base64url') : undefined;
       if (digest !== undefined) {
-        const refusal = refused.get(digest, now());
-        if (refusal !== undefined) return Promise.reject(new InvalidTokenError(refusal));
+        const description = refused.get(digest, now());
+        if (description !== undefined) return Promise.resolve(tokenRefused('invalid_token', description));
       }
+      let outcome: ReturnType<typeof verifyUncached>;
       try {
-        const outcome = verifyUncached(token);
-        // Synchronous when the issuer's key is at hand (every token but the first of a key):
-        // one promise per first verification instead of three.
-        if (!(outcome instanceof Promise)) return Promise.resolve(remember(token, outcome));
-        return outcome.then(
-          (verified) => remember(token, verified),
-          (error: unknown) => Promise.reject(refusal(token, digest, error)),
-        );
+        outcome = verifyUncached(token);
       } catch (error) {
-        return Promise.reject(refusal(token, digest, error));
+        return Promise.reject(error);
       }
+      // Synchronous when the issuer's key is at hand (every token but the first of a key):
+      // one promise per first verification instead of three.
+      if (!(outcome instanceof Promise)) return Promise.resolve(settle(token, digest, outcome));
+      return outcome.then((settled) => settle(token, digest, settled));
     },
   };
 
-  function remember(token: string, verified: VerifiedToken): VerifiedToken {
-    cache.set(cacheKey(token), verified, verified.expiresAt + clockTolerance);
-    return verified;
-  }
-
-  /** The error, after filing a lasting refusal under the token's digest (made now if it was not). */
-  function refusal(token: string, digest: string | undefined, error: unknown): unknown {
-    if (error instanceof InvalidTokenError && !(error instanceof MayBecomeValidError)) {
-      refused.set(digest ?? hash('sha256', token, 'base64url'), error.message, now() + 60);
+  /** The verification's answer: a token verified is remembered until its exp, a lasting refusal for a minute. */
+  function settle(token: string, digest: string | undefined, outcome: Result<VerifiedToken, Refusal>): TokenVerification {
+    if (outcome.ok) {
+      cache.set(cacheKey(token), outcome.value, outcome.value.expiresAt + clockTolerance);
+      return outcome;
     }
-    return error;
+    const { defect, lasting } = outcome.defect;
+    if (lasting) refused.set(digest ?? hash('sha256', token, 'base64url'), defect.description, now() + 60);
+    return { ok: false, defect };
   }
 
   /** The checks of a token not seen before; a promise only when the issuer's keys must be fetched first. */
-  function verifyUncached(token: string): VerifiedToken | Promise<VerifiedToken> {
+  function verifyUncached(token: string): Result<VerifiedToken, Refusal> | Promise<Result<VerifiedToken, Refusal>> {
     const jwt = parseCompactJwt(token, knownHeaders);
-    if (!jwt) throw new InvalidTokenError('the access token is not a JWT');
+    if (!jwt) return fail(invalid('the access token is not a JWT'));
     const { header, claims } = jwt;
     // Before any key is fetched: a foreign issuer's token makes us contact no one.
     if (typeof claims.iss !== 'string' || !issuers.has(claims.iss)) {
-      throw new InvalidTokenError('the access token was not issued by a trusted authorization server');
+      return fail(invalid('the access token was not issued by a trusted authorization server'));
     }
-    const headerProblem = jwtHeaderProblem(header, { typ: 'at+jwt' });
-    if (headerProblem) throw new InvalidTokenError('the access token is invalid', { cause: headerProblem });
+    if (jwtHeaderProblem(header, { typ: 'at+jwt' })) return fail(invalid('the access token is invalid'));
     const alg = header.alg as string;
     const kid = header.kid as string | undefined;
     const known = discovered.get(claims.iss)?.known(alg, kid);
     if (known) return checked(token, jwt, known);
-    return keySetFor(claims.iss)
-      .then((keySet) => keySet.lookup(alg, kid))
-      .then((found) => checked(token, jwt, found));
+    return keySetFor(claims.iss).then(async (keySet) => {
+      if (!keySet.ok) return fail(unavailable(keySet.defect));
+      return checked(token, jwt, await keySet.value.lookup(alg, kid));
+    });
   }
 
   /** The rest of the checks, once the key is found (or known not to be). */
-  function checked(token: string, jwt: CompactJwt, found: KeyLookup): VerifiedToken {
+  function checked(token: string, jwt: CompactJwt, found: KeyLookup): Result<VerifiedToken, Refusal> {
     const { header, claims } = jwt;
     if ('problem' in found) {
-      const Refusal = found.problem === 'unknown' ? MayBecomeValidError : InvalidTokenError;
-      throw new Refusal('the access token is invalid', { cause: `${found.problem} signing key` });
+      if (found.problem === 'unavailable') return fail(unavailable(found.reason));
+      return fail(invalid('the access token is invalid', found.problem !== 'unknown'));
     }
-    if (!verifyJwtSignature(jwt, found.key)) throw new InvalidTokenError('the access token is invalid', { cause: 'bad signature' });
+    if (!verifyJwtSignature(jwt, found.key)) return fail(invalid('the access token is invalid'));
     const timeProblem = jwtTimeProblem(claims, now(), clockTolerance);
-    if (timeProblem === 'expired') throw new InvalidTokenError('the access token has expired');
-    if (timeProblem === 'not yet valid') throw new MayBecomeValidError('the access token is not valid yet');
+    if (timeProblem === 'expired') return fail(invalid('the access token has expired'));
+    if (timeProblem === 'not yet valid') return fail(invalid('the access token is not valid yet', false));
     if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
-      throw new InvalidTokenError('the access token lacks exp, sub or client_id');
+      return fail(invalid('the access token lacks exp, sub or client_id'));
     }
     if (!knownHeaders.has(jwt.encodedHeader)) {
       // Bounded all the same: a key rotation every few minutes for a year stays small, but clear it past 100.
       if (knownHeaders.size >= 100) knownHeaders.clear();
       knownHeaders.set(jwt.encodedHeader, header);
     }
-    return {
+    return ok({
       token,
       subject: claims.sub,
       clientId: claims.client_id,
@@ -167,7 +175,12 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       expiresAt: claims.exp as number,
       ...withThumbprint(claims.cnf),
       claims,
-    };
+    });
   }
+}
+
+/** The verifier could not reach the issuer's metadata or keys (`reason`, for whoever calls verify()): not the token's fault. */
+function unavailable(reason: string): Refusal {
+  return { defect: { code: 'unavailable', description: reason }, lasting: false };
 }
 

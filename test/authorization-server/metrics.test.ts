@@ -6,9 +6,10 @@ import { ServerMetrics } from '../../src/authorization-server/metrics/metrics.js
 import { OAuthError } from '../../src/core/errors.js';
 import { createHarness, postAs, registerClient, registerServiceClient, type Harness } from '../helpers/harness.js';
 import { prometheusSamples as samples } from '../helpers/prometheus.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { StoreUnavailableError } from '../../src/store/store.js';
 
 const TOKEN = 'metrics-token-0123456789';
-
 
 async function scrape(h: Harness, headers: Record<string, string> = {}): Promise<{ status: number; text: string; type: string | null }> {
   const response = await h.request('/metrics', { headers });
@@ -79,6 +80,22 @@ describe('/metrics', () => {
     assert.ok((values.get('context_auth_store_call_duration_seconds_count{method="getClient",outcome="ok"}') ?? 0) >= 3);
     assert.ok(values.has('context_auth_revocation_set_size'));
     assert.ok(!text.includes(client.client_id), 'a client id never becomes a label');
+  });
+
+  it('a store outage at the token endpoint: translated once, one store_unavailable line, counted as temporarily_unavailable', async () => {
+    // The server times the store's methods as it is given them: the outage is set up before.
+    const store = createMemoryStore();
+    store.createGrant = () => Promise.reject(new StoreUnavailableError('pool exhausted'));
+    const h = createHarness({ metrics: true, clientAddress: () => '127.0.0.1', store });
+    const client = await registerServiceClient(h);
+    const response = await postAs(h, '/token', client, { grant_type: 'client_credentials' });
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '5');
+    assert.deepEqual(h.log.filter((line) => line.event === 'store_unavailable').length, 1);
+    assert.ok(!h.log.some((line) => line.event === 'token_refused' || line.event === 'internal_error'), 'the outage is ours, not a refusal');
+    const values = samples((await scrape(h)).text);
+    assert.equal(values.get('context_auth_token_requests_total{grant_type="client_credentials",outcome="temporarily_unavailable"}'), 1);
+    assert.equal(values.get('context_auth_errors_total{endpoint="/token",error="temporarily_unavailable"}'), 1);
   });
 
   it('counts revocations and rate-limit refusals from the audit events', async () => {

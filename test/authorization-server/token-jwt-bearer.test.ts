@@ -130,6 +130,20 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
     await refused(await present(h, client, await signJag(jagClaims(h, client), idp, { kid: 'retired-key' })), /no key of the ID-JAG's issuer matches/);
   });
 
+  it("answers 503 temporarily_unavailable when the IdP's keys cannot be fetched, and logs which issuer and why", async () => {
+    // A trusted issuer where nothing listens: not the assertion's fault, nor for long.
+    const down = 'http://127.0.0.1:9';
+    const h = createHarness({ trustedIdps: [down], allowInsecureIssuers: true });
+    const client = await jagClient(h);
+    const response = await present(h, client, await signJag(jagClaims(h, client, { iss: down })));
+    assert.equal(response.headers.get('retry-after'), '5');
+    await refused(response, /^the keys of the assertion's issuer could not be fetched; try again shortly$/, 'temporarily_unavailable', 503);
+    const logged = h.log.filter((line) => line.event === 'assertion_keys_unavailable');
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.issuer, down);
+    assert.match(String(logged[0]!.reason), /127\.0\.0\.1:9\/\.well-known\/openid-configuration/);
+  });
+
   it('refuses an unsigned ID-JAG (alg none)', async () => {
     const h = idpHarness();
     const client = await jagClient(h);

@@ -5,17 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OAuthError } from '../../src/core/errors.js';
-import { beginUpstream, checkUpstream, finishUpstream, upstreamUserinfo, type PendingUpstream } from '../../src/authorization-server/upstream/flow.js';
-import {
-  checkUpstreamProviders,
-  failureOf,
-  githubProfile,
-  resolveUpstream,
-  type ResolvedUpstream,
-  type UpstreamFailure,
-  type UpstreamProviderOptions,
-} from '../../src/authorization-server/upstream/provider.js';
+import type { UpstreamDefect, UpstreamDefectCode, UpstreamFailure } from '../../src/authorization-server/upstream/defects.js';
+import { beginUpstream, checkUpstream, finishUpstream, upstreamUserinfo, type PendingUpstream, type UpstreamResult } from '../../src/authorization-server/upstream/flow.js';
+import { checkUpstreamProviders, githubProfile, resolveUpstream, type ResolvedUpstream, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 
 const CALLBACK = 'http://127.0.0.1:9/upstream/callback';
@@ -40,23 +32,26 @@ async function signInUpstream(url: URL): Promise<URL> {
   throw new Error('too many redirects');
 }
 
-/** The cause an error carries for the log: where upstream it failed. */
-function causeOf(error: OAuthError): Pick<UpstreamFailure, 'step' | 'status' | 'error'> {
-  const failure = failureOf(error);
-  assert.ok(failure, `no cause on ${error.message}`);
+/** The failure a defect carries for the log: where upstream it failed. */
+function causeOf(defect: UpstreamDefect): Pick<UpstreamFailure, 'step' | 'status' | 'error'> {
+  const failure = defect.failure;
+  assert.ok(failure, `no cause on ${defect.description}`);
   return { step: failure.step, status: failure.status, error: failure.error };
 }
 
-async function rejects(promise: Promise<unknown>, code: string, pattern?: RegExp): Promise<OAuthError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof OAuthError, `expected an OAuthError, got ${String(error)}`);
-    assert.equal(error.code, code, error.message);
-    if (pattern) assert.match(error.message, pattern);
-    return error;
-  }
-  assert.fail(`expected ${code}`);
+/** What a step gave; fails the test on a defect. */
+async function settled<T>(step: Promise<UpstreamResult<T>>): Promise<T> {
+  const result = await step;
+  assert.ok(result.ok, result.ok ? '' : `${result.defect.code}: ${result.defect.description}`);
+  return result.value;
+}
+
+async function defectOf(step: Promise<UpstreamResult<unknown>>, code: UpstreamDefectCode, pattern?: RegExp): Promise<UpstreamDefect> {
+  const result = await step;
+  assert.ok(!result.ok, `expected ${code}`);
+  assert.equal(result.defect.code, code, result.defect.description);
+  if (pattern) assert.match(result.defect.description, pattern);
+  return result.defect;
 }
 
 describe('upstream sign-in through a real OpenID provider', () => {
@@ -100,7 +95,7 @@ describe('upstream sign-in through a real OpenID provider', () => {
 
   it('OpenID: signs the person in, with their identity from the verified ID token and user-info', async () => {
     const { pending, callback } = await signIn(oidc);
-    const result = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+    const result = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
     const { claims, ...identity } = result.identity;
     assert.deepEqual(identity, { issuer: idp.issuer, subject: 'alice-sub', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
     // The claims rules read are the ID token's, as validated.
@@ -115,7 +110,7 @@ describe('upstream sign-in through a real OpenID provider', () => {
 
   it('GitHub-style OAuth 2.0: identity from the user-info API through the mapping', async () => {
     const { pending, callback } = await signIn(github);
-    const result = await finishUpstream(github, CALLBACK, callback, pending, now());
+    const result = await settled(finishUpstream(github, CALLBACK, callback, pending, now()));
     const { claims, ...identity } = result.identity;
     assert.deepEqual(identity, { issuer: idp.issuer, subject: '1001', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
     assert.equal(claims.login, 'alice');
@@ -129,7 +124,7 @@ describe('upstream sign-in through a real OpenID provider', () => {
       idp.decide({ account: account.id });
       try {
         const { pending, callback } = await signIn(up);
-        return await finishUpstream(up, CALLBACK, callback, pending, now());
+        return await settled(finishUpstream(up, CALLBACK, callback, pending, now()));
       } finally {
         idp.decide({ account: 'alice-sub' });
         idp.accounts.delete(account.id);
@@ -175,25 +170,25 @@ describe('upstream sign-in through a real OpenID provider', () => {
 
   it('a callback whose state is not ours is refused before any code is exchanged', async () => {
     const { pending, callback } = await signIn(oidc);
-    const error = await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, state: 'another sign-in' }, now()), 'access_denied', /does not belong/);
+    const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, { ...pending, state: 'another sign-in' }, now()), 'failed_checks', /does not belong/);
     assert.equal(causeOf(error).step, 'authorization response');
   });
 
   it('a callback with another issuer (mix-up) is refused', async () => {
     const { pending, callback } = await signIn(oidc);
     callback.searchParams.set('iss', 'https://evil.example');
-    await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'access_denied', /does not belong/);
+    await defectOf(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'failed_checks', /does not belong/);
   });
 
   it('an ID token with another nonce is refused', async () => {
     const { pending, callback } = await signIn(oidc);
-    const error = await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()), 'access_denied', /failed its checks/);
+    const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()), 'failed_checks', /failed its checks/);
     assert.deepEqual(causeOf(error), { step: 'id token validation', status: null, error: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' });
   });
 
   it('the PKCE verifier is checked upstream: the wrong one gets no tokens', async () => {
     const { pending, callback } = await signIn(oidc);
-    const error = await rejects(finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()), 'access_denied');
+    const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()), 'refused', /^Corp SSO did not accept the sign-in$/);
     assert.deepEqual(causeOf(error), { step: 'token exchange', status: 400, error: 'invalid_grant' });
   });
 
@@ -213,20 +208,20 @@ describe('upstream sign-in through a real OpenID provider', () => {
       },
     });
     const { pending, callback } = await signIn(tampering);
-    await rejects(finishUpstream(tampering, CALLBACK, callback, pending, now()), 'access_denied', /failed its checks/);
+    await defectOf(finishUpstream(tampering, CALLBACK, callback, pending, now()), 'failed_checks', /failed its checks/);
   });
 
   it('an ID token for another audience is refused', async () => {
     const { pending, callback } = await signIn(oidc);
     const stranger: ResolvedUpstream = { ...oidc, client: { client_id: 'someone-else' } };
-    await rejects(finishUpstream(stranger, CALLBACK, callback, pending, now()), 'access_denied');
+    await defectOf(finishUpstream(stranger, CALLBACK, callback, pending, now()), 'refused');
   });
 
   it('the person declining upstream is access_denied, with a sentence for them', async () => {
     idp.decide({ deny: true });
     try {
       const { pending, callback } = await signIn(oidc);
-      const error = await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'access_denied', /declined/);
+      const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'declined', /declined/);
       assert.deepEqual(causeOf(error), { step: 'authorization response', status: null, error: 'access_denied' });
     } finally {
       idp.decide({ account: 'alice-sub' });
@@ -237,9 +232,9 @@ describe('upstream sign-in through a real OpenID provider', () => {
     const { pending, callback } = await signIn(oidc);
     await idp.stop();
     try {
-      const error = await rejects(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'temporarily_unavailable', /could not be reached/);
+      const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, pending, now()), 'unavailable', /could not be reached/);
       assert.deepEqual(causeOf(error), { step: 'token exchange', status: null, error: null });
-      assert.match(failureOf(error)!.reason, /fetch failed/);
+      assert.match(error.failure!.reason, /fetch failed/);
     } finally {
       await idp.start();
     }
@@ -267,34 +262,32 @@ describe('upstream sign-in through a real OpenID provider', () => {
   describe('the session behind a grant', () => {
     it('a live session is valid; user-info answers for a tool', async () => {
       const { pending, callback } = await signIn(oidc);
-      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
-      assert.deepEqual(await checkUpstream(oidc, identity.subject, tokens, now()), { status: 'valid' });
-      const info = await upstreamUserinfo(oidc, tokens.accessToken);
+      const { identity, tokens } = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
+      assert.deepEqual(await settled(checkUpstream(oidc, identity.subject, tokens, now())), { status: 'valid' });
+      const info = await settled(upstreamUserinfo(oidc, tokens.accessToken));
       assert.equal(info.email, 'alice@example.com');
     });
 
     it('an expired upstream access token is renewed transparently (and the refresh token rotated)', async () => {
       const { pending, callback } = await signIn(oidc);
-      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      const { identity, tokens } = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
       const later = tokens.expiresAt! + 1;
-      const check = await checkUpstream(oidc, identity.subject, tokens, later);
+      const check = await settled(checkUpstream(oidc, identity.subject, tokens, later));
       assert.equal(check.status, 'renewed');
       if (check.status !== 'renewed') return;
       assert.notEqual(check.tokens.accessToken, tokens.accessToken);
       assert.notEqual(check.tokens.refreshToken, tokens.refreshToken);
-      assert.equal((await upstreamUserinfo(oidc, check.tokens.accessToken)).sub, 'alice-sub');
+      assert.equal((await settled(upstreamUserinfo(oidc, check.tokens.accessToken))).sub, 'alice-sub');
     });
 
-    it('revoked upstream: the check says refused, so our grant can be ended', async () => {
+    it('revoked upstream: the check says refused, so our grant can be ended, and user-info refuses a tool', async () => {
       const { pending, callback } = await signIn(oidc);
-      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      const { identity, tokens } = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
       await idp.revoke(tokens.accessToken);
       await idp.revoke(tokens.refreshToken!);
-      const live = await checkUpstream(oidc, identity.subject, tokens, now());
-      assert.equal(live.status, 'refused');
-      const expired = await checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1);
-      assert.equal(expired.status, 'refused');
-      await rejects(upstreamUserinfo(oidc, tokens.accessToken), 'invalid_token');
+      await defectOf(checkUpstream(oidc, identity.subject, tokens, now()), 'refused');
+      await defectOf(checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1), 'refused');
+      await defectOf(upstreamUserinfo(oidc, tokens.accessToken), 'refused', /^Corp SSO no longer accepts the session$/);
     });
 
     it('a user removed upstream: refused', async () => {
@@ -303,10 +296,10 @@ describe('upstream sign-in through a real OpenID provider', () => {
       idp.decide({ account: extra.id });
       try {
         const { pending, callback } = await signIn(github);
-        const { identity, tokens } = await finishUpstream(github, CALLBACK, callback, pending, now());
+        const { identity, tokens } = await settled(finishUpstream(github, CALLBACK, callback, pending, now()));
         assert.equal(identity.subject, '1002');
         idp.accounts.delete(extra.id);
-        assert.equal((await checkUpstream(github, identity.subject, tokens, now())).status, 'refused');
+        await defectOf(checkUpstream(github, identity.subject, tokens, now()), 'refused');
       } finally {
         idp.decide({ account: 'alice-sub' });
       }
@@ -314,18 +307,17 @@ describe('upstream sign-in through a real OpenID provider', () => {
 
     it('an expired session without a refresh token is refused, not kept alive', async () => {
       const { pending, callback } = await signIn(github);
-      const { identity, tokens } = await finishUpstream(github, CALLBACK, callback, pending, now());
-      const check = await checkUpstream(github, identity.subject, { ...tokens, refreshToken: null, expiresAt: now() - 1 }, now());
-      assert.equal(check.status, 'refused');
+      const { identity, tokens } = await settled(finishUpstream(github, CALLBACK, callback, pending, now()));
+      await defectOf(checkUpstream(github, identity.subject, { ...tokens, refreshToken: null, expiresAt: now() - 1 }, now()), 'refused', /session expired and cannot be renewed/);
     });
 
     it('a provider that is down during the check: temporarily_unavailable (the grant is kept)', async () => {
       const { pending, callback } = await signIn(oidc);
-      const { identity, tokens } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+      const { identity, tokens } = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
       await idp.stop();
       try {
-        await rejects(checkUpstream(oidc, identity.subject, tokens, now()), 'temporarily_unavailable');
-        await rejects(checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1), 'temporarily_unavailable');
+        await defectOf(checkUpstream(oidc, identity.subject, tokens, now()), 'unavailable');
+        await defectOf(checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1), 'unavailable');
       } finally {
         await idp.start();
       }
@@ -348,7 +340,7 @@ describe('a provider whose user-info refuses its own access tokens (they are for
   it('signs the person in from the validated ID token, with the refusal as a warning for the log', async () => {
     const { url, pending } = await beginUpstream(oidc, CALLBACK);
     const callback = await signInUpstream(url);
-    const { identity, tokens, warnings } = await finishUpstream(oidc, CALLBACK, callback, pending, now());
+    const { identity, tokens, warnings } = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
     assert.equal(identity.subject, 'dave-sub');
     assert.equal(identity.issuer, idp.issuer);
     // What the ID token says, and nothing else.
@@ -360,8 +352,8 @@ describe('a provider whose user-info refuses its own access tokens (they are for
 
     // Checking the session does not ask user-info (it would refuse); expiry renews it, and the
     // renewed tokens keep the mark.
-    assert.deepEqual(await checkUpstream(oidc, identity.subject, tokens, now()), { status: 'valid' });
-    const renewed = await checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1);
+    assert.deepEqual(await settled(checkUpstream(oidc, identity.subject, tokens, now())), { status: 'valid' });
+    const renewed = await settled(checkUpstream(oidc, identity.subject, tokens, tokens.expiresAt! + 1));
     assert.equal(renewed.status, 'renewed');
     if (renewed.status === 'renewed') assert.equal(renewed.tokens.userinfoRefused, true);
   });

@@ -25,6 +25,7 @@ import { jwtVerifier } from '../../src/resource-server/verify-jwt.js';
 import { Browser, pkcePair, signInAndConsent } from '../helpers/harness.js';
 import { startPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { cli, freePort, startServe, type RunningServer } from './serve-process.js';
+import { accepted } from '../helpers/token-verification.js';
 
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 const CALLBACK = 'http://127.0.0.1:45678/callback';
@@ -283,7 +284,7 @@ describe('two serve replicas on one PostgreSQL database', () => {
       authorizationServers: [issuer],
       fetch: (input, init) => fetch(String(input instanceof Request ? input.url : input).replace(issuer, baseB), init),
     });
-    assert.equal((await verifier.verify(before.access_token)).clientId, clientId);
+    assert.equal((await accepted(verifier.verify(before.access_token))).clientId, clientId);
 
     const rotated = await cli(['keys', 'rotate', '--json', '--store', database!.connectionString]);
     assert.equal(rotated.code, 0, rotated.stderr);
@@ -332,7 +333,7 @@ describe('two serve replicas on one PostgreSQL database', () => {
     t.diagnostic(`B signs with the new key after ${Date.now() - rotatedAt} ms`);
 
     // The running verifier has never seen the new key: it refetches B's JWKS and accepts the token.
-    const verified = await verifier.verify(fresh.access_token);
+    const verified = await accepted(verifier.verify(fresh.access_token));
     assert.equal(verified.clientId, clientId);
     assert.deepEqual(verified.audience, [`${issuer}/mcp`]);
     // So do both replicas' own context servers (their verifiers were running too): 405 is past the bearer check.
@@ -341,6 +342,6 @@ describe('two serve replicas on one PostgreSQL database', () => {
       assert.equal(mcp.status, 405, `${base}/mcp accepts the new key's token`);
     }
     // And the token from before the rotation is still accepted by the same verifier.
-    assert.equal((await verifier.verify(before.access_token)).clientId, clientId);
+    assert.equal((await accepted(verifier.verify(before.access_token))).clientId, clientId);
   });
 });

@@ -13,7 +13,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { honoBearerAuth, honoProtectedResourceMetadata, type AuthVariables } from '../../src/resource-server/adapters/hono.js';
 import { nodeBearerAuth, nodeProtectedResourceMetadata, type AuthenticatedRequest } from '../../src/resource-server/adapters/node.js';
 import type { ProtectedResource } from '../../src/resource-server/guard.js';
-import { InvalidTokenError, VerifierUnavailableError, type TokenVerifier, type VerifiedToken } from '../../src/resource-server/types.js';
+import { tokenRefused, type TokenVerifier, type VerifiedToken } from '../../src/resource-server/types.js';
+import { accepted } from '../helpers/token-verification.js';
 import { obtainTokens } from '../helpers/harness.js';
 import {
   accessToken,
@@ -171,10 +172,10 @@ describe('a custom TokenVerifier plugged in', () => {
   const custom: TokenVerifier = {
     async verify(token) {
       if (token === 'good-key') {
-        return { token, subject: 'svc-1', clientId: 'svc', scopes: ['mcp:tools'], audience: [RESOURCE], issuer: 'https://keys.example', expiresAt: 2_000_000_000, claims: { kind: 'api-key' } };
+        return { ok: true, value: { token, subject: 'svc-1', clientId: 'svc', scopes: ['mcp:tools'], audience: [RESOURCE], issuer: 'https://keys.example', expiresAt: 2_000_000_000, claims: { kind: 'api-key' } } };
       }
-      if (token === 'down') throw new VerifierUnavailableError('key service down');
-      throw new InvalidTokenError('unknown key');
+      if (token === 'down') return tokenRefused('unavailable', 'key service down');
+      return tokenRefused('invalid_token', 'unknown key');
     },
   };
 
@@ -202,7 +203,7 @@ describe('a custom TokenVerifier plugged in', () => {
 
   it('the guard still checks the audience a custom verifier reports', async () => {
     const h = createHarness();
-    const elsewhere: TokenVerifier = { verify: async (token) => ({ ...(await custom.verify('good-key')), token, audience: ['https://other.example/mcp'] }) };
+    const elsewhere: TokenVerifier = { verify: async (token) => ({ ok: true, value: { ...(await accepted(custom.verify('good-key'))), token, audience: ['https://other.example/mcp'] } }) };
     await expectDenied(
       await honoFetch(protect(h, elsewhere), 'Bearer anything'),
       401,
@@ -212,7 +213,7 @@ describe('a custom TokenVerifier plugged in', () => {
 
   it('a refusal message with non-ASCII characters still gives a 401 (header-safe challenge)', async () => {
     const h = createHarness();
-    const localized: TokenVerifier = { verify: () => Promise.reject(new InvalidTokenError('Schlüssel ungültig ✗ — abgelaufen')) };
+    const localized: TokenVerifier = { verify: async () => tokenRefused('invalid_token', 'Schlüssel ungültig ✗ — abgelaufen') };
     const protection = protect(h, localized);
     const challenge = await expectDenied(await honoFetch(protection, 'Bearer x'), 401, 'invalid_token');
     assert.match(challenge.error_description ?? '', /ung/);

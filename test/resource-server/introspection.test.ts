@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
 import { introspectionVerifier, type IntrospectionVerifierOptions } from '../../src/resource-server/introspection.js';
-import { InvalidTokenError, VerifierUnavailableError } from '../../src/resource-server/types.js';
 import { obtainTokens, postForm } from '../helpers/harness.js';
+import { accepted, refused } from '../helpers/token-verification.js';
 import {
   accessToken,
   addIntrospectionClient,
@@ -53,7 +53,7 @@ for (const revision of REVISIONS) {
       const calls: string[] = [];
       const { verifier } = await verifierFor(h, calls);
       const { client, tokens } = await obtainTokens(h, revision);
-      const verified = await verifier.verify(String(tokens.access_token));
+      const verified = await accepted(verifier.verify(String(tokens.access_token)));
       assert.equal(verified.subject, 'user-alice');
       assert.equal(verified.clientId, client.client_id);
       assert.deepEqual(verified.scopes, ['mcp:tools']);
@@ -61,7 +61,7 @@ for (const revision of REVISIONS) {
       assert.equal(verified.issuer, ISSUER);
       assert.equal(verified.claims.active, true);
       assert.equal(typeof verified.expiresAt, 'number');
-      await verifier.verify(await accessToken(h, revision));
+      await accepted(verifier.verify(await accessToken(h, revision)));
       assert.deepEqual(calls, [`GET ${METADATA}`, 'POST /introspect', 'POST /introspect']);
     });
 
@@ -81,7 +81,7 @@ for (const revision of REVISIONS) {
           return reach(request);
         },
       });
-      await verifier.verify(await accessToken(h, revision));
+      await accepted(verifier.verify(await accessToken(h, revision)));
       assert.deepEqual(seen, [`Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`]);
     });
 
@@ -108,12 +108,12 @@ for (const revision of REVISIONS) {
       const calls: string[] = [];
       const { verifier } = await verifierFor(h, calls, { cacheSeconds: 30 });
       const token = await accessToken(h, revision);
-      const first = await verifier.verify(token);
+      const first = await accepted(verifier.verify(token));
       h.clock.now += 29;
-      assert.equal(await verifier.verify(token), first);
+      assert.equal(await accepted(verifier.verify(token)), first);
       assert.equal(count(calls, '/introspect'), 1);
       h.clock.now += 1;
-      await verifier.verify(token);
+      await accepted(verifier.verify(token));
       assert.equal(count(calls, '/introspect'), 2);
     });
 
@@ -172,7 +172,7 @@ describe('introspection verifier: the endpoint cannot be reached or answers nons
     it(`an answer that is ${name} → 503`, async () => {
       const h = createHarness();
       const verifier = answering(h, answer);
-      await assert.rejects(verifier.verify('t'), VerifierUnavailableError);
+      await refused(verifier.verify('t'), 'unavailable');
       await expectDenied(await ask(protect(h, verifier), 'Bearer t'), 503, 'temporarily_unavailable');
     });
   }
@@ -184,7 +184,7 @@ describe('introspection verifier: the endpoint cannot be reached or answers nons
       clientSecret: 's',
       fetch: async () => Response.json({ issuer: ISSUER, token_endpoint: `${ISSUER}/token` }),
     });
-    await assert.rejects(verifier.verify('t'), VerifierUnavailableError);
+    await refused(verifier.verify('t'), 'unavailable');
   });
 });
 
@@ -192,13 +192,13 @@ describe('introspection verifier: what an active answer must say', () => {
   it('an answer from another issuer → 401', async () => {
     const h = createHarness();
     const verifier = answering(h, () => Response.json({ active: true, iss: OTHER_ISSUER, sub: 'x', client_id: 'c', aud: RESOURCE, exp: h.clock.now + 60 }));
-    await assert.rejects(verifier.verify('t'), InvalidTokenError);
+    await refused(verifier.verify('t'), 'invalid_token', /not issued by the trusted authorization server/);
   });
 
   it('an active answer whose exp has passed → 401', async () => {
     const h = createHarness();
     const verifier = answering(h, () => Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', aud: RESOURCE, exp: h.clock.now }));
-    await assert.rejects(verifier.verify('t'), /expired/);
+    await refused(verifier.verify('t'), 'invalid_token', /expired/);
   });
 
   it('an answer without aud cannot pass the guard’s audience check', async () => {

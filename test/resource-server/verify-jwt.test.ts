@@ -10,8 +10,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { createAuthorizationServer, rotateSigningKeys, type AuthorizationServer } from '../../src/authorization-server/index.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { InvalidTokenError, VerifierUnavailableError } from '../../src/resource-server/types.js';
 import { jwtVerifier, type JwtVerifierOptions } from '../../src/resource-server/verify-jwt.js';
+import { accepted, refused } from '../helpers/token-verification.js';
 import {
   accessToken,
   ask,
@@ -59,10 +59,10 @@ for (const revision of REVISIONS) {
       const second = await accessToken(h, revision, { scope: 'mcp:tools mcp:admin' });
       const minted = await Promise.all(Array.from({ length: 20 }, () => mintToken(h.server, h.clock.now)));
       // Concurrent first requests share one discovery…
-      await Promise.all([first, second, ...minted].map((token) => verifier.verify(token)));
+      await Promise.all([first, second, ...minted].map((token) => accepted(verifier.verify(token))));
       // …and later ones, new tokens included, use the cached keys.
-      for (let i = 0; i < 10; i++) await verifier.verify(await mintToken(h.server, h.clock.now));
-      await verifier.verify(first);
+      for (let i = 0; i < 10; i++) await accepted(verifier.verify(await mintToken(h.server, h.clock.now)));
+      await accepted(verifier.verify(first));
       assert.deepEqual(calls, [`GET ${METADATA}`, 'GET /jwks']);
     });
 
@@ -87,7 +87,7 @@ for (const revision of REVISIONS) {
       assert.equal(count(calls, METADATA), 1, 'the metadata is not fetched again');
       // The previous key stays published, so tokens signed before the rotation still pass.
       assert.equal((await ask(protection, bearer(await mintToken(h.server, h.clock.now)))).status, 200);
-      const stillValid = await verifierFor(h, []).verify(before);
+      const stillValid = await accepted(verifierFor(h, []).verify(before));
       assert.equal(stillValid.subject, 'user-alice');
     });
   });
@@ -120,10 +120,10 @@ describe('JWT verifier: issuer', () => {
     const calls: string[] = [];
     const verifier = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server, other.server], calls) });
     const foreign = await mintToken(other.server, h.clock.now);
-    await assert.rejects(verifier.verify(foreign), InvalidTokenError);
+    await refused(verifier.verify(foreign), 'invalid_token');
     assert.deepEqual(calls, []);
-    await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, { iss: undefined })), InvalidTokenError);
-    await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, { iss: `${ISSUER}/` })), InvalidTokenError);
+    await refused(verifier.verify(await mintToken(h.server, h.clock.now, { iss: undefined })), 'invalid_token');
+    await refused(verifier.verify(await mintToken(h.server, h.clock.now, { iss: `${ISSUER}/` })), 'invalid_token');
   });
 
   it('trusts several authorization servers, each with its own keys from its own metadata', async () => {
@@ -131,13 +131,13 @@ describe('JWT verifier: issuer', () => {
     const other = createOtherAuthorizationServer(h.clock);
     const calls: string[] = [];
     const verifier = jwtVerifier({ authorizationServers: [ISSUER, OTHER_ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server, other.server], calls) });
-    assert.equal((await verifier.verify(await mintToken(h.server, h.clock.now))).issuer, ISSUER);
-    assert.equal((await verifier.verify(await mintToken(other.server, h.clock.now))).issuer, OTHER_ISSUER);
+    assert.equal((await accepted(verifier.verify(await mintToken(h.server, h.clock.now)))).issuer, ISSUER);
+    assert.equal((await accepted(verifier.verify(await mintToken(other.server, h.clock.now)))).issuer, OTHER_ISSUER);
     assert.equal(count(calls, METADATA), 2);
     assert.equal(count(calls, '/jwks'), 2);
     // One server's key does not vouch for the other's issuer.
     const ourKid = (await h.server.keys.current()).kid;
-    await assert.rejects(verifier.verify(await mintToken(other.server, h.clock.now, { iss: ISSUER }, { kid: ourKid })), InvalidTokenError);
+    await refused(verifier.verify(await mintToken(other.server, h.clock.now, { iss: ISSUER }, { kid: ourKid })), 'invalid_token');
   });
 });
 
@@ -178,36 +178,36 @@ describe('JWT verifier: time claims', () => {
     const h = createHarness();
     const now = h.clock.now;
     const verifier = verifierFor(h, []);
-    await verifier.verify(await mintToken(h.server, now, { exp: now - 5 }));
-    await assert.rejects(verifier.verify(await mintToken(h.server, now, { exp: now - 11 })), /expired/);
+    await accepted(verifier.verify(await mintToken(h.server, now, { exp: now - 5 })));
+    await refused(verifier.verify(await mintToken(h.server, now, { exp: now - 11 })), 'invalid_token', /expired/);
     const strict = verifierFor(h, [], { clockToleranceSeconds: 0 });
-    await assert.rejects(strict.verify(await mintToken(h.server, now, { exp: now })), InvalidTokenError);
+    await refused(strict.verify(await mintToken(h.server, now, { exp: now })), 'invalid_token');
   });
 
   it('nbf with the same tolerance', async () => {
     const h = createHarness();
     const now = h.clock.now;
     const verifier = verifierFor(h, []);
-    await verifier.verify(await mintToken(h.server, now, { nbf: now + 5 }));
-    await assert.rejects(verifier.verify(await mintToken(h.server, now, { nbf: now + 60 })), InvalidTokenError);
+    await accepted(verifier.verify(await mintToken(h.server, now, { nbf: now + 5 })));
+    await refused(verifier.verify(await mintToken(h.server, now, { nbf: now + 60 })), 'invalid_token');
   });
 
   it('a token refused for an nbf still ahead is accepted once nbf arrives (its refusal is not remembered)', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     const early = await mintToken(h.server, h.clock.now, { nbf: h.clock.now + 30 });
-    await assert.rejects(verifier.verify(early), InvalidTokenError);
+    await refused(verifier.verify(early), 'invalid_token');
     h.clock.now += 25; // within the tolerance of nbf now
-    assert.equal((await verifier.verify(early)).subject, 'user-alice');
+    assert.equal((await accepted(verifier.verify(early))).subject, 'user-alice');
   });
 
   it('a refused token stays refused (remembered), and a valid one is unaffected', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     const expired = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
-    await assert.rejects(verifier.verify(expired), /expired/);
-    await assert.rejects(verifier.verify(expired), /expired/);
-    assert.equal((await verifier.verify(await mintToken(h.server, h.clock.now))).subject, 'user-alice');
+    await refused(verifier.verify(expired), 'invalid_token', /expired/);
+    await refused(verifier.verify(expired), 'invalid_token', /expired/);
+    assert.equal((await accepted(verifier.verify(await mintToken(h.server, h.clock.now)))).subject, 'user-alice');
   });
 
   it('remembers a refusal: a refused token stays refused when a fresh check would now pass', async () => {
@@ -217,22 +217,22 @@ describe('JWT verifier: time claims', () => {
     // already filed: both ways must remember.
     const first = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
     const second = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
-    await assert.rejects(verifier.verify(first), /expired/);
-    await assert.rejects(verifier.verify(second), /expired/);
+    await refused(verifier.verify(first), 'invalid_token', /expired/);
+    await refused(verifier.verify(second), 'invalid_token', /expired/);
     h.clock.now -= 120; // both tokens are inside their lifetime again
     const control = verifierFor(h, []);
-    assert.equal((await control.verify(first)).subject, 'user-alice', 'a verifier that never refused them accepts them now');
-    await assert.rejects(verifier.verify(first), /expired/, 'refused from memory');
-    await assert.rejects(verifier.verify(second), /expired/, 'refused from memory');
+    assert.equal((await accepted(control.verify(first))).subject, 'user-alice', 'a verifier that never refused them accepts them now');
+    await refused(verifier.verify(first), 'invalid_token', /expired/, 'refused from memory');
+    await refused(verifier.verify(second), 'invalid_token', /expired/, 'refused from memory');
   });
 
   it('refuses through the promise, never by throwing, whatever the token', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     for (const token of ['not-a-jwt', 'a.b.c', await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 })]) {
-      let outcome: Promise<unknown> | undefined;
+      let outcome: ReturnType<typeof verifier.verify> | undefined;
       assert.doesNotThrow(() => (outcome = verifier.verify(token)));
-      await assert.rejects(outcome!, InvalidTokenError);
+      await refused(outcome!, 'invalid_token');
     }
   });
 
@@ -240,7 +240,7 @@ describe('JWT verifier: time claims', () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     for (const claim of ['exp', 'sub', 'client_id']) {
-      await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, { [claim]: undefined })), InvalidTokenError, claim);
+      await refused(verifier.verify(await mintToken(h.server, h.clock.now, { [claim]: undefined })), 'invalid_token', undefined, claim);
     }
   });
 });
@@ -250,7 +250,7 @@ describe('JWT verifier: token type and algorithm', () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     for (const typ of ['JWT', 'application/jwt', undefined]) {
-      await assert.rejects(verifier.verify(await mintToken(h.server, h.clock.now, {}, { typ })), InvalidTokenError, String(typ));
+      await refused(verifier.verify(await mintToken(h.server, h.clock.now, {}, { typ })), 'invalid_token', undefined, String(typ));
     }
   });
 
@@ -259,10 +259,10 @@ describe('JWT verifier: token type and algorithm', () => {
     const verifier = verifierFor(h, []);
     const claims = { iss: ISSUER, sub: 'mallory', aud: RESOURCE, client_id: 'c', scope: 'mcp:admin', exp: h.clock.now + 600 };
     const unsecured = new UnsecuredJWT(claims).encode();
-    await assert.rejects(verifier.verify(unsecured), InvalidTokenError);
+    await refused(verifier.verify(unsecured), 'invalid_token');
     const kid = (await h.server.keys.current()).kid;
     const hmac = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid, typ: 'at+jwt' }).sign(new TextEncoder().encode('x'.repeat(32)));
-    await assert.rejects(verifier.verify(hmac), InvalidTokenError);
+    await refused(verifier.verify(hmac), 'invalid_token');
   });
 });
 
@@ -282,7 +282,7 @@ describe('JWT verifier: header and key', () => {
     const h = createHarness();
     const { kid } = await h.server.keys.current();
     const token = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, claimsAt(h.clock.now));
-    assert.equal((await verifierFor(h, []).verify(token)).subject, 'user-alice');
+    assert.equal((await accepted(verifierFor(h, []).verify(token))).subject, 'user-alice');
   });
 
   it('refuses a header with crit, even naming a parameter it carries', async () => {
@@ -291,7 +291,7 @@ describe('JWT verifier: header and key', () => {
     const { kid } = await h.server.keys.current();
     for (const extra of [{ crit: ['exp'], exp: 1 }, { crit: ['b64'], b64: true }, { crit: ['urn:example:policy'], 'urn:example:policy': 'x' }]) {
       const token = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt', ...extra }, claimsAt(h.clock.now));
-      await assert.rejects(verifier.verify(token), InvalidTokenError, JSON.stringify(extra));
+      await refused(verifier.verify(token), 'invalid_token', undefined, JSON.stringify(extra));
     }
   });
 
@@ -301,7 +301,7 @@ describe('JWT verifier: header and key', () => {
     const { kid } = await h.server.keys.current();
     for (const [alg, hash] of [['ES384', 'sha384'], ['ES512', 'sha512'], ['ES384', 'sha256']] as const) {
       const token = await handSigned(h.server, { alg, kid, typ: 'at+jwt' }, claimsAt(h.clock.now), hash);
-      await assert.rejects(verifier.verify(token), InvalidTokenError, `${alg} with ${hash}`);
+      await refused(verifier.verify(token), 'invalid_token', undefined, `${alg} with ${hash}`);
     }
   });
 
@@ -310,7 +310,7 @@ describe('JWT verifier: header and key', () => {
     const h = createHarness();
     const calls: string[] = [];
     const verifier = verifierFor(h, calls);
-    assert.equal((await verifier.verify(await handSigned(h.server, { alg: 'ES256', typ: 'at+jwt' }, claimsAt(h.clock.now)))).subject, 'user-alice');
+    assert.equal((await accepted(verifier.verify(await handSigned(h.server, { alg: 'ES256', typ: 'at+jwt' }, claimsAt(h.clock.now))))).subject, 'user-alice');
     await rotateSigningKeys(h.store, h.clock.now);
     h.server.keys.invalidate();
     t.mock.timers.tick(601_000); // the JWKS is fetched again after 10 minutes
@@ -318,9 +318,9 @@ describe('JWT verifier: header and key', () => {
     assert.equal(published.length, 2);
     for (const record of published) {
       const key = createPrivateKey({ key: JSON.parse(record.privateJwk) as JsonWebKey, format: 'jwk' });
-      await assert.rejects(verifier.verify(await handSigned(h.server, { alg: 'ES256', typ: 'at+jwt' }, claimsAt(h.clock.now), 'sha256', key)), InvalidTokenError);
+      await refused(verifier.verify(await handSigned(h.server, { alg: 'ES256', typ: 'at+jwt' }, claimsAt(h.clock.now), 'sha256', key)), 'invalid_token');
       // With its kid, the same key's token passes.
-      await verifier.verify(await handSigned(h.server, { alg: 'ES256', kid: record.kid, typ: 'at+jwt' }, claimsAt(h.clock.now), 'sha256', key));
+      await accepted(verifier.verify(await handSigned(h.server, { alg: 'ES256', kid: record.kid, typ: 'at+jwt' }, claimsAt(h.clock.now), 'sha256', key)));
     }
     assert.equal(count(calls, '/jwks'), 2);
   });
@@ -352,33 +352,33 @@ describe('JWT verifier: verified-token cache', () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     const token = await mintToken(h.server, h.clock.now);
-    const first = await verifier.verify(token);
+    const first = await accepted(verifier.verify(token));
     h.clock.now += 500;
-    assert.equal(await verifier.verify(token), first, 'the same cached object');
+    assert.equal(await accepted(verifier.verify(token)), first, 'the same cached object');
     h.clock.now += 100 + 10; // exp + the tolerance
-    await assert.rejects(verifier.verify(token), /expired/);
+    await refused(verifier.verify(token), 'invalid_token', /expired/);
   });
 
   it('is bounded in size: the oldest entry goes first', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, [], { cacheSize: 2 });
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => mintToken(h.server, h.clock.now)));
-    const firstA = await verifier.verify(a!);
-    const firstC = await verifier.verify(b!).then(() => verifier.verify(c!));
-    assert.equal(await verifier.verify(c!), firstC, 'still cached');
-    assert.notEqual(await verifier.verify(a!), firstA, 'evicted, so verified anew');
+    const firstA = await accepted(verifier.verify(a!));
+    const firstC = await accepted(verifier.verify(b!)).then(() => accepted(verifier.verify(c!)));
+    assert.equal(await accepted(verifier.verify(c!)), firstC, 'still cached');
+    assert.notEqual(await accepted(verifier.verify(a!)), firstA, 'evicted, so verified anew');
   });
 
   it('keeps a token still in use when full: the oldest unused one goes first', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, [], { cacheSize: 2 });
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => mintToken(h.server, h.clock.now)));
-    const firstA = await verifier.verify(a!);
-    const firstB = await verifier.verify(b!);
-    assert.equal(await verifier.verify(a!), firstA, 'a hit marks a as in use');
-    await verifier.verify(c!);
-    assert.equal(await verifier.verify(a!), firstA, 'a, oldest but used since, stays');
-    assert.notEqual(await verifier.verify(b!), firstB, 'b, never used again, was evicted');
+    const firstA = await accepted(verifier.verify(a!));
+    const firstB = await accepted(verifier.verify(b!));
+    assert.equal(await accepted(verifier.verify(a!)), firstA, 'a hit marks a as in use');
+    await accepted(verifier.verify(c!));
+    assert.equal(await accepted(verifier.verify(a!)), firstA, 'a, oldest but used since, stays');
+    assert.notEqual(await accepted(verifier.verify(b!)), firstB, 'b, never used again, was evicted');
   });
 });
 
@@ -394,12 +394,12 @@ describe('JWT verifier: caches filed under the end of the token', () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     const token = await mintToken(h.server, h.clock.now);
-    assert.equal((await verifier.verify(token)).subject, 'user-alice');
+    assert.equal((await accepted(verifier.verify(token))).subject, 'user-alice');
     const forged = sameEnding(token, { sub: 'admin', scope: 'mcp:tools mcp:admin' });
     assert.equal(forged.slice(-32), token.slice(-32));
-    await assert.rejects(verifier.verify(forged), InvalidTokenError);
+    await refused(verifier.verify(forged), 'invalid_token');
     assert.equal((await ask(protect(h, verifier), bearer(forged))).status, 401);
-    assert.equal((await verifier.verify(token)).subject, 'user-alice', 'the valid token is still accepted');
+    assert.equal((await accepted(verifier.verify(token))).subject, 'user-alice', 'the valid token is still accepted');
   });
 
   it('a refused token does not make a valid one ending alike refused', async () => {
@@ -407,9 +407,9 @@ describe('JWT verifier: caches filed under the end of the token', () => {
     const verifier = verifierFor(h, []);
     const token = await mintToken(h.server, h.clock.now);
     const forged = sameEnding(token, { sub: 'admin' });
-    await assert.rejects(verifier.verify(forged), /invalid/);
-    await assert.rejects(verifier.verify(forged), /invalid/, 'remembered');
-    assert.equal((await verifier.verify(token)).subject, 'user-alice');
+    await refused(verifier.verify(forged), 'invalid_token', /invalid/);
+    await refused(verifier.verify(forged), 'invalid_token', /invalid/, 'remembered');
+    assert.equal((await accepted(verifier.verify(token))).subject, 'user-alice');
   });
 
   it('cached() answers only a token verify() accepted, and only that exact string', async () => {
@@ -417,12 +417,12 @@ describe('JWT verifier: caches filed under the end of the token', () => {
     const verifier = verifierFor(h, []);
     const token = await mintToken(h.server, h.clock.now);
     assert.equal(verifier.cached!(token), undefined, 'not verified yet');
-    const verified = await verifier.verify(token);
+    const verified = await accepted(verifier.verify(token));
     assert.equal(verifier.cached!(token), verified);
     assert.equal(verifier.cached!(` ${token}`), undefined);
     assert.equal(verifier.cached!(sameEnding(token, { sub: 'admin' })), undefined);
     const expired = await mintToken(h.server, h.clock.now, { exp: h.clock.now - 60 });
-    await assert.rejects(verifier.verify(expired), /expired/);
+    await refused(verifier.verify(expired), 'invalid_token', /expired/);
     assert.equal(verifier.cached!(expired), undefined, 'a refused token is not answered');
     h.clock.now += 600 + 10; // past exp and the tolerance
     assert.equal(verifier.cached!(token), undefined, 'an expired one neither');
@@ -435,16 +435,16 @@ describe('JWT verifier: headers decoded once', () => {
     const verifier = verifierFor(h, []);
     const { kid } = await h.server.keys.current();
     const claims = { iss: ISSUER, sub: 'user-alice', aud: RESOURCE, client_id: 'client-1', scope: 'mcp:tools', iat: h.clock.now, exp: h.clock.now + 600 };
-    assert.equal((await verifier.verify(await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'a' }))).subject, 'user-alice');
+    assert.equal((await accepted(verifier.verify(await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'a' })))).subject, 'user-alice');
     // Same length, same key, same signer: only typ differs, so only a check of this header refuses it.
     const other = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwu' }, { ...claims, jti: 'b' });
-    await assert.rejects(verifier.verify(other), InvalidTokenError);
+    await refused(verifier.verify(other), 'invalid_token');
     const crit = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt', crit: ['exp'], exp: 1 }, { ...claims, jti: 'c' });
-    await assert.rejects(verifier.verify(crit), InvalidTokenError);
+    await refused(verifier.verify(crit), 'invalid_token');
     // And a token with the known header is verified as before (its signature checked).
     const again = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'd' });
-    assert.equal((await verifier.verify(again)).claims.jti, 'd');
-    await assert.rejects(verifier.verify(sameEnding(again, { jti: 'e' })), InvalidTokenError);
+    assert.equal((await accepted(verifier.verify(again))).claims.jti, 'd');
+    await refused(verifier.verify(sameEnding(again, { jti: 'e' })), 'invalid_token');
   });
 });
 
@@ -469,13 +469,22 @@ describe('JWT verifier: the authorization server cannot be reached', () => {
   it('metadata answering 404 on both well-known URLs, or naming another issuer → 503', async () => {
     const h = createHarness();
     const notFound = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: async () => new Response('no', { status: 404 }) });
-    await assert.rejects(notFound.verify(await mintToken(h.server, h.clock.now)), VerifierUnavailableError);
+    await refused(notFound.verify(await mintToken(h.server, h.clock.now)), 'unavailable');
     const impostor = jwtVerifier({
       authorizationServers: [ISSUER],
       now: () => h.clock.now,
       fetch: async () => Response.json({ issuer: OTHER_ISSUER, jwks_uri: `${OTHER_ISSUER}/jwks` }),
     });
-    await assert.rejects(impostor.verify(await mintToken(h.server, h.clock.now)), VerifierUnavailableError);
+    await refused(impostor.verify(await mintToken(h.server, h.clock.now)), 'unavailable');
+  });
+
+  it('metadata whose jwks_uri is missing or not a URL → 503, saying which to whoever calls verify()', async () => {
+    const h = createHarness();
+    for (const [jwksUri, why] of [[undefined, /publishes no jwks_uri/], ['not a url', /publishes a jwks_uri that is not a URL/]] as const) {
+      const verifier = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: async () => Response.json({ issuer: ISSUER, jwks_uri: jwksUri }) });
+      await refused(verifier.verify(await mintToken(h.server, h.clock.now)), 'unavailable', why);
+      await expectDenied(await ask(protect(h, verifier), bearer(await mintToken(h.server, h.clock.now))), 503, 'temporarily_unavailable');
+    }
   });
 
   it('JWKS unreachable or failing (metadata fine) → 503, not 401', async () => {
@@ -534,7 +543,7 @@ describe('JWT verifier against an authorization server on a real port', () => {
   it('verifies over HTTP with the global fetch, and answers 503 once the server is gone', async () => {
     const verifier = jwtVerifier({ authorizationServers: [issuer] });
     const token = await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` });
-    const verified = await verifier.verify(token);
+    const verified = await accepted(verifier.verify(token));
     assert.equal(verified.issuer, issuer);
     assert.deepEqual(verified.audience, [`${issuer}/mcp`]);
 
@@ -543,10 +552,10 @@ describe('JWT verifier against an authorization server on a real port', () => {
       (http as unknown as { closeAllConnections(): void }).closeAllConnections();
     });
     const fresh = jwtVerifier({ authorizationServers: [issuer] });
-    await assert.rejects(fresh.verify(token), VerifierUnavailableError);
+    await refused(fresh.verify(token), 'unavailable');
     // The running verifier still has the keys and a cached answer.
-    assert.equal((await verifier.verify(token)).subject, 'user-alice');
-    assert.equal((await verifier.verify(await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` }))).subject, 'user-alice');
+    assert.equal((await accepted(verifier.verify(token))).subject, 'user-alice');
+    assert.equal((await accepted(verifier.verify(await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` })))).subject, 'user-alice');
   });
 });
 
@@ -574,8 +583,8 @@ describe('JWT verifier: the JWKS is read where the metadata says, never through 
 
   it('a JWKS answered with a redirect is not followed (503); served in place, it is used', async () => {
     const token = await mintToken(auth!, clock.now, { aud: `${issuer}/mcp` });
-    await assert.rejects(jwtVerifier({ authorizationServers: [issuer] }).verify(token), VerifierUnavailableError);
+    await refused(jwtVerifier({ authorizationServers: [issuer] }).verify(token), 'unavailable');
     redirectJwks = false;
-    assert.equal((await jwtVerifier({ authorizationServers: [issuer] }).verify(token)).issuer, issuer);
+    assert.equal((await accepted(jwtVerifier({ authorizationServers: [issuer] }).verify(token))).issuer, issuer);
   });
 });

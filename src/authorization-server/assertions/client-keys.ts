@@ -1,9 +1,9 @@
 import { jwkFits, verificationKeyFromJwk, type JwtVerificationKey } from '../../core/jwt.js';
-import { KeySetUnavailableError, RemoteKeySet, type KeyLookup } from '../../core/remote-key-set.js';
+import { RemoteKeySet } from '../../core/remote-key-set.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { DocumentFetchOptions } from '../client-documents/fetch-document.js';
 import { outboundJsonFetch } from './outbound-fetch.js';
-import { AssertionDefect, type AssertionKeys } from './verify-assertion.js';
+import type { AssertionKeyLookup, AssertionKeys } from './verify-assertion.js';
 import type { AuditLog } from '../audit.js';
 
 export interface ClientJwksOptions {
@@ -64,22 +64,17 @@ export class ClientKeys {
     if (typeof jwksUri === 'string') return this.remoteKeys(client.clientId, jwksUri);
     const keys = (jwks as { keys?: unknown } | undefined)?.keys;
     if (Array.isArray(keys)) return (alg, kid) => this.inlineLookup(keys as Record<string, unknown>[], alg, kid);
-    return () => {
-      throw new AssertionDefect('the client has no registered keys (jwks or jwks_uri)');
-    };
+    return () => ({ defect: { code: 'key', description: 'the client has no registered keys (jwks or jwks_uri)' } });
   }
 
   private remoteKeys(clientId: string, url: string): AssertionKeys {
     const set = this.remoteSet(url);
     return async (alg, kid) => {
-      try {
-        return set.known(alg, kid) ?? (await set.lookup(alg, kid));
-      } catch (error) {
-        if (!(error instanceof KeySetUnavailableError)) throw error;
-        const cause = error.cause instanceof Error ? error.cause.message : undefined;
-        this.log({ event: 'client_jwks_failed', client_id: clientId, jwks_uri: url, reason: error.message, ...(cause ? { cause } : {}) });
-        throw new AssertionDefect("the client's keys could not be fetched from its jwks_uri", true);
-      }
+      const found = set.known(alg, kid) ?? (await set.lookup(alg, kid));
+      if (!('problem' in found) || found.problem !== 'unavailable') return found;
+      const { reason, cause } = found;
+      this.log({ event: 'client_jwks_failed', client_id: clientId, jwks_uri: url, reason, ...(cause ? { cause } : {}) });
+      return { defect: { code: 'keys_unavailable', description: "the client's keys could not be fetched from its jwks_uri" } };
     };
   }
 
@@ -93,7 +88,7 @@ export class ClientKeys {
   }
 
   /** The one registered key that fits the header's alg and kid. */
-  private inlineLookup(keys: Record<string, unknown>[], alg: string, kid: string | undefined): KeyLookup {
+  private inlineLookup(keys: Record<string, unknown>[], alg: string, kid: string | undefined): AssertionKeyLookup {
     const candidates = keys.filter((jwk) => jwkFits(jwk, alg, kid));
     if (candidates.length === 0) return { problem: 'unknown' };
     if (candidates.length > 1) return { problem: 'ambiguous' };
@@ -103,7 +98,7 @@ export class ClientKeys {
       try {
         key = verificationKeyFromJwk(candidates[0]!, alg);
       } catch {
-        throw new AssertionDefect(`the client's registered key cannot verify ${alg}`);
+        return { defect: { code: 'key', description: `the client's registered key cannot verify ${alg}` } };
       }
       if (this.imported.size >= IMPORTED_KEYS) this.imported.delete(this.imported.keys().next().value!);
       this.imported.set(cacheKey, key);

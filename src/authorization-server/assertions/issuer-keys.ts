@@ -1,6 +1,7 @@
 import { RemoteKeySet } from '../../core/remote-key-set.js';
 import { wellKnownUrl } from '../../core/uri.js';
-import { AssertionDefect, type AssertionKeys } from './verify-assertion.js';
+import { fail, ok, type Result } from '../../core/result.js';
+import type { AssertionDefect, AssertionKeys } from './verify-assertion.js';
 import { isTestLoopbackUrl } from '../client-documents/fetch-document.js';
 import { outboundJsonFetch } from './outbound-fetch.js';
 
@@ -16,11 +17,9 @@ export interface IssuerKeysOptions {
   cooldownMs?: number;
 }
 
-/** Why an issuer's keys could not be had: for the log (it may describe our network), never the response. */
-export class IssuerKeysUnavailable extends AssertionDefect {
-  constructor(readonly issuer: string, readonly reason: string) {
-    super('the keys of the assertion\'s issuer could not be fetched; try again shortly', true);
-  }
+/** An issuer's keys that could not be had; `log` (it may describe our network) names the issuer and why, never the response. */
+function keysUnavailable(issuer: string, reason: string): AssertionDefect {
+  return { code: 'keys_unavailable', description: "the keys of the assertion's issuer could not be fetched; try again shortly", log: { issuer, reason } };
 }
 
 /**
@@ -33,7 +32,7 @@ export class IssuerKeysUnavailable extends AssertionDefect {
  * already found in the configuration: a stranger's `iss` makes us fetch nothing.
  */
 export class IssuerKeys {
-  private readonly keySets = new Map<string, Promise<RemoteKeySet>>();
+  private readonly keySets = new Map<string, Promise<Result<RemoteKeySet, string>>>();
   private readonly fetch: typeof fetch;
 
   constructor(private readonly options: IssuerKeysOptions) {
@@ -42,22 +41,31 @@ export class IssuerKeys {
 
   /** The keys of `issuer` as the assertion verifier asks for them. */
   keysOf(issuer: string, kinds: readonly MetadataKind[]): AssertionKeys {
-    return async (alg, kid) => (await this.keySet(issuer, kinds)).lookup(alg, kid);
+    return async (alg, kid) => {
+      const keySet = await this.keySet(issuer, kinds);
+      if (!keySet.ok) return { defect: keysUnavailable(issuer, keySet.defect) };
+      const found = await keySet.value.lookup(alg, kid);
+      return 'problem' in found && found.problem === 'unavailable' ? { defect: keysUnavailable(issuer, found.reason) } : found;
+    };
   }
 
-  private keySet(issuer: string, kinds: readonly MetadataKind[]): Promise<RemoteKeySet> {
+  private keySet(issuer: string, kinds: readonly MetadataKind[]): Promise<Result<RemoteKeySet, string>> {
     let pending = this.keySets.get(issuer);
     if (!pending) {
-      pending = this.discover(issuer, kinds).then(
-        (jwksUri) => new RemoteKeySet(jwksUri, { cooldownMs: this.options.cooldownMs ?? 30_000, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: this.fetch }),
+      pending = this.discover(issuer, kinds).then((jwksUri) =>
+        jwksUri.ok ? ok(new RemoteKeySet(jwksUri.value, { cooldownMs: this.options.cooldownMs ?? 30_000, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: this.fetch })) : jwksUri,
       );
-      pending.catch(() => this.keySets.delete(issuer));
+      // A discovery that failed is not kept: the next assertion tries again.
+      void pending.then((found) => {
+        if (!found.ok) this.keySets.delete(issuer);
+      }, () => this.keySets.delete(issuer));
       this.keySets.set(issuer, pending);
     }
     return pending;
   }
 
-  private async discover(issuer: string, kinds: readonly MetadataKind[]): Promise<string> {
+  /** The issuer's `jwks_uri`, or why none could be found (for the log). */
+  private async discover(issuer: string, kinds: readonly MetadataKind[]): Promise<Result<string, string>> {
     const problems: string[] = [];
     for (const kind of kinds) {
       // OpenID Connect Discovery appends to the issuer's path; RFC 8414 inserts before it.
@@ -65,7 +73,10 @@ export class IssuerKeys {
       let document: unknown;
       try {
         const response = await this.fetch(url, { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-        if (response.status !== 200) throw new Error(`it answered ${response.status}`);
+        if (response.status !== 200) {
+          problems.push(`${url}: it answered ${response.status}`);
+          continue;
+        }
         document = await response.json();
       } catch (error) {
         problems.push(`${url}: ${(error as Error).message}`);
@@ -87,8 +98,8 @@ export class IssuerKeys {
         problems.push(`${url}: its jwks_uri is not https`);
         continue;
       }
-      return keysUrl.href;
+      return ok(keysUrl.href);
     }
-    throw new IssuerKeysUnavailable(issuer, problems.join('; '));
+    return fail(problems.join('; '));
   }
 }

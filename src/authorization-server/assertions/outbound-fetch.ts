@@ -5,13 +5,15 @@ import { fetchClientDocument, type DocumentFetchOptions } from '../client-docume
  * issuer's metadata and keys), with every defence of the client document fetcher: https only,
  * public addresses only, no redirects, timeouts and a size cap. It answers GET requests with the
  * parsed body as a JSON response, so key sets written for `fetch` (resource-server/jwks.ts) use
- * it unchanged; a refusal rejects with the fetcher's DocumentFetchError, for the log only.
+ * it unchanged. A document it cannot have rejects, as fetch does, with a TypeError whose message
+ * says why: for the log only, since it may describe our network.
  */
 export function outboundJsonFetch(options: DocumentFetchOptions): typeof fetch {
   const fetchOptions: DocumentFetchOptions = { ...options, extraContentTypes: ['application/jwk-set+json', ...(options.extraContentTypes ?? [])] };
   return (async (input: string | URL | Request) => {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    const { body } = await fetchClientDocument(url, fetchOptions);
-    return Response.json(body);
+    const fetched = await fetchClientDocument(url, fetchOptions);
+    if (!fetched.ok) throw new TypeError(fetched.defect.description);
+    return Response.json(fetched.value.body);
   }) as typeof fetch;
 }

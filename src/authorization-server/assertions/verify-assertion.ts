@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
-import { isSupportedJwsAlgorithm, jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt } from '../../core/jwt.js';
-import { KeySetUnavailableError, type KeyLookup } from '../../core/remote-key-set.js';
+import { isSupportedJwsAlgorithm, jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt, type JwtVerificationKey } from '../../core/jwt.js';
+import { fail, ok, type Defect, type Result } from '../../core/result.js';
 import type { Store } from '../../store/store.js';
 
 /**
@@ -10,20 +10,38 @@ import type { Store } from '../../store/store.js';
  * found, in words of our own: the assertion's content is never echoed back.
  */
 
-/** What a check found wrong; `message` is safe to return as an error_description. */
-export class AssertionDefect extends Error {
-  constructor(
-    message: string,
-    /** True when the issuer's keys could not be had: not the assertion's fault, maybe not for long. */
-    readonly keysUnavailable = false,
-  ) {
-    super(message);
-    this.name = 'AssertionDefect';
-  }
+/**
+ * What a check found wrong with an assertion. `keys_unavailable` is not the assertion's fault:
+ * its issuer's keys could not be had, maybe not for long (`log` says why, for the log only).
+ */
+export type AssertionDefectCode =
+  | 'malformed'
+  | 'algorithm'
+  | 'header'
+  | 'claims'
+  | 'audience'
+  | 'time'
+  | 'key'
+  | 'signature'
+  | 'replayed'
+  | 'keys_unavailable';
+
+export interface AssertionDefect extends Defect<AssertionDefectCode> {
+  log?: Record<string, string>;
 }
 
+/** A check of an assertion: its value, or the defect found. */
+export type AssertionCheck<T> = Result<T, AssertionDefect>;
+
+export function assertionDefect(code: AssertionDefectCode, description: string): { ok: false; defect: AssertionDefect } {
+  return fail({ code, description });
+}
+
+/** The key for a header's `alg` and `kid`, why none matches, or why none could be had. */
+export type AssertionKeyLookup = { key: JwtVerificationKey } | { problem: 'unknown' | 'ambiguous' } | { defect: AssertionDefect };
+
 /** Finds the key for a header's `alg` and `kid` among the issuer's keys. */
-export type AssertionKeys = (alg: string, kid: string | undefined) => KeyLookup | Promise<KeyLookup>;
+export type AssertionKeys = (alg: string, kid: string | undefined) => AssertionKeyLookup | Promise<AssertionKeyLookup>;
 
 export interface AssertionRules {
   /** How descriptions name the assertion: 'client assertion', 'authorization grant'… */
@@ -60,47 +78,42 @@ export interface VerifiedAssertion {
 }
 
 /** The assertion's parts, not yet trusted: what a caller reads `iss` from to choose whose keys verify it. */
-export function readAssertion(token: string, name: string): CompactJwt {
+export function readAssertion(token: string, name: string): AssertionCheck<CompactJwt> {
   const jwt = parseCompactJwt(token);
-  if (jwt) return jwt;
+  if (jwt) return ok(jwt);
   // An unsigned JWT (alg none) ends with an empty signature, which no signed one has.
-  if (/^[\w-]+\.[\w-]+\.$/.test(token)) throw new AssertionDefect(`the ${name} is unsigned (alg none is never accepted)`);
-  throw new AssertionDefect(`the ${name} is not a signed JWT in compact form`);
+  if (/^[\w-]+\.[\w-]+\.$/.test(token)) return assertionDefect('algorithm', `the ${name} is unsigned (alg none is never accepted)`);
+  return assertionDefect('malformed', `the ${name} is not a signed JWT in compact form`);
 }
 
 /** The checks of RFC 7523 §3 and RFC 8725, in an order that contacts nobody for a token that fails on its face. */
-export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rules: AssertionRules, now: number): Promise<VerifiedAssertion> {
+export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rules: AssertionRules, now: number): Promise<AssertionCheck<VerifiedAssertion>> {
   const { header, claims } = jwt;
   const { name } = rules;
   if (!isSupportedJwsAlgorithm(header.alg)) {
-    throw new AssertionDefect(`the ${name} is signed with an algorithm that is not accepted (none and HMAC never are)`);
+    return assertionDefect('algorithm', `the ${name} is signed with an algorithm that is not accepted (none and HMAC never are)`);
   }
   const headerProblem = jwtHeaderProblem(header, rules.typ === undefined ? {} : { typ: rules.typ });
-  if (headerProblem) throw new AssertionDefect(`the ${name}'s header is not accepted: ${headerProblem}`);
-  if (typeof claims.iss !== 'string' || claims.iss === '') throw new AssertionDefect(`the ${name} has no iss`);
-  if (typeof claims.sub !== 'string' || claims.sub === '') throw new AssertionDefect(`the ${name} has no sub`);
+  if (headerProblem) return assertionDefect('header', `the ${name}'s header is not accepted: ${headerProblem}`);
+  if (typeof claims.iss !== 'string' || claims.iss === '') return assertionDefect('claims', `the ${name} has no iss`);
+  if (typeof claims.sub !== 'string' || claims.sub === '') return assertionDefect('claims', `the ${name} has no sub`);
   const jtiAbsent = claims.jti === undefined && rules.jtiOptional === true;
-  if (!jtiAbsent && (typeof claims.jti !== 'string' || claims.jti === '')) throw new AssertionDefect(`the ${name} has no jti`);
+  if (!jtiAbsent && (typeof claims.jti !== 'string' || claims.jti === '')) return assertionDefect('claims', `the ${name} has no jti`);
   const audience = audienceProblem(claims.aud, rules);
-  if (audience) throw new AssertionDefect(audience);
-  checkTimes(claims, rules, now);
+  if (audience) return assertionDefect('audience', audience);
+  const times = timesDefect(claims, rules, now);
+  if (times) return fail(times);
 
-  let found: KeyLookup;
-  try {
-    found = await keys(header.alg, header.kid as string | undefined);
-  } catch (error) {
-    if (error instanceof KeySetUnavailableError || error instanceof AssertionDefect) {
-      throw error instanceof AssertionDefect ? error : new AssertionDefect(`the keys that verify the ${name} could not be fetched`, true);
-    }
-    throw error;
-  }
+  const found = await keys(header.alg, header.kid as string | undefined);
+  if ('defect' in found) return fail(found.defect);
   if ('problem' in found) {
-    throw new AssertionDefect(
+    return assertionDefect(
+      'key',
       found.problem === 'unknown' ? `no key of the ${name}'s issuer matches its kid and alg` : `several keys of the ${name}'s issuer match it; it must name one by kid`,
     );
   }
-  if (!verifyJwtSignature(jwt, found.key)) throw new AssertionDefect(`the ${name}'s signature does not verify`);
-  return { header, claims, iss: claims.iss, sub: claims.sub, jti: jtiAbsent ? '' : (claims.jti as string), exp: claims.exp as number };
+  if (!verifyJwtSignature(jwt, found.key)) return assertionDefect('signature', `the ${name}'s signature does not verify`);
+  return ok({ header, claims, iss: claims.iss, sub: claims.sub, jti: jtiAbsent ? '' : (claims.jti as string), exp: claims.exp as number });
 }
 
 /**
@@ -120,21 +133,23 @@ function audienceProblem(aud: unknown, rules: AssertionRules): string | null {
   return null;
 }
 
-function checkTimes(claims: Record<string, unknown>, rules: AssertionRules, now: number): void {
+function timesDefect(claims: Record<string, unknown>, rules: AssertionRules, now: number): AssertionDefect | undefined {
   const { name, clockToleranceSeconds: tolerance } = rules;
-  if (claims.exp === undefined) throw new AssertionDefect(`the ${name} has no exp`);
+  const defect = (code: 'claims' | 'time', description: string): AssertionDefect => ({ code, description });
+  if (claims.exp === undefined) return defect('claims', `the ${name} has no exp`);
   const problem = jwtTimeProblem(claims, now, tolerance);
-  if (problem === 'malformed') throw new AssertionDefect(`the ${name}'s exp, nbf or iat is not a number`);
-  if (problem === 'expired') throw new AssertionDefect(`the ${name} has expired`);
-  if (problem === 'not yet valid') throw new AssertionDefect(`the ${name} is not valid yet (nbf)`);
+  if (problem === 'malformed') return defect('claims', `the ${name}'s exp, nbf or iat is not a number`);
+  if (problem === 'expired') return defect('time', `the ${name} has expired`);
+  if (problem === 'not yet valid') return defect('time', `the ${name} is not valid yet (nbf)`);
   const exp = claims.exp as number;
   const iat = claims.iat as number | undefined;
-  if (iat === undefined && rules.requireIat) throw new AssertionDefect(`the ${name} has no iat`);
-  if (iat !== undefined && iat > now + tolerance) throw new AssertionDefect(`the ${name} was issued in the future (iat)`);
+  if (iat === undefined && rules.requireIat) return defect('claims', `the ${name} has no iat`);
+  if (iat !== undefined && iat > now + tolerance) return defect('time', `the ${name} was issued in the future (iat)`);
   // A bounded lifetime keeps the record of used jti values bounded too (RFC 7523 §3, item 4).
   if (exp - now > rules.maxLifetimeSeconds + tolerance || (iat !== undefined && exp - iat > rules.maxLifetimeSeconds + tolerance)) {
-    throw new AssertionDefect(`the ${name} lives too long: at most ${rules.maxLifetimeSeconds} seconds are accepted`);
+    return defect('time', `the ${name} lives too long: at most ${rules.maxLifetimeSeconds} seconds are accepted`);
   }
+  return undefined;
 }
 
 /**
@@ -142,8 +157,8 @@ function checkTimes(claims: Record<string, unknown>, rules: AssertionRules, now:
  * and jti until the assertion expires, so a second presentation is refused on every replica. One
  * store round trip.
  */
-export async function spendAssertion(store: Store, assertion: VerifiedAssertion, name: string, now: number, clockToleranceSeconds: number): Promise<void> {
+export async function spendAssertion(store: Store, assertion: VerifiedAssertion, name: string, now: number, clockToleranceSeconds: number): Promise<AssertionCheck<VerifiedAssertion>> {
   const key = hash('sha256', `${assertion.iss}\n${assertion.jti}`, 'base64url');
   const first = await store.useAssertionId(key, assertion.exp + clockToleranceSeconds, now);
-  if (!first) throw new AssertionDefect(`the ${name} was used before (its jti was seen already)`);
+  return first ? ok(assertion) : assertionDefect('replayed', `the ${name} was used before (its jti was seen already)`);
 }

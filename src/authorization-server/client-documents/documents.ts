@@ -12,12 +12,13 @@
  * it goes to the log.
  */
 import { OAuthError } from '../../core/errors.js';
+import { fail, ok, type Result } from '../../core/result.js';
 import { isStorableJson } from '../../core/storable-text.js';
 import type { ClientRecord, Store } from '../../store/store.js';
 import type { RedirectUriRules } from '../../core/redirect-uri.js';
 import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
 import { describeDropped, validateClientMetadata, type DroppedValue, type ValidClientMetadata } from '../checks/client-metadata.js';
-import { DocumentFetchError, fetchClientDocument, isTestLoopbackUrl, type DocumentFetchOptions } from './fetch-document.js';
+import { fetchClientDocument, isTestLoopbackUrl, type DocumentDefect, type DocumentFetchOptions } from './fetch-document.js';
 import type { AuditLog } from '../audit.js';
 
 export interface ClientDocumentsOptions {
@@ -109,25 +110,22 @@ export class ClientDocuments {
     // A document fetched again when its cache ends is no new client; only a URL never seen counts.
     const isNew = !(await store.getClient(clientId));
     if (isNew) await admitNew();
-    let fetched;
-    let client: ClientRecord;
-    let dropped: DroppedValue[];
-    try {
-      fetched = await fetchClientDocument(url, this.fetchOptions);
-      ({ client, dropped } = this.toClient(clientId, fetched.body, now));
-    } catch (error) {
-      if (!(error instanceof DocumentFetchError)) throw error;
-      this.noteFailure(clientId, error, now);
+    const fetched = await fetchClientDocument(url, this.fetchOptions);
+    const made = fetched.ok ? this.toClient(clientId, fetched.value.body, now) : fetched;
+    if (!made.ok) {
+      this.noteFailure(clientId, made.defect, now);
       // The client's host failing is the client's problem, even when it may pass: never a 5xx
       // of ours, which anyone could cause by naming such a URL (and which reads as our outage).
       throw unusable();
     }
+    const { client, dropped } = made.value;
+    const maxAge = fetched.ok ? fetched.value.maxAge : null;
     this.failed.delete(clientId);
     await store.saveClient(client);
     if (isNew) this.log({ event: 'client_created', client_id: clientId, registered_by: 'document' });
     // Each time the document is read, as it may have changed: the client kept is what the console shows.
     if (dropped.length > 0) this.log({ event: 'client_metadata_trimmed', client_id: clientId, registered_by: 'document', dropped: describeDropped(dropped) });
-    const ttl = fetched.maxAge === null ? DEFAULT_TTL : fetched.maxAge === 0 ? 0 : Math.min(MAX_TTL, Math.max(MIN_TTL, fetched.maxAge));
+    const ttl = maxAge === null ? DEFAULT_TTL : maxAge === 0 ? 0 : Math.min(MAX_TTL, Math.max(MIN_TTL, maxAge));
     if (ttl > 0) {
       this.cache.delete(clientId);
       this.cache.set(clientId, { client, until: now + ttl });
@@ -136,8 +134,8 @@ export class ClientDocuments {
     return client;
   }
 
-  private noteFailure(clientId: string, error: DocumentFetchError, now: number): void {
-    this.log({ event: 'client_document_failed', client_id: clientId, reason: error.message, ...(error.temporary ? { temporary: true } : {}) });
+  private noteFailure(clientId: string, defect: DocumentDefect, now: number): void {
+    this.log({ event: 'client_document_failed', client_id: clientId, reason: defect.description, ...(defect.code === 'unreachable' ? { temporary: true } : {}) });
     this.failed.delete(clientId);
     this.failed.set(clientId, now + FAILED_TTL);
     if (this.failed.size > FAILED_ENTRIES) this.failed.delete(this.failed.keys().next().value!);
@@ -164,16 +162,14 @@ export class ClientDocuments {
     return url;
   }
 
-  /** The client a document describes, and what of the document it leaves out; throws why not. */
-  private toClient(clientId: string, body: unknown, now: number): { client: ClientRecord; dropped: DroppedValue[] } {
-    const bad = (why: string): never => {
-      throw new DocumentFetchError(`the document is not valid: ${why}`);
-    };
+  /** The client a document describes, and what of the document it leaves out; or why it is not valid. */
+  private toClient(clientId: string, body: unknown, now: number): Result<{ client: ClientRecord; dropped: DroppedValue[] }, DocumentDefect> {
+    const bad = (why: string) => fail<DocumentDefect>({ code: 'refused', description: `the document is not valid: ${why}` });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return bad('it is not a JSON object');
     const document = body as Record<string, unknown>;
-    if (!isStorableJson(document)) bad('it holds NUL characters or unpaired surrogates');
-    if (document.client_id !== clientId) bad('its client_id is not the URL it was fetched from');
-    if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) bad('a public document cannot hold a client secret');
+    if (!isStorableJson(document)) return bad('it holds NUL characters or unpaired surrogates');
+    if (document.client_id !== clientId) return bad('its client_id is not the URL it was fetched from');
+    if (document.client_secret !== undefined || document.client_secret_expires_at !== undefined) return bad('a public document cannot hold a client secret');
     let valid: ValidClientMetadata;
     try {
       valid = validateClientMetadata(document, this.scopesSupported, {
@@ -189,8 +185,8 @@ export class ClientDocuments {
     } catch (error) {
       return bad(error instanceof OAuthError ? error.message : 'its metadata is malformed');
     }
-    if (!valid.grantTypes.includes('authorization_code')) bad('grant_types must include authorization_code');
-    return {
+    if (!valid.grantTypes.includes('authorization_code')) return bad('grant_types must include authorization_code');
+    return ok({
       dropped: valid.dropped,
       client: {
         clientId,
@@ -207,6 +203,6 @@ export class ClientDocuments {
         createdAt: now,
         lastUsedAt: null,
       },
-    };
+    });
   }
 }

@@ -12,6 +12,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { isNonPublicAddress } from '../../core/addresses.js';
+import { fail, ok, type Defect, type Result } from '../../core/result.js';
 
 export interface DocumentFetchOptions {
   /** Tests only: allows documents at http://127.0.0.1. */
@@ -34,15 +35,15 @@ export interface FetchedDocument {
 }
 
 /**
- * Why a document could not be had (or is not valid); the message names the reason, never the
- * body. It is for the log only: it may describe our network (an address, a closed port).
+ * Why a document could not be had: `unreachable` may pass (DNS, a timeout, a broken connection,
+ * the host failing), `refused` will not (a non-public address, plain http, a redirect, another
+ * status or type, too large, not JSON). The description names the reason, never the body; it is
+ * for the log only: it may describe our network (an address, a closed port).
  */
-export class DocumentFetchError extends Error {
-  constructor(message: string, readonly temporary = false) {
-    super(message);
-    this.name = 'DocumentFetchError';
-  }
-}
+export type DocumentDefect = Defect<'unreachable' | 'refused'>;
+
+const cannotReach = (description: string) => fail<DocumentDefect>({ code: 'unreachable', description });
+const refuse = (description: string) => fail<DocumentDefect>({ code: 'refused', description });
 
 const MAX_BYTES = 64 * 1024;
 
@@ -50,43 +51,47 @@ export function isTestLoopbackUrl(url: URL): boolean {
   return url.protocol === 'http:' && url.hostname === '127.0.0.1';
 }
 
-/** The addresses to connect to, all checked; refuses a host that resolves to any non-public one. */
-async function vettedAddress(url: URL, options: DocumentFetchOptions): Promise<{ address: string; family: number }> {
+type Address = { address: string; family: number };
+
+/** The address to connect to, every one the host resolves to checked; refuses a host that resolves to any non-public one. */
+async function vettedAddress(url: URL, options: DocumentFetchOptions): Promise<Result<Address, DocumentDefect>> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (options.allowLoopbackHttp && isTestLoopbackUrl(url)) return { address: '127.0.0.1', family: 4 };
-  let addresses: Array<{ address: string; family: number }>;
+  if (options.allowLoopbackHttp && isTestLoopbackUrl(url)) return ok({ address: '127.0.0.1', family: 4 });
+  let addresses: Address[];
   if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
   else {
     try {
       addresses = await (options.resolve ?? ((name) => dnsLookup(name, { all: true, verbatim: true })))(host);
     } catch {
-      throw new DocumentFetchError(`the host ${host} could not be resolved`, true);
+      return cannotReach(`the host ${host} could not be resolved`);
     }
   }
-  if (addresses.length === 0) throw new DocumentFetchError(`the host ${host} has no address`, true);
+  if (addresses.length === 0) return cannotReach(`the host ${host} has no address`);
   // Every answer must be public, not just the first: the connection could otherwise be steered.
-  const refused = addresses.find((a) => isNonPublicAddress(a.address));
-  if (refused) throw new DocumentFetchError(`the host ${host} resolves to a non-public address (${refused.address})`);
-  return addresses[0]!;
+  const nonPublic = addresses.find((a) => isNonPublicAddress(a.address));
+  if (nonPublic) return refuse(`the host ${host} resolves to a non-public address (${nonPublic.address})`);
+  return ok(addresses[0]!);
 }
 
-export async function fetchClientDocument(url: URL, options: DocumentFetchOptions): Promise<FetchedDocument> {
+export async function fetchClientDocument(url: URL, options: DocumentFetchOptions): Promise<Result<FetchedDocument, DocumentDefect>> {
   const testHttp = options.allowLoopbackHttp && isTestLoopbackUrl(url);
-  if (url.protocol !== 'https:' && !testHttp) throw new DocumentFetchError('the document must be served over https');
-  const target = await vettedAddress(url, options);
+  if (url.protocol !== 'https:' && !testHttp) return refuse('the document must be served over https');
+  const vetted = await vettedAddress(url, options);
+  if (!vetted.ok) return vetted;
+  const target = vetted.value;
   const maxBytes = options.maxBytes ?? MAX_BYTES;
   const send = options.request ?? (url.protocol === 'https:' ? https.request : http.request);
 
-  return new Promise<FetchedDocument>((resolve, reject) => {
+  return new Promise<Result<FetchedDocument, DocumentDefect>>((resolve) => {
     let settled = false;
-    const fail = (error: DocumentFetchError): void => {
+    const settle = (outcome: Result<FetchedDocument, DocumentDefect>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(total);
-      request.destroy();
-      reject(error);
+      if (!outcome.ok) request.destroy();
+      resolve(outcome);
     };
-    const total = setTimeout(() => fail(new DocumentFetchError('fetching the document took too long', true)), options.totalTimeoutMs ?? 5000);
+    const total = setTimeout(() => settle(cannotReach('fetching the document took too long')), options.totalTimeoutMs ?? 5000);
     const request = send(
       url,
       {
@@ -102,36 +107,34 @@ export async function fetchClientDocument(url: URL, options: DocumentFetchOption
       },
       (response) => {
         const status = response.statusCode ?? 0;
-        if (status >= 300 && status < 400) return fail(new DocumentFetchError(`the document URL redirects (HTTP ${status}); redirects are not followed`));
-        if (status !== 200) return fail(new DocumentFetchError(`the document URL answered HTTP ${status}`, status >= 500));
+        if (status >= 300 && status < 400) return settle(refuse(`the document URL redirects (HTTP ${status}); redirects are not followed`));
+        if (status !== 200) return settle((status >= 500 ? cannotReach : refuse)(`the document URL answered HTTP ${status}`));
         const type = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (type !== 'application/json' && !options.extraContentTypes?.includes(type)) return fail(new DocumentFetchError(`the document is ${type || 'untyped'}, not application/json`));
+        if (type !== 'application/json' && !options.extraContentTypes?.includes(type)) return settle(refuse(`the document is ${type || 'untyped'}, not application/json`));
         const declared = Number(response.headers['content-length']);
-        if (declared > maxBytes) return fail(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
+        if (declared > maxBytes) return settle(refuse(`the document is larger than ${maxBytes} bytes`));
         const chunks: Buffer[] = [];
         let size = 0;
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > maxBytes) return fail(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
+          if (size > maxBytes) return settle(refuse(`the document is larger than ${maxBytes} bytes`));
           chunks.push(chunk);
         });
-        response.on('error', () => fail(new DocumentFetchError('the connection broke while reading the document', true)));
+        response.on('error', () => settle(cannotReach('the connection broke while reading the document')));
         response.on('end', () => {
           if (settled) return;
           let body: unknown;
           try {
             body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
           } catch {
-            return fail(new DocumentFetchError('the document is not valid JSON'));
+            return settle(refuse('the document is not valid JSON'));
           }
-          settled = true;
-          clearTimeout(total);
-          resolve({ body, maxAge: maxAgeOf(response.headers['cache-control']) });
+          settle(ok({ body, maxAge: maxAgeOf(response.headers['cache-control']) }));
         });
       },
     );
-    request.on('timeout', () => fail(new DocumentFetchError('the document host did not answer in time', true)));
-    request.on('error', (error) => fail(new DocumentFetchError(`the document could not be fetched (${(error as NodeJS.ErrnoException).code ?? error.message})`, true)));
+    request.on('timeout', () => settle(cannotReach('the document host did not answer in time')));
+    request.on('error', (error) => settle(cannotReach(`the document could not be fetched (${(error as NodeJS.ErrnoException).code ?? error.message})`)));
     request.end();
   });
 }

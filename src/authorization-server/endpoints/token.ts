@@ -9,6 +9,7 @@ import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
 import { requestHeader } from '../http/body.js';
+import { toOAuthError } from '../http/errors.js';
 import { readForm, type Params } from '../http/params.js';
 import { json } from '../http/responses.js';
 
@@ -35,8 +36,10 @@ export async function tokenEndpoint(ctx: ServerContext, request: Request): Promi
     const response = await answer(ctx, request, params);
     metrics?.tokenRequest(params.get('grant_type'), undefined, started);
     return response;
-  } catch (error) {
-    metrics?.tokenRequest(params?.get('grant_type'), error, started);
+  } catch (thrown) {
+    // Translated here rather than by the route: the refusal's log line and metrics need its code.
+    const error = toOAuthError(thrown, ctx.log);
+    metrics?.tokenRequest(params?.get('grant_type'), error.code, started);
     logRefusal(ctx, request, params, error);
     throw error;
   }
@@ -51,8 +54,8 @@ const NOT_REFUSALS: ReadonlySet<string> = new Set(['authorization_pending', 'slo
  * never a credential. The token route's rate limit bounds how many requests, and so events, an
  * address causes. Failures of ours (5xx) are logged as what they are, elsewhere.
  */
-function logRefusal(ctx: ServerContext, request: Request, params: Params | undefined, error: unknown): void {
-  if (!(error instanceof OAuthError) || error.status >= 500 || NOT_REFUSALS.has(error.code)) return;
+function logRefusal(ctx: ServerContext, request: Request, params: Params | undefined, error: OAuthError): void {
+  if (error.status >= 500 || NOT_REFUSALS.has(error.code)) return;
   const grantType = params?.get('grant_type');
   const clientId = params && claimedClientId(request, params);
   ctx.log({

@@ -7,16 +7,18 @@
 import { OAuthError } from '../../core/errors.js';
 import type { CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { fail, ok, type Result } from '../../core/result.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
 import type { ClientRecord } from '../../store/store.js';
-import { AssertionDefect, spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
+import { spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
 import { allowedScopes, machineScopeNote } from '../checks/authorization-request.js';
 import type { ResolvedConfig, ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
 import { upstreamUser } from '../upstream/users.js';
+import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
 import { issueSingleAccessToken } from './token-response.js';
 
 export const ID_JAG_TYP = 'oauth-id-jag+jwt';
@@ -33,16 +35,48 @@ const ASSERTION_CLOCK_TOLERANCE = 60;
 const MAX_LIFETIME_SECONDS = 3600;
 const NAME = 'ID-JAG';
 
+/** An ID-JAG that passed every check of its own: the assertion, the resource it is for, the scopes it grants (undefined: none named). */
+interface CheckedIdJag {
+  assertion: VerifiedAssertion;
+  resource: string;
+  scope: string[] | undefined;
+}
+
 export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null, params: Params, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
   // Who presents it first: the grant is bound to a client that proves who it is.
   if (!client) throw new OAuthError('invalid_client', 'an ID-JAG is accepted only from a client that authenticates', 401);
   if (client.tokenEndpointAuthMethod === 'none') throw new OAuthError('unauthorized_client', 'ID-JAGs are accepted from confidential clients only');
   if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `this client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  const now = ctx.now();
+  const checked = await checkIdJag(ctx, client, jwt, settings, now);
+  if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
+  const { assertion, resource } = checked.value;
+  const requested = params.get('resource');
+  if (requested !== undefined && canonicalizeResourceUri(requested) !== resource) {
+    throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
+  }
+  const scope = idJagScope(params.get('scope'), checked.value.scope, client, ctx.config);
+  // Last, once everything else holds: an ID-JAG refused for another reason can still be used by its client.
+  const spent = await spendAssertion(ctx.store, assertion, NAME, now, ASSERTION_CLOCK_TOLERANCE);
+  if (!spent.ok) throw jwtBearerError(ctx, spent.defect);
+
+  const iss = assertion.iss;
+  const user = await upstreamUser(ctx, ctx.upstream?.providers.idForIssuer(iss) ?? TRUSTED_IDP_PROVIDER, identityOf(assertion));
+  // No refresh token: when the access token expires the client asks its IdP for a new ID-JAG, so
+  // the IdP's policy (the person still employed, the app still assigned) is applied again.
+  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: user.id, scope, resource }, now, {
+    grant_type: JWT_BEARER_GRANT_TYPE,
+    profile: 'id-jag',
+    idp: iss,
+    user_id: user.id,
+  });
+}
+
+/** The ID-JAG's own checks: a trusted issuer, its signature and claims, for this client, a resource we serve, a well-formed scope. */
+async function checkIdJag(ctx: ServerContext, client: ClientRecord, jwt: CompactJwt, settings: ResolvedJwtBearerConfig, now: number): Promise<Result<CheckedIdJag, JwtBearerDefect>> {
   const iss = jwt.claims.iss;
   // Before anything is fetched: a stranger's issuer costs us nothing.
-  if (typeof iss !== 'string' || !settings.trustedIdps.includes(iss)) throw new AssertionDefect('the ID-JAG\'s issuer is not a trusted identity provider');
-
-  const now = ctx.now();
+  if (typeof iss !== 'string' || !settings.trustedIdps.includes(iss)) return fail({ code: 'issuer', description: "the ID-JAG's issuer is not a trusted identity provider" });
   const keys = ctx.issuerKeys!.keysOf(iss, ['openid-configuration', 'oauth-authorization-server']);
   const verified = await verifyAssertion(
     jwt,
@@ -60,39 +94,39 @@ export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null
     },
     now,
   );
-  const { claims } = verified;
-  if (claims.client_id !== client.clientId) throw new AssertionDefect('the ID-JAG\'s client_id is not the client that presents it');
-  const resource = assertedResource(claims.resource, ctx.config.resources, params.get('resource'));
-  const scope = idJagScope(params.get('scope'), claims.scope, client, ctx.config);
-  // Last, once everything else holds: an ID-JAG refused for another reason can still be used by its client.
-  await spendAssertion(ctx.store, verified, NAME, now, ASSERTION_CLOCK_TOLERANCE);
-
-  const user = await upstreamUser(ctx, ctx.upstream?.providers.idForIssuer(iss) ?? TRUSTED_IDP_PROVIDER, identityOf(verified));
-  // No refresh token: when the access token expires the client asks its IdP for a new ID-JAG, so
-  // the IdP's policy (the person still employed, the app still assigned) is applied again.
-  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: user.id, scope, resource }, now, {
-    grant_type: JWT_BEARER_GRANT_TYPE,
-    profile: 'id-jag',
-    idp: iss,
-    user_id: user.id,
-  });
+  if (!verified.ok) return verified;
+  const { claims } = verified.value;
+  if (claims.client_id !== client.clientId) return fail({ code: 'client', description: "the ID-JAG's client_id is not the client that presents it" });
+  const resource = assertedResource(claims.resource, ctx.config.resources);
+  if (!resource.ok) return resource;
+  const scope = assertedScope(claims.scope);
+  if (!scope.ok) return scope;
+  return ok({ assertion: verified.value, resource: resource.value, scope: scope.value });
 }
 
-/** The `resource` claim (REQUIRED): one server we issue tokens for, and the request's `resource`, if sent, the same. */
-function assertedResource(claim: unknown, served: readonly string[], requested: string | undefined): string {
+/** The `resource` claim (REQUIRED): one server we issue tokens for. */
+function assertedResource(claim: unknown, served: readonly string[]): Result<string, JwtBearerDefect> {
   const value = Array.isArray(claim) && claim.length === 1 ? claim[0] : claim;
-  if (typeof value !== 'string' || value === '') throw new AssertionDefect('the ID-JAG has no resource (one URI)');
+  if (typeof value !== 'string' || value === '') return fail({ code: 'resource', description: 'the ID-JAG has no resource (one URI)' });
   let resource: string;
   try {
     resource = canonicalizeResourceUri(value);
   } catch {
-    throw new AssertionDefect('the ID-JAG\'s resource is not an absolute URI');
+    return fail({ code: 'resource', description: "the ID-JAG's resource is not an absolute URI" });
   }
-  if (!served.includes(resource)) throw new AssertionDefect('the ID-JAG\'s resource is not a server this authorization server issues tokens for');
-  if (requested !== undefined && canonicalizeResourceUri(requested) !== resource) {
-    throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
+  if (!served.includes(resource)) return fail({ code: 'resource', description: "the ID-JAG's resource is not a server this authorization server issues tokens for" });
+  return ok(resource);
+}
+
+/** The `scope` claim: the scopes the IdP granted, or undefined when it names none. */
+function assertedScope(claim: unknown): Result<string[] | undefined, JwtBearerDefect> {
+  if (claim === undefined) return ok(undefined);
+  if (typeof claim !== 'string') return fail({ code: 'scope', description: "the ID-JAG's scope is not a string" });
+  try {
+    return ok(parseScope(claim));
+  } catch {
+    return fail({ code: 'scope', description: "the ID-JAG's scope is malformed" });
   }
-  return resource;
 }
 
 /**
@@ -102,14 +136,7 @@ function assertedResource(claim: unknown, served: readonly string[], requested: 
  * requested scope beyond the grant is invalid_scope (RFC 6749 §5.2: it "exceeds the scope granted
  * by the resource owner"), naming the scope; one beyond the client's, invalid_scope saying why.
  */
-function idJagScope(requestedParam: string | undefined, assertedClaim: unknown, client: ClientRecord, config: ResolvedConfig): string[] {
-  if (assertedClaim !== undefined && typeof assertedClaim !== 'string') throw new AssertionDefect('the ID-JAG\'s scope is not a string');
-  let asserted: string[] | undefined;
-  try {
-    asserted = assertedClaim === undefined ? undefined : parseScope(assertedClaim);
-  } catch {
-    throw new AssertionDefect('the ID-JAG\'s scope is malformed');
-  }
+function idJagScope(requestedParam: string | undefined, asserted: string[] | undefined, client: ClientRecord, config: ResolvedConfig): string[] {
   const granted = asserted ?? config.defaultScopes;
   const allowed = allowedScopes(client, config, 'client');
   const requested = parseScope(requestedParam);

@@ -10,13 +10,13 @@
 import { OAuthError } from '../../core/errors.js';
 import { hasTyp } from '../../core/jwt.js';
 import type { ClientRecord } from '../../store/store.js';
-import { IssuerKeysUnavailable } from '../assertions/issuer-keys.js';
-import { AssertionDefect, readAssertion } from '../assertions/verify-assertion.js';
+import { readAssertion } from '../assertions/verify-assertion.js';
 import type { ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
 import { idJagGrant, ID_JAG_TYP } from './id-jag.js';
+import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
 import { workloadGrant } from './workload.js';
 
 /** `client` is null when the request authenticated none (a workload's token authenticates it: RFC 7521 §4.1). */
@@ -25,33 +25,17 @@ export async function jwtBearerGrant(ctx: ServerContext, client: ClientRecord | 
   if (!settings) throw new OAuthError('unsupported_grant_type', 'grant_type urn:ietf:params:oauth:grant-type:jwt-bearer is not supported: no trusted identity provider or workload issuer is configured');
   const assertion = params.get('assertion');
   if (!assertion) throw new OAuthError('invalid_request', 'assertion is required');
-  try {
-    const jwt = readAssertion(assertion, 'assertion');
-    const { header, claims } = jwt;
-    const iss = typeof claims.iss === 'string' ? claims.iss : undefined;
-    if (hasTyp(header, ID_JAG_TYP)) return await idJagGrant(ctx, client, params, jwt, settings);
-    if (iss !== undefined && settings.workloads.some((rule) => rule.issuer === iss)) return await workloadGrant(ctx, client, params, jwt, settings);
-    throw new AssertionDefect(whyRefused(iss, settings));
-  } catch (error) {
-    throw asOAuthError(ctx, error);
-  }
+  const read = readAssertion(assertion, 'assertion');
+  if (!read.ok) throw jwtBearerError(ctx, read.defect);
+  const jwt = read.value;
+  const iss = typeof jwt.claims.iss === 'string' ? jwt.claims.iss : undefined;
+  if (hasTyp(jwt.header, ID_JAG_TYP)) return idJagGrant(ctx, client, params, jwt, settings);
+  if (iss !== undefined && settings.workloads.some((rule) => rule.issuer === iss)) return workloadGrant(ctx, client, params, jwt, settings);
+  throw jwtBearerError(ctx, whyRefused(iss, settings));
 }
 
-function whyRefused(iss: string | undefined, settings: ResolvedJwtBearerConfig): string {
-  if (iss === undefined) return 'the assertion has no iss';
-  if (settings.trustedIdps.includes(iss)) return `the assertion's typ is not ${ID_JAG_TYP}, as an identity provider's authorization grant must be`;
-  return 'the assertion\'s issuer is not trusted';
-}
-
-/** A defect found in the assertion is invalid_grant with its description; keys that could not be fetched are our trouble, for now. */
-function asOAuthError(ctx: ServerContext, error: unknown): unknown {
-  if (!(error instanceof AssertionDefect)) return error;
-  if (error.keysUnavailable) {
-    ctx.log({
-      event: 'assertion_keys_unavailable',
-      ...(error instanceof IssuerKeysUnavailable ? { issuer: error.issuer, reason: error.reason } : {}),
-    });
-    return new OAuthError('temporarily_unavailable', error.message, 503, { 'Retry-After': '5' });
-  }
-  return new OAuthError('invalid_grant', error.message);
+function whyRefused(iss: string | undefined, settings: ResolvedJwtBearerConfig): JwtBearerDefect {
+  if (iss === undefined) return { code: 'claims', description: 'the assertion has no iss' };
+  if (settings.trustedIdps.includes(iss)) return { code: 'header', description: `the assertion's typ is not ${ID_JAG_TYP}, as an identity provider's authorization grant must be` };
+  return { code: 'issuer', description: "the assertion's issuer is not trusted" };
 }

@@ -10,14 +10,16 @@ import { hasTyp, type CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { parseScope, resolveScope } from '../../core/scopes.js';
 import type { ClientRecord } from '../../store/store.js';
-import { AssertionDefect, spendAssertion, verifyAssertion } from '../assertions/verify-assertion.js';
+import { fail, ok, type Result } from '../../core/result.js';
+import { spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
 import { workloadClient } from '../assertions/workload-clients.js';
-import { subjectMatches } from '../assertions/workload-rules.js';
+import { subjectMatches, type WorkloadRule } from '../assertions/workload-rules.js';
 import { allowedScopes, machineScopeNote, resolveResource } from '../checks/authorization-request.js';
 import type { ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
+import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
 import { issueSingleAccessToken } from './token-response.js';
 
 const NAME = 'workload token';
@@ -26,13 +28,46 @@ const CLOCK_TOLERANCE_SECONDS = 60;
 const MAX_LIFETIME_SECONDS = 24 * 3600;
 
 export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord | null, params: Params, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+  const now = ctx.now();
+  const checked = await checkWorkloadToken(ctx, presenter, jwt, settings, now);
+  if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
+  const { assertion: verified, rule } = checked.value;
+  const iss = verified.iss;
+
+  const client = await workloadClient(ctx, rule.client);
+  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `the workload's client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  const allowed = allowedScopes(client, ctx.config, 'client').filter((scope) => rule.scopes.includes(scope));
+  const scope = resolveScope(parseScope(params.get('scope')), allowed, allowed, machineScopeNote(client, ctx.config));
+  if (scope.length === 0) throw new OAuthError('invalid_scope', 'the workload may have no scope this client is allowed');
+  const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
+  if (rule.singleUse && verified.jti !== '') {
+    const spent = await spendAssertion(ctx.store, verified, NAME, now, CLOCK_TOLERANCE_SECONDS);
+    if (!spent.ok) throw jwtBearerError(ctx, spent.defect);
+  }
+
+  // No refresh token: the workload presents a fresh platform token instead, which the platform
+  // stops issuing the moment the workload is gone.
+  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: null, scope, resource }, now, {
+    grant_type: JWT_BEARER_GRANT_TYPE,
+    profile: 'workload',
+    workload_issuer: iss,
+    workload_subject: verified.sub,
+  });
+}
+
+/** The token's checks, and the first rule whose issuer, audience and subject fit it. */
+async function checkWorkloadToken(
+  ctx: ServerContext,
+  presenter: ClientRecord | null,
+  jwt: CompactJwt,
+  settings: ResolvedJwtBearerConfig,
+  now: number,
+): Promise<Result<{ assertion: VerifiedAssertion; rule: WorkloadRule }, JwtBearerDefect>> {
   // The caller found the issuer among the rules: only a configured issuer's keys are ever fetched.
   const iss = jwt.claims.iss as string;
   const rules = settings.workloads.filter((rule) => rule.issuer === iss);
   // A platform token may have no typ (Kubernetes) or JWT (SPIFFE); one typed for another use (an access token) is no workload's grant.
-  if (jwt.header.typ !== undefined && !hasTyp(jwt.header, 'JWT')) throw new AssertionDefect('the workload token\'s typ is not JWT');
-
-  const now = ctx.now();
+  if (jwt.header.typ !== undefined && !hasTyp(jwt.header, 'JWT')) return fail({ code: 'header', description: "the workload token's typ is not JWT" });
   const verified = await verifyAssertion(
     jwt,
     ctx.issuerKeys!.keysOf(iss, ['openid-configuration']),
@@ -48,27 +83,12 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
     },
     now,
   );
-  const aud = verified.claims.aud;
+  if (!verified.ok) return verified;
+  const aud = verified.value.claims.aud;
   const audiences = typeof aud === 'string' ? [aud] : (aud as unknown[]);
-  const rule = rules.find((candidate) => audiences.includes(candidate.audience) && subjectMatches(candidate.subject, verified.sub));
-  if (!rule) throw new AssertionDefect('the workload token\'s subject matches no configured workload rule');
+  const rule = rules.find((candidate) => audiences.includes(candidate.audience) && subjectMatches(candidate.subject, verified.value.sub));
+  if (!rule) return fail({ code: 'rule', description: "the workload token's subject matches no configured workload rule" });
   // A client the request named or authenticated must be the one the rule makes of the workload.
-  if (presenter && presenter.clientId !== rule.client) throw new AssertionDefect('the workload token is for another client than the one the request names');
-
-  const client = await workloadClient(ctx, rule.client);
-  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `the workload's client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
-  const allowed = allowedScopes(client, ctx.config, 'client').filter((scope) => rule.scopes.includes(scope));
-  const scope = resolveScope(parseScope(params.get('scope')), allowed, allowed, machineScopeNote(client, ctx.config));
-  if (scope.length === 0) throw new OAuthError('invalid_scope', 'the workload may have no scope this client is allowed');
-  const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
-  if (rule.singleUse && verified.jti !== '') await spendAssertion(ctx.store, verified, NAME, now, CLOCK_TOLERANCE_SECONDS);
-
-  // No refresh token: the workload presents a fresh platform token instead, which the platform
-  // stops issuing the moment the workload is gone.
-  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: null, scope, resource }, now, {
-    grant_type: JWT_BEARER_GRANT_TYPE,
-    profile: 'workload',
-    workload_issuer: iss,
-    workload_subject: verified.sub,
-  });
+  if (presenter && presenter.clientId !== rule.client) return fail({ code: 'client', description: 'the workload token is for another client than the one the request names' });
+  return ok({ assertion: verified.value, rule });
 }

@@ -1,4 +1,4 @@
-import { OAuthError } from '../../core/errors.js';
+import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
 import { StoreUnavailableError } from '../../store/store.js';
 import { authorizationResponseUrl } from '../authorization-response.js';
 import { errorPage } from '../pages/error.js';
@@ -9,14 +9,15 @@ import type { AuditLog } from '../audit.js';
 export type Log = AuditLog;
 
 /**
- * Turns anything thrown into an OAuthError: our own pass through; the store being down is 503
- * temporarily_unavailable; anything else is a 500 whose details stay in the log, never the body.
+ * Turns anything thrown into an OAuthError, and logs what is not one, once: our own pass
+ * through; the store being down is 503 temporarily_unavailable (the one place a store failure is
+ * translated); anything else is a 500 whose details stay in the log, never the body.
  */
 export function toOAuthError(error: unknown, log: Log): OAuthError {
   if (error instanceof OAuthError) return error;
   if (error instanceof StoreUnavailableError) {
     log({ event: 'store_unavailable', message: error.message });
-    return new OAuthError('temporarily_unavailable', 'the service is temporarily unavailable; try again shortly', 503, { 'Retry-After': '5' });
+    return temporarilyUnavailable('the service is temporarily unavailable; try again shortly');
   }
   log({ event: 'internal_error', message: error instanceof Error ? error.message : String(error) });
   return new OAuthError('server_error', 'the server could not complete the request');

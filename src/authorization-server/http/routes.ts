@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
 import { attachNodeRequest } from './body.js';
-import { errorResponse } from './errors.js';
+import { errorResponse, toOAuthError } from './errors.js';
 import { withHeaders } from './responses.js';
 import type { AuditLog } from '../audit.js';
 
@@ -19,15 +19,16 @@ const NO_PARAMS: Record<string, string> = Object.freeze({});
 /**
  * Registers one path with its methods. Every other method gets 405 with `Allow` (as JSON even on
  * the browser routes: no person follows a link with PUT). What a handler throws becomes a response
- * in http/errors.ts: OAuth JSON on API routes, on `html` routes (the browser pages) an error page
- * or, once the redirect URI is trusted, a redirect to the client. `cors` routes (metadata, token,
+ * in http/errors.ts, translated there once (`failed` is told its OAuth error code): OAuth JSON on
+ * API routes, on `html` routes (the browser pages) an error page or, once the redirect URI is
+ * trusted, a redirect to the client. `cors` routes (metadata, token,
  * registration, revocation) are readable from browsers, and the HTML pages never are.
  */
 export function route(
   app: Hono,
   path: string,
   methods: Partial<Record<'GET' | 'POST', Handler>>,
-  options: { cors: boolean; html?: boolean; log: AuditLog; failed?: (path: string, error: unknown) => void },
+  options: { cors: boolean; html?: boolean; log: AuditLog; failed?: (path: string, code: string) => void },
 ): void {
   const allowed = Object.keys(methods).join(', ');
   const cors = options.cors ? { ...CORS_HEADERS, 'Access-Control-Allow-Methods': `${allowed}, OPTIONS` } : {};
@@ -45,8 +46,9 @@ export function route(
       if (method === 'POST') attachNodeRequest(c.req.raw, (c.env as { incoming?: unknown } | undefined)?.incoming);
       try {
         response = await handler(c.req.raw, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
-      } catch (error) {
-        options.failed?.(path, error);
+      } catch (thrown) {
+        const error = toOAuthError(thrown, options.log);
+        options.failed?.(path, error.code);
         response = errorResponse(error, options.html ? 'html' : 'json', options.log);
       }
     }

@@ -7,7 +7,7 @@ import { seeOther } from '../http/responses.js';
 import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
 import { toResponse } from '../pages/layout.js';
-import { forwardUpstream, upstreamConfig } from '../upstream/sign-in.js';
+import { forwardUpstream, signInError, upstreamConfig } from '../upstream/sign-in.js';
 import { denyDevice } from '../device-decisions.js';
 import { deviceDonePage } from '../pages/device.js';
 import { showDeviceConsent } from './device-consent.js';
@@ -24,7 +24,9 @@ function chosenProvider(interaction: InteractionRecord): string {
  * reaches the provider through our one client id, so the person approves this client first.
  */
 export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord, request: Request): Promise<Response> {
-  const up = await upstreamConfig(ctx).providers.get(chosenProvider(interaction));
+  const resolved = await upstreamConfig(ctx).providers.get(chosenProvider(interaction));
+  if (!resolved.ok) throw signInError(resolved.defect);
+  const up = resolved.value;
   if (interaction.device) return showDeviceConsent(ctx, interaction, request, { name: up.name, origin: new URL(up.as.authorization_endpoint!).origin });
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   return toResponse(

@@ -1,7 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { OAuthError } from '../../core/errors.js';
+import type { OAuthErrorCode } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
-import { StoreUnavailableError } from '../../store/store.js';
 import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 export const METRIC_PREFIX = 'context_auth_';
@@ -107,18 +106,18 @@ export class ServerMetrics {
     }
   }
 
-  /** One token endpoint request, answered or refused (`error`), that began at `started` (performance.now()). */
-  tokenRequest(grantType: string | undefined, error: unknown, started: number): void {
+  /** One token endpoint request, answered or refused (the OAuth error code it was answered with), that began at `started` (performance.now()). */
+  tokenRequest(grantType: string | undefined, errorCode: OAuthErrorCode | undefined, started: number): void {
     const grant = grantType === undefined ? 'none' : GRANT_TYPES.has(grantType) ? grantType : 'other';
-    this.tokenRequests.inc({ grant_type: grant, outcome: error === undefined ? 'success' : errorCode(error) });
+    this.tokenRequests.inc({ grant_type: grant, outcome: errorCode ?? 'success' });
     let series = this.tokenSeries.get(grant);
     if (!series) this.tokenSeries.set(grant, (series = this.tokenDuration.series({ grant_type: grant })));
     series.observe((performance.now() - started) / 1000);
   }
 
-  /** An error answer of `endpoint` (its path under the issuer, as routed). */
-  endpointError(endpoint: string, error: unknown): void {
-    this.errors.inc({ endpoint, error: errorCode(error) });
+  /** An error answer of `endpoint` (its path under the issuer, as routed), by its OAuth error code. */
+  endpointError(endpoint: string, errorCode: string): void {
+    this.errors.inc({ endpoint, error: errorCode });
   }
 
   /** Runs a sweep, and records when it ended, what it deleted and how long it took, unless it failed. */
@@ -140,11 +139,4 @@ export class ServerMetrics {
   async text(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-/** The OAuth error code an error is answered with (http/errors.ts): ours are a fixed set of constants. */
-export function errorCode(error: unknown): string {
-  if (error instanceof OAuthError) return error.code;
-  if (error instanceof StoreUnavailableError) return 'temporarily_unavailable';
-  return 'server_error';
 }

@@ -4,16 +4,17 @@
  * (state, `iss`, code exchange, ID token signature, audience, nonce and expiry); check or renew
  * the upstream tokens when our grant is refreshed; call user-info for a tool.
  *
- * Every failure becomes an OAuthError that can be shown to the person or sent to our client:
- * access_denied (refused upstream, or a response that does not belong to this sign-in),
- * temporarily_unavailable (upstream down or failing), server_error (upstream misconfigured).
- * Its cause (`failureOf`) says for the operator's log where upstream it failed: the step, the
- * provider's HTTP status and error code. Nothing here logs, and no error holds an upstream
- * response body or token.
+ * Each step returns what it learnt or an UpstreamDefect (defects.ts): a stable code (declined,
+ * failed_checks, refused, unavailable, misconfigured), a description that can be shown to the
+ * person or sent to our client, and the failure behind it for the operator's log: the step, the
+ * provider's HTTP status and error code. oauth4webapi's exceptions become defects here, in
+ * `attempt`. Nothing here logs, and no defect holds an upstream response body or token.
  */
 import * as oauth from 'oauth4webapi';
 import { OAuthError } from '../../core/errors.js';
-import { describe, failureOf, UpstreamFailure, withFailure, type ResolvedUpstream, type UpstreamIdentity } from './provider.js';
+import { fail, ok, type Result } from '../../core/result.js';
+import { upstreamFailure, type UpstreamDefect, type UpstreamDefectCode, type UpstreamFailure, type UpstreamStep } from './defects.js';
+import { describe, type ResolvedUpstream, type UpstreamIdentity } from './provider.js';
 
 /** What must be kept between sending the person upstream and the callback (with the interaction). */
 export interface PendingUpstream {
@@ -60,11 +61,14 @@ export interface UpstreamSignIn {
   warnings: UpstreamFailure[];
 }
 
-export type UpstreamCheck =
-  | { status: 'valid' }
-  | { status: 'renewed'; tokens: UpstreamTokens }
-  /** The upstream no longer honours the session (revoked, expired, user removed): end our grant too. */
-  | { status: 'refused'; reason: string; failure: UpstreamFailure | null };
+/** What a step upstream gives, or the defect it found. */
+export type UpstreamResult<T> = Result<T, UpstreamDefect>;
+
+/**
+ * The upstream session still stands, maybe with renewed tokens. A session the upstream no longer
+ * honours (revoked, expired, user removed: end our grant too) is the defect `refused`.
+ */
+export type UpstreamCheck = { status: 'valid' } | { status: 'renewed'; tokens: UpstreamTokens };
 
 /** The handle `beginUpstream` put in front of the state, or null. */
 export function stateHandle(callback: URL): string | null {
@@ -117,54 +121,64 @@ export async function beginUpstream(
 }
 
 /** Steps 3–4: checks the callback, exchanges the code, and says who signed in. */
-export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, callback: URL, pending: PendingUpstream, now: number): Promise<UpstreamSignIn> {
+export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, callback: URL, pending: PendingUpstream, now: number): Promise<UpstreamResult<UpstreamSignIn>> {
   if (pending.providerId !== up.id) {
-    const failure = new UpstreamFailure('authorization response', null, null, `the sign-in started at ${pending.providerId}`);
-    throw withFailure(new OAuthError('access_denied', 'the sign-in response came from another provider than the one the sign-in started at'), failure);
+    return defect('failed_checks', 'the sign-in response came from another provider than the one the sign-in started at', upstreamFailure('authorization response', null, null, `the sign-in started at ${pending.providerId}`));
   }
   let params: URLSearchParams;
   try {
     params = oauth.validateAuthResponse(up.as, up.client, callback, pending.state);
   } catch (error) {
-    throw fromAuthorizationResponse(up, error);
+    return fail(fromAuthorizationResponse(up, error));
   }
+  const signedIn = await redeemCode(up, redirectUri, params, pending, now);
+  // A refusal of the code (invalid_grant, a 401 at user-info) is the provider not accepting this sign-in.
+  if (!signedIn.ok && signedIn.defect.code === 'refused') return fail({ ...signedIn.defect, description: `${up.name} did not accept the sign-in` });
+  return signedIn;
+}
 
-  return refusalAs(new OAuthError('access_denied', `${up.name} did not accept the sign-in`), async () => {
-    const response = await guarded(up, 'token exchange', () => oauth.authorizationCodeGrantRequest(up.as, up.client, up.clientAuth, params, redirectUri, pending.codeVerifier, up.http));
-    if (up.kind === 'oidc') {
-      // Its checks are the ID token's (issuer, audience, nonce, expiry), unless the response itself was an error.
-      const result = await guarded(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response, { expectedNonce: pending.nonce!, requireIdToken: true }), 'id token validation');
-      // The token came straight from the provider over TLS, yet we check its signature too:
-      // the identity we create an account for rests on it.
-      await guarded(up, 'id token validation', () => oauth.validateApplicationLevelSignature(up.as, response, up.http));
-      const claims = oauth.getValidatedIdTokenClaims(result)!;
-      checkFreshLogin(up, claims, pending);
-      return oidcSignIn(up, claims, tokensOf(result, now));
-    }
-    const result = await guarded(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response));
-    const userinfo = await guarded(up, 'userinfo', () => readUserinfo(up, result.access_token, oauth.skipSubjectCheck));
-    let mapped: Omit<UpstreamIdentity, 'issuer' | 'claims'>;
-    try {
-      mapped = up.profile!(userinfo);
-    } catch (error) {
-      const failure = new UpstreamFailure('userinfo', 200, null, describe(error));
-      throw withFailure(new OAuthError('server_error', `the user information from ${up.name} could not be read: ${describe(error)}`), failure);
-    }
-    const warnings: UpstreamFailure[] = [];
-    if (up.emailsEndpoint) {
-      const verified = await verifiedEmail(up, up.emailsEndpoint, result.access_token);
-      if (verified instanceof UpstreamFailure) warnings.push(verified);
-      else mapped = { ...mapped, email: verified, emailVerified: verified !== null };
-    }
-    return { identity: { issuer: up.as.issuer, ...mapped, claims: userinfo }, tokens: tokensOf(result, now), warnings };
-  });
+/** Step 4: the code exchanged, the identity read from the ID token (OpenID) or user-info (plain OAuth 2.0). */
+async function redeemCode(up: ResolvedUpstream, redirectUri: string, params: URLSearchParams, pending: PendingUpstream, now: number): Promise<UpstreamResult<UpstreamSignIn>> {
+  const response = await attempt(up, 'token exchange', () => oauth.authorizationCodeGrantRequest(up.as, up.client, up.clientAuth, params, redirectUri, pending.codeVerifier, up.http));
+  if (!response.ok) return response;
+  if (up.kind === 'oidc') {
+    // Its checks are the ID token's (issuer, audience, nonce, expiry), unless the response itself was an error.
+    const result = await attempt(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response.value, { expectedNonce: pending.nonce!, requireIdToken: true }), 'id token validation');
+    if (!result.ok) return result;
+    // The token came straight from the provider over TLS, yet we check its signature too:
+    // the identity we create an account for rests on it.
+    const signature = await attempt(up, 'id token validation', () => oauth.validateApplicationLevelSignature(up.as, response.value, up.http));
+    if (!signature.ok) return signature;
+    const claims = oauth.getValidatedIdTokenClaims(result.value)!;
+    const stale = staleLogin(up, claims, pending);
+    if (stale) return fail(stale);
+    return oidcSignIn(up, claims, tokensOf(result.value, now));
+  }
+  const result = await attempt(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response.value));
+  if (!result.ok) return result;
+  const userinfo = await readUserinfo(up, 'userinfo', result.value.access_token, oauth.skipSubjectCheck);
+  if (!userinfo.ok) return userinfo;
+  let mapped: Omit<UpstreamIdentity, 'issuer' | 'claims'>;
+  try {
+    mapped = up.profile!(userinfo.value);
+  } catch (error) {
+    return defect('misconfigured', `the user information from ${up.name} could not be read: ${describe(error)}`, upstreamFailure('userinfo', 200, null, describe(error)));
+  }
+  const warnings: UpstreamFailure[] = [];
+  if (up.emailsEndpoint) {
+    const verified = await verifiedEmail(up, up.emailsEndpoint, result.value.access_token);
+    if (!verified.ok) return verified;
+    if ('warning' in verified.value) warnings.push(verified.value.warning);
+    else mapped = { ...mapped, email: verified.value.email, emailVerified: verified.value.email !== null };
+  }
+  return ok({ identity: { issuer: up.as.issuer, ...mapped, claims: userinfo.value }, tokens: tokensOf(result.value, now), warnings });
 }
 
 /**
  * Before one of our grants is refreshed: is the upstream session behind it still honoured?
  * An access token near expiry is renewed with the refresh token; otherwise user-info is asked
- * (it answers 401 for a revoked token). Throws temporarily_unavailable when the upstream cannot
- * be reached, so our grant is kept and the client may retry.
+ * (it answers 401 for a revoked token). `refused` when it is not; `unavailable` when the upstream
+ * cannot be reached, so our grant is kept and the client may retry.
  */
 export async function checkUpstream(
   up: ResolvedUpstream,
@@ -172,50 +186,44 @@ export async function checkUpstream(
   tokens: UpstreamTokens,
   now: number,
   options: { probe?: boolean } = {},
-): Promise<UpstreamCheck> {
+): Promise<UpstreamResult<UpstreamCheck>> {
   const expiring = tokens.expiresAt !== null && tokens.expiresAt - EXPIRY_MARGIN <= now;
   if (expiring) {
-    if (!tokens.refreshToken) return { status: 'refused', reason: `the ${up.name} session expired and cannot be renewed`, failure: null };
+    if (!tokens.refreshToken) return defect('refused', `the ${up.name} session expired and cannot be renewed`, null);
     return renewUpstream(up, subject, { ...tokens, refreshToken: tokens.refreshToken }, now);
   }
   // Without a probe (a caller about to use the token anyway learns of a refusal from that call),
   // or when user-info refuses this session's tokens anyway (its expiry and renewal tell then).
-  if (!up.as.userinfo_endpoint || options.probe === false || tokens.userinfoRefused) return { status: 'valid' };
-  return refusedAsCheck(() =>
-    guarded(up, 'session check', async () => {
-      await readUserinfo(up, tokens.accessToken, up.kind === 'oidc' ? subject : oauth.skipSubjectCheck);
-      return { status: 'valid' };
-    }),
-  );
+  if (!up.as.userinfo_endpoint || options.probe === false || tokens.userinfoRefused) return ok({ status: 'valid' });
+  const userinfo = await readUserinfo(up, 'session check', tokens.accessToken, up.kind === 'oidc' ? subject : oauth.skipSubjectCheck);
+  return userinfo.ok ? ok({ status: 'valid' }) : userinfo;
 }
 
-function renewUpstream(up: ResolvedUpstream, subject: string, current: UpstreamTokens & { refreshToken: string }, now: number): Promise<UpstreamCheck> {
-  return refusedAsCheck(() =>
-    guarded(up, 'session renewal', async () => {
-      const response = await oauth.refreshTokenGrantRequest(up.as, up.client, up.clientAuth, current.refreshToken, up.http);
-      const result = await oauth.processRefreshTokenResponse(up.as, up.client, response);
-      const claims = oauth.getValidatedIdTokenClaims(result);
-      if (claims && claims.sub !== subject) return { status: 'refused', reason: `${up.name} renewed the session for another person`, failure: null };
-      // A provider that does not rotate refresh tokens keeps accepting the one we have.
-      const tokens = tokensOf(result, now);
-      // What was learnt at sign-in stays with the session.
-      const renewed: UpstreamTokens = {
-        ...tokens,
-        refreshToken: tokens.refreshToken ?? current.refreshToken,
-        ...(current.userinfoRefused ? { userinfoRefused: true } : {}),
-        ...(current.verifiedEmail ? { verifiedEmail: current.verifiedEmail } : {}),
-        ...(current.authTime !== undefined ? { authTime: current.authTime } : {}),
-      };
-      return { status: 'renewed', tokens: renewed };
-    }),
-  );
+async function renewUpstream(up: ResolvedUpstream, subject: string, current: UpstreamTokens & { refreshToken: string }, now: number): Promise<UpstreamResult<UpstreamCheck>> {
+  const response = await attempt(up, 'session renewal', () => oauth.refreshTokenGrantRequest(up.as, up.client, up.clientAuth, current.refreshToken, up.http));
+  if (!response.ok) return response;
+  const result = await attempt(up, 'session renewal', () => oauth.processRefreshTokenResponse(up.as, up.client, response.value));
+  if (!result.ok) return result;
+  const claims = oauth.getValidatedIdTokenClaims(result.value);
+  if (claims && claims.sub !== subject) return defect('refused', `${up.name} renewed the session for another person`, null);
+  // A provider that does not rotate refresh tokens keeps accepting the one we have.
+  const tokens = tokensOf(result.value, now);
+  // What was learnt at sign-in stays with the session.
+  const renewed: UpstreamTokens = {
+    ...tokens,
+    refreshToken: tokens.refreshToken ?? current.refreshToken,
+    ...(current.userinfoRefused ? { userinfoRefused: true } : {}),
+    ...(current.verifiedEmail ? { verifiedEmail: current.verifiedEmail } : {}),
+    ...(current.authTime !== undefined ? { authTime: current.authTime } : {}),
+  };
+  return ok({ status: 'renewed', tokens: renewed });
 }
 
-/** For a tool acting for the person: the provider's user-info with the upstream access token. */
-export function upstreamUserinfo(up: ResolvedUpstream, accessToken: string): Promise<Record<string, unknown>> {
-  return refusalAs(new OAuthError('invalid_token', `${up.name} no longer accepts the session`, 401), () =>
-    guarded(up, 'userinfo', () => readUserinfo(up, accessToken, oauth.skipSubjectCheck)),
-  );
+/** For a tool acting for the person: the provider's user-info with the upstream access token; `refused` when the provider no longer accepts the session. */
+export async function upstreamUserinfo(up: ResolvedUpstream, accessToken: string): Promise<UpstreamResult<Record<string, unknown>>> {
+  const userinfo = await readUserinfo(up, 'userinfo', accessToken, oauth.skipSubjectCheck);
+  if (!userinfo.ok && userinfo.defect.code === 'refused') return fail({ ...userinfo.defect, description: `${up.name} no longer accepts the session` });
+  return userinfo;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,31 +240,31 @@ function cannotConfirm(up: ResolvedUpstream): OAuthError {
  * `max_age` makes REQUIRED (OpenID Connect Core §2). One without it, or with an older login (the
  * provider ignored `prompt=login`), is refused.
  */
-function checkFreshLogin(up: ResolvedUpstream, claims: oauth.IDToken, pending: PendingUpstream): void {
-  if (pending.freshSince === undefined) return;
+function staleLogin(up: ResolvedUpstream, claims: oauth.IDToken, pending: PendingUpstream): UpstreamDefect | undefined {
+  if (pending.freshSince === undefined) return undefined;
   if (typeof claims.auth_time !== 'number') {
-    const failure = new UpstreamFailure('id token validation', null, 'auth_time', 'the ID token has no auth_time, though max_age was sent');
-    throw withFailure(new OAuthError('access_denied', `${up.name} did not say when you last signed in, so it cannot confirm a recent sign-in`), failure);
+    const failure = upstreamFailure('id token validation', null, 'auth_time', 'the ID token has no auth_time, though max_age was sent');
+    return { code: 'failed_checks', description: `${up.name} did not say when you last signed in, so it cannot confirm a recent sign-in`, failure };
   }
-  if (claims.auth_time + CLOCK_TOLERANCE >= pending.freshSince) return;
-  const failure = new UpstreamFailure('id token validation', null, 'auth_time', `the login is from ${claims.auth_time}, before the re-authentication began`);
-  throw withFailure(new OAuthError('access_denied', `${up.name} did not ask you to sign in again`), failure);
+  if (claims.auth_time + CLOCK_TOLERANCE >= pending.freshSince) return undefined;
+  const failure = upstreamFailure('id token validation', null, 'auth_time', `the login is from ${claims.auth_time}, before the re-authentication began`);
+  return { code: 'failed_checks', description: `${up.name} did not ask you to sign in again`, failure };
 }
 
-async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: UpstreamTokens): Promise<UpstreamSignIn> {
+async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: UpstreamTokens): Promise<UpstreamResult<UpstreamSignIn>> {
   let profile: Record<string, unknown> = claims;
   const warnings: UpstreamFailure[] = [];
   // Many providers put profile claims in user-info only (oidc-provider does by default).
   if ((claims.email === undefined || claims.name === undefined) && up.as.userinfo_endpoint) {
-    try {
-      profile = { ...(await guarded(up, 'userinfo', () => readUserinfo(up, tokens.accessToken, claims.sub))), ...claims };
-    } catch (error) {
-      const failure = error instanceof RefusedUpstream ? error.failure : failureOf(error);
-      if (failure?.status !== 401 && failure?.status !== 403) throw error;
+    const userinfo = await readUserinfo(up, 'userinfo', tokens.accessToken, claims.sub);
+    if (userinfo.ok) profile = { ...userinfo.value, ...claims };
+    else {
+      const failure = userinfo.defect.failure;
+      if (failure?.status !== 401 && failure?.status !== 403) return userinfo;
       // A provider whose access tokens are for another API (one the operator named as the
       // resource) refuses them at its user-info. The ID token, validated, still says who signed
       // in; and later checks of the session cannot ask user-info either.
-      warnings.push(new UpstreamFailure('userinfo', failure.status, failure.error, `user-info refused the access token (${failure.reason}); signed in from the ID token's claims`));
+      warnings.push(upstreamFailure('userinfo', failure.status, failure.error, `user-info refused the access token (${failure.reason}); signed in from the ID token's claims`));
       tokens = { ...tokens, userinfoRefused: true };
     }
   }
@@ -271,41 +279,48 @@ async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: U
     username: text(profile.preferred_username),
     claims: { ...claims },
   };
-  return { identity, tokens, warnings };
+  return ok({ identity, tokens, warnings });
 }
 
-async function readUserinfo(up: ResolvedUpstream, accessToken: string, subject: string | typeof oauth.skipSubjectCheck): Promise<Record<string, unknown>> {
+/** The provider's user-info, read at `step`. */
+async function readUserinfo(up: ResolvedUpstream, step: UpstreamStep, accessToken: string, subject: string | typeof oauth.skipSubjectCheck): Promise<UpstreamResult<Record<string, unknown>>> {
   if (up.kind === 'oidc') {
-    const response = await oauth.userInfoRequest(up.as, up.client, accessToken, up.http);
-    return { ...(await oauth.processUserInfoResponse(up.as, up.client, subject, response)) };
+    return attempt(up, step, async () => {
+      const response = await oauth.userInfoRequest(up.as, up.client, accessToken, up.http);
+      return { ...(await oauth.processUserInfoResponse(up.as, up.client, subject, response)) };
+    });
   }
   // A plain OAuth 2.0 API (GitHub's /user) has no `sub`, so OpenID's user-info rules do not apply.
-  const response = await getJson(up, new URL(up.as.userinfo_endpoint!), accessToken);
-  const failure = (reason: string) => new UpstreamFailure('userinfo', response.status, null, reason);
-  if (response.status === 401 || response.status === 403) throw new RefusedUpstream(`${up.name} no longer accepts the session`, failure('the access token was refused'));
-  if (response.status >= 500) throw unavailable(up, 'user-info', failure('the provider failed'));
+  const answered = await attempt(up, step, () => getJson(up, new URL(up.as.userinfo_endpoint!), accessToken));
+  if (!answered.ok) return answered;
+  const response = answered.value;
+  const failure = (reason: string) => upstreamFailure('userinfo', response.status, null, reason);
+  if (response.status === 401 || response.status === 403) return defect('refused', `${up.name} no longer accepts the session`, failure('the access token was refused'));
+  if (response.status >= 500) return unavailable(up, 'user-info', failure('the provider failed'));
   const body: unknown = response.ok ? await response.json().catch(() => null) : null;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw withFailure(new OAuthError('server_error', `the user information from ${up.name} could not be read (HTTP ${response.status})`), failure('not a JSON object'));
+    return defect('misconfigured', `the user information from ${up.name} could not be read (HTTP ${response.status})`, failure('not a JSON object'));
   }
-  return body as Record<string, unknown>;
+  return ok(body as Record<string, unknown>);
 }
 
 /**
  * The person's verified address from a GitHub-style list: the primary one when verified, else
  * another verified one, else null. A list that cannot be read (e.g. the scope to read it was not
- * granted) is a failure for the log: the email then stays unverified.
+ * granted) is a warning for the log: the email then stays unverified.
  */
-async function verifiedEmail(up: ResolvedUpstream, endpoint: string, accessToken: string): Promise<string | null | UpstreamFailure> {
-  const response = await guarded(up, 'emails', () => getJson(up, new URL(endpoint), accessToken));
-  if (response.status >= 500) throw unavailable(up, 'emails', new UpstreamFailure('emails', response.status, null, 'the provider failed'));
+async function verifiedEmail(up: ResolvedUpstream, endpoint: string, accessToken: string): Promise<UpstreamResult<{ email: string | null } | { warning: UpstreamFailure }>> {
+  const answered = await attempt(up, 'emails', () => getJson(up, new URL(endpoint), accessToken));
+  if (!answered.ok) return answered;
+  const response = answered.value;
+  if (response.status >= 500) return unavailable(up, 'emails', upstreamFailure('emails', response.status, null, 'the provider failed'));
   const body: unknown = response.ok ? await response.json().catch(() => null) : null;
-  if (!Array.isArray(body)) return new UpstreamFailure('emails', response.status, null, 'no list of email addresses; the email is taken as unverified');
+  if (!Array.isArray(body)) return ok({ warning: upstreamFailure('emails', response.status, null, 'no list of email addresses; the email is taken as unverified') });
   const verified = body.filter(
     (entry): entry is { email: string; primary?: unknown } =>
       typeof entry === 'object' && entry !== null && (entry as { verified?: unknown }).verified === true && typeof (entry as { email?: unknown }).email === 'string' && (entry as { email: string }).email !== '',
   );
-  return (verified.find((entry) => entry.primary === true) ?? verified[0])?.email ?? null;
+  return ok({ email: (verified.find((entry) => entry.primary === true) ?? verified[0])?.email ?? null });
 }
 
 function getJson(up: ResolvedUpstream, url: URL, accessToken: string): Promise<Response> {
@@ -323,71 +338,47 @@ function tokensOf(result: oauth.TokenEndpointResponse, now: number): UpstreamTok
   };
 }
 
-/** The upstream answered that the grant or token is no good (invalid_grant, a 401, …). */
-class RefusedUpstream extends Error {
-  constructor(
-    message: string,
-    readonly failure: UpstreamFailure,
-  ) {
-    super(message);
-  }
-}
-
-async function refusedAsCheck(fn: () => Promise<UpstreamCheck>): Promise<UpstreamCheck> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof RefusedUpstream) return { status: 'refused', reason: error.message, failure: error.failure };
-    throw error;
-  }
-}
-
-async function refusalAs<T>(replacement: OAuthError, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    throw error instanceof RefusedUpstream ? withFailure(replacement, error.failure) : error;
-  }
+function defect(code: UpstreamDefectCode, description: string, failure: UpstreamFailure | null): { ok: false; defect: UpstreamDefect } {
+  return fail({ code, description, failure });
 }
 
 /**
- * Runs a step that talks to the provider, turning what can go wrong into our errors, each with
- * its cause. `checkStep` names the step when the provider's answer was fine as HTTP but failed
- * our checks (the ID token's, for a token response).
+ * Runs a step that talks to the provider, turning what oauth4webapi and fetch throw into defects,
+ * each with its cause. `checkStep` names the step when the provider's answer was fine as HTTP but
+ * failed our checks (the ID token's, for a token response).
  */
-async function guarded<T>(up: ResolvedUpstream, step: UpstreamFailure['step'], fn: () => Promise<T>, checkStep: UpstreamFailure['step'] = step): Promise<T> {
+async function attempt<T>(up: ResolvedUpstream, step: UpstreamStep, fn: () => Promise<T>, checkStep: UpstreamStep = step): Promise<UpstreamResult<T>> {
   try {
-    return await fn();
+    return ok(await fn());
   } catch (error) {
-    if (error instanceof OAuthError || error instanceof RefusedUpstream) throw error;
     const what = STEP_WORDS[step];
     if (error instanceof oauth.ResponseBodyError) {
-      const failure = new UpstreamFailure(step, error.status, error.error, error.error_description ?? error.message);
-      if (error.status >= 500 || error.error === 'temporarily_unavailable' || error.error === 'server_error') throw unavailable(up, what, failure);
+      const failure = upstreamFailure(step, error.status, error.error, error.error_description ?? error.message);
+      if (error.status >= 500 || error.error === 'temporarily_unavailable' || error.error === 'server_error') return unavailable(up, what, failure);
       if (error.error === 'invalid_grant' || error.error === 'access_denied' || error.error === 'invalid_token') {
-        throw new RefusedUpstream(`${up.name} refused the ${what} (${error.error})`, failure);
+        return defect('refused', `${up.name} refused the ${what} (${error.error})`, failure);
       }
-      throw withFailure(new OAuthError('server_error', `${up.name} refused the ${what} (${error.error}); the provider's configuration needs attention`), failure);
+      return defect('misconfigured', `${up.name} refused the ${what} (${error.error}); the provider's configuration needs attention`, failure);
     }
     if (error instanceof oauth.WWWAuthenticateChallengeError) {
       const challenge = error.cause[0]?.parameters;
-      const failure = new UpstreamFailure(step, error.status, challenge?.error ?? null, challenge?.error_description ?? error.message);
-      if (error.status === 401) throw new RefusedUpstream(`${up.name} no longer accepts the session`, failure);
-      throw unavailable(up, what, failure);
+      const failure = upstreamFailure(step, error.status, challenge?.error ?? null, challenge?.error_description ?? error.message);
+      if (error.status === 401) return defect('refused', `${up.name} no longer accepts the session`, failure);
+      return unavailable(up, what, failure);
     }
     if (error instanceof oauth.OperationProcessingError) {
       const answer = error.cause instanceof Response ? error.cause : null;
-      const failure = new UpstreamFailure(answer ? step : checkStep, answer?.status ?? null, error.code ?? null, error.message);
-      if (answer && answer.status >= 500) throw unavailable(up, what, failure);
-      throw withFailure(new OAuthError('access_denied', `the ${what} response from ${up.name} failed its checks (${error.code ?? error.message})`), failure);
+      const failure = upstreamFailure(answer ? step : checkStep, answer?.status ?? null, error.code ?? null, error.message);
+      if (answer && answer.status >= 500) return unavailable(up, what, failure);
+      return defect('failed_checks', `the ${what} response from ${up.name} failed its checks (${error.code ?? error.message})`, failure);
     }
     // fetch() itself failed: refused connection, DNS, TLS, timeout.
-    throw unavailable(up, what, new UpstreamFailure(step, null, null, networkReason(error)));
+    return unavailable(up, what, upstreamFailure(step, null, null, networkReason(error)));
   }
 }
 
 /** How a step is named to the person and the client (kept as they were named before). */
-const STEP_WORDS: Record<UpstreamFailure['step'], string> = {
+const STEP_WORDS: Record<UpstreamStep, string> = {
   discovery: 'discovery',
   'authorization response': 'sign-in',
   'token exchange': 'sign-in',
@@ -404,18 +395,19 @@ function networkReason(error: unknown): string {
   return typeof cause?.code === 'string' ? `${describe(error)} (${cause.code})` : describe(error);
 }
 
-function unavailable(up: ResolvedUpstream, what: string, failure: UpstreamFailure): OAuthError {
-  return withFailure(new OAuthError('temporarily_unavailable', `${up.name} could not be reached for the ${what}; try again shortly`, 503, { 'Retry-After': '5' }), failure);
+function unavailable(up: ResolvedUpstream, what: string, failure: UpstreamFailure): { ok: false; defect: UpstreamDefect } {
+  return defect('unavailable', `${up.name} could not be reached for the ${what}; try again shortly`, failure);
 }
 
-function fromAuthorizationResponse(up: ResolvedUpstream, error: unknown): OAuthError {
+/** The defect of an authorization response that is an error, or that does not belong to this sign-in. */
+function fromAuthorizationResponse(up: ResolvedUpstream, error: unknown): UpstreamDefect {
   if (error instanceof oauth.AuthorizationResponseError) {
-    const failure = new UpstreamFailure('authorization response', null, error.error, error.error_description ?? error.message);
-    if (error.error === 'access_denied') return withFailure(new OAuthError('access_denied', `the sign-in at ${up.name} was declined`), failure);
-    if (error.error === 'temporarily_unavailable' || error.error === 'server_error') return unavailable(up, 'sign-in', failure);
-    return withFailure(new OAuthError('server_error', `${up.name} refused the sign-in request (${error.error}); the provider's configuration needs attention`), failure);
+    const failure = upstreamFailure('authorization response', null, error.error, error.error_description ?? error.message);
+    if (error.error === 'access_denied') return { code: 'declined', description: `the sign-in at ${up.name} was declined`, failure };
+    if (error.error === 'temporarily_unavailable' || error.error === 'server_error') return unavailable(up, 'sign-in', failure).defect;
+    return { code: 'misconfigured', description: `${up.name} refused the sign-in request (${error.error}); the provider's configuration needs attention`, failure };
   }
   // A state or iss that does not match: not the answer to the request we sent.
-  const failure = new UpstreamFailure('authorization response', null, error instanceof oauth.OperationProcessingError ? (error.code ?? null) : null, describe(error));
-  return withFailure(new OAuthError('access_denied', `the sign-in response from ${up.name} does not belong to this sign-in (${describe(error)})`), failure);
+  const failure = upstreamFailure('authorization response', null, error instanceof oauth.OperationProcessingError ? (error.code ?? null) : null, describe(error));
+  return { code: 'failed_checks', description: `the sign-in response from ${up.name} does not belong to this sign-in (${describe(error)})`, failure };
 }

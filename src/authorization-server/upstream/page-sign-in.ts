@@ -10,7 +10,7 @@ import { hashSecret, safeEqual } from '../../core/secrets.js';
 import type { ServerContext } from '../context.js';
 import { cookieHeader, readCookie } from '../browser-cookies.js';
 import { beginUpstream, type PendingUpstream } from './flow.js';
-import { logFailure, signInUpstream, upstreamConfig, type SignInLogFields, type UpstreamSignedIn } from './sign-in.js';
+import { logFailure, signInFailure, signInUpstream, upstreamConfig, type SignInLogFields, type UpstreamSignedIn } from './sign-in.js';
 
 /**
  * Where the person returns after signing in: the account page, or a page of the admin console (a
@@ -38,7 +38,7 @@ export async function offeredProviders(ctx: ServerContext): Promise<{ providers:
   const providers = ctx.upstream.providers.list();
   // A provider that cannot be discovered now still gets its button: choosing it says why it fails.
   const resolved = await Promise.allSettled(providers.map((p) => ctx.upstream!.providers.get(p.id)));
-  const origins = resolved.flatMap((r) => (r.status === 'fulfilled' ? [new URL(r.value.as.authorization_endpoint!).origin] : []));
+  const origins = resolved.flatMap((r) => (r.status === 'fulfilled' && r.value.ok ? [new URL(r.value.value.as.authorization_endpoint!).origin] : []));
   return { providers, formTargets: [...new Set(origins)] };
 }
 
@@ -59,12 +59,10 @@ export async function beginPageSignIn(
   }
   const now = ctx.now();
   const logFields = logFieldsOf(target);
-  const up = await upstream.providers.get(provider).catch((error: unknown) => {
-    logFailure(ctx, provider, logFields, error);
-    throw error;
-  });
+  const up = await upstream.providers.get(provider);
+  if (!up.ok) throw signInFailure(ctx, provider, logFields, up.defect);
   // No interaction handle in the state: the callback finds this sign-in by the cookie instead.
-  const { url, pending } = await beginUpstream(up, upstream.callbackUrl, '', target.page === 'admin' && target.reauth ? { freshSince: now } : {});
+  const { url, pending } = await beginUpstream(up.value, upstream.callbackUrl, '', target.page === 'admin' && target.reauth ? { freshSince: now } : {});
   const kept: PendingPageSignIn = { pending, target, startedAt: now };
   const sealed = upstream.secretBox.seal(JSON.stringify(kept), ownerOf(binding));
   ctx.log({ event: 'upstream_redirect', provider, ...logFields });
@@ -82,15 +80,14 @@ export async function finishPageSignIn(ctx: ServerContext, request: Request, cal
   // Used once: the cookie goes, whatever the outcome.
   const cleared = cookieHeader(ctx, 'upstream', '', 0);
   const logFields = logFieldsOf(target);
-  try {
-    const reauth = target.page === 'admin' ? target.reauth : undefined;
-    const signedIn = await signInUpstream(ctx, pending, callback, logFields, reauth ? { sameUser: reauth.userId } : {});
-    return { target, signedIn, cookies: [cleared, signedIn.cookie] };
-  } catch (error) {
+  const reauth = target.page === 'admin' ? target.reauth : undefined;
+  // There is no client to send an error to: the person reads it on our error page.
+  const signedIn = await signInUpstream(ctx, pending, callback, logFields, reauth ? { sameUser: reauth.userId } : {}).catch((error: unknown) => {
     logFailure(ctx, pending.providerId, logFields, error);
-    // There is no client to send an error to: the person reads it on our error page.
     throw error instanceof OAuthError ? error : new OAuthError('server_error', 'the sign-in could not be completed');
-  }
+  });
+  if (!signedIn.ok) throw signInFailure(ctx, pending.providerId, logFields, signedIn.defect);
+  return { target, signedIn: signedIn.value, cookies: [cleared, signedIn.value.cookie] };
 }
 
 /** What this browser's cookie kept for the state in `callback`, if it is this browser's, for this state, and recent. */
@@ -98,13 +95,10 @@ function keptSignIn(ctx: ServerContext, request: Request, callback: URL): Pendin
   const sealed = readCookie(ctx, request, 'upstream');
   const binding = readCookie(ctx, request, 'browser');
   if (!sealed || !binding) return undefined;
-  let kept: PendingPageSignIn;
-  try {
-    kept = JSON.parse(upstreamConfig(ctx).secretBox.open(sealed, ownerOf(binding))) as PendingPageSignIn;
-  } catch {
-    // Altered, sealed for another browser, or sealed with a key since dropped.
-    return undefined;
-  }
+  const opened = upstreamConfig(ctx).secretBox.open(sealed, ownerOf(binding));
+  // Altered, sealed for another browser, or sealed with a key since dropped.
+  if (!opened.ok) return undefined;
+  const kept = JSON.parse(opened.value) as PendingPageSignIn;
   if (ctx.now() - kept.startedAt > PAGE_SIGN_IN_TTL) return undefined;
   if (!safeEqual(callback.searchParams.get('state') ?? '', kept.pending.state)) return undefined;
   return kept;

@@ -26,34 +26,6 @@ export interface UpstreamIdentity {
 /** Maps a user-info response of a plain OAuth 2.0 provider to an identity (without `issuer` and `claims`). */
 export type ProfileMapper = (userinfo: Record<string, unknown>) => Omit<UpstreamIdentity, 'issuer' | 'claims'>;
 
-/** Where a sign-in or a session check failed upstream: for the operator's log, never a token or a response body. */
-export class UpstreamFailure {
-  constructor(
-    readonly step: 'discovery' | 'authorization response' | 'token exchange' | 'id token validation' | 'userinfo' | 'emails' | 'session check' | 'session renewal',
-    /** The provider's HTTP status, when it answered. */
-    readonly status: number | null,
-    /** The provider's OAuth error code, or the name of the check that failed. */
-    readonly error: string | null,
-    readonly reason: string,
-  ) {}
-
-  /** The fields of a log line. */
-  toLog(): { step: string; status: number | null; upstream_error: string | null; reason: string } {
-    return { step: this.step, status: this.status, upstream_error: this.error, reason: this.reason };
-  }
-}
-
-/** `error` (an OAuthError we throw) carrying, as its cause, where upstream it went wrong. */
-export function withFailure<E extends Error>(error: E, failure: UpstreamFailure): E {
-  error.cause = failure;
-  return error;
-}
-
-/** The upstream failure behind an error, or null. */
-export function failureOf(error: unknown): UpstreamFailure | null {
-  return error instanceof Error && error.cause instanceof UpstreamFailure ? error.cause : null;
-}
-
 interface CommonOptions {
   /** Short name used in URLs, user records and logs: letters, digits, '-' (e.g. 'google'). */
   id: string;

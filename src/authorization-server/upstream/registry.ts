@@ -5,16 +5,9 @@
  * provider that was down at start works once it is back. `ready()` resolves them all.
  */
 import { OAuthError } from '../../core/errors.js';
-import {
-  checkUpstreamProviders,
-  describe,
-  resolveUpstream,
-  UpstreamFailure,
-  withFailure,
-  type ResolveOptions,
-  type ResolvedUpstream,
-  type UpstreamProviderOptions,
-} from './provider.js';
+import { fail, ok, type Result } from '../../core/result.js';
+import { upstreamFailure, type UpstreamDefect } from './defects.js';
+import { checkUpstreamProviders, describe, resolveUpstream, type ResolveOptions, type ResolvedUpstream, type UpstreamProviderOptions } from './provider.js';
 
 export class UpstreamProviders {
   private readonly options = new Map<string, UpstreamProviderOptions>();
@@ -52,14 +45,15 @@ export class UpstreamProviders {
     for (const id of this.options.keys()) await this.resolve(id);
   }
 
-  /** The provider ready for a request; temporarily_unavailable when its discovery fails now. */
-  async get(id: string): Promise<ResolvedUpstream> {
+  /** The provider ready for a request; `unavailable` when its discovery fails now. Throws invalid_request for an id not configured. */
+  async get(id: string): Promise<Result<ResolvedUpstream, UpstreamDefect>> {
     if (!this.options.has(id)) throw new OAuthError('invalid_request', `there is no sign-in provider named ${id}`);
     try {
-      return await this.resolve(id);
+      return ok(await this.resolve(id));
     } catch (error) {
-      const unavailable = new OAuthError('temporarily_unavailable', `the sign-in provider ${this.options.get(id)!.name ?? id} cannot be reached; try again shortly`, 503, { 'Retry-After': '5' });
-      throw withFailure(unavailable, new UpstreamFailure('discovery', null, null, describe(error)));
+      // resolveUpstream's errors name the provider and what it lacks: for the log.
+      const description = `the sign-in provider ${this.options.get(id)!.name ?? id} cannot be reached; try again shortly`;
+      return fail({ code: 'unavailable', description, failure: upstreamFailure('discovery', null, null, describe(error)) });
     }
   }
 

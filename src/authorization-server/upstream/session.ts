@@ -4,12 +4,12 @@
  * the upstream access token. When the upstream refuses, or the session outlived its maximum, the
  * grant is revoked and the client must send the person through sign-in again.
  */
-import { OAuthError } from '../../core/errors.js';
-import { SecretBoxError } from '../../core/secret-box.js';
+import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
+import { unreachable } from '../../core/result.js';
 import type { GrantRecord, SessionRecord, UpstreamSessionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
-import { checkUpstream, type UpstreamCheck, type UpstreamTokens } from './flow.js';
-import { failureOf, type UpstreamFailure } from './provider.js';
+import { failureLog, type UpstreamDefect, type UpstreamFailure } from './defects.js';
+import { checkUpstream, type UpstreamTokens } from './flow.js';
 
 /**
  * The grant's upstream tokens, current; revokes the grant and throws invalid_grant when the
@@ -24,7 +24,7 @@ export async function upstreamTokensOfGrant(
   const { store, now, log } = ctx;
   const end = async (reason: string, failure: UpstreamFailure | null = null): Promise<never> => {
     await ctx.revocations.revokeGrant(grant.id, now());
-    log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason, ...(failure ? failure.toLog() : {}) });
+    log({ event: 'upstream_session_ended', grant_id: grant.id, client_id: grant.clientId, reason, ...failureLog(failure) });
     throw new OAuthError('invalid_grant', `${reason}; sign in again`);
   };
   const upstream = ctx.upstream;
@@ -34,27 +34,49 @@ export async function upstreamTokensOfGrant(
   if (session.expiresAt <= now()) return end('the upstream sign-in behind this grant reached its maximum lifetime');
   if (!upstream.providers.has(session.provider)) return end(`the upstream provider ${session.provider} is no longer configured`);
 
-  const tokens = JSON.parse(upstream.secretBox.open(session.sealedTokens, session.id)) as UpstreamTokens;
-  let check: UpstreamCheck;
-  try {
-    const up = await upstream.providers.get(session.provider);
-    check = await checkUpstream(up, session.subject, tokens, now(), { probe: options.probe ?? true });
-  } catch (error) {
-    // The provider could not be asked: the grant is kept, and the operator is told why.
-    const code = error instanceof OAuthError ? error.code : 'server_error';
-    log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: code, ...(failureOf(error)?.toLog() ?? {}) });
+  const opened = upstream.secretBox.open(session.sealedTokens, session.id);
+  // Our own record that our keys do not open (a key dropped too soon): the deployment's fault, not the request's.
+  if (!opened.ok) throw new Error(`the sealed tokens of an upstream session cannot be opened: ${opened.defect.description}`);
+  const tokens = JSON.parse(opened.value) as UpstreamTokens;
+  const up = await upstream.providers.get(session.provider);
+  const check = up.ok ? await checkUpstream(up.value, session.subject, tokens, now(), { probe: options.probe ?? true }) : up;
+  if (!check.ok) {
+    if (check.defect.code === 'refused') return end(check.defect.description, check.defect.failure);
+    // The provider could not be asked, or answered what we cannot take: the grant is kept, and the operator is told why.
+    const error = sessionCheckError(check.defect);
+    log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: error.code, ...failureLog(check.defect.failure) });
     throw error;
   }
-  if (check.status === 'refused') return end(check.reason, check.failure);
-  if (check.status === 'renewed') {
-    await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(check.tokens), session.id));
-    return check.tokens;
+  if (check.value.status === 'renewed') {
+    const renewed = check.value.tokens;
+    await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(renewed), session.id));
+    return renewed;
   }
   // Re-seal under the newest key when the operator rotated it, so the old key can be dropped.
   if (upstream.secretBox.isStale(session.sealedTokens)) {
     await store.updateUpstreamSessionTokens(session.id, upstream.secretBox.seal(JSON.stringify(tokens), session.id));
   }
   return tokens;
+}
+
+/**
+ * What a refresh is answered when the upstream session could not be checked: a refusal ends the
+ * grant (above), a provider down is temporarily_unavailable, one that answered what fails our
+ * checks is access_denied, one misconfigured is server_error.
+ */
+function sessionCheckError(defect: UpstreamDefect): OAuthError {
+  switch (defect.code) {
+    case 'refused':
+    case 'declined':
+    case 'failed_checks':
+      return new OAuthError('access_denied', defect.description);
+    case 'unavailable':
+      return temporarilyUnavailable(defect.description);
+    case 'misconfigured':
+      return new OAuthError('server_error', defect.description);
+    default:
+      return unreachable(defect.code);
+  }
 }
 
 /** What the provider said at the upstream sign-in a browser session began with, as the console uses it. */
@@ -75,12 +97,9 @@ export async function upstreamSignInOfSession(ctx: ServerContext, session: Sessi
   if (!ctx.upstream || session.upstreamSessionId === null) return NOTHING;
   const upstreamSession = await ctx.store.getUpstreamSession(session.upstreamSessionId);
   if (!upstreamSession || upstreamSession.userId !== session.userId) return NOTHING;
-  try {
-    const tokens = JSON.parse(ctx.upstream.secretBox.open(upstreamSession.sealedTokens, upstreamSession.id)) as UpstreamTokens;
-    return { verifiedEmail: tokens.verifiedEmail ?? null, authTime: tokens.authTime ?? null };
-  } catch (error) {
-    // Sealed with a key since dropped: nothing it says can be trusted.
-    if (error instanceof SecretBoxError) return NOTHING;
-    throw error;
-  }
+  const opened = ctx.upstream.secretBox.open(upstreamSession.sealedTokens, upstreamSession.id);
+  // Sealed with a key since dropped: nothing it says can be trusted.
+  if (!opened.ok) return NOTHING;
+  const tokens = JSON.parse(opened.value) as UpstreamTokens;
+  return { verifiedEmail: tokens.verifiedEmail ?? null, authTime: tokens.authTime ?? null };
 }

@@ -4,11 +4,12 @@
  * the tool is given is the provider's own, current (renewed when it expired); the token the
  * context server received is never passed on.
  */
-import { OAuthError } from '../../core/errors.js';
+import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
+import { unreachable } from '../../core/result.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import type { ServerContext } from '../context.js';
+import { failureLog, type UpstreamDefect } from './defects.js';
 import { upstreamUserinfo } from './flow.js';
-import { failureOf } from './provider.js';
 import { upstreamTokensOfGrant } from './session.js';
 
 export interface UpstreamAccess {
@@ -45,13 +46,34 @@ export async function upstreamAccessFor(ctx: ServerContext, claims: Record<strin
     accessToken,
     userinfo: async () => {
       const token = await accessToken();
-      try {
-        return await upstreamUserinfo(await providers.get(session.provider), token);
-      } catch (error) {
-        const code = error instanceof OAuthError ? error.code : 'server_error';
-        ctx.log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: code, ...(failureOf(error)?.toLog() ?? {}) });
-        throw error;
-      }
+      const up = await providers.get(session.provider);
+      const userinfo = up.ok ? await upstreamUserinfo(up.value, token) : up;
+      if (userinfo.ok) return userinfo.value;
+      const error = toolAccessError(userinfo.defect);
+      ctx.log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: error.code, ...failureLog(userinfo.defect.failure) });
+      throw error;
     },
   };
+}
+
+/**
+ * What a tool's call is answered when the provider did not give the person's user-info: a
+ * provider that no longer accepts the session is the token's end (invalid_token, 401); one down
+ * is temporarily_unavailable; one that answered what fails our checks is access_denied; one
+ * misconfigured is server_error.
+ */
+function toolAccessError(defect: UpstreamDefect): OAuthError {
+  switch (defect.code) {
+    case 'refused':
+      return new OAuthError('invalid_token', defect.description, 401);
+    case 'declined':
+    case 'failed_checks':
+      return new OAuthError('access_denied', defect.description);
+    case 'unavailable':
+      return temporarilyUnavailable(defect.description);
+    case 'misconfigured':
+      return new OAuthError('server_error', defect.description);
+    default:
+      return unreachable(defect.code);
+  }
 }

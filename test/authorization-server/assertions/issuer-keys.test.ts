@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IssuerKeys, IssuerKeysUnavailable } from '../../../src/authorization-server/assertions/issuer-keys.js';
+import { IssuerKeys } from '../../../src/authorization-server/assertions/issuer-keys.js';
 
 const ISSUER = 'https://platform.example';
 
@@ -16,14 +16,14 @@ function servingMetadata(metadata: Record<string, unknown>): { fetch: typeof fet
   return { fetch: fake, asked };
 }
 
-async function refusal(keys: IssuerKeys): Promise<IssuerKeysUnavailable> {
-  try {
-    await keys.keysOf(ISSUER, ['openid-configuration'])('ES256', 'k1');
-  } catch (error) {
-    assert.ok(error instanceof IssuerKeysUnavailable);
-    return error;
-  }
-  assert.fail('the keys were found');
+/** Why the issuer's keys could not be had, as the log gets it; the response says only that. */
+async function refusal(keys: IssuerKeys): Promise<{ reason: string }> {
+  const found = await keys.keysOf(ISSUER, ['openid-configuration'])('ES256', 'k1');
+  assert.ok('defect' in found, 'the keys were found');
+  assert.equal(found.defect.code, 'keys_unavailable');
+  assert.equal(found.defect.description, "the keys of the assertion's issuer could not be fetched; try again shortly");
+  assert.equal(found.defect.log?.issuer, ISSUER);
+  return { reason: found.defect.log.reason! };
 }
 
 describe('IssuerKeys', () => {
