@@ -3,6 +3,7 @@ import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature }
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
 import { derivedToken, hashSecret, randomToken } from '../core/secrets.js';
+import type { ActorClaim } from '../core/token-exchange.js';
 import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
 
 /** What issuing a token needs of its grant. */
@@ -35,6 +36,14 @@ export interface AccessTokenClaims extends JWTPayload {
   grant_id: string;
   /** The DPoP key the token is bound to (RFC 9449 §6.1): only a request proving it holds that key may use the token. */
   cnf?: { jkt: string };
+  /** A delegated token's actor (RFC 8693 §4.1): the client acting for `sub`, and who acted before it. */
+  act?: ActorClaim;
+}
+
+/** What a delegated token (token exchange) has that others do not: its actor, and an end no later than its subject token's. */
+export interface Delegation {
+  act: ActorClaim;
+  expiresAt: number;
 }
 
 /** When an access token issued at `now` expires: the store records it on the grant (accessExpiresAt) before the token is signed. */
@@ -52,10 +61,11 @@ export async function issueAccessToken(
   scope: string[],
   resource: string,
   now: number,
+  delegation?: Delegation,
 ): Promise<{ token: string; expiresIn: number; jti: string }> {
   const { config, keys } = ctx;
   const jti = randomToken(16);
-  const expiresAt = accessTokenExpiry(config, now);
+  const expiresAt = delegation?.expiresAt ?? accessTokenExpiry(config, now);
   const signing = keys.currentIfCached() ?? (await keys.current());
   const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
@@ -66,8 +76,9 @@ export async function issueAccessToken(
   claims.iat = now;
   claims.exp = expiresAt;
   if (ctx.dpopKey) claims.cnf = { jkt: ctx.dpopKey.jkt };
+  if (delegation) claims.act = delegation.act;
   const token = signing.sign(claims);
-  return { token, expiresIn: config.accessTokenTtl, jti };
+  return { token, expiresIn: expiresAt - now, jti };
 }
 
 /**

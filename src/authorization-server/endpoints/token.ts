@@ -8,6 +8,8 @@ import { clientCredentialsGrant } from '../grants/client-credentials.js';
 import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
+import { tokenExchangeGrant } from '../grants/token-exchange.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/token-exchange.js';
 import { requestHeader } from '../http/body.js';
 import { toOAuthError } from '../http/errors.js';
 import { readForm, type Params } from '../http/params.js';
@@ -18,6 +20,7 @@ const grants = {
   refresh_token: refreshAccessToken,
   client_credentials: clientCredentialsGrant,
   [DEVICE_CODE_GRANT_TYPE]: deviceCodeGrant,
+  [TOKEN_EXCHANGE_GRANT_TYPE]: tokenExchangeGrant,
 } as const;
 
 /**
