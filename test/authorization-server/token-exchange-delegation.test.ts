@@ -275,7 +275,17 @@ describe('token exchange policy', () => {
     assert.deepEqual(resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE }] }, served), {
       maxDelegationDepth: 1,
       delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE, scopes: undefined }],
+      idJagAudiences: [],
     });
+  });
+
+  it('takes ID-JAG audiences by issuer, with the email and client mapping checked', () => {
+    assert.deepEqual(resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example/', email: true, clients: { ours: 'theirs' } }] }, served)?.idJagAudiences, [
+      { issuer: 'https://ras.example', email: true, clients: { ours: 'theirs' } },
+    ]);
+    assert.throws(() => resolveTokenExchange({ idJagAudiences: [{ issuer: 'http://ras.example' }] }, served), /idJagAudiences\[0\]\.issuer: .*https/);
+    assert.throws(() => resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example', clients: { ours: '' } }] }, served), /clients must map our client ids/);
+    assert.throws(() => resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example', email: 'yes' as unknown as boolean }] }, served), /email must be true or false/);
   });
 });
 

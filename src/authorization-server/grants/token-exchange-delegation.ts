@@ -18,8 +18,10 @@ import { accessTokenExpiry, issueAccessToken, verifyOwnAccessToken, type AccessT
 import type { DelegationRule, ResolvedTokenExchangeConfig } from './token-exchange-policy.js';
 
 /** A token exchange's answer (RFC 8693 §2.2.1): a token response that says what kind of token it holds. */
-export interface ExchangedToken extends IssuedTokens {
+export interface ExchangedToken extends Omit<IssuedTokens, 'token_type'> {
   issued_token_type: string;
+  /** N_A for a token that is no access token (RFC 8693 §2.2.1): an ID-JAG. */
+  token_type: IssuedTokens['token_type'] | 'N_A';
 }
 
 export async function delegatedToken(ctx: ServerContext, client: ClientRecord, params: Params, subjectToken: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {

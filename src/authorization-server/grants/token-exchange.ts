@@ -1,14 +1,16 @@
 /**
  * grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693): what is asked for is told
- * by the subject token's type. An access token of ours is exchanged for a delegated token for
+ * by the requested and subject token types. An ID-JAG is issued for a person's refresh token of
+ * ours (token-exchange-id-jag.ts); an access token of ours is exchanged for a delegated token for
  * another resource (token-exchange-delegation.ts); nothing else is exchanged.
  */
 import { OAuthError } from '../../core/errors.js';
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/token-exchange.js';
+import { ACCESS_TOKEN_TYPE, ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/token-exchange.js';
 import type { ClientRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import { delegatedToken, type ExchangedToken } from './token-exchange-delegation.js';
+import { issueIdJag } from './token-exchange-id-jag.js';
 
 export async function tokenExchangeGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<ExchangedToken> {
   const settings = ctx.config.tokenExchange;
@@ -21,6 +23,7 @@ export async function tokenExchangeGrant(ctx: ServerContext, client: ClientRecor
   if (!subjectTokenType) throw new OAuthError('invalid_request', 'subject_token_type is required');
   // The client that authenticates is the actor: a separate actor token would name a second one.
   if (params.has('actor_token') || params.has('actor_token_type')) throw new OAuthError('invalid_request', 'actor_token is not supported: the authenticated client is the actor');
+  if (params.get('requested_token_type') === ID_JAG_TOKEN_TYPE) return issueIdJag(ctx, client, params, subjectToken, subjectTokenType, settings);
   if (subjectTokenType === ACCESS_TOKEN_TYPE) return delegatedToken(ctx, client, params, subjectToken, settings);
   throw new OAuthError('invalid_request', `subject_token_type ${subjectTokenType} is not one this server exchanges (${ACCESS_TOKEN_TYPE})`);
 }
