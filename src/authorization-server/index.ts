@@ -47,7 +47,7 @@ export { checkUpstreamProviders, githubProvider, githubProfile } from './upstrea
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
 export { checkTrustedIssuer, resolveWorkloadRules } from './assertions/workload-rules.js';
-export type { DelegationRuleOptions, TokenExchangeOptions } from './grants/token-exchange-policy.js';
+export type { DelegationRuleOptions, IdJagAudienceOptions, TokenExchangeOptions } from './grants/token-exchange-policy.js';
 export { resolveTokenExchange } from './grants/token-exchange-policy.js';
 export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
 export { revokeApproval, type ApprovalRevocation } from './admin/approvals-operations.js';

@@ -44,3 +44,23 @@ describe('--delegation-config', () => {
     assert.throws(() => readDelegationRules(join(folder, 'absent.json'), SCOPES), /Cannot read --delegation-config .*ENOENT/);
   });
 });
+
+describe('--id-jag-audience and --id-jag-config', () => {
+  it('takes issuers from the flag and audiences from the file, together', () => {
+    const audiences = file([{ issuer: 'https://ras.example', email: true, clients: { ours: 'theirs' } }]);
+    assert.deepEqual(tokenExchangeOptions({ 'id-jag-audience': ['https://auth.example/'], 'id-jag-config': audiences }, SCOPES), {
+      tokenExchange: { idJagAudiences: [{ issuer: 'https://auth.example' }, { issuer: 'https://ras.example', email: true, clients: { ours: 'theirs' } }] },
+    });
+    assert.deepEqual(tokenExchangeOptions({ 'id-jag-config': file({ idJagAudiences: [{ issuer: 'https://ras.example' }] }) }, SCOPES), {
+      tokenExchange: { idJagAudiences: [{ issuer: 'https://ras.example' }] },
+    });
+  });
+
+  it('refuses an issuer that is not one, naming the flag or the file', () => {
+    assert.throws(() => tokenExchangeOptions({ 'id-jag-audience': ['http://ras.example'] }, SCOPES), /--id-jag-audience http:\/\/ras\.example: issuer must use https/);
+    const path = file([{ issuer: 'https://ras.example', clients: ['theirs'] }]);
+    assert.throws(() => tokenExchangeOptions({ 'id-jag-config': path }, SCOPES), (error: Error) => error.message.includes(path) && /clients must map our client ids/.test(error.message));
+    const empty = file([]);
+    assert.throws(() => tokenExchangeOptions({ 'id-jag-config': empty }, SCOPES), /must hold a list of audiences/);
+  });
+});
