@@ -145,7 +145,8 @@ describe('token exchange: delegated tokens', () => {
     await refused(await exchange(h, b, person.access), 'unauthorized_client', /may not exchange tokens for the subject token's resource/);
     // The person's own client holds the token, but is no resource's server.
     const confidential = await registerClient(h, { token_endpoint_auth_method: 'client_secret_basic' });
-    await refused(await exchange(h, confidential, person.access), 'unauthorized_client', /may not exchange tokens/);
+    await refused(await exchange(h, confidential, person.access), 'unauthorized_client', /no delegation rule names it/);
+    await refused(await exchange(h, confidential, 'not even a token'), 'unauthorized_client', /no delegation rule names it/);
     await refused(await exchange(h, person.client, person.access), 'unauthorized_client', /confidential clients only/);
   });
 

@@ -29,6 +29,8 @@ export async function delegatedToken(ctx: ServerContext, client: ClientRecord, p
   if (requestedType !== undefined && requestedType !== ACCESS_TOKEN_TYPE) {
     throw new OAuthError('invalid_request', `an access token is exchanged for an access token only (requested_token_type ${ACCESS_TOKEN_TYPE})`);
   }
+  // Before the subject token is looked at: a client no rule names costs a signature check nothing.
+  if (!settings.delegations.some((rule) => rule.client === client.clientId)) throw new OAuthError('unauthorized_client', 'this client may not exchange tokens: no delegation rule names it');
   const now = ctx.now();
   const subject = await subjectAccessToken(ctx, subjectToken, now);
   const from = subject.aud;
