@@ -41,6 +41,10 @@ describe('serve --delegation-config: a context server calling another on a perso
     await server?.stop();
   });
 
+  it('says in its banner how many delegation rules it took', () => {
+    assert.match(server.output(), /delegations {3}1 rule \(--delegation-config\)/);
+  });
+
   it('gives the notes server a token for /mcp naming alice and itself, which whoami shows', async () => {
     const response = await exchange(notesServer, personsToken);
     assert.equal(response.status, 200, await response.clone().text());

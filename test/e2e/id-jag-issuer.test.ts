@@ -55,6 +55,10 @@ describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp
     await ras?.stop();
   });
 
+  it('names in its banner the authorization server it issues ID-JAGs for', () => {
+    assert.ok(idp.output().includes(`id-jag for    ${ras.issuer}   (ID-JAGs issued, as the identity provider)`), idp.output());
+  });
+
   it('advertises token exchange at the IdP', async () => {
     const metadata = (await (await fetch(`${idp.issuer}/.well-known/oauth-authorization-server`)).json()) as { grant_types_supported: string[] };
     assert.ok(metadata.grant_types_supported.includes(TOKEN_EXCHANGE));
