@@ -95,6 +95,28 @@ const dialectNeutral = {
   },
 };
 
+/**
+ * Peer dependencies that only an optional feature needs are loaded when the feature is used
+ * (core/optional-package.ts), so that a program without them can import every entry point; their
+ * types may be imported anywhere.
+ */
+const OPTIONAL_PEERS = ['pg', 'prom-client'];
+const optionalPeers = {
+  files: ['src/**'],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        paths: OPTIONAL_PEERS.map((name) => ({
+          name,
+          allowTypeImports: true,
+          message: `${name} is an optional peer dependency: load it with loadOptionalPackage (core/optional-package.ts) where its feature is used`,
+        })),
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/'] },
   js.configs.recommended,
@@ -116,4 +138,5 @@ export default tseslint.config(
   },
   ...layering,
   dialectNeutral,
+  optionalPeers,
 );

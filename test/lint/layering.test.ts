@@ -117,6 +117,19 @@ describe('layering lint rules', () => {
     assert.deepEqual(await restrictedSyntax('src/store/postgres.ts', `${declared}export const pg = d.name === 'postgres';`), []);
   });
 
+  it('an optional peer dependency is never a value import: its feature loads it when used', async () => {
+    const messages = async (file: string, source: string) => {
+      const [result] = await eslint.lintText(`${source}\nexport const used = x;\n`, { filePath: path.join(root, file) });
+      assert.ok(result);
+      return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+    };
+    for (const [file, source] of [['src/store/postgres.ts', "import x from 'pg';"], ['src/authorization-server/metrics/metrics.ts', "import { Registry as x } from 'prom-client';"]] as const) {
+      assert.equal((await messages(file, source)).length, 1, `${file}: ${source} should be refused`);
+    }
+    assert.deepEqual(await messages('src/store/postgres.ts', "import type x from 'pg';"), []);
+    assert.deepEqual(await messages('src/authorization-server/index.ts', "import type { Registry as x } from 'prom-client';"), []);
+  });
+
   for (const { layer, file, refused, allowed } of cases) {
     it(layer, async () => {
       for (const source of refused) {
