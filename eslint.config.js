@@ -21,7 +21,7 @@ const onlyPublic = (prefix, extra = '') => ({
   message: 'import the public entry point (index.js, store/sqlite.js, store/postgres.js), as a user of the package would',
 });
 
-const AS_ROLE = into(['resource-server', 'client', 'admin', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)');
+const AS_ROLE = into(['resource-server', 'client', 'cli', 'demo'], 'the authorization server is a role of its own; share code through core (or node/, for the Node request)');
 /** The server answers Web Requests; a Node listener, and the order of start and stop around it, are node-server/'s alone. */
 const AS_WEB_STANDARD = packages(['@hono/node-server'], 'the authorization server answers Web Requests; running it on a Node listener is node-server/\'s job (startAuthorizationServer)');
 
@@ -74,11 +74,11 @@ const layering = [
     packages([...FRAMEWORKS, ...DRIVERS], 'the operators\' API works on any store it is given: no HTTP framework, no database driver'),
     into(['resource-server', 'client', 'node', 'cli', 'demo'], 'the operators\' API uses the authorization server, the store and core only'),
   ]),
-  restrict(['src/demo/**'], [onlyPublic('\\.\\./')]),
+  restrict(['src/demo/**'], [onlyPublic('\\.\\./', '|cli-support\\.js$')]),
   // The CLI is a thin shell over the public APIs (plus the demo server it runs): `serve` runs the
   // library's listener, whose start and stop order a user embedding the server gets too.
   restrict(['src/cli/**'], [
-    onlyPublic('\\.\\./', '|demo/'),
+    onlyPublic('\\.\\./', '|demo/|cli-support\\.js$'),
     packages(['@hono/node-server'], 'serve runs the server with startAuthorizationServer, as a program embedding it would'),
   ]),
   restrict(['bench/**', 'conformance/**'], [onlyPublic('\\.\\./src/')]),

@@ -1,4 +1,5 @@
-import { ClientError, failureReason } from '../client/index.js';
+import { ClientError } from '../client/index.js';
+import { failureReason } from '../cli-support.js';
 import { StoreUnavailableError } from '../store/index.js';
 
 /** An error meant for the person at the terminal: one sentence, no stack trace, exit code 1 (2 for usage). */

@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import { join } from 'node:path';
-import { SecretBox, generateSecretKey, parseSecretKeys } from '../core/index.js';
+import { generateSecretKey, parseSecretKeys } from '../core/index.js';
+import { SecretBox } from '../cli-support.js';
 import { CliError } from './errors.js';
 
 export const SECRET_KEY_FILE = 'secret.key';
