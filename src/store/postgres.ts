@@ -288,8 +288,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
   /**
    * Each statement is prepared once per connection, by a name of its own, and then only executed:
-   * PostgreSQL parses and plans it once instead of at every request (a refresh's statement costs
-   * the database about half as much CPU).
+   * PostgreSQL parses and plans it once instead of at every request, which is most of a short
+   * statement's cost to the database.
    */
   const prepared = new Map<Statement, { name: string; sql: string; names: string[] } | null>();
   const rendered = (statement: Statement) => {
