@@ -9,6 +9,7 @@ export { privateUseSchemeProblem } from './core/redirect-uri.js';
 export { withoutOfflineAccess } from './core/scopes.js';
 export { SecretBox } from './core/secret-box.js';
 export { trustedProxies } from './core/client-address.js';
+export { isMissingPackage } from './core/optional-package.js';
 export { checkTrustedIssuer, resolveWorkloadRules } from './authorization-server/assertions/workload-rules.js';
 export { CLI_CLIENT_NAME } from './client/token-store.js';
 export { describeIdentity } from './client/grants.js';

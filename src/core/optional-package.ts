@@ -20,7 +20,18 @@ export interface OptionalPackage {
 export const PG: OptionalPackage = { name: 'pg', feature: 'The PostgreSQL store (context-auth/store/postgres, --store postgres://…)' };
 export const PROM_CLIENT: OptionalPackage = { name: 'prom-client', feature: 'The metrics option (serve --metrics)' };
 
-/** The package, or an error that says which package to install for which feature. */
+/** The `code` of the error a missing optional package raises. */
+export const MISSING_PACKAGE = 'ERR_CONTEXT_AUTH_MISSING_PACKAGE';
+
+/** Whether `error`, or one of its causes, is a missing optional package. */
+export function isMissingPackage(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++) {
+    if ((at as NodeJS.ErrnoException).code === MISSING_PACKAGE) return true;
+  }
+  return false;
+}
+
+/** The package, or an error (`code` MISSING_PACKAGE) that says which package to install for which feature. */
 export function loadOptionalPackage<T>({ name, feature }: OptionalPackage, load: PackageLoader = requireFromHere): T {
   try {
     return load(name) as T;
@@ -28,6 +39,6 @@ export function loadOptionalPackage<T>({ name, feature }: OptionalPackage, load:
     // Only the package itself missing: a package that is there but fails to load says so itself.
     const missing = (error as NodeJS.ErrnoException | null)?.code === 'MODULE_NOT_FOUND' && (error as Error).message.includes(`'${name}'`);
     if (!missing) throw error;
-    throw new Error(`${feature} needs the package ${name}, which is not installed: run npm install ${name}`, { cause: error });
+    throw Object.assign(new Error(`${feature} needs the package ${name}, which is not installed: run npm install ${name}`, { cause: error }), { code: MISSING_PACKAGE });
   }
 }
