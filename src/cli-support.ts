@@ -7,7 +7,6 @@ export { printable, printableJson } from './core/control-characters.js';
 export { isLoopbackHost } from './core/uri.js';
 export { privateUseSchemeProblem } from './core/redirect-uri.js';
 export { withoutOfflineAccess } from './core/scopes.js';
-export { SecretBox } from './core/secret-box.js';
 export { trustedProxies } from './core/client-address.js';
 export { isMissingPackage } from './core/optional-package.js';
 export { checkTrustedIssuer, resolveWorkloadRules } from './authorization-server/assertions/workload-rules.js';

@@ -5,8 +5,7 @@
  */
 import fs from 'node:fs';
 import { join } from 'node:path';
-import { generateSecretKey, parseSecretKeys } from '../core/index.js';
-import { SecretBox } from '../cli-support.js';
+import { SecretBox, generateSecretKey, parseSecretKeys } from '../core/index.js';
 import { CliError } from './errors.js';
 
 export const SECRET_KEY_FILE = 'secret.key';

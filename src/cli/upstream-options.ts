@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { checkUpstreamProviders, githubProvider, type UpstreamIdentity, type UpstreamOptions, type UpstreamProviderOptions } from '../authorization-server/index.js';
-import type { SecretBox } from '../cli-support.js';
+import type { SecretBox } from '../core/index.js';
 import { CliError, usageError } from './errors.js';
 
 export const UPSTREAM_HELP = `  --upstream-issuer URL    sign in through this OpenID provider (https://github.com: GitHub); repeatable

@@ -12,7 +12,7 @@ export { OFFLINE_ACCESS, formatScope, isSubset, parseScope } from './scopes.js';
 export { bearerChallenge, dpopChallenge, findBearerChallenge, findChallenge, parseWwwAuthenticate, type BearerChallenge, type DpopChallenge, type ParsedChallenge } from './www-authenticate.js';
 export { hashSecret, randomToken, safeEqual } from './secrets.js';
 export { hashPassword, verifyPassword } from './passwords.js';
-export { generateSecretKey, parseSecretKeys, type SecretKey } from './secret-box.js';
+export { SecretBox, generateSecretKey, parseSecretKeys, type SealedValueDefect, type SecretKey } from './secret-box.js';
 export type { Defect, Result } from './result.js';
 export {
   DPOP_SIGNING_ALGORITHMS, DpopProofVerifier, accessTokenHash, dpopProofSigner, dpopTargetUri, generateDpopKeyPair, jwkThumbprint,
