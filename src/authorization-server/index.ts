@@ -35,23 +35,17 @@ import type { Registry } from 'prom-client';
 import { startOnNode, type Running, type StartOptions } from './node-server/start.js';
 
 export type { AuthorizationServerOptions, ClientAssertionAudience, UpstreamOptions } from './config.js';
-export { AUDIT_EVENTS, auditRecord, type AuditEvent, type AuditEventName, type AuditFields, type AuditOutcome, type AuditRecord, type AuditValue } from './audit.js';
+export { AUDIT_EVENTS, type AuditEvent, type AuditEventName, type AuditFields, type AuditOutcome, type AuditRecord, type AuditValue } from './audit.js';
 export type { AuthorizationServerMetadata } from './endpoints/metadata.js';
 export type { RateLimit, RateLimitOptions } from './rate-limit/limits.js';
 export { DEFAULT_RATE_LIMITS } from './rate-limit/limits.js';
 export type { UpstreamAccess } from './upstream/tool-access.js';
-export { Revocations, CURSOR_OVERLAP_SECONDS, type RevocationsOptions } from './revocations.js';
-export { REVOCATION_LIST_PATH } from './revocation-list.js';
+export { Revocations, type RevocationsOptions } from './revocations.js';
 export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOptions, UpstreamIdentity } from './upstream/provider.js';
 export { checkUpstreamProviders, githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
-export { checkTrustedIssuer, resolveWorkloadRules } from './assertions/workload-rules.js';
-export { generateSigningKey, rotateSigningKeys, SigningKeys } from './keys.js';
-export { revokeApproval, type ApprovalRevocation } from './admin/approvals-operations.js';
-export { registerClient, registrationResponse } from './clients.js';
-export { describeDropped, validateClientMetadata, type ClientMetadataOptions, type DroppedValue, type ValidClientMetadata } from './checks/client-metadata.js';
-export { noSuchClient, noSuchUser, removeClient, removeUser, setAdministrator, signOutEverywhere } from './admin/operations.js';
+export type { SigningKeys } from './keys.js';
 /** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
 export { notFound } from './http/errors.js';
 export { StartError, type StartStep } from './node-server/start.js';
