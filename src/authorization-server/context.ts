@@ -6,7 +6,6 @@ import { IssuerKeys } from './assertions/issuer-keys.js';
 import { ClientDocuments } from './client-documents/documents.js';
 import { ClientUse } from './clients.js';
 import { TokenEndpointDpop, type DpopKey } from './dpop.js';
-import { authorizationServerMetadata } from './endpoints/metadata.js';
 import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
 import { requestHeader } from './http/body.js';
 import { SigningKeys } from './keys.js';
@@ -123,7 +122,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     rateLimits: new RateLimits(config.rateLimits, store, nowMs, log),
     revocations: (revocations = new Revocations(store, now, config.accessTokenTtl, log)),
     issuerKeys: config.jwtBearer ? new IssuerKeys({ allowLoopbackHttp: config.jwtBearer.allowLoopbackHttp }) : null,
-    dpop: new TokenEndpointDpop(store, keys, authorizationServerMetadata(config).token_endpoint, config.dpopNonce),
+    dpop: new TokenEndpointDpop(store, keys, config.endpoints.token, config.dpopNonce),
   };
 }
 

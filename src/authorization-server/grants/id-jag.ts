@@ -5,6 +5,7 @@
  * by token exchange (RFC 8693) and presents it here, authenticating as itself.
  */
 import { OAuthError } from '../../core/errors.js';
+import { ID_JAG_TYP } from '../../core/id-jag.js';
 import type { CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { fail, ok, type Result } from '../../core/result.js';
@@ -21,9 +22,6 @@ import { upstreamUser } from '../upstream/users.js';
 import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
 import { issueSingleAccessToken } from './token-response.js';
 
-export const ID_JAG_TYP = 'oauth-id-jag+jwt';
-/** Advertised as `authorization_grant_profiles_supported`. */
-export const ID_JAG_PROFILE = 'urn:ietf:params:oauth:grant-profile:id-jag';
 /**
  * The provider id the people of a trusted IdP are kept under, when no upstream sign-in provider
  * has the IdP's issuer (one that has lends its id, so a person who signs in both ways is one user).

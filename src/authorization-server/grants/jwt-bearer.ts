@@ -8,6 +8,7 @@
  * Anything else is refused with invalid_grant naming what is wrong with it, never echoing it.
  */
 import { OAuthError } from '../../core/errors.js';
+import { ID_JAG_TYP } from '../../core/id-jag.js';
 import { hasTyp } from '../../core/jwt.js';
 import type { ClientRecord } from '../../store/store.js';
 import { readAssertion } from '../assertions/verify-assertion.js';
@@ -15,7 +16,7 @@ import type { ResolvedJwtBearerConfig } from '../config.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
-import { idJagGrant, ID_JAG_TYP } from './id-jag.js';
+import { idJagGrant } from './id-jag.js';
 import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
 import { workloadGrant } from './workload.js';
 
