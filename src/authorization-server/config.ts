@@ -52,7 +52,7 @@ export interface UpstreamOptions {
   fetch?: typeof fetch;
 }
 
-/** Upstream sign-in's settings; its providers, sealing and policy are in the context (`UpstreamSignIn`). */
+/** Upstream sign-in's settings; its providers, sealing and policy are in the services (`UpstreamSignIn`, upstream/upstream-sign-in.ts). */
 export interface ResolvedUpstreamConfig {
   localUsers: boolean;
   sessionTtl: number;

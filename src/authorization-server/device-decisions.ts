@@ -39,7 +39,7 @@ export async function approveDevice(
     upstreamSessionId,
     accessExpiresAt: null,
   };
-  const approved = await deviceAuthorizations(ctx).approveDeviceAuthorization(interaction.device.deviceCodeHash, now, grant, {
+  const approved = await deviceAuthorizations(ctx.store).approveDeviceAuthorization(interaction.device.deviceCodeHash, now, grant, {
     grantId: grant.id,
     clientId,
     userId,
@@ -65,7 +65,7 @@ export async function approveDevice(
 /** Denies the device authorization of a consumed interaction: the device's next poll gets access_denied. */
 export async function denyDevice(ctx: ServerContext, interaction: InteractionRecord, userId: string | null): Promise<DeviceOutcome> {
   if (!interaction.device) throw new Error('not a device interaction');
-  const denied = await deviceAuthorizations(ctx).denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
+  const denied = await deviceAuthorizations(ctx.store).denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
   ctx.log({ event: denied ? 'consent_denied' : 'device_decision_late', user_id: userId ?? undefined, client_id: interaction.clientId, device: true });
   return denied ? 'denied' : 'gone';
 }

@@ -36,7 +36,7 @@ export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: R
   for (let attempt = 1; ; attempt++) {
     const userCode = newUserCode();
     try {
-      await deviceAuthorizations(ctx).createDeviceAuthorization({
+      await deviceAuthorizations(ctx.store).createDeviceAuthorization({
         deviceCodeHash: deviceCodeHash(deviceCode),
         userCodeHash: userCodeHash(userCode),
         clientId: client.clientId,

@@ -80,7 +80,7 @@ export async function deviceSubmit(ctx: ServerContext, request: Request): Promis
   const code = normalizeUserCode(typed);
   let device;
   try {
-    device = code ? await deviceAuthorizations(ctx).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
+    device = code ? await deviceAuthorizations(ctx.store).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
   } catch (error) {
     attempt.abandoned();
     throw error;
