@@ -5,7 +5,8 @@ import type { ClientRecord } from '../../store/store.js';
 import { readAssertion, spendAssertion, verifyAssertion, type AssertionDefect, type AssertionRules } from '../assertions/verify-assertion.js';
 import type { ClientLookup } from '../clients.js';
 import type { ResolvedConfig } from '../config.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
+import type { ClientKeys } from '../assertions/client-keys.js';
 import type { Params } from '../http/params.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -31,7 +32,7 @@ type ClientAssertionDefect = AssertionDefect | Defect<'client' | 'registration'>
  * The jti is spent only after the signature verified, so nobody can burn another client's jti.
  * Every defect is invalid_client (401), described in our own words: the assertion is never echoed.
  */
-export async function authenticateWithAssertion(ctx: ServerContext, store: ClientLookup, params: Params): Promise<ClientRecord> {
+export async function authenticateWithAssertion(ctx: BaseServices & { clientKeys: ClientKeys }, store: ClientLookup, params: Params): Promise<ClientRecord> {
   const type = params.get('client_assertion_type');
   const assertion = params.get('client_assertion');
   if (type === undefined || assertion === undefined) {
@@ -47,7 +48,7 @@ export async function authenticateWithAssertion(ctx: ServerContext, store: Clien
 
 /** The client the assertion proves, or its defect with the client id it claimed (for the log) once it named one. */
 async function checkClientAssertion(
-  ctx: ServerContext,
+  ctx: BaseServices & { clientKeys: ClientKeys },
   store: ClientLookup,
   params: Params,
   assertion: string,
