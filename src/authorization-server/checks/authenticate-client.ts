@@ -59,13 +59,16 @@ export function claimedClientId(request: Request, params: Params): string | unde
   return clientId !== undefined && clientId.length <= LONGEST_LOGGED_CLIENT_ID ? clientId : undefined;
 }
 
+/** What authenticating a client needs: finding it (its metadata document too), and the keys of private_key_jwt clients. */
+export type ClientAuthenticationServices = ClientLookupServices & BaseServices & { clientKeys: ClientKeys };
+
 /**
  * Authenticates the client of a token, revocation, introspection or device authorization request (RFC 6749 §2.3,
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
  * constant time against the stored hash, client assertions (private_key_jwt) checked in
  * client-assertion.ts. Any failure is invalid_client (401); two methods at once, invalid_request.
  */
-export async function authenticateClient(ctx: ClientLookupServices & BaseServices & { clientKeys: ClientKeys }, request: Request, params: Params): Promise<ClientRecord> {
+export async function authenticateClient(ctx: ClientAuthenticationServices, request: Request, params: Params): Promise<ClientRecord> {
   const store = clientLookup(ctx, request);
   const authorization = requestHeader(request, 'authorization');
   const usesBasic = authorization !== null && /^basic /i.test(authorization);
