@@ -12,7 +12,7 @@ import { Revocations } from './revocations.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { UpstreamProviders } from './upstream/registry.js';
 import type { UpstreamSignIn } from './upstream/upstream-sign-in.js';
-import type { BaseServices } from './services.js';
+import type { BaseServices, ClientAddressService } from './services.js';
 import { auditRecord, type AuditLog } from './audit.js';
 import { countEvent } from './metrics/events.js';
 import { ServerMetrics } from './metrics/metrics.js';
@@ -27,13 +27,11 @@ import { hasAuditEvents } from '../store/capabilities.js';
  * (grants/token-request.ts). The endpoints that dispatch to many parts take it whole; the parts
  * take what they use.
  */
-export interface ServerContext extends BaseServices {
+export interface ServerContext extends BaseServices, ClientAddressService {
   /** Null when metrics are off, as `config.metrics` is. */
   metrics: ServerMetrics | null;
   /** Where every record also goes to be kept in the store; null when `config.auditEvents` is off, keeps none, or the store cannot keep them. */
   auditEvents: AuditEventWriter | null;
-  /** The client's address, proxies taken into account (`trustProxy`). */
-  clientAddress: (request: Request) => string | undefined;
   /** Client ID metadata documents, fetched and cached. */
   clientDocuments: ClientDocuments;
   /** The public keys of private_key_jwt clients, key sets at a `jwks_uri` fetched and cached. */

@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import type { ClientRecord } from '../../store/store.js';
 import { authenticateClient, claimedClientId } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { requiresDpop } from '../dpop.js';
@@ -8,6 +9,7 @@ import { clientCredentialsGrant } from '../grants/client-credentials.js';
 import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
+import type { TokenRequest } from '../grants/token-request.js';
 import { requestHeader } from '../http/body.js';
 import { toOAuthError } from '../http/errors.js';
 import { readForm, type Params } from '../http/params.js';
@@ -85,7 +87,7 @@ async function answer(ctx: ServerContext, request: Request, params: Params): Pro
   // Spent before the grant, so a replayed request is refused before it spends a code or a refresh
   // token. With no client, the grant spends it once it has verified the workload's token.
   if (proof && client) await proof.spend();
-  const tokenRequest = {
+  const tokenRequest: TokenRequest<ClientRecord | null> = {
     client,
     params,
     dpopKey: proof ? { ...proof, bindsRefreshTokens: client?.tokenEndpointAuthMethod === 'none' } : undefined,
