@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { wellKnownUrl } from '../core/uri.js';
-import { UPSTREAM_CALLBACK_PATH, type AuthorizationServerOptions } from './config.js';
+import { ENDPOINT_PATHS, UPSTREAM_CALLBACK_PATH, type AuthorizationServerOptions } from './config.js';
 import { createServerContext } from './context.js';
 import { ensureWorkloadClients } from './assertions/workload-clients.js';
 import { authorizeEndpoint } from './endpoints/authorize.js';
@@ -13,7 +13,7 @@ import { devicePage, deviceSubmit } from './endpoints/device.js';
 import { DEVICE_VERIFICATION_PATH } from './device-codes.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { jwksEndpoint } from './endpoints/jwks.js';
-import { authorizationServerMetadata, ENDPOINT_PATHS, metadataEndpoint, type AuthorizationServerMetadata } from './endpoints/metadata.js';
+import { authorizationServerMetadata, metadataEndpoint, type AuthorizationServerMetadata } from './endpoints/metadata.js';
 import { REVOCATION_LIST_PATH } from './revocation-list.js';
 import { registerEndpoint } from './endpoints/register.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
