@@ -18,6 +18,20 @@ import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } fro
 import { checkTrustedIssuer, resolveWorkloadRules, type WorkloadRule, type WorkloadRuleOptions } from './assertions/workload-rules.js';
 import { resolveTokenExchange, type ResolvedTokenExchangeConfig, type TokenExchangeOptions } from './grants/token-exchange-policy.js';
 
+/** Where each endpoint is served, under the issuer. Revision A's defaults (/authorize, /token, /register) are the paths used. */
+export const ENDPOINT_PATHS = {
+  authorization: '/authorize',
+  token: '/token',
+  registration: '/register',
+  revocation: '/revoke',
+  introspection: '/introspect',
+  jwks: '/jwks',
+  deviceAuthorization: '/device_authorization',
+} as const;
+
+/** Each endpoint's URL: the issuer and its path. */
+export type EndpointUrls = { readonly [name in keyof typeof ENDPOINT_PATHS]: string };
+
 /** Where upstream providers send the person back, under the issuer. */
 export const UPSTREAM_CALLBACK_PATH = '/upstream/callback';
 
@@ -39,7 +53,7 @@ export interface UpstreamOptions {
   fetch?: typeof fetch;
 }
 
-/** Upstream sign-in's settings; its providers, sealing and policy are in the context (`UpstreamSignIn`). */
+/** Upstream sign-in's settings; its providers, sealing and policy are in the services (`UpstreamSignIn`, upstream/upstream-sign-in.ts). */
 export interface ResolvedUpstreamConfig {
   localUsers: boolean;
   sessionTtl: number;
@@ -203,6 +217,8 @@ export interface ResolvedConfig {
   issuer: string;
   /** issuer URL's path ('' for an issuer at the root), for mounting endpoints. */
   basePath: string;
+  /** Every endpoint's URL, whether served or not (registration closed, no device grant): what metadata advertises, assertions are addressed to, DPoP proofs name. */
+  endpoints: EndpointUrls;
   resources: string[];
   defaultResource: string;
   scopesSupported: string[];
@@ -286,6 +302,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
   return {
     issuer,
     basePath,
+    endpoints: endpointUrls(issuer),
     resources,
     defaultResource,
     scopesSupported,
@@ -315,6 +332,12 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     admin: resolveAdminConfig(options.admin),
     auditEvents: resolveAuditEventsConfig(options.auditEvents),
   };
+}
+
+function endpointUrls(issuer: string): EndpointUrls {
+  const urls: Record<string, string> = {};
+  for (const [name, path] of Object.entries(ENDPOINT_PATHS)) urls[name] = `${issuer}${path}`;
+  return urls as EndpointUrls;
 }
 
 function resolveClientAssertionAudience(value: AuthorizationServerOptions['clientAssertionAudience']): ClientAssertionAudience {

@@ -10,7 +10,8 @@ import {
   type StartAuthorizationServerOptions,
 } from '../authorization-server/index.js';
 import type { FullStore } from '../store/index.js';
-import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, privateUseSchemeProblem } from '../core/index.js';
+import { canonicalizeResourceUri, normalizeIssuer } from '../core/index.js';
+import { isLoopbackHost, printableJson, privateUseSchemeProblem } from '../cli-support.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';

@@ -5,7 +5,8 @@
  * client ids there), checked here, naming the flag, the file and the rule, before anything starts.
  */
 import { readFileSync } from 'node:fs';
-import { resolveTokenExchange, type AuthorizationServerOptions, type IdJagAudienceOptions, type TokenExchangeOptions } from '../authorization-server/index.js';
+import type { AuthorizationServerOptions, IdJagAudienceOptions, TokenExchangeOptions } from '../authorization-server/index.js';
+import { resolveTokenExchange } from '../cli-support.js';
 import { canonicalizeResourceUri, normalizeIssuer } from '../core/index.js';
 import { CliError } from './errors.js';
 

@@ -1,14 +1,14 @@
 /**
- * OAuth 2.0 Token Exchange (RFC 8693): the grant type and the token type identifiers (§3), and
- * the actor claim (§4.1) that a delegated token carries.
+ * OAuth 2.0 Token Exchange (RFC 8693): the token type identifiers (§3) of the tokens a delegation
+ * and an ID-JAG are asked for with, and the actor claim (§4.1) that a delegated token carries. The
+ * grant type and the ID-JAG's and ID token's type identifiers are the ID-JAG profile's
+ * (core/id-jag.ts), which the client shares.
  */
 
-export const TOKEN_EXCHANGE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** RFC 8693 §3: an access token, the subject token of a delegation and the token it issues. */
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+/** RFC 8693 §3: a refresh token, the subject token an ID-JAG is issued for. */
 export const REFRESH_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:refresh_token';
-export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
-/** The Identity Assertion JWT Authorization Grant's token type (draft-ietf-oauth-identity-assertion-authz-grant). */
-export const ID_JAG_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id-jag';
 
 /** `act` (RFC 8693 §4.1): who acts for the token's subject; a nested `act` is who acted before it. */
 export interface ActorClaim {

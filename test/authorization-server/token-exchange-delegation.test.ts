@@ -9,7 +9,8 @@ import { validateClientMetadata } from '../../src/authorization-server/checks/cl
 import { registerClient as createClient } from '../../src/authorization-server/clients.js';
 import { resolveTokenExchange, type TokenExchangeOptions } from '../../src/authorization-server/grants/token-exchange-policy.js';
 import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/token-exchange.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/id-jag.js';
+import { ACCESS_TOKEN_TYPE } from '../../src/core/token-exchange.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import {
   addResourceServer,

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { hashPassword } from '../../src/core/passwords.js';
-import { ACCESS_TOKEN_TYPE, ID_JAG_TOKEN_TYPE, REFRESH_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/token-exchange.js';
+import { ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/id-jag.js';
+import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../src/core/token-exchange.js';
 import type { IdJagAudienceOptions } from '../../src/authorization-server/grants/token-exchange-policy.js';
 import { createHarness, expectOAuthError, ISSUER, jwtClaims, obtainTokensAs, postAs, registerClient, REVISIONS, type Harness, type TestClient } from '../helpers/harness.js';
 

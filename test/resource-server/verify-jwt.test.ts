@@ -8,7 +8,8 @@ import { createPrivateKey, generateKeyPairSync, randomBytes, sign as cryptoSign,
 import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { createAuthorizationServer, rotateSigningKeys, type AuthorizationServer } from '../../src/authorization-server/index.js';
+import { createAuthorizationServer, type AuthorizationServer } from '../../src/authorization-server/index.js';
+import { rotateSigningKeys } from '../../src/authorization-server/keys.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { jwtVerifier, type JwtVerifierOptions } from '../../src/resource-server/verify-jwt.js';
 import { accepted, refused } from '../helpers/token-verification.js';

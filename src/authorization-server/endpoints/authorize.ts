@@ -5,7 +5,8 @@ import { completeAuthorization, trustedRedirect } from '../authorization-respons
 import { authorizationParams, resolveRedirectTarget, validateAuthorizationRequest } from '../checks/authorization-request.js';
 import { consentCovers } from '../consent.js';
 import { clientLookup } from '../clients.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from '../interaction/state.js';
+import type { ClientLookupServices, ClientUse } from '../clients.js';
 import { toOAuthError } from '../http/errors.js';
 import { readText } from '../http/params.js';
 import { seeOther } from '../http/responses.js';
@@ -17,7 +18,7 @@ import { browserBinding, currentSession } from '../sessions.js';
  * trusted redirect, and go back to the client); then the user signs in and consents on our pages,
  * unless a session and a remembered consent already cover the request.
  */
-export async function authorizeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+export async function authorizeEndpoint(ctx: InteractionServices & ClientLookupServices & { clientUse: ClientUse }, request: Request): Promise<Response> {
   let entries: Iterable<[string, string]>;
   if (request.method === 'POST') {
     const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();

@@ -2,7 +2,7 @@ import { addressBucket } from '../../core/client-address.js';
 import { hashSecret, randomToken } from '../../core/secrets.js';
 import type { SessionRecord } from '../../store/store.js';
 import { readCookie } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from '../interaction/state.js';
 import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash } from '../device-codes.js';
 import { deviceAuthorizations } from '../device-store.js';
 import { formToken, isFormToken, refusedFormToken, type FormHolder } from '../form-tokens.js';
@@ -22,12 +22,12 @@ import { SignInThrottle } from '../sign-in-throttle.js';
 
 /** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
 /** The address as the throttle counts it (an IPv6 address's /64), for the log; never the whole address. */
-const addressField = (ctx: ServerContext, request: Request): { address?: string } => {
+const addressField = (ctx: InteractionServices, request: Request): { address?: string } => {
   const address = ctx.clientAddress(request);
   return address === undefined ? {} : { address: addressBucket(address) };
 };
 
-const throttleKeys = (ctx: ServerContext, request: Request): string[] => {
+const throttleKeys = (ctx: InteractionServices, request: Request): string[] => {
   const keys = SignInThrottle.addressKeys(ctx.clientAddress(request));
   return keys.length > 0 ? keys : ['address:unknown'];
 };
@@ -42,7 +42,7 @@ const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to t
 const holderOf = (session: SessionRecord | undefined, binding: string): FormHolder => (session ? { session } : { binding });
 
 /** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
-export async function devicePage(ctx: ServerContext, request: Request): Promise<Response> {
+export async function devicePage(ctx: InteractionServices, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const binding = browserBinding(ctx, request);
   const session = await currentSession(ctx, request);
@@ -57,7 +57,7 @@ export async function devicePage(ctx: ServerContext, request: Request): Promise<
 }
 
 /** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
-export async function deviceSubmit(ctx: ServerContext, request: Request): Promise<Response> {
+export async function deviceSubmit(ctx: InteractionServices, request: Request): Promise<Response> {
   const form = await readPageForm(ctx, request);
   // The interaction it starts is this browser's: no binding, no form.
   const binding = readCookie(ctx, request, 'browser');
@@ -80,7 +80,7 @@ export async function deviceSubmit(ctx: ServerContext, request: Request): Promis
   const code = normalizeUserCode(typed);
   let device;
   try {
-    device = code ? await deviceAuthorizations(ctx).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
+    device = code ? await deviceAuthorizations(ctx.store).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
   } catch (error) {
     attempt.abandoned();
     throw error;

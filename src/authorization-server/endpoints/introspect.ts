@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
-import type { ServerContext } from '../context.js';
+import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
+import type { SigningKeys } from '../keys.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
 import { verifyOwnAccessToken } from '../tokens.js';
@@ -13,7 +13,7 @@ const INACTIVE = { active: false } as const;
  * its own tokens; a resource server (a client an operator marked `canIntrospect`) about any.
  * Refresh tokens are never described, only access tokens.
  */
-export async function introspectEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+export async function introspectEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys }, request: Request): Promise<Response> {
   const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);

@@ -2,12 +2,13 @@ import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import { describeDropped, validateClientMetadata } from '../checks/client-metadata.js';
 import { registerClient, registrationResponse } from '../clients.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
+import type { ClientKeys } from '../assertions/client-keys.js';
 import { readJsonObject } from '../http/params.js';
 import { json } from '../http/responses.js';
 
 /** The operator's gate on registration: open, closed, or an initial access token (RFC 7591 §3). */
-function checkRegistrationAllowed(ctx: ServerContext, request: Request): void {
+function checkRegistrationAllowed(ctx: BaseServices & { clientKeys: ClientKeys }, request: Request): void {
   const policy = ctx.config.registration;
   if (policy === 'open') return;
   if (policy === 'closed') throw new OAuthError('access_denied', 'dynamic client registration is turned off on this server', 403);
@@ -21,7 +22,7 @@ function checkRegistrationAllowed(ctx: ServerContext, request: Request): void {
 }
 
 /** POST /register (RFC 7591): validated metadata in, client id (and a secret, once) out. */
-export async function registerEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+export async function registerEndpoint(ctx: BaseServices & { clientKeys: ClientKeys }, request: Request): Promise<Response> {
   checkRegistrationAllowed(ctx, request);
   const body = await readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
   const metadata = validateClientMetadata(body, ctx.config.scopesSupported, {

@@ -1,6 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
-import type { ServerContext } from '../context.js';
+import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
 import { revocationList } from '../revocation-list.js';
@@ -12,7 +11,7 @@ import type { RevocationFeedStore } from '../../store/store.js';
  * introspect any token (`clients add --introspect`): the list names grants of every client.
  * Served only from a store with a revocation feed (`feed`, the store itself).
  */
-export async function revocationListEndpoint(ctx: ServerContext, request: Request, feed: RevocationFeedStore): Promise<Response> {
+export async function revocationListEndpoint(ctx: ClientAuthenticationServices, request: Request, feed: RevocationFeedStore): Promise<Response> {
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {

@@ -1,6 +1,7 @@
 import { hashSecret } from '../../core/secrets.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
-import type { ServerContext } from '../context.js';
+import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
+import type { SigningKeys } from '../keys.js';
+import type { Revocations } from '../revocations.js';
 import { readForm } from '../http/params.js';
 import { respond } from '../http/responses.js';
 import { OAuthError } from '../../core/errors.js';
@@ -11,7 +12,7 @@ import { verifyOwnAccessToken } from '../tokens.js';
  * family); revoking an access token marks its jti. Unknown tokens and other clients' tokens get
  * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
  */
-export async function revokeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+export async function revokeEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys; revocations: Revocations }, request: Request): Promise<Response> {
   const { store } = ctx;
   const params = await readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);

@@ -9,13 +9,22 @@
 import { OAuthError } from '../../core/errors.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import { formatScope, parseScope } from '../../core/scopes.js';
-import { ACCESS_TOKEN_TYPE, actorChain, TOKEN_EXCHANGE_GRANT_TYPE, type ActorClaim } from '../../core/token-exchange.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
+import { ACCESS_TOKEN_TYPE, actorChain, type ActorClaim } from '../../core/token-exchange.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
-import type { ClientRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { DpopKey } from '../dpop.js';
 import type { Params } from '../http/params.js';
 import { accessTokenExpiry, issueAccessToken, verifyOwnAccessToken, type AccessTokenClaims, type IssuedTokens } from '../tokens.js';
 import type { DelegationRule, ResolvedTokenExchangeConfig } from './token-exchange-policy.js';
+import type { TokenRequest } from './token-request.js';
+import type { TokenIssuing } from './token-response.js';
+
+/**
+ * What a delegation needs: verifying our own access token and signing the new one, the store to
+ * find the subject token's grant standing, and the log. No grant is created: the new token is the
+ * subject token's grant's.
+ */
+export type DelegationServices = TokenIssuing;
 
 /** A token exchange's answer (RFC 8693 §2.2.1): a token response that says what kind of token it holds. */
 export interface ExchangedToken extends Omit<IssuedTokens, 'token_type'> {
@@ -24,15 +33,15 @@ export interface ExchangedToken extends Omit<IssuedTokens, 'token_type'> {
   token_type: IssuedTokens['token_type'] | 'N_A';
 }
 
-export async function delegatedToken(ctx: ServerContext, client: ClientRecord, params: Params, subjectToken: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
+export async function delegatedToken(ctx: DelegationServices, request: TokenRequest, subjectToken: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
+  const { client, params, dpopKey, now } = request;
   const requestedType = params.get('requested_token_type');
   if (requestedType !== undefined && requestedType !== ACCESS_TOKEN_TYPE) {
     throw new OAuthError('invalid_request', `an access token is exchanged for an access token only (requested_token_type ${ACCESS_TOKEN_TYPE})`);
   }
   // Before the subject token is looked at: a client no rule names costs a signature check nothing.
   if (!settings.delegations.some((rule) => rule.client === client.clientId)) throw new OAuthError('unauthorized_client', 'this client may not exchange tokens: no delegation rule names it');
-  const now = ctx.now();
-  const subject = await subjectAccessToken(ctx, subjectToken, now);
+  const subject = await subjectAccessToken(ctx, subjectToken, dpopKey, now);
   const from = subject.aud;
   // The caller must be the server of the resource the token is for: else it is a client holding
   // the person's token, and could reach B without the person's consent to B.
@@ -55,23 +64,23 @@ export async function delegatedToken(ctx: ServerContext, client: ClientRecord, p
   const act: ActorClaim = subject.act ? { sub: client.clientId, act: subject.act } : { sub: client.clientId };
   const expiresAt = Math.min(accessTokenExpiry(ctx.config, now), subject.exp);
   const family = { id: subject[GRANT_ID_CLAIM], clientId: client.clientId, userId: subject.sub, scope, resource: to, authTime: subject.auth_time ?? null };
-  const access = await issueAccessToken(ctx, family, scope, to, now, { act, expiresAt });
+  const access = await issueAccessToken(ctx, family, scope, to, now, dpopKey, { act, expiresAt });
   ctx.log({ event: 'token_issued', grant_type: TOKEN_EXCHANGE_GRANT_TYPE, client_id: client.clientId, grant_id: family.id, resource: to, subject_client_id: subject.client_id, actors: chain.length + 1 });
   return {
     access_token: access.token,
     issued_token_type: ACCESS_TOKEN_TYPE,
-    token_type: ctx.dpopKey ? 'DPoP' : 'Bearer',
+    token_type: dpopKey ? 'DPoP' : 'Bearer',
     expires_in: access.expiresIn,
     scope: formatScope(scope),
   };
 }
 
 /** Our access token, still valid: its signature, its expiry, its grant standing, itself not revoked, and its key shown when it is bound to one. */
-async function subjectAccessToken(ctx: ServerContext, token: string, now: number): Promise<AccessTokenClaims & { may_act?: unknown }> {
-  const claims = await verifyOwnAccessToken(ctx, token);
+async function subjectAccessToken(ctx: DelegationServices, token: string, dpopKey: DpopKey | undefined, now: number): Promise<AccessTokenClaims & { may_act?: unknown }> {
+  const claims = await verifyOwnAccessToken({ config: ctx.config, keys: ctx.keys, now: () => now }, token);
   if (!claims) {
     // Said apart only for a token of ours, its signature checked with the clock set back to before it ended.
-    const ended = await verifyOwnAccessToken({ ...ctx, now: () => 0 }, token);
+    const ended = await verifyOwnAccessToken({ config: ctx.config, keys: ctx.keys, now: () => 0 }, token);
     throw new OAuthError('invalid_grant', ended && ended.exp <= now ? 'the subject token has expired' : 'the subject token is not an access token issued by this server');
   }
   if (typeof claims.aud !== 'string' || typeof claims.sub !== 'string') throw new OAuthError('invalid_grant', 'the subject token is not an access token issued by this server');
@@ -80,7 +89,7 @@ async function subjectAccessToken(ctx: ServerContext, token: string, now: number
   // A person's token only: a client's own token (client credentials) has no one to act for.
   if (grant.userId === null || grant.userId !== claims.sub) throw new OAuthError('invalid_grant', 'the subject token is not a person\'s: there is no one to act for');
   // A token bound to a key is only usable with proof of that key (RFC 9449): exchanging it is a use.
-  if (claims.cnf && claims.cnf.jkt !== ctx.dpopKey?.jkt) {
+  if (claims.cnf && claims.cnf.jkt !== dpopKey?.jkt) {
     throw new OAuthError('invalid_grant', 'the subject token is bound to a DPoP key: send a DPoP proof made with that key');
   }
   return claims;

@@ -10,27 +10,34 @@ import { randomToken, hashSecret } from '../../core/secrets.js';
 import { OAuthError } from '../../core/errors.js';
 import { jwtSigner } from '../../core/jwt.js';
 import { formatScope, isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
-import { ID_JAG_TOKEN_TYPE, REFRESH_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/token-exchange.js';
+import { ID_JAG_TOKEN_TYPE, ID_JAG_TYP, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
+import { REFRESH_TOKEN_TYPE } from '../../core/token-exchange.js';
 import { canonicalizeResourceUri, normalizeIssuer } from '../../core/uri.js';
 import type { ClientRecord, GrantRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
-import { requireBoundKey } from '../dpop.js';
-import type { Params } from '../http/params.js';
-import { upstreamTokensOfGrant } from '../upstream/session.js';
-import { ID_JAG_TYP } from './id-jag.js';
+import { requireBoundKey, type DpopKey } from '../dpop.js';
+import { upstreamTokensOfGrant, type UpstreamGrantServices } from '../upstream/session.js';
 import type { ExchangedToken } from './token-exchange-delegation.js';
 import type { IdJagAudience, ResolvedTokenExchangeConfig } from './token-exchange-policy.js';
+import type { TokenRequest } from './token-request.js';
+import type { TokenIssuing } from './token-response.js';
+
+/**
+ * What issuing an ID-JAG needs: our issuer and signing keys, the store to find the person's grant
+ * behind the refresh token (and their email), the log, and checking (or ending) the upstream
+ * sign-in behind that grant.
+ */
+export type IdJagIssuingServices = TokenIssuing & UpstreamGrantServices;
 
 /** How long an ID-JAG lives: long enough to be presented once, at once. */
 export const ID_JAG_LIFETIME_SECONDS = 300;
 
-export async function issueIdJag(ctx: ServerContext, client: ClientRecord, params: Params, subjectToken: string, subjectTokenType: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
+export async function issueIdJag(ctx: IdJagIssuingServices, request: TokenRequest, subjectToken: string, subjectTokenType: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
+  const { client, params, dpopKey, now } = request;
   if (subjectTokenType !== REFRESH_TOKEN_TYPE) throw new OAuthError('invalid_request', `an ID-JAG is issued for a refresh token of this server (subject_token_type ${REFRESH_TOKEN_TYPE})`);
   const audience = allowedAudience(params.get('audience'), settings.idJagAudiences);
   const clientIdThere = audience.clients === null ? client.clientId : audience.clients[client.clientId];
   if (clientIdThere === undefined) throw new OAuthError('unauthorized_client', `this client may not ask for ID-JAGs for ${audience.issuer}`);
-  const now = ctx.now();
-  const { grant, userId, consented } = await personsGrant(ctx, client, subjectToken, now);
+  const { grant, userId, consented } = await personsGrant(ctx, client, subjectToken, dpopKey, now);
   const scope = assertedScope(params.get('scope'), consented);
   const resource = requestedResource(params.get('resource'));
 
@@ -82,8 +89,8 @@ function allowedAudience(requested: string | undefined, audiences: readonly IdJa
  * one, and, behind an upstream sign-in, one the upstream still honours. Nothing is spent: the
  * client keeps its refresh token.
  */
-async function personsGrant(ctx: ServerContext, client: ClientRecord, presented: string, now: number): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
-  requireBoundKey(presented, ctx.dpopKey, 'refresh token');
+async function personsGrant(ctx: IdJagIssuingServices, client: ClientRecord, presented: string, dpopKey: DpopKey | undefined, now: number): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
+  requireBoundKey(presented, dpopKey, 'refresh token');
   const record = await ctx.store.getRefreshToken(hashSecret(presented));
   if (!record || record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'the subject token is not a refresh token this server issued to this client');
   if (record.expiresAt <= now) throw new OAuthError('invalid_grant', 'the subject token has expired');

@@ -1,7 +1,7 @@
 import { addressBucket } from '../../core/client-address.js';
 import { OAuthError } from '../../core/errors.js';
 import { refuseDuplicatedCookies } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices, ClientAddressService } from '../services.js';
 import { readText, singleValued, type Params } from './params.js';
 
 /**
@@ -11,7 +11,7 @@ import { readText, singleValued, type Params } from './params.js';
  * 403 page saying why. A person submitted our own form, so whatever is wrong with the body (too
  * large, not UTF-8, a repeated field) is one 400 page saying what; no program reads the status.
  */
-export async function readPageForm(ctx: ServerContext, request: Request): Promise<Params> {
+export async function readPageForm(ctx: BaseServices & ClientAddressService, request: Request): Promise<Params> {
   refuseCrossSite(ctx, request);
   refuseDuplicatedCookies(ctx, request);
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
@@ -36,7 +36,7 @@ const OUR_FETCH_SITES = new Set(['same-origin', 'none']);
  * subdomain is another origin too. With neither header (curl, an old browser) the form's token
  * still holds.
  */
-function refuseCrossSite(ctx: ServerContext, request: Request): void {
+function refuseCrossSite(ctx: BaseServices & ClientAddressService, request: Request): void {
   const origin = request.headers.get('origin');
   const fetchSite = request.headers.get('sec-fetch-site');
   const ours = new URL(ctx.config.issuer).origin;

@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import type { InteractionRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from './state.js';
 import { approveDevice, denyDevice } from '../device-decisions.js';
 import { displayUserCode, openUserCode } from '../device-codes.js';
 import { readCookie } from '../browser-cookies.js';
@@ -13,7 +13,7 @@ import { pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
 
 /** The user code of a device interaction, opened with this browser's cookie (undefined if it does not open). */
-function userCodeOf(ctx: ServerContext, request: Request, interaction: InteractionRecord): string | undefined {
+function userCodeOf(ctx: InteractionServices, request: Request, interaction: InteractionRecord): string | undefined {
   const binding = readCookie(ctx, request, 'browser');
   return binding && interaction.device ? openUserCode(interaction.device.sealedUserCode, binding, interaction.id) : undefined;
 }
@@ -23,7 +23,7 @@ function userCodeOf(ctx: ServerContext, request: Request, interaction: Interacti
  * (`upstream`: the provider's name, and its origin the form leads to once approved).
  */
 export async function showDeviceConsent(
-  ctx: ServerContext,
+  ctx: InteractionServices,
   interaction: InteractionRecord,
   request: Request,
   upstream?: { name: string; origin: string },
@@ -50,7 +50,7 @@ export async function showDeviceConsent(
 }
 
 /** step=consent of a device interaction, signed in here: the decision is taken once, and the person told what became of it. */
-export async function submitDeviceConsent(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+export async function submitDeviceConsent(ctx: InteractionServices, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
   const session = await currentSession(ctx, request);
   if (!session || interaction.userId === null || session.userId !== interaction.userId) {
     throw new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(

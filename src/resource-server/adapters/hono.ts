@@ -33,7 +33,7 @@ export function honoBearerAuth(
 /**
  * What the guard reads of the request. Under @hono/node-server, the headers come from the Node
  * request's raw headers: asking the lazy Web Request for its headers would build the whole
- * Request (tens of µs, and the body then goes through web streams). Sent twice, a header's values
+ * Request (and the body would then go through web streams). Sent twice, a header's values
  * are joined as the Web Request joins them (a malformed header, as before), whereas Node's own
  * `headers` would keep only the first. The context stands for the request, the same in every
  * middleware on its way, so a second guard (a step-up) knows the proof the first one took.
