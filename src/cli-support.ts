@@ -10,6 +10,7 @@ export { withoutOfflineAccess } from './core/scopes.js';
 export { trustedProxies } from './core/client-address.js';
 export { isMissingPackage } from './core/optional-package.js';
 export { checkTrustedIssuer, resolveWorkloadRules } from './authorization-server/assertions/workload-rules.js';
+export { resolveTokenExchange } from './authorization-server/grants/token-exchange-policy.js';
 export { CLI_CLIENT_NAME } from './client/token-store.js';
 export { describeIdentity } from './client/grants.js';
 export { describeNetworkFailure, failureReason } from './client/network-errors.js';

@@ -16,6 +16,7 @@ import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { cookieSettings, type CookieSettings } from './http/cookies.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
 import { checkTrustedIssuer, resolveWorkloadRules, type WorkloadRule, type WorkloadRuleOptions } from './assertions/workload-rules.js';
+import { resolveTokenExchange, type ResolvedTokenExchangeConfig, type TokenExchangeOptions } from './grants/token-exchange-policy.js';
 
 /** Where each endpoint is served, under the issuer. Revision A's defaults (/authorize, /token, /register) are the paths used. */
 export const ENDPOINT_PATHS = {
@@ -173,6 +174,8 @@ export interface AuthorizationServerOptions {
   workloads?: WorkloadRuleOptions[];
   /** Tests only: allows trusted IdPs and workload issuers at http://127.0.0.1. Default false. */
   allowInsecureIssuers?: boolean;
+  /** Token exchange (RFC 8693): delegated tokens for a context server calling another on a person's behalf. Default: off. */
+  tokenExchange?: TokenExchangeOptions;
   /**
    * DPoP (RFC 9449) at the token endpoint. Proofs are always accepted (and bind the tokens);
    * `nonce: true` makes every proof carry a recent nonce from this server (RFC 9449 §8), so a
@@ -242,6 +245,8 @@ export interface ResolvedConfig {
   clientAssertionAudience: ClientAssertionAudience;
   /** Null when the jwt-bearer grant is off (no trusted IdP, no workload rule). */
   jwtBearer: ResolvedJwtBearerConfig | null;
+  /** Null when token exchange is off (nothing the policy allows). */
+  tokenExchange: ResolvedTokenExchangeConfig | null;
   /** Whether the device grant (RFC 8628) is served: where the store keeps device authorizations. */
   deviceGrant: boolean;
   /** Whether DPoP proofs at the token endpoint must carry a nonce of ours. */
@@ -320,6 +325,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
     clientAssertionAudience: resolveClientAssertionAudience(options.clientAssertionAudience),
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
+    tokenExchange: resolveTokenExchange(options.tokenExchange, { resources, scopesSupported }),
     deviceGrant: hasDeviceAuthorization(options.store),
     dpopNonce: options.dpop?.nonce ?? false,
     metrics: resolveMetricsConfig(options.metrics),

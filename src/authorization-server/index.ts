@@ -45,6 +45,7 @@ export type { UpstreamProviderOptions, OidcProviderOptions, OAuth2ProviderOption
 export { checkUpstreamProviders, githubProvider, githubProfile } from './upstream/provider.js';
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
+export type { DelegationRuleOptions, IdJagAudienceOptions, TokenExchangeOptions } from './grants/token-exchange-policy.js';
 export type { SigningKeys } from './keys.js';
 /** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
 export { notFound } from './http/errors.js';

@@ -3,6 +3,7 @@ import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature }
 import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import { formatScope } from '../core/scopes.js';
 import { derivedToken, hashSecret, randomToken } from '../core/secrets.js';
+import type { ActorClaim } from '../core/token-exchange.js';
 import type { GrantRecord, RefreshTokenRecord } from '../store/store.js';
 import type { ResolvedConfig } from './config.js';
 import { bindToKey, type DpopKey } from './dpop.js';
@@ -42,6 +43,14 @@ export interface AccessTokenClaims extends JWTPayload {
   grant_id: string;
   /** The DPoP key the token is bound to (RFC 9449 §6.1): only a request proving it holds that key may use the token. */
   cnf?: { jkt: string };
+  /** A delegated token's actor (RFC 8693 §4.1): the client acting for `sub`, and who acted before it. */
+  act?: ActorClaim;
+}
+
+/** What a delegated token (token exchange) has that others do not: its actor, and an end no later than its subject token's. */
+export interface Delegation {
+  act: ActorClaim;
+  expiresAt: number;
 }
 
 /** When an access token issued at `now` expires: the store records it on the grant (accessExpiresAt) before the token is signed. */
@@ -52,6 +61,7 @@ export const accessTokenExpiry = (config: Pick<ResolvedConfig, 'accessTokenTtl'>
  * token: the caller has already raised its grant's accessExpiresAt to this token's expiry in the
  * store (while the grant stood), so a revocation of the grant covers it, and `grant_id` lets
  * revocation and introspection find the grant. Bound to `dpopKey`, the request's, when it has one.
+ * A delegated token names its actor (`act`) and ends when `delegation` says.
  */
 export async function issueAccessToken(
   services: TokenSigning,
@@ -60,10 +70,11 @@ export async function issueAccessToken(
   resource: string,
   now: number,
   dpopKey: DpopKey | undefined,
+  delegation?: Delegation,
 ): Promise<{ token: string; expiresIn: number; jti: string }> {
   const { config, keys } = services;
   const jti = randomToken(16);
-  const expiresAt = accessTokenExpiry(config, now);
+  const expiresAt = delegation?.expiresAt ?? accessTokenExpiry(config, now);
   const signing = keys.currentIfCached() ?? (await keys.current());
   const claims: Record<string, unknown> = { client_id: grant.clientId, scope: formatScope(scope), [GRANT_ID_CLAIM]: grant.id };
   if (grant.authTime !== null) claims.auth_time = grant.authTime;
@@ -74,8 +85,9 @@ export async function issueAccessToken(
   claims.iat = now;
   claims.exp = expiresAt;
   if (dpopKey) claims.cnf = { jkt: dpopKey.jkt };
+  if (delegation) claims.act = delegation.act;
   const token = signing.sign(claims);
-  return { token, expiresIn: config.accessTokenTtl, jti };
+  return { token, expiresIn: expiresAt - now, jti };
 }
 
 /**

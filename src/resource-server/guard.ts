@@ -255,6 +255,6 @@ export function toMcpAuthInfo(auth: VerifiedToken, resource: string) {
     scopes: auth.scopes,
     expiresAt: auth.expiresAt,
     resource: new URL(resource),
-    extra: { subject: auth.subject, issuer: auth.issuer, claims: auth.claims },
+    extra: { subject: auth.subject, issuer: auth.issuer, claims: auth.claims, ...(auth.actors ? { actors: auth.actors } : {}) },
   };
 }

@@ -3,7 +3,7 @@ import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, 
 import { RemoteKeySet, type KeyLookup } from '../core/remote-key-set.js';
 import { fail, ok, type Result } from '../core/result.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { ExpiringCache, scopesOf, tokenRefused, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
+import { ExpiringCache, scopesOf, tokenRefused, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken, withActors, withThumbprint } from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -160,6 +160,8 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
       return fail(invalid('the access token lacks exp, sub or client_id'));
     }
+    const actors = withActors(claims.act);
+    if (!actors) return fail(invalid("the access token's act claim is malformed"));
     if (!knownHeaders.has(jwt.encodedHeader)) {
       // Bounded all the same: a key rotation every few minutes for a year stays small, but clear it past 100.
       if (knownHeaders.size >= 100) knownHeaders.clear();
@@ -174,6 +176,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       issuer: claims.iss as string, // checked against the trusted issuers before the key was looked up
       expiresAt: claims.exp as number,
       ...withThumbprint(claims.cnf),
+      ...actors,
       claims,
     });
   }

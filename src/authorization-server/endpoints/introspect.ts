@@ -29,7 +29,8 @@ export async function introspectEndpoint(ctx: ClientAuthenticationServices & { k
   if (!caller.canIntrospect && claims.client_id !== caller.clientId) return json(INACTIVE);
   // No row per token: the grant it names must stand, and the token itself must not be revoked.
   const grant = await store.getGrant(claims[GRANT_ID_CLAIM]);
-  if (!grant || grant.revokedAt !== null || grant.clientId !== claims.client_id) return json(INACTIVE);
+  // A delegated token (token exchange) names the grant it was delegated from, another client's.
+  if (!grant || grant.revokedAt !== null || (grant.clientId !== claims.client_id && claims.act === undefined)) return json(INACTIVE);
   if (await store.isAccessTokenRevoked(claims.jti)) return json(INACTIVE);
   return json({
     active: true,
@@ -44,5 +45,6 @@ export async function introspectEndpoint(ctx: ClientAuthenticationServices & { k
     iss: claims.iss,
     jti: claims.jti,
     ...(claims.cnf ? { cnf: claims.cnf } : {}),
+    ...(claims.act ? { act: claims.act } : {}),
   });
 }

@@ -1,5 +1,5 @@
 import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
-import { ID_JAG_PROFILE } from '../../core/id-jag.js';
+import { ID_JAG_PROFILE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { OFFLINE_ACCESS } from '../../core/scopes.js';
@@ -62,6 +62,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
       'client_credentials',
       ...(config.deviceGrant ? [DEVICE_CODE_GRANT_TYPE] : []),
       ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : []),
+      ...(config.tokenExchange ? [TOKEN_EXCHANGE_GRANT_TYPE] : []),
     ],
     token_endpoint_auth_methods_supported: clientAuth,
     token_endpoint_auth_signing_alg_values_supported: signingAlgs,

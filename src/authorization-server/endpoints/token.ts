@@ -1,4 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import { authenticateClient, claimedClientId } from '../checks/authenticate-client.js';
@@ -9,6 +10,7 @@ import { clientCredentialsGrant } from '../grants/client-credentials.js';
 import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
+import { tokenExchangeGrant } from '../grants/token-exchange.js';
 import type { TokenRequest } from '../grants/token-request.js';
 import { requestHeader } from '../http/body.js';
 import { toOAuthError } from '../http/errors.js';
@@ -20,6 +22,7 @@ const grants = {
   refresh_token: refreshAccessToken,
   client_credentials: clientCredentialsGrant,
   [DEVICE_CODE_GRANT_TYPE]: deviceCodeGrant,
+  [TOKEN_EXCHANGE_GRANT_TYPE]: tokenExchangeGrant,
 } as const;
 
 /**
