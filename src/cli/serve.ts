@@ -17,6 +17,8 @@ import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
+import { GATEWAY_HELP, GATEWAY_OPTIONS, gatewayOptions } from './gateway-options.js';
+import type { CoHostedGateway } from './co-hosted-app.js';
 import { JWT_BEARER_HELP, JWT_BEARER_OPTIONS, jwtBearerOptions } from './jwt-bearer-options.js';
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
@@ -75,7 +77,9 @@ ${RATE_LIMIT_HELP}
 Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
 ${UPSTREAM_HELP}
 The jwt-bearer grant: enterprise IdPs' ID-JAGs and workload identity:
-${JWT_BEARER_HELP}`;
+${JWT_BEARER_HELP}
+A gateway in front of context servers in any language (docs/gateway.md):
+${GATEWAY_HELP}`;
 
 /** How long a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it cuts them off. */
 const DRAIN_MS = LISTEN_DEFAULTS.drainMs;
@@ -155,6 +159,7 @@ export const SERVE_OPTIONS = {
   'admin-reauth-minutes': { type: 'string' },
   ...UPSTREAM_OPTIONS,
   ...JWT_BEARER_OPTIONS,
+  ...GATEWAY_OPTIONS,
 } as const;
 
 type ServeFlags = ReturnType<typeof parseServeArgs>['values'];
@@ -172,6 +177,8 @@ interface ServeSettings {
   resources: (issuer: string) => string[];
   /** --client-documents as given, for the banner. */
   documentsFlag: string;
+  /** The --gateway paths, each a resource of its own. */
+  gateways: CoHostedGateway[];
 }
 
 function serveSettings(values: ServeFlags): ServeSettings {
@@ -220,6 +227,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
   const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
+  const gateways = gatewayOptions(values);
 
   return {
     server: {
@@ -235,8 +243,9 @@ function serveSettings(values: ServeFlags): ServeSettings {
       auditEvents: { retentionDays: auditRetentionDays },
       admin,
     },
-    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources])],
+    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources, ...gateways.map((gateway) => `${issuer}${gateway.path}`)])],
     documentsFlag,
+    gateways,
   };
 }
 
@@ -263,7 +272,7 @@ export async function serveCommand(args: string[]): Promise<void> {
       store: opened.store,
       resources: settings.resources,
       ...(log ? { log } : {}),
-      app: demoApp(opened.store, settings.server.upstream !== undefined),
+      app: demoApp(opened.store, settings.server.upstream !== undefined, settings.gateways),
     });
   } catch (error) {
     auditFile?.close();
@@ -287,11 +296,15 @@ export async function serveCommand(args: string[]): Promise<void> {
   print('Stopped.');
 }
 
-/** What serve serves: the authorization server, and the demo MCP server at <issuer>/mcp, which greets the person by name. */
-function demoApp(store: FullStore, withUpstream: boolean): StartAuthorizationServerOptions['app'] {
+/**
+ * What serve serves: the authorization server, the demo MCP server at <issuer>/mcp, which greets
+ * the person by name, and the --gateway paths.
+ */
+function demoApp(store: FullStore, withUpstream: boolean, gateways: CoHostedGateway[]): StartAuthorizationServerOptions['app'] {
   return (server) =>
     coHostedApp(server, {
       resource: `${server.metadata.issuer}/mcp`,
+      gateways,
       demo: {
         upstream: withUpstream ? (auth) => server.upstreamAccess(auth.claims) : undefined,
         user: async (subject) => {
