@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
 import { withoutOfflineAccess } from '../core/index.js';
 import { BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
-import { mountGateway, type GatewayRouteOptions } from '../gateway/index.js';
+import { mountGateway, type Upstream } from '../gateway/index.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
 
 /**
@@ -44,14 +44,21 @@ export function coHostedApp(
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, options.demo);
   for (const gateway of options.gateways ?? []) {
-    const { resourceName, signUpstreamTokens, ...route } = gateway;
+    const { path, upstream, resourceName, upstreamTokenAudience } = gateway;
     mountGateway(app, {
-      ...route,
+      path,
+      upstream,
       // Every request needs the base scope, as at /mcp: the challenge names it, so clients ask for it alone.
       protection: protect(`${issuer}${gateway.path}`, resourceName ?? `${gateway.path} through the context-auth gateway`, [BASE_SCOPE]),
-      ...(signUpstreamTokens
-        ? { upstreamToken: { issuer, sign: async (claims: Record<string, unknown>) => (authorizationServer.keys.currentIfCached() ?? (await authorizationServer.keys.current())).sign(claims) } }
-        : {}),
+      ...(upstreamTokenAudience === undefined
+        ? {}
+        : {
+            upstreamToken: {
+              issuer,
+              audience: upstreamTokenAudience,
+              sign: async (claims: Record<string, unknown>) => (authorizationServer.keys.currentIfCached() ?? (await authorizationServer.keys.current())).sign(claims),
+            },
+          }),
       ...(options.now ? { now: options.now } : {}),
     });
   }
@@ -59,5 +66,10 @@ export function coHostedApp(
   return app;
 }
 
-/** A gateway path of serve's app: its upstream, and whether the upstream gets a token we sign for it. */
-export type CoHostedGateway = Omit<GatewayRouteOptions, 'protection' | 'upstreamToken' | 'now'> & { resourceName?: string; signUpstreamTokens?: boolean };
+/** A gateway path of serve's app: its upstream, and the audience of the tokens we sign for it, if it gets any. */
+export interface CoHostedGateway {
+  path: string;
+  upstream: Upstream;
+  resourceName?: string;
+  upstreamTokenAudience?: string;
+}

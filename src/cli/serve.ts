@@ -17,7 +17,7 @@ import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
-import { GATEWAY_HELP, GATEWAY_OPTIONS, gatewayOptions } from './gateway-options.js';
+import { GATEWAY_HELP, GATEWAY_OPTIONS, gatewayOptions, type GatewaySettings } from './gateway-options.js';
 import type { CoHostedGateway } from './co-hosted-app.js';
 import { JWT_BEARER_HELP, JWT_BEARER_OPTIONS, jwtBearerOptions } from './jwt-bearer-options.js';
 import { CliError, usageError } from './errors.js';
@@ -178,7 +178,7 @@ interface ServeSettings {
   /** --client-documents as given, for the banner. */
   documentsFlag: string;
   /** The --gateway paths, each a resource of its own. */
-  gateways: CoHostedGateway[];
+  gateways: GatewaySettings;
 }
 
 function serveSettings(values: ServeFlags): ServeSettings {
@@ -243,7 +243,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
       auditEvents: { retentionDays: auditRetentionDays },
       admin,
     },
-    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources, ...gateways.map((gateway) => `${issuer}${gateway.path}`)])],
+    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources, ...gateways.gateways.map((gateway) => `${issuer}${gateway.path}`)])],
     documentsFlag,
     gateways,
   };
@@ -272,10 +272,11 @@ export async function serveCommand(args: string[]): Promise<void> {
       store: opened.store,
       resources: settings.resources,
       ...(log ? { log } : {}),
-      app: demoApp(opened.store, settings.server.upstream !== undefined, settings.gateways),
+      app: demoApp(opened.store, settings.server.upstream !== undefined, settings.gateways.gateways),
     });
   } catch (error) {
     auditFile?.close();
+    await settings.gateways.close();
     throw startFailure(error, settings.server.listen);
   }
   const stopReopening = auditFile ? onReopenSignal(() => auditFile.reopen()) : () => {};
@@ -290,6 +291,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   try {
     await running.close();
   } finally {
+    // After the drain: the stdio processes answered the requests in flight.
+    await settings.gateways.close();
     stopReopening();
     auditFile?.close();
   }

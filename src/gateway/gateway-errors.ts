@@ -10,3 +10,11 @@ const STATUS: Record<GatewayFailure, 502 | 504> = { bad_gateway: 502, gateway_ti
 export function gatewayFailure(failure: GatewayFailure, description: string): Response {
   return Response.json({ error: failure, error_description: description }, { status: STATUS[failure], headers: { 'Cache-Control': 'no-store' } });
 }
+
+/** A JSON-RPC error with no id, as MCP servers answer a request they cannot take. */
+export function jsonRpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status, headers: { 'Cache-Control': 'no-store' } });
+}
+
+/** The answer MCP clients take as "this session is gone: start another". */
+export const sessionNotFound = (): Response => jsonRpcError(404, -32001, 'Session not found');

@@ -5,7 +5,7 @@ const fail = (defect: string): Result<GatewaySpec, string> => ({ ok: false, defe
 /** One upstream behind the gateway: the path it is published at, and where its requests go. */
 export interface GatewaySpec {
   path: string;
-  upstream: string;
+  upstream: { kind: 'http'; url: string } | { kind: 'stdio'; command: string; args: string[] };
 }
 
 /**
@@ -19,7 +19,11 @@ const TAKEN = new Set([
 
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
 
-/** `PATH=URL`, e.g. `/github=http://127.0.0.1:3000/mcp`, checked; the reason when it cannot be served. */
+/**
+ * `PATH=URL`, e.g. `/github=http://127.0.0.1:3000/mcp`, or `PATH=stdio:COMMAND ARGS…`, e.g.
+ * `/files=stdio:npx -y @modelcontextprotocol/server-filesystem /srv` (split at spaces, no shell),
+ * checked; the reason when it cannot be served.
+ */
 export function parseGatewaySpec(text: string): Result<GatewaySpec, string> {
   const equals = text.indexOf('=');
   if (equals < 0) return fail('must be PATH=URL, e.g. /github=http://127.0.0.1:3000/mcp');
@@ -30,6 +34,11 @@ export function parseGatewaySpec(text: string): Result<GatewaySpec, string> {
     return fail(`${path} must be a path such as /github (letters, digits, . _ ~ - between slashes)`);
   }
   if (TAKEN.has(segments[0]!)) return fail(`${path} is taken by this server's own ${segments[0]}`);
+  if (upstream.startsWith('stdio:')) {
+    const [command, ...args] = upstream.slice('stdio:'.length).split(' ').filter((word) => word !== '');
+    if (command === undefined) return fail(`${path}=stdio: needs a command, e.g. stdio:npx -y @modelcontextprotocol/server-filesystem /srv`);
+    return { ok: true, value: { path, upstream: { kind: 'stdio', command, args } } };
+  }
   let url: URL;
   try {
     url = new URL(upstream);
@@ -39,5 +48,5 @@ export function parseGatewaySpec(text: string): Result<GatewaySpec, string> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(`${upstream} must be an http or https URL`);
   if (url.username !== '' || url.password !== '') return fail(`${upstream} must not carry a user name or password`);
   if (url.hash !== '') return fail(`${upstream} must not have a fragment`);
-  return { ok: true, value: { path, upstream: url.href } };
+  return { ok: true, value: { path, upstream: { kind: 'http', url: url.href } } };
 }

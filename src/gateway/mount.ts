@@ -1,13 +1,11 @@
 import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { canonicalizeResourceUri } from '../core/index.js';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody, type ProtectedResource, type VerifiedToken } from '../resource-server/index.js';
-import { forwardRequest } from './forward.js';
+import { sessionNotFound } from './gateway-errors.js';
 import { SessionOwners } from './session-owners.js';
+import type { Upstream } from './upstream.js';
 import { upstreamTokenClaims, type ClaimsSigner } from './upstream-token.js';
 
-/** How long an upstream may take to answer with its headers, by default: 30 seconds. */
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 /** Sessions remembered per gateway path, and how long an idle one is kept. */
 const MAX_SESSIONS = 10_000;
 const SESSION_IDLE_MS = 60 * 60 * 1000;
@@ -15,30 +13,24 @@ const SESSION_IDLE_MS = 60 * 60 * 1000;
 export interface GatewayRouteOptions {
   /** The path this origin serves it at, e.g. `/github`: the resource is the origin plus this path. */
   path: string;
-  /** The upstream context server's Streamable HTTP endpoint. */
-  upstream: string;
+  /** Where the requests go: `httpUpstream(url, …)` or a `StdioUpstream`. */
+  upstream: Upstream;
   /** The guard of this path's own resource (its own audience): every request passes it first. */
   protection: ProtectedResource;
-  /** How long the upstream may take to answer with its headers (ms); past it, 504. Default 30 s. */
-  timeoutMs?: number;
   /** Largest request body forwarded (bytes); a larger one is 413. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
-   * Give the upstream a short-lived token signed by us for its own audience (`audience`, by
-   * default the upstream URL), made from the person's verified token; without it, the upstream
-   * gets no Authorization header at all. The person's own token is never forwarded.
+   * Give the upstream a short-lived token signed by us for its own audience (its URL, for one
+   * over HTTP), made from the person's verified token; without it, the upstream gets no
+   * Authorization header at all. The person's own token is never forwarded.
    */
-  upstreamToken?: { issuer: string; sign: ClaimsSigner; audience?: string };
+  upstreamToken?: { issuer: string; sign: ClaimsSigner; audience: string };
   /** The clock for the upstream tokens, in seconds since the epoch. */
   now?: () => number;
 }
 
 /** Who a session belongs to: the person and the client acting for them. */
 const ownerOf = (auth: VerifiedToken): string => JSON.stringify([auth.subject, auth.clientId]);
-
-/** The answer MCP clients take as "this session is gone: start another". */
-const sessionNotFound = (): Response =>
-  Response.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }, { status: 404, headers: { 'Cache-Control': 'no-store' } });
 
 /**
  * Mounts a protected path that forwards to an upstream context server: the guard first (its 401
@@ -47,13 +39,10 @@ const sessionNotFound = (): Response =>
  * who opened them (session-owners.ts).
  */
 export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
-  const { path, protection } = options;
-  const target = new URL(options.upstream);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const { path, protection, upstream, upstreamToken } = options;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const sessions = new SessionOwners(MAX_SESSIONS, SESSION_IDLE_MS);
-  const upstreamToken = options.upstreamToken && { ...options.upstreamToken, audience: options.upstreamToken.audience ?? canonicalizeResourceUri(target.href) };
 
   app.get(new URL(protection.metadataUrl).pathname, () => protection.metadataResponse());
   app.use(
@@ -77,7 +66,7 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
     const authorization = upstreamToken
       ? `Bearer ${await upstreamToken.sign(upstreamTokenClaims(checked.auth, { issuer: upstreamToken.issuer, audience: upstreamToken.audience, gateway: protection.resource, now: now() }))}`
       : undefined;
-    const { response, outcome } = await forwardRequest(limited, target, { timeoutMs, authorization });
+    const { response, outcome } = await upstream.forward(limited, authorization);
     if (outcome.kind === 'answered') {
       if (sessionId === null && outcome.sessionId !== null && outcome.status < 300) sessions.opened(outcome.sessionId, owner);
       // Ended by the client, or unknown to the upstream (it restarted): either way, gone.
