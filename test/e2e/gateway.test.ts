@@ -10,57 +10,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { dyingUpstream, hangingUpstream, sdkUpstream, type DyingUpstream, type HangingUpstream, type SdkUpstream } from '../helpers/mcp-upstreams.js';
+import { MCP_HEADERS, addClient, initialize, readUntil, sdkClient, textOf, tokenFor, type MachineClient } from './gateway-clients.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
-
-interface MachineClient {
-  client_id: string;
-  client_secret: string;
-}
-
-async function addClient(data: string, name: string): Promise<MachineClient> {
-  const added = await cli(['clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', name]);
-  assert.equal(added.code, 0, added.stderr);
-  return JSON.parse(added.stdout) as MachineClient;
-}
-
-async function tokenFor(issuer: string, client: MachineClient, resource: string): Promise<string> {
-  const response = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource }),
-  });
-  const body = (await response.json()) as { access_token?: string };
-  assert.equal(response.status, 200, JSON.stringify(body));
-  return body.access_token!;
-}
-
-/** The SDK v2 client with its client-credentials provider: discovery, registration-free token, all from the 401. */
-async function sdkClient(url: string, client: MachineClient, issuer: string): Promise<Client> {
-  const sdk = new Client({ name: 'gateway-e2e', version: '1.0.0' });
-  const authProvider = new ClientCredentialsProvider({ clientId: client.client_id, clientSecret: client.client_secret, expectedIssuer: issuer });
-  await sdk.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider }));
-  return sdk;
-}
-
-const textOf = (result: unknown): string => ((result as { content: { text: string }[] }).content[0]!.text);
-
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** Reads an event stream until `pattern` shows up; what was read. */
-async function readUntil(body: ReadableStream<Uint8Array>, pattern: RegExp): Promise<{ text: string; reader: ReadableStreamDefaultReader<Uint8Array> }> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!pattern.test(text)) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  return { text, reader };
-}
 
 describe('serve --gateway in front of the MCP SDK server', { timeout: 120_000 }, () => {
   const data = tempDataFolder();
@@ -97,7 +50,7 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 120_000 },
   });
 
   it('the SDK client connects through the gateway, and a long call streams its progress as it comes', async () => {
-    const sdk = await sdkClient(`${issuer}/up`, alice, issuer);
+    const { sdk } = await sdkClient(`${issuer}/up`, alice, issuer);
     try {
       assert.equal(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'through the gateway' } })), 'through the gateway');
       let finished = false;
@@ -236,7 +189,7 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 120
   }
 
   it('the upstream gets a short-lived token of ours for its own audience, which it verifies with our JWKS', async () => {
-    const sdk = await sdkClient(`${issuer}/verified`, robot, issuer);
+    const { sdk } = await sdkClient(`${issuer}/verified`, robot, issuer);
     try {
       assert.equal(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'signed' } })), 'signed');
     } finally {
@@ -289,7 +242,3 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 120
     await again.body?.cancel();
   });
 });
-
-function initialize(id: number): unknown {
-  return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gateway-e2e', version: '1.0.0' } } };
-}
