@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
 import { withoutOfflineAccess } from '../core/index.js';
 import { BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
-import { mountGateway, type Upstream } from '../gateway/index.js';
+import { mountGateway, type ToolPolicy, type Upstream } from '../gateway/index.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
 
 /**
@@ -44,10 +44,12 @@ export function coHostedApp(
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, options.demo);
   for (const gateway of options.gateways ?? []) {
-    const { path, upstream, resourceName, upstreamTokenAudience } = gateway;
+    const { path, upstream, resourceName, upstreamTokenAudience, policy } = gateway;
     mountGateway(app, {
       path,
       upstream,
+      requiredScopes: [BASE_SCOPE],
+      ...(policy ? { policy } : {}),
       // Every request needs the base scope, as at /mcp: the challenge names it, so clients ask for it alone.
       protection: protect(`${issuer}${gateway.path}`, resourceName ?? `${gateway.path} through the context-auth gateway`, [BASE_SCOPE]),
       ...(upstreamTokenAudience === undefined
@@ -72,4 +74,5 @@ export interface CoHostedGateway {
   upstream: Upstream;
   resourceName?: string;
   upstreamTokenAudience?: string;
+  policy?: ToolPolicy;
 }

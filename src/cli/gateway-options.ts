@@ -1,6 +1,7 @@
 /** serve's gateway flags → the gateway paths of serve's app, each checked before anything starts. */
+import { readFileSync } from 'node:fs';
 import { canonicalizeResourceUri } from '../core/index.js';
-import { StdioUpstream, httpUpstream, parseGatewaySpec, type GatewaySpec } from '../gateway/index.js';
+import { StdioUpstream, httpUpstream, parseGatewaySpec, parseToolPolicies, type GatewaySpec, type ToolPolicy } from '../gateway/index.js';
 import type { CoHostedGateway } from './co-hosted-app.js';
 import { usageError } from './errors.js';
 
@@ -17,7 +18,9 @@ export const GATEWAY_HELP = `  --gateway PATH=URL       publish the Streamable H
   --gateway-max-sessions N stdio processes running at once, per path (default 20); past it, 503
   --gateway-idle-timeout S end a stdio session, and its process, after this long without a request (default 600)
   --gateway-env NAME       pass this variable of serve's environment to the stdio processes (repeatable); they
-                           get only PATH, HOME and a few such basics besides`;
+                           get only PATH, HOME and a few such basics besides
+  --gateway-policy FILE    scopes per tool, resource and prompt of each path, as JSON; a call the token's scopes
+                           do not cover is 403 insufficient_scope, naming the scopes to step up to (docs/gateway.md)`;
 
 export const GATEWAY_OPTIONS = {
   gateway: { type: 'string', multiple: true },
@@ -26,6 +29,7 @@ export const GATEWAY_OPTIONS = {
   'gateway-max-sessions': { type: 'string' },
   'gateway-idle-timeout': { type: 'string' },
   'gateway-env': { type: 'string', multiple: true },
+  'gateway-policy': { type: 'string' },
 } as const;
 
 export interface GatewayFlags {
@@ -35,6 +39,7 @@ export interface GatewayFlags {
   'gateway-max-sessions'?: string | undefined;
   'gateway-idle-timeout'?: string | undefined;
   'gateway-env'?: string[] | undefined;
+  'gateway-policy'?: string | undefined;
 }
 
 /** The gateway paths, checked; nothing runs until a request comes. `close` ends the stdio processes. */
@@ -43,7 +48,7 @@ export interface GatewaySettings {
   close(): Promise<void>;
 }
 
-const SETTINGS = ['gateway-timeout', 'gateway-token', 'gateway-max-sessions', 'gateway-idle-timeout', 'gateway-env'] as const;
+const SETTINGS = ['gateway-timeout', 'gateway-token', 'gateway-max-sessions', 'gateway-idle-timeout', 'gateway-env', 'gateway-policy'] as const;
 
 function whole(flag: string, value: string | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -52,7 +57,8 @@ function whole(flag: string, value: string | undefined, fallback: number, max: n
   return parsed;
 }
 
-export function gatewayOptions(values: GatewayFlags, environment: NodeJS.ProcessEnv = process.env): GatewaySettings {
+/** `issuedScopes`: the scopes this server issues, which a policy may name. */
+export function gatewayOptions(values: GatewayFlags, issuedScopes: readonly string[], environment: NodeJS.ProcessEnv = process.env): GatewaySettings {
   const specs = (values.gateway ?? []).map((text) => {
     const parsed = parseGatewaySpec(text);
     if (!parsed.ok) throw usageError(`--gateway ${parsed.defect}`);
@@ -78,14 +84,32 @@ export function gatewayOptions(values: GatewayFlags, environment: NodeJS.Process
     if (value === undefined) throw usageError(`--gateway-env ${name} is not set in serve's environment`);
     env[name] = value;
   }
+  const policies = policyFile(values['gateway-policy'], [...paths], issuedScopes);
   const stdio: StdioUpstream[] = [];
   const gateways = specs.map(({ path, upstream }: GatewaySpec): CoHostedGateway => {
+    const policy = policies.get(path);
+    const common = { path, ...(policy ? { policy } : {}) };
     if (upstream.kind === 'http') {
-      return { path, upstream: httpUpstream(upstream.url, { timeoutMs }), ...(mode === 'signed' ? { upstreamTokenAudience: canonicalizeResourceUri(upstream.url) } : {}) };
+      return { ...common, upstream: httpUpstream(upstream.url, { timeoutMs }), ...(mode === 'signed' ? { upstreamTokenAudience: canonicalizeResourceUri(upstream.url) } : {}) };
     }
     const running = new StdioUpstream({ command: upstream.command, args: upstream.args, env, maxSessions, idleMs });
     stdio.push(running);
-    return { path, upstream: running };
+    return { ...common, upstream: running };
   });
   return { gateways, close: async () => void (await Promise.all(stdio.map((upstream) => upstream.close()))) };
+}
+
+/** --gateway-policy, read and checked before anything starts. */
+function policyFile(file: string | undefined, paths: string[], scopes: readonly string[]): Map<string, ToolPolicy> {
+  if (file === undefined) return new Map();
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? 'is not JSON' : `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+    throw usageError(`--gateway-policy ${file} ${reason}`);
+  }
+  const parsed = parseToolPolicies(json, { paths, scopes });
+  if (!parsed.ok) throw usageError(`--gateway-policy ${file} ${parsed.defect}`);
+  return parsed.value;
 }

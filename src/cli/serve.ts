@@ -227,7 +227,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
   const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
-  const gateways = gatewayOptions(values);
+  const gateways = gatewayOptions(values, ['mcp:tools', 'mcp:admin']);
 
   return {
     server: {

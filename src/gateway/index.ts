@@ -6,3 +6,4 @@ export { forwardRequest, type ForwardOptions } from './forward.js';
 export { upstreamTokenClaims, UPSTREAM_TOKEN_SECONDS, type ClaimsSigner } from './upstream-token.js';
 export { SessionOwners } from './session-owners.js';
 export { parseGatewaySpec, type GatewaySpec } from './gateway-spec.js';
+export { parseToolPolicies, scopesNeeded, toolAllowed, type ToolPolicy } from './tool-policy.js';

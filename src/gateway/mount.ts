@@ -1,8 +1,10 @@
 import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody, type ProtectedResource, type VerifiedToken } from '../resource-server/index.js';
-import { sessionNotFound } from './gateway-errors.js';
+import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody, type ProtectedResource, type VerifiedToken } from '../resource-server/index.js';
+import { jsonRpcError, sessionNotFound } from './gateway-errors.js';
 import { SessionOwners } from './session-owners.js';
+import { filterToolList, toolListRequestIds } from './tool-list-filter.js';
+import { scopesNeeded, toolAllowed, type ToolPolicy } from './tool-policy.js';
 import type { Upstream } from './upstream.js';
 import { upstreamTokenClaims, type ClaimsSigner } from './upstream-token.js';
 
@@ -25,6 +27,10 @@ export interface GatewayRouteOptions {
    * Authorization header at all. The person's own token is never forwarded.
    */
   upstreamToken?: { issuer: string; sign: ClaimsSigner; audience: string };
+  /** Scopes per tool, resource and prompt beyond `requiredScopes` (tool-policy.ts); the body of each POST is read first. */
+  policy?: ToolPolicy;
+  /** The scopes `protection` requires of every request, named again in a step-up challenge. */
+  requiredScopes?: string[];
   /** The clock for the upstream tokens, in seconds since the epoch. */
   now?: () => number;
 }
@@ -39,7 +45,8 @@ const ownerOf = (auth: VerifiedToken): string => JSON.stringify([auth.subject, a
  * who opened them (session-owners.ts).
  */
 export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
-  const { path, protection, upstream, upstreamToken } = options;
+  const { path, protection, upstream, upstreamToken, policy } = options;
+  const requiredScopes = options.requiredScopes ?? [];
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const sessions = new SessionOwners(MAX_SESSIONS, SESSION_IDLE_MS);
@@ -63,10 +70,25 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
     const owner = ownerOf(checked.auth);
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId !== null && !sessions.allows(sessionId, owner)) return sessionNotFound();
+    let forwarded = limited;
+    let toolLists = new Set<unknown>();
+    if (policy && request.method === 'POST') {
+      const read = await readJson(limited);
+      if (read instanceof Response) return read;
+      const needed = scopesNeeded(policy, read.body).filter((scope) => !requiredScopes.includes(scope));
+      if (needed.length > 0) {
+        // The same request: a DPoP proof the first check took is taken again, not refused as replayed.
+        const stepUp = await protection.authenticate(request, [...requiredScopes, ...needed]);
+        if (!stepUp.ok) return stepUp.response;
+      }
+      if (policy.filterToolList) toolLists = toolListRequestIds(read.body);
+      forwarded = new Request(limited.url, { method: 'POST', headers: limited.headers, body: read.text, signal: limited.signal });
+    }
     const authorization = upstreamToken
       ? `Bearer ${await upstreamToken.sign(upstreamTokenClaims(checked.auth, { issuer: upstreamToken.issuer, audience: upstreamToken.audience, gateway: protection.resource, now: now() }))}`
       : undefined;
-    const { response, outcome } = await upstream.forward(limited, authorization);
+    const { response: answer, outcome } = await upstream.forward(forwarded, authorization);
+    const response = policy?.filterToolList ? filterToolList(answer, toolLists, (name) => toolAllowed(policy, name, checked.auth.scopes)) : answer;
     if (outcome.kind === 'answered') {
       if (sessionId === null && outcome.sessionId !== null && outcome.status < 300) sessions.opened(outcome.sessionId, owner);
       // Ended by the client, or unknown to the upstream (it restarted): either way, gone.
@@ -75,4 +97,22 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
     if (checked.headers) for (const [name, value] of Object.entries(checked.headers)) response.headers.set(name, value);
     return response;
   });
+}
+
+/** A POST's body, read up to its cap, and parsed (undefined when it is not JSON: the upstream answers that). */
+async function readJson(request: Request): Promise<{ text: string; body: unknown } | Response> {
+  let text: string;
+  try {
+    text = await request.text();
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const tooLarge = error instanceof BodyTooLargeError ? error : cause instanceof BodyTooLargeError ? cause : undefined;
+    if (tooLarge) return bodyTooLargeResponse(tooLarge.maxBytes);
+    return jsonRpcError(400, -32700, 'Parse error: the request body could not be read to its end');
+  }
+  try {
+    return { text, body: JSON.parse(text) as unknown };
+  } catch {
+    return { text, body: undefined };
+  }
 }

@@ -8,8 +8,8 @@ export interface MachineClient {
   client_secret: string;
 }
 
-export async function addClient(data: string, name: string): Promise<MachineClient> {
-  const added = await cli(['clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', name]);
+export async function addClient(data: string, name: string, extra: string[] = []): Promise<MachineClient> {
+  const added = await cli(['clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', name, ...extra]);
   assert.equal(added.code, 0, added.stderr);
   return JSON.parse(added.stdout) as MachineClient;
 }

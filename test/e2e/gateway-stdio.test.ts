@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MCP_HEADERS, addClient, initialize, sdkClient, textOf, tokenFor, type MachineClient } from './gateway-clients.js';
+import { MCP_HEADERS, addClient, initialize, readUntil, sdkClient, textOf, tokenFor, type MachineClient } from './gateway-clients.js';
 import { freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 const STDIO_SERVER = resolve(import.meta.dirname, '../helpers/stdio-server.ts');
@@ -104,6 +104,30 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 120_000 }, () => {
     await transport.terminateSession();
     await watch.ended(pid);
     await sdk.close();
+  });
+
+  it('a call\'s progress comes on that call\'s own stream, while it runs', async () => {
+    const token = await tokenFor(issuer, alice, `${issuer}/files`);
+    const started = watch.next();
+    const opened = await fetch(`${issuer}/files`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initialize(1)) });
+    await opened.text();
+    const pid = await started;
+    const session = { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await (await fetch(`${issuer}/files`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+    // No GET stream is open: the progress has only the call's stream to come on.
+    const call = await fetch(`${issuer}/files`, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'wait_for_release', arguments: {}, _meta: { progressToken: 'p1' } } }),
+    });
+    assert.equal(call.headers.get('content-type'), 'text/event-stream');
+    const { reader } = await readUntil(call.body!, /"progressToken":"p1"/);
+    watch.release(pid);
+    let rest = '';
+    for (let read = await reader.read(); !read.done; read = await reader.read()) rest += new TextDecoder().decode(read.value);
+    assert.match(rest, /"id":2,"result":\{"content":\[\{"type":"text","text":"released"\}\]/);
+    assert.equal((await fetch(`${issuer}/files`, { method: 'DELETE', headers: session })).status, 200);
+    await watch.ended(pid);
   });
 
   it('sessions are bounded (503 past the bound), each its own process, usable only by the client that opened it', async () => {

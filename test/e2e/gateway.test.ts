@@ -8,6 +8,7 @@
  * for the test, which releases it only then, so an answer buffered by the gateway never arrives.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
@@ -150,6 +151,7 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 120
   let dying: DyingUpstream;
   let server: RunningServer;
   let robot: MachineClient;
+  let admin: MachineClient;
   const claimsSeen: JWTPayload[] = [];
 
   before(async () => {
@@ -171,12 +173,16 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 120
     hanging = await hangingUpstream();
     dying = await dyingUpstream();
     const unreachable = `http://127.0.0.1:${await freePort()}/mcp`;
+    // The same upstream at a second path, where echo needs mcp:admin and tools/list shows only what the token may call.
+    const policy = join(data, 'gateway-policy.json');
+    writeFileSync(policy, JSON.stringify({ '/policed': { tools: { echo: ['mcp:admin'] }, filterToolList: true } }));
     server = await startServe([
       '--port', String(port), '--data', data, '--quiet', '--gateway-token', 'signed', '--gateway-timeout', '1',
       '--gateway', `/verified=${verified.url}`, '--gateway', `/refusing=${refusing.url}`, '--gateway', `/hanging=${hanging.url}`,
-      '--gateway', `/dying=${dying.url}`, '--gateway', `/unreachable=${unreachable}`,
+      '--gateway', `/dying=${dying.url}`, '--gateway', `/unreachable=${unreachable}`, '--gateway', `/policed=${verified.url}`, '--gateway-policy', policy,
     ]);
     robot = await addClient(data, 'robot');
+    admin = await addClient(data, 'admin robot', ['--scope', 'mcp:tools mcp:admin']);
   });
   after(async () => {
     await server?.stop();
@@ -209,6 +215,38 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 120
       assert.ok(claims.exp! - claims.iat! <= 300, 'minutes of life, not the person token\'s');
     }
     for (const request of verified.received) assert.notEqual(request.headers.authorization, undefined);
+  });
+
+  it('per-tool scopes: a call for a tool the token\'s scopes do not cover is 403 with the scopes to step up to; tools/list shows what the token may call', async () => {
+    const seen = verified.received.length;
+    const refused = await post('/policed', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+    assert.equal(refused.status, 403);
+    const challenge = refused.headers.get('www-authenticate') ?? '';
+    assert.match(challenge, /^Bearer /);
+    assert.match(challenge, /error="insufficient_scope"/);
+    assert.match(challenge, /scope="mcp:admin mcp:tools"/);
+    assert.match(challenge, new RegExp(`resource_metadata="${issuer}/\\.well-known/oauth-protected-resource/policed"`));
+    assert.equal(verified.received.length, seen, 'the call never reached the upstream');
+
+    const { sdk } = await sdkClient(`${issuer}/policed`, robot, issuer);
+    try {
+      const names = (await sdk.listTools()).tools.map((tool) => tool.name).sort();
+      assert.deepEqual(names, ['wait_for_release'], 'echo, which needs mcp:admin, is not listed');
+    } finally {
+      await sdk.close();
+    }
+  });
+
+  it('per-tool scopes: the SDK client steps up from the 403 and calls the tool', async () => {
+    const { sdk } = await sdkClient(`${issuer}/policed`, admin, issuer);
+    try {
+      assert.deepEqual((await sdk.listTools()).tools.map((tool) => tool.name).sort(), ['wait_for_release'], 'the first token has the challenge\'s scope alone');
+      assert.equal(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'stepped up' } })), 'stepped up');
+      assert.deepEqual((await sdk.listTools()).tools.map((tool) => tool.name).sort(), ['echo', 'wait_for_release']);
+    } finally {
+      await sdk.close();
+    }
+    assert.deepEqual(String(claimsSeen.at(-1)!.scope).split(' ').sort(), ['mcp:admin', 'mcp:tools'], 'the upstream saw the wider token\'s scopes');
   });
 
   it('an upstream that refuses our token is a 502, not a 401 that would send the client to sign in again', async () => {
