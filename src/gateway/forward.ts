@@ -21,8 +21,8 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 
 /**
  * Sends the request on to `target` and hands back the upstream's answer as a stream: an
- * event stream reaches the client event by event, as the upstream writes it. The request body
- * streams too (already capped by the caller). The timeout covers the wait for the answer's
+ * event stream reaches the client event by event, as the upstream writes it. The request body,
+ * capped by the caller, is read first. The timeout covers the wait for the answer's
  * headers, not a stream that then stays open; the client going away cancels the upstream request.
  */
 export async function forwardRequest(request: Request, target: URL, options: ForwardOptions): Promise<Forwarded> {
@@ -31,17 +31,18 @@ export async function forwardRequest(request: Request, target: URL, options: For
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
   const signal = AbortSignal.any([timeout.signal, request.signal]);
-  const hasBody = request.body !== null && request.method !== 'GET' && request.method !== 'HEAD';
   let upstream: Response;
   try {
+    // Read whole (the caller capped it) and sent with its length: JSON-RPC messages are small.
+    const body = request.body !== null && request.method !== 'GET' && request.method !== 'HEAD' ? await request.arrayBuffer() : undefined;
     upstream = await fetch(url, {
       method: request.method,
       headers: upstreamRequestHeaders(request.headers, options.authorization),
-      ...(hasBody ? { body: request.body, duplex: 'half' } : {}),
+      ...(body === undefined ? {} : { body }),
       // A redirect would send the request to where the operator did not say.
       redirect: 'manual',
       signal,
-    } as RequestInit);
+    });
   } catch (error) {
     const tooLarge = bodyTooLarge(error);
     if (tooLarge) return { response: bodyTooLargeResponse(tooLarge.maxBytes), outcome: { kind: 'failed', failure: 'body_too_large' } };
