@@ -8,7 +8,7 @@
  * for the test, which releases it only then, so an answer buffered by the gateway never arrives.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
@@ -72,13 +72,28 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 120_000 },
     assert.ok(upstream.received.some((request) => request.headers['mcp-protocol-version'] !== undefined), 'MCP-Protocol-Version is passed on');
   });
 
-  it('our client (context-auth call) calls a tool through the gateway', async () => {
+  it('our client (context-auth call) calls a tool through the gateway, with a bearer token and with a DPoP-bound one', async () => {
     const called = await cli([
       'call', `${issuer}/up`, 'tools/call', '{"name":"echo","arguments":{"text":"from context-auth call"}}', '--grant-type', 'client_credentials',
       '--client-id', alice.client_id, '--client-secret', alice.client_secret, '--credentials', join(data, 'call-credentials.json'), '--json',
     ]);
     assert.equal(called.code, 0, called.stderr);
     assert.equal(textOf(JSON.parse(called.stdout)), 'from context-auth call');
+
+    // A DPoP-bound token: the guard checks its proof at the gateway path, and neither reaches the upstream.
+    const seen = upstream.received.length;
+    const bound = await cli([
+      'call', `${issuer}/up`, 'tools/call', '{"name":"echo","arguments":{"text":"bound to a key"}}', '--grant-type', 'client_credentials', '--dpop',
+      '--client-id', alice.client_id, '--client-secret', alice.client_secret, '--credentials', join(data, 'dpop-credentials.json'), '--json',
+    ]);
+    assert.equal(bound.code, 0, bound.stderr);
+    assert.equal(textOf(JSON.parse(bound.stdout)), 'bound to a key');
+    assert.match(readFileSync(join(data, 'dpop-credentials.json'), 'utf8'), /"tokenType":\s*"DPoP"/, 'the token was DPoP-bound');
+    assert.ok(upstream.received.length > seen);
+    for (const request of upstream.received.slice(seen)) {
+      assert.equal(request.headers.authorization, undefined);
+      assert.equal(request.headers.dpop, undefined);
+    }
   });
 
   it('a token for another gateway path, or for /mcp, is refused: each path is its own audience', async () => {
