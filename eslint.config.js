@@ -15,7 +15,7 @@ const into = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})(
 const packages = (names, message) => ({ group: names, message });
 
 /** What the CLI, the benchmarks and the conformance entry may import: the package's public entry points. */
-const PUBLIC_ENTRY = '(authorization-server|resource-server|client|core|store|admin)/index\\.js$|store/(sqlite|postgres)\\.js$';
+const PUBLIC_ENTRY = '(authorization-server|resource-server|client|core|store|admin|gateway)/index\\.js$|store/(sqlite|postgres)\\.js$';
 const onlyPublic = (prefix, extra = '') => ({
   regex: `^${prefix}(?!${PUBLIC_ENTRY}${extra})`,
   message: 'import the public entry point (index.js, store/sqlite.js, store/postgres.js), as a user of the package would',
@@ -75,6 +75,8 @@ const layering = [
     into(['resource-server', 'client', 'node', 'cli', 'demo'], 'the operators\' API uses the authorization server, the store and core only'),
   ]),
   restrict(['src/demo/**'], [onlyPublic('\\.\\./', '|cli-support\\.js$')]),
+  // The gateway is the resource server's guard in front of servers of others: built on the public entry points.
+  restrict(['src/gateway/**'], [onlyPublic('\\.\\./'), packages(DRIVERS, 'the gateway needs no database')]),
   // The CLI is a thin shell over the public APIs (plus the demo server it runs): `serve` runs the
   // library's listener, whose start and stop order a user embedding the server gets too.
   restrict(['src/cli/**'], [

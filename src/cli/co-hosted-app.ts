@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
 import { withoutOfflineAccess } from '../cli-support.js';
-import { mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
+import { BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
+import { mountGateway, type ToolPolicy, type Upstream } from '../gateway/index.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
 
 /**
@@ -9,33 +10,69 @@ import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type Dpo
  * (Revision A's shape) protected as any Revision B server. Its verifier reaches the JWKS
  * in-process, so it works behind a proxy whose public URL this machine cannot call, and it
  * consults the authorization server's revocations, so a revoked token is refused at once.
- * One place, so the tests that say they run serve's app (the fuzz run) do.
+ * Each gateway path is a protected resource of its own (its own audience), forwarding to its
+ * upstream. One place, so the tests that say they run serve's app (the fuzz run) do.
  */
 export function coHostedApp(
   authorizationServer: AuthorizationServer,
-  options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number; dpop?: DpopOptions | false },
+  options: { resource: string; resourceName?: string; demo?: DemoOptions; now?: () => number; dpop?: DpopOptions | false; gateways?: CoHostedGateway[] },
 ): Hono {
   const { issuer } = authorizationServer.metadata;
   // The resource's scopes: offline_access is the authorization server's (a refresh token), not this server's.
   const scopesSupported = withoutOfflineAccess(authorizationServer.metadata.scopes_supported);
   const app = new Hono();
   app.route('/', authorizationServer.app);
-  const protection = protectedResource({
-    resource: options.resource,
+  // One verifier (one JWKS cache) for every resource here; each guard checks its own audience.
+  const verifier = jwtVerifier({
     authorizationServers: [issuer],
-    scopesSupported,
-    resourceName: options.resourceName ?? 'context-auth demo MCP server',
-    revocations: authorizationServer.revocations,
     ...(options.now ? { now: options.now } : {}),
-    ...(options.dpop === undefined ? {} : { dpop: options.dpop }),
-    verifier: jwtVerifier({
-      authorizationServers: [issuer],
-      ...(options.now ? { now: options.now } : {}),
-      fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
-    }),
+    fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
   });
+  const protect = (resource: string, resourceName: string, requiredScopes?: string[]) =>
+    protectedResource({
+      resource,
+      ...(requiredScopes ? { requiredScopes } : {}),
+      authorizationServers: [issuer],
+      scopesSupported,
+      resourceName,
+      revocations: authorizationServer.revocations,
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.dpop === undefined ? {} : { dpop: options.dpop }),
+      verifier,
+    });
+  const protection = protect(options.resource, options.resourceName ?? 'context-auth demo MCP server');
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, options.demo);
+  for (const gateway of options.gateways ?? []) {
+    const { path, upstream, resourceName, upstreamTokenAudience, policy } = gateway;
+    mountGateway(app, {
+      path,
+      upstream,
+      requiredScopes: [BASE_SCOPE],
+      ...(policy ? { policy } : {}),
+      // Every request needs the base scope, as at /mcp: the challenge names it, so clients ask for it alone.
+      protection: protect(`${issuer}${gateway.path}`, resourceName ?? `${gateway.path} through the context-auth gateway`, [BASE_SCOPE]),
+      ...(upstreamTokenAudience === undefined
+        ? {}
+        : {
+            upstreamToken: {
+              issuer,
+              audience: upstreamTokenAudience,
+              sign: async (claims: Record<string, unknown>) => (authorizationServer.keys.currentIfCached() ?? (await authorizationServer.keys.current())).sign(claims),
+            },
+          }),
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
   app.notFound(notFound);
   return app;
+}
+
+/** A gateway path of serve's app: its upstream, and the audience of the tokens we sign for it, if it gets any. */
+export interface CoHostedGateway {
+  path: string;
+  upstream: Upstream;
+  resourceName?: string;
+  upstreamTokenAudience?: string;
+  policy?: ToolPolicy;
 }

@@ -18,6 +18,8 @@ import { coHostedApp } from './co-hosted-app.js';
 import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
+import { GATEWAY_HELP, GATEWAY_OPTIONS, gatewayOptions, type GatewaySettings } from './gateway-options.js';
+import type { CoHostedGateway } from './co-hosted-app.js';
 import { JWT_BEARER_HELP, JWT_BEARER_OPTIONS, jwtBearerOptions } from './jwt-bearer-options.js';
 import { TOKEN_EXCHANGE_HELP, TOKEN_EXCHANGE_OPTIONS, tokenExchangeOptions } from './token-exchange-options.js';
 import { CliError, usageError } from './errors.js';
@@ -79,7 +81,9 @@ ${UPSTREAM_HELP}
 The jwt-bearer grant: enterprise IdPs' ID-JAGs and workload identity:
 ${JWT_BEARER_HELP}
 Token exchange (RFC 8693): a context server calling another on a person's behalf:
-${TOKEN_EXCHANGE_HELP}`;
+${TOKEN_EXCHANGE_HELP}
+A gateway in front of context servers in any language (docs/gateway.md):
+${GATEWAY_HELP}`;
 
 /** How long a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it cuts them off. */
 const DRAIN_MS = LISTEN_DEFAULTS.drainMs;
@@ -160,6 +164,7 @@ export const SERVE_OPTIONS = {
   ...UPSTREAM_OPTIONS,
   ...JWT_BEARER_OPTIONS,
   ...TOKEN_EXCHANGE_OPTIONS,
+  ...GATEWAY_OPTIONS,
 } as const;
 
 type ServeFlags = ReturnType<typeof parseServeArgs>['values'];
@@ -177,6 +182,8 @@ interface ServeSettings {
   resources: (issuer: string) => string[];
   /** --client-documents as given, for the banner. */
   documentsFlag: string;
+  /** The --gateway paths, each a resource of its own. */
+  gateways: GatewaySettings;
 }
 
 function serveSettings(values: ServeFlags): ServeSettings {
@@ -226,6 +233,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
   const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
   const tokenExchange = tokenExchangeOptions(values, ['mcp:tools', 'mcp:admin']);
+  const gateways = gatewayOptions(values, ['mcp:tools', 'mcp:admin']);
 
   return {
     server: {
@@ -241,8 +249,9 @@ function serveSettings(values: ServeFlags): ServeSettings {
       auditEvents: { retentionDays: auditRetentionDays },
       admin,
     },
-    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources])],
+    resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources, ...gateways.gateways.map((gateway) => `${issuer}${gateway.path}`)])],
     documentsFlag,
+    gateways,
   };
 }
 
@@ -269,10 +278,11 @@ export async function serveCommand(args: string[]): Promise<void> {
       store: opened.store,
       resources: settings.resources,
       ...(log ? { log } : {}),
-      app: demoApp(opened.store, settings.server.upstream !== undefined),
+      app: demoApp(opened.store, settings.server.upstream !== undefined, settings.gateways.gateways),
     });
   } catch (error) {
     auditFile?.close();
+    await settings.gateways.close();
     throw startFailure(error, settings.server.listen);
   }
   const stopReopening = auditFile ? onReopenSignal(() => auditFile.reopen()) : () => {};
@@ -287,17 +297,23 @@ export async function serveCommand(args: string[]): Promise<void> {
   try {
     await running.close();
   } finally {
+    // After the drain: the stdio processes answered the requests in flight.
+    await settings.gateways.close();
     stopReopening();
     auditFile?.close();
   }
   print('Stopped.');
 }
 
-/** What serve serves: the authorization server, and the demo MCP server at <issuer>/mcp, which greets the person by name. */
-function demoApp(store: FullStore, withUpstream: boolean): StartAuthorizationServerOptions['app'] {
+/**
+ * What serve serves: the authorization server, the demo MCP server at <issuer>/mcp, which greets
+ * the person by name, and the --gateway paths.
+ */
+function demoApp(store: FullStore, withUpstream: boolean, gateways: CoHostedGateway[]): StartAuthorizationServerOptions['app'] {
   return (server) =>
     coHostedApp(server, {
       resource: `${server.metadata.issuer}/mcp`,
+      gateways,
       demo: {
         upstream: withUpstream ? (auth) => server.upstreamAccess(auth.claims) : undefined,
         user: async (subject) => {

@@ -98,6 +98,12 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
     allowed: [],
   },
   {
+    layer: 'the gateway is built on the public entry points, without a database',
+    file: 'src/gateway/example.ts',
+    refused: ["import x from '../resource-server/guard.js';", "import x from '../authorization-server/keys.js';", "import x from '../store/store.js';", "import x from 'pg';"],
+    allowed: ["import x from '../resource-server/index.js';", "import x from '../core/index.js';", "import x from './forward.js';", "import x from 'hono/cors';"],
+  },
+  {
     layer: 'benchmarks use the public entry points',
     file: 'bench/example.ts',
     refused: ["import x from '../src/store/memory.js';", "import x from '../src/authorization-server/clients.js';"],
