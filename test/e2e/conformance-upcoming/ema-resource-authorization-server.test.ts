@@ -1,9 +1,10 @@
 /**
  * The MCP conformance suite's enterprise-managed authorization scenarios for the resource
  * authorization server, not in a release yet: `ema/resource-authorization-server/*` of
- * https://github.com/modelcontextprotocol/conformance/pull/490 (files under
+ * https://github.com/modelcontextprotocol/conformance/pull/490 (the scenarios under
  * src/scenarios/ema/resource-authorization-server/ at commit
- * 1f87d8023c4c07fa54b25602557b1b862df0acf4). Each test is one scenario, named after it, and
+ * 1f87d8023c4c07fa54b25602557b1b862df0acf4, their discovery and IdP helpers at
+ * fb75f4acc27e4a7d0a680dc811f9502e936f3b55). Each test is one scenario, named after it, and
  * asserts every check the scenario makes, against the built `context-auth serve --trusted-idp`:
  * the scenario discovers the token and introspection endpoints from our RFC 8414 metadata, has
  * its IdP (ES256, RFC 8414 metadata, `/jwks`) mint an ID-JAG, presents it with
