@@ -205,10 +205,21 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
   it('refuses an ID-JAG for a resource this server does not serve, and binds the token to the one it names', async () => {
     const h = idpHarness();
     const client = await jagClient(h);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { resource: 'https://elsewhere.example/mcp' }))), /resource is not a server this authorization server issues tokens for/);
+    await refused(await present(h, client, await signJag(jagClaims(h, client, { resource: 'https://elsewhere.example/mcp' }))), /resource is not a server this authorization server issues tokens for/, 'invalid_target');
     const ok = (await (await present(h, client, await signJag(jagClaims(h, client, { resource: OTHER_RESOURCE })))).json()) as Record<string, string>;
     assert.equal(jwtClaims(ok.access_token).aud, OTHER_RESOURCE);
     await refused(await present(h, client, await signJag(jagClaims(h, client)), { resource: OTHER_RESOURCE }), /not the resource the ID-JAG was issued for/, 'invalid_target');
+  });
+
+  it('an ID-JAG that names no resource: the token is for the resource parameter, one we serve, else for the default resource', async () => {
+    const h = idpHarness();
+    const client = await jagClient(h);
+    const unbound = () => signJag(jagClaims(h, client, { resource: undefined }));
+    const plain = (await (await present(h, client, await unbound())).json()) as Record<string, string>;
+    assert.equal(jwtClaims(plain.access_token).aud, RESOURCE);
+    const picked = (await (await present(h, client, await unbound(), { resource: OTHER_RESOURCE })).json()) as Record<string, string>;
+    assert.equal(jwtClaims(picked.access_token).aud, OTHER_RESOURCE);
+    await refused(await present(h, client, await unbound(), { resource: 'https://elsewhere.example/mcp' }), /resource parameter is not a server this authorization server issues tokens for/, 'invalid_target');
   });
 
   it('grants requested scopes the IdP asserted, refuses one it did not (invalid_scope), and defaults to the asserted ones', async () => {

@@ -41,10 +41,10 @@ const ASSERTION_CLOCK_TOLERANCE = 60;
 const MAX_LIFETIME_SECONDS = 3600;
 const NAME = 'ID-JAG';
 
-/** An ID-JAG that passed every check of its own: the assertion, the resource it is for, the scopes it grants (undefined: none named). */
+/** An ID-JAG that passed every check of its own: the assertion, the resource it is for (undefined: none named), the scopes it grants (undefined: none named). */
 interface CheckedIdJag {
   assertion: VerifiedAssertion;
-  resource: string;
+  resource: string | undefined;
   scope: string[] | undefined;
 }
 
@@ -56,11 +56,8 @@ export async function idJagGrant(ctx: IdJagServices, request: TokenRequest<Clien
   if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `this client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
   const checked = await checkIdJag(ctx, client, jwt, settings, now);
   if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
-  const { assertion, resource } = checked.value;
-  const requested = params.get('resource');
-  if (requested !== undefined && canonicalizeResourceUri(requested) !== resource) {
-    throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
-  }
+  const { assertion } = checked.value;
+  const resource = tokenResource(params.get('resource'), checked.value.resource, ctx.config);
   const scope = idJagScope(params.get('scope'), checked.value.scope, client, ctx.config);
   // Last, once everything else holds: an ID-JAG refused for another reason can still be used by its client.
   const spent = await spendAssertion(ctx.store, assertion, NAME, now, ASSERTION_CLOCK_TOLERANCE);
@@ -110,10 +107,11 @@ async function checkIdJag(ctx: IdJagServices, client: ClientRecord, jwt: Compact
   return ok({ assertion: verified.value, resource: resource.value, scope: scope.value });
 }
 
-/** The `resource` claim (REQUIRED): one server we issue tokens for. */
-function assertedResource(claim: unknown, served: readonly string[]): Result<string, JwtBearerDefect> {
+/** The `resource` claim (OPTIONAL in the ID-JAG draft): one server we issue tokens for, or undefined when it names none. */
+function assertedResource(claim: unknown, served: readonly string[]): Result<string | undefined, JwtBearerDefect> {
+  if (claim === undefined) return ok(undefined);
   const value = Array.isArray(claim) && claim.length === 1 ? claim[0] : claim;
-  if (typeof value !== 'string' || value === '') return fail({ code: 'resource', description: 'the ID-JAG has no resource (one URI)' });
+  if (typeof value !== 'string' || value === '') return fail({ code: 'resource', description: "the ID-JAG's resource is not one URI" });
   let resource: string;
   try {
     resource = canonicalizeResourceUri(value);
@@ -122,6 +120,27 @@ function assertedResource(claim: unknown, served: readonly string[]): Result<str
   }
   if (!served.includes(resource)) return fail({ code: 'resource', description: "the ID-JAG's resource is not a server this authorization server issues tokens for" });
   return ok(resource);
+}
+
+/**
+ * The token's resource. An ID-JAG that names one binds the token to it, and a `resource`
+ * parameter must name the same. One that names none lets the IdP's grant cover every server we
+ * issue tokens for: the parameter picks one of them, else the default resource.
+ */
+function tokenResource(requestedParam: string | undefined, asserted: string | undefined, config: ResolvedConfig): string {
+  let requested: string | undefined;
+  try {
+    requested = requestedParam === undefined ? undefined : canonicalizeResourceUri(requestedParam);
+  } catch {
+    throw new OAuthError('invalid_target', 'the resource parameter is not an absolute URI');
+  }
+  if (asserted !== undefined) {
+    if (requested !== undefined && requested !== asserted) throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
+    return asserted;
+  }
+  if (requested === undefined) return config.defaultResource;
+  if (!config.resources.includes(requested)) throw new OAuthError('invalid_target', 'the resource parameter is not a server this authorization server issues tokens for');
+  return requested;
 }
 
 /** The `scope` claim: the scopes the IdP granted, or undefined when it names none. */

@@ -12,7 +12,7 @@ export type JwtBearerDefect = AssertionDefect | Defect<'issuer' | 'client' | 're
 
 /**
  * The grant's one mapping to OAuth errors: the assertion's fault is invalid_grant with its
- * description (RFC 7521 §4.1.1); keys that could not be fetched are ours, for now: 503, logged.
+ * description (RFC 7521 §4.1.1), a resource it names that we do not serve invalid_target; keys that could not be fetched are ours, for now: 503, logged.
  */
 export function jwtBearerError(ctx: { log: AuditLog }, defect: JwtBearerDefect): OAuthError {
   switch (defect.code) {
@@ -30,10 +30,12 @@ export function jwtBearerError(ctx: { log: AuditLog }, defect: JwtBearerDefect):
     case 'replayed':
     case 'issuer':
     case 'client':
-    case 'resource':
     case 'scope':
     case 'rule':
       return new OAuthError('invalid_grant', defect.description);
+    // RFC 8707 §2: a resource that is unknown or malformed is invalid_target.
+    case 'resource':
+      return new OAuthError('invalid_target', defect.description);
     default:
       return unreachable(defect);
   }
