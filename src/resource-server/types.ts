@@ -5,6 +5,10 @@ import { actorChain } from '../core/token-exchange.js';
 export interface VerifiedToken {
   token: string;
   subject: string;
+  /**
+   * The client the token was issued to: its `client_id` claim, else `azp`, else '' (tokens of
+   * authorization servers that name the client otherwise, or not at all, are taken all the same).
+   */
   clientId: string;
   scopes: string[];
   /** Every audience the token names; the guard checks that this server is among them. */

@@ -157,9 +157,9 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     const timeProblem = jwtTimeProblem(claims, now(), clockTolerance);
     if (timeProblem === 'expired') return fail(invalid('the access token has expired'));
     if (timeProblem === 'not yet valid') return fail(invalid('the access token is not valid yet', false));
-    if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
-      return fail(invalid('the access token lacks exp, sub or client_id'));
-    }
+    if (timeProblem || typeof claims.sub !== 'string') return fail(invalid('the access token lacks exp or sub'));
+    const clientId = clientOf(claims);
+    if (clientId === undefined) return fail(invalid("the access token's client_id or azp is not a string"));
     const actors = withActors(claims.act);
     if (!actors) return fail(invalid("the access token's act claim is malformed"));
     if (!knownHeaders.has(jwt.encodedHeader)) {
@@ -170,7 +170,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     return ok({
       token,
       subject: claims.sub,
-      clientId: claims.client_id,
+      clientId,
       scopes: scopesOf(claims.scope),
       audience: Array.isArray(claims.aud) ? claims.aud : claims.aud === undefined ? [] : [claims.aud],
       issuer: claims.iss as string, // checked against the trusted issuers before the key was looked up
@@ -187,3 +187,16 @@ function unavailable(reason: string): Refusal {
   return { defect: { code: 'unavailable', description: reason }, lasting: false };
 }
 
+
+/**
+ * RFC 9068 asks for `client_id`, but other authorization servers name the client in `azp` or not
+ * at all; the guard needs no client to decide, so a token is not refused for lacking one: ''.
+ * A claim present with another type than a string is a malformed token.
+ */
+function clientOf(claims: Record<string, unknown>): string | undefined {
+  for (const claim of ['client_id', 'azp']) {
+    const value = claims[claim];
+    if (value !== undefined) return typeof value === 'string' ? value : undefined;
+  }
+  return '';
+}

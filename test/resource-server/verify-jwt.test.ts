@@ -237,12 +237,24 @@ describe('JWT verifier: time claims', () => {
     }
   });
 
-  it('refuses a token without exp, sub or client_id', async () => {
+  it('refuses a token without exp or sub', async () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
-    for (const claim of ['exp', 'sub', 'client_id']) {
+    for (const claim of ['exp', 'sub']) {
       await refused(verifier.verify(await mintToken(h.server, h.clock.now, { [claim]: undefined })), 'invalid_token', undefined, claim);
     }
+  });
+
+  it("takes a token without client_id (other authorization servers' tokens): its client is azp, else ''", async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const withAzp = await verifier.verify(await mintToken(h.server, h.clock.now, { client_id: undefined, azp: 'their-client' }));
+    assert.ok(withAzp.ok, JSON.stringify(withAzp));
+    assert.equal(withAzp.value.clientId, 'their-client');
+    const unnamed = await verifier.verify(await mintToken(h.server, h.clock.now, { client_id: undefined }));
+    assert.ok(unnamed.ok, JSON.stringify(unnamed));
+    assert.equal(unnamed.value.clientId, '');
+    await refused(verifier.verify(await mintToken(h.server, h.clock.now, { client_id: 42 })), 'invalid_token');
   });
 });
 

@@ -11,10 +11,8 @@
  * token under the Bearer scheme: anything but 2xx). Every probe carries the latest nonce the
  * server gave, as the scenario's do, so a defect is judged for itself and never by the nonce.
  *
- * Our guard's JWT verifier refuses these tokens today, as RFC 9068 (§2.2) has it, because they
- * carry no `client_id`: the acceptance check is marked todo with that reason, and, as the
- * scenario reports the checks after it not testable when the valid request is refused (a
- * server that refuses everything would pass them), they are skipped then.
+ * As the scenario reports the checks after the first not testable when the valid request is
+ * refused (a server that refuses everything would pass them), they are skipped then.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -143,8 +141,7 @@ for (const nonces of [false, true]) {
       await issuer?.close();
     });
 
-    const todo = 'the guard refuses a JWT access token without client_id (RFC 9068 §2.2 requires it; the scenario mints none)';
-    it('sep-1932-server-validate-proof: accepts a valid DPoP-bound token and proof (after one nonce challenge, where asked)', { todo }, async () => {
+    it('sep-1932-server-validate-proof: accepts a valid DPoP-bound token and proof (after one nonce challenge, where asked)', async () => {
       let answer = await send(`DPoP ${token}`, await proof());
       if (answer.status === 401 && answer.nonce && answer.wwwAuthenticate.includes('use_dpop_nonce')) answer = await send(`DPoP ${token}`, await proof());
       assert.ok(accepted(answer), `${answer.status} ${answer.wwwAuthenticate}`);
