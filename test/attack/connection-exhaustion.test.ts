@@ -34,7 +34,7 @@ async function release(sockets: Held[]): Promise<void> {
   );
 }
 
-describe('connection exhaustion against serve at its default limits', { timeout: 60_000 }, () => {
+describe('connection exhaustion against serve at its default limits', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let port: number;
 

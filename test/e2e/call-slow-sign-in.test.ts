@@ -14,7 +14,7 @@ import { cli, freePort, startCli, startServe, tempDataFolder, type RunningServer
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 const PERSON_TAKES_MS = 62_000;
 
-describe('context-auth call waits for a sign-in slower than the MCP request timeout', { timeout: 120_000 }, () => {
+describe('context-auth call waits for a sign-in slower than the MCP request timeout', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const home = tempDataFolder();
   // The browser the CLI opens is the test: an opener that takes the URL and does nothing with it

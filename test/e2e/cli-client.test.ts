@@ -36,7 +36,7 @@ function assertOneLineError(result: CliResult, code: number): string {
   return result.stderr.trimEnd().split('\n').at(-1)!;
 }
 
-describe('context-auth login, call, status and logout against context-auth serve', { timeout: 120_000 }, () => {
+describe('context-auth login, call, status and logout against context-auth serve', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const home = tempDataFolder();
   const credentials = join(home, 'config', 'context-auth', 'credentials.json');

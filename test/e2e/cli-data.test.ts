@@ -86,7 +86,7 @@ async function atTerminal(args: string[], answers: { prompt: string; text: strin
   return { code, output };
 }
 
-describe('users passwd', { timeout: 60_000 }, () => {
+describe('users passwd', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let issuer: string;

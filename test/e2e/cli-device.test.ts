@@ -18,7 +18,7 @@ import { startCli, tempDataFolder, type RunningCli } from './serve-process.js';
 /** The lines `login --device` prints: the page, the code, the page with the code, and the wait. */
 const DEVICE_LINES = /To sign in, open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\nWaiting for you to sign in \(the code expires in \d+ min; Ctrl-C to stop\)…\n/;
 
-describe('context-auth login --device against node-oidc-provider', { timeout: 120_000 }, () => {
+describe('context-auth login --device against node-oidc-provider', { timeout: 300_000 }, () => {
   let provider: TestOidcProvider;
   let context: ServedApp;
   let serverUrl: string;

@@ -24,7 +24,7 @@ function oneLine(result: CliResult, code: number): string {
   return `${result.stderr.trimEnd().split('\n').at(-1)!}\n`;
 }
 
-describe('the CLI says what lies under a failed request', { timeout: 60_000 }, () => {
+describe('the CLI says what lies under a failed request', { timeout: 300_000 }, () => {
   it('a server that is down: could not connect, for call and login', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/mcp`;
@@ -48,7 +48,7 @@ describe('the CLI says what lies under a failed request', { timeout: 60_000 }, (
   });
 });
 
-describe('a URL that is not a context server’s: which it is, and what to give instead', { timeout: 60_000 }, () => {
+describe('a URL that is not a context server’s: which it is, and what to give instead', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let page: Server;
   let pageUrl: string;

@@ -117,7 +117,7 @@ function whoami(stdout: string): Record<string, unknown> {
   return (JSON.parse(stdout.slice(start)) as { structuredContent: Record<string, unknown> }).structuredContent;
 }
 
-describe('the recipes of docs/cli.md, as written', { timeout: 120_000 }, () => {
+describe('the recipes of docs/cli.md, as written', { timeout: 300_000 }, () => {
   it('a program with its own key: client-key, clients add --jwks, call --private-key', async () => {
     const { stdout, data, stopped } = await run('private-key-jwt');
     stoppedCleanly(stopped);

@@ -14,7 +14,7 @@ import { cli, freePort, startServe, tempDataFolder, type RunningServer } from '.
 
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 
-describe('serve with client ID metadata documents and dynamic registration side by side', { timeout: 120_000 }, () => {
+describe('serve with client ID metadata documents and dynamic registration side by side', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let documents: http.Server;
@@ -82,7 +82,7 @@ describe('serve with client ID metadata documents and dynamic registration side 
   });
 });
 
-describe('serve: client ID metadata documents follow --registration unless --client-documents says otherwise', { timeout: 120_000 }, () => {
+describe('serve: client ID metadata documents follow --registration unless --client-documents says otherwise', { timeout: 300_000 }, () => {
   let documents: http.Server;
   let base: string;
   let fetched = 0;

@@ -34,7 +34,7 @@ interface CredentialsFile {
   applications: Record<string, { grants: Record<string, FiledGrant> }>;
 }
 
-describe('client verbs: one grant per identity, against serve', { timeout: 180_000 }, () => {
+describe('client verbs: one grant per identity, against serve', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const home = tempDataFolder();
   const credentials = join(home, 'credentials.json');

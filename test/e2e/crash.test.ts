@@ -227,7 +227,7 @@ class Gate {
 }
 
 for (const [stopIndex, { signal, times: KILLS, exitCode, graceful }] of STOPS.entries()) for (const [backendIndex, kind] of BACKENDS.entries()) {
-  describe(`serve stopped by ${signal} ${KILLS} times under refresh load, ${kind.name}`, { timeout: 120_000 }, () => {
+  describe(`serve stopped by ${signal} ${KILLS} times under refresh load, ${kind.name}`, { timeout: 300_000 }, () => {
     const random = seeded(SEED ^ (backendIndex * 0x9e3779b9) ^ (stopIndex * 0x85ebca6b));
     let backend: Backend;
     let port: number;

@@ -18,7 +18,7 @@ const REDIRECT_URI = 'http://127.0.0.1:9/cb';
 const ALICE = { username: 'alice', password: 'correct horse battery' };
 const NOTES = 'https://notes.example/mcp';
 
-describe('serve --delegation-config: a context server calling another on a person’s behalf', { timeout: 120_000 }, () => {
+describe('serve --delegation-config: a context server calling another on a person’s behalf', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let notesServer: { client_id: string; client_secret: string };

@@ -13,7 +13,7 @@ import { cli, freePort, startServe, tempDataFolder, type RunningServer } from '.
 
 const LOCAL_HOSTS = hostNames().filter((host) => host !== 'ChatGPT' && host !== 'Claude');
 
-describe('context-auth doctor against serve on this machine', { timeout: 120_000 }, () => {
+describe('context-auth doctor against serve on this machine', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let mcpUrl: string;
@@ -84,7 +84,7 @@ describe('context-auth doctor against serve on this machine', { timeout: 120_000
   });
 });
 
-describe('doctor against serve at a public https name', { timeout: 60_000 }, () => {
+describe('doctor against serve at a public https name', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let fetchByName: typeof fetch;
 

@@ -31,7 +31,7 @@ async function initialize(url: string, authorization: string, extra: Record<stri
 }
 
 for (const nonce of [false, true]) {
-  describe(`the SDK v2 client with DPoP against serve${nonce ? ' --dpop-nonce' : ''}`, { timeout: 120_000 }, () => {
+  describe(`the SDK v2 client with DPoP against serve${nonce ? ' --dpop-nonce' : ''}`, { timeout: 300_000 }, () => {
     const data = tempDataFolder();
     let server: RunningServer;
 

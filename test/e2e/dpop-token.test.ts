@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
-describe('serve --dpop-nonce and clients add --dpop-bound', { timeout: 120_000 }, () => {
+describe('serve --dpop-nonce and clients add --dpop-bound', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
 
@@ -53,7 +53,7 @@ describe('serve --dpop-nonce and clients add --dpop-bound', { timeout: 120_000 }
   });
 });
 
-describe('serve restarted on the same SQLite file', { timeout: 120_000 }, () => {
+describe('serve restarted on the same SQLite file', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer | undefined;
   after(async () => {

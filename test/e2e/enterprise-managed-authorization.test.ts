@@ -16,7 +16,7 @@ import { cli, freePort, startServe, tempDataFolder, type RunningServer } from '.
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
-describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a workload with --workload-config', { timeout: 120_000 }, () => {
+describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a workload with --workload-config', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let idp: EnterpriseIdp;
   let platform: TestIssuer;

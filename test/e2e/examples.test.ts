@@ -34,7 +34,7 @@ async function stop(child: RunningCli): Promise<void> {
   clearTimeout(timer);
 }
 
-describe('the examples: Hono and Express MCP servers guarded against serve, and the client script', { timeout: 120_000 }, () => {
+describe('the examples: Hono and Express MCP servers guarded against serve, and the client script', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const home = tempDataFolder();
   const credentials = join(home, 'credentials.json');
@@ -202,7 +202,7 @@ async function toolsListStatus(url: string, accessToken: string): Promise<number
   return response.status;
 }
 
-describe('serve without --resource: a context server of your own is refused', { timeout: 60_000 }, () => {
+describe('serve without --resource: a context server of your own is refused', { timeout: 300_000 }, () => {
   let server: RunningServer;
   const data = tempDataFolder();
 
@@ -233,7 +233,7 @@ describe('serve without --resource: a context server of your own is refused', { 
   });
 });
 
-describe('examples/authorization-server.ts: the server in a program of its own, stopped at the end of its scope', { timeout: 60_000 }, () => {
+describe('examples/authorization-server.ts: the server in a program of its own, stopped at the end of its scope', { timeout: 300_000 }, () => {
   it('serves at the URL it prints, signs in someone `users add` put in the same file, and on SIGTERM closes its store and exits', async () => {
     const folder = tempDataFolder();
     const database = join(folder, 'context-auth.db');

@@ -65,7 +65,7 @@ async function serveWithStdio(data: string, watchPort: number, extra: string[]):
   return startServe(['--port', String(await freePort()), '--data', data, '--quiet', '--gateway', `/files=${COMMAND}`, '--gateway-env', 'WATCH_PORT', '--gateway-env', 'OPERATOR_VALUE', ...extra]);
 }
 
-describe('serve --gateway PATH=stdio:COMMAND', { timeout: 120_000 }, () => {
+describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const watch = new Watch();
   let server: RunningServer;
@@ -178,7 +178,7 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 120_000 }, () => {
   });
 });
 
-describe('serve --gateway-idle-timeout', { timeout: 60_000 }, () => {
+describe('serve --gateway-idle-timeout', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const watch = new Watch();
   let server: RunningServer;

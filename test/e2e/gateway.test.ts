@@ -16,7 +16,7 @@ import { dyingUpstream, hangingUpstream, sdkUpstream, type DyingUpstream, type H
 import { MCP_HEADERS, addClient, initialize, readUntil, sdkClient, textOf, tokenFor, type MachineClient } from './gateway-clients.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
-describe('serve --gateway in front of the MCP SDK server', { timeout: 120_000 }, () => {
+describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let upstream: SdkUpstream;
   let other: SdkUpstream;
@@ -157,7 +157,7 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 120_000 },
   });
 });
 
-describe('serve --gateway-token signed, and upstreams that fail', { timeout: 120_000 }, () => {
+describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let issuer: string;
   let verified: SdkUpstream;

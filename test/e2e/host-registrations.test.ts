@@ -51,7 +51,7 @@ async function approveOverHttp(issuer: string, clientId: string, redirectUri: st
   return signInAndConsent(browser, first, USER, 'approve', issuer, pages);
 }
 
-describe('hosts connect to serve on the first try', { timeout: 180_000 }, () => {
+describe('hosts connect to serve on the first try', { timeout: 300_000 }, () => {
   const routes = new Map<string, unknown>();
   const hits = new Map<string, number>();
   let documents: http.Server;
@@ -145,7 +145,7 @@ describe('hosts connect to serve on the first try', { timeout: 180_000 }, () => 
   });
 });
 
-describe('serve --allow-redirect-scheme cursor: Cursor connects through its own scheme', { timeout: 180_000 }, () => {
+describe('serve --allow-redirect-scheme cursor: Cursor connects through its own scheme', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let chromium: Chromium;
 

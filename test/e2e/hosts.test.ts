@@ -81,7 +81,7 @@ describe('serve, connected to by each host profile', { timeout: 300_000 }, () =>
   });
 });
 
-describe('serve --allow-redirect-scheme cursor, connected to by Cursor', { timeout: 120_000 }, () => {
+describe('serve --allow-redirect-scheme cursor, connected to by Cursor', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const documents = new DocumentHost();
   let server: RunningServer;

@@ -26,7 +26,7 @@ interface Credentials {
   client_secret: string;
 }
 
-describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp', { timeout: 120_000 }, () => {
+describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp', { timeout: 300_000 }, () => {
   const idpData = tempDataFolder();
   const rasData = tempDataFolder();
   let idp: RunningServer;

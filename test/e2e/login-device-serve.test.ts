@@ -27,7 +27,7 @@ interface StoredGrant {
   dpopKey?: unknown;
 }
 
-describe('context-auth login --device against context-auth serve', { timeout: 180_000 }, () => {
+describe('context-auth login --device against context-auth serve', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const home = tempDataFolder();
   let server: RunningServer;

@@ -17,7 +17,7 @@ import { calculateJwkThumbprint, type JWK } from 'jose';
 import { Client, ClientCredentialsProvider, createPrivateKeyJwtAuth, PrivateKeyJwtProvider, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
-describe('the SDK v2 machine-client providers against serve', { timeout: 120_000 }, () => {
+describe('the SDK v2 machine-client providers against serve', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let issuer: string;

@@ -28,7 +28,7 @@ interface Sent {
   rpc?: { method?: string; params?: { _meta?: Record<string, unknown>; name?: string } };
 }
 
-describe('a 2026-07-28 client and a 2025 client, each with ContextClient.fetch, against serve', { timeout: 120_000 }, () => {
+describe('a 2026-07-28 client and a 2025 client, each with ContextClient.fetch, against serve', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let issuer: string;

@@ -104,7 +104,7 @@ for (const variant of [
   { name: '--oauth', flags: ['--oauth'], strict: false },
   { name: '--oauth --oauth-strict', flags: ['--oauth', '--oauth-strict'], strict: true },
 ]) {
-  describe(`ContextClient and the MCP SDK client against the SDK example server (${variant.name})`, { timeout: 60_000 }, () => {
+  describe(`ContextClient and the MCP SDK client against the SDK example server (${variant.name})`, { timeout: 300_000 }, () => {
     let example: Example;
     let mcpUrl: string;
     let authOrigin: string;

@@ -26,7 +26,7 @@ async function failedSignIns(path: string): Promise<Record<string, unknown>[]> {
   }
 }
 
-describe('serve --audit-log', { timeout: 60_000 }, () => {
+describe('serve --audit-log', { timeout: 300_000 }, () => {
   const servers: RunningServer[] = [];
   after(async () => {
     for (const server of servers) await server.stop();

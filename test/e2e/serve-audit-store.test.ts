@@ -30,7 +30,7 @@ async function keptEvents(data: string): Promise<string[]> {
   }
 }
 
-describe('serve: audit events in the store', { timeout: 60_000 }, () => {
+describe('serve: audit events in the store', { timeout: 300_000 }, () => {
   const servers: RunningServer[] = [];
   after(async () => {
     for (const server of servers) await server.stop();
@@ -65,7 +65,7 @@ describe('serve: audit events in the store', { timeout: 60_000 }, () => {
   });
 });
 
-describe('serve: the metrics token from the environment', { timeout: 60_000 }, () => {
+describe('serve: the metrics token from the environment', { timeout: 300_000 }, () => {
   const servers: RunningServer[] = [];
   after(async () => {
     for (const server of servers) await server.stop();

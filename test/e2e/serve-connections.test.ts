@@ -34,7 +34,7 @@ function openAndWait(port: number, send: string, localAddress = '127.0.0.1'): Pr
 const HEADER_TIMEOUT_MS = 1_000;
 const CLOSED_BY_MS = HEADER_TIMEOUT_MS + 1_000 + 1_000;
 
-describe('serve: header timeouts', { timeout: 60_000 }, () => {
+describe('serve: header timeouts', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let port: number;
 
@@ -66,7 +66,7 @@ describe('serve: header timeouts', { timeout: 60_000 }, () => {
   });
 });
 
-describe('serve --tls-cert: a TLS handshake that never starts', { timeout: 60_000 }, () => {
+describe('serve --tls-cert: a TLS handshake that never starts', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let port: number;
 
@@ -95,7 +95,7 @@ describe('serve --tls-cert: a TLS handshake that never starts', { timeout: 60_00
   });
 });
 
-describe('serve: one client address cannot hold every connection', { timeout: 60_000 }, () => {
+describe('serve: one client address cannot hold every connection', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let port: number;
 
@@ -139,7 +139,7 @@ describe('serve: one client address cannot hold every connection', { timeout: 60
   });
 });
 
-describe('serve: at --max-connections, a new connection takes the place of the oldest one without a request', { timeout: 60_000 }, () => {
+describe('serve: at --max-connections, a new connection takes the place of the oldest one without a request', { timeout: 300_000 }, () => {
   let server: RunningServer;
   let port: number;
 

@@ -25,7 +25,7 @@ async function serveWith(nodeOptions: string | undefined): Promise<{ line: strin
   }
 }
 
-describe('serve: heap', { timeout: 60_000 }, () => {
+describe('serve: heap', { timeout: 300_000 }, () => {
   it('limits its old and young generations itself, and still stops cleanly on SIGTERM', async () => {
     const { line, exitCode } = await serveWith(undefined);
     assert.equal(line, `${SERVE_OLD_GENERATION_MB + SERVE_YOUNG_GENERATION_MB} MB`);

@@ -34,7 +34,7 @@ async function failedSignIns(server: RunningServer, count: number): Promise<Reco
   }
 }
 
-describe('serve on a store with no users', { timeout: 60_000 }, () => {
+describe('serve on a store with no users', { timeout: 300_000 }, () => {
   const servers: RunningServer[] = [];
   after(async () => {
     for (const server of servers) await server.stop();

@@ -14,7 +14,7 @@ const register = (issuer: string, headers: Record<string, string> = {}) =>
     body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' }),
   });
 
-describe('serve: rate limits per client address', { timeout: 60_000 }, () => {
+describe('serve: rate limits per client address', { timeout: 300_000 }, () => {
   const servers: RunningServer[] = [];
   const serve = async (...flags: string[]) => {
     const server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), ...flags]);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freePort, openSignInForm, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
-describe('serve: sign-in throttled by address', { timeout: 60_000 }, () => {
+describe('serve: sign-in throttled by address', { timeout: 300_000 }, () => {
   let server: RunningServer;
   before(async () => {
     server = await startServe(['--port', String(await freePort()), '--data', tempDataFolder(), '--quiet']);

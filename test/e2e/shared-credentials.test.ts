@@ -39,7 +39,7 @@ interface CredentialsFile {
   applications: Record<string, { clients: Record<string, { clientId: string }>; grants: Record<string, { clientId: string; accessToken: string; identity?: unknown }> }>;
 }
 
-describe('the CLI and another application sharing one credentials file', { timeout: 120_000 }, () => {
+describe('the CLI and another application sharing one credentials file', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   const credentials = join(tempDataFolder(), 'credentials.json');
   const env = { CONTEXT_AUTH_CREDENTIALS: credentials, PATH: join(tempDataFolder(), 'bin'), CONTEXT_AUTH_CLIENT_SECRET: '', BROWSER: '', DISPLAY: '' };

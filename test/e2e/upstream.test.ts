@@ -60,7 +60,7 @@ async function signInUpstream(start: URL, arrived: (url: URL) => boolean, cookie
   throw new Error('too many hops');
 }
 
-describe('serve with an upstream OpenID provider, against our client and the MCP SDK client', { timeout: 120_000 }, () => {
+describe('serve with an upstream OpenID provider, against our client and the MCP SDK client', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let idp: TestOidcProvider;
   let server: RunningServer;

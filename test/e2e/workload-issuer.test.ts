@@ -16,7 +16,7 @@ import { cli, freePort, startCli, startServe, tempDataFolder } from './serve-pro
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
-describe('context-auth workload-issuer', { timeout: 60_000 }, () => {
+describe('context-auth workload-issuer', { timeout: 300_000 }, () => {
   it('publishes its key, writes a token serve takes (twice: no jti), and stops at Ctrl-C', async () => {
     const folder = tempDataFolder();
     const servePort = await freePort();

@@ -97,7 +97,7 @@ function registrationInFlight(url: string) {
   return { request, answered, finish: () => request.end(REGISTRATION.slice(10)) };
 }
 
-describe('startAuthorizationServer', { timeout: 30_000 }, () => {
+describe('startAuthorizationServer', { timeout: 300_000 }, () => {
   it('serves once started: its issuer is the URL it listens at, its signing key made before any request', async () => {
     const path = databasePath();
     const store = openSqliteStore({ path });

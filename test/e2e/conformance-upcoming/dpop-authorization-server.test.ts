@@ -17,7 +17,7 @@ import { cli, freePort, startServe, tempDataFolder, type RunningServer } from '.
 
 const USER = { username: 'dana', password: 'a long enough password' };
 
-describe('upcoming conformance: the authorization-server dpop scenario against serve', { timeout: 120_000 }, () => {
+describe('upcoming conformance: the authorization-server dpop scenario against serve', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let server: RunningServer;
   let metadata: Record<string, unknown>;

@@ -83,7 +83,7 @@ const properlyRejected = (answer: Answer) => answer.status === 401 && dpopChalle
 const accepted = (answer: Answer) => answer.status >= 200 && answer.status < 300;
 
 for (const nonces of [false, true]) {
-  describe(`upcoming conformance: auth/dpop-server-validation against our guard${nonces ? ' asking for nonces' : ''}`, { timeout: 60_000 }, () => {
+  describe(`upcoming conformance: auth/dpop-server-validation against our guard${nonces ? ' asking for nonces' : ''}`, { timeout: 300_000 }, () => {
     let issuer: SigningAuthorizationServer;
     let server: ProtectedMcpServer;
     let key: ProofKey;

@@ -25,7 +25,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-describe('upcoming conformance: ema/resource-authorization-server/* against serve --trusted-idp', { timeout: 120_000 }, () => {
+describe('upcoming conformance: ema/resource-authorization-server/* against serve --trusted-idp', { timeout: 300_000 }, () => {
   const data = tempDataFolder();
   let idp: IdpAuthorizationServer;
   let untrustedIdp: IdpAuthorizationServer;

@@ -39,7 +39,7 @@ function scopesFor(call: McpCall): string[] {
   return [];
 }
 
-describe('upcoming conformance: sep-2350-server-scope-challenge against our guard', { timeout: 60_000 }, () => {
+describe('upcoming conformance: sep-2350-server-scope-challenge against our guard', { timeout: 300_000 }, () => {
   let server: ProtectedMcpServer;
 
   before(async () => {

@@ -16,7 +16,7 @@ import { startSigningAuthorizationServer, type SigningAuthorizationServer } from
 
 const KID = 'mcp-conformance-mock-as';
 
-describe('upcoming conformance: auth-token-audience-validation against our guard', { timeout: 60_000 }, () => {
+describe('upcoming conformance: auth-token-audience-validation against our guard', { timeout: 300_000 }, () => {
   let as: SigningAuthorizationServer;
   let server: ProtectedMcpServer;
 
