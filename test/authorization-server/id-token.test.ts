@@ -1,0 +1,56 @@
+/**
+ * ID tokens (OpenID Connect Core §3.1.3.3): a code granted with `openid` is redeemed for an ID
+ * token beside the access token, which a relying party verifies with our JWKS as it would any
+ * OpenID provider's (here with jose); the nonce of the authorization request comes back exactly.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { ID_TOKEN_LIFETIME_SECONDS } from '../../src/authorization-server/id-tokens.js';
+import { ISSUER, createHarness, jwtClaims, obtainTokens, REVISIONS, type Harness } from '../helpers/harness.js';
+
+const REVISION_B = REVISIONS[1];
+
+async function verifyAsRelyingParty(h: Harness, idToken: unknown, clientId: string) {
+  const jwks = (await (await h.request('/jwks')).json()) as JSONWebKeySet;
+  const { payload, protectedHeader } = await jwtVerify(String(idToken), createLocalJWKSet(jwks), {
+    issuer: ISSUER,
+    audience: clientId,
+    currentDate: new Date(h.clock.now * 1000),
+  });
+  return { payload, protectedHeader };
+}
+
+describe('ID tokens', () => {
+  it('come with the tokens of a code granted with openid, signed with our keys, with the nonce echoed', async () => {
+    const h = createHarness();
+    const signedInAt = h.clock.now;
+    const { client, tokens } = await obtainTokens(h, REVISION_B, { scope: 'openid mcp:tools', nonce: 'n-0S6_WzA2Mj' });
+    assert.equal(tokens.scope, 'mcp:tools openid');
+    const { payload, protectedHeader } = await verifyAsRelyingParty(h, tokens.id_token, client.client_id);
+    assert.equal(protectedHeader.alg, (await h.server.keys.current()).alg);
+    const user = await h.store.getUser({ username: 'alice' });
+    assert.equal(payload.sub, user!.id);
+    assert.equal(payload.sub, jwtClaims(tokens.access_token).sub);
+    assert.equal(payload.aud, client.client_id);
+    assert.equal(payload.azp, client.client_id);
+    assert.equal(payload.nonce, 'n-0S6_WzA2Mj');
+    assert.equal(payload.auth_time, signedInAt);
+    assert.equal(payload.iat, h.clock.now);
+    assert.equal(payload.exp, h.clock.now + ID_TOKEN_LIFETIME_SECONDS);
+  });
+
+  it('carry no nonce when the authorization request had none', async () => {
+    const h = createHarness();
+    const { client, tokens } = await obtainTokens(h, REVISION_B, { scope: 'openid mcp:tools' });
+    const { payload } = await verifyAsRelyingParty(h, tokens.id_token, client.client_id);
+    assert.equal('nonce' in payload, false);
+  });
+
+  it('are not issued without openid', async () => {
+    const h = createHarness();
+    const { tokens } = await obtainTokens(h, REVISION_B, { scope: 'mcp:tools', nonce: 'n-1' });
+    assert.equal(tokens.scope, 'mcp:tools');
+    assert.equal(tokens.id_token, undefined);
+  });
+});
