@@ -5,6 +5,7 @@
  * an ID-JAG, and none of those for an ID token.
  */
 import { jwtHeaderProblem, jwtSigner, jwtTimeProblem, parseCompactJwt, verifyJwtSignature } from '../core/jwt.js';
+import { GRANT_ID_CLAIM } from '../core/revocation-set.js';
 import type { BaseServices } from './services.js';
 import type { TokenSigning } from './tokens.js';
 
@@ -15,6 +16,8 @@ const ID_TOKEN_TYP = 'JWT';
 
 /** What an ID token says: who signed in (`sub`), to which client (`aud`), and when. */
 export interface IdTokenSubject {
+  /** The grant it was issued with: token exchange finds the person's consent through it, and refuses it once revoked. */
+  grantId: string;
   userId: string;
   clientId: string;
   /** When the person signed in (Core §2 `auth_time`); null when we do not know. */
@@ -32,6 +35,7 @@ export async function issueIdToken(signing: TokenSigning, subject: IdTokenSubjec
     azp: subject.clientId,
     iat: now,
     exp: now + ID_TOKEN_LIFETIME_SECONDS,
+    [GRANT_ID_CLAIM]: subject.grantId,
   };
   if (subject.authTime !== null) claims.auth_time = subject.authTime;
   if (subject.nonce !== null) claims.nonce = subject.nonce;
@@ -43,22 +47,24 @@ export type IdTokenRefusal = 'not_ours' | 'expired' | 'other_client';
 
 /**
  * Verifies an ID token of ours presented by `clientId`: signed by one of our published keys, our
- * issuer, unexpired, and issued to that client (`aud`, and `azp` when present).
+ * issuer, unexpired, and issued to that client (`aud`, and `azp` when present). Whether its grant
+ * still stands is the caller's to check.
  */
 export async function verifyOwnIdToken(
   ctx: Pick<BaseServices, 'config' | 'now'> & Pick<TokenSigning, 'keys'>,
   token: string,
   clientId: string,
-): Promise<{ ok: true; sub: string; authTime: number | null } | { ok: false; refusal: IdTokenRefusal }> {
+): Promise<{ ok: true; sub: string; grantId: string } | { ok: false; refusal: IdTokenRefusal }> {
   const jwt = parseCompactJwt(token);
   if (!jwt || jwtHeaderProblem(jwt.header, { typ: ID_TOKEN_TYP }) || typeof jwt.header.kid !== 'string') return { ok: false, refusal: 'not_ours' };
   const key = await ctx.keys.verificationKey(jwt.header.kid);
   if (!key || !verifyJwtSignature(jwt, key)) return { ok: false, refusal: 'not_ours' };
   const { claims } = jwt;
-  if (claims.iss !== ctx.config.issuer || typeof claims.sub !== 'string' || claims.sub === '') return { ok: false, refusal: 'not_ours' };
+  const grantId = claims[GRANT_ID_CLAIM];
+  if (claims.iss !== ctx.config.issuer || typeof claims.sub !== 'string' || typeof grantId !== 'string') return { ok: false, refusal: 'not_ours' };
   const time = jwtTimeProblem(claims, ctx.now(), 0);
   if (time === 'expired') return { ok: false, refusal: 'expired' };
   if (time !== undefined) return { ok: false, refusal: 'not_ours' };
   if (claims.aud !== clientId || (claims.azp !== undefined && claims.azp !== clientId)) return { ok: false, refusal: 'other_client' };
-  return { ok: true, sub: claims.sub, authTime: typeof claims.auth_time === 'number' ? claims.auth_time : null };
+  return { ok: true, sub: claims.sub, grantId };
 }

@@ -65,7 +65,7 @@ export async function redeemCodeForTokens(
   ctx.log({ event: 'token_issued', grant_type: kind.grantType, client_id: client.clientId, grant_id: grant.id });
   const body = await tokenResponse(ctx, grant, grant.scope, now, dpopKey, refresh?.token);
   if (grant.scope.includes(OPENID) && grant.userId !== null) {
-    body.id_token = await issueIdToken(ctx, { userId: grant.userId, clientId: client.clientId, authTime: grant.authTime, nonce }, now);
+    body.id_token = await issueIdToken(ctx, { grantId: grant.id, userId: grant.userId, clientId: client.clientId, authTime: grant.authTime, nonce }, now);
   }
   return body;
 }
