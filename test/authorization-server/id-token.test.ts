@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { ID_TOKEN_LIFETIME_SECONDS } from '../../src/authorization-server/id-tokens.js';
-import { ISSUER, createHarness, jwtClaims, obtainTokens, REVISIONS, type Harness } from '../helpers/harness.js';
+import { ISSUER, createHarness, jwtClaims, obtainTokens, postForm, REVISIONS, type Harness } from '../helpers/harness.js';
 
 const REVISION_B = REVISIONS[1];
 
@@ -45,6 +45,22 @@ describe('ID tokens', () => {
     const { client, tokens } = await obtainTokens(h, REVISION_B, { scope: 'openid mcp:tools' });
     const { payload } = await verifyAsRelyingParty(h, tokens.id_token, client.client_id);
     assert.equal('nonce' in payload, false);
+  });
+
+  it('come again with a refresh granted openid, without the nonce (OpenID Connect Core §12.2)', async () => {
+    const h = createHarness();
+    const { client, tokens } = await obtainTokens(h, REVISION_B, { scope: 'openid mcp:tools', nonce: 'n-0S6_WzA2Mj' });
+    h.clock.now += 60;
+    const refreshed = await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: String(tokens.refresh_token), client_id: client.client_id });
+    const body = (await refreshed.json()) as Record<string, unknown>;
+    assert.equal(refreshed.status, 200, JSON.stringify(body));
+    const { payload } = await verifyAsRelyingParty(h, body.id_token, client.client_id);
+    assert.equal(payload.sub, jwtClaims(tokens.id_token).sub);
+    assert.equal(payload.iat, h.clock.now);
+    assert.equal(payload.auth_time, jwtClaims(tokens.id_token).auth_time);
+    assert.equal('nonce' in payload, false);
+    const narrowed = await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: String(body.refresh_token), client_id: client.client_id, scope: 'mcp:tools' });
+    assert.equal(((await narrowed.json()) as Record<string, unknown>).id_token, undefined);
   });
 
   it('are not issued without openid', async () => {

@@ -1,8 +1,6 @@
 import type { AuditEventName } from '../audit.js';
 import { OAuthError, type OAuthErrorCode } from '../../core/errors.js';
-import { OPENID } from '../../core/scopes.js';
 import type { AuthorizationCodeRecord } from '../../store/store.js';
-import { issueIdToken } from '../id-tokens.js';
 import type { Revocations } from '../revocations.js';
 import type { IssuedTokens, TokenFamily } from '../tokens.js';
 import { accessTokenExpiry, newRefreshToken } from '../tokens.js';
@@ -63,9 +61,5 @@ export async function redeemCodeForTokens(
   if (refused) throw refused;
   if (!grant) throw new Error('the store consumed the code without asking what to issue');
   ctx.log({ event: 'token_issued', grant_type: kind.grantType, client_id: client.clientId, grant_id: grant.id });
-  const body = await tokenResponse(ctx, grant, grant.scope, now, dpopKey, refresh?.token);
-  if (grant.scope.includes(OPENID) && grant.userId !== null) {
-    body.id_token = await issueIdToken(ctx, { grantId: grant.id, userId: grant.userId, clientId: client.clientId, authTime: grant.authTime, nonce }, now);
-  }
-  return body;
+  return tokenResponse(ctx, grant, grant.scope, now, dpopKey, refresh?.token, nonce);
 }
