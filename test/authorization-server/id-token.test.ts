@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { ID_TOKEN_LIFETIME_SECONDS } from '../../src/authorization-server/id-tokens.js';
-import { ISSUER, createHarness, jwtClaims, obtainTokens, postForm, REVISIONS, type Harness } from '../helpers/harness.js';
+import { authorizationRequest, authorizeUrl, ISSUER, createHarness, jwtClaims, obtainTokens, postForm, registerClient, REVISIONS, type Harness } from '../helpers/harness.js';
 
 const REVISION_B = REVISIONS[1];
 
@@ -61,6 +61,17 @@ describe('ID tokens', () => {
     assert.equal('nonce' in payload, false);
     const narrowed = await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: String(body.refresh_token), client_id: client.client_id, scope: 'mcp:tools' });
     assert.equal(((await narrowed.json()) as Record<string, unknown>).id_token, undefined);
+  });
+
+  it('refuses a nonce longer than 2048 characters before anyone signs in, as it refuses such a state', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const { params } = authorizationRequest(client, REVISION_B, { scope: 'openid mcp:tools', nonce: 'n'.repeat(2049) });
+    const response = await h.request(authorizeUrl(params));
+    assert.equal(response.status, 303);
+    const location = new URL(response.headers.get('location')!);
+    assert.equal(location.searchParams.get('error'), 'invalid_request');
+    assert.equal(location.searchParams.get('error_description'), 'nonce must be at most 2048 characters');
   });
 
   it('are not issued without openid', async () => {

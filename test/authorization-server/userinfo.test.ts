@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hashPassword } from '../../src/core/passwords.js';
 import { parseWwwAuthenticate } from '../../src/core/www-authenticate.js';
-import { createHarness, ISSUER, jwtClaims, obtainTokens, REVISIONS, type Harness } from '../helpers/harness.js';
+import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
+import { addUser, authorize, createHarness, ISSUER, jwtClaims, obtainTokens, postForm, REDIRECT_URI, registerClient, REVISIONS, type Harness } from '../helpers/harness.js';
 
 const REVISION_B = REVISIONS[1];
 
@@ -100,6 +101,20 @@ describe('userinfo', () => {
     assert.equal((await userinfo(h, token)).status, 200);
     await h.store.revokeGrant(String(jwtClaims(token).grant_id), h.clock.now);
     assert.match((await challenged(await userinfo(h, token), 401, 'invalid_token')).error_description ?? '', /revoked/);
+  });
+
+  it('refuses a token bound to a DPoP key (invalid_token): it takes no proof', async () => {
+    const h = createHarness();
+    const client = await registerClient(h);
+    const { location, verifier } = await authorize(h, { client, user: await addUser(h), scope: 'openid mcp:tools', resource: REVISION_B.resource });
+    const key = dpopProofSigner(generateDpopKeyPair());
+    const proof = key.sign({ method: 'POST', url: `${ISSUER}/token`, now: h.clock.now });
+    const code = location.searchParams.get('code')!;
+    const response = await postForm(h, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: client.client_id, resource: REVISION_B.resource }, { dpop: proof });
+    const tokens = (await response.json()) as Record<string, string>;
+    assert.equal(tokens.token_type, 'DPoP');
+    const params = await challenged(await userinfo(h, tokens.access_token), 401, 'invalid_token');
+    assert.match(params.error_description ?? '', /bound to a DPoP key/);
   });
 
   it('refuses a token not granted openid (insufficient_scope)', async () => {
