@@ -48,7 +48,8 @@ describe('token exchange: an ID-JAG for an ID token', () => {
     assert.equal(response.status, 200, text);
     const body = JSON.parse(text) as Record<string, string>;
     assert.equal(body.issued_token_type, ID_JAG_TOKEN_TYPE);
-    assert.equal(body.scope, 'mcp:tools openid');
+    // The OpenID scopes let this client learn who the person is here; they grant nothing there.
+    assert.equal(body.scope, 'mcp:tools');
     const { payload, protectedHeader } = await jwtVerify(body.access_token!, createLocalJWKSet(await h.server.keys.publicJwks()), {
       issuer: ISSUER,
       audience: RAS,
@@ -58,6 +59,7 @@ describe('token exchange: an ID-JAG for an ID token', () => {
     assert.equal(payload.sub, jwtClaims(tokens.id_token).sub);
     assert.equal(payload.client_id, client.client_id);
     await refused(await askIdJag(h, client, tokens.id_token!, { scope: 'mcp:admin' }), /beyond what the person consented to for this client: mcp:admin/, 'invalid_scope');
+    await refused(await askIdJag(h, client, tokens.id_token!, { scope: 'openid mcp:tools' }), /an ID-JAG asserts no OpenID scope \(openid\)/, 'invalid_scope');
   });
 
   it('is refused for an expired ID token', async () => {

@@ -10,7 +10,7 @@ import { randomToken, hashSecret } from '../../core/secrets.js';
 import { unreachable } from '../../core/result.js';
 import { OAuthError } from '../../core/errors.js';
 import { jwtSigner } from '../../core/jwt.js';
-import { formatScope, isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
+import { formatScope, isSubset, OPENID_SCOPES, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { ID_JAG_TOKEN_TYPE, ID_JAG_TYP, ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { REFRESH_TOKEN_TYPE } from '../../core/token-exchange.js';
 import { canonicalizeResourceUri, normalizeIssuer } from '../../core/uri.js';
@@ -103,7 +103,7 @@ async function personsGrant(ctx: IdJagIssuingServices, client: ClientRecord, pre
   if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the subject token has been revoked');
   if (grant.userId === null) throw new OAuthError('invalid_grant', "the subject token is not a person's");
   if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
-  return { grant, userId: grant.userId, consented: withoutOfflineAccess(record.scope) };
+  return { grant, userId: grant.userId, consented: assertable(record.scope) };
 }
 
 /**
@@ -130,13 +130,23 @@ async function grantOfIdToken(ctx: IdJagIssuingServices, client: ClientRecord, p
     throw new OAuthError('invalid_grant', 'the subject token has been revoked');
   }
   if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
-  return { grant, userId: verified.sub, consented: withoutOfflineAccess(grant.scope) };
+  return { grant, userId: verified.sub, consented: assertable(grant.scope) };
+}
+
+/**
+ * What of a person's consent an ID-JAG may assert: access, never the OpenID scopes, which let this
+ * client learn who the person is here and grant nothing at another server.
+ */
+function assertable(scope: readonly string[]): string[] {
+  return withoutOfflineAccess(scope).filter((value) => !OPENID_SCOPES.includes(value));
 }
 
 /** Never more than the person consented to for this client: the request may narrow it, no more. */
 function assertedScope(requestedParam: string | undefined, consented: string[]): string[] {
   const requested = withoutOfflineAccess(parseScope(requestedParam));
   if (requested.length === 0) return consented;
+  const openid = requested.filter((scope) => OPENID_SCOPES.includes(scope));
+  if (openid.length > 0) throw new OAuthError('invalid_scope', `an ID-JAG asserts no OpenID scope (${openid.join(' ')}): they grant nothing at another server`);
   if (!isSubset(requested, consented)) {
     throw new OAuthError('invalid_scope', `scope beyond what the person consented to for this client: ${requested.filter((scope) => !consented.includes(scope)).join(' ')}`);
   }
