@@ -80,6 +80,15 @@ describe('userinfo', () => {
     assert.deepEqual(await (await userinfo(h, String(tokens.access_token))).json(), { sub: jwtClaims(tokens.access_token).sub });
   });
 
+  it('is readable from a browser page (CORS), as the token endpoint is', async () => {
+    const h = createHarness();
+    const preflight = await h.request('/userinfo', { method: 'OPTIONS' });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.equal(preflight.headers.get('access-control-allow-methods'), 'GET, POST, OPTIONS');
+    assert.match(preflight.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/);
+  });
+
   it('asks for a token, with a bare challenge, when none is sent', async () => {
     const h = createHarness();
     const response = await userinfo(h, undefined);
