@@ -47,6 +47,7 @@ export async function createAuthorizationCode(
     scope: request.scope,
     resource: request.resource,
     authTime,
+    nonce: request.nonce ?? null,
     createdAt: now,
     expiresAt: now + ctx.config.codeTtl,
     consumedAt: null,

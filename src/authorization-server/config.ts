@@ -27,6 +27,7 @@ export const ENDPOINT_PATHS = {
   introspection: '/introspect',
   jwks: '/jwks',
   deviceAuthorization: '/device_authorization',
+  userinfo: '/userinfo',
 } as const;
 
 /** Each endpoint's URL: the issuer and its path. */

@@ -50,6 +50,7 @@ export async function approveDevice(
     scope,
     resource,
     authTime,
+    nonce: null,
     createdAt: now,
     consumedAt: null,
   });

@@ -28,6 +28,7 @@ import type { Revocations } from './revocations.js';
 import type { RateLimitName } from './rate-limit/limits.js';
 import type { Handler } from './http/routes.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
+import { userinfoEndpoint } from './endpoints/userinfo.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
 import type { SweepOptions } from '../store/store.js';
 import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasSignOut, hasUpkeep } from '../store/capabilities.js';
@@ -126,7 +127,10 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const pages = { cors: false, html: true, log: ctx.log, ...failed };
 
   route(app, new URL(wellKnownUrl(config.issuer, 'oauth-authorization-server')).pathname, { GET: () => metadataEndpoint(config) }, api);
+  // OpenID Connect Discovery 1.0 §4: the same document, under the issuer's path rather than before it.
+  route(app, `${base}/.well-known/openid-configuration`, { GET: () => metadataEndpoint(config) }, api);
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
+  route(app, base + ENDPOINT_PATHS.userinfo, { GET: (request) => userinfoEndpoint(ctx, request), POST: (request) => userinfoEndpoint(ctx, request) }, api);
   route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   // The device grant's endpoints only where the store keeps device authorizations.

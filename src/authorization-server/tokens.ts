@@ -26,6 +26,8 @@ export interface IssuedTokens {
   expires_in: number;
   scope: string;
   refresh_token?: string;
+  /** OpenID Connect Core §3.1.3.3: who signed in, when `openid` is granted (id-tokens.ts). */
+  id_token?: string;
 }
 
 /** Claims of our access tokens (RFC 9068 §2.2). */

@@ -24,4 +24,6 @@ export interface AuthorizationRequest {
   prompt: string[];
   /** RFC 9449 §10: the thumbprint of the DPoP key the code is bound to, when the client named one. */
   dpopJkt?: string;
+  /** OpenID Connect Core §3.1.2.1: the client's nonce, echoed in the ID token (only with `openid` granted). */
+  nonce?: string;
 }

@@ -25,6 +25,15 @@ export function withoutOfflineAccess(scopes: readonly string[]): string[] {
   return scopes.filter((scope) => scope !== OFFLINE_ACCESS);
 }
 
+/**
+ * OpenID Connect Core §3.1.2.1 and §5.4: `openid` asks for an ID token beside the access token, and
+ * `profile` and `email` for what the userinfo endpoint says of the person. They name no access to a
+ * context server, only who the person is, so every client may ask for them in a person's flow
+ * (the person consents to them as to any scope); they are kept in the grant like any scope.
+ */
+export const OPENID = 'openid';
+export const OPENID_SCOPES: readonly string[] = Object.freeze([OPENID, 'profile', 'email']);
+
 export function formatScope(scopes: readonly string[]): string {
   return [...new Set(scopes)].sort().join(' ');
 }

@@ -51,6 +51,14 @@ onEveryStore('§4.10 audience confusion (RFC 8707)', (env) => {
     }
   });
 
+  it('an ID token, signed with the same keys, is no access token at /mcp; its nonce came back from the store', async () => {
+    const h = await env.target();
+    const { tokens } = await obtainTokens(h, revision, { scope: 'openid mcp:tools', nonce: 'n-0S6_WzA2Mj' });
+    assert.equal(jwtClaims(tokens.id_token).nonce, 'n-0S6_WzA2Mj');
+    await expectServed(await whoami(h, `Bearer ${String(tokens.access_token)}`));
+    await expectRefused(await whoami(h, `Bearer ${String(tokens.id_token)}`), 401, 'invalid_token', /the access token is invalid/);
+  });
+
   it('/authorize for a server this authorization server does not serve is sent back with invalid_target', async () => {
     const h = await env.target();
     const client = await registerClient(h);

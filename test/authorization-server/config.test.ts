@@ -69,6 +69,7 @@ describe('the resolved configuration', () => {
       introspection: `${issuer}/introspect`,
       jwks: `${issuer}/jwks`,
       deviceAuthorization: `${issuer}/device_authorization`,
+      userinfo: `${issuer}/userinfo`,
     });
     const { metadata } = createAuthorizationServer(options);
     assert.equal(metadata.authorization_endpoint, endpoints.authorization);
@@ -77,6 +78,7 @@ describe('the resolved configuration', () => {
     assert.equal(metadata.revocation_endpoint, endpoints.revocation);
     assert.equal(metadata.introspection_endpoint, endpoints.introspection);
     assert.equal(metadata.jwks_uri, endpoints.jwks);
+    assert.equal(metadata.userinfo_endpoint, endpoints.userinfo);
   });
 
   it('has its services beside it in the context, as the options gave them', () => {

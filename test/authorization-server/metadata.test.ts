@@ -29,7 +29,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       assert.ok(algs.includes('ES256') && algs.includes('RS256') && algs.includes('EdDSA'), field);
       assert.ok(!algs.some((alg) => alg === 'none' || alg.startsWith('HS')), field);
     }
-    assert.deepEqual(doc.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access']);
+    assert.deepEqual(doc.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access', 'openid', 'profile', 'email']);
     assert.equal(doc.jwks_uri, `${ISSUER}/jwks`);
     assert.equal(doc.revocation_endpoint, `${ISSUER}/revoke`);
     assert.equal(doc.introspection_endpoint, `${ISSUER}/introspect`);
@@ -94,7 +94,7 @@ describe('authorization server metadata (RFC 8414)', () => {
     h.server.metadata.scopes_supported.push('mcp:everything');
     const served = await metadata(h, `${WELL_KNOWN}/tenant`);
     assert.equal(served.issuer, TENANT_ISSUER);
-    assert.deepEqual(served.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access']);
+    assert.deepEqual(served.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access', 'openid', 'profile', 'email']);
   });
 
   it('leaves registration_endpoint out when registration is closed', async () => {

@@ -15,7 +15,7 @@ describe('offline_access', () => {
   it('is listed in the authorization server metadata, and not kept among the configured scopes', async () => {
     const h = createHarness();
     const metadata = (await (await h.request('/.well-known/oauth-authorization-server')).json()) as { scopes_supported: string[] };
-    assert.deepEqual(metadata.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access']);
+    assert.deepEqual(metadata.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access', 'openid', 'profile', 'email']);
   });
 
   it('is accepted in an authorization request: the tokens carry the other scopes, and a refresh token comes', async () => {

@@ -365,8 +365,9 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
   it('scopes this server does not know are left out; a machine client with none of its scopes known is refused', async () => {
     const h = createHarness({ registration: { initialAccessToken: INITIAL_ACCESS_TOKEN } });
     const auth = { authorization: `Bearer ${INITIAL_ACCESS_TOKEN}` };
-    const { answer, kept } = await registered(h, { ...VALID, scope: 'mcp:tools offline_access openid' }, auth);
+    const { answer, kept, dropped } = await registered(h, { ...VALID, scope: 'mcp:tools offline_access openid' }, auth);
     assert.equal(answer.scope, 'mcp:tools');
+    assert.match(dropped, /scope openid: asked for in an authorization request, never registered/);
     assert.equal(kept.scope, 'mcp:tools');
     const none = await registered(h, { ...VALID, scope: 'openid profile' }, auth);
     assert.equal(none.answer.scope, undefined, 'a user-flow client asking only for unknown scopes is kept without a scope');

@@ -103,7 +103,7 @@ describe('token exchange: issuing ID-JAGs', () => {
     const alice = await aliceClient(h);
     const thief = await registerClient(h, { token_endpoint_auth_method: 'client_secret_basic' });
     await refused(await askIdJag(h, thief, alice.refresh), 'invalid_grant', /not a refresh token this server issued to this client/);
-    await refused(await askIdJag(h, alice.client, alice.access, { subject_token_type: ACCESS_TOKEN_TYPE }), 'invalid_request', /issued for a refresh token of this server/);
+    await refused(await askIdJag(h, alice.client, alice.access, { subject_token_type: ACCESS_TOKEN_TYPE }), 'invalid_request', /issued for an ID token or a refresh token of this server/);
     h.clock.now += 15 * 24 * 3600;
     await refused(await askIdJag(h, alice.client, alice.refresh), 'invalid_grant', /the subject token has expired/);
     h.clock.now -= 15 * 24 * 3600;

@@ -4,13 +4,15 @@
  * resource authorization server (`--trusted-idp` naming the first). A person signs in at the IdP
  * through a confidential client, which exchanges its refresh token there for an ID-JAG and presents
  * it at the second, with the jwt-bearer grant, for a token to the second's /mcp. Then the official
- * SDK v2 client's CrossAppAccessProvider does the same, its assertion callback asking the IdP.
+ * SDK v2 client's CrossAppAccessProvider does the same, its assertion callback asking the IdP; and
+ * the SDK's discoverAndRequestJwtAuthGrant exchanges the person's ID token of ours for one.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client, CrossAppAccessProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, CrossAppAccessProvider, discoverAndRequestJwtAuthGrant, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { authorizeUrl, basic, Browser, jwtClaims, pkcePair, signInAndConsent } from '../helpers/harness.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
@@ -47,7 +49,7 @@ describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp
     writeFileSync(audiences, JSON.stringify([{ issuer: ras.issuer, clients: { [atIdp.client_id]: atRas.client_id } }]));
     idp = await startServe(['--port', new URL(idpIssuer).port, '--data', idpData, '--quiet', '--id-jag-config', audiences]);
     assert.equal(idp.issuer, idpIssuer);
-    refreshToken = await signIn(idp, atIdp);
+    refreshToken = (await signIn(idp, atIdp)).refresh_token!;
   });
 
   after(async () => {
@@ -112,6 +114,38 @@ describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp
     assert.deepEqual(audiences, [ras.issuer]);
   });
 
+  it('gives an ID token with openid, which a relying party verifies by discovery and the SDK v2 exchanges for an ID-JAG', async () => {
+    const tokens = await signIn(idp, atIdp, 'openid profile mcp:tools');
+    const discovery = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string; userinfo_endpoint: string };
+    const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(discovery.jwks_uri)), { issuer: discovery.issuer, audience: atIdp.client_id });
+    const userinfo = await fetch(discovery.userinfo_endpoint, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    assert.deepEqual(await userinfo.json(), { sub: payload.sub, preferred_username: ALICE.username });
+
+    const { jwtAuthGrant } = await discoverAndRequestJwtAuthGrant({
+      idpUrl: idp.issuer,
+      audience: ras.issuer,
+      resource: `${ras.issuer}/mcp`,
+      idToken: tokens.id_token!,
+      clientId: atIdp.client_id,
+      clientSecret: atIdp.client_secret,
+      scope: 'mcp:tools',
+      // The SDK posts the secret in the body; the client is registered for client_secret_basic.
+      fetchFn: asBasicAuthentication,
+    });
+    const claims = jwtClaims(jwtAuthGrant);
+    assert.equal(claims.sub, payload.sub);
+    assert.equal(claims.scope, 'mcp:tools');
+    const response = await fetch(`${ras.issuer}/token`, {
+      method: 'POST',
+      headers: { authorization: basic(atRas.client_id, atRas.client_secret) },
+      body: new URLSearchParams({ grant_type: JWT_BEARER, assertion: jwtAuthGrant }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    const { access_token: accessToken } = (await response.json()) as { access_token: string };
+    const who = await whoami({ requestInit: { headers: { authorization: `Bearer ${accessToken}` } } });
+    assert.equal(who.username, `trusted-idp:${String(payload.sub)}`);
+  });
+
   async function addClient(args: string[]): Promise<Credentials> {
     const added = await cli(['clients', 'add', ...args, '--json']);
     assert.equal(added.code, 0, added.stderr);
@@ -145,12 +179,25 @@ describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp
   }
 });
 
-/** Alice signs in at `server` through `client` (a confidential browser client) and consents; its refresh token. */
-async function signIn(server: RunningServer, client: Credentials): Promise<string> {
+/** A fetch that moves a form's client_id and client_secret into a Basic Authorization header. */
+async function asBasicAuthentication(url: string | URL, init?: RequestInit): Promise<Response> {
+  const form = new URLSearchParams(String(init?.body ?? ''));
+  const clientId = form.get('client_id');
+  const secret = form.get('client_secret');
+  if (clientId === null || secret === null) return fetch(url, init);
+  form.delete('client_id');
+  form.delete('client_secret');
+  const headers = new Headers(init?.headers);
+  headers.set('authorization', basic(clientId, secret));
+  return fetch(url, { ...init, headers, body: form });
+}
+
+/** Alice signs in at `server` through `client` (a confidential browser client) and consents to `scope`; the token response. */
+async function signIn(server: RunningServer, client: Credentials, scope = 'mcp:tools'): Promise<Record<string, string>> {
   const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
   const { verifier, challenge } = pkcePair();
   const start = await browser.fetch(
-    authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', scope: 'mcp:tools' }),
+    authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', scope }),
   );
   const location = await signInAndConsent(browser, start, ALICE, 'approve', server.issuer);
   const code = location.searchParams.get('code');
@@ -161,5 +208,5 @@ async function signIn(server: RunningServer, client: Credentials): Promise<strin
     body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI }),
   });
   assert.equal(response.status, 200, await response.clone().text());
-  return ((await response.json()) as { refresh_token: string }).refresh_token;
+  return (await response.json()) as Record<string, string>;
 }

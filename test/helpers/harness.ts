@@ -179,6 +179,8 @@ export interface AuthorizeOptions {
   redirectUri?: string;
   browser?: Browser;
   decision?: 'approve' | 'deny';
+  /** OpenID Connect's nonce, sent when given. */
+  nonce?: string;
 }
 
 /**
@@ -198,6 +200,7 @@ export async function authorize(h: Harness, options: AuthorizeOptions): Promise<
       state: options.state ?? 'state-123',
       scope: options.scope,
       resource: options.resource,
+      nonce: options.nonce,
     }),
   );
   const location = await signInAndConsent(browser, response, options.user, options.decision ?? 'approve', ISSUER);

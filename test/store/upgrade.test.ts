@@ -42,7 +42,7 @@ async function assertRecordsOfV1(store: FullStore): Promise<void> {
   assert.equal(await store.isAccessTokenRevoked(v1.access.jti), false);
   assert.deepEqual(await store.listSigningKeys(), [v1.key]);
   // Still working: the code and the refresh token are single use as before.
-  assert.deepEqual(await store.redeemAuthorizationCode(v1.code.codeHash, now, () => undefined), { status: 'ok', record: { ...v1.code, consumedAt: now } });
+  assert.deepEqual(await store.redeemAuthorizationCode(v1.code.codeHash, now, () => undefined), { status: 'ok', record: { ...v1.code, nonce: null, consumedAt: now } });
   const next = { ...unused, tokenHash: 'refresh-hash-2' };
   assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'ok');
   assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'replayed');

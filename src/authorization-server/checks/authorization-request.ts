@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { checkCodeChallenge } from '../../core/pkce.js';
 import { matchRedirectUri, redirectUriProblem, type RedirectUriRules } from '../../core/redirect-uri.js';
-import { parseScope, resolveScope, withoutOfflineAccess } from '../../core/scopes.js';
+import { OPENID, OPENID_SCOPES, parseScope, resolveScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { canonicalizeResourceUri } from '../../core/uri.js';
 import { isStorableText } from '../../core/storable-text.js';
 import { unstorable } from '../http/params.js';
@@ -19,6 +19,8 @@ export interface RedirectTarget {
 }
 
 const MAX_STATE_LENGTH = 2048;
+/** A nonce is stored with the code and echoed in the ID token: bounded like `state`. */
+const MAX_NONCE_LENGTH = 2048;
 
 /** The raw parameters of an authorization request; `resource` may repeat (RFC 8707), the rest may not. */
 export interface AuthorizationParams {
@@ -91,6 +93,12 @@ export async function resolveRedirectTarget({ params, repeated }: AuthorizationP
  * registered with no `scope` gets the default scopes, never every scope the server supports.
  */
 export function allowedScopes(client: ClientRecord, config: ResolvedConfig, flow: 'user' | 'client'): string[] {
+  const allowed = contextServerScopes(client, config, flow);
+  // Who the person is, never access to a context server: any client may ask the person (OPENID_SCOPES).
+  return flow === 'user' ? [...new Set([...allowed, ...OPENID_SCOPES])] : allowed;
+}
+
+function contextServerScopes(client: ClientRecord, config: ResolvedConfig, flow: 'user' | 'client'): string[] {
   if (flow === 'user' && (client.scope === null || client.registeredBy === 'dynamic')) return config.scopesSupported;
   if (client.scope === null) return config.defaultScopes;
   const registered = parseScope(client.scope);
@@ -146,6 +154,10 @@ export function validateAuthorizationRequest(
   if (prompt.includes('none') && prompt.length > 1) {
     throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other prompt values');
   }
+  const nonce = params.get('nonce');
+  if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) {
+    throw new OAuthError('invalid_request', `nonce must be at most ${MAX_NONCE_LENGTH} characters`);
+  }
   const dpopJkt = params.get('dpop_jkt');
   if (dpopJkt !== undefined && !isJwkThumbprint(dpopJkt)) {
     throw new OAuthError('invalid_request', 'dpop_jkt must be the JWK SHA-256 thumbprint of a DPoP key (43 base64url characters)');
@@ -161,5 +173,7 @@ export function validateAuthorizationRequest(
     codeChallengeMethod: 'S256',
     prompt,
     ...(dpopJkt === undefined ? {} : { dpopJkt }),
+    // OpenID Connect Core §3.1.2.1: echoed in the ID token, so kept with the code only when `openid` is granted.
+    ...(nonce !== undefined && scope.includes(OPENID) ? { nonce } : {}),
   };
 }

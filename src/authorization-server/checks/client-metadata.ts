@@ -2,7 +2,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { OAuthError } from '../../core/errors.js';
 import { isSupportedJwsAlgorithm } from '../../core/jwt.js';
 import { redirectUriProblem, type RedirectUriRules } from '../../core/redirect-uri.js';
-import { parseScope, withoutOfflineAccess } from '../../core/scopes.js';
+import { OPENID_SCOPES, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { isLoopbackHost } from '../../core/uri.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, type GrantType, type TokenEndpointAuthMethod } from '../../core/protocol.js';
 
@@ -291,7 +291,8 @@ function keptScope(body: Record<string, unknown>, scopesSupported: readonly stri
   if (unknown.length > 0 && kept.length === 0 && grantTypes.some((grant) => UNATTENDED_GRANTS.includes(grant))) {
     invalid(`scope not supported: ${unknown.join(' ')}`);
   }
-  for (const value of unknown) drop('scope', value, 'not a scope this server supports');
+  // The OpenID scopes are asked of the person in each authorization request, by any client (OPENID_SCOPES).
+  for (const value of unknown) drop('scope', value, OPENID_SCOPES.includes(value) ? 'asked for in an authorization request, never registered' : 'not a scope this server supports');
   return kept.length === 0 ? null : kept.join(' ');
 }
 

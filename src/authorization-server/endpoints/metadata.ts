@@ -2,8 +2,9 @@ import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
 import { ID_JAG_PROFILE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
-import { OFFLINE_ACCESS } from '../../core/scopes.js';
+import { OFFLINE_ACCESS, OPENID_SCOPES } from '../../core/scopes.js';
 import type { ResolvedConfig } from '../config.js';
+import { DEFAULT_SIGNING_ALG } from '../keys.js';
 import { respond } from '../http/responses.js';
 
 /** The RFC 8414 document this server serves. */
@@ -36,6 +37,11 @@ export interface AuthorizationServerMetadata {
   dpop_signing_alg_values_supported: string[];
   /** The jwt-bearer grant's profiles: the ID-JAG's, when a trusted IdP is configured. */
   authorization_grant_profiles_supported?: string[];
+  /** OpenID Connect Discovery 1.0 §3: the OpenID provider's fields (ID tokens when `openid` is granted, the userinfo endpoint). */
+  userinfo_endpoint: string;
+  id_token_signing_alg_values_supported: string[];
+  subject_types_supported: string[];
+  claims_supported: string[];
 }
 
 /** The RFC 8414 document. */
@@ -53,7 +59,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     introspection_endpoint: endpoints.introspection,
     jwks_uri: endpoints.jwks,
     ...(config.deviceGrant ? { device_authorization_endpoint: endpoints.deviceAuthorization } : {}),
-    scopes_supported: [...new Set([...config.scopesSupported, OFFLINE_ACCESS])],
+    scopes_supported: [...new Set([...config.scopesSupported, OFFLINE_ACCESS, ...OPENID_SCOPES])],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [
@@ -76,11 +82,17 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     prompt_values_supported: ['none', 'login', 'consent'],
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     ...(config.jwtBearer && config.jwtBearer.trustedIdps.length > 0 ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
+    userinfo_endpoint: endpoints.userinfo,
+    // ID tokens are signed as access tokens are, with the keys of keys.ts.
+    id_token_signing_alg_values_supported: [DEFAULT_SIGNING_ALG],
+    subject_types_supported: ['public'],
+    claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'preferred_username', 'email'],
   };
 }
 
 /**
- * GET /.well-known/oauth-authorization-server. Discovery requests may carry
+ * GET /.well-known/oauth-authorization-server, and the same document at the issuer's
+ * /.well-known/openid-configuration (OpenID Connect Discovery). Discovery requests may carry
  * `Context-Protocol-Version` (or the ecosystem's `MCP-Protocol-Version`); every revision we know
  * gets the same document, and an unknown version is answered too (the spec leaves the choice open).
  */

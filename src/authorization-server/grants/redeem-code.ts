@@ -37,12 +37,14 @@ export async function redeemCodeForTokens(
   let refused: OAuthError | undefined;
   let grant: TokenFamily | undefined;
   let refresh: ReturnType<typeof newRefreshToken> | undefined;
+  let nonce: string | null = null;
   const result = await ctx.store.redeemAuthorizationCode(codeHash, now, (record) => {
     refused = refusal(record);
     if (refused) return undefined;
     // The store consumed the code only while its grant stood, so the grant needs no second read
     // here; a concurrent replay revoking it from now on revokes the tokens issued with it (their
     // expiry is recorded on the grant, or lengthens its recorded revocation).
+    nonce = record.nonce;
     grant = { id: record.grantId, clientId: record.clientId, userId: record.userId, scope: record.scope, resource: record.resource, authTime: record.authTime };
     refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx.config, grant, grant.scope, now, dpopKey) : undefined;
     return { accessExpiresAt: accessTokenExpiry(ctx.config, now), refreshToken: refresh?.record };
@@ -59,5 +61,5 @@ export async function redeemCodeForTokens(
   if (refused) throw refused;
   if (!grant) throw new Error('the store consumed the code without asking what to issue');
   ctx.log({ event: 'token_issued', grant_type: kind.grantType, client_id: client.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, grant.scope, now, dpopKey, refresh?.token);
+  return tokenResponse(ctx, grant, grant.scope, now, dpopKey, refresh?.token, nonce);
 }

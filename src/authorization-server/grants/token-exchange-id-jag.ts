@@ -1,20 +1,22 @@
 /**
  * Issuing an Identity Assertion JWT Authorization Grant (ID-JAG; draft-ietf-oauth-identity-assertion-authz-grant)
- * by token exchange, as the people's identity provider: a client holding a person's refresh token
- * of ours asks for an ID-JAG for another authorization server (`audience`), which that server
+ * by token exchange, as the people's identity provider: a client holding a person's ID token or
+ * refresh token of ours asks for an ID-JAG for another authorization server (`audience`), which that server
  * redeems for its own access token (the jwt-bearer grant) without asking the person again. The
  * operator names the authorization servers we issue for, and may name which clients may ask; the
  * ID-JAG carries no more scopes than the person consented to for that client.
  */
 import { randomToken, hashSecret } from '../../core/secrets.js';
+import { unreachable } from '../../core/result.js';
 import { OAuthError } from '../../core/errors.js';
 import { jwtSigner } from '../../core/jwt.js';
-import { formatScope, isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
-import { ID_JAG_TOKEN_TYPE, ID_JAG_TYP, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
+import { formatScope, isSubset, OPENID_SCOPES, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
+import { ID_JAG_TOKEN_TYPE, ID_JAG_TYP, ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { REFRESH_TOKEN_TYPE } from '../../core/token-exchange.js';
 import { canonicalizeResourceUri, normalizeIssuer } from '../../core/uri.js';
 import type { ClientRecord, GrantRecord } from '../../store/store.js';
 import { requireBoundKey, type DpopKey } from '../dpop.js';
+import { verifyOwnIdToken } from '../id-tokens.js';
 import { upstreamTokensOfGrant, type UpstreamGrantServices } from '../upstream/session.js';
 import type { ExchangedToken } from './token-exchange-delegation.js';
 import type { IdJagAudience, ResolvedTokenExchangeConfig } from './token-exchange-policy.js';
@@ -33,11 +35,14 @@ export const ID_JAG_LIFETIME_SECONDS = 300;
 
 export async function issueIdJag(ctx: IdJagIssuingServices, request: TokenRequest, subjectToken: string, subjectTokenType: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
   const { client, params, dpopKey, now } = request;
-  if (subjectTokenType !== REFRESH_TOKEN_TYPE) throw new OAuthError('invalid_request', `an ID-JAG is issued for a refresh token of this server (subject_token_type ${REFRESH_TOKEN_TYPE})`);
+  if (subjectTokenType !== REFRESH_TOKEN_TYPE && subjectTokenType !== ID_TOKEN_TYPE) {
+    throw new OAuthError('invalid_request', `an ID-JAG is issued for an ID token or a refresh token of this server (subject_token_type ${ID_TOKEN_TYPE} or ${REFRESH_TOKEN_TYPE})`);
+  }
   const audience = allowedAudience(params.get('audience'), settings.idJagAudiences);
   const clientIdThere = audience.clients === null ? client.clientId : audience.clients[client.clientId];
   if (clientIdThere === undefined) throw new OAuthError('unauthorized_client', `this client may not ask for ID-JAGs for ${audience.issuer}`);
-  const { grant, userId, consented } = await personsGrant(ctx, client, subjectToken, dpopKey, now);
+  const { grant, userId, consented } =
+    subjectTokenType === ID_TOKEN_TYPE ? await grantOfIdToken(ctx, client, subjectToken) : await personsGrant(ctx, client, subjectToken, dpopKey, now);
   const scope = assertedScope(params.get('scope'), consented);
   const resource = requestedResource(params.get('resource'));
 
@@ -98,13 +103,50 @@ async function personsGrant(ctx: IdJagIssuingServices, client: ClientRecord, pre
   if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the subject token has been revoked');
   if (grant.userId === null) throw new OAuthError('invalid_grant', "the subject token is not a person's");
   if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
-  return { grant, userId: grant.userId, consented: withoutOfflineAccess(record.scope) };
+  return { grant, userId: grant.userId, consented: assertable(record.scope) };
+}
+
+/**
+ * The person's grant behind an ID token of ours issued to this client, still standing, with what
+ * the person consented to in it; as for a refresh token, the upstream sign-in behind it must
+ * still be honoured. An ID token is a bearer token: no DPoP key is asked for.
+ */
+async function grantOfIdToken(ctx: IdJagIssuingServices, client: ClientRecord, presented: string): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
+  const verified = await verifyOwnIdToken(ctx, presented, client.clientId);
+  if (!verified.ok) {
+    switch (verified.refusal) {
+      case 'not_ours':
+        throw new OAuthError('invalid_grant', 'the subject token is not an ID token this server issued');
+      case 'expired':
+        throw new OAuthError('invalid_grant', 'the subject token has expired');
+      case 'other_client':
+        throw new OAuthError('invalid_grant', 'the subject token is an ID token issued to another client');
+      default:
+        return unreachable(verified.refusal);
+    }
+  }
+  const grant = await ctx.store.getGrant(verified.grantId);
+  if (!grant || grant.revokedAt !== null || grant.userId !== verified.sub || grant.clientId !== client.clientId) {
+    throw new OAuthError('invalid_grant', 'the subject token has been revoked');
+  }
+  if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
+  return { grant, userId: verified.sub, consented: assertable(grant.scope) };
+}
+
+/**
+ * What of a person's consent an ID-JAG may assert: access, never the OpenID scopes, which let this
+ * client learn who the person is here and grant nothing at another server.
+ */
+function assertable(scope: readonly string[]): string[] {
+  return withoutOfflineAccess(scope).filter((value) => !OPENID_SCOPES.includes(value));
 }
 
 /** Never more than the person consented to for this client: the request may narrow it, no more. */
 function assertedScope(requestedParam: string | undefined, consented: string[]): string[] {
   const requested = withoutOfflineAccess(parseScope(requestedParam));
   if (requested.length === 0) return consented;
+  const openid = requested.filter((scope) => OPENID_SCOPES.includes(scope));
+  if (openid.length > 0) throw new OAuthError('invalid_scope', `an ID-JAG asserts no OpenID scope (${openid.join(' ')}): they grant nothing at another server`);
   if (!isSubset(requested, consented)) {
     throw new OAuthError('invalid_scope', `scope beyond what the person consented to for this client: ${requested.filter((scope) => !consented.includes(scope)).join(' ')}`);
   }

@@ -1,8 +1,9 @@
 import type { AuditValue } from '../audit.js';
-import { formatScope } from '../../core/scopes.js';
+import { formatScope, OPENID } from '../../core/scopes.js';
 import { randomToken } from '../../core/secrets.js';
 import type { GrantRecord } from '../../store/store.js';
 import type { DpopKey } from '../dpop.js';
+import { issueIdToken } from '../id-tokens.js';
 import type { BaseServices } from '../services.js';
 import { accessTokenExpiry, issueAccessToken, type IssuedTokens, type TokenFamily, type TokenSigning } from '../tokens.js';
 
@@ -12,6 +13,8 @@ export type TokenIssuing = TokenSigning & Pick<BaseServices, 'config' | 'store' 
 /**
  * Signs the access token for a grant, issued at `now` (its expiry already recorded on the grant),
  * bound to the request's DPoP key when it has one, and shapes the token response (RFC 6749 §5.1).
+ * A person's tokens granted `openid` come with an ID token, which echoes the authorization
+ * request's `nonce` when the code redeemed had one (a refresh has none: OpenID Connect Core §12.2).
  */
 export async function tokenResponse(
   signing: TokenSigning,
@@ -20,6 +23,7 @@ export async function tokenResponse(
   now: number,
   dpopKey: DpopKey | undefined,
   refreshToken?: string,
+  nonce: string | null = null,
 ): Promise<IssuedTokens> {
   const access = await issueAccessToken(signing, grant, scope, grant.resource, now, dpopKey);
   const body: IssuedTokens = {
@@ -29,6 +33,9 @@ export async function tokenResponse(
     scope: formatScope(scope),
   };
   if (refreshToken !== undefined) body.refresh_token = refreshToken;
+  if (scope.includes(OPENID) && grant.userId !== null) {
+    body.id_token = await issueIdToken(signing, { grantId: grant.id, userId: grant.userId, clientId: grant.clientId, authTime: grant.authTime, nonce }, now);
+  }
   return body;
 }
 

@@ -31,6 +31,8 @@ export interface AuthorizationCodeRecord {
   scope: string[];
   resource: string;
   authTime: number;
+  /** The authorization request's OpenID Connect nonce, for the ID token; null without one. */
+  nonce: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;

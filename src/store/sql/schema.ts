@@ -272,6 +272,7 @@ export const AUTHORIZATION_CODES = grantChild('authorization_codes', 'code_hash'
   col('created_at', 'int'),
   col('expires_at', 'int'),
   col('consumed_at', 'int', { nullable: true }),
+  col('nonce', 'text', { nullable: true, since: 16 }),
 ]);
 
 /** Refresh tokens not yet used. Once rotated, a token lives on as a spent record (below). */

@@ -92,6 +92,13 @@ export function grantTests(suite: Suite): void {
       expectRecord(await consume(code.codeHash, NOW + 120), 'replayed');
     });
 
+    it("keeps the authorization request's nonce with the code, and none when it had none", async () => {
+      const { code } = await withCode({ nonce: 'n-0S6_WzA2Mj' });
+      assert.equal(expectRecord(await consume(code.codeHash, NOW), 'ok').nonce, 'n-0S6_WzA2Mj');
+      const { code: without } = await withCode();
+      assert.equal(expectRecord(await consume(without.codeHash, NOW), 'ok').nonce, null);
+    });
+
     it('is missing when unknown', async () => {
       assert.deepEqual(await consume('nope', NOW), { status: 'missing' });
     });

@@ -144,6 +144,7 @@ export function makeCode(grant: GrantRecord, overrides: Partial<AuthorizationCod
     scope: grant.scope,
     resource: grant.resource,
     authTime: NOW,
+    nonce: null,
     createdAt: NOW,
     expiresAt: NOW + 60,
     consumedAt: null,
