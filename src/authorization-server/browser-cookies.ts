@@ -8,16 +8,17 @@ import { addressBucket } from '../core/client-address.js';
 import { OAuthError } from '../core/errors.js';
 import type { ServerContext } from './context.js';
 import { cookieValues, setCookie, type CookieSettings } from './http/cookies.js';
+import type { EndpointRequest } from './http/request.js';
 
 export type OurCookie = keyof Omit<CookieSettings, 'path' | 'secure'>;
 
 const OUR_COOKIES: readonly OurCookie[] = ['session', 'browser', 'upstream'];
 
 /** Requests whose duplicated cookies were logged already: one line per request and name. */
-const logged = new WeakMap<Request, Set<string>>();
+const logged = new WeakMap<EndpointRequest, Set<string>>();
 
 /** The value of one of our cookies; undefined when it is absent or sent more than once. */
-export function readCookie(ctx: ServerContext, request: Request, cookie: OurCookie): string | undefined {
+export function readCookie(ctx: ServerContext, request: EndpointRequest, cookie: OurCookie): string | undefined {
   const name = ctx.config.cookies[cookie];
   const values = cookieValues(request, name);
   if (values.length <= 1) return values[0];
@@ -30,7 +31,7 @@ export function readCookie(ctx: ServerContext, request: Request, cookie: OurCook
  * once: where a form is posted, or where the browser binding alone finds what it asks for (an
  * interaction's page, a provider's callback), rather than a page that speaks of another browser.
  */
-export function refuseDuplicatedCookies(ctx: ServerContext, request: Request): void {
+export function refuseDuplicatedCookies(ctx: ServerContext, request: EndpointRequest): void {
   for (const cookie of OUR_COOKIES) {
     const name = ctx.config.cookies[cookie];
     if (cookieValues(request, name).length <= 1) continue;
@@ -47,11 +48,11 @@ export function cookieHeader(ctx: ServerContext, cookie: OurCookie, value: strin
   return setCookie(ctx.config.cookies[cookie], value, { path, maxAge, secure });
 }
 
-function logDuplicated(ctx: ServerContext, request: Request, name: string): void {
+function logDuplicated(ctx: ServerContext, request: EndpointRequest, name: string): void {
   let names = logged.get(request);
   if (!names) logged.set(request, (names = new Set()));
   if (names.has(name)) return;
   names.add(name);
-  const address = ctx.clientAddress(request);
+  const address = request.clientAddress;
   ctx.log({ event: 'cookie_duplicated', cookie: name, ...(address === undefined ? {} : { address: addressBucket(address) }) });
 }

@@ -6,16 +6,17 @@ import type { ClientRecord, Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
 import { isDocumentClientId } from './client-documents/documents.js';
 import type { ServerContext } from './context.js';
+import type { EndpointRequest } from './http/request.js';
 
 /** How the endpoints find a client: in the store, or, for a URL client_id, from its metadata document. */
 export type ClientLookup = Pick<Store, 'getClient'>;
 
-export function clientLookup(ctx: ServerContext, request: Request): ClientLookup {
-  const { store, clientDocuments, now, clientAddress } = ctx;
+export function clientLookup(ctx: ServerContext, request: EndpointRequest): ClientLookup {
+  const { store, clientDocuments, now } = ctx;
   // A document URL the server does not know yet creates a client, as /register does: limited per
   // address first (so one address cannot spend the budget of all), then for all addresses together.
   const admitNew = async (): Promise<void> => {
-    await ctx.rateLimits.check('clientDocument', clientAddress(request));
+    await ctx.rateLimits.check('clientDocument', request.clientAddress);
     await ctx.rateLimits.checkTotal('clientDocumentTotal', 'new client ID metadata documents');
   };
   return {

@@ -1,4 +1,3 @@
-import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { Store } from '../store/store.js';
 import { ClientKeys } from './assertions/client-keys.js';
@@ -8,7 +7,6 @@ import { ClientUse } from './clients.js';
 import { TokenEndpointDpop, type DpopKey } from './dpop.js';
 import { authorizationServerMetadata } from './endpoints/metadata.js';
 import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
-import { requestHeader } from './http/body.js';
 import { SigningKeys } from './keys.js';
 import { RateLimits } from './rate-limit/rate-limits.js';
 import { Revocations } from './revocations.js';
@@ -48,8 +46,6 @@ export interface ServerContext {
   metrics: ServerMetrics | null;
   /** Where every record also goes to be kept in the store; null when `config.auditEvents` is off, keeps none, or the store cannot keep them. */
   auditEvents: AuditEventWriter | null;
-  /** The client's address, proxies taken into account (`trustProxy`). */
-  clientAddress: (request: Request) => string | undefined;
   /** Client ID metadata documents, fetched and cached. */
   clientDocuments: ClientDocuments;
   /** The public keys of private_key_jwt clients, key sets at a `jwks_uri` fetched and cached. */
@@ -109,7 +105,6 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     log,
     metrics,
     auditEvents,
-    clientAddress: clientAddressOf(options),
     clientDocuments: new ClientDocuments(
       { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp, redirectUriRules: config.redirectUriRules },
       config.scopesSupported,
@@ -135,13 +130,6 @@ function auditWrite(sink: AuthorizationServerOptions['log'], writer: AuditEventW
     sink?.(auditRecord(event, occurredAt));
     writer.add(event, occurredAt);
   };
-}
-
-function clientAddressOf(options: AuthorizationServerOptions): (request: Request) => string | undefined {
-  const peer = options.clientAddress ?? (() => undefined);
-  if (!options.trustProxy || options.trustProxy.length === 0) return peer;
-  const trusted = trustedProxies(options.trustProxy);
-  return (request) => forwardedClientAddress(peer(request), requestHeader(request, 'x-forwarded-for'), trusted);
 }
 
 function upstreamSignIn(options: UpstreamOptions, settings: ResolvedUpstreamConfig): UpstreamSignIn {

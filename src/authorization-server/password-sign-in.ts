@@ -5,6 +5,7 @@ import type { AuditFields, AuditValue } from './audit.js';
 import type { ServerContext } from './context.js';
 import { hasNoUsers } from './no-users.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import type { EndpointRequest } from './http/request.js';
 
 /** Why a password sign-in did not succeed: what to tell the person, and the wait (seconds, a 429) when throttled. */
 export interface PasswordRefused {
@@ -18,14 +19,14 @@ export interface PasswordRefused {
  */
 export async function checkPassword(
   ctx: ServerContext,
-  request: Request,
+  request: EndpointRequest,
   username: string,
   password: string,
   logFields: AuditFields & Record<string, AuditValue>,
 ): Promise<{ user: UserRecord } | { refused: PasswordRefused }> {
   const { store } = ctx;
   // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-  const address = ctx.clientAddress(request);
+  const address = request.clientAddress;
   const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, address), ctx.nowMs());
   // Logged as the throttle counts it, by bucket (an IPv6 address's /64), never the whole address.
   const bucket = address === undefined ? {} : { address: addressBucket(address) };

@@ -14,6 +14,7 @@ import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /*
  * A person's own page: the applications they approved, each revocable, and signing out. Outside
@@ -30,11 +31,11 @@ function noticeOf(ctx: ServerContext, done: string | null): string | undefined {
 }
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
-export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
+export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Response> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
-  const notice = noticeOf(ctx, new URL(request.url).searchParams.get('done'));
+  const notice = noticeOf(ctx, request.url.searchParams.get('done'));
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) {
@@ -54,8 +55,8 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
 }
 
 /** POST /account: sign in (the token of this browser), or revoke an application or sign out (the token of the session). */
-export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: Request): Promise<Response> {
-  const form = await readPageForm(ctx, request);
+export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Response> {
+  const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action');
   if (action === 'sign-in') {
@@ -92,7 +93,7 @@ export async function accountSubmit(ctx: ServerContext, admin: StoreAdministrati
  * action=sign-in: with `provider`, off to that provider (its callback brings the person back here);
  * otherwise a local password, through the same check and throttle as the interaction's sign-in.
  */
-async function signIn(ctx: ServerContext, request: Request, binding: string, form: Params): Promise<Response> {
+async function signIn(ctx: ServerContext, request: EndpointRequest, binding: string, form: Params): Promise<Response> {
   const provider = form.get('provider');
   if (provider !== undefined) {
     const { url, cookie } = await beginPageSignIn(ctx, binding, provider, { page: 'account' });

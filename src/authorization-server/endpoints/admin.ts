@@ -22,6 +22,7 @@ import { toResponse } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../upstream/page-sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /*
  * The admin console: server-rendered pages under /admin for administrators, every form a POST to
@@ -38,7 +39,7 @@ export { ADMIN_PATH };
 const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
-export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: Request, sectionName = ''): Promise<Response> {
+export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: EndpointRequest, sectionName = ''): Promise<Response> {
   const section = sectionNamed(store, sectionName);
   if (!section) return notFound();
   const binding = browserBinding(ctx, request);
@@ -51,7 +52,7 @@ export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, req
   }
   if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const csrfToken = await formToken(ctx, 'admin', { session: access.session });
-  const url = new URL(request.url);
+  const url = request.url;
   const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
   const shell = { title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
   // Back from signing in again at a provider: the change that waited for it, to confirm.
@@ -75,8 +76,8 @@ function consoleError(error: OAuthError): SafeHtml {
 }
 
 /** POST /admin: sign in (the token of this browser), or confirm a sign-in, sign out or run an action (the token of the session). */
-export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, request: Request): Promise<Response> {
-  const form = await readPageForm(ctx, request);
+export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, request: EndpointRequest): Promise<Response> {
+  const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action') ?? '';
   const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
@@ -221,7 +222,7 @@ async function reauthProviders(
  */
 async function signIn(
   ctx: ServerContext,
-  request: Request,
+  request: EndpointRequest,
   csrfToken: string,
   form: Params,
   returnTo: string,

@@ -7,7 +7,8 @@ import { consentCovers } from '../consent.js';
 import { clientLookup } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { toOAuthError } from '../http/errors.js';
-import { readText } from '../http/params.js';
+import { formFields } from '../http/params.js';
+import type { EndpointRequest } from '../http/request.js';
 import { seeOther } from '../http/responses.js';
 import { browserBinding, currentSession } from '../sessions.js';
 
@@ -17,17 +18,9 @@ import { browserBinding, currentSession } from '../sessions.js';
  * trusted redirect, and go back to the client); then the user signs in and consents on our pages,
  * unless a session and a remembered consent already cover the request.
  */
-export async function authorizeEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
-  let entries: Iterable<[string, string]>;
-  if (request.method === 'POST') {
-    const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/x-www-form-urlencoded') {
-      throw new OAuthError('invalid_request', 'The authorization request must be a form post.');
-    }
-    entries = new URLSearchParams(await readText(request, ctx.config.maxBodyBytes));
-  } else {
-    entries = new URL(request.url).searchParams;
-  }
+export async function authorizeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+  const entries: Iterable<[string, string]> =
+    request.method === 'POST' ? formFields(request, ctx.config.maxBodyBytes, 'The authorization request must be a form post.') : request.url.searchParams;
   const parsed = authorizationParams(entries);
 
   const target = await resolveRedirectTarget(parsed, clientLookup(ctx, request), ctx.config.redirectUriRules);

@@ -11,6 +11,7 @@ import {
 import { deviceAuthorizations } from '../device-store.js';
 import { readForm } from '../http/params.js';
 import { json } from '../http/responses.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /** New user codes tried when one collides with a pending one (about one in 2^34 per code pending). */
 const USER_CODE_ATTEMPTS = 3;
@@ -20,8 +21,8 @@ const USER_CODE_ATTEMPTS = 3;
  * a code pair. The client authenticates as at /token; scope and resource are checked as
  * /authorize checks them, and the token its device code gets is for that resource.
  */
-export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
-  const params = await readForm(request, ctx.config.maxBodyBytes);
+export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+  const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);
   const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;

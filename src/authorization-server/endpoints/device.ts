@@ -12,6 +12,7 @@ import { deviceCodePage } from '../pages/device.js';
 import { toResponse } from '../pages/layout.js';
 import { browserBinding, currentSession } from '../sessions.js';
 import { SignInThrottle } from '../sign-in-throttle.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /*
  * The device verification page (RFC 8628 §3.3). A person enters the code their device shows; the
@@ -22,13 +23,13 @@ import { SignInThrottle } from '../sign-in-throttle.js';
 
 /** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
 /** The address as the throttle counts it (an IPv6 address's /64), for the log; never the whole address. */
-const addressField = (ctx: ServerContext, request: Request): { address?: string } => {
-  const address = ctx.clientAddress(request);
+const addressField = (ctx: ServerContext, request: EndpointRequest): { address?: string } => {
+  const address = request.clientAddress;
   return address === undefined ? {} : { address: addressBucket(address) };
 };
 
-const throttleKeys = (ctx: ServerContext, request: Request): string[] => {
-  const keys = SignInThrottle.addressKeys(ctx.clientAddress(request));
+const throttleKeys = (ctx: ServerContext, request: EndpointRequest): string[] => {
+  const keys = SignInThrottle.addressKeys(request.clientAddress);
   return keys.length > 0 ? keys : ['address:unknown'];
 };
 
@@ -42,8 +43,8 @@ const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to t
 const holderOf = (session: SessionRecord | undefined, binding: string): FormHolder => (session ? { session } : { binding });
 
 /** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
-export async function devicePage(ctx: ServerContext, request: Request): Promise<Response> {
-  const url = new URL(request.url);
+export async function devicePage(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+  const url = request.url;
   const binding = browserBinding(ctx, request);
   const session = await currentSession(ctx, request);
   const typed = url.searchParams.get('user_code') ?? undefined;
@@ -57,8 +58,8 @@ export async function devicePage(ctx: ServerContext, request: Request): Promise<
 }
 
 /** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
-export async function deviceSubmit(ctx: ServerContext, request: Request): Promise<Response> {
-  const form = await readPageForm(ctx, request);
+export async function deviceSubmit(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+  const form = readPageForm(ctx, request);
   // The interaction it starts is this browser's: no binding, no form.
   const binding = readCookie(ctx, request, 'browser');
   if (!binding) throw refusedFormToken();

@@ -9,6 +9,7 @@ import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { stateHandle } from '../upstream/flow.js';
 import { finishPageSignIn, type PageSignInTarget } from '../upstream/page-sign-in.js';
 import { finishUpstreamSignIn } from '../upstream/sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * GET <issuer>/upstream/callback: where upstream providers send the person back (the URL an
@@ -18,9 +19,9 @@ import { finishUpstreamSignIn } from '../upstream/sign-in.js';
  * browser's cookie must have kept. The rest of the callback (state in full, iss, code or error) is
  * checked by the sign-in against what it sent upstream.
  */
-export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Request): Promise<Response> {
+export async function upstreamCallbackEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
   refuseDuplicatedCookies(ctx, request);
-  const callback = new URL(request.url);
+  const callback = request.url;
   const handle = stateHandle(callback);
   if (handle === null) {
     const { target, cookies } = await finishPageSignIn(ctx, request, callback);
@@ -44,7 +45,7 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Requ
  * request. A console re-authentication's waiting change comes along, vouched for by a MAC bound to
  * this browser and this administrator, for the page to ask them to confirm it.
  */
-async function returnUrl(ctx: ServerContext, request: Request, target: PageSignInTarget): Promise<string> {
+async function returnUrl(ctx: ServerContext, request: EndpointRequest, target: PageSignInTarget): Promise<string> {
   if (target.page !== 'admin') return `${ctx.config.basePath}${ACCOUNT_PATH}`;
   const page = adminReturnUrl(ctx, target.section);
   const binding = readCookie(ctx, request, 'browser');

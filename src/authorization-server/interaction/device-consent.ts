@@ -11,9 +11,10 @@ import { toResponse } from '../pages/layout.js';
 import { currentSession } from '../sessions.js';
 import { pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /** The user code of a device interaction, opened with this browser's cookie (undefined if it does not open). */
-function userCodeOf(ctx: ServerContext, request: Request, interaction: InteractionRecord): string | undefined {
+function userCodeOf(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord): string | undefined {
   const binding = readCookie(ctx, request, 'browser');
   return binding && interaction.device ? openUserCode(interaction.device.sealedUserCode, binding, interaction.id) : undefined;
 }
@@ -25,7 +26,7 @@ function userCodeOf(ctx: ServerContext, request: Request, interaction: Interacti
 export async function showDeviceConsent(
   ctx: ServerContext,
   interaction: InteractionRecord,
-  request: Request,
+  request: EndpointRequest,
   upstream?: { name: string; origin: string },
 ): Promise<Response> {
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
@@ -50,7 +51,7 @@ export async function showDeviceConsent(
 }
 
 /** step=consent of a device interaction, signed in here: the decision is taken once, and the person told what became of it. */
-export async function submitDeviceConsent(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+export async function submitDeviceConsent(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Response> {
   const session = await currentSession(ctx, request);
   if (!session || interaction.userId === null || session.userId !== interaction.userId) {
     throw new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(

@@ -11,6 +11,7 @@ import { loginPage } from '../pages/login.js';
 import { checkPassword } from '../password-sign-in.js';
 import { startSession } from '../sessions.js';
 import { formTargets, pageBasics } from './page-parts.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /** Why the sign-in page is shown again: the message, the username to fill back in, and a wait (429) if any. */
 interface SignInError {
@@ -40,7 +41,7 @@ export async function showSignIn(ctx: ServerContext, interaction: InteractionRec
  * step=login: a local username and password. Signed in, the person goes on to the consent page,
  * or straight back to the client when a remembered consent covers the request.
  */
-export async function submitSignIn(ctx: ServerContext, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+export async function submitSignIn(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Response> {
   const { store } = ctx;
   if (ctx.upstream?.localUsers === false) {
     throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers offered.');

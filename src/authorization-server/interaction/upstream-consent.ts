@@ -12,6 +12,7 @@ import { denyDevice } from '../device-decisions.js';
 import { deviceDonePage } from '../pages/device.js';
 import { showDeviceConsent } from './device-consent.js';
 import { formTargets, pageBasics, requestShown } from './page-parts.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /** The provider this interaction's person chose; the state `upstream-consent` has one. */
 function chosenProvider(interaction: InteractionRecord): string {
@@ -23,7 +24,7 @@ function chosenProvider(interaction: InteractionRecord): string {
  * The consent page before anything is forwarded upstream: every dynamically registered client
  * reaches the provider through our one client id, so the person approves this client first.
  */
-export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord, request: Request): Promise<Response> {
+export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord, request: EndpointRequest): Promise<Response> {
   const resolved = await upstreamConfig(ctx).providers.get(chosenProvider(interaction));
   if (!resolved.ok) throw signInError(resolved.defect);
   const up = resolved.value;
@@ -42,7 +43,7 @@ export async function showUpstreamConsent(ctx: ServerContext, interaction: Inter
 }
 
 /** step=consent before an upstream sign-in: approved, off to the provider; denied, back to the client. */
-export async function submitUpstreamConsent(ctx: ServerContext, _request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+export async function submitUpstreamConsent(ctx: ServerContext, _request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Response> {
   const provider = chosenProvider(interaction);
   const decision = form.get('decision');
   if (decision === 'approve') return seeOther((await forwardUpstream(ctx, interaction)).href);

@@ -11,6 +11,7 @@ import type { ServerContext } from '../context.js';
 import { cookieHeader, readCookie } from '../browser-cookies.js';
 import { beginUpstream, type PendingUpstream } from './flow.js';
 import { logFailure, signInFailure, signInUpstream, upstreamConfig, type SignInLogFields, type UpstreamSignedIn } from './sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * Where the person returns after signing in: the account page, or a page of the admin console (a
@@ -73,7 +74,7 @@ export async function beginPageSignIn(
  * The callback of a sign-in begun on one of our pages: it must come back to the browser that began
  * it, with the state sent, in time. Signs the person in; says where they return, and the cookies to set.
  */
-export async function finishPageSignIn(ctx: ServerContext, request: Request, callback: URL): Promise<{ target: PageSignInTarget; signedIn: UpstreamSignedIn; cookies: string[] }> {
+export async function finishPageSignIn(ctx: ServerContext, request: EndpointRequest, callback: URL): Promise<{ target: PageSignInTarget; signedIn: UpstreamSignedIn; cookies: string[] }> {
   const kept = keptSignIn(ctx, request, callback);
   if (!kept) throw expiredPageSignIn();
   const { pending, target } = kept;
@@ -91,7 +92,7 @@ export async function finishPageSignIn(ctx: ServerContext, request: Request, cal
 }
 
 /** What this browser's cookie kept for the state in `callback`, if it is this browser's, for this state, and recent. */
-function keptSignIn(ctx: ServerContext, request: Request, callback: URL): PendingPageSignIn | undefined {
+function keptSignIn(ctx: ServerContext, request: EndpointRequest, callback: URL): PendingPageSignIn | undefined {
   const sealed = readCookie(ctx, request, 'upstream');
   const binding = readCookie(ctx, request, 'browser');
   if (!sealed || !binding) return undefined;
