@@ -27,6 +27,8 @@ const FIELDS = new Map<string, keyof RequestHeaders | 'cookie' | 'host'>([
   ['cookie', 'cookie'],
   ['host', 'host'],
 ]);
+/** The lengths of those names: most headers are passed over on their length alone, without a lower-cased copy. */
+const LENGTHS = new Set([...FIELDS.keys()].map((name) => name.length));
 
 /** The request, all but its body (NO_BODY until readNodeBody's is put in). */
 export function requestFromNode(incoming: NodeRequest, settings: EdgeSettings): EndpointRequest {
@@ -35,7 +37,9 @@ export function requestFromNode(incoming: NodeRequest, settings: EdgeSettings): 
   let host: string | null = null;
   const raw = incoming.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
-    const field = FIELDS.get(raw[i]!.toLowerCase());
+    const name = raw[i]!;
+    if (!LENGTHS.has(name.length)) continue;
+    const field = FIELDS.get(name) ?? FIELDS.get(name.toLowerCase());
     if (field === undefined) continue;
     if (field === 'cookie') cookie = joinHeader('cookie', cookie, raw[i + 1]!);
     else if (field === 'host') host = joinHeader('host', host, raw[i + 1]!);

@@ -100,10 +100,12 @@ export function parseBody(mediaType: string, bytes: Uint8Array): RequestBody {
   }
 }
 
+const NO_COOKIES: ReadonlyMap<string, readonly string[]> = new Map();
+
 /** The Cookie header as name → values, in the order sent; pieces without `=` are not cookies. */
 export function parseCookies(header: string | null): ReadonlyMap<string, readonly string[]> {
+  if (!header) return NO_COOKIES;
   const cookies = new Map<string, string[]>();
-  if (!header) return cookies;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
