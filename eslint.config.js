@@ -95,6 +95,32 @@ const dialectNeutral = {
   },
 };
 
+/**
+ * Requests are read once at the edge (docs/architecture.md): past it, the authorization server
+ * sees an EndpointRequest, never the Web Request. The edge is the route and its two adapters, the
+ * Node listener, and the public entry and options (`handle`, the `clientAddress` option).
+ */
+const AS_EDGE = [
+  'src/authorization-server/http/routes.ts',
+  'src/authorization-server/http/from-web.ts',
+  'src/authorization-server/node-server/**',
+  'src/authorization-server/index.ts',
+  'src/authorization-server/config.ts',
+];
+const requestsAtTheEdge = {
+  files: ['src/authorization-server/**'],
+  ignores: AS_EDGE,
+  rules: {
+    'no-restricted-syntax': [
+      'error',
+      {
+        selector: "TSTypeReference > Identifier.typeName[name='Request']",
+        message: 'past the edge a request is an EndpointRequest (http/request.ts); only the edge (http/routes.ts, http/from-web.ts, node-server/) reads a Web Request',
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/'] },
   js.configs.recommended,
@@ -116,4 +142,5 @@ export default tseslint.config(
   },
   ...layering,
   dialectNeutral,
+  requestsAtTheEdge,
 );
