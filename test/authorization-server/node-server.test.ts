@@ -14,7 +14,7 @@ import { OAuthError } from '../../src/core/errors.js';
 import { createListener, type Listener } from '../../src/authorization-server/node-server/listener.js';
 import { formFields } from '../../src/authorization-server/http/params.js';
 import type { EndpointRequest } from '../../src/authorization-server/http/request.js';
-import { json } from '../../src/authorization-server/http/responses.js';
+import { json, respond, seeOther } from '../../src/authorization-server/http/responses.js';
 import { route } from '../../src/authorization-server/http/routes.js';
 import { createHarness, registerServiceClient, basic } from '../helpers/harness.js';
 
@@ -260,24 +260,25 @@ describe('the authorization server on its own Node listener', { timeout: 10_000 
   });
 });
 
-describe('route() adds its CORS headers to the response it is given', () => {
-  it('rebuilt from its parts when built by respond(), to a copy otherwise (immutable headers too)', async () => {
+describe('route() turns the answer into a Response, with its CORS headers', () => {
+  it('a redirect with cookies, a plain answer and JSON each keep their headers beside CORS', async () => {
     const app = new Hono();
-    route(app, '/moved', { GET: () => Response.redirect('http://127.0.0.1/elsewhere', 302) }, { cors: true, log: () => {}, edge: EDGE });
-    route(app, '/plain', { GET: () => new Response('ok', { headers: { 'Content-Type': 'text/plain' } }) }, { cors: true, log: () => {}, edge: EDGE });
+    route(app, '/moved', { GET: () => seeOther('http://127.0.0.1/elsewhere', ['a=1; Path=/', 'b=2; Path=/']) }, { cors: true, log: () => {}, edge: EDGE });
+    route(app, '/plain', { GET: () => respond('ok', 200, { 'Content-Type': 'text/plain' }) }, { cors: true, log: () => {}, edge: EDGE });
     route(app, '/json', { GET: () => json({ ok: true }) }, { cors: true, log: () => {}, edge: EDGE });
     const moved = await app.request('/moved');
-    assert.equal(moved.status, 302);
+    assert.equal(moved.status, 303);
     assert.equal(moved.headers.get('location'), 'http://127.0.0.1/elsewhere');
+    assert.deepEqual(moved.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
     assert.equal(moved.headers.get('access-control-allow-origin'), '*');
     const plain = await app.request('/plain');
-    assert.equal(await plain.text(), 'ok');
     assert.equal(plain.headers.get('access-control-allow-methods'), 'GET, OPTIONS');
-    // Read the body first: under @hono/node-server (started above, it replaces the global Response)
+    assert.equal(await plain.text(), 'ok');
+    // Headers first: under @hono/node-server (started above, it replaces the global Response)
     // headers set on a response are lost once its body is read.
     const built = await app.request('/json');
-    assert.deepEqual(await built.json(), { ok: true });
     assert.equal(built.headers.get('access-control-allow-origin'), '*');
     assert.equal(built.headers.get('cache-control'), 'no-store');
+    assert.deepEqual(await built.json(), { ok: true });
   });
 });

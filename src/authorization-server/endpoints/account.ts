@@ -6,10 +6,10 @@ import type { ServerContext } from '../context.js';
 import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
-import { seeOther } from '../http/responses.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { approvedApplications, groupedApplications } from '../approved-applications.js';
 import { accountPage, accountSignInPage } from '../pages/account.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, endSession, startSession } from '../sessions.js';
@@ -31,7 +31,7 @@ function noticeOf(ctx: ServerContext, done: string | null): string | undefined {
 }
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
-export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Response> {
+export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
@@ -41,7 +41,7 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
   if (!session || !user) {
     const offered = await offeredProviders(ctx);
     const csrfToken = await formToken(ctx, 'account', { binding: binding.value });
-    return toResponse(accountSignInPage({ action, csrfToken, localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
+    return pageAnswer(accountSignInPage({ action, csrfToken, localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
   }
   const page = accountPage({
     action,
@@ -51,11 +51,11 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
     revokedAccessTokens: revokedAccessTokens(ctx.config.accessTokenTtl),
     ...(notice ? { notice } : {}),
   });
-  return toResponse(page, headers);
+  return pageAnswer(page, headers);
 }
 
 /** POST /account: sign in (the token of this browser), or revoke an application or sign out (the token of the session). */
-export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Response> {
+export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
   const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action');
@@ -93,7 +93,7 @@ export async function accountSubmit(ctx: ServerContext, admin: StoreAdministrati
  * action=sign-in: with `provider`, off to that provider (its callback brings the person back here);
  * otherwise a local password, through the same check and throttle as the interaction's sign-in.
  */
-async function signIn(ctx: ServerContext, request: EndpointRequest, binding: string, form: Params): Promise<Response> {
+async function signIn(ctx: ServerContext, request: EndpointRequest, binding: string, form: Params): Promise<Answer> {
   const provider = form.get('provider');
   if (provider !== undefined) {
     const { url, cookie } = await beginPageSignIn(ctx, binding, provider, { page: 'account' });
@@ -115,7 +115,7 @@ async function signIn(ctx: ServerContext, request: EndpointRequest, binding: str
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
     });
-    return toResponse(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+    return pageAnswer(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
   }
   const { cookie } = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'account' });

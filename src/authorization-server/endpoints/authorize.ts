@@ -9,7 +9,7 @@ import type { ServerContext } from '../context.js';
 import { toOAuthError } from '../http/errors.js';
 import { formFields } from '../http/params.js';
 import type { EndpointRequest } from '../http/request.js';
-import { seeOther } from '../http/responses.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { browserBinding, currentSession } from '../sessions.js';
 
 /**
@@ -18,7 +18,7 @@ import { browserBinding, currentSession } from '../sessions.js';
  * trusted redirect, and go back to the client); then the user signs in and consents on our pages,
  * unless a session and a remembered consent already cover the request.
  */
-export async function authorizeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function authorizeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const entries: Iterable<[string, string]> =
     request.method === 'POST' ? formFields(request, ctx.config.maxBodyBytes, 'The authorization request must be a form post.') : request.url.searchParams;
   const parsed = authorizationParams(entries);

@@ -10,7 +10,7 @@ import {
 } from '../device-codes.js';
 import { deviceAuthorizations } from '../device-store.js';
 import { readForm } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import type { EndpointRequest } from '../http/request.js';
 
 /** New user codes tried when one collides with a pending one (about one in 2^34 per code pending). */
@@ -21,7 +21,7 @@ const USER_CODE_ATTEMPTS = 3;
  * a code pair. The client authenticates as at /token; scope and resource are checked as
  * /authorize checks them, and the token its device code gets is for that resource.
  */
-export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);
   const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());

@@ -7,9 +7,9 @@ import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash
 import { deviceAuthorizations } from '../device-store.js';
 import { formToken, isFormToken, refusedFormToken, type FormHolder } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
-import { seeOther } from '../http/responses.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { deviceCodePage } from '../pages/device.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { browserBinding, currentSession } from '../sessions.js';
 import { SignInThrottle } from '../sign-in-throttle.js';
 import type { EndpointRequest } from '../http/request.js';
@@ -43,7 +43,7 @@ const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to t
 const holderOf = (session: SessionRecord | undefined, binding: string): FormHolder => (session ? { session } : { binding });
 
 /** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
-export async function devicePage(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function devicePage(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const url = request.url;
   const binding = browserBinding(ctx, request);
   const session = await currentSession(ctx, request);
@@ -54,11 +54,11 @@ export async function devicePage(ctx: ServerContext, request: EndpointRequest): 
     ...(typed !== undefined ? { userCode: typed.slice(0, 20) } : {}),
     ...(url.searchParams.has('error') ? { error: UPSTREAM_FAILED } : {}),
   });
-  return toResponse(page, binding.cookie ? { 'Set-Cookie': binding.cookie } : {});
+  return pageAnswer(page, binding.cookie ? { 'Set-Cookie': binding.cookie } : {});
 }
 
 /** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
-export async function deviceSubmit(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function deviceSubmit(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const form = readPageForm(ctx, request);
   // The interaction it starts is this browser's: no binding, no form.
   const binding = readCookie(ctx, request, 'browser');
@@ -70,7 +70,7 @@ export async function deviceSubmit(ctx: ServerContext, request: EndpointRequest)
   const typed = (form.get('user_code') ?? '').slice(0, 20);
   const csrfToken = await formToken(ctx, 'device', holder);
   const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-    toResponse(deviceCodePage({ action, csrfToken, userCode: typed, error, status }), headers);
+    pageAnswer(deviceCodePage({ action, csrfToken, userCode: typed, error, status }), headers);
 
   const attempt = ctx.signInThrottle.begin(throttleKeys(ctx, request), ctx.nowMs());
   if (typeof attempt === 'number') {

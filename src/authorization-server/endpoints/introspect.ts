@@ -3,7 +3,7 @@ import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import { verifyOwnAccessToken } from '../tokens.js';
 import type { EndpointRequest } from '../http/request.js';
 
@@ -14,7 +14,7 @@ const INACTIVE = { active: false } as const;
  * its own tokens; a resource server (a client an operator marked `canIntrospect`) about any.
  * Refresh tokens are never described, only access tokens.
  */
-export async function introspectEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function introspectEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const { store } = ctx;
   const params = readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);

@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import { safeEqual } from '../../core/secrets.js';
-import { respond } from '../http/responses.js';
+import { respond, type Answer } from '../http/responses.js';
 import type { ServerMetrics } from '../metrics/metrics.js';
 import type { EndpointRequest } from '../http/request.js';
 
@@ -8,7 +8,7 @@ import type { EndpointRequest } from '../http/request.js';
  * GET /metrics: the Prometheus text exposition. With a token (the bearer token scrapers must
  * send), to whoever sends it; without one (null), to this machine only.
  */
-export async function metricsEndpoint(metrics: ServerMetrics, token: string | null, request: EndpointRequest): Promise<Response> {
+export async function metricsEndpoint(metrics: ServerMetrics, token: string | null, request: EndpointRequest): Promise<Answer> {
   checkMetricsAccess(token, request);
   return respond(await metrics.text(), 200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' });
 }

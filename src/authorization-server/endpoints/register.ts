@@ -4,7 +4,7 @@ import { describeDropped, validateClientMetadata } from '../checks/client-metada
 import { registerClient, registrationResponse } from '../clients.js';
 import type { ServerContext } from '../context.js';
 import { readJsonObject } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import type { EndpointRequest } from '../http/request.js';
 
 /** The operator's gate on registration: open, closed, or an initial access token (RFC 7591 §3). */
@@ -22,7 +22,7 @@ function checkRegistrationAllowed(ctx: ServerContext, request: EndpointRequest):
 }
 
 /** POST /register (RFC 7591): validated metadata in, client id (and a secret, once) out. */
-export async function registerEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function registerEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   checkRegistrationAllowed(ctx, request);
   const body = readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
   const metadata = validateClientMetadata(body, ctx.config.scopesSupported, {

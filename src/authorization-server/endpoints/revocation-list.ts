@@ -2,7 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import { revocationList } from '../revocation-list.js';
 import type { RevocationFeedStore } from '../../store/store.js';
 import type { EndpointRequest } from '../http/request.js';
@@ -13,7 +13,7 @@ import type { EndpointRequest } from '../http/request.js';
  * introspect any token (`clients add --introspect`): the list names grants of every client.
  * Served only from a store with a revocation feed (`feed`, the store itself).
  */
-export async function revocationListEndpoint(ctx: ServerContext, request: EndpointRequest, feed: RevocationFeedStore): Promise<Response> {
+export async function revocationListEndpoint(ctx: ServerContext, request: EndpointRequest, feed: RevocationFeedStore): Promise<Answer> {
   const params = readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {

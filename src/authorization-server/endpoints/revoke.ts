@@ -2,7 +2,7 @@ import { hashSecret } from '../../core/secrets.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { readForm } from '../http/params.js';
-import { respond } from '../http/responses.js';
+import { respond, type Answer } from '../http/responses.js';
 import { OAuthError } from '../../core/errors.js';
 import { verifyOwnAccessToken } from '../tokens.js';
 import type { EndpointRequest } from '../http/request.js';
@@ -12,7 +12,7 @@ import type { EndpointRequest } from '../http/request.js';
  * family); revoking an access token marks its jti. Unknown tokens and other clients' tokens get
  * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
  */
-export async function revokeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function revokeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const { store } = ctx;
   const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);

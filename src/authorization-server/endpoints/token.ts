@@ -10,7 +10,7 @@ import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
 import { toOAuthError } from '../http/errors.js';
 import { readForm, type Params } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import type { EndpointRequest } from '../http/request.js';
 
 const grants = {
@@ -26,7 +26,7 @@ const grants = {
  * run the one grant it asked for, in a context that carries the proof's key when there was one:
  * the grant's tokens are bound to it.
  */
-export async function tokenEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function tokenEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const metrics = ctx.metrics;
   // Measured from the start, reading the body included; counted by grant type and outcome.
   const started = metrics ? performance.now() : 0;
@@ -67,7 +67,7 @@ function logRefusal(ctx: ServerContext, request: EndpointRequest, params: Params
   });
 }
 
-async function answer(ctx: ServerContext, request: EndpointRequest, params: Params): Promise<Response> {
+async function answer(ctx: ServerContext, request: EndpointRequest, params: Params): Promise<Answer> {
   const grantType = params.get('grant_type');
   if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
   const dpop = request.headers.dpop;

@@ -3,8 +3,8 @@ import { adminReturnUrl } from '../admin/address.js';
 import { pendingQuery } from '../admin/pending-change.js';
 import { readCookie, refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { ServerContext } from '../context.js';
-import { seeOther } from '../http/responses.js';
-import { toResponse } from '../pages/layout.js';
+import { seeOther, withCookies, type Answer } from '../http/responses.js';
+import { pageAnswer } from '../pages/layout.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { stateHandle } from '../upstream/flow.js';
 import { finishPageSignIn, type PageSignInTarget } from '../upstream/page-sign-in.js';
@@ -19,7 +19,7 @@ import type { EndpointRequest } from '../http/request.js';
  * browser's cookie must have kept. The rest of the callback (state in full, iss, code or error) is
  * checked by the sign-in against what it sent upstream.
  */
-export async function upstreamCallbackEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Response> {
+export async function upstreamCallbackEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   refuseDuplicatedCookies(ctx, request);
   const callback = request.url;
   const handle = stateHandle(callback);
@@ -33,9 +33,7 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Endp
   if (!interaction) throw expiredInteraction();
   const result = await finishUpstreamSignIn(ctx, interaction, callback);
   if ('page' in result) {
-    const response = toResponse(result.page);
-    for (const cookie of result.cookies) response.headers.append('Set-Cookie', cookie);
-    return response;
+    return withCookies(pageAnswer(result.page), result.cookies);
   }
   return seeOther(result.redirectTo, result.cookies);
 }

@@ -1,14 +1,14 @@
 import type { Hono } from 'hono';
 import { OAuthError } from '../../core/errors.js';
 import { nodeRequestOf, type NodeRequest } from '../../node/request.js';
-import { errorResponse, toOAuthError } from './errors.js';
+import { errorAnswer, toOAuthError } from './errors.js';
 import { readNodeBody, requestFromNode } from './from-node.js';
 import { readWebBody, requestFromWeb, type PeerAddressOf } from './from-web.js';
 import type { EdgeSettings, EndpointRequest } from './request.js';
-import { withHeaders } from './responses.js';
+import { toWebResponse, withHeaders, type Answer } from './responses.js';
 import type { AuditLog } from '../audit.js';
 
-export type Handler = (request: EndpointRequest, params: Record<string, string>) => Promise<Response> | Response;
+export type Handler = (request: EndpointRequest, params: Record<string, string>) => Promise<Answer> | Answer;
 
 /** A handler with a check that runs before the body is read (a rate limit: before any work). */
 export interface Gated {
@@ -29,8 +29,8 @@ const CORS_HEADERS = {
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /**
- * Registers one path with its methods: the one place a request is read (the edge) and what a
- * handler throws becomes a response. The request is read from the Node request the server's own
+ * Registers one path with its methods: the one place a request is read (the edge) and an answer,
+ * or what a handler throws, becomes a Response. The request is read from the Node request the server's own
  * listener noted beside it (http/from-node.ts), else from the Web Request (http/from-web.ts); a
  * gated handler's check runs before the body is read. Every other method gets 405 with `Allow`
  * (as JSON even on the browser routes: no person follows a link with PUT). What a handler throws
@@ -54,9 +54,9 @@ export function route(
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
     if (method === 'OPTIONS' && options.cors) return new Response(null, { status: 204, headers: cors });
     const endpoint = methods[method as 'GET' | 'POST'];
-    let response: Response;
+    let answer: Answer;
     if (!endpoint) {
-      response = errorResponse(new OAuthError('method_not_allowed', `use ${allowed}`, 405, { Allow: allowed }), 'json', options.log);
+      answer = errorAnswer(new OAuthError('method_not_allowed', `use ${allowed}`, 405, { Allow: allowed }), 'json', options.log);
     } else {
       try {
         const web = c.req.raw;
@@ -65,14 +65,14 @@ export function route(
         if (typeof endpoint !== 'function') await endpoint.before(request);
         if (method === 'POST') request.body = node ? await readNodeBody(node, request, edge.maxBodyBytes) : await readWebBody(web, request, edge.maxBodyBytes);
         const handle = typeof endpoint === 'function' ? endpoint : endpoint.handle;
-        response = await handle(request, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
+        answer = await handle(request, hasParams ? (c.req.param() as Record<string, string>) : NO_PARAMS);
       } catch (thrown) {
         const error = toOAuthError(thrown, options.log);
         options.failed?.(path, error.code);
-        response = errorResponse(error, options.html ? 'html' : 'json', options.log);
+        answer = errorAnswer(error, options.html ? 'html' : 'json', options.log);
       }
     }
-    return options.cors ? withHeaders(response, cors) : response;
+    return toWebResponse(options.cors ? withHeaders(answer, cors) : answer);
   });
 }
 

@@ -2,6 +2,7 @@ import type { InteractionRecord } from '../../store/store.js';
 import type { ServerContext } from '../context.js';
 import type { Params } from '../http/params.js';
 import type { EndpointRequest } from '../http/request.js';
+import type { Answer } from '../http/responses.js';
 
 /**
  * Where an interaction stands, read from its record: nobody signed in yet (`sign-in`); a provider
@@ -25,7 +26,7 @@ export function isStepName(value: string | undefined): value is StepName {
 }
 
 /** A state's page (GET). */
-export type StepPage = (ctx: ServerContext, interaction: InteractionRecord, request: EndpointRequest) => Promise<Response>;
+export type StepPage = (ctx: ServerContext, interaction: InteractionRecord, request: EndpointRequest) => Promise<Answer>;
 
 /** A posted step, once the interaction was found for this browser and the form's csrf token checked. */
-export type Step = (ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params) => Promise<Response>;
+export type Step = (ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params) => Promise<Answer>;
