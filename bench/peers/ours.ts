@@ -2,7 +2,8 @@
  * Our authorization server under test: `createAuthorizationServer` on a store named by argv
  * (`sqlite` in a temp file, or `postgres` on a fresh database of the server in
  * CONTEXT_AUTH_BENCH_POSTGRES_URL / CONTEXT_AUTH_TEST_POSTGRES_URL), run by
- * `startAuthorizationServer` as `context-auth serve` runs it. Before it listens it registers one public client and one grant
+ * `startAuthorizationServer` on its own Node listener, as `context-auth serve` runs it. First it
+ * registers one public client and one grant
  * with a live refresh token per chain, and — for the scaling table — bulk-loads BENCH_GRANTS more
  * live grants (each with a refresh token and an access-token row), untimed. With
  * BENCH_MACHINE_JWK it also registers the machine-grants bench's two client_credentials clients,
@@ -183,9 +184,9 @@ const WORKLOAD_CLIENT = 'bench-workload';
 /** The jwt-bearer rows: the load generator as a trusted IdP (ID-JAGs) and as a workload issuer. */
 const trusted = assertionIssuer();
 // Run as `serve` runs it: on the server's own Node listener, no periodic sweep during the rounds,
-// and no rate limit on /token (the load comes from one address).
+// and no per-address rate limits (the load comes from one address).
 const server = await startAuthorizationServer({
-  issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0, listen: { host: '127.0.0.1', port: 0 }, sweepIntervalMs: 0, rateLimits: { token: false },
+  issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0, listen: { host: '127.0.0.1', port: 0 }, sweepIntervalMs: 0, rateLimits: { token: false, signIn: false, register: false },
   ...(trusted
     ? { trustedIdps: [trusted], workloads: [{ issuer: trusted, subject: 'bench-workload', client: WORKLOAD_CLIENT, scopes: ['mcp:tools'] }], allowInsecureIssuers: true }
     : {}),
