@@ -28,7 +28,7 @@ const grants = {
  */
 export async function tokenEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const metrics = ctx.metrics;
-  // Measured from the start, reading the body included; counted by grant type and outcome.
+  // Measured from the endpoint's start (the body was read at the edge); counted by grant type and outcome.
   const started = metrics ? performance.now() : 0;
   let params: Params | undefined;
   try {
