@@ -15,7 +15,7 @@ const into = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})(
 const packages = (names, message) => ({ group: names, message });
 
 /** What the CLI, the benchmarks and the conformance entry may import: the package's public entry points. */
-const PUBLIC_ENTRY = '(authorization-server|resource-server|client|core|store)/index\\.js$|store/(sqlite|postgres)\\.js$';
+const PUBLIC_ENTRY = '(authorization-server|resource-server|client|core|store|admin)/index\\.js$|store/(sqlite|postgres)\\.js$';
 const onlyPublic = (prefix, extra = '') => ({
   regex: `^${prefix}(?!${PUBLIC_ENTRY}${extra})`,
   message: 'import the public entry point (index.js, store/sqlite.js, store/postgres.js), as a user of the package would',
@@ -30,11 +30,11 @@ const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports'
 const layering = [
   restrict(['src/core/**'], [
     packages([...FRAMEWORKS, ...DRIVERS], 'core is pure protocol: no HTTP framework, no database driver'),
-    into(['store', 'node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'core sits below everything; it imports nothing of ours but core'),
+    into(['store', 'node', 'authorization-server', 'resource-server', 'client', 'admin', 'cli', 'demo'], 'core sits below everything; it imports nothing of ours but core'),
   ]),
   restrict(['src/store/**'], [
     packages(FRAMEWORKS, 'the store knows nothing of HTTP'),
-    into(['node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
+    into(['node', 'authorization-server', 'resource-server', 'client', 'admin', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
   ]),
   // The contract is records and interfaces: core's types and its own aggregates, nothing of a store.
   restrict(['src/store/contract/**'], [
@@ -44,13 +44,13 @@ const layering = [
   // The SQL store written once: a driver and the PostgreSQL decorators sit beside it, never under it.
   restrict(['src/store/sql/**'], [
     packages([...FRAMEWORKS, ...DRIVERS], 'the SQL store is written once for every database: the drivers (sqlite.ts, postgres.ts) bring the database'),
-    into(['node', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
+    into(['node', 'authorization-server', 'resource-server', 'client', 'admin', 'cli', 'demo'], 'the store sits below the roles; it may import core only'),
     { regex: '^\\.\\./(sqlite|postgres)', message: 'the SQL store is written once for every database: what one database does differently is data in dialect.ts' },
   ]),
   // The Node adapter helpers both servers use: beside core, below the roles.
   restrict(['src/node/**'], [
     packages([...FRAMEWORKS, ...DRIVERS], 'node/ is handed the Node request; it needs no HTTP framework, no database driver'),
-    into(['store', 'authorization-server', 'resource-server', 'client', 'cli', 'demo'], 'node/ sits below the roles; it may import core only'),
+    into(['store', 'authorization-server', 'resource-server', 'client', 'admin', 'cli', 'demo'], 'node/ sits below the roles; it may import core only'),
   ]),
   restrict(['src/authorization-server/**'], [AS_ROLE, AS_WEB_STANDARD]),
   // Endpoints are assembled from checks, grants and http helpers, never from each other.
@@ -63,17 +63,22 @@ const layering = [
   restrict(['src/authorization-server/node-server/**'], [AS_ROLE]),
   restrict(['src/resource-server/**'], [
     packages(DRIVERS, 'the resource server needs no database'),
-    into(['authorization-server', 'client', 'store', 'cli', 'demo'], 'the resource server is a role of its own; share code through core (or node/, for the Node request)'),
+    into(['authorization-server', 'client', 'store', 'admin', 'cli', 'demo'], 'the resource server is a role of its own; share code through core (or node/, for the Node request)'),
   ]),
   restrict(['src/client/**'], [
     packages(['hono', 'hono/*', '@hono/*', 'express', ...DRIVERS], 'the client runs without a server framework or a database'),
-    into(['authorization-server', 'resource-server', 'store', 'node', 'cli', 'demo'], 'the client is a role of its own; share code through core'),
+    into(['authorization-server', 'resource-server', 'store', 'node', 'admin', 'cli', 'demo'], 'the client is a role of its own; share code through core'),
   ]),
-  restrict(['src/demo/**'], [onlyPublic('\\.\\./')]),
+  // What an operator does to a store: above the authorization server, whose operations it reuses.
+  restrict(['src/admin/**'], [
+    packages([...FRAMEWORKS, ...DRIVERS], 'the operators\' API works on any store it is given: no HTTP framework, no database driver'),
+    into(['resource-server', 'client', 'node', 'cli', 'demo'], 'the operators\' API uses the authorization server, the store and core only'),
+  ]),
+  restrict(['src/demo/**'], [onlyPublic('\\.\\./', '|cli-support\\.js$')]),
   // The CLI is a thin shell over the public APIs (plus the demo server it runs): `serve` runs the
   // library's listener, whose start and stop order a user embedding the server gets too.
   restrict(['src/cli/**'], [
-    onlyPublic('\\.\\./', '|demo/'),
+    onlyPublic('\\.\\./', '|demo/|cli-support\\.js$'),
     packages(['@hono/node-server'], 'serve runs the server with startAuthorizationServer, as a program embedding it would'),
   ]),
   restrict(['bench/**', 'conformance/**'], [onlyPublic('\\.\\./src/')]),
@@ -121,6 +126,28 @@ const requestsAtTheEdge = {
   },
 };
 
+/**
+ * Peer dependencies that only an optional feature needs are loaded when the feature is used
+ * (core/optional-package.ts), so that a program without them can import every entry point; their
+ * types may be imported anywhere.
+ */
+const OPTIONAL_PEERS = ['pg', 'prom-client'];
+const optionalPeers = {
+  files: ['src/**'],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        paths: OPTIONAL_PEERS.map((name) => ({
+          name,
+          allowTypeImports: true,
+          message: `${name} is an optional peer dependency: load it with loadOptionalPackage (core/optional-package.ts) where its feature is used`,
+        })),
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/'] },
   js.configs.recommended,
@@ -143,4 +170,5 @@ export default tseslint.config(
   ...layering,
   dialectNeutral,
   requestsAtTheEdge,
+  optionalPeers,
 );

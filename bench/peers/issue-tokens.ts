@@ -3,7 +3,9 @@
  * client_credentials grants through the authorization server's own handler (no HTTP), the way
  * a context server's tokens are issued, signature included.
  */
-import { registerClient, validateClientMetadata, type AuthorizationServer } from '../../src/authorization-server/index.js';
+import type { AuthorizationServer } from '../../src/authorization-server/index.js';
+import { registerClient } from '../../src/authorization-server/clients.js';
+import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
 import type { Store } from '../../src/store/index.js';
 
 /** A function that issues one new access token per call; `resource` names the audience when given. */

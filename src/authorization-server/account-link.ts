@@ -1,6 +1,6 @@
 import { hasAdministration, hasSignOut } from '../store/capabilities.js';
 import type { SignOutStore, Store, StoreAdministration } from '../store/store.js';
-import type { ServerContext } from './context.js';
+import type { BaseServices } from './services.js';
 
 /** The account page: a person's approved applications, each revocable, and signing out. */
 export const ACCOUNT_PATH = '/account';
@@ -9,6 +9,6 @@ export const ACCOUNT_PATH = '/account';
 export const servesAccountPage = (store: Store): store is Store & StoreAdministration & SignOutStore => hasAdministration(store) && hasSignOut(store);
 
 /** Where the consent pages send a person to revoke later; none where the store cannot serve the account page. */
-export function accountPath(ctx: ServerContext): string | undefined {
+export function accountPath(ctx: BaseServices): string | undefined {
   return servesAccountPage(ctx.store) ? `${ctx.config.basePath}${ACCOUNT_PATH}` : undefined;
 }

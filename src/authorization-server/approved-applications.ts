@@ -1,7 +1,7 @@
 import { DEVICE_CODE_GRANT_TYPE } from '../core/protocol.js';
 import { isLoopbackHost } from '../core/uri.js';
 import type { ClientRecord, StoreAdministration } from '../store/store.js';
-import type { ServerContext } from './context.js';
+import type { BaseServices } from './services.js';
 import { clientOrigin } from './interaction/page-parts.js';
 import type { ApprovedApplication, RunsOn } from './pages/account.js';
 
@@ -10,7 +10,7 @@ import type { ApprovedApplication, RunsOn } from './pages/account.js';
  * servers), with what the consent page showed of each: the account page and the admin console
  * list them the same way.
  */
-export async function approvedApplications(ctx: ServerContext, admin: Pick<StoreAdministration, 'listConsents'>, userId: string): Promise<ApprovedApplication[]> {
+export async function approvedApplications(ctx: BaseServices, admin: Pick<StoreAdministration, 'listConsents'>, userId: string): Promise<ApprovedApplication[]> {
   const consents = await admin.listConsents({ userId });
   const byClient = new Map<string, ApprovedApplication>();
   for (const consent of consents) {

@@ -31,7 +31,7 @@ export const AUDIT_EVENTS = {
   consent_granted: { outcome: 'success', when: 'a person approved a client' },
   consent_revoked: { outcome: 'success', when: 'a person revoked a client they had approved, at /account' },
   consent_denied: { outcome: 'failure', when: 'a person denied a client' },
-  token_issued: { outcome: 'success', when: 'the token endpoint issued tokens for a new grant' },
+  token_issued: { outcome: 'success', when: 'the token endpoint issued tokens for a new grant, a delegated token, or an ID-JAG (token exchange)' },
   token_refreshed: { outcome: 'success', when: 'a refresh token was exchanged for new tokens' },
   refresh_token_reused: { outcome: 'failure', when: 'a rotated refresh token was used again (its grant is revoked)' },
   token_refused: { outcome: 'failure', when: 'the token endpoint refused a request (any grant, any client error)' },

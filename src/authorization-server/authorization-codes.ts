@@ -1,7 +1,7 @@
 import { hashSecret, randomToken } from '../core/secrets.js';
 import type { AuthorizationRequest } from '../core/protocol.js';
 import type { GrantRecord } from '../store/store.js';
-import type { ServerContext } from './context.js';
+import type { BaseServices } from './services.js';
 import { bindToKey } from './dpop.js';
 
 /*
@@ -14,7 +14,7 @@ import { bindToKey } from './dpop.js';
  * created now, and the code, stored only as a hash, is bound to everything it must be checked against.
  */
 export async function createAuthorizationCode(
-  ctx: ServerContext,
+  ctx: BaseServices,
   request: AuthorizationRequest,
   userId: string,
   authTime: number,

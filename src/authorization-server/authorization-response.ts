@@ -2,7 +2,7 @@ import type { TrustedRedirect } from '../core/errors.js';
 import type { AuthorizationRequest } from '../core/protocol.js';
 import type { SessionRecord } from '../store/store.js';
 import type { RedirectTarget } from './checks/authorization-request.js';
-import type { ServerContext } from './context.js';
+import type { BaseServices } from './services.js';
 import { createAuthorizationCode } from './authorization-codes.js';
 import { seeOther, type Answer } from './http/responses.js';
 
@@ -31,13 +31,13 @@ export function trustedRedirect(target: RedirectTarget | AuthorizationRequest, i
 }
 
 /** Issues the code; returns the URL that takes it back to the client (RFC 9207: with `iss`). */
-export async function codeRedirect(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord): Promise<string> {
+export async function codeRedirect(ctx: BaseServices, request: AuthorizationRequest, session: SessionRecord): Promise<string> {
   const code = await createAuthorizationCode(ctx, request, session.userId, session.authTime, session.upstreamSessionId);
   ctx.log({ event: 'code_issued', client_id: request.clientId, resource: request.resource });
   return authorizationResponseUrl(request.redirectUri, { code, state: request.state }, ctx.config.issuer);
 }
 
 /** Issues the code and sends the browser back to the client. */
-export async function completeAuthorization(ctx: ServerContext, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Answer> {
+export async function completeAuthorization(ctx: BaseServices, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Answer> {
   return seeOther(await codeRedirect(ctx, request, session), cookies);
 }

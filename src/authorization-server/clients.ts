@@ -4,14 +4,21 @@ import { hasUpkeep } from '../store/capabilities.js';
 import { CLIENT_USE_GRANULARITY } from '../store/internal.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
-import { isDocumentClientId } from './client-documents/documents.js';
-import type { ServerContext } from './context.js';
+import { isDocumentClientId, type ClientDocuments } from './client-documents/documents.js';
 import type { EndpointRequest } from './http/request.js';
+import type { RateLimits } from './rate-limit/rate-limits.js';
+import type { BaseServices } from './services.js';
 
 /** How the endpoints find a client: in the store, or, for a URL client_id, from its metadata document. */
 export type ClientLookup = Pick<Store, 'getClient'>;
 
-export function clientLookup(ctx: ServerContext, request: EndpointRequest): ClientLookup {
+/** What finding a client needs: the store, client ID metadata documents, and the limits on new ones by address. */
+export type ClientLookupServices = Pick<BaseServices, 'store' | 'now'> & {
+  clientDocuments: ClientDocuments;
+  rateLimits: RateLimits;
+};
+
+export function clientLookup(ctx: ClientLookupServices, request: EndpointRequest): ClientLookup {
   const { store, clientDocuments, now } = ctx;
   // A document URL the server does not know yet creates a client, as /register does: limited per
   // address first (so one address cannot spend the budget of all), then for all addresses together.

@@ -16,6 +16,21 @@ import type { UpstreamProviderOptions } from './upstream/provider.js';
 import { cookieSettings, type CookieSettings } from './http/cookies.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './rate-limit/limits.js';
 import { checkTrustedIssuer, resolveWorkloadRules, type WorkloadRule, type WorkloadRuleOptions } from './assertions/workload-rules.js';
+import { resolveTokenExchange, type ResolvedTokenExchangeConfig, type TokenExchangeOptions } from './grants/token-exchange-policy.js';
+
+/** Where each endpoint is served, under the issuer. Revision A's defaults (/authorize, /token, /register) are the paths used. */
+export const ENDPOINT_PATHS = {
+  authorization: '/authorize',
+  token: '/token',
+  registration: '/register',
+  revocation: '/revoke',
+  introspection: '/introspect',
+  jwks: '/jwks',
+  deviceAuthorization: '/device_authorization',
+} as const;
+
+/** Each endpoint's URL: the issuer and its path. */
+export type EndpointUrls = { readonly [name in keyof typeof ENDPOINT_PATHS]: string };
 
 /** Where upstream providers send the person back, under the issuer. */
 export const UPSTREAM_CALLBACK_PATH = '/upstream/callback';
@@ -38,7 +53,7 @@ export interface UpstreamOptions {
   fetch?: typeof fetch;
 }
 
-/** Upstream sign-in's settings; its providers, sealing and policy are in the context (`UpstreamSignIn`). */
+/** Upstream sign-in's settings; its providers, sealing and policy are in the services (`UpstreamSignIn`, upstream/upstream-sign-in.ts). */
 export interface ResolvedUpstreamConfig {
   localUsers: boolean;
   sessionTtl: number;
@@ -159,6 +174,8 @@ export interface AuthorizationServerOptions {
   workloads?: WorkloadRuleOptions[];
   /** Tests only: allows trusted IdPs and workload issuers at http://127.0.0.1. Default false. */
   allowInsecureIssuers?: boolean;
+  /** Token exchange (RFC 8693): delegated tokens for a context server calling another on a person's behalf. Default: off. */
+  tokenExchange?: TokenExchangeOptions;
   /**
    * DPoP (RFC 9449) at the token endpoint. Proofs are always accepted (and bind the tokens);
    * `nonce: true` makes every proof carry a recent nonce from this server (RFC 9449 §8), so a
@@ -200,6 +217,8 @@ export interface ResolvedConfig {
   issuer: string;
   /** issuer URL's path ('' for an issuer at the root), for mounting endpoints. */
   basePath: string;
+  /** Every endpoint's URL, whether served or not (registration closed, no device grant): what metadata advertises, assertions are addressed to, DPoP proofs name. */
+  endpoints: EndpointUrls;
   resources: string[];
   defaultResource: string;
   scopesSupported: string[];
@@ -226,6 +245,8 @@ export interface ResolvedConfig {
   clientAssertionAudience: ClientAssertionAudience;
   /** Null when the jwt-bearer grant is off (no trusted IdP, no workload rule). */
   jwtBearer: ResolvedJwtBearerConfig | null;
+  /** Null when token exchange is off (nothing the policy allows). */
+  tokenExchange: ResolvedTokenExchangeConfig | null;
   /** Whether the device grant (RFC 8628) is served: where the store keeps device authorizations. */
   deviceGrant: boolean;
   /** Whether DPoP proofs at the token endpoint must carry a nonce of ours. */
@@ -281,6 +302,7 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
   return {
     issuer,
     basePath,
+    endpoints: endpointUrls(issuer),
     resources,
     defaultResource,
     scopesSupported,
@@ -303,12 +325,19 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
     clientIdMetadataDocuments: { enabled: options.clientIdMetadataDocuments?.enabled ?? registration === 'open' },
     clientAssertionAudience: resolveClientAssertionAudience(options.clientAssertionAudience),
     jwtBearer: resolveJwtBearerConfig(options, issuer, scopesSupported),
+    tokenExchange: resolveTokenExchange(options.tokenExchange, { resources, scopesSupported }),
     deviceGrant: hasDeviceAuthorization(options.store),
     dpopNonce: options.dpop?.nonce ?? false,
     metrics: resolveMetricsConfig(options.metrics),
     admin: resolveAdminConfig(options.admin),
     auditEvents: resolveAuditEventsConfig(options.auditEvents),
   };
+}
+
+function endpointUrls(issuer: string): EndpointUrls {
+  const urls: Record<string, string> = {};
+  for (const [name, path] of Object.entries(ENDPOINT_PATHS)) urls[name] = `${issuer}${path}`;
+  return urls as EndpointUrls;
 }
 
 function resolveClientAssertionAudience(value: AuthorizationServerOptions['clientAssertionAudience']): ClientAssertionAudience {

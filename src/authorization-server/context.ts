@@ -1,18 +1,16 @@
-import type { SecretBox } from '../core/secret-box.js';
-import type { Store } from '../store/store.js';
 import { ClientKeys } from './assertions/client-keys.js';
 import { IssuerKeys } from './assertions/issuer-keys.js';
 import { ClientDocuments } from './client-documents/documents.js';
 import { ClientUse } from './clients.js';
-import { TokenEndpointDpop, type DpopKey } from './dpop.js';
-import { authorizationServerMetadata } from './endpoints/metadata.js';
-import { resolveConfig, type AuthorizationServerOptions, type ResolvedConfig, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
+import { TokenEndpointDpop } from './dpop.js';
+import { resolveConfig, type AuthorizationServerOptions, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
 import { SigningKeys } from './keys.js';
 import { RateLimits } from './rate-limit/rate-limits.js';
 import { Revocations } from './revocations.js';
 import { SignInThrottle } from './sign-in-throttle.js';
-import type { UpstreamSignInPolicy } from './upstream/policy.js';
 import { UpstreamProviders } from './upstream/registry.js';
+import type { UpstreamSignIn } from './upstream/upstream-sign-in.js';
+import type { BaseServices } from './services.js';
 import { auditRecord, type AuditLog } from './audit.js';
 import { countEvent } from './metrics/events.js';
 import { ServerMetrics } from './metrics/metrics.js';
@@ -20,28 +18,14 @@ import { timedStore } from './metrics/store-timing.js';
 import { AuditEventWriter } from './audit-events.js';
 import { hasAuditEvents } from '../store/capabilities.js';
 
-/** Upstream sign-in as it runs: its settings (`config.upstream`) and what acts on them. */
-export interface UpstreamSignIn extends ResolvedUpstreamConfig {
-  providers: UpstreamProviders;
-  /** Seals upstream tokens at rest. */
-  secretBox: SecretBox;
-  /** Who may sign in; its `allow` hook is the operator's code. */
-  policy: UpstreamSignInPolicy;
-}
-
 /**
- * What every endpoint and grant gets: the resolved configuration (plain data) and the services
- * that act on it, the store, the clock and the log first.
+ * The server's services, built once by createServerContext from the options and shared by every
+ * request: the base (settings, store, clocks, log; services.ts) and the rest. Nothing in it belongs
+ * to one request: what a token request brings (its client, parameters, DPoP key) travels apart
+ * (grants/token-request.ts). The endpoints that dispatch to many parts take it whole; the parts
+ * take what they use.
  */
-export interface ServerContext {
-  config: ResolvedConfig;
-  store: Store;
-  /** Seconds since the epoch: the `now` option, else the system clock. */
-  now: () => number;
-  /** Milliseconds, for rate limits and throttles: the `now` option's seconds × 1000 when one is given, else the system clock. */
-  nowMs: () => number;
-  /** Audit events (never tokens or secrets), stamped and handed to the `log` option; with metrics on, each also moves their counters. */
-  log: AuditLog;
+export interface ServerContext extends BaseServices {
   /** Null when metrics are off, as `config.metrics` is. */
   metrics: ServerMetrics | null;
   /** Where every record also goes to be kept in the store; null when `config.auditEvents` is off, keeps none, or the store cannot keep them. */
@@ -62,11 +46,6 @@ export interface ServerContext {
   issuerKeys: IssuerKeys | null;
   /** Checks the DPoP proofs of token requests. */
   dpop: TokenEndpointDpop;
-  /**
-   * Set only in the context the token endpoint hands a grant when its request came with a DPoP
-   * proof: the key its tokens are bound to.
-   */
-  dpopKey?: DpopKey;
 }
 
 /** Checks and resolves the options (config.ts), then builds the services on them; throws on a bad option. */
@@ -118,7 +97,7 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     rateLimits: new RateLimits(config.rateLimits, store, nowMs, log),
     revocations: (revocations = new Revocations(store, now, config.accessTokenTtl, log)),
     issuerKeys: config.jwtBearer ? new IssuerKeys({ allowLoopbackHttp: config.jwtBearer.allowLoopbackHttp }) : null,
-    dpop: new TokenEndpointDpop(store, keys, authorizationServerMetadata(config).token_endpoint, config.dpopNonce),
+    dpop: new TokenEndpointDpop(store, keys, config.endpoints.token, config.dpopNonce),
   };
 }
 

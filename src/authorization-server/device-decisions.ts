@@ -1,7 +1,7 @@
 import { randomToken } from '../core/secrets.js';
 import type { GrantRecord, InteractionRecord } from '../store/store.js';
 import { rememberConsent } from './consent.js';
-import type { ServerContext } from './context.js';
+import type { BaseServices } from './services.js';
 import { deviceAuthorizations } from './device-store.js';
 
 /*
@@ -18,7 +18,7 @@ export type DeviceOutcome = 'approved' | 'denied' | 'gone';
  * consent is remembered, as for a browser's client.
  */
 export async function approveDevice(
-  ctx: ServerContext,
+  ctx: BaseServices,
   interaction: InteractionRecord,
   userId: string,
   authTime: number,
@@ -39,7 +39,7 @@ export async function approveDevice(
     upstreamSessionId,
     accessExpiresAt: null,
   };
-  const approved = await deviceAuthorizations(ctx).approveDeviceAuthorization(interaction.device.deviceCodeHash, now, grant, {
+  const approved = await deviceAuthorizations(ctx.store).approveDeviceAuthorization(interaction.device.deviceCodeHash, now, grant, {
     grantId: grant.id,
     clientId,
     userId,
@@ -63,9 +63,9 @@ export async function approveDevice(
 }
 
 /** Denies the device authorization of a consumed interaction: the device's next poll gets access_denied. */
-export async function denyDevice(ctx: ServerContext, interaction: InteractionRecord, userId: string | null): Promise<DeviceOutcome> {
+export async function denyDevice(ctx: BaseServices, interaction: InteractionRecord, userId: string | null): Promise<DeviceOutcome> {
   if (!interaction.device) throw new Error('not a device interaction');
-  const denied = await deviceAuthorizations(ctx).denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
+  const denied = await deviceAuthorizations(ctx.store).denyDeviceAuthorization(interaction.device.deviceCodeHash, ctx.now());
   ctx.log({ event: denied ? 'consent_denied' : 'device_decision_late', user_id: userId ?? undefined, client_id: interaction.clientId, device: true });
   return denied ? 'denied' : 'gone';
 }

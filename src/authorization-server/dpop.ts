@@ -7,8 +7,8 @@ import type { SigningKeys } from './keys.js';
 
 /**
  * DPoP (RFC 9449) at the token endpoint: the one place a token request's proof is checked, before
- * any grant runs. A grant learns of the proof only through its context (`dpopKey`), which the
- * token responses and refresh tokens read: so every grant binds its tokens without code of its own.
+ * any grant runs. A grant learns of the proof only through its request (`TokenRequest.dpopKey`),
+ * which it hands to what makes its tokens: so every grant binds them the same way.
  */
 
 /** A token request's proof that passed its checks: its key, and the one way to spend it. */

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { OAuthError } from '../core/errors.js';
 import { hashSecret, safeEqual } from '../core/secrets.js';
 import type { SessionRecord } from '../store/store.js';
-import type { ServerContext } from './context.js';
+import type { SigningKeys } from './keys.js';
 
 export type FormPage = 'account' | 'admin' | 'device';
 
@@ -24,12 +24,12 @@ const FORM_KEY_LABEL = 'context-auth page form tokens';
  * that value too (a notice or a pending change carried in a URL): a different value, never a
  * form's token.
  */
-export async function formToken(ctx: ServerContext, page: FormPage, holder: FormHolder, bound?: string): Promise<string> {
+export async function formToken(ctx: { keys: SigningKeys }, page: FormPage, holder: FormHolder, bound?: string): Promise<string> {
   return mac((await keysOf(ctx))[0]!, page, holder, bound);
 }
 
 /** Whether `token` is this page's for `holder` (and `bound`) under any published key: a rotation does not break a form left open. */
-export async function isFormToken(ctx: ServerContext, page: FormPage, holder: FormHolder, token: string, bound?: string): Promise<boolean> {
+export async function isFormToken(ctx: { keys: SigningKeys }, page: FormPage, holder: FormHolder, token: string, bound?: string): Promise<boolean> {
   let valid = false;
   for (const key of await keysOf(ctx)) if (safeEqual(token, mac(key, page, holder, bound))) valid = true;
   return valid;
@@ -42,7 +42,7 @@ export function refusedFormToken(): OAuthError {
   );
 }
 
-async function keysOf(ctx: ServerContext): Promise<readonly Buffer[]> {
+async function keysOf(ctx: { keys: SigningKeys }): Promise<readonly Buffer[]> {
   return ctx.keys.macKeysIfCached(FORM_KEY_LABEL) ?? ctx.keys.macKeys(FORM_KEY_LABEL);
 }
 

@@ -2,7 +2,7 @@ import { addressBucket } from '../core/client-address.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../core/passwords.js';
 import type { UserRecord } from '../store/store.js';
 import type { AuditFields, AuditValue } from './audit.js';
-import type { ServerContext } from './context.js';
+import type { BaseServices } from './services.js';
 import { hasNoUsers } from './no-users.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import type { EndpointRequest } from './http/request.js';
@@ -18,7 +18,7 @@ export interface PasswordRefused {
  * interaction's sign-in, the account page) goes through here. `logFields` say where it came from.
  */
 export async function checkPassword(
-  ctx: ServerContext,
+  ctx: BaseServices & { signInThrottle: SignInThrottle },
   request: EndpointRequest,
   username: string,
   password: string,

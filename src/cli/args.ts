@@ -1,4 +1,4 @@
-import { printable, printableJson } from '../core/index.js';
+import { printable, printableJson } from '../cli-support.js';
 import { unknownOptionError, usageError } from './errors.js';
 
 /** Options every verb takes. */

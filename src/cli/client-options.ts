@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
-import { ClientError, CLI_CLIENT_NAME, enterpriseAssertion, FileTokenStore, tokenFile, workloadTokenFile, type ContextClientOptions } from '../client/index.js';
+import { CLI_CLIENT_NAME } from '../cli-support.js';
+import { ClientError, enterpriseAssertion, FileTokenStore, tokenFile, workloadTokenFile, type ContextClientOptions } from '../client/index.js';
 import { usageError } from './errors.js';
 
 /** How a program (no person, no browser) authenticates: its private key, or a JWT it presents. */

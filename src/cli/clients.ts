@@ -1,5 +1,5 @@
-import { describeDropped, noSuchClient, registerClient, registrationResponse, removeClient, validateClientMetadata } from '../authorization-server/index.js';
-import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, OAuthError } from '../core/index.js';
+import { addClient, removeClient, type ClientOptions } from '../admin/index.js';
+import { JWT_BEARER_GRANT_TYPE } from '../core/index.js';
 import type { ClientRecord } from '../store/index.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -21,8 +21,6 @@ export const CLIENTS_HELP = `context-auth clients add --name N [--redirect-uri U
 context-auth clients list
 context-auth clients remove CLIENT_ID   remove a client and everything issued to it`;
 
-/** The scopes operators may grant: those a default `serve` supports, unless --scope says otherwise. */
-const DEFAULT_SCOPES = ['mcp:tools', 'mcp:admin'];
 const MACHINE_DEFAULT_SCOPE = 'mcp:tools';
 /** The grants whose tokens no person consents to. */
 const MACHINE_GRANTS: readonly string[] = ['client_credentials', JWT_BEARER_GRANT_TYPE];
@@ -41,12 +39,14 @@ export const CLIENTS_OPTIONS = {
   'jwks-uri': { type: 'string' },
 } as const;
 
+const noSuchClient = (clientId: string): string => `There is no client ${clientId}.`;
+
 /** The public keys of a private_key_jwt client, from --jwks FILE or --jwks-uri URL; checked with the rest of the metadata. */
-function keyOptions(values: { jwks?: string; 'jwks-uri'?: string; secret?: boolean }): Record<string, unknown> | undefined {
-  if (values.jwks === undefined && values['jwks-uri'] === undefined) return undefined;
+function keyOptions(values: { jwks?: string; 'jwks-uri'?: string; secret?: boolean }): Pick<ClientOptions, 'jwks' | 'jwksUri'> {
+  if (values.jwks === undefined && values['jwks-uri'] === undefined) return {};
   if (values.jwks !== undefined && values['jwks-uri'] !== undefined) throw usageError('give --jwks or --jwks-uri, not both');
   if (values.secret) throw usageError('a client with --jwks or --jwks-uri authenticates with its key, not a secret: drop --secret');
-  if (values['jwks-uri'] !== undefined) return { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: values['jwks-uri'] };
+  if (values['jwks-uri'] !== undefined) return { jwksUri: values['jwks-uri'] };
   const file = values.jwks!;
   let text: string;
   try {
@@ -62,7 +62,7 @@ function keyOptions(values: { jwks?: string; 'jwks-uri'?: string; secret?: boole
     const what = /-----BEGIN [A-Z0-9 ]*KEY-----/.test(text) ? 'a PEM key, not JSON' : 'not JSON';
     throw new CliError(`--jwks ${file} is ${what}: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.`);
   }
-  return { token_endpoint_auth_method: 'private_key_jwt', jwks };
+  return { jwks };
 }
 
 export async function clientsCommand(args: string[]): Promise<void> {
@@ -74,40 +74,20 @@ export async function clientsCommand(args: string[]): Promise<void> {
   if (action === 'add') {
     if (!values.name) throw usageError('clients add needs --name');
     const redirectUris = values['redirect-uri'] ?? [];
-    // `jwt-bearer` and `device_code` are short for their URNs, as the client verbs' --grant-type takes them.
-    const grantTypes = (values['grant-type'] ?? (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : [])).map((type) =>
-      type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type === 'device_code' ? DEVICE_CODE_GRANT_TYPE : type,
-    );
-    if (grantTypes.length === 0) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
-    const keys = keyOptions(values);
-    const confidential = Boolean(values.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(values.introspect);
-    // A machine client's tokens carry no person's consent (client credentials, ID-JAGs, workload
-    // tokens): it gets the base scope unless the operator names more with --scope.
-    const scope = values.scope ?? (grantTypes.some((type) => MACHINE_GRANTS.includes(type)) ? MACHINE_DEFAULT_SCOPE : undefined);
-    let metadata;
-    try {
-      metadata = validateClientMetadata(
-        {
-          client_name: values.name,
-          redirect_uris: redirectUris,
-          grant_types: grantTypes,
-          token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
-          ...keys,
-          ...(scope === undefined ? {} : { scope }),
-          ...(values['dpop-bound'] ? { dpop_bound_access_tokens: true } : {}),
-        },
-        values.scope === undefined ? DEFAULT_SCOPES : values.scope.split(' ').filter(Boolean),
-      );
-    } catch (error) {
-      if (error instanceof OAuthError) throw new CliError(`Cannot add the client: ${error.message}.`);
-      throw error;
-    }
-    // An operator names each value on purpose: one the server would leave out is an error here, not a silent change.
-    if (metadata.dropped.length > 0) throw new CliError(`Cannot add the client: ${describeDropped(metadata.dropped)}.`);
-    const registered = await withStore(values, (store) =>
-      registerClient(store, metadata, nowSeconds(), { registeredBy: 'admin', canIntrospect: Boolean(values.introspect) }),
-    );
-    return print(registrationResponse(registered));
+    if (redirectUris.length === 0 && !values['grant-type']) throw usageError('give --redirect-uri for a browser client, or --grant-type client_credentials');
+    const options: ClientOptions = {
+      name: values.name,
+      redirectUris,
+      ...(values['grant-type'] ? { grantTypes: values['grant-type'] } : {}),
+      ...keyOptions(values),
+      ...(values.secret ? { secret: true } : {}),
+      ...(values.scope === undefined ? {} : { scope: values.scope }),
+      ...(values.introspect ? { introspect: true } : {}),
+      ...(values['dpop-bound'] ? { dpopBound: true } : {}),
+    };
+    const added = await withStore(values, (store) => addClient(store, options, nowSeconds()));
+    if ('refused' in added) throw new CliError(added.refused);
+    return print(added.registration);
   }
   if (action === 'list') {
     const clients = await withStore(values, (store) => store.listClients());

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
-import { withoutOfflineAccess } from '../core/index.js';
+import { withoutOfflineAccess } from '../cli-support.js';
 import { mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
 

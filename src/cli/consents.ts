@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { revokeApproval } from '../authorization-server/index.js';
+import { listConsents, revokeConsent } from '../admin/index.js';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
 import { CliError, didYouMean, usageError } from './errors.js';
@@ -21,7 +21,7 @@ export async function consentsCommand(args: string[]): Promise<void> {
   if (action === 'revoke') {
     const { user, client } = values;
     if (!user || !client) throw usageError('consents revoke needs --user and --client');
-    const result = await withStore(values, (store) => revokeApproval(store, user, client, nowSeconds()));
+    const result = await withStore(values, (store) => revokeConsent(store, user, client, nowSeconds()));
     if ('refused' in result) throw new CliError(result.refused);
     return print(
       values.json
@@ -32,9 +32,9 @@ export async function consentsCommand(args: string[]): Promise<void> {
   // Told before the store is opened: a mistyped action is not a missing database.
   if (action !== 'list') throw usageError(`unknown consents action ${action}${didYouMean(action, ['list', 'revoke'])}`);
   await withStore(values, async (store) => {
-    const user = values.user === undefined ? undefined : await store.getUser({ username: values.user });
-    if (values.user !== undefined && !user) throw new CliError(`There is no user named ${values.user}.`);
-    const consents = await store.listConsents({ ...(user ? { userId: user.id } : {}), ...(values.client ? { clientId: values.client } : {}) });
+    const listed = await listConsents(store, { ...(values.user !== undefined ? { username: values.user } : {}), ...(values.client ? { clientId: values.client } : {}) });
+    if ('refused' in listed) throw new CliError(listed.refused);
+    const { consents } = listed;
     const names = new Map((await store.listUsers()).map((u) => [u.id, u.username]));
     const rows = consents.map((c) => ({ user: names.get(c.userId) ?? c.userId, client_id: c.clientId, resource: c.resource, scope: c.scope.join(' '), updated: isoTime(c.updatedAt) }));
     print(values.json ? rows : table(rows, ['user', 'client_id', 'resource', 'scope', 'updated']));

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { HOST_PROFILES, hostNames, runDoctor, type DoctorReport, type HostVerdict } from '../client/index.js';
+import { hostNames } from '../cli-support.js';
+import { HOST_PROFILES, runDoctor, type DoctorReport, type HostVerdict } from '../client/index.js';
 import { COMMON_OPTIONS, parsed, print, table } from './args.js';
 import { usageError } from './errors.js';
 

@@ -1,4 +1,5 @@
-import { ClientError, failureReason } from '../client/index.js';
+import { ClientError } from '../client/index.js';
+import { failureReason, isMissingPackage } from '../cli-support.js';
 import { StoreUnavailableError } from '../store/index.js';
 
 /** An error meant for the person at the terminal: one sentence, no stack trace, exit code 1 (2 for usage). */
@@ -82,6 +83,15 @@ export function describeFailure(error: unknown, verb?: string): Failure {
     return { error: 'usage', message: `${error.message} (see 'context-auth ${verb ? `${verb} ` : ''}--help')`, exitCode: 2, unexpected: false };
   }
   if (error instanceof ClientError) return { error: error.code, message: error.message, exitCode: 1, unexpected: false };
+  // An optional feature used without its package: the sentence names the package to install.
+  if (isMissingPackage(error)) return { error: 'missing_package', message: innermost(error).message, exitCode: 1, unexpected: false };
   if (error instanceof StoreUnavailableError) return { error: 'store_unavailable', message: `the database is unavailable: ${error.message}`, exitCode: 1, unexpected: false };
   return { error: 'unexpected', message: `unexpected error: ${failureReason(error)}`, exitCode: 1, unexpected: true };
+}
+
+/** The innermost error of a cause chain that is still ours to show: the missing package's own sentence. */
+function innermost(error: unknown): Error {
+  let found = error as Error;
+  for (let at: unknown = error; at instanceof Error; at = at.cause) if (isMissingPackage(at)) found = at;
+  return found;
 }

@@ -5,7 +5,8 @@
  * anything starts.
  */
 import { readFileSync } from 'node:fs';
-import { checkTrustedIssuer, resolveWorkloadRules, type AuthorizationServerOptions, type WorkloadRuleOptions } from '../authorization-server/index.js';
+import type { AuthorizationServerOptions, WorkloadRuleOptions } from '../authorization-server/index.js';
+import { checkTrustedIssuer, resolveWorkloadRules } from '../cli-support.js';
 import { CliError } from './errors.js';
 
 export const JWT_BEARER_HELP = `  --trusted-idp ISSUER     accept ID-JAGs (enterprise-managed authorization) from this identity

@@ -1,5 +1,4 @@
-import type { JWK } from 'jose';
-import { rotateSigningKeys } from '../authorization-server/index.js';
+import { listSigningKeys, rotateSigningKeys } from '../admin/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, withStore } from './data.js';
@@ -22,8 +21,8 @@ export async function keysCommand(args: string[]): Promise<void> {
     return print(values.json ? { kid: key.kid, alg: key.alg, status: key.status } : `New current signing key ${key.kid} (${key.alg}). Running servers pick it up within seconds.`);
   }
   if (action === 'list') {
-    const keys = await withStore(values, (store) => store.listSigningKeys());
-    if (values.json) return print(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created_at: k.createdAt, public_jwk: JSON.parse(k.publicJwk) as JWK })));
+    const keys = await withStore(values, (store) => listSigningKeys(store));
+    if (values.json) return print(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created_at: k.createdAt, public_jwk: k.publicJwk })));
     return print(table(keys.map((k) => ({ kid: k.kid, alg: k.alg, status: k.status, created: isoTime(k.createdAt) })), ['kid', 'alg', 'status', 'created']));
   }
   throw usageError(`unknown keys action ${action}${didYouMean(action, ['list', 'rotate'])}`);

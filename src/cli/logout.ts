@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ContextClient, describeIdentity, type Revocation } from '../client/index.js';
+import { ContextClient, type Revocation } from '../client/index.js';
+import { describeIdentity } from '../cli-support.js';
 import { COMMON_OPTIONS, isoTime, parsed, print } from './args.js';
 import { CLIENT_OPTIONS, clientOptions } from './client-options.js';
 import { CliError, usageError } from './errors.js';

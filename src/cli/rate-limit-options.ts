@@ -1,6 +1,6 @@
 /** `serve`'s flags for rate limits and trusted proxies, read into createAuthorizationServer options. */
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitOptions } from '../authorization-server/index.js';
-import { trustedProxies } from '../core/index.js';
+import { trustedProxies } from '../cli-support.js';
 import { usageError } from './errors.js';
 
 const NAMES = { register: 'register', token: 'token', 'sign-in': 'signIn', 'client-document': 'clientDocument', 'client-document-total': 'clientDocumentTotal' } as const;

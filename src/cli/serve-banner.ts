@@ -1,7 +1,7 @@
 /** What `serve` says at start: the banner, once it listens, and the note when no one can sign in yet. */
 import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
-import type { RunningAuthorizationServer, StartAuthorizationServerOptions, UpstreamOptions } from '../authorization-server/index.js';
+import type { RunningAuthorizationServer, StartAuthorizationServerOptions, TokenExchangeOptions, UpstreamOptions } from '../authorization-server/index.js';
 import { wellKnownUrl } from '../core/index.js';
 import { protectedResourceMetadataUrl } from '../resource-server/index.js';
 import { shellQuoted } from './args.js';
@@ -11,7 +11,7 @@ import { clientDocumentLimitsBanner, rateLimitBanner } from './rate-limit-option
 export interface BannerSettings {
   server: Pick<
     StartAuthorizationServerOptions,
-    'registration' | 'allowedRedirectSchemes' | 'rateLimits' | 'trustProxy' | 'metrics' | 'upstream' | 'clientIdMetadataDocuments' | 'trustedIdps' | 'workloads'
+    'registration' | 'allowedRedirectSchemes' | 'rateLimits' | 'trustProxy' | 'metrics' | 'upstream' | 'clientIdMetadataDocuments' | 'trustedIdps' | 'workloads' | 'tokenExchange'
   >;
   resources: (issuer: string) => string[];
   /** --client-documents as given. */
@@ -42,7 +42,7 @@ ${resourcesBanner(resources(issuer))}
   registration  ${typeof registration === 'object' ? 'initial access token' : (registration ?? 'open')}${allowedRedirectSchemes.length > 0 ? `\n  redirects     https, http on loopback, and apps' own ${allowedRedirectSchemes.map((scheme) => `${scheme}:`).join(' ')} (--allow-redirect-scheme)` : ''}
   rate limits   ${rateLimitBanner(rateLimits, rateLimits.shared ?? store.sharedByReplicas ?? false, trustProxy)}
   client docs   ${documents.enabled ? `${hosts.length > 0 ? `from ${hosts.join(', ')}` : 'accepted'}; ${clientDocumentLimitsBanner(rateLimits)}` : `off${documentsFlag === 'follow-registration' ? ' (as registration; --client-documents on accepts them)' : ''}`}
-  heap limit    ${heapBanner()}${metrics ? `\n  metrics       ${issuer}/metrics   (${metrics === true ? 'this machine only' : 'with the --metrics-token'})` : ''}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(options)}
+  heap limit    ${heapBanner()}${metrics ? `\n  metrics       ${issuer}/metrics   (${metrics === true ? 'this machine only' : 'with the --metrics-token'})` : ''}${upstreamBanner(upstream, issuer)}${jwtBearerBanner(options)}${tokenExchangeBanner(options.tokenExchange)}
 Listening on ${running.url} (Ctrl-C to stop)`;
 }
 
@@ -79,6 +79,14 @@ function pagesBanner({ account, admin }: { account: string | null; admin: string
 function jwtBearerBanner({ trustedIdps = [], workloads = [] }: { trustedIdps?: string[] | undefined; workloads?: unknown[] | undefined }): string {
   const lines = trustedIdps.map((idp) => `\n  trusted idp   ${idp}   (ID-JAGs)`);
   if (workloads.length > 0) lines.push(`\n  workloads     ${workloads.length} rule${workloads.length === 1 ? '' : 's'} (--workload-config)`);
+  return lines.join('');
+}
+
+/** What token exchange issues, when it issues anything: ID-JAGs for whom, delegations by how many rules. */
+function tokenExchangeBanner(settings: TokenExchangeOptions | undefined): string {
+  const lines = (settings?.idJagAudiences ?? []).map((audience) => `\n  id-jag for    ${audience.issuer}   (ID-JAGs issued, as the identity provider)`);
+  const rules = settings?.delegations?.length ?? 0;
+  if (rules > 0) lines.push(`\n  delegations   ${rules} rule${rules === 1 ? '' : 's'} (--delegation-config)`);
   return lines.join('');
 }
 

@@ -10,7 +10,8 @@ import {
   type StartAuthorizationServerOptions,
 } from '../authorization-server/index.js';
 import type { FullStore } from '../store/index.js';
-import { canonicalizeResourceUri, isLoopbackHost, normalizeIssuer, printableJson, privateUseSchemeProblem } from '../core/index.js';
+import { canonicalizeResourceUri, normalizeIssuer } from '../core/index.js';
+import { isLoopbackHost, printableJson, privateUseSchemeProblem } from '../cli-support.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, parsed, print } from './args.js';
 import { coHostedApp } from './co-hosted-app.js';
@@ -18,6 +19,7 @@ import { dataFolder, openStore } from './data.js';
 import { loadSecretBox } from './secret-key.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamOptions, wantsUpstream } from './upstream-options.js';
 import { JWT_BEARER_HELP, JWT_BEARER_OPTIONS, jwtBearerOptions } from './jwt-bearer-options.js';
+import { TOKEN_EXCHANGE_HELP, TOKEN_EXCHANGE_OPTIONS, tokenExchangeOptions } from './token-exchange-options.js';
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
 import { onReopenSignal } from './reopen-signal.js';
@@ -75,7 +77,9 @@ ${RATE_LIMIT_HELP}
 Sign-in through an identity provider (callback to register there: <issuer>/upstream/callback):
 ${UPSTREAM_HELP}
 The jwt-bearer grant: enterprise IdPs' ID-JAGs and workload identity:
-${JWT_BEARER_HELP}`;
+${JWT_BEARER_HELP}
+Token exchange (RFC 8693): a context server calling another on a person's behalf:
+${TOKEN_EXCHANGE_HELP}`;
 
 /** How long a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it cuts them off. */
 const DRAIN_MS = LISTEN_DEFAULTS.drainMs;
@@ -155,6 +159,7 @@ export const SERVE_OPTIONS = {
   'admin-reauth-minutes': { type: 'string' },
   ...UPSTREAM_OPTIONS,
   ...JWT_BEARER_OPTIONS,
+  ...TOKEN_EXCHANGE_OPTIONS,
 } as const;
 
 type ServeFlags = ReturnType<typeof parseServeArgs>['values'];
@@ -220,6 +225,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
     : undefined;
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
   const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
+  const tokenExchange = tokenExchangeOptions(values, ['mcp:tools', 'mcp:admin']);
 
   return {
     server: {
@@ -229,7 +235,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
         ...(maxConnectionsPerAddress === undefined ? {} : { maxConnectionsPerAddress }),
       },
       registration, registrationTtl, allowedRedirectSchemes, accessTokenTtl, clientIdMetadataDocuments, clientAssertionAudience,
-      trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer,
+      trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer, ...tokenExchange,
       ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
       ...(metrics ? { metrics } : {}),
       auditEvents: { retentionDays: auditRetentionDays },

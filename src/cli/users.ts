@@ -1,7 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { noSuchUser, removeUser, setAdministrator } from '../authorization-server/index.js';
-import { hashPassword } from '../core/index.js';
-import { StoreConflictError } from '../store/index.js';
+import { addUser, listUsers, passwordProblem, removeUser, setAdministrator, setPassword, usernameProblem } from '../admin/index.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, STORE_OPTIONS, isoTime, parsed, print, table } from './args.js';
 import { nowSeconds, openStore, withStore, type StoreFlags } from './data.js';
@@ -15,14 +12,14 @@ context-auth users list                 list users, and who is an administrator
 context-auth users passwd NAME          set a new password (from stdin, or asked for); signs the user out of the browser
 context-auth users remove NAME          remove a user with their sessions, consents and grants`;
 
-const USERNAME = /^[A-Za-z0-9._@+-]{1,64}$/;
-const MIN_PASSWORD = 8;
+const noSuchUser = (username: string): string => `There is no user named ${username}.`;
 
-/** Reads a password (stdin, or a hidden prompt asked twice) for `command`, checks its length and hashes it. */
-async function newPasswordHash(command: string): Promise<string> {
+/** Reads a password (stdin, or a hidden prompt asked twice) for `command`, and checks it before any store is opened. */
+async function newPassword(command: string): Promise<string> {
   const password = await readPassword(command);
-  if (password.length < MIN_PASSWORD) throw new CliError(`The password must have at least ${MIN_PASSWORD} characters.`);
-  return hashPassword(password);
+  const problem = passwordProblem(password);
+  if (problem) throw new CliError(problem);
+  return password;
 }
 
 export const USERS_OPTIONS = { ...COMMON_OPTIONS, ...STORE_OPTIONS, admin: { type: 'boolean' } } as const;
@@ -39,14 +36,13 @@ export async function usersCommand(args: string[]): Promise<void> {
 
   if (action === 'add') {
     if (!name) throw usageError('users add needs a NAME');
-    if (!USERNAME.test(name)) throw new CliError('A username is 1 to 64 letters, digits or . _ @ + -');
-    const passwordHash = await newPasswordHash(`context-auth users add ${name}`);
+    const problem = usernameProblem(name);
+    if (problem) throw new CliError(problem);
+    const password = await newPassword(`context-auth users add ${name}`);
     const { store, location, created } = await openStore(values, { create: true });
     try {
-      await store.createUser({ id: randomUUID(), username: name, passwordHash, createdAt: nowSeconds(), ...(values.admin ? { admin: true } : {}) });
-    } catch (error) {
-      if (error instanceof StoreConflictError) throw new CliError(`A user named ${name} exists already.`);
-      throw error;
+      const added = await addUser(store, { username: name, password, ...(values.admin ? { admin: true } : {}) }, nowSeconds());
+      if ('refused' in added) throw new CliError(added.refused);
     } finally {
       await store.close();
     }
@@ -56,33 +52,24 @@ export async function usersCommand(args: string[]): Promise<void> {
     return print(created ? `Added ${who} to a new database in ${location}.` : `Added ${who}.`);
   }
   if (action === 'list') {
-    const [users, identities] = await withStore(values, (store) => Promise.all([store.listUsers(), store.listUserIdentities()]));
-    // Where each user signs in: a local password, or an upstream provider (and who they are there).
-    const sourceOf = (userId: string, hasPassword: boolean) => {
-      const identity = identities.find((i) => i.userId === userId);
-      if (identity) return { provider: identity.provider, issuer: identity.issuer, subject: identity.subject, email: identity.email, name: identity.name };
-      return hasPassword ? 'password' : null;
-    };
+    const users = await withStore(values, (store) => listUsers(store));
     if (values.json) {
-      return print(
-        users.map((user) => ({ id: user.id, username: user.username, admin: user.admin === true, created_at: user.createdAt, source: sourceOf(user.id, user.passwordHash !== null) })),
-      );
+      return print(users.map((user) => ({ id: user.id, username: user.username, admin: user.admin, created_at: user.createdAt, source: user.signsInWith })));
     }
-    const describe = (user: (typeof users)[number]): string => {
-      const source = sourceOf(user.id, user.passwordHash !== null);
+    const describe = ({ signsInWith: source }: (typeof users)[number]): string => {
       if (typeof source === 'object' && source !== null) return `${source.provider}: ${source.email ?? source.subject}`;
       return source ?? 'none';
     };
-    const rows = users.map((user) => ({ username: user.username, id: user.id, 'signs in with': describe(user), admin: user.admin === true ? 'yes' : '', created: isoTime(user.createdAt) }));
+    const rows = users.map((user) => ({ username: user.username, id: user.id, 'signs in with': describe(user), admin: user.admin ? 'yes' : '', created: isoTime(user.createdAt) }));
     return print(table(rows, ['username', 'id', 'signs in with', 'admin', 'created']));
   }
   if (action === 'passwd') {
     if (!name) throw usageError('users passwd needs a NAME');
     // Said before the password is asked for, not after it was typed twice.
     if (!(await withStore(values, (store) => store.getUser({ username: name })))) throw new CliError(noSuchUser(name));
-    const passwordHash = await newPasswordHash(`context-auth users passwd ${name}`);
-    const changed = await withStore(values, (store) => store.setUserPassword(name, passwordHash));
-    if (!changed) throw new CliError(noSuchUser(name));
+    const password = await newPassword(`context-auth users passwd ${name}`);
+    const changed = await withStore(values, (store) => setPassword(store, name, password));
+    if ('refused' in changed) throw new CliError(changed.refused);
     // Tokens already issued to clients are not the password's: they stay until revoked.
     if (values.json) return print({ username: name, password_changed: true, sessions_ended: changed.sessionsEnded });
     return print(`Changed the password of ${name}; ${changed.sessionsEnded} browser session${changed.sessionsEnded === 1 ? '' : 's'} ended. Clients they authorized keep their tokens (see 'consents revoke').`);

@@ -6,6 +6,7 @@
  * server in the jwt-bearer grant. No browser is involved at the context server.
  */
 import * as oauth from 'oauth4webapi';
+import { ID_JAG_TOKEN_TYPE, ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../core/id-jag.js';
 import { ClientError } from './errors.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
 import { assertSecureUrl } from './http.js';
@@ -13,9 +14,6 @@ import type { AssertionContext } from './jwt-bearer.js';
 import { failureReason } from './network-errors.js';
 import { clientSecretBasic, requestOptions } from './oauth-requests.js';
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const ID_JAG_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id-jag';
-export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
 
 /** Where the IdP's token endpoint is: its issuer (the endpoint read from its metadata), or the endpoint itself. */
 export type IdentityProvider = { issuer: string; tokenEndpoint?: undefined } | { tokenEndpoint: string; issuer?: undefined };
@@ -76,7 +74,7 @@ async function exchange(as: oauth.AuthorizationServer, request: IdJagRequest, fe
   };
   let response: Response;
   try {
-    response = await oauth.genericTokenEndpointRequest(as, { client_id: request.clientId }, idpAuthentication(as, request), TOKEN_EXCHANGE_GRANT, parameters, requestOptions(fetchImpl, as.token_endpoint!));
+    response = await oauth.genericTokenEndpointRequest(as, { client_id: request.clientId }, idpAuthentication(as, request), TOKEN_EXCHANGE_GRANT_TYPE, parameters, requestOptions(fetchImpl, as.token_endpoint!));
   } catch (error) {
     throw failed(where, failureReason(error), error);
   }

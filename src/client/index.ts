@@ -1,9 +1,6 @@
 export { ContextClient, createAuthFetch, type ContextClientOptions } from './session.js';
-export { discover, REVISION_A_VERSION, type Discovery, type DiscoveryOptions } from './discovery.js';
-export { obtainClient, type ClientRegistrationOptions } from './registration.js';
-export { CLI_CLIENT_NAME, FileTokenStore, MemoryTokenStore, defaultCredentialsPath } from './token-store.js';
-export { startLoopback, type LoopbackCallback } from './loopback.js';
-export { openBrowser } from './open-browser.js';
+export { discover, type Discovery, type DiscoveryOptions } from './discovery.js';
+export { FileTokenStore, MemoryTokenStore, defaultCredentialsPath } from './token-store.js';
 export { McpSdkOAuthProvider, type McpSdkProviderOptions } from './mcp-sdk.js';
 export { stdioCredentials } from './stdio.js';
 export { ClientError, type ClientErrorCode } from './errors.js';
@@ -11,14 +8,12 @@ export { DEVICE_CODE_GRANT, type DeviceCodeInfo, type Sleep } from './device.js'
 export type { GrantIdentity, GrantSelector, ProgramGrantType, StoredClient, StoredGrant, TokenStore } from './types.js';
 export type { Revocation } from './revocation.js';
 export { checkContextServerUrl } from './server-url.js';
-export { describeIdentity } from './grants.js';
 export type { ClientPrivateKey } from './client-assertion.js';
 export { JWT_BEARER_GRANT, type AssertionCallback, type AssertionContext } from './jwt-bearer.js';
 export { enterpriseAssertion, requestIdJag, type EnterpriseAssertionOptions, type IdJagRequest } from './id-jag.js';
 export { tokenFile, workloadTokenFile } from './token-file.js';
-export { describeNetworkFailure, failureReason } from './network-errors.js';
-export { HOST_PROFILES, hostNames } from './hosts/profiles.js';
-export type * from './hosts/types.js';
+export { HOST_PROFILES } from './hosts/profiles.js';
+export type { HostProfile, Registration } from './hosts/types.js';
 export { runDoctor, type DoctorOptions, type DoctorReport, type HostVerdict } from './hosts/doctor.js';
 export type { ServerCheck } from './hosts/server-checks.js';
 export type { StepFailure } from './hosts/discover.js';

@@ -132,7 +132,7 @@ export function verificationKeyFromJwk(jwk: Record<string, unknown>, alg: string
 /**
  * A signer for one key: the protected header (`alg`, `kid` when it has one, `typ`, and the public
  * `jwk` for a DPoP proof) is encoded once, each call encodes the claims and signs. Synchronous: a
- * P-256 signature is tens of microseconds.
+ * signature is CPU work too short to be worth a turn of the event loop.
  */
 export function jwtSigner(
   header: { alg: string; kid?: string; typ: string; jwk?: Record<string, unknown> },

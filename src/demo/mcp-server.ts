@@ -59,7 +59,7 @@ export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAcces
   const upstream = async (): Promise<DemoUpstreamAccess | Error | null> =>
     upstreamOf ? upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
-  server.registerTool('whoami', { description: 'Who the access token says is calling: username, subject, client and scopes.' }, async (ctx) => {
+  server.registerTool('whoami', { description: 'Who the access token says is calling: username, subject, client, the servers acting for the subject (a delegated token), and scopes.' }, async (ctx) => {
     const auth = ctx.http?.authInfo;
     const via = await upstream();
     const subject = typeof auth?.extra?.subject === 'string' ? auth.extra.subject : null;
@@ -69,6 +69,8 @@ export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAcces
       ...(user ? { username: user.username, name: user.name } : {}),
       subject: auth?.extra?.subject ?? null,
       client_id: auth?.clientId ?? null,
+      // A delegated token's: the servers acting for the subject, the one calling first.
+      ...(Array.isArray(auth?.extra?.actors) ? { actors: auth.extra.actors } : {}),
       scopes: auth?.scopes ?? [],
       resource: auth?.resource?.href ?? null,
       ...(via instanceof Error ? { upstream_error: via.message } : via ? { upstream: { provider: via.provider, ...via.identity } } : {}),

@@ -72,8 +72,8 @@ export interface ProtectedResource {
   /**
    * The same answer at once when it needs nothing but memory (a token the verifier holds as
    * verified), undefined when check() must be awaited. For adapters: one promise less on nearly
-   * every request. Optional, so a ProtectedResource written by hand before it existed still
-   * type-checks; adapters then await check().
+   * every request. Optional, so a ProtectedResource written by hand without it type-checks;
+   * adapters then await check().
    */
   checkKnown?(request: GuardRequest | string | null | undefined, requiredScopes?: string[]): GuardResult | undefined;
   /** The same for a Web Request, with the denial as a ready Response. */
@@ -255,6 +255,6 @@ export function toMcpAuthInfo(auth: VerifiedToken, resource: string) {
     scopes: auth.scopes,
     expiresAt: auth.expiresAt,
     resource: new URL(resource),
-    extra: { subject: auth.subject, issuer: auth.issuer, claims: auth.claims },
+    extra: { subject: auth.subject, issuer: auth.issuer, claims: auth.claims, ...(auth.actors ? { actors: auth.actors } : {}) },
   };
 }

@@ -3,7 +3,6 @@ export type { DpopOptions } from './dpop.js';
 export { jwtVerifier, type JwtVerifierOptions } from './verify-jwt.js';
 export { introspectionVerifier, type IntrospectionVerifierOptions } from './introspection.js';
 export { protectedResourceMetadata, protectedResourceMetadataUrl } from './metadata.js';
-export { extractAccessToken, extractBearer } from './bearer.js';
 export { tokenRefused, type RevocationCheck, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken } from './types.js';
 export { revocationFeed, type RevocationFeed, type RevocationFeedOptions } from './revocation-feed.js';
 export { honoBearerAuth, honoProtectedResourceMetadata, type AuthVariables } from './adapters/hono.js';

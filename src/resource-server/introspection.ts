@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { fail, ok, type Result } from '../core/result.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { ExpiringCache, scopesOf, tokenRefused, type TokenVerification, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
+import { ExpiringCache, scopesOf, tokenRefused, type TokenVerification, type TokenVerifier, type VerifiedToken, withActors, withThumbprint } from './types.js';
 
 export interface IntrospectionVerifierOptions {
   /** The introspection endpoint; found through `authorizationServer`'s metadata when absent. */
@@ -74,6 +74,8 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
       }
       const exp = typeof body.exp === 'number' ? body.exp : undefined;
       if (exp !== undefined && exp <= now()) return tokenRefused('invalid_token', 'the access token has expired');
+      const actors = withActors(body.act);
+      if (!actors) return tokenRefused('invalid_token', "the access token's act claim is malformed");
       const verified: VerifiedToken = {
         token,
         subject: typeof body.sub === 'string' ? body.sub : '',
@@ -84,6 +86,7 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
         expiresAt: exp ?? now() + cacheSeconds,
         // RFC 9449 §6.2: a DPoP-bound token's introspection answer names its key in cnf.jkt.
         ...withThumbprint(body.cnf),
+        ...actors,
         claims: body,
       };
       cache.set(key, verified, Math.min(verified.expiresAt, now() + cacheSeconds));

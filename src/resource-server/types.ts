@@ -1,4 +1,5 @@
 import type { Defect, Result } from '../core/result.js';
+import { actorChain } from '../core/token-exchange.js';
 
 /** What a verifier learned from a valid access token; handed to the request handler. */
 export interface VerifiedToken {
@@ -17,6 +18,11 @@ export interface VerifiedToken {
    * verifier may leave it out: the guard then reads `claims.cnf`.
    */
   jkt?: string;
+  /**
+   * RFC 8693 §4.1: for a delegated token (`act`), the clients acting for `subject`, the one that
+   * presents it first, then each that acted before it. Absent for a token no one acts through.
+   */
+  actors?: string[];
   claims: Record<string, unknown>;
 }
 
@@ -135,4 +141,11 @@ export function confirmationThumbprint(cnf: unknown): string | undefined {
 export function withThumbprint(cnf: unknown): { jkt?: string } {
   const jkt = confirmationThumbprint(cnf);
   return jkt === undefined ? {} : { jkt };
+}
+
+/** `actors` for a delegated token's facts (the field absent for a token without `act`); undefined when `act` is malformed, which refuses the token. */
+export function withActors(act: unknown): { actors?: string[] } | undefined {
+  const chain = actorChain(act);
+  if (!chain) return undefined;
+  return chain.length === 0 ? {} : { actors: chain };
 }

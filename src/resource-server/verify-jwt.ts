@@ -3,7 +3,7 @@ import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, 
 import { RemoteKeySet, type KeyLookup } from '../core/remote-key-set.js';
 import { fail, ok, type Result } from '../core/result.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { ExpiringCache, scopesOf, tokenRefused, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken, withThumbprint } from './types.js';
+import { ExpiringCache, scopesOf, tokenRefused, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken, withActors, withThumbprint } from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -46,15 +46,15 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   const cooldownMs = (options.jwksCooldownSeconds ?? 5) * 1000;
   const cacheSize = options.cacheSize ?? 50_000;
   // Verified tokens, keyed by the last 32 characters of the token (inside its signature, which
-  // differs for every token): a lookup hashes 32 characters instead of the ~500 of a whole token,
-  // about a microsecond less on every request. A hit counts only when the entry's own token is
+  // differs for every token): a lookup hashes 32 characters instead of the whole token, on every
+  // request. A hit counts only when the entry's own token is
   // equal to the presented one in full, so two tokens ending alike cost a verification, never a
   // mix-up. Only tokens a trusted issuer signed get in, so their size is the issuer's.
   const cache = new ExpiringCache<VerifiedToken>(cacheSize);
   // Tokens proven bad (forged signature, expired…) are refused from memory for a minute, so
   // replaying one costs a hash, not a signature check. Keyed by a SHA-256 digest, not by the end
   // of the token: these strings are the sender's, of any length, and as Map keys they could be
-  // chosen to collide in V8's string hash where that hash is weak (Node 24.0–24.4). Never
+  // chosen to collide in V8's string hash, whose strength is the runtime's, not ours. Never
   // cached: an unknown key id, which a key rotation can make valid within seconds, nor an nbf
   // that is still ahead.
   const refused = new ExpiringCache<string>(cacheSize);
@@ -160,6 +160,8 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
     if (timeProblem || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') {
       return fail(invalid('the access token lacks exp, sub or client_id'));
     }
+    const actors = withActors(claims.act);
+    if (!actors) return fail(invalid("the access token's act claim is malformed"));
     if (!knownHeaders.has(jwt.encodedHeader)) {
       // Bounded all the same: a key rotation every few minutes for a year stays small, but clear it past 100.
       if (knownHeaders.size >= 100) knownHeaders.clear();
@@ -174,6 +176,7 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       issuer: claims.iss as string, // checked against the trusted issuers before the key was looked up
       expiresAt: claims.exp as number,
       ...withThumbprint(claims.cnf),
+      ...actors,
       claims,
     });
   }

@@ -2,7 +2,7 @@
  * The PostgreSQL store's clients kept in memory: every token request looks up its client, and a
  * round trip for a row that almost never changes cost as much as the refresh after it. Replicas share
  * the database, so what a process keeps must go when any process writes the clients table: every
- * write announces itself at COMMIT (statements.ts, `writesClients`), and a process keeps clients
+ * write announces itself at COMMIT (sql/statements.ts, `writesClients`), and a process keeps clients
  * only while it listens for those announcements, dropping all of them at each one.
  *
  * - Only clients found are kept: a lookup of an unknown client_id always asks the database, so

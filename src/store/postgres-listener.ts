@@ -4,7 +4,8 @@
  * nobody listened is lost: `listening` is called after each (re)connection, once LISTEN holds, so
  * the caller can look again; `lost` when the connection goes.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { loadOptionalPackage, PG } from '../core/optional-package.js';
 
 export interface ListenOptions {
   connectionString: string;
@@ -23,7 +24,7 @@ export async function listenOn(options: ListenOptions): Promise<() => Promise<vo
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
     if (stopped) return;
-    const client = new pg.Client({
+    const client = new (loadOptionalPackage<typeof pg>(PG).Client)({
       connectionString: options.connectionString,
       connectionTimeoutMillis: options.connectionTimeoutMs,
       application_name: options.applicationName,

@@ -11,7 +11,8 @@
  * and migrations also hold a transaction-scoped advisory lock, so concurrent callers in
  * different processes run one after the other.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { loadOptionalPackage, PG } from '../core/optional-package.js';
 import { migrationDdl, postgres, render, REVOCATION_CHANNEL, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { durable, groupCommit, type Outcome } from './sql/group-commit.js';
@@ -151,10 +152,12 @@ function parseInt8(text: string): number {
 }
 
 /** Per-pool type parsers (never the global pg.types), so other node-postgres users in the process are unaffected. */
-const typeParsers: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
-};
+function typeParsers(driver: typeof pg): pg.CustomTypesConfig {
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === driver.types.builtins.INT8 && format !== 'binary' ? parseInt8 : driver.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+  };
+}
 
 async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query('BEGIN');
@@ -186,7 +189,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const target = describeTarget(options.connectionString);
   const redact = redactor(options.connectionString);
 
-  const pool = new pg.Pool({
+  const driver = loadOptionalPackage<typeof pg>(PG);
+  const pool = new driver.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
@@ -194,7 +198,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     statement_timeout: options.statementTimeoutMs ?? 10_000,
     application_name: 'context-auth',
     keepAlive: true,
-    types: typeParsers,
+    types: typeParsers(driver),
   });
   // An idle connection that breaks (the server restarted, a proxy dropped it) is reported here,
   // and the pool discards it; without a listener the 'error' event would crash the process. The
@@ -284,8 +288,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
   /**
    * Each statement is prepared once per connection, by a name of its own, and then only executed:
-   * PostgreSQL parses and plans it once instead of at every request (a refresh's statement costs
-   * the database about half as much CPU).
+   * PostgreSQL parses and plans it once instead of at every request, which is most of a short
+   * statement's cost to the database.
    */
   const prepared = new Map<Statement, { name: string; sql: string; names: string[] } | null>();
   const rendered = (statement: Statement) => {

@@ -1,7 +1,7 @@
 /**
  * The resolved configuration is plain data: what acts (the store, the clock, the log, the
  * client's address, the document cache, the upstream providers, the box that seals their tokens,
- * a policy's hook) is built beside it, in the server's context. And the server keeps both to
+ * a policy's hook) is built beside it, in the server's services (context.ts). And the server keeps both to
  * itself: its public face is its endpoints, keys, revocations and metadata.
  */
 import assert from 'node:assert/strict';
@@ -55,6 +55,28 @@ describe('the resolved configuration', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(config)), config);
     assert.deepEqual(config.upstream, { localUsers: true, sessionTtl: 24 * 3600, callbackUrl: `${ISSUER}/upstream/callback` });
     assert.deepEqual(config.clientIdMetadataDocuments, { enabled: true });
+  });
+
+  it("names every endpoint's URL under the issuer, the ones the metadata advertises", () => {
+    const issuer = 'https://as.example/tenant';
+    const options = { ...everyOption(), issuer };
+    const { endpoints } = resolveConfig(options);
+    assert.deepEqual(endpoints, {
+      authorization: `${issuer}/authorize`,
+      token: `${issuer}/token`,
+      registration: `${issuer}/register`,
+      revocation: `${issuer}/revoke`,
+      introspection: `${issuer}/introspect`,
+      jwks: `${issuer}/jwks`,
+      deviceAuthorization: `${issuer}/device_authorization`,
+    });
+    const { metadata } = createAuthorizationServer(options);
+    assert.equal(metadata.authorization_endpoint, endpoints.authorization);
+    assert.equal(metadata.token_endpoint, endpoints.token);
+    assert.equal(metadata.registration_endpoint, endpoints.registration);
+    assert.equal(metadata.revocation_endpoint, endpoints.revocation);
+    assert.equal(metadata.introspection_endpoint, endpoints.introspection);
+    assert.equal(metadata.jwks_uri, endpoints.jwks);
   });
 
   it('has its services beside it in the context, as the options gave them', () => {

@@ -69,12 +69,14 @@ describe('/metrics', () => {
     assert.equal((await postAs(h, '/token', client, { grant_type: 'client_credentials' })).status, 200);
     assert.equal((await postAs(h, '/token', { ...client, client_secret: 'wrong' }, { grant_type: 'client_credentials' })).status, 401);
     assert.equal((await postAs(h, '/token', client, { grant_type: 'urn:made-up:' + client.client_id })).status, 400);
+    assert.equal((await postAs(h, '/token', client, { grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange' })).status, 400);
     await registerClient(h);
     const { text } = await scrape(h);
     const values = samples(text);
     assert.equal(values.get('context_auth_token_requests_total{grant_type="client_credentials",outcome="success"}'), 1);
     assert.equal(values.get('context_auth_token_requests_total{grant_type="client_credentials",outcome="invalid_client"}'), 1);
     assert.equal(values.get('context_auth_token_requests_total{grant_type="other",outcome="unsupported_grant_type"}'), 1);
+    assert.equal(values.get('context_auth_token_requests_total{grant_type="urn:ietf:params:oauth:grant-type:token-exchange",outcome="unsupported_grant_type"}'), 1);
     assert.equal(values.get('context_auth_token_request_duration_seconds_count{grant_type="client_credentials"}'), 2);
     assert.equal(values.get('context_auth_errors_total{endpoint="/token",error="invalid_client"}'), 1);
     assert.equal(values.get('context_auth_registrations_total{kind="dynamic"}'), 1);

@@ -124,6 +124,18 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
     await refused(await present(h, client, jag), /used before/);
   });
 
+  it('refuses an ID-JAG whose signature does not verify (a claim changed after signing), and spends nothing', async () => {
+    const h = idpHarness();
+    const client = await jagClient(h);
+    const claims = jagClaims(h, client);
+    const [header, , signature] = (await signJag(claims)).split('.');
+    const altered = `${header}.${Buffer.from(JSON.stringify({ ...claims, scope: 'mcp:tools mcp:admin' })).toString('base64url')}.${signature}`;
+    const body = await expectOAuthError(await present(h, client, altered), 400, 'invalid_grant');
+    assert.match(body.error_description ?? '', /signature/);
+    // The genuine one, with the same jti, is still accepted.
+    assert.equal((await present(h, client, await signJag(claims))).status, 200);
+  });
+
   it('refuses an ID-JAG whose kid the IdP does not publish', async () => {
     const h = idpHarness();
     const client = await jagClient(h);

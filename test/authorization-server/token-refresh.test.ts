@@ -57,11 +57,11 @@ for (const revision of REVISIONS) {
       const h = createHarness();
       const { client, tokens } = await obtainTokens(h, revision);
       const first = (tokens as Tokens).refresh_token!;
-      const [key] = await successorKeys(h.server);
+      const [key] = await successorKeys(h.server.keys);
       const second = await refreshOk(h, client, first);
       assert.equal(second.refresh_token, createHmac('sha256', key!).update(first).digest('base64url'));
       assert.equal(second.refresh_token!.length, first.length, 'as long as a random one');
-      assert.deepEqual(await successorKeys(h.server), await h.server.keys.macKeys('context-auth refresh token successors'), 'the signing keys\' MAC keys under a label of its own');
+      assert.deepEqual(await successorKeys(h.server.keys), await h.server.keys.macKeys('context-auth refresh token successors'), 'the signing keys\' MAC keys under a label of its own');
     });
 
     it('revokes the whole family when a rotated token is used again after the token it was rotated to', async () => {

@@ -4,7 +4,12 @@
  * name is near.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { loadOptionalPackage, PROM_CLIENT } from '../../src/core/optional-package.js';
 import { describeFailure, didYouMean, nearest, usageError } from '../../src/cli/errors.js';
 
 const SERVE = ['port', 'host', 'issuer', 'registration', 'registration-ttl', 'resource', 'quiet', 'data', 'store'];
@@ -41,5 +46,29 @@ describe('a usage error says where the help is', () => {
     assert.equal(describeFailure(usageError('unknown option --prot'), 'serve').message, "unknown option --prot (see 'context-auth serve --help')");
     assert.equal(describeFailure(usageError('unknown command serv')).message, "unknown command serv (see 'context-auth --help')");
     assert.equal(describeFailure(usageError('x'), 'serve').exitCode, 2);
+  });
+});
+
+describe('an optional feature used without its package', () => {
+  it('is reported as such, naming the package, not as an unexpected error', () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'context-auth-cli-'));
+    try {
+      let thrown: unknown;
+      try {
+        loadOptionalPackage(PROM_CLIENT, createRequire(join(elsewhere, 'index.js')));
+      } catch (error) {
+        thrown = error;
+      }
+      // As serve meets it: wrapped by whatever started the feature.
+      const failure = describeFailure(new Error('start failed', { cause: thrown }), 'serve');
+      assert.deepEqual(failure, {
+        error: 'missing_package',
+        message: 'The metrics option (serve --metrics) needs the package prom-client, which is not installed: run npm install prom-client',
+        exitCode: 1,
+        unexpected: false,
+      });
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -68,6 +68,18 @@ describe('deploy/Dockerfile', () => {
     assert.match(final.find((s) => s.op === 'HEALTHCHECK')?.args ?? '', /http:\/\/127\.0\.0\.1:8080\/readyz/);
   });
 
+  it('keeps the optional peer dependencies (pg for the replicas of compose.yaml, prom-client for --metrics) when it prunes', () => {
+    const peers = Object.keys((JSON.parse(read('package.json')) as { peerDependencies: Record<string, string> }).peerDependencies);
+    assert.ok(peers.includes('pg') && peers.includes('prom-client'), peers.join(', '));
+    const run = steps.find((s) => s.op === 'RUN' && s.args.includes('npm prune'));
+    assert.ok(run, 'no RUN prunes the dev dependencies');
+    const prune = run.args.indexOf('npm prune');
+    // npm prunes a package that is a dev dependency, whatever else it is: each peer becomes a dependency first.
+    assert.ok(run.args.indexOf('npm pkg set') >= 0 && run.args.indexOf('npm pkg set') < prune, 'the peers are made dependencies before the prune');
+    assert.ok(run.args.indexOf('npm pkg delete') >= 0 && run.args.indexOf('npm pkg delete') < prune, 'and stop being dev dependencies');
+    assert.match(run.args, /peerDependencies\)\.map\(\(\[name, range\]\) => 'dependencies\.' \+ name/);
+  });
+
   it('passes serve only flags it knows', () => {
     const cmd = JSON.parse(final.find((s) => s.op === 'CMD')!.args) as string[];
     assert.equal(cmd[0], 'serve');

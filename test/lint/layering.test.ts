@@ -83,7 +83,19 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
     layer: 'the CLI uses the public entry points, and runs no listener of its own',
     file: 'src/cli/example.ts',
     refused: ["import x from '../authorization-server/keys.js';", "import x from '../client/session.js';", "import x from '../store/store.js';", "import x from '../authorization-server/node-server/listener.js';", "import x from '@hono/node-server';"],
-    allowed: ["import x from '../authorization-server/index.js';", "import x from '../store/sqlite.js';", "import x from '../demo/mcp-server.js';", "import x from './args.js';"],
+    allowed: ["import x from '../authorization-server/index.js';", "import x from '../admin/index.js';", "import x from '../store/sqlite.js';", "import x from '../demo/mcp-server.js';", "import x from '../cli-support.js';", "import x from './args.js';"],
+  },
+  {
+    layer: 'the operators\' API works on the store it is given, through the authorization server\'s operations',
+    file: 'src/admin/example.ts',
+    refused: ["import x from 'hono';", "import x from 'pg';", "import x from '../client/index.js';", "import x from '../resource-server/guard.js';", "import x from '../cli/data.js';"],
+    allowed: ["import x from '../authorization-server/admin/operations.js';", "import x from '../store/store.js';", "import x from '../core/passwords.js';", "import x from './users.js';"],
+  },
+  {
+    layer: 'below the operators\' API, nothing imports it',
+    file: 'src/store/example.ts',
+    refused: ["import x from '../admin/index.js';"],
+    allowed: [],
   },
   {
     layer: 'benchmarks use the public entry points',
@@ -126,6 +138,19 @@ describe('layering lint rules', () => {
     for (const file of ['src/authorization-server/http/from-web.ts', 'src/authorization-server/node-server/listener.ts']) {
       assert.deepEqual(await restrictedSyntax(file, source), [], file);
     }
+  });
+
+  it('an optional peer dependency is never a value import: its feature loads it when used', async () => {
+    const messages = async (file: string, source: string) => {
+      const [result] = await eslint.lintText(`${source}\nexport const used = x;\n`, { filePath: path.join(root, file) });
+      assert.ok(result);
+      return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+    };
+    for (const [file, source] of [['src/store/postgres.ts', "import x from 'pg';"], ['src/authorization-server/metrics/metrics.ts', "import { Registry as x } from 'prom-client';"]] as const) {
+      assert.equal((await messages(file, source)).length, 1, `${file}: ${source} should be refused`);
+    }
+    assert.deepEqual(await messages('src/store/postgres.ts', "import type x from 'pg';"), []);
+    assert.deepEqual(await messages('src/authorization-server/index.ts', "import type { Registry as x } from 'prom-client';"), []);
   });
 
   for (const { layer, file, refused, allowed } of cases) {

@@ -217,6 +217,16 @@ describe('introspection verifier: what an active answer must say', () => {
     assert.equal(auth.subject, 'x');
   });
 
+  it('an answer with act gives the app the actors; a malformed act is refused', async () => {
+    const h = createHarness();
+    const delegated = answering(h, () =>
+      Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'notes-server', scope: 'mcp:tools', aud: RESOURCE, exp: h.clock.now + 60, act: { sub: 'notes-server' } }),
+    );
+    assert.deepEqual((await accepted(delegated.verify('t'))).actors, ['notes-server']);
+    const malformed = answering(h, () => Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', aud: RESOURCE, exp: h.clock.now + 60, act: { client_id: 'c' } }));
+    await refused(malformed.verify('t'), 'invalid_token', /act claim is malformed/);
+  });
+
   it('a DPoP-bound answer (cnf.jkt) needs a proof by that key on every request, the cached answer too', async () => {
     const h = createHarness();
     const signer = dpopProofSigner(generateDpopKeyPair());

@@ -8,7 +8,8 @@ import { createPrivateKey, generateKeyPairSync, randomBytes, sign as cryptoSign,
 import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { createAuthorizationServer, rotateSigningKeys, type AuthorizationServer } from '../../src/authorization-server/index.js';
+import { createAuthorizationServer, type AuthorizationServer } from '../../src/authorization-server/index.js';
+import { rotateSigningKeys } from '../../src/authorization-server/keys.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { jwtVerifier, type JwtVerifierOptions } from '../../src/resource-server/verify-jwt.js';
 import { accepted, refused } from '../helpers/token-verification.js';
@@ -586,5 +587,26 @@ describe('JWT verifier: the JWKS is read where the metadata says, never through 
     await refused(jwtVerifier({ authorizationServers: [issuer] }).verify(token), 'unavailable');
     redirectJwks = false;
     assert.equal((await accepted(jwtVerifier({ authorizationServers: [issuer] }).verify(token))).issuer, issuer);
+  });
+});
+
+describe('JWT verifier: delegated tokens (act)', () => {
+  it('hands the app the actors of a delegated token, the one presenting it first, and none for a direct token', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    const delegated = await mintToken(h.server, h.clock.now, { act: { sub: 'notes-server', act: { sub: 'mail-server' } } });
+    assert.deepEqual((await accepted(verifier.verify(delegated))).actors, ['notes-server', 'mail-server']);
+    const direct = await accepted(verifier.verify(await mintToken(h.server, h.clock.now)));
+    assert.equal('actors' in direct, false);
+    const auth = (await (await ask(protect(h, verifier), bearer(delegated))).json()) as { actors?: string[] };
+    assert.deepEqual(auth.actors, ['notes-server', 'mail-server']);
+  });
+
+  it('refuses a token whose act is malformed, rather than take it for a direct one', async () => {
+    const h = createHarness();
+    const verifier = verifierFor(h, []);
+    for (const act of ['notes-server', { client_id: 'notes-server' }, { sub: 'notes-server', act: [] }]) {
+      await refused(verifier.verify(await mintToken(h.server, h.clock.now, { act })), 'invalid_token', /act claim is malformed/);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { SessionRecord, UserRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { AdminServices } from './section.js';
 import { currentSession } from '../sessions.js';
 import { upstreamSignInOfSession, type UpstreamSignInFacts } from '../upstream/session.js';
 import type { EndpointRequest } from '../http/request.js';
@@ -14,7 +14,7 @@ export type AdminAccess =
   | { kind: 'admin'; user: UserRecord; session: SessionRecord; fresh: boolean };
 
 /** Who this browser's session belongs to, and what they may do at the console. */
-export async function adminAccess(ctx: ServerContext, request: EndpointRequest): Promise<AdminAccess> {
+export async function adminAccess(ctx: AdminServices, request: EndpointRequest): Promise<AdminAccess> {
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) return { kind: 'signed-out' };
@@ -30,7 +30,7 @@ export async function adminAccess(ctx: ServerContext, request: EndpointRequest):
  * sign-in and the operator listed (`admin.emails`). The list is read at every request, never
  * written to the user: an email taken off it takes the rights away.
  */
-function isAdministrator(ctx: ServerContext, user: UserRecord, upstream: UpstreamSignInFacts): boolean {
+function isAdministrator(ctx: AdminServices, user: UserRecord, upstream: UpstreamSignInFacts): boolean {
   if (user.admin === true) return true;
   return upstream.verifiedEmail !== null && ctx.config.admin.emails.includes(upstream.verifiedEmail);
 }

@@ -1,5 +1,5 @@
 import type { SessionRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { AdminServices } from './section.js';
 import { formToken, isFormToken } from '../form-tokens.js';
 import type { AdminAction } from './section.js';
 
@@ -14,13 +14,13 @@ import type { AdminAction } from './section.js';
 const MAX_WHAT = 300;
 
 /** The query that makes the page after a change say what was done, to what. */
-export async function noticeQuery(ctx: ServerContext, session: SessionRecord, action: AdminAction, what: string): Promise<Record<string, string>> {
+export async function noticeQuery(ctx: AdminServices, session: SessionRecord, action: AdminAction, what: string): Promise<Record<string, string>> {
   const shown = what.slice(0, MAX_WHAT);
   return { done: action.name, what: shown, sig: await formToken(ctx, 'admin', { session }, bound(action, shown)) };
 }
 
 /** The sentence for `?done=`: naming its object when this session's MAC vouches for it, else the action's fixed sentence. */
-export async function noticeOf(ctx: ServerContext, session: SessionRecord, actions: readonly AdminAction[], query: URLSearchParams): Promise<string | undefined> {
+export async function noticeOf(ctx: AdminServices, session: SessionRecord, actions: readonly AdminAction[], query: URLSearchParams): Promise<string | undefined> {
   const action = actions.find((candidate) => candidate.name === query.get('done'));
   if (!action) return undefined;
   const what = query.get('what');

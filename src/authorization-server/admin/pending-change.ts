@@ -1,4 +1,4 @@
-import type { ServerContext } from '../context.js';
+import type { SigningKeys } from '../keys.js';
 import { formToken, isFormToken } from '../form-tokens.js';
 import type { Params } from '../http/params.js';
 import type { AdminAction } from './section.js';
@@ -51,14 +51,14 @@ export function pendingOf(form: Params, actions: readonly AdminAction[]): { acti
  * The change as the query of the console page a provider's sign-in returns to, vouched for by a
  * MAC bound to this browser and to the administrator who asked for it.
  */
-export async function pendingQuery(ctx: ServerContext, binding: string, userId: string, change: PendingChange): Promise<Record<string, string>> {
+export async function pendingQuery(ctx: { keys: SigningKeys }, binding: string, userId: string, change: PendingChange): Promise<Record<string, string>> {
   const json = JSON.stringify(change);
   return { confirm: Buffer.from(json).toString('base64url'), sig: await formToken(ctx, 'admin', { binding }, bound(userId, json)) };
 }
 
 /** The change in a page's query, if the MAC vouches for it for this browser and this administrator, and it names one of `actions`. */
 export async function pendingFromQuery(
-  ctx: ServerContext,
+  ctx: { keys: SigningKeys },
   binding: string,
   userId: string,
   query: URLSearchParams,

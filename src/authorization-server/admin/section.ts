@@ -1,14 +1,20 @@
 import type { Store, StoreAdministration, StoreConsole, UserRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { Revocations } from '../revocations.js';
+import type { BrowserServices } from '../services.js';
+import type { SignInThrottle } from '../sign-in-throttle.js';
+import type { UpstreamServices } from '../upstream/upstream-sign-in.js';
 import type { Params } from '../http/params.js';
 import type { SafeHtml } from '../pages/html.js';
 
 /** The store as the console uses it: it exists only where the store can administer and page. */
 export type ConsoleStore = Store & StoreAdministration & StoreConsole;
 
+/** What the console uses: the pages' services, upstream sign-in (who is an administrator), and what its actions change: revocations, the sign-in throttle. */
+export type AdminServices = BrowserServices & UpstreamServices & { revocations: Revocations; signInThrottle: SignInThrottle };
+
 /** What a console page is rendered with. */
 export interface AdminView {
-  ctx: ServerContext;
+  ctx: AdminServices;
   store: ConsoleStore;
   /** The administrator looking. */
   admin: UserRecord;
@@ -65,6 +71,6 @@ export interface AdminAction {
   /** Set for a change to be confirmed first: what it does, said on the confirmation, and its button's word. */
   confirm?: { consequence: string; button: string };
   /** The sentence shown once after it succeeded, naming what it acted on when that is vouched for. */
-  done(ctx: ServerContext, subject: string | undefined): string;
+  done(ctx: AdminServices, subject: string | undefined): string;
   run(view: Omit<AdminView, 'query' | 'sections'>, form: Params): Promise<AdminActionResult>;
 }

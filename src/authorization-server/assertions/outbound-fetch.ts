@@ -4,7 +4,7 @@ import { fetchClientDocument, type DocumentFetchOptions } from '../client-docume
  * A `fetch` for JSON documents at URLs that others chose (a client's `jwks_uri`, a trusted
  * issuer's metadata and keys), with every defence of the client document fetcher: https only,
  * public addresses only, no redirects, timeouts and a size cap. It answers GET requests with the
- * parsed body as a JSON response, so key sets written for `fetch` (resource-server/jwks.ts) use
+ * parsed body as a JSON response, so key sets written for `fetch` (core/remote-key-set.ts) use
  * it unchanged. A document it cannot have rejects, as fetch does, with a TypeError whose message
  * says why: for the log only, since it may describe our network.
  */

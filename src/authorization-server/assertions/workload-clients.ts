@@ -1,7 +1,7 @@
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { formatScope } from '../../core/scopes.js';
 import { StoreConflictError, type ClientRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
 import type { WorkloadRule } from './workload-rules.js';
 
 /**
@@ -11,7 +11,7 @@ import type { WorkloadRule } from './workload-rules.js';
  * redirect URI and only the jwt-bearer grant. One that exists already is used as it is, if it is
  * registered for the jwt-bearer grant.
  */
-export async function workloadClient(ctx: Pick<ServerContext, 'store' | 'now' | 'log' | 'config'>, clientId: string): Promise<ClientRecord> {
+export async function workloadClient(ctx: Pick<BaseServices, 'store' | 'now' | 'log' | 'config'>, clientId: string): Promise<ClientRecord> {
   const existing = await ctx.store.getClient(clientId);
   if (existing) return existing;
   const rules = ctx.config.jwtBearer?.workloads.filter((rule) => rule.client === clientId) ?? [];
@@ -30,7 +30,7 @@ export async function workloadClient(ctx: Pick<ServerContext, 'store' | 'now' | 
 }
 
 /** Makes sure every workload rule's client exists and can use the grant; throws naming the first that cannot. */
-export async function ensureWorkloadClients(ctx: Pick<ServerContext, 'store' | 'now' | 'log' | 'config'>): Promise<void> {
+export async function ensureWorkloadClients(ctx: Pick<BaseServices, 'store' | 'now' | 'log' | 'config'>): Promise<void> {
   const clientIds = new Set(ctx.config.jwtBearer?.workloads.map((rule) => rule.client) ?? []);
   for (const clientId of clientIds) {
     const client = await workloadClient(ctx, clientId);

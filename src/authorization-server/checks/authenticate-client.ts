@@ -4,7 +4,9 @@ import { isStorableText } from '../../core/storable-text.js';
 import type { TokenEndpointAuthMethod } from '../../core/protocol.js';
 import type { ClientRecord } from '../../store/store.js';
 import { clientLookup } from '../clients.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
+import type { ClientKeys } from '../assertions/client-keys.js';
+import type { ClientLookupServices } from '../clients.js';
 import type { Params } from '../http/params.js';
 import { authenticateWithAssertion } from './client-assertion.js';
 import type { EndpointRequest } from '../http/request.js';
@@ -57,13 +59,16 @@ export function claimedClientId(request: EndpointRequest, params: Params): strin
   return clientId !== undefined && clientId.length <= LONGEST_LOGGED_CLIENT_ID ? clientId : undefined;
 }
 
+/** What authenticating a client needs: finding it (its metadata document too), and the keys of private_key_jwt clients. */
+export type ClientAuthenticationServices = ClientLookupServices & BaseServices & { clientKeys: ClientKeys };
+
 /**
  * Authenticates the client of a token, revocation, introspection or device authorization request (RFC 6749 §2.3,
  * OAuth 2.1 §2.4): exactly one method, the one the client registered, secrets compared in
  * constant time against the stored hash, client assertions (private_key_jwt) checked in
  * client-assertion.ts. Any failure is invalid_client (401); two methods at once, invalid_request.
  */
-export async function authenticateClient(ctx: ServerContext, request: EndpointRequest, params: Params): Promise<ClientRecord> {
+export async function authenticateClient(ctx: ClientAuthenticationServices, request: EndpointRequest, params: Params): Promise<ClientRecord> {
   const store = clientLookup(ctx, request);
   const authorization = request.headers.authorization;
   const usesBasic = authorization !== null && /^basic /i.test(authorization);

@@ -4,9 +4,9 @@ import { isStorableText } from '../../core/storable-text.js';
 import type { ClientRecord } from '../../store/store.js';
 import { readAssertion, spendAssertion, verifyAssertion, type AssertionDefect, type AssertionRules } from '../assertions/verify-assertion.js';
 import type { ClientLookup } from '../clients.js';
-import type { ClientAssertionAudience } from '../config.js';
-import type { ServerContext } from '../context.js';
-import { ENDPOINT_PATHS } from '../endpoints/metadata.js';
+import type { ResolvedConfig } from '../config.js';
+import type { BaseServices } from '../services.js';
+import type { ClientKeys } from '../assertions/client-keys.js';
 import type { Params } from '../http/params.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -32,7 +32,7 @@ type ClientAssertionDefect = AssertionDefect | Defect<'client' | 'registration'>
  * The jti is spent only after the signature verified, so nobody can burn another client's jti.
  * Every defect is invalid_client (401), described in our own words: the assertion is never echoed.
  */
-export async function authenticateWithAssertion(ctx: ServerContext, store: ClientLookup, params: Params): Promise<ClientRecord> {
+export async function authenticateWithAssertion(ctx: BaseServices & { clientKeys: ClientKeys }, store: ClientLookup, params: Params): Promise<ClientRecord> {
   const type = params.get('client_assertion_type');
   const assertion = params.get('client_assertion');
   if (type === undefined || assertion === undefined) {
@@ -48,7 +48,7 @@ export async function authenticateWithAssertion(ctx: ServerContext, store: Clien
 
 /** The client the assertion proves, or its defect with the client id it claimed (for the log) once it named one. */
 async function checkClientAssertion(
-  ctx: ServerContext,
+  ctx: BaseServices & { clientKeys: ClientKeys },
   store: ClientLookup,
   params: Params,
   assertion: string,
@@ -74,7 +74,7 @@ async function checkClientAssertion(
   }
   const rules: AssertionRules = {
     name: NAME,
-    ...audienceRules(ctx.config.issuer, ctx.config.clientAssertionAudience),
+    ...audienceRules(ctx.config),
     maxLifetimeSeconds: CLIENT_ASSERTION_MAX_LIFETIME,
     clockToleranceSeconds: CLIENT_ASSERTION_CLOCK_TOLERANCE,
   };
@@ -111,8 +111,9 @@ function clientAssertionError(defect: ClientAssertionDefect): OAuthError {
 }
 
 /** The same at every endpoint that authenticates clients: the issuer names us wherever the assertion is sent. */
-function audienceRules(issuer: string, accepted: ClientAssertionAudience): Pick<AssertionRules, 'audiences' | 'audienceList' | 'expectedAudience'> {
-  if (accepted === 'issuer') return { audiences: [issuer], audienceList: false, expectedAudience: `the issuer identifier ${issuer}, as a single string` };
-  const tokenEndpoint = `${issuer}${ENDPOINT_PATHS.token}`;
+function audienceRules(config: Pick<ResolvedConfig, 'issuer' | 'endpoints' | 'clientAssertionAudience'>): Pick<AssertionRules, 'audiences' | 'audienceList' | 'expectedAudience'> {
+  const { issuer } = config;
+  if (config.clientAssertionAudience === 'issuer') return { audiences: [issuer], audienceList: false, expectedAudience: `the issuer identifier ${issuer}, as a single string` };
+  const tokenEndpoint = config.endpoints.token;
   return { audiences: [issuer, tokenEndpoint], audienceList: true, expectedAudience: `the issuer identifier ${issuer} or the token endpoint URL ${tokenEndpoint}` };
 }

@@ -2,7 +2,8 @@ import { OAuthError } from '../../core/errors.js';
 import type { StoreAdministration } from '../../store/store.js';
 import { ACCOUNT_PATH } from '../account-link.js';
 import { readCookie } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from '../interaction/state.js';
+import type { Revocations } from '../revocations.js';
 import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
@@ -24,14 +25,14 @@ import type { EndpointRequest } from '../http/request.js';
  */
 
 /** What the page says once after an action's redirect (`?done=`): a fixed sentence, never text from the URL. */
-function noticeOf(ctx: ServerContext, done: string | null): string | undefined {
+function noticeOf(ctx: InteractionServices & { revocations: Revocations }, done: string | null): string | undefined {
   if (done === 'revoked') return `Access revoked: that application can no longer get tokens. ${revokedAccessTokens(ctx.config.accessTokenTtl)}`;
   if (done === 'signed-out') return 'You are signed out.';
   return undefined;
 }
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
-export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
+export async function accountEndpoint(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
@@ -55,7 +56,7 @@ export async function accountEndpoint(ctx: ServerContext, admin: StoreAdministra
 }
 
 /** POST /account: sign in (the token of this browser), or revoke an application or sign out (the token of the session). */
-export async function accountSubmit(ctx: ServerContext, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
+export async function accountSubmit(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
   const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action');
@@ -93,7 +94,7 @@ export async function accountSubmit(ctx: ServerContext, admin: StoreAdministrati
  * action=sign-in: with `provider`, off to that provider (its callback brings the person back here);
  * otherwise a local password, through the same check and throttle as the interaction's sign-in.
  */
-async function signIn(ctx: ServerContext, request: EndpointRequest, binding: string, form: Params): Promise<Answer> {
+async function signIn(ctx: InteractionServices & { revocations: Revocations }, request: EndpointRequest, binding: string, form: Params): Promise<Answer> {
   const provider = form.get('provider');
   if (provider !== undefined) {
     const { url, cookie } = await beginPageSignIn(ctx, binding, provider, { page: 'account' });
@@ -137,5 +138,5 @@ function clientIdsOf(form: Params): string[] {
   return ids;
 }
 
-const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;
-const accountUrl = (ctx: ServerContext): string => `${ctx.config.basePath}${ACCOUNT_PATH}`;
+const localUsers = (ctx: InteractionServices & { revocations: Revocations }): boolean => ctx.upstream?.localUsers ?? true;
+const accountUrl = (ctx: InteractionServices & { revocations: Revocations }): string => `${ctx.config.basePath}${ACCOUNT_PATH}`;

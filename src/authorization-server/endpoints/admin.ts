@@ -8,7 +8,7 @@ import { changeOf, formOf, pendingFields, pendingFromQuery, pendingOf, type Pend
 import { sectionsFor, type AdminAction, type AdminSection, type AdminView, type ConsoleStore } from '../admin/section.js';
 import { ADMIN_ACTIONS, ADMIN_SECTIONS } from '../admin/sections.js';
 import { readCookie } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { AdminServices } from '../admin/section.js';
 import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
@@ -39,7 +39,7 @@ export { ADMIN_PATH };
 const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
-export async function adminEndpoint(ctx: ServerContext, store: ConsoleStore, request: EndpointRequest, sectionName = ''): Promise<Answer> {
+export async function adminEndpoint(ctx: AdminServices, store: ConsoleStore, request: EndpointRequest, sectionName = ''): Promise<Answer> {
   const section = sectionNamed(store, sectionName);
   if (!section) return notFoundAnswer();
   const binding = browserBinding(ctx, request);
@@ -76,7 +76,7 @@ function consoleError(error: OAuthError): SafeHtml {
 }
 
 /** POST /admin: sign in (the token of this browser), or confirm a sign-in, sign out or run an action (the token of the session). */
-export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, request: EndpointRequest): Promise<Answer> {
+export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, request: EndpointRequest): Promise<Answer> {
   const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action') ?? '';
@@ -144,7 +144,7 @@ export async function adminSubmit(ctx: ServerContext, store: ConsoleStore, reque
  * with a notice naming what it acted on. `cookie`: a session just begun, set with the answer.
  */
 async function perform(
-  ctx: ServerContext,
+  ctx: AdminServices,
   store: ConsoleStore,
   user: UserRecord,
   session: SessionRecord,
@@ -185,12 +185,12 @@ async function confirmationOf(view: Omit<AdminView, 'query' | 'sections'>, handl
 }
 
 /** The console's frame around a page: its title, the navigation, who is signed in. */
-function shellOf(ctx: ServerContext, store: ConsoleStore, user: UserRecord, csrfToken: string, section: AdminSection) {
+function shellOf(ctx: AdminServices, store: ConsoleStore, user: UserRecord, csrfToken: string, section: AdminSection) {
   return { title: section.title, nav: navOf(ctx, sectionsFor(ADMIN_SECTIONS, store), section), username: user.username, action: adminUrl(ctx), csrfToken };
 }
 
 /** action=sign-in or reauth with `provider`: off to that provider, whose callback brings the person back to `target`. */
-async function toProvider(ctx: ServerContext, binding: string, provider: string, target: PageSignInTarget): Promise<Answer> {
+async function toProvider(ctx: AdminServices, binding: string, provider: string, target: PageSignInTarget): Promise<Answer> {
   const { url, cookie } = await beginPageSignIn(ctx, binding, provider, target);
   return seeOther(url.href, [cookie]);
 }
@@ -201,7 +201,7 @@ async function toProvider(ctx: ServerContext, binding: string, provider: string,
  * page to say so.
  */
 async function reauthProviders(
-  ctx: ServerContext,
+  ctx: AdminServices,
   session: SessionRecord,
 ): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[]; unconfirmedBy?: string }> {
   const upstreamSession = session.upstreamSessionId === null ? undefined : await ctx.store.getUpstreamSession(session.upstreamSessionId);
@@ -221,7 +221,7 @@ async function reauthProviders(
  * success, the session begun.
  */
 async function signIn(
-  ctx: ServerContext,
+  ctx: AdminServices,
   request: EndpointRequest,
   csrfToken: string,
   form: Params,
@@ -255,20 +255,20 @@ async function signIn(
   return started;
 }
 
-function viewBase(ctx: ServerContext, store: ConsoleStore, admin: AdminView['admin'], csrfToken: string): Omit<AdminView, 'query' | 'sections'> {
+function viewBase(ctx: AdminServices, store: ConsoleStore, admin: AdminView['admin'], csrfToken: string): Omit<AdminView, 'query' | 'sections'> {
   return { ctx, store, admin, action: adminUrl(ctx), csrfToken, href: (section, query) => hrefOf(ctx, section, query) };
 }
 
-function hrefOf(ctx: ServerContext, section: string, query: Record<string, string | undefined> = {}): string {
+function hrefOf(ctx: AdminServices, section: string, query: Record<string, string | undefined> = {}): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(name, value);
   const search = params.size > 0 ? `?${params}` : '';
   return `${adminUrl(ctx)}${section ? `/${section}` : ''}${search}`;
 }
 
-function navOf(ctx: ServerContext, sections: readonly AdminSection[], current: AdminSection) {
+function navOf(ctx: AdminServices, sections: readonly AdminSection[], current: AdminSection) {
   return sections.map((section) => ({ href: hrefOf(ctx, section.name), title: section.title, current: section === current }));
 }
 
-const adminUrl = (ctx: ServerContext): string => `${ctx.config.basePath}${ADMIN_PATH}`;
-const localUsers = (ctx: ServerContext): boolean => ctx.upstream?.localUsers ?? true;
+const adminUrl = (ctx: AdminServices): string => `${ctx.config.basePath}${ADMIN_PATH}`;
+const localUsers = (ctx: AdminServices): boolean => ctx.upstream?.localUsers ?? true;

@@ -5,7 +5,8 @@ import { completeAuthorization, trustedRedirect } from '../authorization-respons
 import { authorizationParams, resolveRedirectTarget, validateAuthorizationRequest } from '../checks/authorization-request.js';
 import { consentCovers } from '../consent.js';
 import { clientLookup } from '../clients.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from '../interaction/state.js';
+import type { ClientLookupServices, ClientUse } from '../clients.js';
 import { toOAuthError } from '../http/errors.js';
 import { formFields } from '../http/params.js';
 import type { EndpointRequest } from '../http/request.js';
@@ -18,7 +19,7 @@ import { browserBinding, currentSession } from '../sessions.js';
  * trusted redirect, and go back to the client); then the user signs in and consents on our pages,
  * unless a session and a remembered consent already cover the request.
  */
-export async function authorizeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function authorizeEndpoint(ctx: InteractionServices & ClientLookupServices & { clientUse: ClientUse }, request: EndpointRequest): Promise<Answer> {
   const entries: Iterable<[string, string]> =
     request.method === 'POST' ? formFields(request, ctx.config.maxBodyBytes, 'The authorization request must be a form post.') : request.url.searchParams;
   const parsed = authorizationParams(entries);

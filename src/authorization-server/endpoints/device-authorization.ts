@@ -4,7 +4,8 @@ import { parseScope, resolveScope, withoutOfflineAccess } from '../../core/scope
 import { StoreConflictError } from '../../store/store.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
-import type { ServerContext } from '../context.js';
+import type { ClientAuthenticationServices } from '../checks/authenticate-client.js';
+import type { ClientUse } from '../clients.js';
 import {
   DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, DEVICE_VERIFICATION_PATH, deviceCodeHash, displayUserCode, newDeviceCode, newUserCode, userCodeHash,
 } from '../device-codes.js';
@@ -21,7 +22,7 @@ const USER_CODE_ATTEMPTS = 3;
  * a code pair. The client authenticates as at /token; scope and resource are checked as
  * /authorize checks them, and the token its device code gets is for that resource.
  */
-export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function deviceAuthorizationEndpoint(ctx: ClientAuthenticationServices & { clientUse: ClientUse }, request: EndpointRequest): Promise<Answer> {
   const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);
   const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
@@ -37,7 +38,7 @@ export async function deviceAuthorizationEndpoint(ctx: ServerContext, request: E
   for (let attempt = 1; ; attempt++) {
     const userCode = newUserCode();
     try {
-      await deviceAuthorizations(ctx).createDeviceAuthorization({
+      await deviceAuthorizations(ctx.store).createDeviceAuthorization({
         deviceCodeHash: deviceCodeHash(deviceCode),
         userCodeHash: userCodeHash(userCode),
         clientId: client.clientId,

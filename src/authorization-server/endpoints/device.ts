@@ -2,7 +2,7 @@ import { addressBucket } from '../../core/client-address.js';
 import { hashSecret, randomToken } from '../../core/secrets.js';
 import type { SessionRecord } from '../../store/store.js';
 import { readCookie } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from '../interaction/state.js';
 import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash } from '../device-codes.js';
 import { deviceAuthorizations } from '../device-store.js';
 import { formToken, isFormToken, refusedFormToken, type FormHolder } from '../form-tokens.js';
@@ -23,12 +23,12 @@ import type { EndpointRequest } from '../http/request.js';
 
 /** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
 /** The address as the throttle counts it (an IPv6 address's /64), for the log; never the whole address. */
-const addressField = (ctx: ServerContext, request: EndpointRequest): { address?: string } => {
+const addressField = (ctx: InteractionServices, request: EndpointRequest): { address?: string } => {
   const address = request.clientAddress;
   return address === undefined ? {} : { address: addressBucket(address) };
 };
 
-const throttleKeys = (ctx: ServerContext, request: EndpointRequest): string[] => {
+const throttleKeys = (ctx: InteractionServices, request: EndpointRequest): string[] => {
   const keys = SignInThrottle.addressKeys(request.clientAddress);
   return keys.length > 0 ? keys : ['address:unknown'];
 };
@@ -43,7 +43,7 @@ const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to t
 const holderOf = (session: SessionRecord | undefined, binding: string): FormHolder => (session ? { session } : { binding });
 
 /** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
-export async function devicePage(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function devicePage(ctx: InteractionServices, request: EndpointRequest): Promise<Answer> {
   const url = request.url;
   const binding = browserBinding(ctx, request);
   const session = await currentSession(ctx, request);
@@ -58,7 +58,7 @@ export async function devicePage(ctx: ServerContext, request: EndpointRequest): 
 }
 
 /** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
-export async function deviceSubmit(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function deviceSubmit(ctx: InteractionServices, request: EndpointRequest): Promise<Answer> {
   const form = readPageForm(ctx, request);
   // The interaction it starts is this browser's: no binding, no form.
   const binding = readCookie(ctx, request, 'browser');
@@ -81,7 +81,7 @@ export async function deviceSubmit(ctx: ServerContext, request: EndpointRequest)
   const code = normalizeUserCode(typed);
   let device;
   try {
-    device = code ? await deviceAuthorizations(ctx).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
+    device = code ? await deviceAuthorizations(ctx.store).findPendingDeviceAuthorization(userCodeHash(code), now) : undefined;
   } catch (error) {
     attempt.abandoned();
     throw error;

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { safeEqual } from '../../core/secrets.js';
 import { refuseDuplicatedCookies } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from '../interaction/state.js';
 import { readPageForm } from '../http/page-form.js';
 import { submitUpstreamChoice } from '../interaction/choose-upstream.js';
 import { notSignedIn, showConsent, submitConsent } from '../interaction/consent.js';
@@ -36,7 +36,7 @@ const steps: Record<InteractionState, Partial<Record<StepName, Step>>> = {
 };
 
 /** GET /interaction/:id: the sign-in page, or a consent page once a provider is chosen or someone signed in. */
-export async function interactionPage(ctx: ServerContext, request: EndpointRequest, id: string): Promise<Answer> {
+export async function interactionPage(ctx: InteractionServices, request: EndpointRequest, id: string): Promise<Answer> {
   refuseDuplicatedCookies(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
@@ -44,7 +44,7 @@ export async function interactionPage(ctx: ServerContext, request: EndpointReque
 }
 
 /** POST /interaction/:id: a sign-in, a provider chosen or a consent decision, CSRF-checked and bound to this browser. */
-export async function interactionSubmit(ctx: ServerContext, request: EndpointRequest, id: string): Promise<Answer> {
+export async function interactionSubmit(ctx: InteractionServices, request: EndpointRequest, id: string): Promise<Answer> {
   // The form first: a post from another site, or with a cookie sent twice, is refused as such.
   const form = readPageForm(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
-import type { ServerContext } from '../context.js';
+import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
+import type { SigningKeys } from '../keys.js';
 import { readForm } from '../http/params.js';
 import { json, type Answer } from '../http/responses.js';
 import { verifyOwnAccessToken } from '../tokens.js';
@@ -14,7 +14,7 @@ const INACTIVE = { active: false } as const;
  * its own tokens; a resource server (a client an operator marked `canIntrospect`) about any.
  * Refresh tokens are never described, only access tokens.
  */
-export async function introspectEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function introspectEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys }, request: EndpointRequest): Promise<Answer> {
   const { store } = ctx;
   const params = readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);
@@ -30,7 +30,8 @@ export async function introspectEndpoint(ctx: ServerContext, request: EndpointRe
   if (!caller.canIntrospect && claims.client_id !== caller.clientId) return json(INACTIVE);
   // No row per token: the grant it names must stand, and the token itself must not be revoked.
   const grant = await store.getGrant(claims[GRANT_ID_CLAIM]);
-  if (!grant || grant.revokedAt !== null || grant.clientId !== claims.client_id) return json(INACTIVE);
+  // A delegated token (token exchange) names the grant it was delegated from, another client's.
+  if (!grant || grant.revokedAt !== null || (grant.clientId !== claims.client_id && claims.act === undefined)) return json(INACTIVE);
   if (await store.isAccessTokenRevoked(claims.jti)) return json(INACTIVE);
   return json({
     active: true,
@@ -45,5 +46,6 @@ export async function introspectEndpoint(ctx: ServerContext, request: EndpointRe
     iss: claims.iss,
     jti: claims.jti,
     ...(claims.cnf ? { cnf: claims.cnf } : {}),
+    ...(claims.act ? { act: claims.act } : {}),
   });
 }

@@ -1,20 +1,10 @@
 import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
+import { ID_JAG_PROFILE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { OFFLINE_ACCESS } from '../../core/scopes.js';
 import type { ResolvedConfig } from '../config.js';
-import { ID_JAG_PROFILE } from '../grants/id-jag.js';
 import { respond, type Answer } from '../http/responses.js';
-
-export const ENDPOINT_PATHS = {
-  authorization: '/authorize',
-  token: '/token',
-  registration: '/register',
-  revocation: '/revoke',
-  introspection: '/introspect',
-  jwks: '/jwks',
-  deviceAuthorization: '/device_authorization',
-} as const;
 
 /** The RFC 8414 document this server serves. */
 export interface AuthorizationServerMetadata {
@@ -48,21 +38,21 @@ export interface AuthorizationServerMetadata {
   authorization_grant_profiles_supported?: string[];
 }
 
-/** The RFC 8414 document. Revision A defaults (/authorize, /token, /register) are the paths we use. */
+/** The RFC 8414 document. */
 export function authorizationServerMetadata(config: ResolvedConfig): AuthorizationServerMetadata {
-  const at = (path: string) => `${config.issuer}${path}`;
+  const { endpoints } = config;
   const clientAuth = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
   // The client assertion algorithms (private_key_jwt): asymmetric only, never none or HMAC.
   const signingAlgs = [...SUPPORTED_JWS_ALGORITHMS];
   return {
     issuer: config.issuer,
-    authorization_endpoint: at(ENDPOINT_PATHS.authorization),
-    token_endpoint: at(ENDPOINT_PATHS.token),
-    ...(config.registration === 'closed' ? {} : { registration_endpoint: at(ENDPOINT_PATHS.registration) }),
-    revocation_endpoint: at(ENDPOINT_PATHS.revocation),
-    introspection_endpoint: at(ENDPOINT_PATHS.introspection),
-    jwks_uri: at(ENDPOINT_PATHS.jwks),
-    ...(config.deviceGrant ? { device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization) } : {}),
+    authorization_endpoint: endpoints.authorization,
+    token_endpoint: endpoints.token,
+    ...(config.registration === 'closed' ? {} : { registration_endpoint: endpoints.registration }),
+    revocation_endpoint: endpoints.revocation,
+    introspection_endpoint: endpoints.introspection,
+    jwks_uri: endpoints.jwks,
+    ...(config.deviceGrant ? { device_authorization_endpoint: endpoints.deviceAuthorization } : {}),
     scopes_supported: [...new Set([...config.scopesSupported, OFFLINE_ACCESS])],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -72,6 +62,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
       'client_credentials',
       ...(config.deviceGrant ? [DEVICE_CODE_GRANT_TYPE] : []),
       ...(config.jwtBearer ? [JWT_BEARER_GRANT_TYPE] : []),
+      ...(config.tokenExchange ? [TOKEN_EXCHANGE_GRANT_TYPE] : []),
     ],
     token_endpoint_auth_methods_supported: clientAuth,
     token_endpoint_auth_signing_alg_values_supported: signingAlgs,

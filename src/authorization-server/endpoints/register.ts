@@ -2,13 +2,14 @@ import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
 import { describeDropped, validateClientMetadata } from '../checks/client-metadata.js';
 import { registerClient, registrationResponse } from '../clients.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
+import type { ClientKeys } from '../assertions/client-keys.js';
 import { readJsonObject } from '../http/params.js';
 import { json, type Answer } from '../http/responses.js';
 import type { EndpointRequest } from '../http/request.js';
 
 /** The operator's gate on registration: open, closed, or an initial access token (RFC 7591 §3). */
-function checkRegistrationAllowed(ctx: ServerContext, request: EndpointRequest): void {
+function checkRegistrationAllowed(ctx: BaseServices & { clientKeys: ClientKeys }, request: EndpointRequest): void {
   const policy = ctx.config.registration;
   if (policy === 'open') return;
   if (policy === 'closed') throw new OAuthError('access_denied', 'dynamic client registration is turned off on this server', 403);
@@ -22,7 +23,7 @@ function checkRegistrationAllowed(ctx: ServerContext, request: EndpointRequest):
 }
 
 /** POST /register (RFC 7591): validated metadata in, client id (and a secret, once) out. */
-export async function registerEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function registerEndpoint(ctx: BaseServices & { clientKeys: ClientKeys }, request: EndpointRequest): Promise<Answer> {
   checkRegistrationAllowed(ctx, request);
   const body = readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
   const metadata = validateClientMetadata(body, ctx.config.scopesSupported, {

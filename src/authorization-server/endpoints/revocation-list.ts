@@ -1,6 +1,5 @@
 import { OAuthError } from '../../core/errors.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
-import type { ServerContext } from '../context.js';
+import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
 import { readForm } from '../http/params.js';
 import { json, type Answer } from '../http/responses.js';
 import { revocationList } from '../revocation-list.js';
@@ -13,7 +12,7 @@ import type { EndpointRequest } from '../http/request.js';
  * introspect any token (`clients add --introspect`): the list names grants of every client.
  * Served only from a store with a revocation feed (`feed`, the store itself).
  */
-export async function revocationListEndpoint(ctx: ServerContext, request: EndpointRequest, feed: RevocationFeedStore): Promise<Answer> {
+export async function revocationListEndpoint(ctx: ClientAuthenticationServices, request: EndpointRequest, feed: RevocationFeedStore): Promise<Answer> {
   const params = readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {

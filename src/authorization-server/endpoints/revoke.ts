@@ -1,6 +1,7 @@
 import { hashSecret } from '../../core/secrets.js';
-import { authenticateClient } from '../checks/authenticate-client.js';
-import type { ServerContext } from '../context.js';
+import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
+import type { SigningKeys } from '../keys.js';
+import type { Revocations } from '../revocations.js';
 import { readForm } from '../http/params.js';
 import { respond, type Answer } from '../http/responses.js';
 import { OAuthError } from '../../core/errors.js';
@@ -12,7 +13,7 @@ import type { EndpointRequest } from '../http/request.js';
  * family); revoking an access token marks its jti. Unknown tokens and other clients' tokens get
  * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
  */
-export async function revokeEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function revokeEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys; revocations: Revocations }, request: EndpointRequest): Promise<Answer> {
   const { store } = ctx;
   const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);

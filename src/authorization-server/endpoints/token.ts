@@ -1,5 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import type { ClientRecord } from '../../store/store.js';
 import { authenticateClient, claimedClientId } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
 import { requiresDpop } from '../dpop.js';
@@ -8,6 +10,8 @@ import { clientCredentialsGrant } from '../grants/client-credentials.js';
 import { deviceCodeGrant } from '../grants/device-code.js';
 import { jwtBearerGrant } from '../grants/jwt-bearer.js';
 import { refreshAccessToken } from '../grants/refresh-token.js';
+import { tokenExchangeGrant } from '../grants/token-exchange.js';
+import type { TokenRequest } from '../grants/token-request.js';
 import { toOAuthError } from '../http/errors.js';
 import { readForm, type Params } from '../http/params.js';
 import { json, type Answer } from '../http/responses.js';
@@ -18,13 +22,15 @@ const grants = {
   refresh_token: refreshAccessToken,
   client_credentials: clientCredentialsGrant,
   [DEVICE_CODE_GRANT_TYPE]: deviceCodeGrant,
+  [TOKEN_EXCHANGE_GRANT_TYPE]: tokenExchangeGrant,
 } as const;
 
 /**
  * POST /token: ask for a DPoP nonce if one is required and the proof has none (before anything is
  * done or spent), authenticate the client, then check the proof if one came and spend it, then
- * run the one grant it asked for, in a context that carries the proof's key when there was one:
- * the grant's tokens are bound to it.
+ * run the one grant it asked for with the server's services and this request's value (its client,
+ * parameters, the proof's key when there was one, address and instant): the grant's tokens are
+ * bound to that key.
  */
 export async function tokenEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
   const metrics = ctx.metrics;
@@ -84,17 +90,23 @@ async function answer(ctx: ServerContext, request: EndpointRequest, params: Para
   // Spent before the grant, so a replayed request is refused before it spends a code or a refresh
   // token. With no client, the grant spends it once it has verified the workload's token.
   if (proof && client) await proof.spend();
-  const grantCtx: ServerContext = proof ? { ...ctx, dpopKey: { ...proof, bindsRefreshTokens: client?.tokenEndpointAuthMethod === 'none' } } : ctx;
+  const tokenRequest: TokenRequest<ClientRecord | null> = {
+    client,
+    params,
+    dpopKey: proof ? { ...proof, bindsRefreshTokens: client?.tokenEndpointAuthMethod === 'none' } : undefined,
+    address: request.clientAddress,
+    now: ctx.now(),
+  };
   let body: unknown;
   if (grantType === JWT_BEARER_GRANT_TYPE) {
-    body = await jwtBearerGrant(grantCtx, client, params);
+    body = await jwtBearerGrant(ctx, tokenRequest);
   } else {
     if (!client) throw new OAuthError('invalid_client', 'client authentication is required', 401);
     // The device grant only where the store keeps device authorizations (config.deviceGrant).
     if (!Object.hasOwn(grants, grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !ctx.config.deviceGrant)) {
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
     }
-    body = await grants[grantType as keyof typeof grants](grantCtx, client, params);
+    body = await grants[grantType as keyof typeof grants](ctx, { ...tokenRequest, client });
   }
   // Whatever path the grant took, no answer goes out with its proof unspent.
   if (proof) await proof.spend();

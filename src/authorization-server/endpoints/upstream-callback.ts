@@ -2,7 +2,8 @@ import { ACCOUNT_PATH } from '../account-link.js';
 import { adminReturnUrl } from '../admin/address.js';
 import { pendingQuery } from '../admin/pending-change.js';
 import { readCookie, refuseDuplicatedCookies } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { BrowserServices } from '../services.js';
+import type { UpstreamServices } from '../upstream/upstream-sign-in.js';
 import { seeOther, withCookies, type Answer } from '../http/responses.js';
 import { pageAnswer } from '../pages/layout.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
@@ -19,7 +20,7 @@ import type { EndpointRequest } from '../http/request.js';
  * browser's cookie must have kept. The rest of the callback (state in full, iss, code or error) is
  * checked by the sign-in against what it sent upstream.
  */
-export async function upstreamCallbackEndpoint(ctx: ServerContext, request: EndpointRequest): Promise<Answer> {
+export async function upstreamCallbackEndpoint(ctx: BrowserServices & UpstreamServices, request: EndpointRequest): Promise<Answer> {
   refuseDuplicatedCookies(ctx, request);
   const callback = request.url;
   const handle = stateHandle(callback);
@@ -43,7 +44,7 @@ export async function upstreamCallbackEndpoint(ctx: ServerContext, request: Endp
  * request. A console re-authentication's waiting change comes along, vouched for by a MAC bound to
  * this browser and this administrator, for the page to ask them to confirm it.
  */
-async function returnUrl(ctx: ServerContext, request: EndpointRequest, target: PageSignInTarget): Promise<string> {
+async function returnUrl(ctx: BrowserServices & UpstreamServices, request: EndpointRequest, target: PageSignInTarget): Promise<string> {
   if (target.page !== 'admin') return `${ctx.config.basePath}${ACCOUNT_PATH}`;
   const page = adminReturnUrl(ctx, target.section);
   const binding = readCookie(ctx, request, 'browser');

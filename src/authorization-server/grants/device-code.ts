@@ -1,12 +1,10 @@
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../core/protocol.js';
-import type { ClientRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
 import { deviceCodeHash } from '../device-codes.js';
 import { deviceAuthorizations } from '../device-store.js';
-import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
-import { redeemCodeForTokens, type CodeKind } from './redeem-code.js';
+import { redeemCodeForTokens, type CodeKind, type CodeRedemption } from './redeem-code.js';
+import type { TokenRequest } from './token-request.js';
 
 /**
  * grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4–3.5). Each poll is
@@ -14,16 +12,16 @@ import { redeemCodeForTokens, type CodeKind } from './redeem-code.js';
  * code is redeemed as an authorization code is, atomically and once: the approval stored a code
  * under the device code's hash, so a second redemption is a replay and revokes what the first got.
  */
-export async function deviceCodeGrant(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
+export async function deviceCodeGrant(ctx: CodeRedemption, request: TokenRequest): Promise<IssuedTokens> {
+  const { client, params, now } = request;
   if (!client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE)) {
     throw new OAuthError('unauthorized_client', `this client is not registered for the ${DEVICE_CODE_GRANT_TYPE} grant`);
   }
   const deviceCode = params.get('device_code');
   if (!deviceCode) throw new OAuthError('invalid_request', 'device_code is required');
 
-  const now = ctx.now();
   const hash = deviceCodeHash(deviceCode);
-  const poll = await deviceAuthorizations(ctx).pollDeviceAuthorization(hash, client.clientId, now);
+  const poll = await deviceAuthorizations(ctx.store).pollDeviceAuthorization(hash, client.clientId, now);
   switch (poll.status) {
     case 'missing':
       throw new OAuthError('invalid_grant', 'device_code is invalid');
@@ -43,7 +41,7 @@ export async function deviceCodeGrant(ctx: ServerContext, client: ClientRecord, 
   }
 
   // The poll found the authorization to be this client's; its code is checked to be the same client's all the same.
-  return redeemCodeForTokens(ctx, client, hash, DEVICE_CODE, (record) =>
+  return redeemCodeForTokens(ctx, request, hash, DEVICE_CODE, (record) =>
     record.clientId === client.clientId ? undefined : new OAuthError('invalid_grant', 'device_code was issued to another client'),
   );
 }

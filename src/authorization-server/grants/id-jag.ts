@@ -5,6 +5,7 @@
  * by token exchange (RFC 8693) and presents it here, authenticating as itself.
  */
 import { OAuthError } from '../../core/errors.js';
+import { ID_JAG_TYP } from '../../core/id-jag.js';
 import type { CompactJwt } from '../../core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { fail, ok, type Result } from '../../core/result.js';
@@ -13,17 +14,22 @@ import { canonicalizeResourceUri } from '../../core/uri.js';
 import type { ClientRecord } from '../../store/store.js';
 import { spendAssertion, verifyAssertion, type VerifiedAssertion } from '../assertions/verify-assertion.js';
 import { allowedScopes, machineScopeNote } from '../checks/authorization-request.js';
+import type { IssuerKeys } from '../assertions/issuer-keys.js';
 import type { ResolvedConfig, ResolvedJwtBearerConfig } from '../config.js';
-import type { ServerContext } from '../context.js';
-import type { Params } from '../http/params.js';
+import type { BaseServices } from '../services.js';
 import type { IssuedTokens } from '../tokens.js';
+import type { UpstreamServices } from '../upstream/upstream-sign-in.js';
 import { upstreamUser } from '../upstream/users.js';
 import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
-import { issueSingleAccessToken } from './token-response.js';
+import type { TokenRequest } from './token-request.js';
+import { issueSingleAccessToken, type TokenIssuing } from './token-response.js';
 
-export const ID_JAG_TYP = 'oauth-id-jag+jwt';
-/** Advertised as `authorization_grant_profiles_supported`. */
-export const ID_JAG_PROFILE = 'urn:ietf:params:oauth:grant-profile:id-jag';
+/**
+ * What the ID-JAG grant needs: the IdPs' keys, the upstream providers (one may lend its id to
+ * the IdP's people), and issuing tokens; users are created at `now`.
+ */
+export type IdJagServices = TokenIssuing & Pick<BaseServices, 'now'> & UpstreamServices & { issuerKeys: IssuerKeys | null };
+
 /**
  * The provider id the people of a trusted IdP are kept under, when no upstream sign-in provider
  * has the IdP's issuer (one that has lends its id, so a person who signs in both ways is one user).
@@ -42,12 +48,12 @@ interface CheckedIdJag {
   scope: string[] | undefined;
 }
 
-export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null, params: Params, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+export async function idJagGrant(ctx: IdJagServices, request: TokenRequest<ClientRecord | null>, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+  const { client, params, now } = request;
   // Who presents it first: the grant is bound to a client that proves who it is.
   if (!client) throw new OAuthError('invalid_client', 'an ID-JAG is accepted only from a client that authenticates', 401);
   if (client.tokenEndpointAuthMethod === 'none') throw new OAuthError('unauthorized_client', 'ID-JAGs are accepted from confidential clients only');
   if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `this client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
-  const now = ctx.now();
   const checked = await checkIdJag(ctx, client, jwt, settings, now);
   if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
   const { assertion, resource } = checked.value;
@@ -64,7 +70,7 @@ export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null
   const user = await upstreamUser(ctx, ctx.upstream?.providers.idForIssuer(iss) ?? TRUSTED_IDP_PROVIDER, identityOf(assertion));
   // No refresh token: when the access token expires the client asks its IdP for a new ID-JAG, so
   // the IdP's policy (the person still employed, the app still assigned) is applied again.
-  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: user.id, scope, resource }, now, {
+  return issueSingleAccessToken(ctx, request, { clientId: client.clientId, userId: user.id, scope, resource }, {
     grant_type: JWT_BEARER_GRANT_TYPE,
     profile: 'id-jag',
     idp: iss,
@@ -73,7 +79,7 @@ export async function idJagGrant(ctx: ServerContext, client: ClientRecord | null
 }
 
 /** The ID-JAG's own checks: a trusted issuer, its signature and claims, for this client, a resource we serve, a well-formed scope. */
-async function checkIdJag(ctx: ServerContext, client: ClientRecord, jwt: CompactJwt, settings: ResolvedJwtBearerConfig, now: number): Promise<Result<CheckedIdJag, JwtBearerDefect>> {
+async function checkIdJag(ctx: IdJagServices, client: ClientRecord, jwt: CompactJwt, settings: ResolvedJwtBearerConfig, now: number): Promise<Result<CheckedIdJag, JwtBearerDefect>> {
   const iss = jwt.claims.iss;
   // Before anything is fetched: a stranger's issuer costs us nothing.
   if (typeof iss !== 'string' || !settings.trustedIdps.includes(iss)) return fail({ code: 'issuer', description: "the ID-JAG's issuer is not a trusted identity provider" });

@@ -1,7 +1,7 @@
 import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
 import { unreachable, type Defect } from '../../core/result.js';
 import type { AssertionDefect } from '../assertions/verify-assertion.js';
-import type { ServerContext } from '../context.js';
+import type { AuditLog } from '../audit.js';
 
 /**
  * What the jwt-bearer grant finds wrong with its assertion: a defect of the JWT itself, or of what
@@ -14,7 +14,7 @@ export type JwtBearerDefect = AssertionDefect | Defect<'issuer' | 'client' | 're
  * The grant's one mapping to OAuth errors: the assertion's fault is invalid_grant with its
  * description (RFC 7521 §4.1.1); keys that could not be fetched are ours, for now: 503, logged.
  */
-export function jwtBearerError(ctx: ServerContext, defect: JwtBearerDefect): OAuthError {
+export function jwtBearerError(ctx: { log: AuditLog }, defect: JwtBearerDefect): OAuthError {
   switch (defect.code) {
     case 'keys_unavailable':
       ctx.log({ event: 'assertion_keys_unavailable', ...('log' in defect ? defect.log : {}) });

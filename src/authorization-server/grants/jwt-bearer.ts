@@ -8,19 +8,20 @@
  * Anything else is refused with invalid_grant naming what is wrong with it, never echoing it.
  */
 import { OAuthError } from '../../core/errors.js';
+import { ID_JAG_TYP } from '../../core/id-jag.js';
 import { hasTyp } from '../../core/jwt.js';
 import type { ClientRecord } from '../../store/store.js';
 import { readAssertion } from '../assertions/verify-assertion.js';
 import type { ResolvedJwtBearerConfig } from '../config.js';
-import type { ServerContext } from '../context.js';
-import type { Params } from '../http/params.js';
 import type { IssuedTokens } from '../tokens.js';
-import { idJagGrant, ID_JAG_TYP } from './id-jag.js';
+import { idJagGrant, type IdJagServices } from './id-jag.js';
 import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
-import { workloadGrant } from './workload.js';
+import type { TokenRequest } from './token-request.js';
+import { workloadGrant, type WorkloadServices } from './workload.js';
 
 /** `client` is null when the request authenticated none (a workload's token authenticates it: RFC 7521 §4.1). */
-export async function jwtBearerGrant(ctx: ServerContext, client: ClientRecord | null, params: Params): Promise<IssuedTokens> {
+export async function jwtBearerGrant(ctx: IdJagServices & WorkloadServices, request: TokenRequest<ClientRecord | null>): Promise<IssuedTokens> {
+  const { params } = request;
   const settings = ctx.config.jwtBearer;
   if (!settings) throw new OAuthError('unsupported_grant_type', 'grant_type urn:ietf:params:oauth:grant-type:jwt-bearer is not supported: no trusted identity provider or workload issuer is configured');
   const assertion = params.get('assertion');
@@ -29,8 +30,8 @@ export async function jwtBearerGrant(ctx: ServerContext, client: ClientRecord | 
   if (!read.ok) throw jwtBearerError(ctx, read.defect);
   const jwt = read.value;
   const iss = typeof jwt.claims.iss === 'string' ? jwt.claims.iss : undefined;
-  if (hasTyp(jwt.header, ID_JAG_TYP)) return idJagGrant(ctx, client, params, jwt, settings);
-  if (iss !== undefined && settings.workloads.some((rule) => rule.issuer === iss)) return workloadGrant(ctx, client, params, jwt, settings);
+  if (hasTyp(jwt.header, ID_JAG_TYP)) return idJagGrant(ctx, request, jwt, settings);
+  if (iss !== undefined && settings.workloads.some((rule) => rule.issuer === iss)) return workloadGrant(ctx, request, jwt, settings);
   throw jwtBearerError(ctx, whyRefused(iss, settings));
 }
 

@@ -1,10 +1,14 @@
 import type { AuditEventName } from '../audit.js';
 import { OAuthError, type OAuthErrorCode } from '../../core/errors.js';
-import type { AuthorizationCodeRecord, ClientRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { AuthorizationCodeRecord } from '../../store/store.js';
+import type { Revocations } from '../revocations.js';
 import type { IssuedTokens, TokenFamily } from '../tokens.js';
 import { accessTokenExpiry, newRefreshToken } from '../tokens.js';
-import { tokenResponse } from './token-response.js';
+import type { TokenRequest } from './token-request.js';
+import { tokenResponse, type TokenIssuing } from './token-response.js';
+
+/** What redeeming a code needs: issuing tokens, and revoking what a replayed code produced. */
+export type CodeRedemption = TokenIssuing & { revocations: Revocations };
 
 /** What tells the two kinds of code apart in answers and logs: an authorization code, or an approved device code. */
 export interface CodeKind {
@@ -23,13 +27,13 @@ export interface CodeKind {
  * redemption it refuses still uses the code up. A replay revokes the grant the code produced.
  */
 export async function redeemCodeForTokens(
-  ctx: ServerContext,
-  client: ClientRecord,
+  ctx: CodeRedemption,
+  request: TokenRequest,
   codeHash: string,
   kind: CodeKind,
   refusal: (record: AuthorizationCodeRecord) => OAuthError | undefined,
 ): Promise<IssuedTokens> {
-  const now = ctx.now();
+  const { client, now, dpopKey } = request;
   let refused: OAuthError | undefined;
   let grant: TokenFamily | undefined;
   let refresh: ReturnType<typeof newRefreshToken> | undefined;
@@ -40,7 +44,7 @@ export async function redeemCodeForTokens(
     // here; a concurrent replay revoking it from now on revokes the tokens issued with it (their
     // expiry is recorded on the grant, or lengthens its recorded revocation).
     grant = { id: record.grantId, clientId: record.clientId, userId: record.userId, scope: record.scope, resource: record.resource, authTime: record.authTime };
-    refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx, grant, grant.scope) : undefined;
+    refresh = client.grantTypes.includes('refresh_token') ? newRefreshToken(ctx.config, grant, grant.scope, now, dpopKey) : undefined;
     return { accessExpiresAt: accessTokenExpiry(ctx.config, now), refreshToken: refresh?.record };
   });
   if (result.status === 'replayed') {
@@ -55,5 +59,5 @@ export async function redeemCodeForTokens(
   if (refused) throw refused;
   if (!grant) throw new Error('the store consumed the code without asking what to issue');
   ctx.log({ event: 'token_issued', grant_type: kind.grantType, client_id: client.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, grant.scope, now, refresh?.token);
+  return tokenResponse(ctx, grant, grant.scope, now, dpopKey, refresh?.token);
 }

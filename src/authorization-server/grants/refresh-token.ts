@@ -2,14 +2,18 @@ import { OAuthError } from '../../core/errors.js';
 import { isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { hashSecret } from '../../core/secrets.js';
 import { hasLegacyRefreshRetry, hasRefreshRetry } from '../../store/capabilities.js';
-import type { ClientRecord, GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
+import type { GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
-import type { ServerContext } from '../context.js';
+import type { ResolvedConfig } from '../config.js';
 import type { Params } from '../http/params.js';
-import { requireBoundKey } from '../dpop.js';
+import { requireBoundKey, type DpopKey } from '../dpop.js';
 import { accessTokenExpiry, newRefreshTokenValue, successorKeys, successorKeysIfCached, successorRefreshTokenValue, type IssuedTokens } from '../tokens.js';
-import { tokenResponse } from './token-response.js';
-import { upstreamTokensOfGrant } from '../upstream/session.js';
+import type { TokenRequest } from './token-request.js';
+import { tokenResponse, type TokenIssuing } from './token-response.js';
+import { upstreamTokensOfGrant, type UpstreamGrantServices } from '../upstream/session.js';
+
+/** What a refresh needs: issuing tokens, and checking (or ending) the upstream sign-in behind a grant. */
+export type RefreshServices = TokenIssuing & UpstreamGrantServices;
 
 /**
  * grant_type=refresh_token (OAuth 2.1 §4.3), rotated at every use for every client (RFC 9700
@@ -26,8 +30,9 @@ import { upstreamTokensOfGrant } from '../upstream/session.js';
  * request that must be checked against the token or its grant first reads them, checks, then
  * makes that same call, which re-checks everything the read saw.
  */
-export async function refreshAccessToken(ctx: ServerContext, client: ClientRecord, params: Params): Promise<IssuedTokens> {
+export async function refreshAccessToken(ctx: RefreshServices, tokenRequest: TokenRequest): Promise<IssuedTokens> {
   const { store, log } = ctx;
+  const { client, params, dpopKey, now } = tokenRequest;
   if (!client.grantTypes.includes('refresh_token')) {
     throw new OAuthError('unauthorized_client', 'this client is not registered for the refresh_token grant');
   }
@@ -37,11 +42,10 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
   // spent, a retry included. The new token is bound as the request binds them: to the same key,
   // since the proof had to be made with it; so a retry derives the same token only if it binds
   // as the refresh did.
-  requireBoundKey(presented, ctx.dpopKey, 'refresh token');
-  const now = ctx.now();
+  requireBoundKey(presented, dpopKey, 'refresh token');
   const tokenHash = hashSecret(presented);
   // The new token takes the presented one's grant, client and scope in the store.
-  const nextToken = successorRefreshTokenValue(ctx, presented, (successorKeysIfCached(ctx) ?? (await successorKeys(ctx)))[0]!);
+  const nextToken = successorRefreshTokenValue(dpopKey, presented, (successorKeysIfCached(ctx.keys) ?? (await successorKeys(ctx.keys)))[0]!);
   const request: RefreshRequest = {
     tokenHash,
     clientId: client.clientId,
@@ -61,7 +65,7 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     const record = await store.getRefreshToken(tokenHash);
     const grant = record && record.clientId === client.clientId ? await store.getGrant(record.grantId) : undefined;
     if (record && grant && grant.revokedAt === null && record.expiresAt > now) {
-      checkScopeAndResource(ctx, params, requested, record.scope, grant);
+      checkScopeAndResource(ctx.config, params, requested, record.scope, grant);
       result = await store.refreshGrant(request);
       if (result.status === 'upstream') result = await checkThenRefresh(ctx, request, result);
     } else {
@@ -75,12 +79,12 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
     case 'ok': {
       log({ event: 'token_refreshed', client_id: client.clientId, grant_id: result.grant.id });
       // The new refresh token keeps the family's full scope (RFC 6749 §6); only the access token narrows.
-      return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, nextToken);
+      return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, dpopKey, nextToken);
     }
     case 'replayed':
       // Another client's spent token is refused without touching it: presenting it proves nothing.
       if (result.record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'refresh token is invalid');
-      return answerSecondUse(ctx, { request, presented, params, requested }, result.record);
+      return answerSecondUse(ctx, { request, presented, params, requested, dpopKey }, result.record);
     case 'expired':
       throw new OAuthError('invalid_grant', 'refresh token has expired');
     case 'revoked':
@@ -97,15 +101,15 @@ export async function refreshAccessToken(ctx: ServerContext, client: ClientRecor
  * upstream still honours that sign-in, checked before the token is spent, so an upstream that is
  * down leaves the client's refresh token usable for a retry.
  */
-async function checkThenRefresh(ctx: ServerContext, request: RefreshRequest, held: Extract<RefreshResult, { status: 'upstream' }>): Promise<RefreshResult> {
+async function checkThenRefresh(ctx: UpstreamGrantServices, request: RefreshRequest, held: Extract<RefreshResult, { status: 'upstream' }>): Promise<RefreshResult> {
   await upstreamTokensOfGrant(ctx, held.grant);
   return ctx.store.refreshGrant({ ...request, upstreamChecked: true });
 }
 
 /** The requested scope may only narrow the token's; the resource, if named, must be the grant's. */
-function checkScopeAndResource(ctx: ServerContext, params: Params, requested: string[], scope: string[], grant: GrantRecord): void {
+function checkScopeAndResource(config: ResolvedConfig, params: Params, requested: string[], scope: string[], grant: GrantRecord): void {
   if (!isSubset(requested, scope)) throw new OAuthError('invalid_scope', 'scope may only narrow the scope originally granted');
-  if (params.has('resource') && resolveResource([params.get('resource')!], ctx.config) !== grant.resource) {
+  if (params.has('resource') && resolveResource([params.get('resource')!], config) !== grant.resource) {
     throw new OAuthError('invalid_target', 'resource is not one this grant covers');
   }
 }
@@ -116,6 +120,7 @@ interface Refresh {
   presented: string;
   params: Params;
   requested: string[];
+  dpopKey: DpopKey | undefined;
 }
 
 /**
@@ -131,7 +136,7 @@ interface Refresh {
  * - otherwise, within the grace window of its rotation, refused without revoking;
  * - otherwise a reuse: the whole family is revoked (RFC 9700 §4.14.2).
  */
-async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: SpentRefreshTokenRecord): Promise<IssuedTokens> {
+async function answerSecondUse(ctx: RefreshServices, refresh: Refresh, spent: SpentRefreshTokenRecord): Promise<IssuedTokens> {
   const { store, log } = ctx;
   const { refreshReuseGraceSeconds, refreshRetrySeconds } = ctx.config;
   const now = refresh.request.now;
@@ -140,7 +145,7 @@ async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: Spen
   const age = now - spent.spentAt;
   if (spent.successorUnused && age < refreshRetrySeconds) {
     // A family's tokens carry its grant's scope. Checked, like the upstream sign-in, before the grant is touched.
-    checkScopeAndResource(ctx, refresh.params, refresh.requested, grant.scope, grant);
+    checkScopeAndResource(ctx.config, refresh.params, refresh.requested, grant.scope, grant);
     if (grant.upstreamSessionId !== null) await upstreamTokensOfGrant(ctx, grant);
     const answer = await answerRetry(ctx, refresh, now - refreshRetrySeconds);
     if (answer) {
@@ -163,15 +168,15 @@ async function answerSecondUse(ctx: ServerContext, refresh: Refresh, spent: Spen
  * A store without the refreshRetry capability but written before it replaces the successor with
  * a new token instead (retryRefresh): then only the last answer's token stays usable.
  */
-async function answerRetry(ctx: ServerContext, refresh: Refresh, spentAfter: number): Promise<IssuedTokens | undefined> {
+async function answerRetry(ctx: RefreshServices, refresh: Refresh, spentAfter: number): Promise<IssuedTokens | undefined> {
   const { store } = ctx;
-  const { request, requested } = refresh;
+  const { request, requested, dpopKey } = refresh;
   const { now } = request;
   const upstreamChecked = true;
   let token: string;
   let result: RefreshResult;
   if (hasRefreshRetry(store)) {
-    const successors = (await successorKeys(ctx)).map((key) => successorRefreshTokenValue(ctx, refresh.presented, key));
+    const successors = (await successorKeys(ctx.keys)).map((key) => successorRefreshTokenValue(dpopKey, refresh.presented, key));
     const hashes = successors.map(hashSecret);
     const { tokenHash, clientId, accessExpiresAt } = request;
     const repeated = await store.repeatRefresh({ tokenHash, clientId, successorHashes: hashes, spentAfter, accessExpiresAt, now, upstreamChecked });
@@ -179,11 +184,11 @@ async function answerRetry(ctx: ServerContext, refresh: Refresh, spentAfter: num
     token = successors[hashes.indexOf(repeated.successorHash)]!;
     result = repeated;
   } else if (hasLegacyRefreshRetry(store)) {
-    token = newRefreshTokenValue(ctx);
+    token = newRefreshTokenValue(dpopKey);
     result = await store.retryRefresh({ ...request, next: { ...request.next, tokenHash: hashSecret(token) }, upstreamChecked }, spentAfter);
   } else {
     return undefined;
   }
   if (result.status !== 'ok') return undefined;
-  return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, token);
+  return tokenResponse(ctx, result.grant, requested.length > 0 ? requested : result.scope, now, dpopKey, token);
 }

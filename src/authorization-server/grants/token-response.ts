@@ -2,18 +2,29 @@ import type { AuditValue } from '../audit.js';
 import { formatScope } from '../../core/scopes.js';
 import { randomToken } from '../../core/secrets.js';
 import type { GrantRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
-import { accessTokenExpiry, issueAccessToken, type IssuedTokens, type TokenFamily } from '../tokens.js';
+import type { DpopKey } from '../dpop.js';
+import type { BaseServices } from '../services.js';
+import { accessTokenExpiry, issueAccessToken, type IssuedTokens, type TokenFamily, type TokenSigning } from '../tokens.js';
+
+/** What issuing tokens needs: their signing, and the store and log where a new grant is kept and told. */
+export type TokenIssuing = TokenSigning & Pick<BaseServices, 'config' | 'store' | 'log'>;
 
 /**
  * Signs the access token for a grant, issued at `now` (its expiry already recorded on the grant),
- * and shapes the token response (RFC 6749 §5.1).
+ * bound to the request's DPoP key when it has one, and shapes the token response (RFC 6749 §5.1).
  */
-export async function tokenResponse(ctx: ServerContext, grant: TokenFamily, scope: string[], now: number, refreshToken?: string): Promise<IssuedTokens> {
-  const access = await issueAccessToken(ctx, grant, scope, grant.resource, now);
+export async function tokenResponse(
+  signing: TokenSigning,
+  grant: TokenFamily,
+  scope: string[],
+  now: number,
+  dpopKey: DpopKey | undefined,
+  refreshToken?: string,
+): Promise<IssuedTokens> {
+  const access = await issueAccessToken(signing, grant, scope, grant.resource, now, dpopKey);
   const body: IssuedTokens = {
     access_token: access.token,
-    token_type: ctx.dpopKey ? 'DPoP' : 'Bearer',
+    token_type: dpopKey ? 'DPoP' : 'Bearer',
     expires_in: access.expiresIn,
     scope: formatScope(scope),
   };
@@ -29,11 +40,12 @@ export async function tokenResponse(ctx: ServerContext, grant: TokenFamily, scop
  * replayed one leaves no grant behind.
  */
 export async function issueSingleAccessToken(
-  ctx: ServerContext,
+  services: TokenIssuing,
+  request: { now: number; dpopKey: DpopKey | undefined },
   family: Pick<GrantRecord, 'clientId' | 'userId' | 'scope' | 'resource'>,
-  now: number,
   log: Record<string, AuditValue>,
 ): Promise<IssuedTokens> {
+  const { now, dpopKey } = request;
   const grant: GrantRecord = {
     ...family,
     id: randomToken(16),
@@ -41,10 +53,10 @@ export async function issueSingleAccessToken(
     createdAt: now,
     revokedAt: null,
     upstreamSessionId: null,
-    accessExpiresAt: accessTokenExpiry(ctx.config, now),
+    accessExpiresAt: accessTokenExpiry(services.config, now),
   };
-  await ctx.dpopKey?.spend();
-  await ctx.store.createGrant(grant);
-  ctx.log({ event: 'token_issued', ...log, client_id: grant.clientId, grant_id: grant.id });
-  return tokenResponse(ctx, grant, grant.scope, now);
+  await dpopKey?.spend();
+  await services.store.createGrant(grant);
+  services.log({ event: 'token_issued', ...log, client_id: grant.clientId, grant_id: grant.id });
+  return tokenResponse(services, grant, grant.scope, now, dpopKey);
 }

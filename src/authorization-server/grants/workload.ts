@@ -15,21 +15,25 @@ import { spendAssertion, verifyAssertion, type VerifiedAssertion } from '../asse
 import { workloadClient } from '../assertions/workload-clients.js';
 import { subjectMatches, type WorkloadRule } from '../assertions/workload-rules.js';
 import { allowedScopes, machineScopeNote, resolveResource } from '../checks/authorization-request.js';
+import type { IssuerKeys } from '../assertions/issuer-keys.js';
 import type { ResolvedJwtBearerConfig } from '../config.js';
-import type { ServerContext } from '../context.js';
-import type { Params } from '../http/params.js';
+import type { BaseServices } from '../services.js';
 import type { IssuedTokens } from '../tokens.js';
 import { jwtBearerError, type JwtBearerDefect } from './jwt-bearer-errors.js';
-import { issueSingleAccessToken } from './token-response.js';
+import type { TokenRequest } from './token-request.js';
+import { issueSingleAccessToken, type TokenIssuing } from './token-response.js';
+
+/** What the workload grant needs: the workload issuers' keys, and issuing tokens; a rule's client is created at `now` on first use. */
+export type WorkloadServices = TokenIssuing & Pick<BaseServices, 'now'> & { issuerKeys: IssuerKeys | null };
 
 const NAME = 'workload token';
 const CLOCK_TOLERANCE_SECONDS = 60;
 /** The longest a workload token may live: platforms issue them for minutes to hours (Kubernetes: one hour by default). */
 const MAX_LIFETIME_SECONDS = 24 * 3600;
 
-export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord | null, params: Params, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
-  const now = ctx.now();
-  const checked = await checkWorkloadToken(ctx, presenter, jwt, settings, now);
+export async function workloadGrant(ctx: WorkloadServices, request: TokenRequest<ClientRecord | null>, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+  const { params, now } = request;
+  const checked = await checkWorkloadToken(ctx, request.client, jwt, settings, now);
   if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
   const { assertion: verified, rule } = checked.value;
   const iss = verified.iss;
@@ -47,7 +51,7 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
 
   // No refresh token: the workload presents a fresh platform token instead, which the platform
   // stops issuing the moment the workload is gone.
-  return issueSingleAccessToken(ctx, { clientId: client.clientId, userId: null, scope, resource }, now, {
+  return issueSingleAccessToken(ctx, request, { clientId: client.clientId, userId: null, scope, resource }, {
     grant_type: JWT_BEARER_GRANT_TYPE,
     profile: 'workload',
     workload_issuer: iss,
@@ -57,7 +61,7 @@ export async function workloadGrant(ctx: ServerContext, presenter: ClientRecord 
 
 /** The token's checks, and the first rule whose issuer, audience and subject fit it. */
 async function checkWorkloadToken(
-  ctx: ServerContext,
+  ctx: WorkloadServices,
   presenter: ClientRecord | null,
   jwt: CompactJwt,
   settings: ResolvedJwtBearerConfig,

@@ -2,7 +2,7 @@
  * The edge anywhere else: an EndpointRequest read from a Web Request, for
  * `createAuthorizationServer` under any adapter (Workers, Deno, Bun, `app.fetch` in tests), and
  * under Node when a middleware has replaced the Request the listener was given. The same answers
- * as from-node.ts for the same HTTP message (test/authorization-server/http/edge-request.test.ts).
+ * as from-node.ts for the same HTTP message (test/authorization-server/edge-request.test.ts).
  */
 import {
   HEADER_NAMES,

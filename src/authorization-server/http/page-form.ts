@@ -1,7 +1,7 @@
 import { addressBucket } from '../../core/client-address.js';
 import { OAuthError } from '../../core/errors.js';
 import { refuseDuplicatedCookies } from '../browser-cookies.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
 import { singleValued, unreadableBody, type Params } from './params.js';
 import { FORM, mediaTypeOf, type EndpointRequest } from './request.js';
 
@@ -12,7 +12,7 @@ import { FORM, mediaTypeOf, type EndpointRequest } from './request.js';
  * 403 page saying why. A person submitted our own form, so whatever is wrong with the body (too
  * large, not UTF-8, a repeated field) is one 400 page saying what; no program reads the status.
  */
-export function readPageForm(ctx: ServerContext, request: EndpointRequest): Params {
+export function readPageForm(ctx: BaseServices, request: EndpointRequest): Params {
   refuseCrossSite(ctx, request);
   refuseDuplicatedCookies(ctx, request);
   const { body } = request;
@@ -39,7 +39,7 @@ const OUR_FETCH_SITES = new Set(['same-origin', 'none']);
  * subdomain is another origin too. With neither header (curl, an old browser) the form's token
  * still holds.
  */
-function refuseCrossSite(ctx: ServerContext, request: EndpointRequest): void {
+function refuseCrossSite(ctx: BaseServices, request: EndpointRequest): void {
   const { origin, secFetchSite: fetchSite } = request.headers;
   const ours = new URL(ctx.config.issuer).origin;
   let description: string;

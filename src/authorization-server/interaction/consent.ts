@@ -2,7 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import type { InteractionRecord } from '../../store/store.js';
 import { completeAuthorization, trustedRedirect } from '../authorization-response.js';
 import { rememberConsent } from '../consent.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from './state.js';
 import type { Params } from '../http/params.js';
 import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
@@ -22,7 +22,7 @@ export function notSignedIn(): OAuthError {
 }
 
 /** The consent page of the person signed in here: the client, where it returns to, the scopes and the resource. */
-export async function showConsent(ctx: ServerContext, interaction: InteractionRecord, request: EndpointRequest): Promise<Answer> {
+export async function showConsent(ctx: InteractionServices, interaction: InteractionRecord, request: EndpointRequest): Promise<Answer> {
   if (interaction.device) return showDeviceConsent(ctx, interaction, request);
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   const user = interaction.userId === null ? undefined : await ctx.store.getUser({ id: interaction.userId });
@@ -44,7 +44,7 @@ export async function showConsent(ctx: ServerContext, interaction: InteractionRe
  * step=consent after signing in here: only the person whose session signed in to this interaction
  * decides. Approved, the consent is remembered and the code goes to the client; denied, an error does.
  */
-export async function submitConsent(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
+export async function submitConsent(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
   if (interaction.device) return submitDeviceConsent(ctx, request, interaction, form);
   const { store } = ctx;
   const session = await currentSession(ctx, request);

@@ -1,6 +1,6 @@
 import { OAuthError } from '../../core/errors.js';
 import type { InteractionRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from './state.js';
 import { approveDevice, denyDevice } from '../device-decisions.js';
 import { displayUserCode, openUserCode } from '../device-codes.js';
 import { readCookie } from '../browser-cookies.js';
@@ -15,7 +15,7 @@ import type { EndpointRequest } from '../http/request.js';
 import type { Answer } from '../http/responses.js';
 
 /** The user code of a device interaction, opened with this browser's cookie (undefined if it does not open). */
-function userCodeOf(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord): string | undefined {
+function userCodeOf(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord): string | undefined {
   const binding = readCookie(ctx, request, 'browser');
   return binding && interaction.device ? openUserCode(interaction.device.sealedUserCode, binding, interaction.id) : undefined;
 }
@@ -25,7 +25,7 @@ function userCodeOf(ctx: ServerContext, request: EndpointRequest, interaction: I
  * (`upstream`: the provider's name, and its origin the form leads to once approved).
  */
 export async function showDeviceConsent(
-  ctx: ServerContext,
+  ctx: InteractionServices,
   interaction: InteractionRecord,
   request: EndpointRequest,
   upstream?: { name: string; origin: string },
@@ -52,7 +52,7 @@ export async function showDeviceConsent(
 }
 
 /** step=consent of a device interaction, signed in here: the decision is taken once, and the person told what became of it. */
-export async function submitDeviceConsent(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
+export async function submitDeviceConsent(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
   const session = await currentSession(ctx, request);
   if (!session || interaction.userId === null || session.userId !== interaction.userId) {
     throw new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(

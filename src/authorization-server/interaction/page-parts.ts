@@ -2,11 +2,11 @@ import { OAuthError } from '../../core/errors.js';
 import type { ClientRecord, InteractionRecord } from '../../store/store.js';
 import { accountPath } from '../account-link.js';
 import { isDocumentClientId } from '../client-documents/documents.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from './state.js';
 
 /** What every interaction page shows or posts: the client, its name, the form's action and csrf token. */
 export async function pageBasics(
-  ctx: ServerContext,
+  ctx: InteractionServices,
   interaction: InteractionRecord,
 ): Promise<{ client: ClientRecord; clientName: string; action: string; csrfToken: string }> {
   const client = await ctx.store.getClient(interaction.clientId);
@@ -34,7 +34,7 @@ export function clientOrigin(client: ClientRecord): { clientHost?: string; clien
 }
 
 /** What the consent pages say of the request: who asks (and what of it is verified), where it returns, for what; and where to revoke it later. */
-export function requestShown(ctx: ServerContext, client: ClientRecord, interaction: InteractionRecord) {
+export function requestShown(ctx: InteractionServices, client: ClientRecord, interaction: InteractionRecord) {
   const account = accountPath(ctx);
   return {
     ...(account ? { accountPath: account } : {}),

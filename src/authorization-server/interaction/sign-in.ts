@@ -2,7 +2,7 @@ import { OAuthError } from '../../core/errors.js';
 import type { InteractionRecord } from '../../store/store.js';
 import { completeAuthorization } from '../authorization-response.js';
 import { consentCovers } from '../consent.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from './state.js';
 import type { Params } from '../http/params.js';
 import { seeOther, type Answer } from '../http/responses.js';
 import { expiredInteraction } from '../interactions.js';
@@ -21,7 +21,7 @@ interface SignInError {
 }
 
 /** The sign-in page: a password form (unless local users are off) and a button per upstream provider. */
-export async function showSignIn(ctx: ServerContext, interaction: InteractionRecord, error?: SignInError): Promise<Answer> {
+export async function showSignIn(ctx: InteractionServices, interaction: InteractionRecord, error?: SignInError): Promise<Answer> {
   const { clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   const upstream = ctx.upstream;
   const page = loginPage({
@@ -41,7 +41,7 @@ export async function showSignIn(ctx: ServerContext, interaction: InteractionRec
  * step=login: a local username and password. Signed in, the person goes on to the consent page,
  * or straight back to the client when a remembered consent covers the request.
  */
-export async function submitSignIn(ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
+export async function submitSignIn(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
   const { store } = ctx;
   if (ctx.upstream?.localUsers === false) {
     throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers offered.');

@@ -1,5 +1,7 @@
 import type { InteractionRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { SignInThrottle } from '../sign-in-throttle.js';
+import type { BrowserServices } from '../services.js';
+import type { UpstreamServices } from '../upstream/upstream-sign-in.js';
 import type { Params } from '../http/params.js';
 import type { EndpointRequest } from '../http/request.js';
 import type { Answer } from '../http/responses.js';
@@ -11,7 +13,10 @@ import type { Answer } from '../http/responses.js';
  */
 export type InteractionState = 'sign-in' | 'upstream-consent' | 'consent';
 
-export function interactionState(ctx: ServerContext, interaction: InteractionRecord): InteractionState {
+/** What the interaction's pages and steps use: the pages' services, upstream sign-in, and the sign-in throttle of the password form. */
+export type InteractionServices = BrowserServices & UpstreamServices & { signInThrottle: SignInThrottle };
+
+export function interactionState(ctx: UpstreamServices, interaction: InteractionRecord): InteractionState {
   if (interaction.userId !== null) return 'consent';
   // A provider chosen on a server that no longer offers upstream sign-in: the sign-in page again.
   return interaction.upstream && ctx.upstream ? 'upstream-consent' : 'sign-in';
@@ -26,7 +31,7 @@ export function isStepName(value: string | undefined): value is StepName {
 }
 
 /** A state's page (GET). */
-export type StepPage = (ctx: ServerContext, interaction: InteractionRecord, request: EndpointRequest) => Promise<Answer>;
+export type StepPage = (ctx: InteractionServices, interaction: InteractionRecord, request: EndpointRequest) => Promise<Answer>;
 
 /** A posted step, once the interaction was found for this browser and the form's csrf token checked. */
-export type Step = (ctx: ServerContext, request: EndpointRequest, interaction: InteractionRecord, form: Params) => Promise<Answer>;
+export type Step = (ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params) => Promise<Answer>;

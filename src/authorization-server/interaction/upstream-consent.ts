@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import type { InteractionRecord } from '../../store/store.js';
 import { trustedRedirect } from '../authorization-response.js';
-import type { ServerContext } from '../context.js';
+import type { InteractionServices } from './state.js';
 import type { Params } from '../http/params.js';
 import { seeOther, type Answer } from '../http/responses.js';
 import { expiredInteraction } from '../interactions.js';
@@ -24,7 +24,7 @@ function chosenProvider(interaction: InteractionRecord): string {
  * The consent page before anything is forwarded upstream: every dynamically registered client
  * reaches the provider through our one client id, so the person approves this client first.
  */
-export async function showUpstreamConsent(ctx: ServerContext, interaction: InteractionRecord, request: EndpointRequest): Promise<Answer> {
+export async function showUpstreamConsent(ctx: InteractionServices, interaction: InteractionRecord, request: EndpointRequest): Promise<Answer> {
   const resolved = await upstreamConfig(ctx).providers.get(chosenProvider(interaction));
   if (!resolved.ok) throw signInError(resolved.defect);
   const up = resolved.value;
@@ -43,7 +43,7 @@ export async function showUpstreamConsent(ctx: ServerContext, interaction: Inter
 }
 
 /** step=consent before an upstream sign-in: approved, off to the provider; denied, back to the client. */
-export async function submitUpstreamConsent(ctx: ServerContext, _request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
+export async function submitUpstreamConsent(ctx: InteractionServices, _request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
   const provider = chosenProvider(interaction);
   const decision = form.get('decision');
   if (decision === 'approve') return seeOther((await forwardUpstream(ctx, interaction)).href);

@@ -1,12 +1,15 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { loadOptionalPackage, PROM_CLIENT } from '../../core/optional-package.js';
 import type { OAuthErrorCode } from '../../core/errors.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 export const METRIC_PREFIX = 'context_auth_';
 
 /** The grant types a label may name; anything else a client sends is counted as `other`, so no request can add a label value. */
-const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE]);
+const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, TOKEN_EXCHANGE_GRANT_TYPE]);
 
 /** Latency buckets in seconds: a store call is often under a millisecond, a token request a few. */
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -19,7 +22,7 @@ const TOKEN_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 
  * never a token, a secret, a client or a user.
  */
 export class ServerMetrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   readonly tokenRequests: Counter<'grant_type' | 'outcome'>;
   readonly tokenDuration: SeriesHistogram<'grant_type'>;
   readonly errors: Counter<'endpoint' | 'error'>;
@@ -37,6 +40,8 @@ export class ServerMetrics {
   private readonly sweepDuration: Gauge;
 
   constructor(options: { revocationSetSize?: () => number; auditEventsPending?: () => number } = {}) {
+    const { collectDefaultMetrics, Counter, Gauge, Registry } = loadOptionalPackage<typeof PromClient>(PROM_CLIENT);
+    this.registry = new Registry();
     const registers = [this.registry];
     const name = (suffix: string) => METRIC_PREFIX + suffix;
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIPv4, isIPv6, type Server, type Socket } from 'node:net';
-import { addressBucket, trustedProxies } from '../../core/index.js';
+import { addressBucket, trustedProxies } from '../../core/client-address.js';
 
 /** The default share of `maxConnections` one address may hold. */
 export function defaultPerAddress(maxConnections: number): number {

@@ -7,9 +7,14 @@
 import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
 import { unreachable } from '../../core/result.js';
 import type { GrantRecord, SessionRecord, UpstreamSessionRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { Revocations } from '../revocations.js';
+import type { BaseServices } from '../services.js';
 import { failureLog, type UpstreamDefect, type UpstreamFailure } from './defects.js';
 import { checkUpstream, type UpstreamTokens } from './flow.js';
+import type { UpstreamServices } from './upstream-sign-in.js';
+
+/** What ending a grant whose upstream sign-in is over needs, beside upstream sign-in itself. */
+export type UpstreamGrantServices = Pick<BaseServices, 'store' | 'now' | 'log'> & UpstreamServices & { revocations: Revocations };
 
 /**
  * The grant's upstream tokens, current; revokes the grant and throws invalid_grant when the
@@ -17,7 +22,7 @@ import { checkUpstream, type UpstreamTokens } from './flow.js';
  * whether a live one still stands: for a caller about to use it, whose own call will tell.
  */
 export async function upstreamTokensOfGrant(
-  ctx: ServerContext,
+  ctx: UpstreamGrantServices,
   grant: GrantRecord,
   options: { probe?: boolean; session?: UpstreamSessionRecord } = {},
 ): Promise<UpstreamTokens> {
@@ -93,7 +98,7 @@ const NOTHING: UpstreamSignInFacts = { verifiedEmail: null, authTime: null };
  * What the provider said when this browser session's upstream sign-in happened: nothing for a
  * session not begun upstream, or whose upstream record cannot be read.
  */
-export async function upstreamSignInOfSession(ctx: ServerContext, session: SessionRecord): Promise<UpstreamSignInFacts> {
+export async function upstreamSignInOfSession(ctx: Pick<BaseServices, 'store'> & UpstreamServices, session: SessionRecord): Promise<UpstreamSignInFacts> {
   if (!ctx.upstream || session.upstreamSessionId === null) return NOTHING;
   const upstreamSession = await ctx.store.getUpstreamSession(session.upstreamSessionId);
   if (!upstreamSession || upstreamSession.userId !== session.userId) return NOTHING;

@@ -7,7 +7,7 @@
 import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
 import { unreachable } from '../../core/result.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
-import type { ServerContext } from '../context.js';
+import type { UpstreamGrantServices } from './session.js';
 import { failureLog, type UpstreamDefect } from './defects.js';
 import { upstreamUserinfo } from './flow.js';
 import { upstreamTokensOfGrant } from './session.js';
@@ -28,7 +28,7 @@ export interface UpstreamAccess {
  * names the grant), or null when its grant did not come from an upstream sign-in. Throws invalid_grant when the upstream session is over (the
  * grant is then revoked) and temporarily_unavailable when the provider cannot be reached.
  */
-export async function upstreamAccessFor(ctx: ServerContext, claims: Record<string, unknown>): Promise<UpstreamAccess | null> {
+export async function upstreamAccessFor(ctx: UpstreamGrantServices, claims: Record<string, unknown>): Promise<UpstreamAccess | null> {
   const { store } = ctx;
   const grantId = claims[GRANT_ID_CLAIM];
   const grant = typeof grantId === 'string' ? await store.getGrant(grantId) : undefined;

@@ -9,10 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import { withoutControlCharacters } from '../../core/control-characters.js';
 import { StoreConflictError, type UserRecord } from '../../store/store.js';
-import type { ServerContext } from '../context.js';
+import type { BaseServices } from '../services.js';
 import type { UpstreamIdentity } from './provider.js';
 
-export async function upstreamUser(ctx: ServerContext, provider: string, identity: UpstreamIdentity): Promise<UserRecord> {
+export async function upstreamUser(ctx: Pick<BaseServices, 'store' | 'now' | 'log'>, provider: string, identity: UpstreamIdentity): Promise<UserRecord> {
   const { store, now } = ctx;
   const key = { provider, issuer: identity.issuer, subject: identity.subject };
   const existing = await store.getUser({ identity: key });

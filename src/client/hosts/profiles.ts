@@ -9,7 +9,7 @@ import type { HostProfile } from './types.js';
 
 const GRANTS = ['authorization_code', 'refresh_token'];
 
-/** The MCP TypeScript SDK's discovery (`@modelcontextprotocol/sdk` client/auth.ts), which mcp-remote and the Inspector run. */
+/** The MCP TypeScript SDK's discovery (the client/auth module of `@modelcontextprotocol/sdk`), which mcp-remote and the Inspector run. */
 const MCP_SDK_DISCOVERY: HostProfile['discovery'] = {
   probe: 'POST initialize',
   headers: { 'MCP-Protocol-Version': '2025-11-25' },

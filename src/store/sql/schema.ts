@@ -293,7 +293,7 @@ export const REFRESH_TOKENS: Table = {
 /**
  * Version 7: what is kept of a rotated refresh token until it would have expired, so that a second
  * use is recognised and revokes its grant: a prefix of its hash, its grant, when it was spent,
- * when to forget it: a fraction of the full row it used to stay as (sizes in docs/performance.md).
+ * when to forget it: far less than the full row (sizes in docs/performance.md).
  * No foreign key: a grant's deletion leaves its spent records to expire on their own (they name
  * nothing but a grant that no longer exists, which reuse detection then ignores), so deleting a
  * grant needs no index on grant_id here.

@@ -16,13 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Hono } from 'hono';
-import {
-  registerClient,
-  startAuthorizationServer,
-  StartError,
-  validateClientMetadata,
-  type StartAuthorizationServerOptions,
-} from '../../../src/authorization-server/index.js';
+import { startAuthorizationServer, StartError, type StartAuthorizationServerOptions } from '../../../src/authorization-server/index.js';
+import { registerClient } from '../../../src/authorization-server/clients.js';
+import { validateClientMetadata } from '../../../src/authorization-server/checks/client-metadata.js';
 import { generateSecretKey, parseSecretKeys, SecretBox } from '../../../src/core/secret-box.js';
 import { openSqliteStore } from '../../../src/store/sqlite.js';
 import type { FullStore } from '../../../src/store/store.js';
