@@ -103,6 +103,32 @@ const dialectNeutral = {
 };
 
 /**
+ * Requests are read once at the edge (docs/architecture.md): past it, the authorization server
+ * sees an EndpointRequest, never the Web Request. The edge is the route and its two adapters, the
+ * Node listener, and the public entry and options (`handle`, the `clientAddress` option).
+ */
+const AS_EDGE = [
+  'src/authorization-server/http/routes.ts',
+  'src/authorization-server/http/from-web.ts',
+  'src/authorization-server/node-server/**',
+  'src/authorization-server/index.ts',
+  'src/authorization-server/config.ts',
+];
+const requestsAtTheEdge = {
+  files: ['src/authorization-server/**'],
+  ignores: AS_EDGE,
+  rules: {
+    'no-restricted-syntax': [
+      'error',
+      {
+        selector: "TSTypeReference > Identifier.typeName[name='Request']",
+        message: 'past the edge a request is an EndpointRequest (http/request.ts); only the edge (http/routes.ts, http/from-web.ts, node-server/) reads a Web Request',
+      },
+    ],
+  },
+};
+
+/**
  * Peer dependencies that only an optional feature needs are loaded when the feature is used
  * (core/optional-package.ts), so that a program without them can import every entry point; their
  * types may be imported anywhere.
@@ -145,5 +171,6 @@ export default tseslint.config(
   },
   ...layering,
   dialectNeutral,
+  requestsAtTheEdge,
   optionalPeers,
 );

@@ -1,8 +1,9 @@
 /**
  * Our authorization server under test: `createAuthorizationServer` on a store named by argv
  * (`sqlite` in a temp file, or `postgres` on a fresh database of the server in
- * CONTEXT_AUTH_BENCH_POSTGRES_URL / CONTEXT_AUTH_TEST_POSTGRES_URL), served by @hono/node-server
- * as `context-auth serve` does. Before it listens it registers one public client and one grant
+ * CONTEXT_AUTH_BENCH_POSTGRES_URL / CONTEXT_AUTH_TEST_POSTGRES_URL), run by
+ * `startAuthorizationServer` on its own Node listener, as `context-auth serve` runs it. First it
+ * registers one public client and one grant
  * with a live refresh token per chain, and — for the scaling table — bulk-loads BENCH_GRANTS more
  * live grants (each with a refresh token and an access-token row), untimed. With
  * BENCH_MACHINE_JWK it also registers the machine-grants bench's two client_credentials clients,
@@ -12,15 +13,12 @@
  *   node --import tsx bench/peers/ours.ts sqlite|postgres
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { registerClient } from '../../src/authorization-server/clients.js';
-import { createAuthorizationServer } from '../../src/authorization-server/index.js';
+import { startAuthorizationServer } from '../../src/authorization-server/index.js';
 import { validateClientMetadata } from '../../src/authorization-server/checks/client-metadata.js';
 import { SESSION_COOKIE } from '../../src/authorization-server/http/cookies.js';
 import { hashPassword, hashSecret, JWT_BEARER_GRANT_TYPE, randomToken } from '../../src/core/index.js';
@@ -186,8 +184,10 @@ const ISSUER = 'http://127.0.0.1';
 const WORKLOAD_CLIENT = 'bench-workload';
 /** The jwt-bearer rows: the load generator as a trusted IdP (ID-JAGs) and as a workload issuer. */
 const trusted = assertionIssuer();
-const server = createAuthorizationServer({
-  issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0,
+// Run as `serve` runs it: on the server's own Node listener, no periodic sweep during the rounds,
+// and no per-address rate limits (the load comes from one address).
+const server = await startAuthorizationServer({
+  issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0, listen: { host: '127.0.0.1', port: 0 }, sweepIntervalMs: 0, rateLimits: { token: false, signIn: false, register: false },
   ...(trusted
     ? { trustedIdps: [trusted], workloads: [{ issuer: trusted, subject: 'bench-workload', client: WORKLOAD_CLIENT, scopes: ['mcp:tools'] }], allowInsecureIssuers: true }
     : {}),
@@ -207,13 +207,9 @@ if (jwk) {
     ...(trusted ? { workloadClientId: WORKLOAD_CLIENT } : {}),
   };
 }
-const listener = serve({ fetch: server.app.fetch, hostname: '127.0.0.1', port: 0 });
-await new Promise<void>((resolve) => listener.once('listening', resolve));
 const dpop = dpopPair ? { tokenUrl: server.metadata.token_endpoint, refreshTokens: dpopRefreshTokens } : undefined;
-announce({ port: (listener.address() as AddressInfo).port, clientId: CLIENT, refreshTokens, flow, machine, dpop }, async () => {
-  await new Promise<void>((resolve) => {
-    listener.close(() => resolve());
-    (listener as Server).closeAllConnections();
-  });
-  await opened.close();
+announce({ port: Number(new URL(server.url).port), clientId: CLIENT, refreshTokens, flow, machine, dpop }, async () => {
+  // The server closes the store it was given; what else was opened for it goes after.
+  await server.close();
+  await opened.close().catch(() => {});
 }, opened.dbCpu);

@@ -4,7 +4,7 @@ import type { SessionRecord } from '../store/store.js';
 import type { RedirectTarget } from './checks/authorization-request.js';
 import type { BaseServices } from './services.js';
 import { createAuthorizationCode } from './authorization-codes.js';
-import { seeOther } from './http/responses.js';
+import { seeOther, type Answer } from './http/responses.js';
 
 /**
  * What goes back to the client at the end of an authorization request: the code, or an error once
@@ -38,6 +38,6 @@ export async function codeRedirect(ctx: BaseServices, request: AuthorizationRequ
 }
 
 /** Issues the code and sends the browser back to the client. */
-export async function completeAuthorization(ctx: BaseServices, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Response> {
+export async function completeAuthorization(ctx: BaseServices, request: AuthorizationRequest, session: SessionRecord, cookies: string[] = []): Promise<Answer> {
   return seeOther(await codeRedirect(ctx, request, session), cookies);
 }

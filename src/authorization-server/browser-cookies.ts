@@ -6,18 +6,19 @@
  */
 import { addressBucket } from '../core/client-address.js';
 import { OAuthError } from '../core/errors.js';
-import type { BaseServices, ClientAddressService } from './services.js';
+import type { BaseServices } from './services.js';
 import { cookieValues, setCookie, type CookieSettings } from './http/cookies.js';
+import type { EndpointRequest } from './http/request.js';
 
 export type OurCookie = keyof Omit<CookieSettings, 'path' | 'secure'>;
 
 const OUR_COOKIES: readonly OurCookie[] = ['session', 'browser', 'upstream'];
 
 /** Requests whose duplicated cookies were logged already: one line per request and name. */
-const logged = new WeakMap<Request, Set<string>>();
+const logged = new WeakMap<EndpointRequest, Set<string>>();
 
 /** The value of one of our cookies; undefined when it is absent or sent more than once. */
-export function readCookie(ctx: BaseServices & ClientAddressService, request: Request, cookie: OurCookie): string | undefined {
+export function readCookie(ctx: BaseServices, request: EndpointRequest, cookie: OurCookie): string | undefined {
   const name = ctx.config.cookies[cookie];
   const values = cookieValues(request, name);
   if (values.length <= 1) return values[0];
@@ -30,7 +31,7 @@ export function readCookie(ctx: BaseServices & ClientAddressService, request: Re
  * once: where a form is posted, or where the browser binding alone finds what it asks for (an
  * interaction's page, a provider's callback), rather than a page that speaks of another browser.
  */
-export function refuseDuplicatedCookies(ctx: BaseServices & ClientAddressService, request: Request): void {
+export function refuseDuplicatedCookies(ctx: BaseServices, request: EndpointRequest): void {
   for (const cookie of OUR_COOKIES) {
     const name = ctx.config.cookies[cookie];
     if (cookieValues(request, name).length <= 1) continue;
@@ -42,16 +43,16 @@ export function refuseDuplicatedCookies(ctx: BaseServices & ClientAddressService
 }
 
 /** The Set-Cookie header value of one of our cookies (`maxAge` 0 clears it). */
-export function cookieHeader(ctx: BaseServices & ClientAddressService, cookie: OurCookie, value: string, maxAge: number): string {
+export function cookieHeader(ctx: BaseServices, cookie: OurCookie, value: string, maxAge: number): string {
   const { path, secure } = ctx.config.cookies;
   return setCookie(ctx.config.cookies[cookie], value, { path, maxAge, secure });
 }
 
-function logDuplicated(ctx: BaseServices & ClientAddressService, request: Request, name: string): void {
+function logDuplicated(ctx: BaseServices, request: EndpointRequest, name: string): void {
   let names = logged.get(request);
   if (!names) logged.set(request, (names = new Set()));
   if (names.has(name)) return;
   names.add(name);
-  const address = ctx.clientAddress(request);
+  const address = request.clientAddress;
   ctx.log({ event: 'cookie_duplicated', cookie: name, ...(address === undefined ? {} : { address: addressBucket(address) }) });
 }

@@ -5,6 +5,7 @@ import { CLIENT_USE_GRANULARITY } from '../store/internal.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { ValidClientMetadata } from './checks/client-metadata.js';
 import { isDocumentClientId, type ClientDocuments } from './client-documents/documents.js';
+import type { EndpointRequest } from './http/request.js';
 import type { RateLimits } from './rate-limit/rate-limits.js';
 import type { BaseServices } from './services.js';
 
@@ -15,15 +16,14 @@ export type ClientLookup = Pick<Store, 'getClient'>;
 export type ClientLookupServices = Pick<BaseServices, 'store' | 'now'> & {
   clientDocuments: ClientDocuments;
   rateLimits: RateLimits;
-  clientAddress: (request: Request) => string | undefined;
 };
 
-export function clientLookup(ctx: ClientLookupServices, request: Request): ClientLookup {
-  const { store, clientDocuments, now, clientAddress } = ctx;
+export function clientLookup(ctx: ClientLookupServices, request: EndpointRequest): ClientLookup {
+  const { store, clientDocuments, now } = ctx;
   // A document URL the server does not know yet creates a client, as /register does: limited per
   // address first (so one address cannot spend the budget of all), then for all addresses together.
   const admitNew = async (): Promise<void> => {
-    await ctx.rateLimits.check('clientDocument', clientAddress(request));
+    await ctx.rateLimits.check('clientDocument', request.clientAddress);
     await ctx.rateLimits.checkTotal('clientDocumentTotal', 'new client ID metadata documents');
   };
   return {

@@ -1,18 +1,16 @@
-import { forwardedClientAddress, trustedProxies } from '../core/client-address.js';
 import { ClientKeys } from './assertions/client-keys.js';
 import { IssuerKeys } from './assertions/issuer-keys.js';
 import { ClientDocuments } from './client-documents/documents.js';
 import { ClientUse } from './clients.js';
 import { TokenEndpointDpop } from './dpop.js';
 import { resolveConfig, type AuthorizationServerOptions, type ResolvedUpstreamConfig, type UpstreamOptions } from './config.js';
-import { requestHeader } from './http/body.js';
 import { SigningKeys } from './keys.js';
 import { RateLimits } from './rate-limit/rate-limits.js';
 import { Revocations } from './revocations.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { UpstreamProviders } from './upstream/registry.js';
 import type { UpstreamSignIn } from './upstream/upstream-sign-in.js';
-import type { BaseServices, ClientAddressService } from './services.js';
+import type { BaseServices } from './services.js';
 import { auditRecord, type AuditLog } from './audit.js';
 import { countEvent } from './metrics/events.js';
 import { ServerMetrics } from './metrics/metrics.js';
@@ -27,7 +25,7 @@ import { hasAuditEvents } from '../store/capabilities.js';
  * (grants/token-request.ts). The endpoints that dispatch to many parts take it whole; the parts
  * take what they use.
  */
-export interface ServerContext extends BaseServices, ClientAddressService {
+export interface ServerContext extends BaseServices {
   /** Null when metrics are off, as `config.metrics` is. */
   metrics: ServerMetrics | null;
   /** Where every record also goes to be kept in the store; null when `config.auditEvents` is off, keeps none, or the store cannot keep them. */
@@ -86,7 +84,6 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     log,
     metrics,
     auditEvents,
-    clientAddress: clientAddressOf(options),
     clientDocuments: new ClientDocuments(
       { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp, redirectUriRules: config.redirectUriRules },
       config.scopesSupported,
@@ -112,13 +109,6 @@ function auditWrite(sink: AuthorizationServerOptions['log'], writer: AuditEventW
     sink?.(auditRecord(event, occurredAt));
     writer.add(event, occurredAt);
   };
-}
-
-function clientAddressOf(options: AuthorizationServerOptions): (request: Request) => string | undefined {
-  const peer = options.clientAddress ?? (() => undefined);
-  if (!options.trustProxy || options.trustProxy.length === 0) return peer;
-  const trusted = trustedProxies(options.trustProxy);
-  return (request) => forwardedClientAddress(peer(request), requestHeader(request, 'x-forwarded-for'), trusted);
 }
 
 function upstreamSignIn(options: UpstreamOptions, settings: ResolvedUpstreamConfig): UpstreamSignIn {

@@ -26,7 +26,9 @@ import { route } from './http/routes.js';
 import type { SigningKeys } from './keys.js';
 import type { Revocations } from './revocations.js';
 import type { RateLimitName } from './rate-limit/limits.js';
-import type { Handler } from './http/routes.js';
+import type { Edge, Gated, Handler } from './http/routes.js';
+import type { EndpointRequest } from './http/request.js';
+import { trustedProxies } from '../core/client-address.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { userinfoEndpoint } from './endpoints/userinfo.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
@@ -113,18 +115,21 @@ export interface AuthorizationServer {
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const ctx = createServerContext(options);
   const { config, keys, rateLimits, revocations } = ctx;
-  /** The handler, after the client address's budget for `name` is checked (before any work). */
-  const limited = (name: RateLimitName, handler: Handler): Handler => async (request, params) => {
-    await rateLimits.check(name, ctx.clientAddress(request));
-    return handler(request, params);
+  /** The handler, after the client address's budget for `name` is checked (before any work, the body's reading included). */
+  const limited = (name: RateLimitName, handle: Handler): Gated => ({ before: (request) => rateLimits.check(name, request.clientAddress), handle });
+  // How the edge reads each request (http/routes.ts).
+  const edge: Edge = {
+    maxBodyBytes: config.maxBodyBytes,
+    trustedProxies: options.trustProxy && options.trustProxy.length > 0 ? trustedProxies(options.trustProxy) : null,
+    peerOf: options.clientAddress,
   };
   const app = new Hono();
   const base = config.basePath;
   // With metrics on, every error answer is counted by endpoint (its path under the issuer) and code.
   const metrics = ctx.metrics;
   const failed = metrics ? { failed: (path: string, code: string) => metrics.endpointError(path.slice(base.length) || '/', code) } : {};
-  const api = { cors: true, log: ctx.log, ...failed };
-  const pages = { cors: false, html: true, log: ctx.log, ...failed };
+  const api = { cors: true, log: ctx.log, edge, ...failed };
+  const pages = { cors: false, html: true, log: ctx.log, edge, ...failed };
 
   route(app, new URL(wellKnownUrl(config.issuer, 'oauth-authorization-server')).pathname, { GET: () => metadataEndpoint(config) }, api);
   // OpenID Connect Discovery 1.0 §4: the same document, under the issuer's path rather than before it.
@@ -144,11 +149,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     );
   }
   route(app, base + ENDPOINT_PATHS.revocation, { POST: (request) => revokeEndpoint(ctx, request) }, api);
-  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log, ...failed });
+  route(app, base + ENDPOINT_PATHS.introspection, { POST: (request) => introspectEndpoint(ctx, request) }, { cors: false, log: ctx.log, edge, ...failed });
   // The list is read from the store's revocation feed: a store without one has no list to serve.
   const feed = ctx.store;
   if (hasRevocationFeed(feed)) {
-    route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request, feed) }, { cors: false, log: ctx.log, ...failed });
+    route(app, base + REVOCATION_LIST_PATH, { POST: (request) => revocationListEndpoint(ctx, request, feed) }, { cors: false, log: ctx.log, edge, ...failed });
   }
   route(
     app,
@@ -180,7 +185,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const consoleStore = ctx.store;
   if (hasAdministration(consoleStore) && hasConsole(consoleStore) && hasSignOut(consoleStore)) {
     const handlers = {
-      GET: (request: Request, params: Record<string, string>) => adminEndpoint(ctx, consoleStore, request, params.section ?? ''),
+      GET: (request: EndpointRequest, params: Record<string, string>) => adminEndpoint(ctx, consoleStore, request, params.section ?? ''),
       POST: limited('signIn', (request) => adminSubmit(ctx, consoleStore, request)),
     };
     pageUrls.admin = `${config.issuer}${ADMIN_PATH}`;
@@ -193,12 +198,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   }
 
   // Probes for orchestrators and load balancers: never rate-limited, never cached.
-  const probes = { cors: false, log: ctx.log };
+  const probes = { cors: false, log: ctx.log, edge };
   route(app, `${base}/healthz`, { GET: () => healthzEndpoint() }, probes);
   route(app, `${base}/readyz`, { GET: () => readyzEndpoint(ctx) }, probes);
   if (metrics && config.metrics) {
-    const access = { token: config.metrics.token, peer: options.clientAddress ?? (() => undefined) };
-    route(app, `${base}/metrics`, { GET: (request) => metricsEndpoint(metrics, access, request) }, probes);
+    const token = config.metrics.token;
+    route(app, `${base}/metrics`, { GET: (request) => metricsEndpoint(metrics, token, request) }, probes);
   }
 
   app.notFound(notFound);

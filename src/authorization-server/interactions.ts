@@ -2,8 +2,9 @@ import { OAuthError } from '../core/errors.js';
 import { hashSecret, safeEqual } from '../core/secrets.js';
 import { isStorableText } from '../core/storable-text.js';
 import type { InteractionRecord } from '../store/store.js';
-import type { BaseServices, ClientAddressService } from './services.js';
+import type { BaseServices } from './services.js';
 import { readCookie } from './browser-cookies.js';
+import type { EndpointRequest } from './http/request.js';
 
 /*
  * A pending authorization request between /authorize and the code: the sign-in and consent pages
@@ -21,7 +22,7 @@ export function expiredInteraction(): OAuthError {
  * /authorize must come back. A link someone else made (to a page, or to the upstream callback)
  * therefore never completes in a victim's browser.
  */
-export async function loadInteraction(ctx: BaseServices & ClientAddressService, request: Request, id: string): Promise<InteractionRecord | undefined> {
+export async function loadInteraction(ctx: BaseServices, request: EndpointRequest, id: string): Promise<InteractionRecord | undefined> {
   // An id from the URL: one no store can look up (a NUL) is simply unknown.
   if (!isStorableText(id)) return undefined;
   const interaction = await ctx.store.getInteraction(id, ctx.now());

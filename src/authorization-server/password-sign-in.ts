@@ -2,9 +2,10 @@ import { addressBucket } from '../core/client-address.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../core/passwords.js';
 import type { UserRecord } from '../store/store.js';
 import type { AuditFields, AuditValue } from './audit.js';
-import type { BaseServices, ClientAddressService } from './services.js';
+import type { BaseServices } from './services.js';
 import { hasNoUsers } from './no-users.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import type { EndpointRequest } from './http/request.js';
 
 /** Why a password sign-in did not succeed: what to tell the person, and the wait (seconds, a 429) when throttled. */
 export interface PasswordRefused {
@@ -17,15 +18,15 @@ export interface PasswordRefused {
  * interaction's sign-in, the account page) goes through here. `logFields` say where it came from.
  */
 export async function checkPassword(
-  ctx: BaseServices & ClientAddressService & { signInThrottle: SignInThrottle },
-  request: Request,
+  ctx: BaseServices & { signInThrottle: SignInThrottle },
+  request: EndpointRequest,
   username: string,
   password: string,
   logFields: AuditFields & Record<string, AuditValue>,
 ): Promise<{ user: UserRecord } | { refused: PasswordRefused }> {
   const { store } = ctx;
   // Failed attempts slow further ones down, for the account and for the address (never a lockout).
-  const address = ctx.clientAddress(request);
+  const address = request.clientAddress;
   const attempt = ctx.signInThrottle.begin(SignInThrottle.keys(username, address), ctx.nowMs());
   // Logged as the throttle counts it, by bucket (an IPv6 address's /64), never the whole address.
   const bucket = address === undefined ? {} : { address: addressBucket(address) };

@@ -20,15 +20,7 @@ export interface BaseServices {
   log: AuditLog;
 }
 
-/** The address a request came from, proxies taken into account (`trustProxy`); undefined when the server is not told. */
-export interface ClientAddressService {
-  clientAddress: (request: Request) => string | undefined;
-}
-
-/**
- * What the pages people see add: reading our cookies logs the address of a request that sends one
- * twice, and their forms carry tokens made with the signing keys (form-tokens.ts).
- */
-export interface BrowserServices extends BaseServices, ClientAddressService {
+/** What the pages people see add: their forms carry tokens made with the signing keys (form-tokens.ts). */
+export interface BrowserServices extends BaseServices {
   keys: SigningKeys;
 }

@@ -1,14 +1,15 @@
 import { hashSecret, randomToken } from '../core/secrets.js';
 import { hasSignOut } from '../store/capabilities.js';
 import type { SessionRecord } from '../store/store.js';
-import type { BaseServices, ClientAddressService } from './services.js';
+import type { BaseServices } from './services.js';
 import { cookieHeader, readCookie } from './browser-cookies.js';
+import type { EndpointRequest } from './http/request.js';
 
 /**
  * The signed-in user of this browser, if any (the cookie holds a random id; the store its hash).
  * A session started by an upstream sign-in ends with that upstream session's maximum lifetime.
  */
-export async function currentSession(ctx: BaseServices & ClientAddressService, request: Request): Promise<SessionRecord | undefined> {
+export async function currentSession(ctx: BaseServices, request: EndpointRequest): Promise<SessionRecord | undefined> {
   const id = readCookie(ctx, request, 'session');
   if (!id) return undefined;
   const { store, now } = ctx;
@@ -19,7 +20,7 @@ export async function currentSession(ctx: BaseServices & ClientAddressService, r
 }
 
 /** Starts a session after a successful login; returns the Set-Cookie header value. */
-export async function startSession(ctx: BaseServices & ClientAddressService, userId: string, upstreamSessionId: string | null = null): Promise<{ session: SessionRecord; cookie: string }> {
+export async function startSession(ctx: BaseServices, userId: string, upstreamSessionId: string | null = null): Promise<{ session: SessionRecord; cookie: string }> {
   const now = ctx.now();
   const id = randomToken(32);
   const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl, upstreamSessionId };
@@ -28,7 +29,7 @@ export async function startSession(ctx: BaseServices & ClientAddressService, use
 }
 
 /** Ends this browser's session, in the store and in the browser: the Set-Cookie header value that clears it. */
-export async function endSession(ctx: BaseServices & ClientAddressService, request: Request): Promise<string> {
+export async function endSession(ctx: BaseServices, request: EndpointRequest): Promise<string> {
   const id = readCookie(ctx, request, 'session');
   // The pages that sign out are served only on a store that can (index.ts).
   if (!hasSignOut(ctx.store)) throw new Error('signing out needs a store with the signOut capability');
@@ -41,7 +42,7 @@ export async function endSession(ctx: BaseServices & ClientAddressService, reque
  * or consent form can only be completed by the browser that started it (no login CSRF, no
  * consent pushed from another site).
  */
-export function browserBinding(ctx: BaseServices & ClientAddressService, request: Request): { value: string; cookie?: string } {
+export function browserBinding(ctx: BaseServices, request: EndpointRequest): { value: string; cookie?: string } {
   const existing = readCookie(ctx, request, 'browser');
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { value: existing };
   const value = randomToken(32);

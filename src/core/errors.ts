@@ -2,7 +2,7 @@
  * The one protocol error of the project. Checks return their defects (core/result.ts); the
  * endpoint or grant that ran them maps each defect to an OAuthError in one place and throws it,
  * and it is turned into a response in one place
- * (authorization-server/http/errors.ts, `errorResponse`): a redirect back to the client when the
+ * (authorization-server/http/errors.ts, `errorAnswer`): a redirect back to the client when the
  * error carries a trusted redirect, else an HTML page on the browser routes, else JSON. So the
  * error carries all that converter needs: the code and description (for the client's developer),
  * a message for the person reading a page, and the redirect target once one is trusted.

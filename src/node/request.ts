@@ -1,81 +1,68 @@
 /**
- * The Node request behind a Web Request, under @hono/node-server: the one place that knows how
- * that adapter links the two.
+ * The Node request behind a Web Request, under the authorization server's own listener.
  *
- * The adapter hands the app a lazy Web Request and, publicly, the Node request it came from
- * (Hono's `c.env.incoming`). Reading that Node request directly (the body from its stream, one
- * header from its raw headers) skips building a full undici Request, its Headers and two web
- * streams, which for a small form costs more than the grant itself. It is right only while the
- * Web Request in hand is the one built from that Node request: a middleware may have put another
- * in its place (a decompressing one, say), whose body and headers are its own.
- *
- * Nothing public tells which Node request a Web Request was built from; the adapter keeps it under
- * a symbol it does not export, found here by its description. Whenever that check does not hold
- * (another adapter, a replaced Request, a version of the adapter that keeps it otherwise), callers
- * are told there is no Node request and read the Web Request through its public API, with the same
- * answers. test/node/request.test.ts fails when the installed adapter is no longer recognised.
+ * @hono/node-server hands the listener's `fetch` a Web Request it built from a Node request and,
+ * beside it, that Node request (Hono's `c.env.incoming`). The listener notes the pair
+ * (`noteBuiltFrom`), so that further in, whoever holds the Web Request can tell whether it is
+ * still that one (`nodeRequestOf`): then its body and headers can be read from the Node request,
+ * which skips building a full undici Request, its Headers and two web streams. A middleware may
+ * have put another Request in its place (a decompressing one, say), whose body and headers are its
+ * own: that one carries no note, and is read through its public API, with the same answers.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { debuglog } from 'node:util';
 
-/** What is used of Node's IncomingMessage (or Http2ServerRequest): its body stream and headers as received. */
+/** What is used of Node's IncomingMessage: its body stream, headers as received, method, target and socket. */
 export type NodeRequest = Readable & {
   rawHeaders: string[];
   headers: IncomingHttpHeaders;
   httpVersionMajor: number;
   complete: boolean;
+  method?: string | undefined;
+  url?: string | undefined;
+  socket: { remoteAddress?: string | undefined; encrypted?: boolean };
 };
 
-/** The adapter's description of the symbol it keeps the Node request under. */
-const INCOMING_KEY_DESCRIPTION = 'incomingKey';
-let incomingKey: symbol | undefined;
+/** Our own note on a Web Request: the Node request it was built from. A property, not a WeakMap entry: weak entries cost the collector on every scavenge. */
+const BUILT_FROM = Symbol('context-auth.builtFrom');
+type Noted = Request & { [BUILT_FROM]?: NodeRequest };
 
-// NODE_DEBUG=context-auth shows why the Web Request is read instead, once per process.
-const debug = debuglog('context-auth');
-let toldWhy = false;
-
-function isNodeRequest(value: unknown): value is NodeRequest {
-  return typeof value === 'object' && value !== null && typeof (value as Readable).on === 'function' && 'readableFlowing' in value && Array.isArray((value as NodeRequest).rawHeaders);
+/** Notes that `request` is the Web Request @hono/node-server built from `incoming` (its `fetch(request, { incoming })`). */
+export function noteBuiltFrom(request: Request, incoming: NodeRequest): void {
+  (request as Noted)[BUILT_FROM] = incoming;
 }
 
-/**
- * `incoming` (Hono's `c.env.incoming`) when `request` is the Web Request @hono/node-server built
- * from it, so that its body and headers are the Node request's; undefined otherwise.
- */
-export function nodeRequestBehind(request: Request, incoming: unknown): NodeRequest | undefined {
-  if (!isNodeRequest(incoming)) return undefined;
-  const fields = request as unknown as Record<symbol, unknown>;
-  if (incomingKey !== undefined && fields[incomingKey] === incoming) return incoming;
-  const key = Object.getOwnPropertySymbols(request).find((symbol) => symbol.description === INCOMING_KEY_DESCRIPTION);
-  if (key === undefined || fields[key] !== incoming) {
-    if (!toldWhy) {
-      toldWhy = true;
-      debug('the Web Request is not the one @hono/node-server built from c.env.incoming (a middleware replaced it, or this version of the adapter is not recognised): reading the Web Request');
-    }
-    return undefined;
-  }
-  incomingKey = key;
-  return incoming;
+/** `incoming` (Hono's `c.env.incoming`) when `request` is the Web Request noted as built from it; undefined otherwise. */
+export function nodeRequestOf(request: Request, incoming: unknown): NodeRequest | undefined {
+  const noted = (request as Noted)[BUILT_FROM];
+  return noted !== undefined && noted === incoming ? noted : undefined;
+}
+
+/** The Node request `request` was noted as built from, whatever the context says. */
+export function notedNodeRequest(request: Request): NodeRequest | undefined {
+  return (request as Noted)[BUILT_FROM];
 }
 
 /**
  * One header of a Node request (`name` in lower case), as `request.headers.get(name)` answers it:
- * repeats joined with ", ", surrounding HTTP whitespace trimmed; null when absent. Node's own
- * `headers` keeps only the first of some repeated headers, and the Web Request's `headers` would
- * build a Headers object of every header, validated one by one, to read one of them.
+ * repeats joined with ", " (a Cookie header's with "; "), surrounding HTTP whitespace trimmed;
+ * null when absent. Node's own `headers` keeps only the first of some repeated headers.
  */
 export function nodeHeader(node: NodeRequest, name: string): string | null {
   const raw = node.rawHeaders;
   let value: string | null = null;
   for (let i = 0; i < raw.length; i += 2) {
     const key = raw[i]!;
-    if (key.length === name.length && key.toLowerCase() === name) {
-      const found = trimHttpWhitespace(raw[i + 1]!);
-      value = value === null ? found : `${value}, ${found}`;
-    }
+    if (key.length === name.length && key.toLowerCase() === name) value = joinHeader(name, value, raw[i + 1]!);
   }
   return value;
+}
+
+/** `value` joined to what a header had so far, as the Web's Headers joins repeats. */
+export function joinHeader(name: string, sofar: string | null, value: string): string {
+  const found = trimHttpWhitespace(value);
+  if (sofar === null) return found;
+  return name === 'cookie' ? `${sofar}; ${found}` : `${sofar}, ${found}`;
 }
 
 /**

@@ -3,7 +3,7 @@
  * context server must not hold all of it in memory to find out. A declared Content-Length over
  * the cap is refused at once; a body without one is counted as it streams and cut off at the cap.
  */
-import { framedWithin, nodeRequestBehind } from '../node/request.js';
+import { framedWithin, nodeRequestOf } from '../node/request.js';
 
 /** The default cap for bodies sent to a protected route: 1 MiB (JSON-RPC messages are small). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -30,13 +30,14 @@ export function declaresTooMuch(contentLength: string | null | undefined, maxByt
  * The same request, its body stream cut off with BodyTooLargeError past `maxBytes`; null when
  * it declares more than that (answer bodyTooLargeResponse). Not a Response in that case: servers
  * that replace the global Response (the Node adapter of Hono) make `instanceof` unreliable.
- * Given the Node request behind it (`c.env.incoming` under @hono/node-server), a request whose
- * length Node's parser enforces is returned as it is: wrapping it would only cost time.
+ * Given the Node request it was noted as built from (`c.env.incoming` under the authorization
+ * server's listener, node/request.ts), a request whose length Node's parser enforces is returned
+ * as it is: wrapping it would only cost time.
  */
 export function limitRequestBody(request: Request, maxBytes: number, incoming?: unknown): Request | null {
-  // First: under @hono/node-server, request.headers would build the full Web Request.
+  // First: request.headers would build a Headers object of the lazy Web Request's every header.
   if (incoming !== undefined) {
-    const node = nodeRequestBehind(request, incoming);
+    const node = nodeRequestOf(request, incoming);
     if (node && framedWithin(node, maxBytes)) return request;
   }
   if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;

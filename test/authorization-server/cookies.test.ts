@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { cookieSettings, cookieValues } from '../../src/authorization-server/http/cookies.js';
 import { hashSecret } from '../../src/core/secrets.js';
 import { addUser, authorizationRequest, authorizeUrl, Browser, createHarness, parseForm, registerClient, REVISIONS } from '../helpers/harness.js';
+import { requestFromWeb } from '../../src/authorization-server/http/from-web.js';
 
 /** Signs alice in at /account in a new browser. */
 async function signedIn(h: ReturnType<typeof createHarness>, path = '/account'): Promise<{ browser: Browser; setCookies: string[] }> {
@@ -92,7 +93,7 @@ describe('a cookie of ours sent twice', () => {
   });
 
   it('is every value the header gives that name, in order, and only that name', () => {
-    const request = new Request('http://x/', { headers: { cookie: 'ca_browser=a; other=b;ca_browser =c; xca_browser=d; ca_browserx=e' } });
+    const request = requestFromWeb(new Request('http://x/', { headers: { cookie: 'ca_browser=a; other=b;ca_browser =c; xca_browser=d; ca_browserx=e' } }), { maxBodyBytes: 0, trustedProxies: null }, undefined);
     assert.deepEqual(cookieValues(request, 'ca_browser'), ['a', 'c']);
     assert.deepEqual(cookieValues(request, 'ca_session'), []);
   });

@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { OAuthError, type TrustedRedirect } from '../../src/core/errors.js';
-import { errorResponse } from '../../src/authorization-server/http/errors.js';
+import { errorAnswer } from '../../src/authorization-server/http/errors.js';
+import { toWebResponse } from '../../src/authorization-server/http/responses.js';
+
+const errorResponse = (thrown: unknown, format: 'json' | 'html', log: Parameters<typeof errorAnswer>[2]): Response => toWebResponse(errorAnswer(thrown, format, log));
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { authorizationRequest, authorizeUrl, Browser, createHarness, ISSUER, registerClient, REVISIONS } from '../helpers/harness.js';
 

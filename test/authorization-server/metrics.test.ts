@@ -8,6 +8,7 @@ import { createHarness, postAs, registerClient, registerServiceClient, type Harn
 import { prometheusSamples as samples } from '../helpers/prometheus.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
+import { requestFromWeb } from '../../src/authorization-server/http/from-web.js';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -151,7 +152,8 @@ describe('/metrics', () => {
 });
 
 describe('the metrics access rule', () => {
-  const request = (authorization?: string) => new Request('http://127.0.0.1/metrics', authorization ? { headers: { authorization } } : {});
+  const request = (authorization?: string) =>
+    requestFromWeb(new Request('http://127.0.0.1/metrics', authorization ? { headers: { authorization } } : {}), { maxBodyBytes: 0, trustedProxies: null }, () => '203.0.113.9');
   const refusal = (fn: () => void): number | undefined => {
     try {
       fn();
@@ -163,10 +165,9 @@ describe('the metrics access rule', () => {
   };
 
   it('compares the bearer token whole: no prefix, no extension, no other case of it passes', () => {
-    const access = { token: TOKEN, peer: () => '203.0.113.9' };
-    assert.equal(refusal(() => checkMetricsAccess(access, request(`Bearer ${TOKEN}`))), undefined);
+    assert.equal(refusal(() => checkMetricsAccess(TOKEN, request(`Bearer ${TOKEN}`))), undefined);
     for (const wrong of [TOKEN.slice(0, -1), `${TOKEN}0`, TOKEN.toUpperCase(), '', `${TOKEN.slice(0, -1)}X`]) {
-      assert.equal(refusal(() => checkMetricsAccess(access, request(`Bearer ${wrong}`))), 401, wrong);
+      assert.equal(refusal(() => checkMetricsAccess(TOKEN, request(`Bearer ${wrong}`))), 401, wrong);
     }
   });
 

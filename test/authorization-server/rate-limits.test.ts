@@ -87,6 +87,20 @@ describe('rate limits per client address', () => {
     assert.equal((await tokenRequest(h, '203.0.113.5')).status, 401);
   });
 
+  it('/token: the budget is spent before the body is read (once it is spent, not a byte of the body is asked for)', async () => {
+    const h = limitedHarness({ rateLimits: { token: { burst: 1, perMinute: 1 } } });
+    assert.equal((await tokenRequest(h, '203.0.113.6')).status, 401);
+    // A body that never ends, pulled only when someone reads it.
+    let pulled = false;
+    const endless = new ReadableStream<Uint8Array>({ pull: (controller) => {
+      pulled = true;
+      controller.enqueue(new TextEncoder().encode('a=b&'));
+    } }, { highWaterMark: 0 });
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', [PEER]: '203.0.113.6' };
+    await expect429(await h.request('/token', { method: 'POST', headers, body: endless, duplex: 'half' } as RequestInit));
+    assert.equal(pulled, false);
+  });
+
   it('IPv6 addresses of one /64 share a budget; another /64 has its own', async () => {
     const h = limitedHarness({ rateLimits: { register: { burst: 1, perMinute: 1 } } });
     assert.equal((await register(h, '2001:db8:1:2::1')).status, 201);

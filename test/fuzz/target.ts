@@ -1,7 +1,8 @@
 /**
  * What the fuzz run attacks: the app `serve` runs (src/cli/serve.ts) — the authorization server
  * and the demo MCP server at /mcp, its verifier reaching the JWKS in-process, revocations
- * followed — on a real Node HTTP server on loopback with serve's timeouts, on a real store. Two
+ * followed — on serve's own Node listener on loopback (its timeouts and connection limits; the
+ * requests read from Node's request), on a real store. Two
  * settings differ from serve's defaults, both ones an operator can choose:
  * - the rate limits are raised (a million at once): still checked on every request (on
  *   PostgreSQL in the store), but a 429 would hide the endpoint behind it;
@@ -13,9 +14,8 @@
  * upstream provider is offered too (a real OpenID provider on loopback, helpers/oidc-provider.ts),
  * so the provider buttons, the upstream consent and /upstream/callback are reached.
  */
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { createAuthorizationServer } from '../../src/authorization-server/index.js';
+import { createListener } from '../../src/authorization-server/node-server/listener.js';
 import { SecretBox, generateSecretKey, parseSecretKeys } from '../../src/core/secret-box.js';
 import { coHostedApp } from '../../src/cli/co-hosted-app.js';
 import type { FullStore } from '../../src/store/store.js';
@@ -36,20 +36,12 @@ export interface FuzzTarget {
 
 /** `onInternalError`: called with each event the server logs that means a bug (`internal_error`, a 500's cause, and the like). */
 export async function startTarget(store: FullStore, onInternalError: (event: Record<string, unknown>) => void): Promise<FuzzTarget> {
-  let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
-  const peers = new WeakMap<Request, string>();
-  const server = createAdaptorServer({
-    fetch: (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
-      const address = env?.incoming?.socket?.remoteAddress;
-      if (address) peers.set(request, address);
-      return handler(request);
-    },
-    // serve's defaults (--header-timeout 10, --max-connections 1000).
-    serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
-  });
-  (server as unknown as { maxConnections: number }).maxConnections = 1000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  // serve's own listener with its defaults (--header-timeout 10, --max-connections 1000): the
+  // requests are read from Node's request, as under serve (http/from-node.ts).
+  const listener = createListener({ host: '127.0.0.1', port: 0 }, ['127.0.0.1']);
+  await listener.listen();
+  const server = listener.server;
+  const port = Number(new URL(listener.url).port);
   const issuer = `http://127.0.0.1:${port}`;
   const resource = `${issuer}/mcp`;
   const idp = await startOidcProvider({ redirectUris: [`${issuer}/upstream/callback`] });
@@ -61,7 +53,7 @@ export async function startTarget(store: FullStore, onInternalError: (event: Rec
       if (event.event === 'internal_error' || event.event === 'store_unavailable' || event.event === 'sweep_failed') onInternalError(event);
     },
     clientIdMetadataDocuments: { enabled: true, allowHosts: [], allowLoopbackHttp: true },
-    clientAddress: (request) => peers.get(request),
+    clientAddress: listener.clientAddress,
     trustProxy: ['127.0.0.1'],
     rateLimits: { register: RAISED, token: RAISED, signIn: RAISED, clientDocument: RAISED, clientDocumentTotal: RAISED },
     upstream: {
@@ -84,7 +76,7 @@ export async function startTarget(store: FullStore, onInternalError: (event: Rec
       },
     },
   });
-  handler = (request) => app.fetch(request);
+  listener.serve(app);
 
   return {
     port,
@@ -95,7 +87,7 @@ export async function startTarget(store: FullStore, onInternalError: (event: Rec
     stop: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.closeAllConnections();
       });
       await authorizationServer.revocations.stop();
       await idp.stop();

@@ -135,6 +135,17 @@ describe('layering lint rules', () => {
     assert.deepEqual(await restrictedSyntax('src/store/postgres.ts', `${declared}export const pg = d.name === 'postgres';`), []);
   });
 
+  it('past the edge, the authorization server never takes a Web Request', async () => {
+    const source = 'export function f(request: Request): string { return request.url; }';
+    for (const file of ['src/authorization-server/endpoints/example.ts', 'src/authorization-server/grants/example.ts', 'src/authorization-server/http/params.ts']) {
+      assert.equal((await restrictedSyntax(file, source)).length, 1, file);
+    }
+    assert.deepEqual(await restrictedSyntax('src/authorization-server/endpoints/example.ts', "import type { EndpointRequest } from '../http/request.js';\nexport function f(request: EndpointRequest): URL { return request.url; }"), []);
+    for (const file of ['src/authorization-server/http/from-web.ts', 'src/authorization-server/node-server/listener.ts']) {
+      assert.deepEqual(await restrictedSyntax(file, source), [], file);
+    }
+  });
+
   it('an optional peer dependency is never a value import: its feature loads it when used', async () => {
     const messages = async (file: string, source: string) => {
       const [result] = await eslint.lintText(`${source}\nexport const used = x;\n`, { filePath: path.join(root, file) });

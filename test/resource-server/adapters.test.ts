@@ -267,7 +267,7 @@ describe('a token is accepted for a whole logical session only while valid', () 
   }
 });
 
-describe('Hono under @hono/node-server: the Authorization header read from the Node request', () => {
+describe('Hono under @hono/node-server: the Authorization header as sent', () => {
   /** POSTs with the given header lines, each [name, value] sent as its own line. */
   function post(url: string, lines: [string, string][]): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {

@@ -13,6 +13,7 @@ import { BodyTooLargeError, bodyTooLargeResponse } from '../../src/resource-serv
 import { honoBearerAuth, type AuthVariables } from '../../src/resource-server/adapters/hono.js';
 import { nodeBearerAuth, type AuthenticatedRequest } from '../../src/resource-server/adapters/node.js';
 import { accessToken, bearer, close, createHarness, listen, protect, RESOURCE, REVISIONS, VERIFIERS } from './setup.js';
+import { createListener } from '../../src/authorization-server/node-server/listener.js';
 
 const LIMIT = 1000;
 
@@ -84,7 +85,7 @@ describe('request bodies are capped before they are read', () => {
     }
   });
 
-  it('Hono adapter over @hono/node-server: a body framed by a Content-Length within the cap is passed on as it came, a chunked one is still cut off', async () => {
+  it('Hono adapter on the authorization server\'s listener: a body framed by a Content-Length within the cap is passed on as it came, a chunked one is still cut off; under a plain @hono/node-server, counted through a wrapper', async () => {
     const h = createHarness();
     const { verifier } = await kind.create(h);
     const app = new Hono<{ Variables: AuthVariables }>();
@@ -104,22 +105,30 @@ describe('request bodies are capped before they are read', () => {
         throw error;
       }
     });
+    // The listener notes the Node request beside each Web Request (node/request.ts); plain serve does not.
+    const listener = createListener({ host: '127.0.0.1', port: 0 }, []);
+    await listener.listen();
+    listener.serve(app);
     const { serve } = await import('@hono/node-server');
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise((resolve) => server.once('listening', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const noted = `${listener.url}/mcp`;
+    const plain = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     try {
       const authorization = bearer(await accessToken(h, revision));
-      const framed = await rawPost(url, { authorization }, Buffer.alloc(LIMIT, 0x20), LIMIT);
-      assert.deepEqual(JSON.parse(framed.text), { length: LIMIT, unwrapped: true });
-      const chunked = await rawPost(url, { authorization }, Buffer.alloc(LIMIT * 4, 0x20));
-      assert.equal(chunked.status, 413, chunked.text);
-      const small = await rawPost(url, { authorization }, Buffer.alloc(10, 0x20));
-      assert.deepEqual(JSON.parse(small.text), { length: 10, unwrapped: false }, 'a chunked body is counted, through a wrapper');
-      assert.equal((await rawPost(url, { authorization }, Buffer.alloc(10), LIMIT + 1)).status, 413);
+      for (const [url, framedUnwrapped] of [[noted, true], [plain, false]] as const) {
+        const framed = await rawPost(url, { authorization }, Buffer.alloc(LIMIT, 0x20), LIMIT);
+        assert.deepEqual(JSON.parse(framed.text), { length: LIMIT, unwrapped: framedUnwrapped }, url);
+        const chunked = await rawPost(url, { authorization }, Buffer.alloc(LIMIT * 4, 0x20));
+        assert.equal(chunked.status, 413, chunked.text);
+        const small = await rawPost(url, { authorization }, Buffer.alloc(10, 0x20));
+        assert.deepEqual(JSON.parse(small.text), { length: 10, unwrapped: false }, 'a chunked body is counted, through a wrapper');
+        assert.equal((await rawPost(url, { authorization }, Buffer.alloc(10), LIMIT + 1)).status, 413);
+      }
     } finally {
       server.close();
       (server as http.Server).closeAllConnections();
+      await listener.drain();
     }
   });
 

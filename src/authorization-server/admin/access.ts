@@ -2,6 +2,7 @@ import type { SessionRecord, UserRecord } from '../../store/store.js';
 import type { AdminServices } from './section.js';
 import { currentSession } from '../sessions.js';
 import { upstreamSignInOfSession, type UpstreamSignInFacts } from '../upstream/session.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * Who is at the console: nobody signed in, someone who is not an administrator, or an
@@ -13,7 +14,7 @@ export type AdminAccess =
   | { kind: 'admin'; user: UserRecord; session: SessionRecord; fresh: boolean };
 
 /** Who this browser's session belongs to, and what they may do at the console. */
-export async function adminAccess(ctx: AdminServices, request: Request): Promise<AdminAccess> {
+export async function adminAccess(ctx: AdminServices, request: EndpointRequest): Promise<AdminAccess> {
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) return { kind: 'signed-out' };

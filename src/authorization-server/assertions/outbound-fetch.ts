@@ -10,7 +10,7 @@ import { fetchClientDocument, type DocumentFetchOptions } from '../client-docume
  */
 export function outboundJsonFetch(options: DocumentFetchOptions): typeof fetch {
   const fetchOptions: DocumentFetchOptions = { ...options, extraContentTypes: ['application/jwk-set+json', ...(options.extraContentTypes ?? [])] };
-  return (async (input: string | URL | Request) => {
+  return (async (input: Parameters<typeof fetch>[0]) => {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     const fetched = await fetchClientDocument(url, fetchOptions);
     if (!fetched.ok) throw new TypeError(fetched.defect.description);

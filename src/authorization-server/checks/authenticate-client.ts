@@ -7,9 +7,9 @@ import { clientLookup } from '../clients.js';
 import type { BaseServices } from '../services.js';
 import type { ClientKeys } from '../assertions/client-keys.js';
 import type { ClientLookupServices } from '../clients.js';
-import { requestHeader } from '../http/body.js';
 import type { Params } from '../http/params.js';
 import { authenticateWithAssertion } from './client-assertion.js';
+import type { EndpointRequest } from '../http/request.js';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="context-auth", charset="UTF-8"' };
 const UNKNOWN_SECRET_HASH = hashSecret('no client has this secret');
@@ -46,8 +46,8 @@ const LONGEST_LOGGED_CLIENT_ID = 256;
  * not it authenticates (for the audit log: never the secret); undefined when it names none we
  * could read, or one too long to be a client's.
  */
-export function claimedClientId(request: Request, params: Params): string | undefined {
-  const authorization = requestHeader(request, 'authorization');
+export function claimedClientId(request: EndpointRequest, params: Params): string | undefined {
+  const authorization = request.headers.authorization;
   let clientId = params.get('client_id');
   if (authorization !== null && /^basic /i.test(authorization)) {
     try {
@@ -68,9 +68,9 @@ export type ClientAuthenticationServices = ClientLookupServices & BaseServices &
  * constant time against the stored hash, client assertions (private_key_jwt) checked in
  * client-assertion.ts. Any failure is invalid_client (401); two methods at once, invalid_request.
  */
-export async function authenticateClient(ctx: ClientAuthenticationServices, request: Request, params: Params): Promise<ClientRecord> {
+export async function authenticateClient(ctx: ClientAuthenticationServices, request: EndpointRequest, params: Params): Promise<ClientRecord> {
   const store = clientLookup(ctx, request);
-  const authorization = requestHeader(request, 'authorization');
+  const authorization = request.headers.authorization;
   const usesBasic = authorization !== null && /^basic /i.test(authorization);
   const formSecret = params.get('client_secret');
   if (params.has('client_assertion') || params.has('client_assertion_type')) {

@@ -7,14 +7,15 @@ import type { Revocations } from '../revocations.js';
 import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
-import { seeOther } from '../http/responses.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { approvedApplications, groupedApplications } from '../approved-applications.js';
 import { accountPage, accountSignInPage } from '../pages/account.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { revokedAccessTokens } from '../pages/revoked-tokens.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, currentSession, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders } from '../upstream/page-sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /*
  * A person's own page: the applications they approved, each revocable, and signing out. Outside
@@ -31,17 +32,17 @@ function noticeOf(ctx: InteractionServices & { revocations: Revocations }, done:
 }
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
-export async function accountEndpoint(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: Request): Promise<Response> {
+export async function accountEndpoint(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
-  const notice = noticeOf(ctx, new URL(request.url).searchParams.get('done'));
+  const notice = noticeOf(ctx, request.url.searchParams.get('done'));
   const session = await currentSession(ctx, request);
   const user = session ? await ctx.store.getUser({ id: session.userId }) : undefined;
   if (!session || !user) {
     const offered = await offeredProviders(ctx);
     const csrfToken = await formToken(ctx, 'account', { binding: binding.value });
-    return toResponse(accountSignInPage({ action, csrfToken, localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
+    return pageAnswer(accountSignInPage({ action, csrfToken, localUsers: localUsers(ctx), ...offered, ...(notice ? { notice } : {}) }), headers);
   }
   const page = accountPage({
     action,
@@ -51,12 +52,12 @@ export async function accountEndpoint(ctx: InteractionServices & { revocations: 
     revokedAccessTokens: revokedAccessTokens(ctx.config.accessTokenTtl),
     ...(notice ? { notice } : {}),
   });
-  return toResponse(page, headers);
+  return pageAnswer(page, headers);
 }
 
 /** POST /account: sign in (the token of this browser), or revoke an application or sign out (the token of the session). */
-export async function accountSubmit(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: Request): Promise<Response> {
-  const form = await readPageForm(ctx, request);
+export async function accountSubmit(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
+  const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action');
   if (action === 'sign-in') {
@@ -93,7 +94,7 @@ export async function accountSubmit(ctx: InteractionServices & { revocations: Re
  * action=sign-in: with `provider`, off to that provider (its callback brings the person back here);
  * otherwise a local password, through the same check and throttle as the interaction's sign-in.
  */
-async function signIn(ctx: InteractionServices & { revocations: Revocations }, request: Request, binding: string, form: Params): Promise<Response> {
+async function signIn(ctx: InteractionServices & { revocations: Revocations }, request: EndpointRequest, binding: string, form: Params): Promise<Answer> {
   const provider = form.get('provider');
   if (provider !== undefined) {
     const { url, cookie } = await beginPageSignIn(ctx, binding, provider, { page: 'account' });
@@ -115,7 +116,7 @@ async function signIn(ctx: InteractionServices & { revocations: Revocations }, r
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
     });
-    return toResponse(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+    return pageAnswer(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
   }
   const { cookie } = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'account' });

@@ -12,16 +12,17 @@ import type { AdminServices } from '../admin/section.js';
 import { formToken, isFormToken, refusedFormToken } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
 import type { Params } from '../http/params.js';
-import { notFound } from '../http/errors.js';
-import { seeOther } from '../http/responses.js';
+import { notFoundAnswer } from '../http/errors.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { adminPage } from '../pages/admin/layout.js';
 import { html, type SafeHtml } from '../pages/html.js';
 import { confirmation } from '../pages/admin/confirm.js';
 import { adminSignInPage, notAdminPage, type AdminSignInPageInput } from '../pages/admin/sign-in.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { checkPassword } from '../password-sign-in.js';
 import { browserBinding, endSession, startSession } from '../sessions.js';
 import { beginPageSignIn, offeredProviders, type PageSignInTarget } from '../upstream/page-sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /*
  * The admin console: server-rendered pages under /admin for administrators, every form a POST to
@@ -38,35 +39,35 @@ export { ADMIN_PATH };
 const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
-export async function adminEndpoint(ctx: AdminServices, store: ConsoleStore, request: Request, sectionName = ''): Promise<Response> {
+export async function adminEndpoint(ctx: AdminServices, store: ConsoleStore, request: EndpointRequest, sectionName = ''): Promise<Answer> {
   const section = sectionNamed(store, sectionName);
-  if (!section) return notFound();
+  if (!section) return notFoundAnswer();
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const access = await adminAccess(ctx, request);
   if (access.kind === 'signed-out') {
     const offered = await offeredProviders(ctx);
     const csrfToken = await formToken(ctx, 'admin', { binding: binding.value });
-    return toResponse(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }), headers);
+    return pageAnswer(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }), headers);
   }
-  if (access.kind === 'not-admin') return toResponse(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
+  if (access.kind === 'not-admin') return pageAnswer(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const csrfToken = await formToken(ctx, 'admin', { session: access.session });
-  const url = new URL(request.url);
+  const url = request.url;
   const view: AdminView = { ...viewBase(ctx, store, access.user, csrfToken), query: url.searchParams, sections: sectionsFor(ADMIN_SECTIONS, store) };
   const shell = { title: section.title, nav: navOf(ctx, view.sections, section), username: access.user.username, action: adminUrl(ctx), csrfToken };
   // Back from signing in again at a provider: the change that waited for it, to confirm.
   const pending = await pendingFromQuery(ctx, binding.value, access.user.id, url.searchParams, ADMIN_ACTIONS);
-  if (pending) return toResponse(adminPage({ ...shell, body: await confirmationOf(view, pending.action, pending.change, section.name, true) }), headers);
+  if (pending) return pageAnswer(adminPage({ ...shell, body: await confirmationOf(view, pending.action, pending.change, section.name, true) }), headers);
   let body;
   try {
     body = await section.render(view);
   } catch (error) {
     // A bad query (an unknown filter value, a malformed page key) is the reader's to fix: said on the page, in the console.
-    if (error instanceof OAuthError) return toResponse(adminPage({ ...shell, body: consoleError(error), status: error.status }), headers);
+    if (error instanceof OAuthError) return pageAnswer(adminPage({ ...shell, body: consoleError(error), status: error.status }), headers);
     throw error;
   }
   const notice = await noticeOf(ctx, access.session, ADMIN_ACTIONS, url.searchParams);
-  return toResponse(adminPage({ ...shell, body, ...(notice ? { notice } : {}) }), headers);
+  return pageAnswer(adminPage({ ...shell, body, ...(notice ? { notice } : {}) }), headers);
 }
 
 /** A refused query or action, inside the console (not the authorization error page, which speaks of an application). */
@@ -75,8 +76,8 @@ function consoleError(error: OAuthError): SafeHtml {
 }
 
 /** POST /admin: sign in (the token of this browser), or confirm a sign-in, sign out or run an action (the token of the session). */
-export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, request: Request): Promise<Response> {
-  const form = await readPageForm(ctx, request);
+export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, request: EndpointRequest): Promise<Answer> {
+  const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action') ?? '';
   const returnTo = sectionNamed(store, form.get('return') ?? '')?.name ?? '';
@@ -87,7 +88,7 @@ export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, reque
     if (!binding || !(await isFormToken(ctx, 'admin', { binding }, csrf))) throw refusedFormToken();
     if (provider !== undefined) return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo });
     const signedIn = await signIn(ctx, request, await formToken(ctx, 'admin', { binding }), form, returnTo, 'sign-in');
-    return signedIn instanceof Response ? signedIn : seeOther(hrefOf(ctx, returnTo), [signedIn.cookie]);
+    return 'body' in signedIn ? signedIn : seeOther(hrefOf(ctx, returnTo), [signedIn.cookie]);
   }
 
   const access = await adminAccess(ctx, request);
@@ -112,7 +113,7 @@ export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, reque
     // The same person again: the username is the session's, whatever the form says.
     const pending = waiting ? { description: await waiting.action.describe(base, formOf(waiting.change)), fields: pendingFields(waiting.change) } : undefined;
     const signedIn = await signIn(ctx, request, csrfToken, new Map([...form, ['username', access.user.username]]), returnTo, 'reauth', pending);
-    if (signedIn instanceof Response) return signedIn;
+    if ('body' in signedIn) return signedIn;
     if (!waiting) return seeOther(hrefOf(ctx, returnTo), [signedIn.cookie]);
     // The page named this change, and the password confirmed it: it is made now, in the new session.
     const renewed = await formToken(ctx, 'admin', { session: signedIn.session });
@@ -126,13 +127,13 @@ export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, reque
     // A password is asked only of an administrator who has one.
     const password = localUsers(ctx) && access.user.passwordHash !== null;
     const pending = { description: await handler.describe(base, form), fields: pendingFields(change) };
-    return toResponse(
+    return pageAnswer(
       adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: password, ...offered, pending, status: 401 }),
     );
   }
   if (handler.confirm !== undefined && form.get('confirmed') !== 'yes') {
     const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
-    return toResponse(adminPage({ ...shellOf(ctx, store, access.user, csrfToken, section), body: await confirmationOf(base, handler, change, section.name, false) }));
+    return pageAnswer(adminPage({ ...shellOf(ctx, store, access.user, csrfToken, section), body: await confirmationOf(base, handler, change, section.name, false) }));
   }
   return perform(ctx, store, access.user, access.session, csrfToken, handler, form, returnTo);
 }
@@ -152,7 +153,7 @@ async function perform(
   form: Params,
   returnTo: string,
   cookie?: string,
-): Promise<Response> {
+): Promise<Answer> {
   let result;
   try {
     result = await handler.run(viewBase(ctx, store, user, csrfToken), form);
@@ -161,7 +162,7 @@ async function perform(
     // Shown on the page the form came from when it says which, else the overview; nothing was changed.
     const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
     const page = adminPage({ ...shellOf(ctx, store, user, csrfToken, section), body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status });
-    return toResponse(page, cookie ? { 'Set-Cookie': cookie } : {});
+    return pageAnswer(page, cookie ? { 'Set-Cookie': cookie } : {});
   }
   ctx.log({ event: 'admin_action', user_id: user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
   const notice = await noticeQuery(ctx, session, handler, result.subject);
@@ -189,7 +190,7 @@ function shellOf(ctx: AdminServices, store: ConsoleStore, user: UserRecord, csrf
 }
 
 /** action=sign-in or reauth with `provider`: off to that provider, whose callback brings the person back to `target`. */
-async function toProvider(ctx: AdminServices, binding: string, provider: string, target: PageSignInTarget): Promise<Response> {
+async function toProvider(ctx: AdminServices, binding: string, provider: string, target: PageSignInTarget): Promise<Answer> {
   const { url, cookie } = await beginPageSignIn(ctx, binding, provider, target);
   return seeOther(url.href, [cookie]);
 }
@@ -221,13 +222,13 @@ async function reauthProviders(
  */
 async function signIn(
   ctx: AdminServices,
-  request: Request,
+  request: EndpointRequest,
   csrfToken: string,
   form: Params,
   returnTo: string,
   mode: 'sign-in' | 'reauth',
   pending?: AdminSignInPageInput['pending'],
-): Promise<Response | { session: SessionRecord; cookie: string }> {
+): Promise<Answer | { session: SessionRecord; cookie: string }> {
   if (!localUsers(ctx)) {
     throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers on the console\'s sign-in page.');
   }
@@ -247,7 +248,7 @@ async function signIn(
       error: message,
       ...(retryAfter ? { status: 429 } : {}),
     });
-    return toResponse(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+    return pageAnswer(page, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
   }
   const started = await startSession(ctx, checked.user.id);
   ctx.log({ event: 'login', user_id: checked.user.id, page: 'admin', ...(mode === 'reauth' ? { reauth: true } : {}) });

@@ -8,8 +8,9 @@ import { clientLookup } from '../clients.js';
 import type { InteractionServices } from '../interaction/state.js';
 import type { ClientLookupServices, ClientUse } from '../clients.js';
 import { toOAuthError } from '../http/errors.js';
-import { readText } from '../http/params.js';
-import { seeOther } from '../http/responses.js';
+import { formFields } from '../http/params.js';
+import type { EndpointRequest } from '../http/request.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { browserBinding, currentSession } from '../sessions.js';
 
 /**
@@ -18,17 +19,9 @@ import { browserBinding, currentSession } from '../sessions.js';
  * trusted redirect, and go back to the client); then the user signs in and consents on our pages,
  * unless a session and a remembered consent already cover the request.
  */
-export async function authorizeEndpoint(ctx: InteractionServices & ClientLookupServices & { clientUse: ClientUse }, request: Request): Promise<Response> {
-  let entries: Iterable<[string, string]>;
-  if (request.method === 'POST') {
-    const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/x-www-form-urlencoded') {
-      throw new OAuthError('invalid_request', 'The authorization request must be a form post.');
-    }
-    entries = new URLSearchParams(await readText(request, ctx.config.maxBodyBytes));
-  } else {
-    entries = new URL(request.url).searchParams;
-  }
+export async function authorizeEndpoint(ctx: InteractionServices & ClientLookupServices & { clientUse: ClientUse }, request: EndpointRequest): Promise<Answer> {
+  const entries: Iterable<[string, string]> =
+    request.method === 'POST' ? formFields(request, ctx.config.maxBodyBytes, 'The authorization request must be a form post.') : request.url.searchParams;
   const parsed = authorizationParams(entries);
 
   const target = await resolveRedirectTarget(parsed, clientLookup(ctx, request), ctx.config.redirectUriRules);

@@ -11,7 +11,8 @@ import {
 } from '../device-codes.js';
 import { deviceAuthorizations } from '../device-store.js';
 import { readForm } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /** New user codes tried when one collides with a pending one (about one in 2^34 per code pending). */
 const USER_CODE_ATTEMPTS = 3;
@@ -21,8 +22,8 @@ const USER_CODE_ATTEMPTS = 3;
  * a code pair. The client authenticates as at /token; scope and resource are checked as
  * /authorize checks them, and the token its device code gets is for that resource.
  */
-export async function deviceAuthorizationEndpoint(ctx: ClientAuthenticationServices & { clientUse: ClientUse }, request: Request): Promise<Response> {
-  const params = await readForm(request, ctx.config.maxBodyBytes);
+export async function deviceAuthorizationEndpoint(ctx: ClientAuthenticationServices & { clientUse: ClientUse }, request: EndpointRequest): Promise<Answer> {
+  const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);
   const noting = ctx.clientUse.note(ctx.store, client.clientId, ctx.now());
   if (noting) await noting;

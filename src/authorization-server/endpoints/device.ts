@@ -7,11 +7,12 @@ import { DEVICE_VERIFICATION_PATH, normalizeUserCode, sealUserCode, userCodeHash
 import { deviceAuthorizations } from '../device-store.js';
 import { formToken, isFormToken, refusedFormToken, type FormHolder } from '../form-tokens.js';
 import { readPageForm } from '../http/page-form.js';
-import { seeOther } from '../http/responses.js';
+import { seeOther, type Answer } from '../http/responses.js';
 import { deviceCodePage } from '../pages/device.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { browserBinding, currentSession } from '../sessions.js';
 import { SignInThrottle } from '../sign-in-throttle.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /*
  * The device verification page (RFC 8628 §3.3). A person enters the code their device shows; the
@@ -22,13 +23,13 @@ import { SignInThrottle } from '../sign-in-throttle.js';
 
 /** A user code attempt counts against the address, as a sign-in does; attempts from no known address count together. */
 /** The address as the throttle counts it (an IPv6 address's /64), for the log; never the whole address. */
-const addressField = (ctx: InteractionServices, request: Request): { address?: string } => {
-  const address = ctx.clientAddress(request);
+const addressField = (ctx: InteractionServices, request: EndpointRequest): { address?: string } => {
+  const address = request.clientAddress;
   return address === undefined ? {} : { address: addressBucket(address) };
 };
 
-const throttleKeys = (ctx: InteractionServices, request: Request): string[] => {
-  const keys = SignInThrottle.addressKeys(ctx.clientAddress(request));
+const throttleKeys = (ctx: InteractionServices, request: EndpointRequest): string[] => {
+  const keys = SignInThrottle.addressKeys(request.clientAddress);
   return keys.length > 0 ? keys : ['address:unknown'];
 };
 
@@ -42,8 +43,8 @@ const UPSTREAM_FAILED = 'The sign-in did not complete. Enter the code again to t
 const holderOf = (session: SessionRecord | undefined, binding: string): FormHolder => (session ? { session } : { binding });
 
 /** GET /device: the code form, filled in from `user_code` when the device's link carried it. */
-export async function devicePage(ctx: InteractionServices, request: Request): Promise<Response> {
-  const url = new URL(request.url);
+export async function devicePage(ctx: InteractionServices, request: EndpointRequest): Promise<Answer> {
+  const url = request.url;
   const binding = browserBinding(ctx, request);
   const session = await currentSession(ctx, request);
   const typed = url.searchParams.get('user_code') ?? undefined;
@@ -53,12 +54,12 @@ export async function devicePage(ctx: InteractionServices, request: Request): Pr
     ...(typed !== undefined ? { userCode: typed.slice(0, 20) } : {}),
     ...(url.searchParams.has('error') ? { error: UPSTREAM_FAILED } : {}),
   });
-  return toResponse(page, binding.cookie ? { 'Set-Cookie': binding.cookie } : {});
+  return pageAnswer(page, binding.cookie ? { 'Set-Cookie': binding.cookie } : {});
 }
 
 /** POST /device: checks the code (throttled per address), then starts the interaction for its device authorization. */
-export async function deviceSubmit(ctx: InteractionServices, request: Request): Promise<Response> {
-  const form = await readPageForm(ctx, request);
+export async function deviceSubmit(ctx: InteractionServices, request: EndpointRequest): Promise<Answer> {
+  const form = readPageForm(ctx, request);
   // The interaction it starts is this browser's: no binding, no form.
   const binding = readCookie(ctx, request, 'browser');
   if (!binding) throw refusedFormToken();
@@ -69,7 +70,7 @@ export async function deviceSubmit(ctx: InteractionServices, request: Request): 
   const typed = (form.get('user_code') ?? '').slice(0, 20);
   const csrfToken = await formToken(ctx, 'device', holder);
   const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-    toResponse(deviceCodePage({ action, csrfToken, userCode: typed, error, status }), headers);
+    pageAnswer(deviceCodePage({ action, csrfToken, userCode: typed, error, status }), headers);
 
   const attempt = ctx.signInThrottle.begin(throttleKeys(ctx, request), ctx.nowMs());
   if (typeof attempt === 'number') {

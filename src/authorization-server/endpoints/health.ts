@@ -1,12 +1,12 @@
 import type { SigningKeys } from '../keys.js';
 import type { BaseServices } from '../services.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 
 /** How long /readyz waits for the store before calling it unreachable: a probe must answer in time. */
 const STORE_CHECK_MS = 2_000;
 
 /** GET /healthz: the process is serving requests. Nothing else is asked, so a slow store never restarts a healthy process. */
-export function healthzEndpoint(): Response {
+export function healthzEndpoint(): Answer {
   return json({ status: 'ok' });
 }
 
@@ -16,7 +16,7 @@ export function healthzEndpoint(): Response {
  * loaded (made on a new store, as the first token would). 503 names what is not ready, never why in the store's words (a message may carry a host
  * or a user name).
  */
-export async function readyzEndpoint(ctx: Pick<BaseServices, 'store'> & { keys: SigningKeys }): Promise<Response> {
+export async function readyzEndpoint(ctx: Pick<BaseServices, 'store'> & { keys: SigningKeys }): Promise<Answer> {
   const checks: Record<string, string> = {};
   checks.store = await withTimeout(ctx.store.listSigningKeys(), STORE_CHECK_MS).then(() => 'ok', () => 'unreachable');
   // From the cache when fresh; else read (made, on a new store) the way the first token would.

@@ -9,6 +9,8 @@ import { showSignIn, submitSignIn } from '../interaction/sign-in.js';
 import { interactionState, isStepName, type InteractionState, type Step, type StepName, type StepPage } from '../interaction/state.js';
 import { showUpstreamConsent, submitUpstreamConsent } from '../interaction/upstream-consent.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
+import type { EndpointRequest } from '../http/request.js';
+import type { Answer } from '../http/responses.js';
 
 /*
  * Errors here and in the steps are thrown and shown as a page (http/errors.ts); only a denial goes
@@ -34,7 +36,7 @@ const steps: Record<InteractionState, Partial<Record<StepName, Step>>> = {
 };
 
 /** GET /interaction/:id: the sign-in page, or a consent page once a provider is chosen or someone signed in. */
-export async function interactionPage(ctx: InteractionServices, request: Request, id: string): Promise<Response> {
+export async function interactionPage(ctx: InteractionServices, request: EndpointRequest, id: string): Promise<Answer> {
   refuseDuplicatedCookies(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
@@ -42,9 +44,9 @@ export async function interactionPage(ctx: InteractionServices, request: Request
 }
 
 /** POST /interaction/:id: a sign-in, a provider chosen or a consent decision, CSRF-checked and bound to this browser. */
-export async function interactionSubmit(ctx: InteractionServices, request: Request, id: string): Promise<Response> {
+export async function interactionSubmit(ctx: InteractionServices, request: EndpointRequest, id: string): Promise<Answer> {
   // The form first: a post from another site, or with a cookie sent twice, is refused as such.
-  const form = await readPageForm(ctx, request);
+  const form = readPageForm(ctx, request);
   const interaction = await loadInteraction(ctx, request, id);
   if (!interaction) throw expiredInteraction();
   if (!safeEqual(form.get('csrf') ?? '', interaction.csrfToken)) {

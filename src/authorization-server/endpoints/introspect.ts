@@ -3,8 +3,9 @@ import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
 import type { SigningKeys } from '../keys.js';
 import { readForm } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import { verifyOwnAccessToken } from '../tokens.js';
+import type { EndpointRequest } from '../http/request.js';
 
 const INACTIVE = { active: false } as const;
 
@@ -13,9 +14,9 @@ const INACTIVE = { active: false } as const;
  * its own tokens; a resource server (a client an operator marked `canIntrospect`) about any.
  * Refresh tokens are never described, only access tokens.
  */
-export async function introspectEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys }, request: Request): Promise<Response> {
+export async function introspectEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys }, request: EndpointRequest): Promise<Answer> {
   const { store } = ctx;
-  const params = await readForm(request, ctx.config.maxBodyBytes);
+  const params = readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'introspection requires a confidential client', 401);

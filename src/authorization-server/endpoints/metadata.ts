@@ -5,7 +5,7 @@ import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protoc
 import { OFFLINE_ACCESS, OPENID_SCOPES } from '../../core/scopes.js';
 import type { ResolvedConfig } from '../config.js';
 import { DEFAULT_SIGNING_ALG } from '../keys.js';
-import { respond } from '../http/responses.js';
+import { respond, type Answer } from '../http/responses.js';
 
 /** The RFC 8414 document this server serves. */
 export interface AuthorizationServerMetadata {
@@ -96,7 +96,7 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
  * `Context-Protocol-Version` (or the ecosystem's `MCP-Protocol-Version`); every revision we know
  * gets the same document, and an unknown version is answered too (the spec leaves the choice open).
  */
-export function metadataEndpoint(config: ResolvedConfig): Response {
+export function metadataEndpoint(config: ResolvedConfig): Answer {
   return respond(JSON.stringify(authorizationServerMetadata(config)), 200, {
     'Content-Type': 'application/json',
     'Cache-Control': 'public, max-age=300',

@@ -5,14 +5,15 @@ import { registerClient, registrationResponse } from '../clients.js';
 import type { BaseServices } from '../services.js';
 import type { ClientKeys } from '../assertions/client-keys.js';
 import { readJsonObject } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /** The operator's gate on registration: open, closed, or an initial access token (RFC 7591 §3). */
-function checkRegistrationAllowed(ctx: BaseServices & { clientKeys: ClientKeys }, request: Request): void {
+function checkRegistrationAllowed(ctx: BaseServices & { clientKeys: ClientKeys }, request: EndpointRequest): void {
   const policy = ctx.config.registration;
   if (policy === 'open') return;
   if (policy === 'closed') throw new OAuthError('access_denied', 'dynamic client registration is turned off on this server', 403);
-  const header = request.headers.get('authorization') ?? '';
+  const header = request.headers.authorization ?? '';
   const presented = /^bearer /i.test(header) ? header.slice(7).trim() : '';
   if (!presented || !safeEqual(hashSecret(presented), hashSecret(policy.initialAccessToken))) {
     throw new OAuthError('invalid_token', 'registration requires a valid initial access token', 401, {
@@ -22,9 +23,9 @@ function checkRegistrationAllowed(ctx: BaseServices & { clientKeys: ClientKeys }
 }
 
 /** POST /register (RFC 7591): validated metadata in, client id (and a secret, once) out. */
-export async function registerEndpoint(ctx: BaseServices & { clientKeys: ClientKeys }, request: Request): Promise<Response> {
+export async function registerEndpoint(ctx: BaseServices & { clientKeys: ClientKeys }, request: EndpointRequest): Promise<Answer> {
   checkRegistrationAllowed(ctx, request);
-  const body = await readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
+  const body = readJsonObject(request, ctx.config.maxBodyBytes, 'invalid_client_metadata');
   const metadata = validateClientMetadata(body, ctx.config.scopesSupported, {
     allowLoopbackJwksUri: ctx.clientKeys.allowLoopbackHttp,
     redirectUriRules: ctx.config.redirectUriRules,

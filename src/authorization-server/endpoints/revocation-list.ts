@@ -1,9 +1,10 @@
 import { OAuthError } from '../../core/errors.js';
 import { authenticateClient, type ClientAuthenticationServices } from '../checks/authenticate-client.js';
 import { readForm } from '../http/params.js';
-import { json } from '../http/responses.js';
+import { json, type Answer } from '../http/responses.js';
 import { revocationList } from '../revocation-list.js';
 import type { RevocationFeedStore } from '../../store/store.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * POST /revocations: revoked grants and access tokens since `cursor`, for resource servers that
@@ -11,8 +12,8 @@ import type { RevocationFeedStore } from '../../store/store.js';
  * introspect any token (`clients add --introspect`): the list names grants of every client.
  * Served only from a store with a revocation feed (`feed`, the store itself).
  */
-export async function revocationListEndpoint(ctx: ClientAuthenticationServices, request: Request, feed: RevocationFeedStore): Promise<Response> {
-  const params = await readForm(request, ctx.config.maxBodyBytes);
+export async function revocationListEndpoint(ctx: ClientAuthenticationServices, request: EndpointRequest, feed: RevocationFeedStore): Promise<Answer> {
+  const params = readForm(request, ctx.config.maxBodyBytes);
   const caller = await authenticateClient(ctx, request, params);
   if (caller.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('invalid_client', 'the revocation list requires a confidential client', 401);

@@ -3,18 +3,19 @@ import { authenticateClient, type ClientAuthenticationServices } from '../checks
 import type { SigningKeys } from '../keys.js';
 import type { Revocations } from '../revocations.js';
 import { readForm } from '../http/params.js';
-import { respond } from '../http/responses.js';
+import { respond, type Answer } from '../http/responses.js';
 import { OAuthError } from '../../core/errors.js';
 import { verifyOwnAccessToken } from '../tokens.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * POST /revoke (RFC 7009). Revoking a refresh token revokes its grant (and so every token of the
  * family); revoking an access token marks its jti. Unknown tokens and other clients' tokens get
  * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
  */
-export async function revokeEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys; revocations: Revocations }, request: Request): Promise<Response> {
+export async function revokeEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys; revocations: Revocations }, request: EndpointRequest): Promise<Answer> {
   const { store } = ctx;
-  const params = await readForm(request, ctx.config.maxBodyBytes);
+  const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);
   const token = params.get('token');
   if (!token) throw new OAuthError('invalid_request', 'token is required');

@@ -4,12 +4,13 @@ import { pendingQuery } from '../admin/pending-change.js';
 import { readCookie, refuseDuplicatedCookies } from '../browser-cookies.js';
 import type { BrowserServices } from '../services.js';
 import type { UpstreamServices } from '../upstream/upstream-sign-in.js';
-import { seeOther } from '../http/responses.js';
-import { toResponse } from '../pages/layout.js';
+import { seeOther, withCookies, type Answer } from '../http/responses.js';
+import { pageAnswer } from '../pages/layout.js';
 import { expiredInteraction, loadInteraction } from '../interactions.js';
 import { stateHandle } from '../upstream/flow.js';
 import { finishPageSignIn, type PageSignInTarget } from '../upstream/page-sign-in.js';
 import { finishUpstreamSignIn } from '../upstream/sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * GET <issuer>/upstream/callback: where upstream providers send the person back (the URL an
@@ -19,9 +20,9 @@ import { finishUpstreamSignIn } from '../upstream/sign-in.js';
  * browser's cookie must have kept. The rest of the callback (state in full, iss, code or error) is
  * checked by the sign-in against what it sent upstream.
  */
-export async function upstreamCallbackEndpoint(ctx: BrowserServices & UpstreamServices, request: Request): Promise<Response> {
+export async function upstreamCallbackEndpoint(ctx: BrowserServices & UpstreamServices, request: EndpointRequest): Promise<Answer> {
   refuseDuplicatedCookies(ctx, request);
-  const callback = new URL(request.url);
+  const callback = request.url;
   const handle = stateHandle(callback);
   if (handle === null) {
     const { target, cookies } = await finishPageSignIn(ctx, request, callback);
@@ -33,9 +34,7 @@ export async function upstreamCallbackEndpoint(ctx: BrowserServices & UpstreamSe
   if (!interaction) throw expiredInteraction();
   const result = await finishUpstreamSignIn(ctx, interaction, callback);
   if ('page' in result) {
-    const response = toResponse(result.page);
-    for (const cookie of result.cookies) response.headers.append('Set-Cookie', cookie);
-    return response;
+    return withCookies(pageAnswer(result.page), result.cookies);
   }
   return seeOther(result.redirectTo, result.cookies);
 }
@@ -45,7 +44,7 @@ export async function upstreamCallbackEndpoint(ctx: BrowserServices & UpstreamSe
  * request. A console re-authentication's waiting change comes along, vouched for by a MAC bound to
  * this browser and this administrator, for the page to ask them to confirm it.
  */
-async function returnUrl(ctx: BrowserServices & UpstreamServices, request: Request, target: PageSignInTarget): Promise<string> {
+async function returnUrl(ctx: BrowserServices & UpstreamServices, request: EndpointRequest, target: PageSignInTarget): Promise<string> {
   if (target.page !== 'admin') return `${ctx.config.basePath}${ACCOUNT_PATH}`;
   const page = adminReturnUrl(ctx, target.section);
   const binding = readCookie(ctx, request, 'browser');

@@ -2,8 +2,8 @@ import { OAuthError } from '../../core/errors.js';
 import { GRANT_ID_CLAIM } from '../../core/revocation-set.js';
 import { OPENID, parseScope } from '../../core/scopes.js';
 import { bearerChallenge, type BearerChallenge } from '../../core/www-authenticate.js';
-import { requestHeader } from '../http/body.js';
-import { json } from '../http/responses.js';
+import type { EndpointRequest } from '../http/request.js';
+import { json, type Answer } from '../http/responses.js';
 import type { SigningKeys } from '../keys.js';
 import type { BaseServices } from '../services.js';
 import { verifyOwnAccessToken } from '../tokens.js';
@@ -15,8 +15,8 @@ import { verifyOwnAccessToken } from '../tokens.js';
  * `Authorization` header (RFC 6750 §2.1), for any of the resources we issue tokens for: it is our
  * own, checked as introspection checks it. Refusals carry the RFC 6750 §3 challenge.
  */
-export async function userinfoEndpoint(ctx: Pick<BaseServices, 'config' | 'store' | 'now'> & { keys: SigningKeys }, request: Request): Promise<Response> {
-  const authorization = requestHeader(request, 'authorization');
+export async function userinfoEndpoint(ctx: Pick<BaseServices, 'config' | 'store' | 'now'> & { keys: SigningKeys }, request: EndpointRequest): Promise<Answer> {
+  const authorization = request.headers.authorization;
   // RFC 6750 §3.1: a request with no credentials gets the challenge without an error code.
   if (authorization === null) throw refusal({}, 'invalid_request', 'an access token is required (Authorization: Bearer)', 401);
   const match = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization);

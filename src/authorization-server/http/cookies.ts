@@ -1,4 +1,5 @@
 import { hashSecret } from '../../core/secrets.js';
+import type { EndpointRequest } from './request.js';
 
 /** Our cookies' names before the issuer's prefix and suffix (cookieSettings). */
 export const SESSION_COOKIE = 'ca_session';
@@ -38,16 +39,8 @@ export function cookieSettings(issuer: string): CookieSettings {
 }
 
 /** Every value the Cookie header gives `name`, in the order sent: a name sent twice is for the caller to refuse. */
-export function cookieValues(request: Request, name: string): string[] {
-  const header = request.headers.get('cookie');
-  if (!header) return [];
-  const values: string[] = [];
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
-  }
-  return values;
+export function cookieValues(request: EndpointRequest, name: string): readonly string[] {
+  return request.cookies.get(name) ?? [];
 }
 
 /**

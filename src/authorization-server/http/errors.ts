@@ -2,8 +2,8 @@ import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
 import { StoreUnavailableError } from '../../store/store.js';
 import { authorizationResponseUrl } from '../authorization-response.js';
 import { errorPage } from '../pages/error.js';
-import { toResponse } from '../pages/layout.js';
-import { json, seeOther } from './responses.js';
+import { pageAnswer } from '../pages/layout.js';
+import { json, seeOther, toWebResponse, type Answer } from './responses.js';
 import type { AuditLog } from '../audit.js';
 
 export type Log = AuditLog;
@@ -24,28 +24,32 @@ export function toOAuthError(error: unknown, log: Log): OAuthError {
 }
 
 /**
- * The one place an error becomes a response (docs/architecture.md). In order:
+ * The one place an error becomes an answer (docs/architecture.md). In order:
  * - an error carrying a trusted redirect goes back to the client: 303 with `error`,
  *   `error_description`, `state` (when the request had one) and `iss` (OAuth 2.1 §4.1.2.1, RFC 9207);
  * - on the browser routes (`html`), a page with the message for the person; never a redirect,
  *   since without a trusted redirect URI there is nowhere safe to send the browser;
  * - everywhere else, OAuth JSON with the error's status and headers.
  */
-export function errorResponse(thrown: unknown, format: 'json' | 'html', log: Log): Response {
+export function errorAnswer(thrown: unknown, format: 'json' | 'html', log: Log): Answer {
   const error = toOAuthError(thrown, log);
   if (error.redirect) {
     const { uri, state, iss } = error.redirect;
     return seeOther(authorizationResponseUrl(uri, { error: error.code, error_description: error.description, state }, iss));
   }
-  if (format === 'html') return toResponse(errorPage(error.status, error.code, error.userMessage), error.headers);
+  if (format === 'html') return pageAnswer(errorPage(error.status, error.code, error.userMessage), error.headers);
   return errorJson(error);
 }
 
-function errorJson(error: OAuthError): Response {
+function errorJson(error: OAuthError): Answer {
   return json(error.toJSON(), error.status, error.headers);
 }
 
 /** The answer for a path nobody serves: JSON like every other error, not a framework's text. */
 export function notFound(): Response {
+  return toWebResponse(notFoundAnswer());
+}
+
+export function notFoundAnswer(): Answer {
   return errorJson(new OAuthError('not_found', 'no such endpoint'));
 }

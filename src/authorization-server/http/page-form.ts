@@ -1,8 +1,9 @@
 import { addressBucket } from '../../core/client-address.js';
 import { OAuthError } from '../../core/errors.js';
 import { refuseDuplicatedCookies } from '../browser-cookies.js';
-import type { BaseServices, ClientAddressService } from '../services.js';
-import { readText, singleValued, type Params } from './params.js';
+import type { BaseServices } from '../services.js';
+import { singleValued, unreadableBody, type Params } from './params.js';
+import { FORM, mediaTypeOf, type EndpointRequest } from './request.js';
 
 /**
  * A form posted from one of our pages (sign-in, consent, device code, account, console): the one
@@ -11,15 +12,17 @@ import { readText, singleValued, type Params } from './params.js';
  * 403 page saying why. A person submitted our own form, so whatever is wrong with the body (too
  * large, not UTF-8, a repeated field) is one 400 page saying what; no program reads the status.
  */
-export async function readPageForm(ctx: BaseServices & ClientAddressService, request: Request): Promise<Params> {
+export function readPageForm(ctx: BaseServices, request: EndpointRequest): Params {
   refuseCrossSite(ctx, request);
   refuseDuplicatedCookies(ctx, request);
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') {
+  const { body } = request;
+  if (mediaTypeOf(request.headers.contentType) !== FORM) {
     throw new OAuthError('invalid_request', 'the form must be application/x-www-form-urlencoded').withUserMessage('Unexpected form encoding.');
   }
   try {
-    return singleValued(new URLSearchParams(await readText(request, ctx.config.maxBodyBytes)));
+    if (body.kind === 'unreadable') throw unreadableBody(body.defect, ctx.config.maxBodyBytes);
+    if (body.kind !== 'form') throw new OAuthError('invalid_request', 'the form body could not be read');
+    return singleValued(body.fields);
   } catch (error) {
     if (error instanceof OAuthError) throw new OAuthError('invalid_request', error.description);
     throw new OAuthError('invalid_request', 'the form body could not be read').withUserMessage('Malformed form.');
@@ -36,9 +39,8 @@ const OUR_FETCH_SITES = new Set(['same-origin', 'none']);
  * subdomain is another origin too. With neither header (curl, an old browser) the form's token
  * still holds.
  */
-function refuseCrossSite(ctx: BaseServices & ClientAddressService, request: Request): void {
-  const origin = request.headers.get('origin');
-  const fetchSite = request.headers.get('sec-fetch-site');
+function refuseCrossSite(ctx: BaseServices, request: EndpointRequest): void {
+  const { origin, secFetchSite: fetchSite } = request.headers;
   const ours = new URL(ctx.config.issuer).origin;
   let description: string;
   if (origin !== null) {
@@ -49,11 +51,11 @@ function refuseCrossSite(ctx: BaseServices & ClientAddressService, request: Requ
   } else {
     return;
   }
-  const address = ctx.clientAddress(request);
+  const address = request.clientAddress;
   ctx.log({
     event: 'page_form_refused',
     // An interaction's id is a handle on a sign-in under way: the log names the page, not the id.
-    path: new URL(request.url).pathname.slice(0, 200).replace(/\/interaction\/[^/]*$/, '/interaction/:id'),
+    path: request.url.pathname.slice(0, 200).replace(/\/interaction\/[^/]*$/, '/interaction/:id'),
     ...(origin !== null ? { origin: origin.slice(0, 100) } : {}),
     ...(fetchSite !== null ? { sec_fetch_site: fetchSite.slice(0, 20) } : {}),
     ...(address === undefined ? {} : { address: addressBucket(address) }),

@@ -1,8 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { isStorableJson, isStorableText } from '../../core/storable-text.js';
-import { readText, requestHeader } from './body.js';
-
-export { readText };
+import { unreachable } from '../../core/result.js';
+import { FORM, JSON_TYPE, mediaTypeOf, type BodyDefect, type EndpointRequest } from './request.js';
 
 /**
  * Request parameters as a map of single values. OAuth forbids repeating a parameter
@@ -32,30 +31,49 @@ export function unstorable(): OAuthError {
   return new OAuthError('invalid_request', 'parameters must not contain NUL characters or unpaired surrogates');
 }
 
-/** Reads an application/x-www-form-urlencoded body (the only body the token family of endpoints takes). */
-export async function readForm(request: Request, maxBytes: number): Promise<Params> {
-  const type = (requestHeader(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') {
-    throw new OAuthError('invalid_request', 'request body must be application/x-www-form-urlencoded');
+/** What a body that could not be had answers: 413 past the cap, 400 otherwise. */
+export function unreadableBody(defect: BodyDefect, maxBytes: number): OAuthError {
+  switch (defect) {
+    case 'too_large':
+      return new OAuthError('invalid_request', `request body is larger than ${maxBytes} bytes`, 413);
+    case 'cut_off':
+      return new OAuthError('invalid_request', 'the request body could not be read to its end');
+    case 'not_utf8':
+      return new OAuthError('invalid_request', 'request body is not valid UTF-8');
+    case 'not_json':
+      return new OAuthError('invalid_request', 'request body is not valid JSON');
+    default:
+      return unreachable(defect);
   }
-  const text = await readText(request, maxBytes);
-  return singleValued(new URLSearchParams(text));
 }
 
-/** Reads a JSON object body (registration). */
-export async function readJsonObject(request: Request, maxBytes: number, errorCode: 'invalid_request' | 'invalid_client_metadata'): Promise<Record<string, unknown>> {
-  const type = (requestHeader(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') throw new OAuthError('invalid_request', 'request body must be application/json');
-  const text = await readText(request, maxBytes);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new OAuthError(errorCode, 'request body is not valid JSON');
+/** The fields of an application/x-www-form-urlencoded body, as sent (the only body the token family of endpoints takes). */
+export function formFields(request: EndpointRequest, maxBytes: number, wrongType: string): [string, string][] {
+  const { body } = request;
+  if (mediaTypeOf(request.headers.contentType) !== FORM) throw new OAuthError('invalid_request', wrongType);
+  if (body.kind === 'unreadable') throw unreadableBody(body.defect, maxBytes);
+  if (body.kind !== 'form') throw new OAuthError('invalid_request', wrongType);
+  return body.fields;
+}
+
+/** An application/x-www-form-urlencoded body as single-valued parameters. */
+export function readForm(request: EndpointRequest, maxBytes: number): Params {
+  return singleValued(formFields(request, maxBytes, 'request body must be application/x-www-form-urlencoded'));
+}
+
+/** A JSON object body (registration). */
+export function readJsonObject(request: EndpointRequest, maxBytes: number, errorCode: 'invalid_request' | 'invalid_client_metadata'): Record<string, unknown> {
+  const { body } = request;
+  if (mediaTypeOf(request.headers.contentType) !== JSON_TYPE) throw new OAuthError('invalid_request', 'request body must be application/json');
+  if (body.kind === 'unreadable') {
+    if (body.defect === 'not_json') throw new OAuthError(errorCode, 'request body is not valid JSON');
+    throw unreadableBody(body.defect, maxBytes);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (body.kind !== 'json') throw new OAuthError('invalid_request', 'request body must be application/json');
+  const value = body.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new OAuthError(errorCode, 'request body must be a JSON object');
   }
-  if (!isStorableJson(body)) throw new OAuthError(errorCode, 'request body must not contain NUL characters or unpaired surrogates');
-  return body as Record<string, unknown>;
+  if (!isStorableJson(value)) throw new OAuthError(errorCode, 'request body must not contain NUL characters or unpaired surrogates');
+  return value as Record<string, unknown>;
 }

@@ -6,11 +6,13 @@ import type { InteractionServices } from './state.js';
 import type { Params } from '../http/params.js';
 import { expiredInteraction } from '../interactions.js';
 import { consentPage } from '../pages/consent.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { currentSession } from '../sessions.js';
 import { showDeviceConsent, submitDeviceConsent } from './device-consent.js';
 import { formTargets, pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
+import type { Answer } from '../http/responses.js';
 
 /** A consent that no signed-in person of this browser can give: the person starts again. */
 export function notSignedIn(): OAuthError {
@@ -20,13 +22,13 @@ export function notSignedIn(): OAuthError {
 }
 
 /** The consent page of the person signed in here: the client, where it returns to, the scopes and the resource. */
-export async function showConsent(ctx: InteractionServices, interaction: InteractionRecord, request: Request): Promise<Response> {
+export async function showConsent(ctx: InteractionServices, interaction: InteractionRecord, request: EndpointRequest): Promise<Answer> {
   if (interaction.device) return showDeviceConsent(ctx, interaction, request);
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   const user = interaction.userId === null ? undefined : await ctx.store.getUser({ id: interaction.userId });
   // The user was removed since signing in: the sign-in page again.
   if (!user) return showSignIn(ctx, interaction);
-  return toResponse(
+  return pageAnswer(
     consentPage({
       action,
       csrfToken,
@@ -42,7 +44,7 @@ export async function showConsent(ctx: InteractionServices, interaction: Interac
  * step=consent after signing in here: only the person whose session signed in to this interaction
  * decides. Approved, the consent is remembered and the code goes to the client; denied, an error does.
  */
-export async function submitConsent(ctx: InteractionServices, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+export async function submitConsent(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
   if (interaction.device) return submitDeviceConsent(ctx, request, interaction, form);
   const { store } = ctx;
   const session = await currentSession(ctx, request);

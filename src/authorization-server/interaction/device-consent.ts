@@ -7,13 +7,15 @@ import { readCookie } from '../browser-cookies.js';
 import type { Params } from '../http/params.js';
 import { expiredInteraction } from '../interactions.js';
 import { deviceConsentPage, deviceDonePage } from '../pages/device.js';
-import { toResponse } from '../pages/layout.js';
+import { pageAnswer } from '../pages/layout.js';
 import { currentSession } from '../sessions.js';
 import { pageBasics, requestShown } from './page-parts.js';
 import { showSignIn } from './sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
+import type { Answer } from '../http/responses.js';
 
 /** The user code of a device interaction, opened with this browser's cookie (undefined if it does not open). */
-function userCodeOf(ctx: InteractionServices, request: Request, interaction: InteractionRecord): string | undefined {
+function userCodeOf(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord): string | undefined {
   const binding = readCookie(ctx, request, 'browser');
   return binding && interaction.device ? openUserCode(interaction.device.sealedUserCode, binding, interaction.id) : undefined;
 }
@@ -25,9 +27,9 @@ function userCodeOf(ctx: InteractionServices, request: Request, interaction: Int
 export async function showDeviceConsent(
   ctx: InteractionServices,
   interaction: InteractionRecord,
-  request: Request,
+  request: EndpointRequest,
   upstream?: { name: string; origin: string },
-): Promise<Response> {
+): Promise<Answer> {
   const { client, clientName, action, csrfToken } = await pageBasics(ctx, interaction);
   let username: string | undefined;
   if (!upstream) {
@@ -36,7 +38,7 @@ export async function showDeviceConsent(
     username = user.username;
   }
   const userCode = userCodeOf(ctx, request, interaction);
-  return toResponse(
+  return pageAnswer(
     deviceConsentPage({
       action,
       csrfToken,
@@ -50,7 +52,7 @@ export async function showDeviceConsent(
 }
 
 /** step=consent of a device interaction, signed in here: the decision is taken once, and the person told what became of it. */
-export async function submitDeviceConsent(ctx: InteractionServices, request: Request, interaction: InteractionRecord, form: Params): Promise<Response> {
+export async function submitDeviceConsent(ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
   const session = await currentSession(ctx, request);
   if (!session || interaction.userId === null || session.userId !== interaction.userId) {
     throw new OAuthError('invalid_request', 'no session, or not the user who signed in to this interaction').withUserMessage(
@@ -67,5 +69,5 @@ export async function submitDeviceConsent(ctx: InteractionServices, request: Req
     decision === 'approve'
       ? await approveDevice(ctx, consumed, session.userId, session.authTime, session.upstreamSessionId)
       : await denyDevice(ctx, consumed, session.userId);
-  return toResponse(deviceDonePage(outcome));
+  return pageAnswer(deviceDonePage(outcome));
 }

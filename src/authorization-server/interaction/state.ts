@@ -3,6 +3,8 @@ import type { SignInThrottle } from '../sign-in-throttle.js';
 import type { BrowserServices } from '../services.js';
 import type { UpstreamServices } from '../upstream/upstream-sign-in.js';
 import type { Params } from '../http/params.js';
+import type { EndpointRequest } from '../http/request.js';
+import type { Answer } from '../http/responses.js';
 
 /**
  * Where an interaction stands, read from its record: nobody signed in yet (`sign-in`); a provider
@@ -29,7 +31,7 @@ export function isStepName(value: string | undefined): value is StepName {
 }
 
 /** A state's page (GET). */
-export type StepPage = (ctx: InteractionServices, interaction: InteractionRecord, request: Request) => Promise<Response>;
+export type StepPage = (ctx: InteractionServices, interaction: InteractionRecord, request: EndpointRequest) => Promise<Answer>;
 
 /** A posted step, once the interaction was found for this browser and the form's csrf token checked. */
-export type Step = (ctx: InteractionServices, request: Request, interaction: InteractionRecord, form: Params) => Promise<Response>;
+export type Step = (ctx: InteractionServices, request: EndpointRequest, interaction: InteractionRecord, form: Params) => Promise<Answer>;

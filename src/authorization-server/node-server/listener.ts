@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import { noteBuiltFrom, notedNodeRequest } from '../../node/request.js';
 import { defaultPerAddress, limitConnections } from './connection-limits.js';
 
 /** Where and how the server listens; the defaults are `serve`'s. */
@@ -41,7 +42,7 @@ export interface Listener {
   server: Server;
   /** Set once listening: `http(s)://host:port`, the port as picked. */
   url: string;
-  /** The socket's peer address of a request this listener received. */
+  /** The socket's peer address of a Web Request this listener received (for one a middleware made in its place: none). */
   clientAddress(request: Request): string | undefined;
   /** Serves `app` from now on; until then every request is answered 503. */
   serve(app: FetchApp): void;
@@ -76,18 +77,16 @@ export function createListener(options: ListenOptions, trustProxy: readonly stri
     connectionsCheckingInterval: Math.min(1_000, headerTimeoutMs),
     ...(tls ? { handshakeTimeout: headerTimeoutMs } : {}),
   };
-  // The socket's peer address of each request, for rate limits and throttling sign-in by address
-  // (behind a proxy this is the proxy's, unless trustProxy names it).
-  const peers = new WeakMap<Request, string>();
   let app: FetchApp = { fetch: () => new Response('starting', { status: 503 }) };
   let stopping = false;
   const server = createAdaptorServer({
     fetch: async (request: Request, bindings: HttpBindings | Http2Bindings) => {
       // HTTP/1 (http or https) only: Node's IncomingMessage and ServerResponse.
       const env = bindings as HttpBindings;
-      const address = env.incoming.socket.remoteAddress;
-      if (address) peers.set(request, address);
-      // The Node request goes along (as c.env.incoming): the endpoints read small bodies straight from it.
+      // The adapter built `request` from env.incoming, which goes along as c.env.incoming: noted,
+      // so that the routes read that request's head and body straight from the Node request
+      // while `request` is still the one they are handed (http/routes.ts).
+      noteBuiltFrom(request, env.incoming);
       const response = await app.fetch(request, env);
       // While stopping, each answer ends its connection, so the client's next request goes elsewhere.
       if (stopping) env.outgoing.setHeader('connection', 'close');
@@ -101,7 +100,7 @@ export function createListener(options: ListenOptions, trustProxy: readonly stri
   const listener: Listener = {
     server,
     url: '',
-    clientAddress: (request) => peers.get(request),
+    clientAddress: (request) => notedNodeRequest(request)?.socket.remoteAddress,
     serve: (next) => {
       app = next;
     },

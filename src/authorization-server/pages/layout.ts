@@ -1,5 +1,6 @@
 import { cspHash, html, SafeHtml } from './html.js';
 import { STYLE } from './style.js';
+import { respond, type Answer } from '../http/responses.js';
 
 const STYLE_HASH = cspHash(STYLE);
 
@@ -53,6 +54,7 @@ ${content}
   };
 }
 
-export function toResponse(result: Page, extraHeaders: Record<string, string> = {}): Response {
-  return new Response(result.body, { status: result.status, headers: { ...result.headers, ...extraHeaders } });
+/** A page as the endpoint's answer. */
+export function pageAnswer(result: Page, extraHeaders: Record<string, string> = {}): Answer {
+  return respond(result.body, result.status, { ...result.headers, ...extraHeaders });
 }

@@ -7,11 +7,12 @@
  */
 import { OAuthError } from '../../core/errors.js';
 import { hashSecret, safeEqual } from '../../core/secrets.js';
-import type { BaseServices, ClientAddressService } from '../services.js';
+import type { BaseServices } from '../services.js';
 import type { UpstreamServices } from './upstream-sign-in.js';
 import { cookieHeader, readCookie } from '../browser-cookies.js';
 import { beginUpstream, type PendingUpstream } from './flow.js';
 import { logFailure, signInFailure, signInUpstream, upstreamConfig, type SignInLogFields, type UpstreamSignedIn } from './sign-in.js';
+import type { EndpointRequest } from '../http/request.js';
 
 /**
  * Where the person returns after signing in: the account page, or a page of the admin console (a
@@ -34,7 +35,7 @@ interface PendingPageSignIn {
 const PAGE_SIGN_IN_TTL = 600;
 
 /** The configured providers, for a page's buttons, and the origins its form may lead to (its CSP form-action). */
-export async function offeredProviders(ctx: BaseServices & ClientAddressService & UpstreamServices): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
+export async function offeredProviders(ctx: BaseServices & UpstreamServices): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
   if (!ctx.upstream) return { providers: [], formTargets: [] };
   const providers = ctx.upstream.providers.list();
   // A provider that cannot be discovered now still gets its button: choosing it says why it fails.
@@ -49,7 +50,7 @@ export async function offeredProviders(ctx: BaseServices & ClientAddressService 
  * provider for a new login.
  */
 export async function beginPageSignIn(
-  ctx: BaseServices & ClientAddressService & UpstreamServices,
+  ctx: BaseServices & UpstreamServices,
   binding: string,
   provider: string,
   target: PageSignInTarget,
@@ -74,7 +75,7 @@ export async function beginPageSignIn(
  * The callback of a sign-in begun on one of our pages: it must come back to the browser that began
  * it, with the state sent, in time. Signs the person in; says where they return, and the cookies to set.
  */
-export async function finishPageSignIn(ctx: BaseServices & ClientAddressService & UpstreamServices, request: Request, callback: URL): Promise<{ target: PageSignInTarget; signedIn: UpstreamSignedIn; cookies: string[] }> {
+export async function finishPageSignIn(ctx: BaseServices & UpstreamServices, request: EndpointRequest, callback: URL): Promise<{ target: PageSignInTarget; signedIn: UpstreamSignedIn; cookies: string[] }> {
   const kept = keptSignIn(ctx, request, callback);
   if (!kept) throw expiredPageSignIn();
   const { pending, target } = kept;
@@ -92,7 +93,7 @@ export async function finishPageSignIn(ctx: BaseServices & ClientAddressService 
 }
 
 /** What this browser's cookie kept for the state in `callback`, if it is this browser's, for this state, and recent. */
-function keptSignIn(ctx: BaseServices & ClientAddressService & UpstreamServices, request: Request, callback: URL): PendingPageSignIn | undefined {
+function keptSignIn(ctx: BaseServices & UpstreamServices, request: EndpointRequest, callback: URL): PendingPageSignIn | undefined {
   const sealed = readCookie(ctx, request, 'upstream');
   const binding = readCookie(ctx, request, 'browser');
   if (!sealed || !binding) return undefined;

@@ -23,7 +23,7 @@ import { rememberConsent } from '../consent.js';
 import { approveDevice } from '../device-decisions.js';
 import { deviceDonePage } from '../pages/device.js';
 import type { Page } from '../pages/layout.js';
-import type { BaseServices, ClientAddressService } from '../services.js';
+import type { BaseServices } from '../services.js';
 import type { UpstreamServices } from './upstream-sign-in.js';
 import type { UpstreamSignIn } from './upstream-sign-in.js';
 import { expiredInteraction } from '../interactions.js';
@@ -33,13 +33,13 @@ import { beginUpstream, finishUpstream, type PendingUpstream, type UpstreamToken
 import { refusalOf } from './policy.js';
 import { upstreamUser } from './users.js';
 
-export function upstreamConfig(ctx: BaseServices & ClientAddressService & UpstreamServices): UpstreamSignIn {
+export function upstreamConfig(ctx: BaseServices & UpstreamServices): UpstreamSignIn {
   if (!ctx.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
   return ctx.upstream;
 }
 
 /** Step 2: remembers the provider chosen; the consent page comes next. */
-export async function chooseUpstream(ctx: BaseServices & ClientAddressService & UpstreamServices, interaction: InteractionRecord, provider: string): Promise<void> {
+export async function chooseUpstream(ctx: BaseServices & UpstreamServices, interaction: InteractionRecord, provider: string): Promise<void> {
   const upstream = upstreamConfig(ctx);
   if (!upstream.providers.has(provider)) {
     throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
@@ -48,7 +48,7 @@ export async function chooseUpstream(ctx: BaseServices & ClientAddressService & 
 }
 
 /** Step 3, once the person approved the client: the provider's URL to send them to. */
-export async function forwardUpstream(ctx: BaseServices & ClientAddressService & UpstreamServices, interaction: InteractionRecord): Promise<URL> {
+export async function forwardUpstream(ctx: BaseServices & UpstreamServices, interaction: InteractionRecord): Promise<URL> {
   const upstream = upstreamConfig(ctx);
   const chosen = interaction.upstream;
   if (!chosen) throw expiredInteraction();
@@ -73,7 +73,7 @@ export async function forwardUpstream(ctx: BaseServices & ClientAddressService &
 export type UpstreamSignInResult = ({ redirectTo: string } | { page: Page }) & { cookies: string[] };
 
 /** Step 4: the callback `callback` arrived for `interaction`, which belongs to the browser that brought it. */
-export async function finishUpstreamSignIn(ctx: BaseServices & ClientAddressService & UpstreamServices, interaction: InteractionRecord, callback: URL): Promise<UpstreamSignInResult> {
+export async function finishUpstreamSignIn(ctx: BaseServices & UpstreamServices, interaction: InteractionRecord, callback: URL): Promise<UpstreamSignInResult> {
   upstreamConfig(ctx);
   const { store, now } = ctx;
   // Nothing was sent upstream for this interaction: no callback can belong to it.
@@ -94,7 +94,7 @@ export async function finishUpstreamSignIn(ctx: BaseServices & ClientAddressServ
 
 /** Step 4 once the interaction is consumed: the person signed in, and our answer to the client (or the device). */
 async function completeSignIn(
-  ctx: BaseServices & ClientAddressService & UpstreamServices,
+  ctx: BaseServices & UpstreamServices,
   consumed: InteractionRecord,
   sealedPending: string,
   callback: URL,
@@ -143,7 +143,7 @@ export type SignInDefect = UpstreamDefect | (Defect<'policy' | 'another_person'>
  * refuses a sign-in that comes back as anyone else, before any session starts.
  */
 export async function signInUpstream(
-  ctx: BaseServices & ClientAddressService & UpstreamServices,
+  ctx: BaseServices & UpstreamServices,
   pending: PendingUpstream,
   callback: URL,
   logFields: SignInLogFields,
@@ -211,7 +211,7 @@ export function signInError(defect: SignInDefect): OAuthError {
  * A failed upstream sign-in, logged with its cause (the step, the provider's status and error
  * code; or which rule refused whom), and the error it is answered with.
  */
-export function signInFailure(ctx: BaseServices & ClientAddressService & UpstreamServices, provider: string, logFields: SignInLogFields, defect: SignInDefect): OAuthError {
+export function signInFailure(ctx: BaseServices & UpstreamServices, provider: string, logFields: SignInLogFields, defect: SignInDefect): OAuthError {
   const error = signInError(defect);
   if ('reason' in defect) ctx.log({ event: 'upstream_refused', provider, ...logFields, step: defect.code === 'policy' ? 'policy' : 'reauth', reason: defect.reason });
   else ctx.log({ event: 'upstream_failed', provider, ...logFields, error: error.code, description: error.description, ...failureLog(defect.failure) });
@@ -219,7 +219,7 @@ export function signInFailure(ctx: BaseServices & ClientAddressService & Upstrea
 }
 
 /** A sign-in that failed on what no check decides (the store down, a bug), logged as what it is. */
-export function logFailure(ctx: BaseServices & ClientAddressService & UpstreamServices, provider: string, logFields: SignInLogFields, error: unknown): void {
+export function logFailure(ctx: BaseServices & UpstreamServices, provider: string, logFields: SignInLogFields, error: unknown): void {
   ctx.log({
     event: 'upstream_failed',
     provider,
@@ -230,7 +230,7 @@ export function logFailure(ctx: BaseServices & ClientAddressService & UpstreamSe
 }
 
 async function createUpstreamSession(
-  ctx: BaseServices & ClientAddressService & UpstreamServices,
+  ctx: BaseServices & UpstreamServices,
   upstream: UpstreamSignIn,
   userId: string,
   provider: string,
@@ -256,7 +256,7 @@ async function createUpstreamSession(
  * Errors after /authorize trusted the redirect URI go back to the client with our own code
  * (access_denied, temporarily_unavailable, server_error), never as a 5xx page the client never sees.
  */
-function asRedirect(ctx: BaseServices & ClientAddressService & UpstreamServices, interaction: InteractionRecord, error: unknown): OAuthError {
+function asRedirect(ctx: BaseServices & UpstreamServices, interaction: InteractionRecord, error: unknown): OAuthError {
   const oauth = error instanceof OAuthError ? error : new OAuthError('server_error', 'the sign-in could not be completed');
   if (oauth.redirect) return oauth;
   return oauth.redirectTo(trustedRedirect(interaction.request, ctx.config.issuer));

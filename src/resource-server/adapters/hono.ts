@@ -1,6 +1,6 @@
 import type { Env, Hono, MiddlewareHandler } from 'hono';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody } from '../body-limit.js';
-import { nodeHeader, nodeRequestBehind } from '../../node/request.js';
+import { nodeHeader, nodeRequestOf } from '../../node/request.js';
 import { denialResponse, type GuardRequest, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
@@ -31,15 +31,15 @@ export function honoBearerAuth(
 }
 
 /**
- * What the guard reads of the request. Under @hono/node-server, the headers come from the Node
- * request's raw headers: asking the lazy Web Request for its headers would build the whole
- * Request (and the body would then go through web streams). Sent twice, a header's values
- * are joined as the Web Request joins them (a malformed header, as before), whereas Node's own
- * `headers` would keep only the first. The context stands for the request, the same in every
+ * What the guard reads of the request. Under the authorization server's listener (`serve`'s
+ * co-hosted routes), the headers come from the Node request the listener noted beside the Web
+ * Request (node/request.ts): asking the lazy Web Request for its headers would build a Headers
+ * object of every header. Sent twice, a header's values are joined as the Web Request joins them
+ * (a malformed header, as before), whereas Node's own `headers` would keep only the first. The context stands for the request, the same in every
  * middleware on its way, so a second guard (a step-up) knows the proof the first one took.
  */
 function guardRequestOf(request: Request, incoming: unknown, context: object): GuardRequest {
-  const node = nodeRequestBehind(request, incoming);
+  const node = nodeRequestOf(request, incoming);
   const header = (name: string) => (node ? nodeHeader(node, name) : request.headers.get(name));
   return { authorization: header('authorization'), dpop: header('dpop'), method: request.method, target: request.url, request: context };
 }
