@@ -37,7 +37,8 @@ async function runClient(runner: string, args: string[]): Promise<{ code: number
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': the output may still be in the pipes when the process has exited.
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, output };
 }
 

@@ -31,7 +31,8 @@ export async function cli(args: string[], input?: string): Promise<{ code: numbe
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.end(input ?? '');
-  const [code] = (await once(child, 'exit')) as [number];
+  // 'close', not 'exit': the output may still be in the pipes when the process has exited.
+  const [code] = (await once(child, 'close')) as [number];
   return { code, stdout, stderr };
 }
 
