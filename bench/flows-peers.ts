@@ -35,7 +35,9 @@ const reconnect: Operation = async (server, chain) => void (await flow(server, c
 const firstSignIn: Operation = async (server) => void (await signIn(server));
 
 const begun = Date.now();
-console.log(`\nFlows of a signed-in person with remembered consent, side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} browsers at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+console.log(
+  `\nFlows of a signed-in person with remembered consent, side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} browsers at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`,
+);
 
 const BETTER_AUTH = 'Better Auth (MCP plugin, SQLite)';
 const peers: Peer[] = [
@@ -53,25 +55,41 @@ try {
   const oidc = results.get('oidc-provider')!;
   const sdk = results.get(peers[1]!.name)!;
   const betterAuth = results.get(BETTER_AUTH)!;
-  console.log('\n| server | flows/s | server CPU/flow (ms) | vs oidc-provider (flows/s) | CPU vs oidc-provider | vs SDK (flows/s) | vs Better Auth (flows/s) | CPU vs Better Auth | RSS after (MB) |');
+  console.log(
+    '\n| server | flows/s | server CPU/flow (ms) | vs oidc-provider (flows/s) | CPU vs oidc-provider | vs SDK (flows/s) | vs Better Auth (flows/s) | CPU vs Better Auth | RSS after (MB) |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const server of running) {
     const r = results.get(server.name)!;
     const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
-    const row = [server.name, r.opsPerSecond.toFixed(0), cpu, (r.opsPerSecond / oidc.opsPerSecond).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / betterAuth.opsPerSecond).toFixed(2), (r.cpuMs / betterAuth.cpuMs).toFixed(2), mb(rss.get(server.name)!)];
+    const row = [
+      server.name,
+      r.opsPerSecond.toFixed(0),
+      cpu,
+      (r.opsPerSecond / oidc.opsPerSecond).toFixed(2),
+      (r.cpuMs / oidc.cpuMs).toFixed(2),
+      (r.opsPerSecond / sdk.opsPerSecond).toFixed(2),
+      (r.opsPerSecond / betterAuth.opsPerSecond).toFixed(2),
+      (r.cpuMs / betterAuth.cpuMs).toFixed(2),
+      mb(rss.get(server.name)!),
+    ];
     console.log(`| ${row.join(' | ')} |`);
   }
-  console.log('\nTarget: context-auth flows/s ≥ 2.00 × oidc-provider\'s. The SDK row has no person: its demo authorize approves at once.');
+  console.log("\nTarget: context-auth flows/s ≥ 2.00 × oidc-provider's. The SDK row has no person: its demo authorize approves at once.");
 
   // --- First sign-in (ours) ------------------------------------------------------------------
   const ours = running[0]!;
   const signIns = await interleaved([ours], firstSignIn, { rounds: QUICK ? 1 : 3, seconds: SECONDS, warmupSeconds: 1, concurrency: SIGN_INS });
   const s = signIns.get(ours.name)!;
-  console.log(`\nFirst sign-in on our server (SQLite; fresh browser: /authorize → login page → password → remembered consent → code → tokens; ${SIGN_INS} at once)\n`);
+  console.log(
+    `\nFirst sign-in on our server (SQLite; fresh browser: /authorize → login page → password → remembered consent → code → tokens; ${SIGN_INS} at once)\n`,
+  );
   console.log('| flow | flows/s | server CPU/flow (ms) |');
   console.log('|---|---:|---:|');
-  console.log(`| first sign-in (scrypt N=2^${Math.log2(SCRYPT_N)}, r=${SCRYPT_R}, p=${SCRYPT_P}, ${(128 * SCRYPT_N * SCRYPT_R) / 1024 / 1024} MiB) | ${s.opsPerSecond.toFixed(1)} | ${s.cpuMs.toFixed(1)} |`);
-  console.log('\nBound by password hashing by design: the scrypt cost is kept (RFC 7914\'s interactive-login parameters).');
+  console.log(
+    `| first sign-in (scrypt N=2^${Math.log2(SCRYPT_N)}, r=${SCRYPT_R}, p=${SCRYPT_P}, ${(128 * SCRYPT_N * SCRYPT_R) / 1024 / 1024} MiB) | ${s.opsPerSecond.toFixed(1)} | ${s.cpuMs.toFixed(1)} |`,
+  );
+  console.log("\nBound by password hashing by design: the scrypt cost is kept (RFC 7914's interactive-login parameters).");
 } finally {
   await Promise.all(running.splice(0).map(stopPeer));
 }

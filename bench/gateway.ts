@@ -31,7 +31,11 @@ await once(upstream, 'listening');
 const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
 
 const data = mkdtempSync(join(tmpdir(), 'ca-bench-gateway-'));
-const serve = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--gateway', `/up=${upstreamUrl}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+const serve = spawn(
+  process.execPath,
+  [CLI, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--gateway', `/up=${upstreamUrl}`],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 let banner = '';
 const issuer = await new Promise<string>((resolveIssuer, reject) => {
   serve.stdout.on('data', (chunk: Buffer) => {
@@ -43,11 +47,16 @@ const issuer = await new Promise<string>((resolveIssuer, reject) => {
 });
 
 try {
-  const added = spawnSync(process.execPath, [CLI, 'clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', 'bench'], { encoding: 'utf8' });
+  const added = spawnSync(process.execPath, [CLI, 'clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', 'bench'], {
+    encoding: 'utf8',
+  });
   const client = JSON.parse(added.stdout) as { client_id: string; client_secret: string };
   const tokenResponse = await fetch(`${issuer}/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials', resource: `${issuer}/up` }),
   });
   const { access_token: token } = (await tokenResponse.json()) as { access_token: string };

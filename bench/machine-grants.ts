@@ -84,7 +84,9 @@ const rows: Row[] = [
 ];
 
 const begun = Date.now();
-console.log(`\nMachine grants (client_credentials, jwt-bearer) side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} clients at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+console.log(
+  `\nMachine grants (client_credentials, jwt-bearer) side by side: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} clients at once, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`,
+);
 
 const running: Running[] = [];
 try {
@@ -108,7 +110,9 @@ try {
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const { name } of rows) {
     const r = results.get(name)!;
-    console.log(`| ${[name, r.opsPerSecond.toFixed(0), µs(r), (r.opsPerSecond / base.opsPerSecond).toFixed(2), (r.cpuMs / base.cpuMs).toFixed(2), `${(r.loadBusy * 100).toFixed(0)}%`].join(' | ')} |`);
+    console.log(
+      `| ${[name, r.opsPerSecond.toFixed(0), µs(r), (r.opsPerSecond / base.opsPerSecond).toFixed(2), (r.cpuMs / base.cpuMs).toFixed(2), `${(r.loadBusy * 100).toFixed(0)}%`].join(' | ')} |`,
+    );
   }
 
   const get = (server: string, how: string) => results.get(`${server}, ${how}`);
@@ -117,15 +121,23 @@ try {
   for (const server of [OURS_SQLITE, OURS_POSTGRES, OIDC]) {
     const secret = get(server, 'client_secret_basic');
     const assertion = get(server, 'private_key_jwt');
-    if (secret && assertion) console.log(`- ${server}: +${((assertion.cpuMs - secret.cpuMs) * 1000).toFixed(0)} µs, ${(assertion.opsPerSecond / secret.opsPerSecond).toFixed(2)} × the grants/s`);
+    if (secret && assertion)
+      console.log(
+        `- ${server}: +${((assertion.cpuMs - secret.cpuMs) * 1000).toFixed(0)} µs, ${(assertion.opsPerSecond / secret.opsPerSecond).toFixed(2)} × the grants/s`,
+      );
   }
   console.log("\nOur private_key_jwt against oidc-provider's:");
   for (const server of [OURS_SQLITE, OURS_POSTGRES]) {
     const ours = get(server, 'private_key_jwt');
-    if (ours) console.log(`- ${server}: ${(ours.opsPerSecond / oidcAssertion.opsPerSecond).toFixed(2)} × the grants/s, ${(ours.cpuMs / oidcAssertion.cpuMs).toFixed(2)} × the server CPU per grant`);
+    if (ours)
+      console.log(
+        `- ${server}: ${(ours.opsPerSecond / oidcAssertion.opsPerSecond).toFixed(2)} × the grants/s, ${(ours.cpuMs / oidcAssertion.cpuMs).toFixed(2)} × the server CPU per grant`,
+      );
   }
   const floor = results.get(FLOOR)!;
-  console.log(`\nThe floor costs ${(floor.cpuMs * 1000).toFixed(0)} µs per request. The load generator signs each assertion during the measurement: ${signMicros.toFixed(0)} µs of its CPU per assertion.`);
+  console.log(
+    `\nThe floor costs ${(floor.cpuMs * 1000).toFixed(0)} µs per request. The load generator signs each assertion during the measurement: ${signMicros.toFixed(0)} µs of its CPU per assertion.`,
+  );
   console.log('Ratios of grants/s above 1 are faster than the baseline; CPU ratios below 1 are cheaper.');
 } finally {
   await Promise.all(running.splice(0).map(stopPeer));

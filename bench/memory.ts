@@ -34,7 +34,8 @@ const RAISED_LIMITS = ['register', 'token', 'sign-in'].flatMap((name) => ['--rat
 
 // The signal snapshots the main thread's heap, so serve is kept there, sized as its own thread would be
 // (src/cli/serve-thread.ts: 1024 MB old generation, 6 MB young = semi-spaces of 2 MB).
-if (process.env.BENCH_HEAP_SNAPSHOT) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --max-old-space-size=1024 --max-semi-space-size=2`.trim();
+if (process.env.BENCH_HEAP_SNAPSHOT)
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --max-old-space-size=1024 --max-semi-space-size=2`.trim();
 
 // What npm links as the `context-auth` command is what startServe runs.
 const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as { bin: Record<string, string> };
@@ -57,12 +58,15 @@ function splitOf(pid: number): string {
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 function post(port: number, path: string, type: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': type, 'content-length': Buffer.byteLength(body) } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-    });
+    const request = http.request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': type, 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -76,12 +80,14 @@ let peakSplit = '';
 async function run(total: number, operation: (worker: number) => Promise<void>): Promise<number> {
   const started = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async (_, worker) => {
-    while (next < total) {
-      next++;
-      await operation(worker);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      while (next < total) {
+        next++;
+        await operation(worker);
+      }
+    }),
+  );
   return (performance.now() - started) / 1000;
 }
 
@@ -105,15 +111,35 @@ try {
   const startedSplit = splitOf(pid);
 
   // One client and one signed-in grant per worker for the refreshes (untimed, not counted).
-  const registration = { client_name: 'bench', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] };
+  const registration = {
+    client_name: 'bench',
+    redirect_uris: [CALLBACK],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+  };
   const { client_id: clientId } = JSON.parse((await post(port, '/register', 'application/json', JSON.stringify(registration))).text) as { client_id: string };
   const refreshTokens: string[] = [];
   for (let i = 0; i < CONCURRENCY; i++) {
     const browser = new Browser((path, init) => fetch(new URL(path, origin), init));
     const { verifier, challenge } = pkcePair();
-    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+      resource,
+    });
     const callback = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', origin);
-    const body = new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, code_verifier: verifier, redirect_uri: CALLBACK, client_id: clientId, resource });
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      resource,
+    });
     const tokens = await post(port, '/token', 'application/x-www-form-urlencoded', body.toString());
     if (tokens.status !== 200) throw new Error(`token: ${tokens.status} ${tokens.text}`);
     refreshTokens.push((JSON.parse(tokens.text) as { refresh_token: string }).refresh_token);
@@ -158,11 +184,21 @@ try {
   console.log('|---|---:|---:|---:|---:|');
   console.log(`| start | ${mb(started)} | ${startedSplit} | | |`);
   console.log(`| one client, ${CONCURRENCY} sign-ins (scrypt) and grants | ${mb(signedIn)} | ${signedInSplit} | | |`);
-  console.log(`| ${REGISTRATIONS.toLocaleString('en')} registrations | ${mb(afterRegistrations)} | ${afterRegistrationsSplit} | ${(REGISTRATIONS / registerSeconds).toFixed(0)} | ${((registerCpu / REGISTRATIONS) * 1e6).toFixed(0)} µs |`);
-  console.log(`| + ${REFRESHES.toLocaleString('en')} refreshes | ${mb(afterLoad)} | ${afterLoadSplit} | ${(REFRESHES / refreshSeconds).toFixed(0)} | ${((refreshCpu / REFRESHES) * 1e6).toFixed(0)} µs |`);
+  console.log(
+    `| ${REGISTRATIONS.toLocaleString('en')} registrations | ${mb(afterRegistrations)} | ${afterRegistrationsSplit} | ${(REGISTRATIONS / registerSeconds).toFixed(0)} | ${((registerCpu / REGISTRATIONS) * 1e6).toFixed(0)} µs |`,
+  );
+  console.log(
+    `| + ${REFRESHES.toLocaleString('en')} refreshes | ${mb(afterLoad)} | ${afterLoadSplit} | ${(REFRESHES / refreshSeconds).toFixed(0)} | ${((refreshCpu / REFRESHES) * 1e6).toFixed(0)} µs |`,
+  );
   console.log(`| + ${IDLE_SECONDS} s idle | ${mb(settled)} | ${settledSplit} | | |`);
-  console.log(peak >= afterLoad ? `| (highest while loaded, sampled each second) | ${mb(peak)} | ${peakSplit} | | |` : `| (highest while loaded, sampled each second) | ${mb(afterLoad)} | ${afterLoadSplit} | | |`);
-  console.log(`\nTarget: RSS ≤ 200 MB after 300,000 registrations and 150,000 refreshes${REGISTRATIONS === 300_000 && REFRESHES === 150_000 ? '' : ' (this run used other counts)'}.`);
+  console.log(
+    peak >= afterLoad
+      ? `| (highest while loaded, sampled each second) | ${mb(peak)} | ${peakSplit} | | |`
+      : `| (highest while loaded, sampled each second) | ${mb(afterLoad)} | ${afterLoadSplit} | | |`,
+  );
+  console.log(
+    `\nTarget: RSS ≤ 200 MB after 300,000 registrations and 150,000 refreshes${REGISTRATIONS === 300_000 && REFRESHES === 150_000 ? '' : ' (this run used other counts)'}.`,
+  );
 } finally {
   await server.stop();
 }

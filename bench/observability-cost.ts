@@ -41,14 +41,26 @@ async function seedGrants(server: RunningServer, count: number): Promise<{ clien
   const registration = await fetch(`${origin}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'bench', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    body: JSON.stringify({
+      client_name: 'bench',
+      redirect_uris: [CALLBACK],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
   });
   const { client_id: clientId } = (await registration.json()) as { client_id: string };
   const browser = new Browser((path, init) => fetch(new URL(path, origin), init));
   const refreshTokens: string[] = [];
   for (let i = 0; i < count; i++) {
     const { verifier, challenge } = pkcePair();
-    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
     const callback = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', origin);
     const code = callback.searchParams.get('code');
     if (!code) throw new Error(`no code: ${callback}`);
@@ -93,10 +105,15 @@ try {
 const withBoth = results.get(on.running.name)!;
 const without = results.get(off.running.name)!;
 const ratio = withBoth.cpuMs / without.cpuMs;
-console.log(`\nObservability cost: refresh grants through \`context-auth serve\` on SQLite (${ROUNDS} rounds of ${SECONDS} s, ${chains()} chains, medians${PIN ? '; server on core 0, load on core 1' : ''})\n`);
+console.log(
+  `\nObservability cost: refresh grants through \`context-auth serve\` on SQLite (${ROUNDS} rounds of ${SECONDS} s, ${chains()} chains, medians${PIN ? '; server on core 0, load on core 1' : ''})\n`,
+);
 console.log('| serve | grants/s | server CPU per grant (µs) |');
 console.log('|---|---:|---:|');
-for (const [name, sample] of [[on.running.name, withBoth], [off.running.name, without]] as const) {
+for (const [name, sample] of [
+  [on.running.name, withBoth],
+  [off.running.name, without],
+] as const) {
   console.log(`| ${name} | ${sample.opsPerSecond.toFixed(0)} | ${(sample.cpuMs * 1000).toFixed(0)} |`);
 }
 console.log(`\nCPU per grant, on / off: ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)}%)`);

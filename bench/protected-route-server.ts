@@ -46,7 +46,11 @@ const app = new Hono();
 app.get('/cpu', () => Response.json(process.cpuUsage()));
 app.post('/open', (c) => handler(c));
 // What any Hono middleware costs a route, whatever it does: the guard is one.
-app.post('/open-behind-middleware', async (_c, next) => await next(), (c) => handler(c));
+app.post(
+  '/open-behind-middleware',
+  async (_c, next) => await next(),
+  (c) => handler(c),
+);
 app.post('/mcp', honoBearerAuth(protection), (c) => handler(c));
 app.post('/mcp-uncached', honoBearerAuth(uncached), (c) => handler(c));
 

@@ -76,22 +76,24 @@ interface Case {
 }
 const DPOP_REALISTIC = `protected with DPoP, realistic: ${CLIENTS} clients, each token used ${USES_PER_TOKEN}×, a new proof per request`;
 const BEARER_REALISTIC = `protected, realistic: ${CLIENTS} clients, each token used ${USES_PER_TOKEN}× (1 in ${USES_PER_TOKEN} a first verification)`;
-const cases: Case[] = ([
-  { name: 'unprotected', path: '/open', authorization: undefined, expect: 200 },
-  // For context: what carrying the tokens costs the HTTP layer (parser, Web Request headers) on a
-  // route that never reads them, so the realistic row's gap can be split into that and the guard.
-  { name: 'unprotected, with the realistic mix\'s Authorization headers (not read)', path: '/open', authorization: undefined, expect: 200, mix: 'headers' },
-  // For context: what a Hono middleware that does nothing costs the same route, so the guard's
-  // own cost can be told from the cost of being a middleware at all.
-  { name: 'unprotected, behind a Hono middleware that does nothing', path: '/open-behind-middleware', authorization: undefined, expect: 200 },
-  { name: BEARER_REALISTIC, path: '/mcp', authorization: undefined, expect: 200, mix: 'realistic', target: '≥ 0.95' },
-  // The same route and mix with DPoP-bound tokens: the proof is made here, outside the server.
-  { name: DPOP_REALISTIC, path: '/mcp', authorization: undefined, expect: 200, mix: 'dpop', target: '≥ 0.75 × Bearer' },
-  { name: 'protected, worst case: every request a new token', path: '/mcp-uncached', authorization: undefined, expect: 200, mix: 'new' },
-  { name: 'protected, one valid token repeated (cache hit)', path: '/mcp', authorization: `Bearer ${token}`, expect: 200 },
-  { name: 'protected, bad signature', path: '/mcp', authorization: `Bearer ${forged}`, expect: 401, target: '≥ 1.00' },
-  { name: 'protected, garbage token', path: '/mcp', authorization: 'Bearer not-a-jwt', expect: 401, target: '≥ 1.00' },
-] as Case[]).filter((c) => c.name === 'unprotected' || !process.env.BENCH_ONLY || new RegExp(process.env.BENCH_ONLY).test(c.name));
+const cases: Case[] = (
+  [
+    { name: 'unprotected', path: '/open', authorization: undefined, expect: 200 },
+    // For context: what carrying the tokens costs the HTTP layer (parser, Web Request headers) on a
+    // route that never reads them, so the realistic row's gap can be split into that and the guard.
+    { name: "unprotected, with the realistic mix's Authorization headers (not read)", path: '/open', authorization: undefined, expect: 200, mix: 'headers' },
+    // For context: what a Hono middleware that does nothing costs the same route, so the guard's
+    // own cost can be told from the cost of being a middleware at all.
+    { name: 'unprotected, behind a Hono middleware that does nothing', path: '/open-behind-middleware', authorization: undefined, expect: 200 },
+    { name: BEARER_REALISTIC, path: '/mcp', authorization: undefined, expect: 200, mix: 'realistic', target: '≥ 0.95' },
+    // The same route and mix with DPoP-bound tokens: the proof is made here, outside the server.
+    { name: DPOP_REALISTIC, path: '/mcp', authorization: undefined, expect: 200, mix: 'dpop', target: '≥ 0.75 × Bearer' },
+    { name: 'protected, worst case: every request a new token', path: '/mcp-uncached', authorization: undefined, expect: 200, mix: 'new' },
+    { name: 'protected, one valid token repeated (cache hit)', path: '/mcp', authorization: `Bearer ${token}`, expect: 200 },
+    { name: 'protected, bad signature', path: '/mcp', authorization: `Bearer ${forged}`, expect: 401, target: '≥ 1.00' },
+    { name: 'protected, garbage token', path: '/mcp', authorization: 'Bearer not-a-jwt', expect: 401, target: '≥ 1.00' },
+  ] as Case[]
+).filter((c) => c.name === 'unprotected' || !process.env.BENCH_ONLY || new RegExp(process.env.BENCH_ONLY).test(c.name));
 
 // Realistic mix: CLIENTS slots, served round robin; every USES_PER_TOKEN-th request a slot (in
 // turn) gets a token never used before, so each token is presented about USES_PER_TOKEN times.
@@ -210,22 +212,30 @@ child.kill('SIGTERM');
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const baseline = median(samples.get('unprotected')!);
 const cpuBaseline = median(cpuSamples.get('unprotected')!);
-console.log(`\nProtected route throughput (${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} connections, medians; ${PIN ? 'server on core 0, load on core 1' : 'not pinned'})\n`);
+console.log(
+  `\nProtected route throughput (${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} connections, medians; ${PIN ? 'server on core 0, load on core 1' : 'not pinned'})\n`,
+);
 console.log('| route | requests/s | vs unprotected | target | server CPU µs/request | vs unprotected | load generator busy |');
 console.log('|---|---:|---:|---|---:|---:|---:|');
 for (const testCase of cases) {
   const value = median(samples.get(testCase.name)!);
   const cpu = median(cpuSamples.get(testCase.name)!);
-  console.log(`| ${testCase.name} | ${Math.round(value)} | ${(value / baseline).toFixed(2)} | ${testCase.target ?? ''} | ${cpu.toFixed(0)} | ${(cpu / cpuBaseline).toFixed(2)} | ${(median(busySamples.get(testCase.name)!) * 100).toFixed(0)}% |`);
+  console.log(
+    `| ${testCase.name} | ${Math.round(value)} | ${(value / baseline).toFixed(2)} | ${testCase.target ?? ''} | ${cpu.toFixed(0)} | ${(cpu / cpuBaseline).toFixed(2)} | ${(median(busySamples.get(testCase.name)!) * 100).toFixed(0)}% |`,
+  );
 }
-console.log('\nThe requests/s target applies to the realistic row. Above ~85% busy, requests/s may be the load generator\'s limit, not the server\'s: then the CPU columns are the measure.');
+console.log(
+  "\nThe requests/s target applies to the realistic row. Above ~85% busy, requests/s may be the load generator's limit, not the server's: then the CPU columns are the measure.",
+);
 if (samples.has(DPOP_REALISTIC) && samples.has(BEARER_REALISTIC)) {
   const dpop = median(samples.get(DPOP_REALISTIC)!) / median(samples.get(BEARER_REALISTIC)!);
   const cpu = median(cpuSamples.get(DPOP_REALISTIC)!) / median(cpuSamples.get(BEARER_REALISTIC)!);
   const perEntry = replayRecordBytes();
   const held = Math.min(dpopRequests, 100_000);
   console.log(`\nDPoP vs Bearer, realistic: ${dpop.toFixed(2)} × the requests/s (target ≥ 0.75), ${cpu.toFixed(2)} × the server CPU per request.`);
-  console.log(`DPoP replay record: about ${perEntry.toFixed(0)} bytes per proof remembered; this run sent ${dpopRequests} proofs, so the server's record (100,000 at most, each kept six minutes) holds about ${held}: ${((perEntry * held) / 1e6).toFixed(1)} MB; 100,000 would take ${((perEntry * 100_000) / 1e6).toFixed(1)} MB.`);
+  console.log(
+    `DPoP replay record: about ${perEntry.toFixed(0)} bytes per proof remembered; this run sent ${dpopRequests} proofs, so the server's record (100,000 at most, each kept six minutes) holds about ${held}: ${((perEntry * held) / 1e6).toFixed(1)} MB; 100,000 would take ${((perEntry * 100_000) / 1e6).toFixed(1)} MB.`,
+  );
 }
 
 /** The heap a ReplayCache takes per entry, with the keys DpopProofVerifier gives it, after a full collection each side. */

@@ -44,10 +44,13 @@ const rotate: Operation = async (server, chain) => {
   const headers: Record<string, string> = server.name === DPOP_ROW ? { dpop: dpopSigner.sign({ method: 'POST', url: server.dpop!.tokenUrl }) } : {};
   server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!, headers);
 };
-const interleaved = (servers: Running[]): Promise<Map<string, Sample>> => interleavedOps(servers, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS });
+const interleaved = (servers: Running[]): Promise<Map<string, Sample>> =>
+  interleavedOps(servers, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS });
 
 const begun = Date.now();
-console.log(`\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+console.log(
+  `\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`,
+);
 
 // --- Peers ---------------------------------------------------------------------------------
 /** Not a peer: node:http answering a fixed body (bench/peers/floor.ts), what every Node server pays per request. */
@@ -72,15 +75,24 @@ try {
   const sdk = results.get('MCP SDK auth router')!;
   const oidc = results.get('oidc-provider')!;
   const betterAuth = results.get(BETTER_AUTH)!;
-  console.log('\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | vs Better Auth (grants/s) | CPU vs SDK | CPU vs oidc-provider | CPU vs Better Auth | RSS after (MB) |');
+  console.log(
+    '\n| server | grants/s | server CPU/grant (ms) | vs SDK (grants/s) | vs oidc-provider (grants/s) | vs Better Auth (grants/s) | CPU vs SDK | CPU vs oidc-provider | CPU vs Better Auth | RSS after (MB) |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const server of measured) {
     const r = results.get(server.name)!;
     const cpu = `${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''}`;
     const row = [
-      server.name, r.opsPerSecond.toFixed(0), cpu,
-      (r.opsPerSecond / sdk.opsPerSecond).toFixed(2), (r.opsPerSecond / oidc.opsPerSecond).toFixed(2), (r.opsPerSecond / betterAuth.opsPerSecond).toFixed(2),
-      (r.cpuMs / sdk.cpuMs).toFixed(2), (r.cpuMs / oidc.cpuMs).toFixed(2), (r.cpuMs / betterAuth.cpuMs).toFixed(2), mb(rss.get(server.name)!),
+      server.name,
+      r.opsPerSecond.toFixed(0),
+      cpu,
+      (r.opsPerSecond / sdk.opsPerSecond).toFixed(2),
+      (r.opsPerSecond / oidc.opsPerSecond).toFixed(2),
+      (r.opsPerSecond / betterAuth.opsPerSecond).toFixed(2),
+      (r.cpuMs / sdk.cpuMs).toFixed(2),
+      (r.cpuMs / oidc.cpuMs).toFixed(2),
+      (r.cpuMs / betterAuth.cpuMs).toFixed(2),
+      mb(rss.get(server.name)!),
     ];
     console.log(`| ${row.join(' | ')} |`);
   }
@@ -89,10 +101,16 @@ try {
   const ourPostgres = results.get('context-auth (PostgreSQL)');
   const floor = results.get(FLOOR)!;
   const above = (r: Sample) => (r.cpuMs - floor.cpuMs) * 1000;
-  console.log(`\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs, Better Auth ${above(betterAuth).toFixed(0)} µs.`);
-  console.log(`\ncontext-auth (SQLite) refresh with DPoP / without: ${(withDpop.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s, ${((withDpop.cpuMs - ours.cpuMs) * 1000).toFixed(0)} µs more server CPU per grant (target ≥ 0.85 ×).`);
+  console.log(
+    `\nServer CPU per grant above the floor (${(floor.cpuMs * 1000).toFixed(0)} µs): context-auth (SQLite) ${above(ours).toFixed(0)} µs, MCP SDK auth router ${above(sdk).toFixed(0)} µs, oidc-provider ${above(oidc).toFixed(0)} µs, Better Auth ${above(betterAuth).toFixed(0)} µs.`,
+  );
+  console.log(
+    `\ncontext-auth (SQLite) refresh with DPoP / without: ${(withDpop.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s, ${((withDpop.cpuMs - ours.cpuMs) * 1000).toFixed(0)} µs more server CPU per grant (target ≥ 0.85 ×).`,
+  );
   if (ourPostgres) console.log(`\ncontext-auth PostgreSQL / SQLite: ${(ourPostgres.opsPerSecond / ours.opsPerSecond).toFixed(2)} × the grants/s.`);
-  console.log('\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK in grants/s and ≤ 1.00 × its CPU per grant; PostgreSQL ≥ 0.80 × SQLite.');
+  console.log(
+    '\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK in grants/s and ≤ 1.00 × its CPU per grant; PostgreSQL ≥ 0.80 × SQLite.',
+  );
 } finally {
   await Promise.all(running.splice(0).map(stopPeer));
 }

@@ -25,12 +25,19 @@ const rotate: Operation = async (server, chain) => {
 };
 
 const begun = Date.now();
-console.log(`\nRefresh grants by store size: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`);
+console.log(
+  `\nRefresh grants by store size: ${ROUNDS} rounds × ${SECONDS}s, ${chains()} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`,
+);
 const sized: Running[] = [];
 try {
   for (const grants of SCALING) {
     const loadStarted = Date.now();
-    sized.push(await startPeer({ name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } }, PIN));
+    sized.push(
+      await startPeer(
+        { name: `${grants.toLocaleString('en')} stored grants`, script: 'ours.ts', args: ['sqlite'], env: { BENCH_GRANTS: String(grants) } },
+        PIN,
+      ),
+    );
     if (grants > 0) console.log(`(loaded ${grants.toLocaleString('en')} grants in ${((Date.now() - loadStarted) / 1000).toFixed(0)} s)`);
   }
   const results = await interleaved(sized, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS });
@@ -41,7 +48,9 @@ try {
   console.log('|---|---:|---:|---:|---:|');
   for (const server of sized) {
     const r = results.get(server.name)!;
-    console.log(`| ${server.name} | ${r.opsPerSecond.toFixed(0)} | ${(r.opsPerSecond / empty.opsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`);
+    console.log(
+      `| ${server.name} | ${r.opsPerSecond.toFixed(0)} | ${(r.opsPerSecond / empty.opsPerSecond).toFixed(2)} | ${r.cpuMs.toFixed(3)} | ${mb(rss.get(server.name)!)} |`,
+    );
   }
   console.log('\nTarget: 1M stored grants ≥ 0.90 × empty.');
 } finally {

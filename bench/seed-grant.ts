@@ -14,8 +14,20 @@ export async function grantWithRefreshToken(
   const now = grant.createdAt;
   const codeHash = hashSecret(randomToken(32));
   await store.createGrant(grant, {
-    codeHash, grantId: grant.id, clientId: grant.clientId, userId: grant.userId ?? '', redirectUri: 'http://127.0.0.1:9/cb', redirectUriProvided: true,
-    codeChallenge: '', scope: grant.scope, resource: grant.resource, authTime: grant.authTime ?? now, nonce: null, createdAt: now, expiresAt: now + 60, consumedAt: null,
+    codeHash,
+    grantId: grant.id,
+    clientId: grant.clientId,
+    userId: grant.userId ?? '',
+    redirectUri: 'http://127.0.0.1:9/cb',
+    redirectUriProvided: true,
+    codeChallenge: '',
+    scope: grant.scope,
+    resource: grant.resource,
+    authTime: grant.authTime ?? now,
+    nonce: null,
+    createdAt: now,
+    expiresAt: now + 60,
+    consumedAt: null,
   });
   const issued = { ...refreshToken, grantId: grant.id, clientId: grant.clientId, scope: grant.scope };
   const redeemed = await store.redeemAuthorizationCode(codeHash, now, () => ({ accessExpiresAt, refreshToken: issued }));

@@ -80,17 +80,37 @@ async function coldFlow(origin: () => string, issuer: string): Promise<{ clientI
   const registration = await fetch(`${at}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'bench', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    body: JSON.stringify({
+      client_name: 'bench',
+      redirect_uris: [CALLBACK],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
   });
   const { client_id: clientId } = (await registration.json()) as { client_id: string };
   // The browser keeps to one replica (cookies are the session); a load balancer would not care.
   const browser = new Browser((path, init) => fetch(new URL(path, at), init));
   const { verifier, challenge } = pkcePair();
-  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource: `${issuer}/mcp` });
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: CALLBACK,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+    resource: `${issuer}/mcp`,
+  });
   const callback = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', at);
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code: ${callback}`);
-  const tokens = await post(origin(), '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK, client_id: clientId, resource: `${issuer}/mcp` });
+  const tokens = await post(origin(), '/token', {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: CALLBACK,
+    client_id: clientId,
+    resource: `${issuer}/mcp`,
+  });
   if (tokens.status !== 200) throw new Error(`token: ${tokens.status} ${await tokens.text()}`);
   return { clientId, refreshToken: ((await tokens.json()) as { refresh_token: string }).refresh_token };
 }
@@ -135,10 +155,14 @@ for (const backend of backends) {
 }
 
 const base = rows[0]!;
-console.log(`\nStore throughput through \`context-auth serve\` (${SECONDS}s each; ${REFRESH_WORKERS} refreshing clients, ${FLOW_WORKERS} cold flows at a time)\n`);
+console.log(
+  `\nStore throughput through \`context-auth serve\` (${SECONDS}s each; ${REFRESH_WORKERS} refreshing clients, ${FLOW_WORKERS} cold flows at a time)\n`,
+);
 console.log('| store | refresh grants/s | vs SQLite | cold flows/s | vs SQLite |');
 console.log('|---|---:|---:|---:|---:|');
 for (const row of rows) {
-  console.log(`| ${row.name} | ${row.refresh.toFixed(0)} | ${(row.refresh / base.refresh).toFixed(2)} | ${row.flows.toFixed(1)} | ${(row.flows / base.flows).toFixed(2)} |`);
+  console.log(
+    `| ${row.name} | ${row.refresh.toFixed(0)} | ${(row.refresh / base.refresh).toFixed(2)} | ${row.flows.toFixed(1)} | ${(row.flows / base.flows).toFixed(2)} |`,
+  );
 }
 process.exit(0);

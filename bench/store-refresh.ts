@@ -74,14 +74,35 @@ if (kind === 'sqlite') {
 
 const now = Math.floor(Date.now() / 1000);
 await store.createClient({
-  clientId: CLIENT, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:9/cb'],
-  grantTypes: ['authorization_code', 'refresh_token'], responseTypes: ['code'], clientName: 'bench', scope: null, metadata: {},
-  canIntrospect: false, registeredBy: 'admin', createdAt: now, lastUsedAt: null,
+  clientId: CLIENT,
+  clientSecretHash: null,
+  tokenEndpointAuthMethod: 'none',
+  redirectUris: ['http://127.0.0.1:9/cb'],
+  grantTypes: ['authorization_code', 'refresh_token'],
+  responseTypes: ['code'],
+  clientName: 'bench',
+  scope: null,
+  metadata: {},
+  canIntrospect: false,
+  registeredBy: 'admin',
+  createdAt: now,
+  lastUsedAt: null,
 });
 const hashes: string[] = [];
 for (let i = 0; i < GRANTS; i++) {
   const grantId = `grant-${i}`;
-  const grant = { id: grantId, clientId: CLIENT, userId: null, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
+  const grant = {
+    id: grantId,
+    clientId: CLIENT,
+    userId: null,
+    scope: ['mcp:tools'],
+    resource: 'http://127.0.0.1/mcp',
+    authTime: now,
+    createdAt: now,
+    revokedAt: null,
+    upstreamSessionId: null,
+    accessExpiresAt: null,
+  };
   const tokenHash = hashSecret(randomToken(32));
   await grantWithRefreshToken(store, grant, { tokenHash, createdAt: now, expiresAt: now + 30 * DAY }, now + 3600);
   hashes.push(tokenHash);
@@ -100,7 +121,11 @@ async function refreshes(from: number, to: number): Promise<void> {
       if (OWN_TURNS) await new Promise((resolve) => setImmediate(resolve));
       const started = performance.now();
       const result = await store.refreshGrant({
-        tokenHash: hashes[chain]!, clientId: CLIENT, now, accessExpiresAt: now + 3600, upstreamChecked: false,
+        tokenHash: hashes[chain]!,
+        clientId: CLIENT,
+        now,
+        accessExpiresAt: now + 3600,
+        upstreamChecked: false,
         next: { tokenHash: next, createdAt: now, expiresAt: now + 30 * DAY },
       });
       latencies.push(performance.now() - started);

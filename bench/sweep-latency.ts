@@ -51,16 +51,34 @@ const DAY = 24 * 3600;
  */
 type Fill = 'key' | 'grant' | 'client' | 'user' | 'old' | 'false' | 'scope' | 'object' | 'text';
 const SWEPT: { table: string; share: number; columns: Record<string, Fill> }[] = [
-  { table: 'grants', share: 1, columns: { id: 'key', client_id: 'client', user_id: 'user', scope: 'scope', resource: 'text', auth_time: 'old', created_at: 'old' } },
+  {
+    table: 'grants',
+    share: 1,
+    columns: { id: 'key', client_id: 'client', user_id: 'user', scope: 'scope', resource: 'text', auth_time: 'old', created_at: 'old' },
+  },
   {
     table: 'authorization_codes',
     share: 1,
     columns: {
-      code_hash: 'key', grant_id: 'grant', client_id: 'client', user_id: 'user', redirect_uri: 'text', redirect_uri_provided: 'false',
-      code_challenge: 'text', scope: 'scope', resource: 'text', auth_time: 'old', created_at: 'old', expires_at: 'old',
+      code_hash: 'key',
+      grant_id: 'grant',
+      client_id: 'client',
+      user_id: 'user',
+      redirect_uri: 'text',
+      redirect_uri_provided: 'false',
+      code_challenge: 'text',
+      scope: 'scope',
+      resource: 'text',
+      auth_time: 'old',
+      created_at: 'old',
+      expires_at: 'old',
     },
   },
-  { table: 'refresh_tokens', share: 1, columns: { token_hash: 'key', grant_id: 'grant', client_id: 'client', scope: 'scope', created_at: 'old', expires_at: 'old' } },
+  {
+    table: 'refresh_tokens',
+    share: 1,
+    columns: { token_hash: 'key', grant_id: 'grant', client_id: 'client', scope: 'scope', created_at: 'old', expires_at: 'old' },
+  },
   { table: 'spent_refresh_tokens', share: 1, columns: { token_key: 'key', grant_id: 'grant', spent_at: 'old', expires_at: 'old' } },
   { table: 'sessions', share: 1, columns: { id_hash: 'key', user_id: 'user', auth_time: 'old', created_at: 'old', expires_at: 'old' } },
   {
@@ -199,16 +217,37 @@ async function measure(backend: Backend): Promise<Result> {
     const now = Math.floor(Date.now() / 1000);
     const ids = { client: 'bench-client', user: 'bench-user' };
     await store.createClient({
-      clientId: ids.client, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:9/cb'],
-      grantTypes: ['authorization_code', 'refresh_token'], responseTypes: ['code'], clientName: 'bench', scope: null, metadata: {},
-      canIntrospect: false, registeredBy: 'admin', createdAt: now, lastUsedAt: null,
+      clientId: ids.client,
+      clientSecretHash: null,
+      tokenEndpointAuthMethod: 'none',
+      redirectUris: ['http://127.0.0.1:9/cb'],
+      grantTypes: ['authorization_code', 'refresh_token'],
+      responseTypes: ['code'],
+      clientName: 'bench',
+      scope: null,
+      metadata: {},
+      canIntrospect: false,
+      registeredBy: 'admin',
+      createdAt: now,
+      lastUsedAt: null,
     });
     await store.createUser({ id: ids.user, username: 'bench', passwordHash: null, createdAt: now });
     // One live grant and refresh token per worker: what the measured requests rotate.
     const tokens: string[] = [];
     for (let w = 0; w < WORKERS; w++) {
       const grantId = `live-${w}`;
-      const grant = { id: grantId, clientId: ids.client, userId: ids.user, scope: ['mcp:tools'], resource: 'http://127.0.0.1/mcp', authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
+      const grant = {
+        id: grantId,
+        clientId: ids.client,
+        userId: ids.user,
+        scope: ['mcp:tools'],
+        resource: 'http://127.0.0.1/mcp',
+        authTime: now,
+        createdAt: now,
+        revokedAt: null,
+        upstreamSessionId: null,
+        accessExpiresAt: null,
+      };
       const token = randomToken(32);
       await grantWithRefreshToken(store, grant, { tokenHash: hashSecret(token), createdAt: now, expiresAt: now + 30 * DAY }, now);
       tokens.push(token);
@@ -238,7 +277,12 @@ async function measure(backend: Backend): Promise<Result> {
       return requests;
     };
 
-    await load(((until) => () => performance.now() > until)(performance.now() + 1000)); // warm-up: JIT, signing key
+    await load(
+      (
+        (until) => () =>
+          performance.now() > until
+      )(performance.now() + 1000),
+    ); // warm-up: JIT, signing key
     for (let round = 0; round < ROUNDS; round++) {
       // Expired a day ago: grants long before, so the sweep may take them once their rows are gone.
       const old = Math.floor(Date.now() / 1000) - DAY;
@@ -298,7 +342,9 @@ async function measure(backend: Backend): Promise<Result> {
   return result;
 }
 
-console.log(`\nRefresh latency while the expiry sweep runs (${ROWS.toLocaleString('en')} expired rows swept per round, ${ROUNDS} rounds, ${WORKERS} clients refreshing)\n`);
+console.log(
+  `\nRefresh latency while the expiry sweep runs (${ROWS.toLocaleString('en')} expired rows swept per round, ${ROUNDS} rounds, ${WORKERS} clients refreshing)\n`,
+);
 console.log('| store | rows swept / round | sweep s | idle p50 ms | idle p99 ms | sweeping p50 ms | sweeping p99 ms | p99 ratio | target |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
 let failed = false;

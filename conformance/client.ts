@@ -34,9 +34,7 @@ if (!serverUrl || !URL.canParse(serverUrl)) {
   console.error('usage: conformance/client.ts <server-url>');
   process.exit(2);
 }
-const context = process.env.MCP_CONFORMANCE_CONTEXT
-  ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as ConformanceContext)
-  : {};
+const context = process.env.MCP_CONFORMANCE_CONTEXT ? (JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) as ConformanceContext) : {};
 /** The client credentials scenarios (SEP-1046): a program with a secret or a private key, no person. */
 const clientCredentials = process.env.MCP_CONFORMANCE_SCENARIO?.startsWith('auth/client-credentials') === true;
 
@@ -47,7 +45,10 @@ function jwtBearer(): Partial<ContextClientOptions> {
     return { grantType: 'jwt-bearer', assertion: () => jwt };
   }
   if (context.idp_id_token && context.idp_issuer && context.idp_client_id) {
-    return { grantType: 'jwt-bearer', assertion: enterpriseAssertion({ issuer: context.idp_issuer, clientId: context.idp_client_id, idToken: context.idp_id_token }) };
+    return {
+      grantType: 'jwt-bearer',
+      assertion: enterpriseAssertion({ issuer: context.idp_issuer, clientId: context.idp_client_id, idToken: context.idp_id_token }),
+    };
   }
   return clientCredentials ? { grantType: 'client_credentials' } : {};
 }

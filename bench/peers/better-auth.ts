@@ -66,14 +66,27 @@ await runMigrations();
 const auth = betterAuth(options);
 
 /** One request through Better Auth's own handler (no socket), as its server-side callers do. */
-const call = (path: string, init: RequestInit = {}): Promise<Response> => auth.handler(new Request(`${origin}${BASE_PATH}${path}`, { redirect: 'manual', ...init }));
+const call = (path: string, init: RequestInit = {}): Promise<Response> =>
+  auth.handler(new Request(`${origin}${BASE_PATH}${path}`, { redirect: 'manual', ...init }));
 
 /** The Cookie header a browser sends after an answer that set these cookies. */
-const cookieOf = (headers: Headers): string => headers.getSetCookie().map((line) => line.split(';')[0]).join('; ');
+const cookieOf = (headers: Headers): string =>
+  headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0])
+    .join('; ');
 const cookie = cookieOf((await auth.api.signUpEmail({ body: { ...USER, name: 'bench' }, returnHeaders: true })).headers);
 const client = await auth.api.adminCreateOAuthClient({
   headers: new Headers({ cookie }),
-  body: { client_name: 'bench', application_type: 'native', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: SCOPE },
+  body: {
+    client_name: 'bench',
+    application_type: 'native',
+    redirect_uris: [REDIRECT_URI],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    scope: SCOPE,
+  },
 });
 const clientId = client.client_id;
 
@@ -81,19 +94,36 @@ const clientId = client.client_id;
 async function chain(): Promise<string> {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: SCOPE, resource: RESOURCE, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    scope: SCOPE,
+    resource: RESOURCE,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+  });
   const authorized = await call(`/oauth2/authorize?${query}`, { headers: { cookie } });
   let location = authorized.headers.get('location') ?? '';
   if (location.startsWith('/consent')) {
     const consent = await call('/oauth2/consent', {
-      method: 'POST', headers: { cookie, origin, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { cookie, origin, 'content-type': 'application/json' },
       body: JSON.stringify({ accept: true, oauth_query: location.slice(location.indexOf('?') + 1) }),
     });
     location = ((await consent.json()) as { url?: string }).url ?? '';
   }
   const code = location.startsWith(REDIRECT_URI) ? new URL(location).searchParams.get('code') : null;
   if (!code) throw new Error(`better-auth setup: authorize answered ${authorized.status} ${location || (await authorized.text()).slice(0, 300)}`);
-  const body = new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: clientId, resource: RESOURCE });
+  const body = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT_URI,
+    client_id: clientId,
+    resource: RESOURCE,
+  });
   const tokens = await call('/oauth2/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
   const parsed = (await tokens.json()) as { refresh_token?: string };
   if (!parsed.refresh_token) throw new Error(`better-auth setup: token answered ${tokens.status} ${JSON.stringify(parsed).slice(0, 300)}`);
@@ -112,7 +142,10 @@ if (flowsWanted()) {
 }
 
 server.on('request', toNodeHandler(auth));
-const sqlite = { journalMode: String(database.pragma('journal_mode', { simple: true })), synchronous: Number(database.pragma('synchronous', { simple: true })) };
+const sqlite = {
+  journalMode: String(database.pragma('journal_mode', { simple: true })),
+  synchronous: Number(database.pragma('synchronous', { simple: true })),
+};
 announce({ port, clientId, refreshTokens, tokenPath: `${BASE_PATH}/oauth2/token`, sqlite, flow }, () => {
   server.closeAllConnections();
   server.close();

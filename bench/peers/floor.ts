@@ -30,7 +30,11 @@ const server = createServer((request, response) => {
   request.on('end', () => {
     const form = new URLSearchParams(Buffer.concat(chunks).toString());
     const grantType = form.get('grant_type');
-    if (request.method !== 'POST' || request.url !== '/token' || !(grantType === 'client_credentials' || (grantType === 'refresh_token' && form.get('refresh_token')))) {
+    if (
+      request.method !== 'POST' ||
+      request.url !== '/token' ||
+      !(grantType === 'client_credentials' || (grantType === 'refresh_token' && form.get('refresh_token')))
+    ) {
       response.writeHead(400, { 'Content-Type': 'application/json' }).end('{"error":"invalid_request"}');
       return;
     }
@@ -42,9 +46,16 @@ server.listen(0, '127.0.0.1');
 await new Promise<void>((resolve) => server.once('listening', resolve));
 // Credentials nobody checks, so the machine-grants bench sends the floor the requests it sends the others.
 const machine: MachineSetup | undefined = machineJwk() && {
-  audience: 'floor', resource: 'http://127.0.0.1/mcp', scope: 'mcp:tools', secretClient: { clientId: 'floor', secret: 'floor' }, keyClientId: 'floor',
+  audience: 'floor',
+  resource: 'http://127.0.0.1/mcp',
+  scope: 'mcp:tools',
+  secretClient: { clientId: 'floor', secret: 'floor' },
+  keyClientId: 'floor',
 };
-announce({ port: (server.address() as AddressInfo).port, clientId: 'floor', refreshTokens: Array.from({ length: chains() }, () => refreshToken), machine }, () => {
-  server.closeAllConnections();
-  server.close();
-});
+announce(
+  { port: (server.address() as AddressInfo).port, clientId: 'floor', refreshTokens: Array.from({ length: chains() }, () => refreshToken), machine },
+  () => {
+    server.closeAllConnections();
+    server.close();
+  },
+);

@@ -71,4 +71,6 @@ await cpuPerSignature(warmUp);
 const signatureOnly = await cpuPerSignature(tokens);
 const first = await cpuPerCheck(tokens);
 const hit = await cpuPerCheck(Array.from({ length: TOKENS }, () => tokens[0]!));
-process.stdout.write(`${READY}${JSON.stringify({ tokens: TOKENS, firstMicros: first, cachedMicros: hit, signatureMicros: signatureOnly, rss: process.memoryUsage().rss })}\n`);
+process.stdout.write(
+  `${READY}${JSON.stringify({ tokens: TOKENS, firstMicros: first, cachedMicros: hit, signatureMicros: signatureOnly, rss: process.memoryUsage().rss })}\n`,
+);

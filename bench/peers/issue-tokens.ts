@@ -10,7 +10,9 @@ import type { Store } from '../../src/store/index.js';
 
 /** A function that issues one new access token per call; `resource` names the audience when given. */
 export async function tokenIssuer(as: AuthorizationServer, store: Store, issuer: string, resource?: string): Promise<() => Promise<string>> {
-  const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
+  const metadata = validateClientMetadata({ client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, [
+    'mcp:tools',
+  ]);
   const { client, clientSecret } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
   const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
   const body = `grant_type=client_credentials&scope=mcp:tools${resource === undefined ? '' : `&resource=${encodeURIComponent(resource)}`}`;

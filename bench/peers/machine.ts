@@ -62,7 +62,10 @@ export function clientCredentialsWithAssertion(key: MachineKey, jti?: () => stri
     const { audience, resource, scope, keyClientId } = setupOf(server);
     const now = Math.floor(Date.now() / 1000);
     const assertion = sign({ iss: keyClientId, sub: keyClientId, aud: audience, jti: jti?.() ?? randomUUID(), iat: now, exp: now + ASSERTION_SECONDS });
-    return { form: { grant_type: 'client_credentials', scope, resource, client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: assertion }, headers: {} };
+    return {
+      form: { grant_type: 'client_credentials', scope, resource, client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: assertion },
+      headers: {},
+    };
   };
 }
 
@@ -74,7 +77,11 @@ export function clientCredentialsWithAssertion(key: MachineKey, jti?: () => stri
 export async function startAssertionIssuer(key: MachineKey): Promise<{ issuer: string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
     const body =
-      request.url === '/.well-known/openid-configuration' ? { issuer, jwks_uri: `${issuer}/jwks` } : request.url === '/jwks' ? { keys: [key.publicJwk] } : undefined;
+      request.url === '/.well-known/openid-configuration'
+        ? { issuer, jwks_uri: `${issuer}/jwks` }
+        : request.url === '/jwks'
+          ? { keys: [key.publicJwk] }
+          : undefined;
     response.writeHead(body ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? {}));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -105,7 +112,17 @@ export function jwtBearerWithIdJag(key: MachineKey, issuer: string): RequestBuil
   return (server) => {
     const { audience, resource, scope, secretClient } = setupOf(server);
     const now = Math.floor(Date.now() / 1000);
-    const assertion = sign({ iss: issuer, sub: 'bench-person', aud: audience, resource, client_id: secretClient.clientId, scope, jti: randomUUID(), iat: now, exp: now + ASSERTION_SECONDS });
+    const assertion = sign({
+      iss: issuer,
+      sub: 'bench-person',
+      aud: audience,
+      resource,
+      client_id: secretClient.clientId,
+      scope,
+      jti: randomUUID(),
+      iat: now,
+      exp: now + ASSERTION_SECONDS,
+    });
     return { form: { grant_type: JWT_BEARER_GRANT_TYPE, assertion, scope }, headers: { authorization: basic(secretClient.clientId, secretClient.secret) } };
   };
 }

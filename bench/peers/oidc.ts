@@ -27,20 +27,31 @@ const issuer = `http://127.0.0.1:${port}`;
 
 const jwk = machineJwk();
 const machine: MachineSetup | undefined = jwk && {
-  audience: issuer, resource: RESOURCE, scope: 'mcp:tools',
-  secretClient: { clientId: 'bench-secret-client', secret: randomBytes(32).toString('base64url') }, keyClientId: 'bench-key-client',
+  audience: issuer,
+  resource: RESOURCE,
+  scope: 'mcp:tools',
+  secretClient: { clientId: 'bench-secret-client', secret: randomBytes(32).toString('base64url') },
+  keyClientId: 'bench-key-client',
 };
 const machineClients: ClientMetadata[] = machine
-  ? ([
-      { client_id: machine.secretClient.clientId, client_secret: machine.secretClient.secret, token_endpoint_auth_method: 'client_secret_basic' },
-      { client_id: machine.keyClientId, token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [jwk!] } },
-    ] satisfies ClientMetadata[]).map((client) => ({ ...client, grant_types: ['client_credentials'], response_types: [], redirect_uris: [], scope: 'mcp:tools' }))
+  ? (
+      [
+        { client_id: machine.secretClient.clientId, client_secret: machine.secretClient.secret, token_endpoint_auth_method: 'client_secret_basic' },
+        { client_id: machine.keyClientId, token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [jwk!] } },
+      ] satisfies ClientMetadata[]
+    ).map((client) => ({ ...client, grant_types: ['client_credentials'], response_types: [], redirect_uris: [], scope: 'mcp:tools' }))
   : [];
 
 const { privateKey } = await generateKeyPair('RS256', { extractable: true });
 const provider = new Provider(issuer, {
   clients: [
-    { client_id: clientId, token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    {
+      client_id: clientId,
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    },
     ...machineClients,
   ],
   jwks: { keys: [{ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'bench-key' }] },
@@ -115,7 +126,16 @@ async function finishInteraction(req: http.IncomingMessage, res: http.ServerResp
 async function signedInBrowser(): Promise<string> {
   const jar = new Map<string, string>();
   const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    scope: 'mcp:tools',
+    resource: RESOURCE,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+  });
   let url = `${issuer}/auth?${query}`;
   for (let hop = 0; hop < 6; hop++) {
     const response = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
@@ -128,7 +148,10 @@ async function signedInBrowser(): Promise<string> {
     if (!location) throw new Error(`oidc-provider setup: ${response.status} ${(await response.text()).slice(0, 300)}`);
     if (location.startsWith(REDIRECT_URI)) {
       if (!new URL(location).searchParams.get('code')) throw new Error(`oidc-provider setup: no code in ${location}`);
-      return [...jar].filter(([k, v]) => k.startsWith('_session') && v !== '').map(([k, v]) => `${k}=${v}`).join('; ');
+      return [...jar]
+        .filter(([k, v]) => k.startsWith('_session') && v !== '')
+        .map(([k, v]) => `${k}=${v}`)
+        .join('; ');
     }
     url = new URL(location, issuer).href;
   }

@@ -120,9 +120,19 @@ if (!opened) throw new Error('usage: ours.ts sqlite|postgres');
 const { store } = opened;
 const now = Math.floor(Date.now() / 1000);
 await store.createClient({
-  clientId: CLIENT, clientSecretHash: null, tokenEndpointAuthMethod: 'none', redirectUris: [REDIRECT_URI],
-  grantTypes: ['authorization_code', 'refresh_token'], responseTypes: ['code'], clientName: 'bench', scope: null, metadata: {},
-  canIntrospect: false, registeredBy: 'admin', createdAt: now, lastUsedAt: null,
+  clientId: CLIENT,
+  clientSecretHash: null,
+  tokenEndpointAuthMethod: 'none',
+  redirectUris: [REDIRECT_URI],
+  grantTypes: ['authorization_code', 'refresh_token'],
+  responseTypes: ['code'],
+  clientName: 'bench',
+  scope: null,
+  metadata: {},
+  canIntrospect: false,
+  registeredBy: 'admin',
+  createdAt: now,
+  lastUsedAt: null,
 });
 // A password only for the flows bench's first sign-in: hashing it costs a startup the refresh bench need not pay.
 await store.createUser({ id: USER, username: 'bench', passwordHash: flowsWanted() ? await hashPassword(PASSWORD) : null, createdAt: now });
@@ -142,7 +152,18 @@ if (EXTRA_GRANTS > 0) {
 const refreshTokens: string[] = [];
 for (let chain = 0; chain < chains(); chain++) {
   const grantId = `live-${chain}`;
-  const grant = { id: grantId, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
+  const grant = {
+    id: grantId,
+    clientId: CLIENT,
+    userId: USER,
+    scope: ['mcp:tools'],
+    resource: RESOURCE,
+    authTime: now,
+    createdAt: now,
+    revokedAt: null,
+    upstreamSessionId: null,
+    accessExpiresAt: null,
+  };
   const token = randomToken(32);
   await grantWithRefreshToken(store, grant, { tokenHash: hashSecret(token), createdAt: now, expiresAt: now + 30 * DAY }, now);
   refreshTokens.push(token);
@@ -157,7 +178,18 @@ const dpopRefreshTokens: string[] = [];
 if (dpopPair) {
   const { jkt } = dpopProofSigner(dpopPair);
   for (let chain = 0; chain < chains(); chain++) {
-    const grant = { id: `live-dpop-${chain}`, clientId: CLIENT, userId: USER, scope: ['mcp:tools'], resource: RESOURCE, authTime: now, createdAt: now, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
+    const grant = {
+      id: `live-dpop-${chain}`,
+      clientId: CLIENT,
+      userId: USER,
+      scope: ['mcp:tools'],
+      resource: RESOURCE,
+      authTime: now,
+      createdAt: now,
+      revokedAt: null,
+      upstreamSessionId: null,
+      accessExpiresAt: null,
+    };
     const token = `${randomToken(32)}.${jkt}`;
     await grantWithRefreshToken(store, grant, { tokenHash: hashSecret(token), createdAt: now, expiresAt: now + 30 * DAY }, now);
     dpopRefreshTokens.push(token);
@@ -177,7 +209,14 @@ if (flowsWanted()) {
     await store.createSession({ idHash: hashSecret(id), userId: USER, authTime: now, createdAt: now, expiresAt: now + DAY, upstreamSessionId: null });
     cookies.push(`${SESSION_COOKIE}=${id}`);
   }
-  flow = { authorizePath: '/authorize', redirectUri: REDIRECT_URI, scope: 'mcp:tools', resource: RESOURCE, cookies, user: { username: 'bench', password: PASSWORD } };
+  flow = {
+    authorizePath: '/authorize',
+    redirectUri: REDIRECT_URI,
+    scope: 'mcp:tools',
+    resource: RESOURCE,
+    cookies,
+    user: { username: 'bench', password: PASSWORD },
+  };
 }
 
 const ISSUER = 'http://127.0.0.1';
@@ -187,9 +226,19 @@ const trusted = assertionIssuer();
 // Run as `serve` runs it: on the server's own Node listener, no periodic sweep during the rounds,
 // and no per-address rate limits (the load comes from one address).
 const server = await startAuthorizationServer({
-  issuer: ISSUER, store, resources: [RESOURCE], registrationTtl: 0, listen: { host: '127.0.0.1', port: 0 }, sweepIntervalMs: 0, rateLimits: { token: false, signIn: false, register: false },
+  issuer: ISSUER,
+  store,
+  resources: [RESOURCE],
+  registrationTtl: 0,
+  listen: { host: '127.0.0.1', port: 0 },
+  sweepIntervalMs: 0,
+  rateLimits: { token: false, signIn: false, register: false },
   ...(trusted
-    ? { trustedIdps: [trusted], workloads: [{ issuer: trusted, subject: 'bench-workload', client: WORKLOAD_CLIENT, scopes: ['mcp:tools'] }], allowInsecureIssuers: true }
+    ? {
+        trustedIdps: [trusted],
+        workloads: [{ issuer: trusted, subject: 'bench-workload', client: WORKLOAD_CLIENT, scopes: ['mcp:tools'] }],
+        allowInsecureIssuers: true,
+      }
     : {}),
 });
 if (trusted) await server.workloadClientsReady();
@@ -198,18 +247,29 @@ let machine: MachineSetup | undefined;
 const jwk = machineJwk();
 if (jwk) {
   const scopes = server.metadata.scopes_supported;
-  const add = (metadata: Record<string, unknown>) => registerClient(store, validateClientMetadata({ grant_types: ['client_credentials'], ...metadata }, scopes), now, { registeredBy: 'admin' });
-  const secret = await add({ token_endpoint_auth_method: 'client_secret_basic', ...(trusted ? { grant_types: ['client_credentials', JWT_BEARER_GRANT_TYPE] } : {}) });
+  const add = (metadata: Record<string, unknown>) =>
+    registerClient(store, validateClientMetadata({ grant_types: ['client_credentials'], ...metadata }, scopes), now, { registeredBy: 'admin' });
+  const secret = await add({
+    token_endpoint_auth_method: 'client_secret_basic',
+    ...(trusted ? { grant_types: ['client_credentials', JWT_BEARER_GRANT_TYPE] } : {}),
+  });
   const key = await add({ token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [jwk] } });
   machine = {
-    audience: ISSUER, resource: RESOURCE, scope: 'mcp:tools',
-    secretClient: { clientId: secret.client.clientId, secret: secret.clientSecret! }, keyClientId: key.client.clientId,
+    audience: ISSUER,
+    resource: RESOURCE,
+    scope: 'mcp:tools',
+    secretClient: { clientId: secret.client.clientId, secret: secret.clientSecret! },
+    keyClientId: key.client.clientId,
     ...(trusted ? { workloadClientId: WORKLOAD_CLIENT } : {}),
   };
 }
 const dpop = dpopPair ? { tokenUrl: server.metadata.token_endpoint, refreshTokens: dpopRefreshTokens } : undefined;
-announce({ port: Number(new URL(server.url).port), clientId: CLIENT, refreshTokens, flow, machine, dpop }, async () => {
-  // The server closes the store it was given; what else was opened for it goes after.
-  await server.close();
-  await opened.close().catch(() => {});
-}, opened.dbCpu);
+announce(
+  { port: Number(new URL(server.url).port), clientId: CLIENT, refreshTokens, flow, machine, dpop },
+  async () => {
+    // The server closes the store it was given; what else was opened for it goes after.
+    await server.close();
+    await opened.close().catch(() => {});
+  },
+  opened.dbCpu,
+);

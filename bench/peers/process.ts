@@ -77,10 +77,24 @@ export async function tokenGrant(server: Running, form: Record<string, string>, 
 }
 
 /** One HTTP exchange on the keep-alive agent; resolves with status, headers and body text. */
-function exchange(server: Running, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string, retried = false): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+function exchange(
+  server: Running,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+  retried = false,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   return new Promise((resolveAnswer, reject) => {
     const request = http.request(
-      { host: '127.0.0.1', port: server.port, path, method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path,
+        method,
+        agent,
+        headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
+      },
       (response) => {
         let text = '';
         response.setEncoding('utf8');
@@ -110,7 +124,16 @@ export async function flow(server: Running, chain: number): Promise<{ access_tok
   if (!setup) throw new Error(`${server.name}: started without BENCH_FLOWS=1`);
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const query = new URLSearchParams({ response_type: 'code', client_id: server.clientId, redirect_uri: setup.redirectUri, scope: setup.scope, resource: setup.resource, code_challenge: challenge, code_challenge_method: 'S256', state: `s${chain}` });
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: server.clientId,
+    redirect_uri: setup.redirectUri,
+    scope: setup.scope,
+    resource: setup.resource,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: `s${chain}`,
+  });
   const cookie = setup.cookies[chain];
   const answer = await exchange(server, 'GET', `${setup.authorizePath}?${query}`, cookie ? { cookie } : {});
   const location = answer.headers.location;
@@ -121,7 +144,14 @@ export async function flow(server: Running, chain: number): Promise<{ access_tok
   const callback = new URL(location);
   const code = callback.searchParams.get('code');
   if (!code || callback.searchParams.get('state') !== `s${chain}`) throw new Error(`${server.name}: no code (or wrong state) in ${location}`);
-  const body = new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: setup.redirectUri, client_id: server.clientId, resource: setup.resource }).toString();
+  const body = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: setup.redirectUri,
+    client_id: server.clientId,
+    resource: setup.resource,
+  }).toString();
   const tokens = await exchange(server, 'POST', server.tokenPath ?? '/token', { 'content-type': 'application/x-www-form-urlencoded' }, body);
   const parsed = tokens.status === 200 ? (JSON.parse(tokens.text) as { access_token?: string; refresh_token?: string }) : {};
   if (!parsed.access_token || !parsed.refresh_token) throw new Error(`${server.name}: token answered ${tokens.status} ${tokens.text.slice(0, 300)}`);
@@ -153,15 +183,32 @@ export async function firstSignIn(server: Running): Promise<{ access_token: stri
   const origin = `http://127.0.0.1:${server.port}`;
   const browser = new Browser((path, init) => fetch(new URL(path, origin), init));
   const { verifier, challenge } = pkcePair();
-  const query = new URLSearchParams({ response_type: 'code', client_id: server.clientId, redirect_uri: setup.redirectUri, scope: setup.scope, resource: setup.resource, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: server.clientId,
+    redirect_uri: setup.redirectUri,
+    scope: setup.scope,
+    resource: setup.resource,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+  });
   const first = await browser.fetch(`${setup.authorizePath}?${query}`);
-  if (first.status !== 303 || !first.headers.get('location')?.includes('/interaction/')) throw new Error(`${server.name}: a fresh browser was not sent to sign in (${first.status})`);
+  if (first.status !== 303 || !first.headers.get('location')?.includes('/interaction/'))
+    throw new Error(`${server.name}: a fresh browser was not sent to sign in (${first.status})`);
   const callback = await signInAndConsent(browser, first, setup.user, 'approve', origin);
   const code = callback.searchParams.get('code');
   if (!code || !callback.href.startsWith(setup.redirectUri)) throw new Error(`${server.name}: first sign-in ended at ${callback}`);
   const tokens = await fetch(`${origin}/token`, {
     method: 'POST',
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: setup.redirectUri, client_id: server.clientId, resource: setup.resource }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: setup.redirectUri,
+      client_id: server.clientId,
+      resource: setup.resource,
+    }),
   });
   const text = await tokens.text();
   const parsed = tokens.status === 200 ? (JSON.parse(text) as { access_token?: string; refresh_token?: string }) : {};

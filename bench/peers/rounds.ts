@@ -66,7 +66,11 @@ export interface Rounds {
 }
 
 /** Warm every server, then `rounds` rounds over all of them, the order rotated each round; medians per server. */
-export async function interleaved(servers: Running[], operation: Operation, { rounds, seconds, warmupSeconds, concurrency }: Rounds): Promise<Map<string, Sample>> {
+export async function interleaved(
+  servers: Running[],
+  operation: Operation,
+  { rounds, seconds, warmupSeconds, concurrency }: Rounds,
+): Promise<Map<string, Sample>> {
   for (const server of servers) await measure(server, warmupSeconds, operation, concurrency);
   const samples = new Map(servers.map((s) => [s.name, [] as Sample[]]));
   for (let round = 0; round < rounds; round++) {
@@ -79,8 +83,17 @@ export async function interleaved(servers: Running[], operation: Operation, { ro
     [...samples].map(([name, list]) => {
       const db = list.map((s) => s.dbCpuMs).filter((v) => v !== undefined);
       const loadBusy = median(list.map((s) => s.loadBusy));
-      if (loadBusy > 0.85) console.warn(`warning: ${name}: the load generator was ${(loadBusy * 100).toFixed(0)}% busy; its figures may be the generator's limit`);
-      return [name, { opsPerSecond: median(list.map((s) => s.opsPerSecond)), cpuMs: median(list.map((s) => s.cpuMs)), dbCpuMs: db.length > 0 ? median(db) : undefined, loadBusy }];
+      if (loadBusy > 0.85)
+        console.warn(`warning: ${name}: the load generator was ${(loadBusy * 100).toFixed(0)}% busy; its figures may be the generator's limit`);
+      return [
+        name,
+        {
+          opsPerSecond: median(list.map((s) => s.opsPerSecond)),
+          cpuMs: median(list.map((s) => s.cpuMs)),
+          dbCpuMs: db.length > 0 ? median(db) : undefined,
+          loadBusy,
+        },
+      ];
     }),
   );
 }

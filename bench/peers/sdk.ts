@@ -40,7 +40,13 @@ class RefreshingProvider extends DemoInMemoryAuthProvider {
    * The demo's code exchange issues no refresh token; ours and oidc-provider do, so the flows
    * bench adds one in the same way (the demo's own exchange runs unchanged first).
    */
-  override async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
+  override async exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    code: string,
+    verifier?: string,
+    redirectUri?: string,
+    resource?: URL,
+  ): Promise<OAuthTokens> {
     const tokens = await super.exchangeAuthorizationCode(client, code, verifier);
     return { ...tokens, refresh_token: this.issueRefreshToken({ clientId: client.client_id, scopes: tokens.scope ? tokens.scope.split(' ') : [], resource }) };
   }
@@ -52,7 +58,12 @@ class RefreshingProvider extends DemoInMemoryAuthProvider {
     const granted = scopes && scopes.length > 0 ? scopes.filter((s) => record.scopes.includes(s)) : record.scopes;
     const accessToken = randomUUID();
     const expiresIn = 3600;
-    this.accessTokens.set(accessToken, { clientId: client.client_id, scopes: granted, expiresAt: Date.now() + expiresIn * 1000, resource: resource ?? record.resource });
+    this.accessTokens.set(accessToken, {
+      clientId: client.client_id,
+      scopes: granted,
+      expiresAt: Date.now() + expiresIn * 1000,
+      resource: resource ?? record.resource,
+    });
     return {
       access_token: accessToken,
       token_type: 'bearer',
@@ -78,11 +89,21 @@ const resource = new URL('http://127.0.0.1/mcp');
 const refreshTokens = Array.from({ length: chains() }, () => provider.issueRefreshToken({ clientId, scopes: ['mcp:tools'], resource }));
 
 const app = express();
-app.use(mcpAuthRouter({ provider, issuerUrl: new URL('http://127.0.0.1'), scopesSupported: ['mcp:tools'], tokenOptions: { rateLimit: false }, authorizationOptions: { rateLimit: false } }));
+app.use(
+  mcpAuthRouter({
+    provider,
+    issuerUrl: new URL('http://127.0.0.1'),
+    scopesSupported: ['mcp:tools'],
+    tokenOptions: { rateLimit: false },
+    authorizationOptions: { rateLimit: false },
+  }),
+);
 const listener: Server = app.listen(0, '127.0.0.1');
 await new Promise<void>((resolve) => listener.once('listening', resolve));
 // The demo's authorize approves at once for a made-up user: a flow needs no person, so no cookies.
-const flow = flowsWanted() ? { authorizePath: '/authorize', redirectUri: 'http://127.0.0.1:9/cb', scope: 'mcp:tools', resource: resource.href, cookies: [] } : undefined;
+const flow = flowsWanted()
+  ? { authorizePath: '/authorize', redirectUri: 'http://127.0.0.1:9/cb', scope: 'mcp:tools', resource: resource.href, cookies: [] }
+  : undefined;
 announce({ port: (listener.address() as AddressInfo).port, clientId, refreshTokens, flow }, () => {
   listener.closeAllConnections();
   listener.close();

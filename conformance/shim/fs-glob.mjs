@@ -6,7 +6,7 @@ import path from 'node:path';
 
 export * from 'node:fs';
 export default fs;
-if (typeof fs.globSync !== "function") fs.globSync = globSync; // also for fs.globSync(...) callers
+if (typeof fs.globSync !== 'function') fs.globSync = globSync; // also for fs.globSync(...) callers
 
 function globToRegExp(glob) {
   let re = '';
@@ -16,19 +16,31 @@ function globToRegExp(glob) {
       if (glob[i + 1] === '*') {
         // '**/' matches zero or more directories; trailing '**' matches anything
         i++;
-        if (glob[i + 1] === '/') { i++; re += '(?:[^/]*(?:/|$))*'; }
-        else re += '.*';
+        if (glob[i + 1] === '/') {
+          i++;
+          re += '(?:[^/]*(?:/|$))*';
+        } else re += '.*';
       } else re += '[^/]*';
     } else if (c === '?') re += '[^/]';
     else if (c === '[') {
       const end = glob.indexOf(']', i + 1);
       if (end === -1) re += '\\[';
-      else { re += '[' + glob.slice(i + 1, end).replace(/^!/, '^') + ']'; i = end; }
+      else {
+        re += '[' + glob.slice(i + 1, end).replace(/^!/, '^') + ']';
+        i = end;
+      }
     } else if (c === '{') {
       const end = glob.indexOf('}', i + 1);
       if (end === -1) re += '\\{';
       else {
-        re += '(?:' + glob.slice(i + 1, end).split(',').map(globToRegExp).join('|') + ')';
+        re +=
+          '(?:' +
+          glob
+            .slice(i + 1, end)
+            .split(',')
+            .map(globToRegExp)
+            .join('|') +
+          ')';
         i = end;
       }
     } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
@@ -41,13 +53,8 @@ export function globSync(patterns, options = {}) {
   const cwd = options.cwd ? String(options.cwd instanceof URL ? options.cwd.pathname : options.cwd) : process.cwd();
   const matchers = list.map((p) => new RegExp('^' + globToRegExp(p.replace(/\\/g, '/')) + '$'));
   const exclude = options.exclude;
-  const excludeRes = Array.isArray(exclude)
-    ? exclude.map((p) => new RegExp('^' + globToRegExp(p) + '$'))
-    : [];
-  const isExcluded = (rel, dirent) =>
-    typeof exclude === 'function'
-      ? exclude(options.withFileTypes ? dirent : rel)
-      : excludeRes.some((r) => r.test(rel));
+  const excludeRes = Array.isArray(exclude) ? exclude.map((p) => new RegExp('^' + globToRegExp(p) + '$')) : [];
+  const isExcluded = (rel, dirent) => (typeof exclude === 'function' ? exclude(options.withFileTypes ? dirent : rel) : excludeRes.some((r) => r.test(rel)));
   const out = [];
   const walk = (dirRel) => {
     let entries;

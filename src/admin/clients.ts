@@ -47,7 +47,8 @@ export async function addClient(store: Store, options: ClientOptions, now: numbe
     type === 'jwt-bearer' ? JWT_BEARER_GRANT_TYPE : type === 'device_code' ? DEVICE_CODE_GRANT_TYPE : type,
   );
   if (grantTypes.length === 0) return { refused: 'Cannot add the client: give redirect URIs for a browser client, or the client_credentials grant.' };
-  const confidential = Boolean(options.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(options.introspect);
+  const confidential =
+    Boolean(options.secret) || grantTypes.includes('client_credentials') || grantTypes.includes(JWT_BEARER_GRANT_TYPE) || Boolean(options.introspect);
   // A machine client's tokens carry no person's consent: it gets the base scope unless the operator names more.
   const scope = options.scope ?? (grantTypes.some((type) => MACHINE_GRANTS.includes(type)) ? MACHINE_DEFAULT_SCOPE : undefined);
   let metadata;
@@ -75,7 +76,10 @@ export async function addClient(store: Store, options: ClientOptions, now: numbe
 
 function keyMetadata(options: ClientOptions): { metadata: Record<string, unknown> } | { refused: string } {
   if (options.jwks === undefined && options.jwksUri === undefined) return { metadata: {} };
-  if (options.jwks !== undefined && options.jwksUri !== undefined) return { refused: 'Cannot add the client: give its keys (jwks) or where they are (jwksUri), not both.' };
+  if (options.jwks !== undefined && options.jwksUri !== undefined)
+    return { refused: 'Cannot add the client: give its keys (jwks) or where they are (jwksUri), not both.' };
   if (options.secret) return { refused: 'Cannot add the client: a client with keys authenticates with its key, not a secret.' };
-  return { metadata: { token_endpoint_auth_method: 'private_key_jwt', ...(options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : { jwks: options.jwks }) } };
+  return {
+    metadata: { token_endpoint_auth_method: 'private_key_jwt', ...(options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : { jwks: options.jwks }) },
+  };
 }

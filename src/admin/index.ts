@@ -5,7 +5,18 @@
  * SQLite, PostgreSQL, in memory) and says what it did; "no such user" and other refusals are
  * answers (`{ refused }` or `found: false`), never exceptions.
  */
-export { addUser, listUsers, setPassword, usernameProblem, passwordProblem, MIN_PASSWORD_LENGTH, type PasswordChange, type SignInSource, type UserAddition, type UserListing } from './users.js';
+export {
+  addUser,
+  listUsers,
+  setPassword,
+  usernameProblem,
+  passwordProblem,
+  MIN_PASSWORD_LENGTH,
+  type PasswordChange,
+  type SignInSource,
+  type UserAddition,
+  type UserListing,
+} from './users.js';
 export { removeUser, setAdministrator, signOutEverywhere, removeClient, type OperationsStore } from '../authorization-server/admin/operations.js';
 export { addClient, type ClientAddition, type ClientOptions } from './clients.js';
 export { listSigningKeys, rotateSigningKeys, type PublicSigningKey } from './keys.js';

@@ -11,7 +11,13 @@ export interface PublicSigningKey {
   publicJwk: JWK;
 }
 
-const publicPart = (key: SigningKeyRecord): PublicSigningKey => ({ kid: key.kid, alg: key.alg, status: key.status, createdAt: key.createdAt, publicJwk: JSON.parse(key.publicJwk) as JWK });
+const publicPart = (key: SigningKeyRecord): PublicSigningKey => ({
+  kid: key.kid,
+  alg: key.alg,
+  status: key.status,
+  createdAt: key.createdAt,
+  publicJwk: JSON.parse(key.publicJwk) as JWK,
+});
 
 /** The signing keys (current, previous, retired), public parts only. */
 export async function listSigningKeys(store: Pick<FullStore, 'listSigningKeys'>): Promise<PublicSigningKey[]> {

@@ -26,7 +26,13 @@ export async function addUser(
 ): Promise<UserAddition> {
   const refused = usernameProblem(user.username) ?? passwordProblem(user.password);
   if (refused) return { refused };
-  const record: UserRecord = { id: randomUUID(), username: user.username, passwordHash: await hashPassword(user.password), createdAt: now, ...(user.admin ? { admin: true } : {}) };
+  const record: UserRecord = {
+    id: randomUUID(),
+    username: user.username,
+    passwordHash: await hashPassword(user.password),
+    createdAt: now,
+    ...(user.admin ? { admin: true } : {}),
+  };
   try {
     await store.createUser(record);
   } catch (error) {
@@ -68,7 +74,9 @@ export async function listUsers(store: Pick<FullStore, 'listUsers' | 'listUserId
     const identity = identities.find((i) => i.userId === user.id);
     const signsInWith: SignInSource = identity
       ? { provider: identity.provider, issuer: identity.issuer, subject: identity.subject, email: identity.email, name: identity.name }
-      : user.passwordHash !== null ? 'password' : null;
+      : user.passwordHash !== null
+        ? 'password'
+        : null;
     return { id: user.id, username: user.username, admin: user.admin === true, createdAt: user.createdAt, signsInWith };
   });
 }

@@ -10,7 +10,11 @@ import type { ApprovedApplication, RunsOn } from './pages/account.js';
  * servers), with what the consent page showed of each: the account page and the admin console
  * list them the same way.
  */
-export async function approvedApplications(ctx: BaseServices, admin: Pick<StoreAdministration, 'listConsents'>, userId: string): Promise<ApprovedApplication[]> {
+export async function approvedApplications(
+  ctx: BaseServices,
+  admin: Pick<StoreAdministration, 'listConsents'>,
+  userId: string,
+): Promise<ApprovedApplication[]> {
   const consents = await admin.listConsents({ userId });
   const byClient = new Map<string, ApprovedApplication>();
   for (const consent of consents) {

@@ -85,7 +85,12 @@ export function createServerContext(options: AuthorizationServerOptions): Server
     metrics,
     auditEvents,
     clientDocuments: new ClientDocuments(
-      { ...options.clientIdMetadataDocuments, ...config.clientIdMetadataDocuments, allowLoopbackJwksUri: clientKeys.allowLoopbackHttp, redirectUriRules: config.redirectUriRules },
+      {
+        ...options.clientIdMetadataDocuments,
+        ...config.clientIdMetadataDocuments,
+        allowLoopbackJwksUri: clientKeys.allowLoopbackHttp,
+        redirectUriRules: config.redirectUriRules,
+      },
       config.scopesSupported,
       log,
     ),

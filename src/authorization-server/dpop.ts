@@ -129,7 +129,8 @@ export class TokenEndpointDpop {
   }
 
   async #spend(proof: DpopProof, now: number): Promise<void> {
-    if (!(await this.store.useAssertionId(proof.replayKey, proof.replayUntil, now))) throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used (jti)');
+    if (!(await this.store.useAssertionId(proof.replayKey, proof.replayUntil, now)))
+      throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used (jti)');
   }
 
   /** The header that gives a client the nonce to put in its next proof; none when nonces are off. */

@@ -49,5 +49,7 @@ async function keysOf(ctx: { keys: SigningKeys }): Promise<readonly Buffer[]> {
 function mac(key: Buffer, page: FormPage, holder: FormHolder, bound: string | undefined): string {
   const whom = 'session' in holder ? `session ${holder.session.idHash}` : `browser ${hashSecret(holder.binding)}`;
   // `whom` holds no line break, so a bound value (after one) cannot pass for another holder's.
-  return createHmac('sha256', key).update(`${page}\n${whom}${bound === undefined ? '' : `\n${bound}`}`).digest('base64url');
+  return createHmac('sha256', key)
+    .update(`${page}\n${whom}${bound === undefined ? '' : `\n${bound}`}`)
+    .digest('base64url');
 }

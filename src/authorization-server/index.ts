@@ -164,7 +164,10 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   route(
     app,
     `${base}/interaction/:id`,
-    { GET: (request, params) => interactionPage(ctx, request, params.id!), POST: limited('signIn', (request, params) => interactionSubmit(ctx, request, params.id!)) },
+    {
+      GET: (request, params) => interactionPage(ctx, request, params.id!),
+      POST: limited('signIn', (request, params) => interactionSubmit(ctx, request, params.id!)),
+    },
     pages,
   );
 

@@ -20,7 +20,11 @@ export async function currentSession(ctx: BaseServices, request: EndpointRequest
 }
 
 /** Starts a session after a successful login; returns the Set-Cookie header value. */
-export async function startSession(ctx: BaseServices, userId: string, upstreamSessionId: string | null = null): Promise<{ session: SessionRecord; cookie: string }> {
+export async function startSession(
+  ctx: BaseServices,
+  userId: string,
+  upstreamSessionId: string | null = null,
+): Promise<{ session: SessionRecord; cookie: string }> {
   const now = ctx.now();
   const id = randomToken(32);
   const session: SessionRecord = { idHash: hashSecret(id), userId, authTime: now, createdAt: now, expiresAt: now + ctx.config.sessionTtl, upstreamSessionId };

@@ -155,7 +155,10 @@ const boundKeyOfNewRefreshTokens = (dpopKey: DpopKey | undefined): string | unde
  * Verifies one of our own access tokens (signature with a published key, issuer, type, expiry).
  * Audience is not checked here: revocation and introspection accept tokens for any of our resources.
  */
-export async function verifyOwnAccessToken(ctx: Pick<BaseServices, 'config' | 'now'> & { keys: SigningKeys }, token: string): Promise<AccessTokenClaims | undefined> {
+export async function verifyOwnAccessToken(
+  ctx: Pick<BaseServices, 'config' | 'now'> & { keys: SigningKeys },
+  token: string,
+): Promise<AccessTokenClaims | undefined> {
   const jwt = parseCompactJwt(token);
   if (!jwt || jwtHeaderProblem(jwt.header, { typ: 'at+jwt' }) || typeof jwt.header.kid !== 'string') return undefined;
   const key = await ctx.keys.verificationKey(jwt.header.kid);

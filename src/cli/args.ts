@@ -40,7 +40,11 @@ export function table(cells: Record<string, string>[], columns: string[]): strin
   if (cells.length === 0) return '(none)';
   const rows = cells.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, printable(value)])));
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((row) => line(columns.map((c) => row[c] ?? '')))].join('\n');
 }
 

@@ -35,7 +35,9 @@ export class AuditFile {
     try {
       next = openForAppend(this.path);
     } catch (error) {
-      this.warn(`cannot reopen the audit log ${this.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; still writing to the file as it was`);
+      this.warn(
+        `cannot reopen the audit log ${this.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; still writing to the file as it was`,
+      );
       return;
     }
     closeSync(this.fd);

@@ -56,7 +56,9 @@ export async function callCommand(args: string[]): Promise<void> {
     if (method === 'initialize') {
       return print({ serverInfo: client.getServerVersion(), capabilities: client.getServerCapabilities(), instructions: client.getInstructions() });
     }
-    const result = await clock.run(`${method} failed`, (signal) => client.request({ method, ...(params ? { params } : {}) }, z.looseObject({}), { signal, timeout: NO_SDK_TIMEOUT }));
+    const result = await clock.run(`${method} failed`, (signal) =>
+      client.request({ method, ...(params ? { params } : {}) }, z.looseObject({}), { signal, timeout: NO_SDK_TIMEOUT }),
+    );
     print(result);
     if ((result as { isError?: unknown }).isError === true) process.exitCode = 1;
   } catch (error) {
@@ -71,7 +73,10 @@ export async function callCommand(args: string[]): Promise<void> {
  * `fetch` that keeps what the context server said in its last refusal (401, 403): its challenge's
  * OAuth error and description, which the MCP SDK does not report.
  */
-function lastRefusal(fetchImpl: (input: string | URL | Request, init?: RequestInit) => Promise<Response>): { fetch: typeof fetch; said: () => string | undefined } {
+function lastRefusal(fetchImpl: (input: string | URL | Request, init?: RequestInit) => Promise<Response>): {
+  fetch: typeof fetch;
+  said: () => string | undefined;
+} {
   let said: string | undefined;
   const remembering = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const response = await fetchImpl(input, init);

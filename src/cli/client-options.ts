@@ -103,17 +103,19 @@ async function machineIdentity(flags: ClientFlags, clientSecret: string | undefi
   if (!program) return grantType === 'authorization_code' ? { grantType } : {};
 
   if (!flags['client-id']) throw usageError(`--grant-type ${grantType} needs --client-id`);
-  if (flags['private-key'] !== undefined && clientSecret) throw usageError('give either --client-secret (or CONTEXT_AUTH_CLIENT_SECRET) or --private-key, not both');
+  if (flags['private-key'] !== undefined && clientSecret)
+    throw usageError('give either --client-secret (or CONTEXT_AUTH_CLIENT_SECRET) or --private-key, not both');
   if (grantType === 'client_credentials' && flags['private-key'] === undefined && !clientSecret) {
     throw usageError('--grant-type client_credentials needs --client-secret (or CONTEXT_AUTH_CLIENT_SECRET) or --private-key');
   }
-  const key = flags['private-key'] === undefined
-    ? {}
-    : {
-        privateKey: await tokenFile(flags['private-key'], 'private key file')(),
-        ...(flags['key-id'] ? { keyId: flags['key-id'] } : {}),
-        ...(flags['key-alg'] ? { privateKeyAlg: flags['key-alg'] } : {}),
-      };
+  const key =
+    flags['private-key'] === undefined
+      ? {}
+      : {
+          privateKey: await tokenFile(flags['private-key'], 'private key file')(),
+          ...(flags['key-id'] ? { keyId: flags['key-id'] } : {}),
+          ...(flags['key-alg'] ? { privateKeyAlg: flags['key-alg'] } : {}),
+        };
   if (!jwtBearer) return { grantType, ...key };
   return { grantType, ...key, assertion: tokens ? assertionOf(flags) : NO_ASSERTION };
 }

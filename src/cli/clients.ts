@@ -93,7 +93,9 @@ export async function clientsCommand(args: string[]): Promise<void> {
     const clients = await withStore(values, (store) => store.listClients());
     warnOfUnlistedScopes(clients);
     if (values.json) {
-      return print(clients.map((c) => ({ client_id: c.clientId, client_name: c.clientName, registered_by: c.registeredBy, created_at: c.createdAt, ...c.metadata })));
+      return print(
+        clients.map((c) => ({ client_id: c.clientId, client_name: c.clientName, registered_by: c.registeredBy, created_at: c.createdAt, ...c.metadata })),
+      );
     }
     return print(
       table(

@@ -58,7 +58,8 @@ export function coHostedApp(
             upstreamToken: {
               issuer,
               audience: upstreamTokenAudience,
-              sign: async (claims: Record<string, unknown>) => (authorizationServer.keys.currentIfCached() ?? (await authorizationServer.keys.current())).sign(claims),
+              sign: async (claims: Record<string, unknown>) =>
+                (authorizationServer.keys.currentIfCached() ?? (await authorizationServer.keys.current())).sign(claims),
             },
           }),
       ...(options.now ? { now: options.now } : {}),

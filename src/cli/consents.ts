@@ -32,11 +32,20 @@ export async function consentsCommand(args: string[]): Promise<void> {
   // Told before the store is opened: a mistyped action is not a missing database.
   if (action !== 'list') throw usageError(`unknown consents action ${action}${didYouMean(action, ['list', 'revoke'])}`);
   await withStore(values, async (store) => {
-    const listed = await listConsents(store, { ...(values.user !== undefined ? { username: values.user } : {}), ...(values.client ? { clientId: values.client } : {}) });
+    const listed = await listConsents(store, {
+      ...(values.user !== undefined ? { username: values.user } : {}),
+      ...(values.client ? { clientId: values.client } : {}),
+    });
     if ('refused' in listed) throw new CliError(listed.refused);
     const { consents } = listed;
     const names = new Map((await store.listUsers()).map((u) => [u.id, u.username]));
-    const rows = consents.map((c) => ({ user: names.get(c.userId) ?? c.userId, client_id: c.clientId, resource: c.resource, scope: c.scope.join(' '), updated: isoTime(c.updatedAt) }));
+    const rows = consents.map((c) => ({
+      user: names.get(c.userId) ?? c.userId,
+      client_id: c.clientId,
+      resource: c.resource,
+      scope: c.scope.join(' '),
+      updated: isoTime(c.updatedAt),
+    }));
     print(values.json ? rows : table(rows, ['user', 'client_id', 'resource', 'scope', 'updated']));
   });
 }

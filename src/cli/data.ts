@@ -83,7 +83,9 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean }
   const file = join(folder, DATABASE_FILE);
   const exists = existsSync(file);
   if (!exists && !options.create) {
-    throw new CliError(`There is no context-auth database in ${folder}: check --data (or $CONTEXT_AUTH_DATA); 'context-auth serve' or 'users add' creates one.`);
+    throw new CliError(
+      `There is no context-auth database in ${folder}: check --data (or $CONTEXT_AUTH_DATA); 'context-auth serve' or 'users add' creates one.`,
+    );
   }
   try {
     return { store: openSqliteStore({ path: file }), location: folder, created: !exists };

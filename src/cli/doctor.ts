@@ -14,7 +14,12 @@ export const DOCTOR_HELP = `context-auth doctor URL [--host NAME ...] [--registe
     and deleted where the server allows it). --timeout S: each request's limit (default 10).
     Exits 0 when every host would connect, 1 when one would not`;
 
-export const DOCTOR_OPTIONS = { ...COMMON_OPTIONS, host: { type: 'string', multiple: true }, register: { type: 'boolean' }, timeout: { type: 'string' } } as const;
+export const DOCTOR_OPTIONS = {
+  ...COMMON_OPTIONS,
+  host: { type: 'string', multiple: true },
+  register: { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const;
 
 function verdictText(verdict: HostVerdict): string {
   if (verdict.connects) return 'connects';
@@ -26,14 +31,24 @@ export function renderReport(report: DoctorReport): string {
   const lines = [
     `${report.url}: ${report.connects ? 'every host would connect' : `${report.hosts.filter((host) => !host.connects).length} of ${report.hosts.length} hosts would not connect`}`,
     '',
-    table(report.hosts.map((host) => ({ host: host.host, way: host.way ?? '', verdict: verdictText(host) })), ['host', 'way', 'verdict']),
+    table(
+      report.hosts.map((host) => ({ host: host.host, way: host.way ?? '', verdict: verdictText(host) })),
+      ['host', 'way', 'verdict'],
+    ),
     '',
-    table(report.checks.map((check) => ({ check: check.check, result: check.result, detail: check.detail })), ['check', 'result', 'detail']),
+    table(
+      report.checks.map((check) => ({ check: check.check, result: check.result, detail: check.detail })),
+      ['check', 'result', 'detail'],
+    ),
   ];
   if (report.registrations.length > 0) {
     lines.push('', 'Throwaway registrations:');
     for (const registration of report.registrations) {
-      const outcome = !registration.clientId ? 'refused' : registration.deleted ? `client ${registration.clientId}, deleted again` : `client ${registration.clientId}, still registered: delete it (context-auth clients remove ${registration.clientId}, on a context-auth server)`;
+      const outcome = !registration.clientId
+        ? 'refused'
+        : registration.deleted
+          ? `client ${registration.clientId}, deleted again`
+          : `client ${registration.clientId}, still registered: delete it (context-auth clients remove ${registration.clientId}, on a context-auth server)`;
       lines.push(`  ${registration.host}: ${registration.endpoint}: ${outcome}`);
     }
   }
@@ -58,7 +73,9 @@ export async function doctorCommand(args: string[]): Promise<void> {
   const unknown = (values.host ?? []).find((host) => !known.includes(host.toLowerCase()));
   if (unknown !== undefined) throw usageError(`unknown host ${unknown}; the hosts are ${hostNames(HOST_PROFILES).join(', ')}`);
   if (values.register) {
-    process.stderr.write(`context-auth doctor: --register: each host that registers dynamically will now register a throwaway client at ${url}'s authorization server; they are listed at the end.\n`);
+    process.stderr.write(
+      `context-auth doctor: --register: each host that registers dynamically will now register a throwaway client at ${url}'s authorization server; they are listed at the end.\n`,
+    );
   }
   const report = await runDoctor(url, { timeoutMs, register: values.register ?? false, ...(values.host ? { hosts: values.host } : {}) });
   print(values.json ? report : renderReport(report));

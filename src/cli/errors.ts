@@ -57,7 +57,10 @@ export function nearest(typed: string, known: readonly string[]): string[] {
   const limit = word.length <= 4 ? 1 : 2;
   const scored = known.map((name) => ({ name, distance: editDistance(word, name) })).filter((c) => c.distance <= limit);
   const best = Math.min(...scored.map((c) => c.distance));
-  return scored.filter((c) => c.distance === best).slice(0, 3).map((c) => c.name);
+  return scored
+    .filter((c) => c.distance === best)
+    .slice(0, 3)
+    .map((c) => c.name);
 }
 
 /** `; did you mean X?` (or `X or Y`) for what `typed` probably meant, or nothing. */
@@ -85,7 +88,8 @@ export function describeFailure(error: unknown, verb?: string): Failure {
   if (error instanceof ClientError) return { error: error.code, message: error.message, exitCode: 1, unexpected: false };
   // An optional feature used without its package: the sentence names the package to install.
   if (isMissingPackage(error)) return { error: 'missing_package', message: innermost(error).message, exitCode: 1, unexpected: false };
-  if (error instanceof StoreUnavailableError) return { error: 'store_unavailable', message: `the database is unavailable: ${error.message}`, exitCode: 1, unexpected: false };
+  if (error instanceof StoreUnavailableError)
+    return { error: 'store_unavailable', message: `the database is unavailable: ${error.message}`, exitCode: 1, unexpected: false };
   return { error: 'unexpected', message: `unexpected error: ${failureReason(error)}`, exitCode: 1, unexpected: true };
 }
 

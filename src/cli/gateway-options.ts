@@ -90,7 +90,11 @@ export function gatewayOptions(values: GatewayFlags, issuedScopes: readonly stri
     const policy = policies.get(path);
     const common = { path, ...(policy ? { policy } : {}) };
     if (upstream.kind === 'http') {
-      return { ...common, upstream: httpUpstream(upstream.url, { timeoutMs }), ...(mode === 'signed' ? { upstreamTokenAudience: canonicalizeResourceUri(upstream.url) } : {}) };
+      return {
+        ...common,
+        upstream: httpUpstream(upstream.url, { timeoutMs }),
+        ...(mode === 'signed' ? { upstreamTokenAudience: canonicalizeResourceUri(upstream.url) } : {}),
+      };
     }
     const running = new StdioUpstream({ command: upstream.command, args: upstream.args, env, maxSessions, idleMs });
     stdio.push(running);

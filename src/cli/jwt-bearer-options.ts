@@ -59,7 +59,8 @@ export function readWorkloadRules(file: string, scopesSupported: readonly string
   } catch (error) {
     throw new CliError(`--workload-config ${file} is not valid JSON: ${(error as Error).message}`);
   }
-  const rules = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'workloads' in parsed ? (parsed as { workloads: unknown }).workloads : parsed;
+  const rules =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'workloads' in parsed ? (parsed as { workloads: unknown }).workloads : parsed;
   try {
     // The issuer is not known yet (it may name the port); an example one checks everything else.
     resolveWorkloadRules(rules, { issuer: 'https://issuer.invalid', scopesSupported, allowLoopbackHttp });

@@ -66,7 +66,16 @@ export async function loginCommand(args: string[]): Promise<void> {
     ? await stoppable((signal) => client.login({ ...(values.scope ? { scope: values.scope } : {}), signal }))
     : await client.login(values.scope ? { scope: values.scope } : {});
   if (values.json) {
-    return print({ server: grant.serverUrl, issuer: grant.issuer, revision: grant.revision, client_id: grant.clientId, token_type: grant.tokenType ?? 'Bearer', scope: grant.scope ?? null, expires_at: grant.expiresAt ?? null, refresh_token: Boolean(grant.refreshToken) });
+    return print({
+      server: grant.serverUrl,
+      issuer: grant.issuer,
+      revision: grant.revision,
+      client_id: grant.clientId,
+      token_type: grant.tokenType ?? 'Bearer',
+      scope: grant.scope ?? null,
+      expires_at: grant.expiresAt ?? null,
+      refresh_token: Boolean(grant.refreshToken),
+    });
   }
   print(`Logged in to ${grant.serverUrl}
   authorization server  ${grant.issuer} (revision ${grant.revision})

@@ -32,7 +32,9 @@ const TOKEN_WORDS = { refresh_token: 'refresh token', access_token: 'access toke
 
 /** Until when a context server that does not follow revocations accepts the access token. */
 function until(revocation: Revocation): string {
-  return revocation.accessTokenExpiresAt === undefined ? 'until it expires (the server stated no expiry)' : `until it expires at ${isoTime(revocation.accessTokenExpiresAt)}`;
+  return revocation.accessTokenExpiresAt === undefined
+    ? 'until it expires (the server stated no expiry)'
+    : `until it expires at ${isoTime(revocation.accessTokenExpiresAt)}`;
 }
 
 /** One sentence on what became of one grant, saying only what the authorization server's answer shows. */
@@ -73,7 +75,14 @@ export async function logoutCommand(args: string[]): Promise<void> {
           server: url,
           identity: client.identity,
           removed: revocations.length,
-          revocations: revocations.map((r) => ({ issuer: r.issuer, client_id: r.clientId, token: r.token, outcome: r.outcome, reason: r.reason ?? null, access_token_expires_at: r.accessTokenExpiresAt ?? null })),
+          revocations: revocations.map((r) => ({
+            issuer: r.issuer,
+            client_id: r.clientId,
+            token: r.token,
+            outcome: r.outcome,
+            reason: r.reason ?? null,
+            access_token_expires_at: r.accessTokenExpiresAt ?? null,
+          })),
         }
       : `Logged out of ${url} as ${who}: ${sentences}.`,
   );

@@ -5,7 +5,9 @@ import { CliError } from './errors.js';
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** Asks on the terminal without echoing what is typed; rejects when the terminal closes (Ctrl-D) before an answer. */
@@ -43,7 +45,8 @@ function askHidden(question: string, closed: () => CliError): Promise<string> {
  * is the command line that asks for it, for the message that says how to give one.
  */
 export async function readPassword(command: string): Promise<string> {
-  const noPassword = (where: string) => new CliError(`No password given ${where}: pipe one in (echo "$PW" | ${command}), or run it in a terminal to be asked for one.`);
+  const noPassword = (where: string) =>
+    new CliError(`No password given ${where}: pipe one in (echo "$PW" | ${command}), or run it in a terminal to be asked for one.`);
   if (!process.stdin.isTTY) {
     const password = await readStdin();
     if (password === '') throw noPassword('on standard input');

@@ -3,7 +3,13 @@ import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitOptions } from '../a
 import { trustedProxies } from '../cli-support.js';
 import { usageError } from './errors.js';
 
-const NAMES = { register: 'register', token: 'token', 'sign-in': 'signIn', 'client-document': 'clientDocument', 'client-document-total': 'clientDocumentTotal' } as const;
+const NAMES = {
+  register: 'register',
+  token: 'token',
+  'sign-in': 'signIn',
+  'client-document': 'clientDocument',
+  'client-document-total': 'clientDocumentTotal',
+} as const;
 const UNIT_MINUTES: Record<string, number> = { s: 1 / 60, sec: 1 / 60, second: 1 / 60, m: 1, min: 1, minute: 1, h: 60, hour: 60 };
 
 const describe = (limit: RateLimit): string => `${limit.perMinute}/min,burst=${limit.burst}`;
@@ -21,7 +27,8 @@ export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token
 export function parseRateLimit(flag: string): [keyof typeof NAMES, RateLimit | false] {
   const match = /^([a-z-]+)=(.+)$/.exec(flag.trim());
   const name = match?.[1] as keyof typeof NAMES | undefined;
-  if (!match || !name || !Object.hasOwn(NAMES, name)) throw usageError(`--rate-limit ${flag}: give register=, token=, sign-in=, client-document= or client-document-total=`);
+  if (!match || !name || !Object.hasOwn(NAMES, name))
+    throw usageError(`--rate-limit ${flag}: give register=, token=, sign-in=, client-document= or client-document-total=`);
   const spec = match[2]!.trim();
   if (spec === 'off') return [name, false];
   const rate = /^(\d+(?:\.\d+)?)\/([a-z]+)(?:,burst=(\d+))?$/.exec(spec);
@@ -45,7 +52,10 @@ export function rateLimitOptions(flags: readonly string[] = []): RateLimitOption
 
 /** Every --trust-proxy entry, split at commas, checked now so that a typo stops serve at start. */
 export function trustProxyOption(flags: readonly string[] = []): string[] {
-  const entries = flags.flatMap((flag) => flag.split(',')).map((entry) => entry.trim()).filter(Boolean);
+  const entries = flags
+    .flatMap((flag) => flag.split(','))
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   try {
     trustedProxies(entries);
   } catch (error) {

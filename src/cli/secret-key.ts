@@ -12,7 +12,9 @@ export const SECRET_KEY_FILE = 'secret.key';
 
 export function loadSecretBox(options: { dataFolder: string | null; env?: NodeJS.ProcessEnv }): { box: SecretBox; source: string } {
   const env = options.env ?? process.env;
-  const { text, source } = env.CONTEXT_AUTH_SECRET_KEY ? { text: env.CONTEXT_AUTH_SECRET_KEY, source: '$CONTEXT_AUTH_SECRET_KEY' } : keyFile(options.dataFolder);
+  const { text, source } = env.CONTEXT_AUTH_SECRET_KEY
+    ? { text: env.CONTEXT_AUTH_SECRET_KEY, source: '$CONTEXT_AUTH_SECRET_KEY' }
+    : keyFile(options.dataFolder);
   try {
     return { box: new SecretBox(parseSecretKeys(text, source)), source };
   } catch (error) {
@@ -24,7 +26,9 @@ export function loadSecretBox(options: { dataFolder: string | null; env?: NodeJS
 /** The key file's text, the file made first when there is none. */
 function keyFile(dataFolder: string | null): { text: string; source: string } {
   if (dataFolder === null) {
-    throw new CliError('Upstream sign-in with a PostgreSQL store needs $CONTEXT_AUTH_SECRET_KEY, the same on every replica (make one with: openssl rand -base64 32).');
+    throw new CliError(
+      'Upstream sign-in with a PostgreSQL store needs $CONTEXT_AUTH_SECRET_KEY, the same on every replica (make one with: openssl rand -base64 32).',
+    );
   }
   const file = join(dataFolder, SECRET_KEY_FILE);
   try {

@@ -11,7 +11,16 @@ import { clientDocumentLimitsBanner, rateLimitBanner } from './rate-limit-option
 export interface BannerSettings {
   server: Pick<
     StartAuthorizationServerOptions,
-    'registration' | 'allowedRedirectSchemes' | 'rateLimits' | 'trustProxy' | 'metrics' | 'upstream' | 'clientIdMetadataDocuments' | 'trustedIdps' | 'workloads' | 'tokenExchange'
+    | 'registration'
+    | 'allowedRedirectSchemes'
+    | 'rateLimits'
+    | 'trustProxy'
+    | 'metrics'
+    | 'upstream'
+    | 'clientIdMetadataDocuments'
+    | 'trustedIdps'
+    | 'workloads'
+    | 'tokenExchange'
   >;
   resources: (issuer: string) => string[];
   /** --client-documents as given. */
@@ -26,7 +35,11 @@ export interface BannerStore {
 }
 
 /** What serve says once it listens. */
-export function serveBanner(running: RunningAuthorizationServer, { server: options, resources, documentsFlag }: BannerSettings, { store, location, created }: BannerStore): string {
+export function serveBanner(
+  running: RunningAuthorizationServer,
+  { server: options, resources, documentsFlag }: BannerSettings,
+  { store, location, created }: BannerStore,
+): string {
   const { issuer } = running.metadata;
   const demo = `${issuer}/mcp`;
   const { registration, allowedRedirectSchemes = [], rateLimits = {}, trustProxy = [], metrics, upstream } = options;

@@ -64,7 +64,9 @@ export function runOnServeThread(entry: URL, argv: string[]): void {
   // What escaped the thread: a bug, shown with its stack as node shows an uncaught error, or the heap's limit.
   worker.on('error', (error: Error & { code?: string }) => {
     if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      process.stderr.write(`context-auth: serve ran out of memory (its JavaScript heap is limited to ${SERVE_OLD_GENERATION_MB} MB; start node with --max-old-space-size=N to set it)\n`);
+      process.stderr.write(
+        `context-auth: serve ran out of memory (its JavaScript heap is limited to ${SERVE_OLD_GENERATION_MB} MB; start node with --max-old-space-size=N to set it)\n`,
+      );
     } else console.error(error);
     process.exitCode = 1;
   });

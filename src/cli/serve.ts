@@ -239,11 +239,25 @@ function serveSettings(values: ServeFlags): ServeSettings {
     server: {
       ...(issuer ? { issuer } : {}),
       listen: {
-        host, port, ...(tls ? { tls } : {}), headerTimeoutMs, maxConnections, drainMs: DRAIN_MS,
+        host,
+        port,
+        ...(tls ? { tls } : {}),
+        headerTimeoutMs,
+        maxConnections,
+        drainMs: DRAIN_MS,
         ...(maxConnectionsPerAddress === undefined ? {} : { maxConnectionsPerAddress }),
       },
-      registration, registrationTtl, allowedRedirectSchemes, accessTokenTtl, clientIdMetadataDocuments, clientAssertionAudience,
-      trustProxy, rateLimits, ...(upstream ? { upstream } : {}), ...jwtBearer, ...tokenExchange,
+      registration,
+      registrationTtl,
+      allowedRedirectSchemes,
+      accessTokenTtl,
+      clientIdMetadataDocuments,
+      clientAssertionAudience,
+      trustProxy,
+      rateLimits,
+      ...(upstream ? { upstream } : {}),
+      ...jwtBearer,
+      ...tokenExchange,
       ...(values['dpop-nonce'] ? { dpop: { nonce: true } } : {}),
       ...(metrics ? { metrics } : {}),
       auditEvents: { retentionDays: auditRetentionDays },
@@ -263,11 +277,14 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   const auditFile = openAuditFile(values['audit-log']);
   // Quiet and without a file, no line is made: the store's writer takes the record as it is.
-  const log = values.quiet && !auditFile ? undefined : (record: AuditRecord) => {
-    const line = `${printableJson(record)}\n`;
-    if (!values.quiet) process.stderr.write(line);
-    auditFile?.write(line);
-  };
+  const log =
+    values.quiet && !auditFile
+      ? undefined
+      : (record: AuditRecord) => {
+          const line = `${printableJson(record)}\n`;
+          if (!values.quiet) process.stderr.write(line);
+          auditFile?.write(line);
+        };
   let opened: OpenedStore;
   let running: RunningAuthorizationServer;
   try {

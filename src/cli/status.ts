@@ -30,5 +30,7 @@ export async function statusCommand(args: string[]): Promise<void> {
     ...(values['show-token'] ? { access_token: g.accessToken } : {}),
   }));
   if (values.json) return print(rows);
-  print(table(rows, ['server', 'application', 'identity', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]));
+  print(
+    table(rows, ['server', 'application', 'identity', 'issuer', 'client_id', 'scope', 'expires', 'refresh', ...(values['show-token'] ? ['access_token'] : [])]),
+  );
 }

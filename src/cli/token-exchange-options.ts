@@ -50,7 +50,11 @@ export function tokenExchangeOptions(flags: TokenExchangeFlags, scopesSupported:
 /** Reads the file: a list of audiences (`{ "issuer", "email", "clients" }`), or `{ "idJagAudiences": [...] }`. */
 export function readIdJagAudiences(file: string): IdJagAudienceOptions[] {
   const parsed = readJson(file, '--id-jag-config');
-  const list = Array.isArray(parsed) ? parsed : typeof parsed === 'object' && parsed !== null && 'idJagAudiences' in parsed ? (parsed as { idJagAudiences: unknown }).idJagAudiences : undefined;
+  const list = Array.isArray(parsed)
+    ? parsed
+    : typeof parsed === 'object' && parsed !== null && 'idJagAudiences' in parsed
+      ? (parsed as { idJagAudiences: unknown }).idJagAudiences
+      : undefined;
   if (!Array.isArray(list) || list.length === 0) throw new CliError(`--id-jag-config ${file} must hold a list of audiences.`);
   try {
     resolveTokenExchange({ idJagAudiences: list as IdJagAudienceOptions[] }, { resources: [], scopesSupported: [] });
@@ -78,13 +82,16 @@ function readJson(file: string, flag: string): unknown {
 export function readDelegationRules(file: string, scopesSupported: readonly string[]): TokenExchangeOptions {
   const parsed = readJson(file, '--delegation-config');
   const options = (Array.isArray(parsed) ? { delegations: parsed } : parsed) as TokenExchangeOptions;
-  if (typeof options !== 'object' || options === null) throw new CliError(`--delegation-config ${file} must hold a list of rules, or an object with delegations.`);
+  if (typeof options !== 'object' || options === null)
+    throw new CliError(`--delegation-config ${file} must hold a list of rules, or an object with delegations.`);
   const unknown = Object.keys(options).filter((key) => key !== 'delegations' && key !== 'maxDelegationDepth');
   if (unknown.length > 0) throw new CliError(`--delegation-config ${file}: unknown field "${unknown[0]}".`);
   try {
     // The resources are not all known yet (the default one names the port): each rule's own stand
     // in here, and the server checks them against those it serves when it starts.
-    const named = (options.delegations ?? []).flatMap((rule) => [rule?.from, rule?.to]).filter((value): value is string => typeof value === 'string' && URL.canParse(value));
+    const named = (options.delegations ?? [])
+      .flatMap((rule) => [rule?.from, rule?.to])
+      .filter((value): value is string => typeof value === 'string' && URL.canParse(value));
     if (resolveTokenExchange(options, { resources: named.map((value) => canonicalizeResourceUri(value)), scopesSupported }) === null) {
       throw new Error('no rules');
     }

@@ -5,7 +5,13 @@
  * (--upstream-config) describes any provider, plain OAuth 2.0 ones with their endpoints included.
  */
 import { readFileSync } from 'node:fs';
-import { checkUpstreamProviders, githubProvider, type UpstreamIdentity, type UpstreamOptions, type UpstreamProviderOptions } from '../authorization-server/index.js';
+import {
+  checkUpstreamProviders,
+  githubProvider,
+  type UpstreamIdentity,
+  type UpstreamOptions,
+  type UpstreamProviderOptions,
+} from '../authorization-server/index.js';
 import type { SecretBox } from '../core/index.js';
 import { CliError, usageError } from './errors.js';
 
@@ -112,11 +118,16 @@ function claimRules(rules: string[]): Record<string, string[]> {
 function providersFromFlags(flags: UpstreamFlags, env: NodeJS.ProcessEnv): UpstreamProviderOptions[] {
   const issuers = flags['upstream-issuer'] ?? [];
   const clientIds = flags['upstream-client-id'] ?? [];
-  const secrets = flags['upstream-client-secret'] ?? (issuers.length === 1 && env.CONTEXT_AUTH_UPSTREAM_CLIENT_SECRET ? [env.CONTEXT_AUTH_UPSTREAM_CLIENT_SECRET] : []);
+  const secrets =
+    flags['upstream-client-secret'] ?? (issuers.length === 1 && env.CONTEXT_AUTH_UPSTREAM_CLIENT_SECRET ? [env.CONTEXT_AUTH_UPSTREAM_CLIENT_SECRET] : []);
   const scopes = flags['upstream-scope'] ?? [];
   const names = flags['upstream-name'] ?? [];
   if (clientIds.length !== issuers.length) throw usageError('give one --upstream-client-id for each --upstream-issuer, in the same order');
-  for (const [list, flag] of [[secrets, 'client-secret'], [scopes, 'scope'], [names, 'name']] as const) {
+  for (const [list, flag] of [
+    [secrets, 'client-secret'],
+    [scopes, 'scope'],
+    [names, 'name'],
+  ] as const) {
     if (list.length > 0 && list.length !== issuers.length) throw usageError(`give --upstream-${flag} for every --upstream-issuer, or for none`);
   }
   return issuers.map((issuer, i): UpstreamProviderOptions => {
@@ -126,7 +137,12 @@ function providersFromFlags(flags: UpstreamFlags, env: NodeJS.ProcessEnv): Upstr
     } catch {
       throw usageError(`--upstream-issuer ${issuer} is not a URL`);
     }
-    const derivedId = host.replace(/^(www|accounts|login|auth|id|sso)\./, '').split('.')[0]!.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 32);
+    const derivedId = host
+      .replace(/^(www|accounts|login|auth|id|sso)\./, '')
+      .split('.')[0]!
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .slice(0, 32);
     const known = KNOWN[host] ?? { id: derivedId || 'upstream', name: host };
     const name = names[i] ?? known.name;
     const clientSecret = secrets[i];

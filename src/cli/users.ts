@@ -25,9 +25,7 @@ async function newPassword(command: string): Promise<string> {
 export const USERS_OPTIONS = { ...COMMON_OPTIONS, ...STORE_OPTIONS, admin: { type: 'boolean' } } as const;
 
 export async function usersCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({ args, options: USERS_OPTIONS, allowPositionals: true, strict: true }),
-  );
+  const { values, positionals } = parsed(() => parseArgs({ args, options: USERS_OPTIONS, allowPositionals: true, strict: true }));
   const [action, name, ...rest] = positionals;
   if (values.help || !action) return print(USERS_HELP);
   if (action === 'admin') return adminCommand(values, name, rest);
@@ -60,7 +58,13 @@ export async function usersCommand(args: string[]): Promise<void> {
       if (typeof source === 'object' && source !== null) return `${source.provider}: ${source.email ?? source.subject}`;
       return source ?? 'none';
     };
-    const rows = users.map((user) => ({ username: user.username, id: user.id, 'signs in with': describe(user), admin: user.admin ? 'yes' : '', created: isoTime(user.createdAt) }));
+    const rows = users.map((user) => ({
+      username: user.username,
+      id: user.id,
+      'signs in with': describe(user),
+      admin: user.admin ? 'yes' : '',
+      created: isoTime(user.createdAt),
+    }));
     return print(table(rows, ['username', 'id', 'signs in with', 'admin', 'created']));
   }
   if (action === 'passwd') {
@@ -72,7 +76,9 @@ export async function usersCommand(args: string[]): Promise<void> {
     if ('refused' in changed) throw new CliError(changed.refused);
     // Tokens already issued to clients are not the password's: they stay until revoked.
     if (values.json) return print({ username: name, password_changed: true, sessions_ended: changed.sessionsEnded });
-    return print(`Changed the password of ${name}; ${changed.sessionsEnded} browser session${changed.sessionsEnded === 1 ? '' : 's'} ended. Clients they authorized keep their tokens (see 'consents revoke').`);
+    return print(
+      `Changed the password of ${name}; ${changed.sessionsEnded} browser session${changed.sessionsEnded === 1 ? '' : 's'} ended. Clients they authorized keep their tokens (see 'consents revoke').`,
+    );
   }
   if (action === 'remove') {
     if (!name) throw usageError('users remove needs a NAME');

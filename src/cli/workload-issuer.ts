@@ -76,13 +76,26 @@ export async function workloadIssuerCommand(args: string[]): Promise<void> {
   // What a platform publishes, and nothing else: discovery and the keys it names.
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-    const body = request.method !== 'GET' ? undefined : path === '/.well-known/openid-configuration' ? JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }) : path === '/jwks' ? jwks : undefined;
+    const body =
+      request.method !== 'GET'
+        ? undefined
+        : path === '/.well-known/openid-configuration'
+          ? JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` })
+          : path === '/jwks'
+            ? jwks
+            : undefined;
     response.writeHead(body ? 200 : 404, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     response.end(body ?? '{"error":"not_found"}');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new CliError(error.code === 'EADDRINUSE' ? `Port ${port} on 127.0.0.1 is in use; choose another with --port.` : `Cannot listen on 127.0.0.1:${port}: ${error.message}`)),
+      reject(
+        new CliError(
+          error.code === 'EADDRINUSE'
+            ? `Port ${port} on 127.0.0.1 is in use; choose another with --port.`
+            : `Cannot listen on 127.0.0.1:${port}: ${error.message}`,
+        ),
+      ),
     );
     server.listen(port, '127.0.0.1', () => resolve());
   });

@@ -71,17 +71,21 @@ export function authorizedFetch(session: FetchSession, options: AuthFetchOptions
     // browser twice when that authorization failed and the 401 then authorized again.)
     // A program's renewal is a token request, not a person: when it fails, that failure is the
     // answer, since a second request after the 401 would be refused the same way.
-    if (grant && session.expiresSoon(grant)) grant = session.unattended ? await session.refreshOrLogin(grant) : await session.refresh(grant).catch(() => undefined);
+    if (grant && session.expiresSoon(grant))
+      grant = session.unattended ? await session.refreshOrLogin(grant) : await session.refresh(grant).catch(() => undefined);
     const response = await send(request, grant);
 
     const wwwAuthenticate = response.headers.get('www-authenticate');
-    const challenge = isDpopBound(grant) ? findChallenge(wwwAuthenticate, 'dpop') ?? findBearerChallenge(wwwAuthenticate) : findBearerChallenge(wwwAuthenticate) ?? findChallenge(wwwAuthenticate, 'dpop');
+    const challenge = isDpopBound(grant)
+      ? (findChallenge(wwwAuthenticate, 'dpop') ?? findBearerChallenge(wwwAuthenticate))
+      : (findBearerChallenge(wwwAuthenticate) ?? findChallenge(wwwAuthenticate, 'dpop'));
     // A nonce refused again after the one retry is the server's answer: the token is not at fault.
     if (response.status === 401 && challenge?.error !== 'use_dpop_nonce') {
       await response.body?.cancel();
-      const renewed = grant && challenge?.error === 'invalid_token' && grant.refreshToken
-        ? await session.refreshOrLogin({ ...grant, expiresAt: 0 })
-        : await session.login({ wwwAuthenticate: response.headers.get('www-authenticate') });
+      const renewed =
+        grant && challenge?.error === 'invalid_token' && grant.refreshToken
+          ? await session.refreshOrLogin({ ...grant, expiresAt: 0 })
+          : await session.login({ wwwAuthenticate: response.headers.get('www-authenticate') });
       return send(replay, renewed);
     }
     // Step up only when the challenge asks for a scope we do not hold yet: a server that keeps

@@ -15,7 +15,12 @@ export interface AuthorizationRequestPlan {
  * The authorization request (OAuth 2.1 §4.1.1): PKCE S256 always, a fresh `state`, and in
  * Revision B the `resource` — sent whether or not the server advertises support (spec, "Client rules").
  */
-export async function planAuthorization(discovery: Discovery, client: StoredClient, redirectUri: string, scope: string | undefined): Promise<AuthorizationRequestPlan> {
+export async function planAuthorization(
+  discovery: Discovery,
+  client: StoredClient,
+  redirectUri: string,
+  scope: string | undefined,
+): Promise<AuthorizationRequestPlan> {
   const endpoint = discovery.authorizationServer.authorization_endpoint;
   if (!endpoint) throw new ClientError('discovery_failed', `${discovery.issuer} has no authorization endpoint`);
   const codeVerifier = oauth.generateRandomCodeVerifier();
@@ -46,7 +51,8 @@ function callbackError(error: unknown, as: oauth.AuthorizationServer, callback: 
   if (error instanceof oauth.AuthorizationResponseError) {
     const detail = error.error_description ? ` (${error.error_description})` : '';
     // The usual refusal is the person's own "Deny": say so plainly.
-    if (error.error === 'access_denied') return new ClientError('authorization_failed', `you denied access in the browser (access_denied${detail})`, { cause: error });
+    if (error.error === 'access_denied')
+      return new ClientError('authorization_failed', `you denied access in the browser (access_denied${detail})`, { cause: error });
     return new ClientError('authorization_failed', `authorization refused: ${error.error}${detail}`, { cause: error });
   }
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
@@ -70,7 +76,12 @@ function callbackError(error: unknown, as: oauth.AuthorizationServer, callback: 
  * RFC 9207 (or sends one anyway), `state` must be ours, and an `error` is reported. Returns the
  * parameters the code exchange takes.
  */
-export function validateCallback(as: oauth.AuthorizationServer, clientId: string, callback: URLSearchParams, expectedState: string | undefined): URLSearchParams {
+export function validateCallback(
+  as: oauth.AuthorizationServer,
+  clientId: string,
+  callback: URLSearchParams,
+  expectedState: string | undefined,
+): URLSearchParams {
   // oauth4webapi reads no expected state as "expect none" and would let a stateless response pass.
   if (expectedState === undefined) throw stateMismatch();
   try {
@@ -93,8 +104,13 @@ export async function redeemCallback(
   const params = validateCallback(as, client.clientId, callback, plan.state);
   const { client: oauthClient, auth } = asOAuthClient(client);
   try {
-    const response = await tokenRequest(fetchImpl, as.token_endpoint ?? discovery.issuer, dpop, discovery.resource ? { resource: discovery.resource } : undefined, (options) =>
-      oauth.authorizationCodeGrantRequest(as, oauthClient, auth, params, plan.redirectUri, plan.codeVerifier, options));
+    const response = await tokenRequest(
+      fetchImpl,
+      as.token_endpoint ?? discovery.issuer,
+      dpop,
+      discovery.resource ? { resource: discovery.resource } : undefined,
+      (options) => oauth.authorizationCodeGrantRequest(as, oauthClient, auth, params, plan.redirectUri, plan.codeVerifier, options),
+    );
     return await oauth.processAuthorizationCodeResponse(as, oauthClient, response);
   } catch (error) {
     throw tokenError(error, 'the code exchange failed');

@@ -41,10 +41,13 @@ export const realSleep: Sleep = (ms, signal) =>
       clearTimeout(timer);
       reject(signal!.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.min(ms, LONGEST_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.min(ms, LONGEST_TIMER_MS),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
@@ -67,19 +70,31 @@ const stopped = signInStopped;
 export function deviceAuthorizationEndpoint(as: oauth.AuthorizationServer): string {
   const endpoint = as.device_authorization_endpoint;
   if (typeof endpoint !== 'string' || endpoint === '') {
-    throw new ClientError('discovery_failed', `${as.issuer} offers no device sign-in (its metadata has no device_authorization_endpoint): sign in with the browser instead`);
+    throw new ClientError(
+      'discovery_failed',
+      `${as.issuer} offers no device sign-in (its metadata has no device_authorization_endpoint): sign in with the browser instead`,
+    );
   }
   assertSecureUrl(endpoint, 'the device authorization endpoint');
   return endpoint;
 }
 
 /** A device code for `scope` and `resource`, sent as the authorization code flow sends them. */
-export async function requestDeviceCode(context: DeviceFlowContext, parameters: { scope?: string; resource?: string }): Promise<oauth.DeviceAuthorizationResponse> {
+export async function requestDeviceCode(
+  context: DeviceFlowContext,
+  parameters: { scope?: string; resource?: string },
+): Promise<oauth.DeviceAuthorizationResponse> {
   const endpoint = deviceAuthorizationEndpoint(context.as);
-  const body: Record<string, string> = { ...(parameters.scope ? { scope: parameters.scope } : {}), ...(parameters.resource ? { resource: parameters.resource } : {}) };
+  const body: Record<string, string> = {
+    ...(parameters.scope ? { scope: parameters.scope } : {}),
+    ...(parameters.resource ? { resource: parameters.resource } : {}),
+  };
   let answer: oauth.DeviceAuthorizationResponse;
   try {
-    const response = await oauth.deviceAuthorizationRequest(context.as, context.client, context.auth, body, { ...requestOptions(context.fetch, endpoint), ...signalOption(context.signal) });
+    const response = await oauth.deviceAuthorizationRequest(context.as, context.client, context.auth, body, {
+      ...requestOptions(context.fetch, endpoint),
+      ...signalOption(context.signal),
+    });
     answer = await oauth.processDeviceAuthorizationResponse(context.as, context.client, await withBodyError(response));
   } catch (error) {
     if (context.signal?.aborted) throw stopped();
@@ -127,7 +142,8 @@ export async function pollForTokens(
     if (context.now() >= expiresAt) throw expired();
     try {
       const response = await tokenRequest(context.fetch, endpoint, context.dpop, resource ? { resource } : undefined, (options) =>
-        oauth.deviceCodeGrantRequest(context.as, context.client, context.auth, answer.device_code, { ...options, ...signalOption(context.signal) }));
+        oauth.deviceCodeGrantRequest(context.as, context.client, context.auth, answer.device_code, { ...options, ...signalOption(context.signal) }),
+      );
       return await oauth.processDeviceCodeResponse(context.as, context.client, response);
     } catch (error) {
       if (context.signal?.aborted) throw stopped();
@@ -151,7 +167,11 @@ export async function pollForTokens(
 }
 
 function expired(cause?: unknown): ClientError {
-  return new ClientError('authorization_timeout', 'the code expired before the sign-in was finished; log in again for a new code', cause === undefined ? undefined : { cause });
+  return new ClientError(
+    'authorization_timeout',
+    'the code expired before the sign-in was finished; log in again for a new code',
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal } {

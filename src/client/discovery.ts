@@ -66,7 +66,11 @@ async function findResourceMetadata(
   advertised: string | undefined,
 ): Promise<{ url: string; body: Record<string, unknown> } | undefined> {
   const origin = new URL(serverUrl).origin;
-  const candidates = [...new Set([advertised, wellKnownUrl(serverUrl, 'oauth-protected-resource'), `${origin}/.well-known/oauth-protected-resource`].filter((u): u is string => !!u))];
+  const candidates = [
+    ...new Set(
+      [advertised, wellKnownUrl(serverUrl, 'oauth-protected-resource'), `${origin}/.well-known/oauth-protected-resource`].filter((u): u is string => !!u),
+    ),
+  ];
   for (const url of candidates) {
     assertSecureUrl(url, 'protected resource metadata');
     const { body } = await getJson(fetchImpl, url);
@@ -145,7 +149,8 @@ export async function discover(serverUrlInput: string, options: DiscoveryOptions
   const wwwAuthenticate = probed ? (probed.status === 401 ? probed.wwwAuthenticate : null) : options.wwwAuthenticate;
   // A URL that did not answer as a context server, where discovery then fails or finds only
   // guesses: the URL is wrong, and that is what to say.
-  const notContextServer = probed && !answersAsContextServer(probed) ? () => wrongServerUrl(fetchImpl, serverUrl, probed, { answeredOtherwise: true }) : undefined;
+  const notContextServer =
+    probed && !answersAsContextServer(probed) ? () => wrongServerUrl(fetchImpl, serverUrl, probed, { answeredOtherwise: true }) : undefined;
   try {
     return await discoverFrom(fetchImpl, serverUrl, wwwAuthenticate ?? null, options, notContextServer);
   } catch (error) {

@@ -61,7 +61,13 @@ export class DpopProofs {
   /** A fresh proof (new `jti`, current `iat`, the server's latest nonce) for one request. */
   proof(key: DpopKeyPair, request: { method: string; url: string | URL; accessToken?: string }): string {
     const nonce = this.nonces.get(new URL(request.url).origin);
-    return this.signer(key).sign({ method: request.method, url: request.url, now: this.now(), ...(request.accessToken === undefined ? {} : { accessToken: request.accessToken }), ...(nonce === undefined ? {} : { nonce }) });
+    return this.signer(key).sign({
+      method: request.method,
+      url: request.url,
+      now: this.now(),
+      ...(request.accessToken === undefined ? {} : { accessToken: request.accessToken }),
+      ...(nonce === undefined ? {} : { nonce }),
+    });
   }
 
   /** Keeps the nonce an answer carries; true when it had one. */
@@ -86,12 +92,17 @@ export class DpopProofs {
 
 /** A resource server's 401 asking for a nonce (RFC 9449 §9), which `proofs` has now remembered. */
 export function isResourceNonceChallenge(response: Response): boolean {
-  return response.status === 401 && response.headers.has('dpop-nonce') && findChallenge(response.headers.get('www-authenticate'), 'dpop')?.error === 'use_dpop_nonce';
+  return (
+    response.status === 401 && response.headers.has('dpop-nonce') && findChallenge(response.headers.get('www-authenticate'), 'dpop')?.error === 'use_dpop_nonce'
+  );
 }
 
 /** An authorization server's 400 asking for a nonce (RFC 9449 §8). Reads a copy of the body. */
 export async function isTokenNonceChallenge(response: Response): Promise<boolean> {
   if (response.status !== 400 || !response.headers.has('dpop-nonce')) return false;
-  const body = (await response.clone().json().catch(() => undefined)) as { error?: unknown } | undefined;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { error?: unknown } | undefined;
   return body?.error === 'use_dpop_nonce';
 }

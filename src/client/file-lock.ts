@@ -180,10 +180,13 @@ const inProcess = new Serialiser();
 export function withLockFile<T>(lockPath: string, timing: LockTiming, action: () => Promise<T>): Promise<T> {
   return inProcess.run(lockPath, async () => {
     const content = await acquireLock(lockPath, timing);
-    const heartbeat = setInterval(() => {
-      const now = new Date();
-      fs.lutimes(lockPath, now, now).catch(() => undefined);
-    }, Math.max(10, timing.staleMs / 3));
+    const heartbeat = setInterval(
+      () => {
+        const now = new Date();
+        fs.lutimes(lockPath, now, now).catch(() => undefined);
+      },
+      Math.max(10, timing.staleMs / 3),
+    );
     heartbeat.unref();
     try {
       return await action();

@@ -14,7 +14,6 @@ import type { AssertionContext } from './jwt-bearer.js';
 import { failureReason } from './network-errors.js';
 import { clientSecretBasic, requestOptions } from './oauth-requests.js';
 
-
 /** Where the IdP's token endpoint is: its issuer (the endpoint read from its metadata), or the endpoint itself. */
 export type IdentityProvider = { issuer: string; tokenEndpoint?: undefined } | { tokenEndpoint: string; issuer?: undefined };
 
@@ -74,7 +73,14 @@ async function exchange(as: oauth.AuthorizationServer, request: IdJagRequest, fe
   };
   let response: Response;
   try {
-    response = await oauth.genericTokenEndpointRequest(as, { client_id: request.clientId }, idpAuthentication(as, request), TOKEN_EXCHANGE_GRANT_TYPE, parameters, requestOptions(fetchImpl, as.token_endpoint!));
+    response = await oauth.genericTokenEndpointRequest(
+      as,
+      { client_id: request.clientId },
+      idpAuthentication(as, request),
+      TOKEN_EXCHANGE_GRANT_TYPE,
+      parameters,
+      requestOptions(fetchImpl, as.token_endpoint!),
+    );
   } catch (error) {
     throw failed(where, failureReason(error), error);
   }
@@ -88,7 +94,10 @@ async function exchange(as: oauth.AuthorizationServer, request: IdJagRequest, fe
   // RFC 8693 §2.2.1: the answer says what it issued; anything but an ID-JAG (say an access token
   // for the IdP itself) must not be presented to the context server's authorization server.
   if (body.issued_token_type !== ID_JAG_TOKEN_TYPE) {
-    throw failed(where, `it issued ${typeof body.issued_token_type === 'string' ? body.issued_token_type : 'no issued_token_type'}, not an ID-JAG (${ID_JAG_TOKEN_TYPE})`);
+    throw failed(
+      where,
+      `it issued ${typeof body.issued_token_type === 'string' ? body.issued_token_type : 'no issued_token_type'}, not an ID-JAG (${ID_JAG_TOKEN_TYPE})`,
+    );
   }
   const jag = body.access_token;
   if (typeof jag !== 'string' || jag.split('.').length !== 3) throw failed(where, 'the answer has no ID-JAG (a JWT in access_token)');
@@ -126,7 +135,13 @@ export function enterpriseAssertion(options: EnterpriseAssertionOptions): (conte
       if (idp === metadata) idp = undefined;
     });
     const idToken = typeof options.idToken === 'string' ? options.idToken : await options.idToken();
-    const request = { ...options, idToken, audience: context.issuer, resource: context.resource, ...(context.scope ? { scope: context.scope } : {}) } as IdJagRequest;
+    const request = {
+      ...options,
+      idToken,
+      audience: context.issuer,
+      resource: context.resource,
+      ...(context.scope ? { scope: context.scope } : {}),
+    } as IdJagRequest;
     return exchange(await metadata, request, fetchImpl);
   };
 }

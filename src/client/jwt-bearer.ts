@@ -53,10 +53,15 @@ export async function jwtBearerGrant(
   fetchImpl: typeof fetch,
   dpop?: DpopTokenBinding,
 ): Promise<TokenSet> {
-  const body: Record<string, string> = { assertion: parameters.assertion, resource: parameters.resource, ...(parameters.scope ? { scope: parameters.scope } : {}) };
+  const body: Record<string, string> = {
+    assertion: parameters.assertion,
+    resource: parameters.resource,
+    ...(parameters.scope ? { scope: parameters.scope } : {}),
+  };
   try {
     const response = await tokenRequest(fetchImpl, as.token_endpoint ?? as.issuer, dpop, undefined, (options) =>
-      oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, body, options));
+      oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, body, options),
+    );
     return await oauth.processGenericTokenEndpointResponse(as, client, response);
   } catch (error) {
     throw tokenError(error, 'the jwt-bearer grant failed');

@@ -56,8 +56,7 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** What a page says: a heading, a sentence, and how the heading is coloured. */
 interface PageText {
@@ -90,7 +89,13 @@ function sendPage(response: http.ServerResponse, status: number, text: PageText,
 function answerPage(error: string | null): PageText {
   const back = 'You can close this window and return to the terminal.';
   if (error === null) return { title: 'Signed in', message: back, tone: 'ok' };
-  if (error === 'access_denied') return { title: 'Access denied', message: 'You denied access; the application was not authorized.', hint: `${back} Run the command again to retry.`, tone: 'bad' };
+  if (error === 'access_denied')
+    return {
+      title: 'Access denied',
+      message: 'You denied access; the application was not authorized.',
+      hint: `${back} Run the command again to retry.`,
+      tone: 'bad',
+    };
   return { title: 'Authorization failed', message: `The authorization server answered: ${error.slice(0, 200)}`, hint: back, tone: 'bad' };
 }
 

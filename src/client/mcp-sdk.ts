@@ -109,7 +109,10 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   /** Our discovery, handed to the SDK so it does not repeat it. */
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     if (!this.discovered) {
-      const found = await discover(this.serverUrl, { ...(this.options.fetch ? { fetch: this.options.fetch } : {}), onStep: (m) => this.options.onProgress?.(m) });
+      const found = await discover(this.serverUrl, {
+        ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+        onStep: (m) => this.options.onProgress?.(m),
+      });
       this.issuer = found.issuer;
       this.discovered = {
         authorizationServerUrl: found.issuer,
@@ -154,7 +157,8 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
       issuer,
       clientId: info.client_id,
       ...(info.client_secret ? { clientSecret: info.client_secret } : {}),
-      tokenEndpointAuthMethod: method === 'client_secret_basic' || method === 'client_secret_post' ? method : info.client_secret ? 'client_secret_basic' : 'none',
+      tokenEndpointAuthMethod:
+        method === 'client_secret_basic' || method === 'client_secret_post' ? method : info.client_secret ? 'client_secret_basic' : 'none',
       redirectUris: (info as { redirect_uris?: string[] }).redirect_uris ?? [this.loopback.redirectUri],
       source: 'dynamic',
       createdAt: Math.floor(Date.now() / 1000),
@@ -211,15 +215,19 @@ export class McpSdkOAuthProvider implements OAuthClientProvider {
   private hold(name: string): Promise<void> {
     return new Promise<void>((acquired, failed) => {
       this.store
-        .withLock(name, () => new Promise<void>((release) => {
-          const timer = setTimeout(release, SDK_REFRESH_HOLD_MS);
-          timer.unref();
-          this.held = () => {
-            clearTimeout(timer);
-            release();
-          };
-          acquired();
-        }))
+        .withLock(
+          name,
+          () =>
+            new Promise<void>((release) => {
+              const timer = setTimeout(release, SDK_REFRESH_HOLD_MS);
+              timer.unref();
+              this.held = () => {
+                clearTimeout(timer);
+                release();
+              };
+              acquired();
+            }),
+        )
         .catch(failed);
     });
   }

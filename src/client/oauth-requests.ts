@@ -97,7 +97,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  */
 export async function withBodyError(response: Response): Promise<Response> {
   if (response.ok || !response.headers.has('www-authenticate')) return response;
-  const body = (await response.clone().json().catch(() => undefined)) as unknown;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as unknown;
   if (!isRecord(body) || typeof body.error !== 'string') return response;
   await response.body?.cancel();
   const error = { error: body.error, ...(typeof body.error_description === 'string' ? { error_description: body.error_description } : {}) };
@@ -111,7 +114,9 @@ export function serverSaid(error: unknown): string | undefined {
     const challenge = error.cause.find((c) => c.parameters.error) ?? error.cause[0];
     const code = challenge?.parameters.error;
     const description = challenge?.parameters.error_description;
-    return code ? `${code}${description ? ` (${description})` : ''}` : `HTTP ${error.status} with a ${challenge?.scheme ?? 'WWW-Authenticate'} challenge and no OAuth error`;
+    return code
+      ? `${code}${description ? ` (${description})` : ''}`
+      : `HTTP ${error.status} with a ${challenge?.scheme ?? 'WWW-Authenticate'} challenge and no OAuth error`;
   }
   if (error instanceof oauth.OperationProcessingError && error.cause instanceof Response) return `HTTP ${error.cause.status}, not an OAuth answer`;
   return undefined;

@@ -22,25 +22,36 @@ const octal = (mode: number): string => `0${(mode & 0o777).toString(8)}`;
 
 type Kind = 'file' | 'folder';
 
-const refused = (kind: Kind, where: string, why: string): ClientError =>
-  new ClientError('storage_failed', `the credentials ${kind} ${where} ${why}`);
+const refused = (kind: Kind, where: string, why: string): ClientError => new ClientError('storage_failed', `the credentials ${kind} ${where} ${why}`);
 
 function linkRefused(kind: Kind, where: string): ClientError {
-  return refused(kind, where, 'is a symbolic link, which context-auth does not follow for its credentials; replace the link with the real ' +
-    `${kind}, or point CONTEXT_AUTH_CREDENTIALS (or --credentials) at a file in a folder of your own`);
+  return refused(
+    kind,
+    where,
+    'is a symbolic link, which context-auth does not follow for its credentials; replace the link with the real ' +
+      `${kind}, or point CONTEXT_AUTH_CREDENTIALS (or --credentials) at a file in a folder of your own`,
+  );
 }
 
 /** Refuses what another account owns or may write; `stat` is of the thing itself, never of a link to it. */
 function checkOwnerAndMode(kind: Kind, where: string, stat: { uid: number; mode: number }, uid: number | undefined): void {
   if (!posix || uid === undefined) return;
   if (stat.uid !== uid) {
-    throw refused(kind, where, `belongs to another account (uid ${stat.uid}; you are uid ${uid}), so someone else could have written it; ` +
-      (kind === 'file' ? 'delete it and sign in again' : `use a folder of your own, or take this one over with \`sudo chown ${uid} ${quote(where)}\``));
+    throw refused(
+      kind,
+      where,
+      `belongs to another account (uid ${stat.uid}; you are uid ${uid}), so someone else could have written it; ` +
+        (kind === 'file' ? 'delete it and sign in again' : `use a folder of your own, or take this one over with \`sudo chown ${uid} ${quote(where)}\``),
+    );
   }
   if ((stat.mode & 0o022) !== 0) {
     const fix = kind === 'file' ? `chmod 600 ${quote(where)}` : `chmod 700 ${quote(where)}`;
     const risk = kind === 'file' ? 'changed it' : 'replaced the file in it';
-    throw refused(kind, where, `may be written by group or others (mode ${octal(stat.mode)}), so someone else could have ${risk}; check it, then run \`${fix}\``);
+    throw refused(
+      kind,
+      where,
+      `may be written by group or others (mode ${octal(stat.mode)}), so someone else could have ${risk}; check it, then run \`${fix}\``,
+    );
   }
 }
 

@@ -60,7 +60,12 @@ function servesPurpose(client: StoredClient, purpose: ClientPurpose): boolean {
  * ID metadata document's URL where the server accepts those; one registered earlier (cached per authorization server) that serves the same flow; a new one from dynamic registration (a
  * public client with our loopback redirect URI, or for the device flow none); one the person types in; else a clear error.
  */
-export async function obtainClient(discovery: Discovery, purposeOrRedirectUri: ClientPurpose | string, store: TokenStore, options: ClientRegistrationOptions): Promise<StoredClient> {
+export async function obtainClient(
+  discovery: Discovery,
+  purposeOrRedirectUri: ClientPurpose | string,
+  store: TokenStore,
+  options: ClientRegistrationOptions,
+): Promise<StoredClient> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const issuer = discovery.issuer;
   const application = applicationOf(options);
@@ -123,7 +128,9 @@ export async function obtainClient(discovery: Discovery, purposeOrRedirectUri: C
 /** Basic unless the server says it supports only post (RFC 8414 default is basic). */
 export function preferredSecretMethod(discovery: Discovery): 'client_secret_basic' | 'client_secret_post' {
   const supported = discovery.authorizationServer.token_endpoint_auth_methods_supported;
-  return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic';
+  return Array.isArray(supported) && !supported.includes('client_secret_basic') && supported.includes('client_secret_post')
+    ? 'client_secret_post'
+    : 'client_secret_basic';
 }
 
 /**
@@ -145,7 +152,14 @@ const offersBrowserFlow = (as: Discovery['authorizationServer']): boolean =>
 const offersDeviceFlow = (as: Discovery['authorizationServer']): boolean =>
   typeof as.device_authorization_endpoint === 'string' && (!Array.isArray(as.grant_types_supported) || as.grant_types_supported.includes(DEVICE_CODE_GRANT));
 
-async function register(discovery: Discovery, application: string, purpose: ClientPurpose, clientName: string, fetchImpl: typeof fetch, now: () => number): Promise<StoredClient> {
+async function register(
+  discovery: Discovery,
+  application: string,
+  purpose: ClientPurpose,
+  clientName: string,
+  fetchImpl: typeof fetch,
+  now: () => number,
+): Promise<StoredClient> {
   const as = discovery.authorizationServer;
   // Every way this application signs in that the server offers, the one asked for first: the
   // browser flow, the device flow (with or without DPoP, which binds tokens, not the client).
@@ -171,12 +185,17 @@ async function register(discovery: Discovery, application: string, purpose: Clie
       requestOptions(fetchImpl, as.registration_endpoint!),
     );
   } catch (error) {
-    throw new ClientError('registration_failed', `cannot reach ${as.registration_endpoint}: ${failureReason(error, as.registration_endpoint)}`, { cause: error });
+    throw new ClientError('registration_failed', `cannot reach ${as.registration_endpoint}: ${failureReason(error, as.registration_endpoint)}`, {
+      cause: error,
+    });
   }
   // Parsed by hand: servers in the wild omit fields RFC 7591 makes conditional (client_secret_expires_at).
   const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
   if (!response.ok || !body || typeof body.client_id !== 'string' || body.client_id === '') {
-    const detail = body && typeof body.error === 'string' ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}` : `HTTP ${response.status}`;
+    const detail =
+      body && typeof body.error === 'string'
+        ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
+        : `HTTP ${response.status}`;
     throw new ClientError('registration_failed', `registration at ${as.registration_endpoint} failed (${detail})`);
   }
   const method = body.token_endpoint_auth_method;
@@ -185,7 +204,8 @@ async function register(discovery: Discovery, application: string, purpose: Clie
     issuer: discovery.issuer,
     clientId: body.client_id,
     ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret } : {}),
-    tokenEndpointAuthMethod: method === 'client_secret_basic' || method === 'client_secret_post' ? method : typeof body.client_secret === 'string' ? 'client_secret_basic' : 'none',
+    tokenEndpointAuthMethod:
+      method === 'client_secret_basic' || method === 'client_secret_post' ? method : typeof body.client_secret === 'string' ? 'client_secret_basic' : 'none',
     redirectUris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : redirectUri !== undefined ? [redirectUri] : [],
     grantTypes: Array.isArray(body.grant_types) && body.grant_types.every((g) => typeof g === 'string') ? (body.grant_types as string[]) : grantTypes,
     source: 'dynamic',

@@ -24,7 +24,12 @@ export async function probeServer(fetchImpl: typeof fetch, serverUrl: string): P
     response = await fetchImpl(serverUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'context-auth', version: '0' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'context-auth', version: '0' } },
+      }),
       redirect: 'manual',
       signal: AbortSignal.timeout(15_000),
     });
@@ -65,7 +70,8 @@ async function authorizationServerPart(fetchImpl: typeof fetch, serverUrl: strin
     if (canonical(issuer) === serverUrl) return { issuer, part: 'its issuer' };
     if (canonical(metadataUrl) === serverUrl) return { issuer, part: 'its metadata' };
     for (const [name, value] of Object.entries(body!)) {
-      if ((name.endsWith('_endpoint') || name === 'jwks_uri') && typeof value === 'string' && canonical(value) === serverUrl) return { issuer, part: `its ${name}` };
+      if ((name.endsWith('_endpoint') || name === 'jwks_uri') && typeof value === 'string' && canonical(value) === serverUrl)
+        return { issuer, part: `its ${name}` };
     }
   }
   return undefined;
@@ -92,7 +98,12 @@ export interface WrongUrlOptions {
  * ClientError `not_a_context_server` saying what to give instead, or undefined when it answered as
  * a context server does or nothing shows it is wrong.
  */
-export async function wrongServerUrl(fetchImpl: typeof fetch, serverUrl: string, answer: ProbeAnswer, options: WrongUrlOptions = {}): Promise<ClientError | undefined> {
+export async function wrongServerUrl(
+  fetchImpl: typeof fetch,
+  serverUrl: string,
+  answer: ProbeAnswer,
+  options: WrongUrlOptions = {},
+): Promise<ClientError | undefined> {
   if (answersAsContextServer(answer) || answer.status >= 500) return undefined;
   const authorizationServer = await authorizationServerPart(fetchImpl, serverUrl);
   const elsewhere = await contextServerAtOrigin(fetchImpl, serverUrl);
@@ -107,7 +118,9 @@ export async function wrongServerUrl(fetchImpl: typeof fetch, serverUrl: string,
   if (!options.answeredOtherwise) return undefined;
   const type = answer.contentType ? ` (${answer.contentType.split(';')[0]!.trim()})` : '';
   const redirect = answer.location ? `, a redirect to ${answer.location}` : '';
-  return wrong(`${serverUrl} is not a context server: it answered an MCP request with HTTP ${answer.status}${type}${redirect}, not with a 401 asking for a token nor with JSON-RPC${hint}`);
+  return wrong(
+    `${serverUrl} is not a context server: it answered an MCP request with HTTP ${answer.status}${type}${redirect}, not with a 401 asking for a token nor with JSON-RPC${hint}`,
+  );
 }
 
 /**

@@ -4,7 +4,16 @@ import { canonicalizeResourceUri } from '../core/uri.js';
 import { authorizedFetch, type AuthFetch, type FetchSession } from './auth-fetch.js';
 import { planAuthorization, redeemCallback, validateCallback } from './authorize.js';
 import { checkServerAccepts, importSigningKey, privateKeyJwt, type ClientPrivateKey, type SigningKey } from './client-assertion.js';
-import { deviceAuthorizationEndpoint, deviceCodeInfo, pollForTokens, realSleep, requestDeviceCode, type DeviceCodeInfo, type DeviceFlowContext, type Sleep } from './device.js';
+import {
+  deviceAuthorizationEndpoint,
+  deviceCodeInfo,
+  pollForTokens,
+  realSleep,
+  requestDeviceCode,
+  type DeviceCodeInfo,
+  type DeviceFlowContext,
+  type Sleep,
+} from './device.js';
 import { discover, discoverIssuer, type Discovery } from './discovery.js';
 import { DpopProofs, isDpopBound, newDpopKey, resourceWantsDpop } from './dpop.js';
 import { ClientError, signInStopped } from './errors.js';
@@ -116,12 +125,14 @@ export class ContextClient implements FetchSession {
       throw new ClientError('discovery_failed', `not a context server URL: ${options.serverUrl} (${(error as Error).message})`);
     }
     if (options.privateKey !== undefined) {
-      if (!isUnattended(options.grantType)) throw new ClientError('registration_unavailable', "privateKey is for grantType 'client_credentials' or 'jwt-bearer'");
+      if (!isUnattended(options.grantType))
+        throw new ClientError('registration_unavailable', "privateKey is for grantType 'client_credentials' or 'jwt-bearer'");
       if (!options.clientId) throw new ClientError('registration_unavailable', 'privateKey needs the clientId it authenticates');
       if (options.clientSecret) throw new ClientError('registration_unavailable', 'give either clientSecret or privateKey, not both');
     }
     if (options.grantType === 'jwt-bearer') {
-      if (!options.assertion) throw new ClientError('registration_unavailable', "grantType 'jwt-bearer' needs the assertion callback that gives the JWT to present");
+      if (!options.assertion)
+        throw new ClientError('registration_unavailable', "grantType 'jwt-bearer' needs the assertion callback that gives the JWT to present");
       if (!options.clientId) throw new ClientError('registration_unavailable', "grantType 'jwt-bearer' needs the clientId it is issued to");
     } else if (options.assertion) {
       throw new ClientError('registration_unavailable', "assertion is for grantType 'jwt-bearer'");
@@ -136,7 +147,12 @@ export class ContextClient implements FetchSession {
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.proofs = new DpopProofs(this.now);
-    this.fetch = authorizedFetch(this, { fetch: this.fetchImpl, proofs: this.proofs, interactive: options.interactive !== false, onProgress: (message) => this.progress(message) });
+    this.fetch = authorizedFetch(this, {
+      fetch: this.fetchImpl,
+      proofs: this.proofs,
+      interactive: options.interactive !== false,
+      onProgress: (message) => this.progress(message),
+    });
   }
 
   /** A program's grant, renewed by asking the token endpoint again: nobody is sent to a browser. */
@@ -185,7 +201,10 @@ export class ContextClient implements FetchSession {
   async login(options: { scope?: string; wwwAuthenticate?: string | null; signal?: AbortSignal } = {}): Promise<StoredGrant> {
     // Nobody to ask: fail before any request, rather than discover and register for nothing.
     if (!this.unattended && this.options.interactive === false) {
-      throw new ClientError('login_required', `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and this client may not start a sign-in (interactive: false); log in first`);
+      throw new ClientError(
+        'login_required',
+        `no valid authorization of ${describeIdentity(this.identity)} for ${this.serverUrl}, and this client may not start a sign-in (interactive: false); log in first`,
+      );
     }
     const discovery = await this.discover(options.wwwAuthenticate);
     const wasBound = isDpopBound(await this.grant());
@@ -246,7 +265,17 @@ export class ContextClient implements FetchSession {
       } catch (error) {
         const code = error instanceof ClientError ? error.code : undefined;
         // A client given in options is the caller's choice: no falling back to another server.
-        if (this.options.clientId || !(code === 'registration_failed' || code === 'registration_unavailable' || code === 'no_authorization_server' || code === 'discovery_failed' || code === 'metadata_mismatch')) throw error;
+        if (
+          this.options.clientId ||
+          !(
+            code === 'registration_failed' ||
+            code === 'registration_unavailable' ||
+            code === 'no_authorization_server' ||
+            code === 'discovery_failed' ||
+            code === 'metadata_mismatch'
+          )
+        )
+          throw error;
         firstFailure ??= error;
         if (issuer !== issuers.at(-1)) this.progress(`${(error as Error).message}; trying the next authorization server`);
       }
@@ -320,7 +349,12 @@ export class ContextClient implements FetchSession {
     if (!this.options.clientId || (!this.options.clientSecret && this.options.privateKey === undefined)) {
       throw new ClientError('registration_unavailable', 'the client credentials grant needs a client id and a secret or private key');
     }
-    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
+    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, {
+      ...this.options,
+      applicationId: this.application,
+      fetch: this.fetchImpl,
+      now: this.now,
+    });
     const as = discovery.authorizationServer;
     const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
     const requested = scope ?? this.options.scope;
@@ -328,7 +362,8 @@ export class ContextClient implements FetchSession {
     const dpop = this.dpopFor(discovery, wasBound);
     try {
       const response = await tokenRequest(this.fetchImpl, as.token_endpoint ?? discovery.issuer, dpop, undefined, (options) =>
-        oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, options));
+        oauth.clientCredentialsGrantRequest(as, oauthClient, auth, parameters, options),
+      );
       const tokens = await oauth.processClientCredentialsResponse(as, oauthClient, response);
       return await this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested, dpopKey: dpop?.key });
     } catch (error) {
@@ -342,7 +377,12 @@ export class ContextClient implements FetchSession {
    * is thrown as it is: no second try, and no other grant.
    */
   private async jwtBearer(discovery: Discovery, scope: string | undefined, wasBound: boolean): Promise<StoredGrant> {
-    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, { ...this.options, applicationId: this.application, fetch: this.fetchImpl, now: this.now });
+    const client = await obtainClient(discovery, 'urn:ietf:wg:oauth:2.0:oob', this.store, {
+      ...this.options,
+      applicationId: this.application,
+      fetch: this.fetchImpl,
+      now: this.now,
+    });
     const as = discovery.authorizationServer;
     if (typeof as.token_endpoint !== 'string') throw new ClientError('metadata_mismatch', `${discovery.issuer} names no token_endpoint`);
     const { client: oauthClient, auth } = await this.authenticatedAs(client, as);
@@ -350,7 +390,12 @@ export class ContextClient implements FetchSession {
     // Revision A has no resource metadata: the server's canonical URI is its resource identifier.
     const resource = discovery.resource ?? this.serverUrl;
     this.progress(`Asking ${discovery.issuer} for a token with the jwt-bearer grant`);
-    const assertion = await askForAssertion(this.options.assertion!, { issuer: discovery.issuer, tokenEndpoint: as.token_endpoint, resource, ...(requested ? { scope: requested } : {}) });
+    const assertion = await askForAssertion(this.options.assertion!, {
+      issuer: discovery.issuer,
+      tokenEndpoint: as.token_endpoint,
+      resource,
+      ...(requested ? { scope: requested } : {}),
+    });
     const dpop = this.dpopFor(discovery, wasBound);
     const tokens = await jwtBearerGrant(as, oauthClient, auth, { assertion, resource, ...(requested ? { scope: requested } : {}) }, this.fetchImpl, dpop);
     return this.saveTokens(discovery, tokens, { clientId: client.clientId, requestedScope: requested, dpopKey: dpop?.key });
@@ -365,9 +410,23 @@ export class ContextClient implements FetchSession {
     return { client: { client_id: client.clientId, token_endpoint_auth_method: 'private_key_jwt' }, auth: privateKeyJwt(signing, this.options.keyId) };
   }
 
-  private async saveTokens(discovery: Discovery, tokens: TokenSet, kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken' | 'dpopKey'>): Promise<StoredGrant> {
-    const grant = toStoredGrant(tokens, { application: this.application, identity: this.identity, serverUrl: this.serverUrl, issuer: discovery.issuer, resource: discovery.resource, revision: discovery.revision, now: this.now(), ...kept });
-    if (kept.dpopKey && !isDpopBound(grant)) this.progress(`${discovery.issuer} declined DPoP and issued a bearer token (token_type ${tokens.token_type ?? 'missing'}); it is used as one`);
+  private async saveTokens(
+    discovery: Discovery,
+    tokens: TokenSet,
+    kept: Pick<GrantContext, 'clientId' | 'requestedScope' | 'refreshToken' | 'dpopKey'>,
+  ): Promise<StoredGrant> {
+    const grant = toStoredGrant(tokens, {
+      application: this.application,
+      identity: this.identity,
+      serverUrl: this.serverUrl,
+      issuer: discovery.issuer,
+      resource: discovery.resource,
+      revision: discovery.revision,
+      now: this.now(),
+      ...kept,
+    });
+    if (kept.dpopKey && !isDpopBound(grant))
+      this.progress(`${discovery.issuer} declined DPoP and issued a bearer token (token_type ${tokens.token_type ?? 'missing'}); it is used as one`);
     await this.store.saveGrant(grant);
     return grant;
   }
@@ -402,10 +461,20 @@ export class ContextClient implements FetchSession {
       try {
         // A DPoP-bound grant refreshes with its own key (RFC 9449 §5: the refresh token of a public client is bound to it too).
         const refreshToken = current.refreshToken;
-        const response = await tokenRequest(this.fetchImpl, as.token_endpoint ?? discovery.issuer, this.binding(current.dpopKey), current.resource ? { resource: current.resource } : undefined, (options) =>
-          oauth.refreshTokenGrantRequest(as, oauthClient, auth, refreshToken, options));
+        const response = await tokenRequest(
+          this.fetchImpl,
+          as.token_endpoint ?? discovery.issuer,
+          this.binding(current.dpopKey),
+          current.resource ? { resource: current.resource } : undefined,
+          (options) => oauth.refreshTokenGrantRequest(as, oauthClient, auth, refreshToken, options),
+        );
         const tokens = await oauth.processRefreshTokenResponse(as, oauthClient, response);
-        return await this.saveTokens(discovery, tokens, { clientId: current.clientId, requestedScope: current.scope, refreshToken: current.refreshToken, dpopKey: current.dpopKey });
+        return await this.saveTokens(discovery, tokens, {
+          clientId: current.clientId,
+          requestedScope: current.scope,
+          refreshToken: current.refreshToken,
+          dpopKey: current.dpopKey,
+        });
       } catch (error) {
         const failure = tokenError(error, 'the refresh failed');
         if (isInvalidGrant(failure) || isInvalidClient(failure)) {
@@ -466,7 +535,15 @@ export class ContextClient implements FetchSession {
     }
     const stored = await this.store.getClient(this.application, grant.issuer);
     if (stored?.clientId === grant.clientId) return stored;
-    return { application: this.application, issuer: grant.issuer, clientId: grant.clientId, tokenEndpointAuthMethod: 'none', redirectUris: [], source: 'options', createdAt: this.now() };
+    return {
+      application: this.application,
+      issuer: grant.issuer,
+      clientId: grant.clientId,
+      tokenEndpointAuthMethod: 'none',
+      redirectUris: [],
+      source: 'options',
+      createdAt: this.now(),
+    };
   }
 
   /** A usable access token: stored, refreshed ahead of expiry, or (interactively) a new login. */
@@ -500,7 +577,8 @@ export class ContextClient implements FetchSession {
    * grant (empty when none was stored); the grants are forgotten whatever the outcome.
    */
   async logout(): Promise<Revocation[]> {
-    const mine = (grant: StoredGrant) => grant.application === this.application && grant.serverUrl === this.serverUrl && sameIdentity(grant.identity, this.identity);
+    const mine = (grant: StoredGrant) =>
+      grant.application === this.application && grant.serverUrl === this.serverUrl && sameIdentity(grant.identity, this.identity);
     const outcomes: Revocation[] = [];
     for (const grant of (await this.store.listGrants()).filter(mine)) outcomes.push(await this.revoke(grant));
     await this.store.deleteGrant(this.grants());

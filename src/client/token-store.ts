@@ -115,8 +115,7 @@ export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): st
   return path.join(configHome, 'context-auth', 'credentials.json');
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The name the context-auth CLI registers under. A version 1 file knew no applications: the CLI
@@ -149,7 +148,10 @@ const isOldFiledGrant = (value: unknown): value is OldFiled =>
 const isIdentity = (value: unknown): value is GrantIdentity =>
   isRecord(value) &&
   (value.kind === 'person' ||
-    (value.kind === 'program' && (value.grantType === 'client_credentials' || value.grantType === 'jwt-bearer') && typeof value.clientId === 'string' && value.clientId !== ''));
+    (value.kind === 'program' &&
+      (value.grantType === 'client_credentials' || value.grantType === 'jwt-bearer') &&
+      typeof value.clientId === 'string' &&
+      value.clientId !== ''));
 
 const isFiledGrant = (value: unknown): value is Filed<StoredGrant> => isOldFiledGrant(value) && isIdentity((value as Record<string, unknown>).identity);
 
@@ -201,7 +203,10 @@ function parseCredentials(text: string, file: string): Credentials {
     const where = raw.version === 1 ? '' : `applications[${JSON.stringify(application)}].`;
     // (Only a later version's entry can fail this: version 1's sections are the document itself.)
     if (!isRecord(sections)) throw corrupt(`has an entry applications[${JSON.stringify(application)}] that is not an object`);
-    for (const [section, check] of [['clients', isFiledClient], ['grants', oldLayout ? isOldFiledGrant : isFiledGrant]] as const) {
+    for (const [section, check] of [
+      ['clients', isFiledClient],
+      ['grants', oldLayout ? isOldFiledGrant : isFiledGrant],
+    ] as const) {
       const entries = sections[section] ?? {};
       if (!isRecord(entries)) throw corrupt(`has a "${where}${section}" that is not an object`);
       for (const [key, value] of Object.entries(entries)) {
@@ -238,7 +243,10 @@ function formatCredentials(data: Credentials): string {
   const document = {
     version: FORMAT_VERSION,
     applications: Object.fromEntries(
-      [...applications].map(([application, { clients, grants }]) => [application, { clients: Object.fromEntries(clients), grants: Object.fromEntries(grants) }]),
+      [...applications].map(([application, { clients, grants }]) => [
+        application,
+        { clients: Object.fromEntries(clients), grants: Object.fromEntries(grants) },
+      ]),
     ),
   };
   return `${JSON.stringify(document, null, 2)}

@@ -9,10 +9,23 @@ import { ipv6Groups } from './ipv6.js';
 
 const blockedIPv4 = new BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blockedIPv4.addSubnet(network, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blockedIPv4.addSubnet(network, prefix, 'ipv4');
 
 // Every public IPv6 host is in global unicast, 2000::/3, so everything outside it is refused:
 // unspecified, loopback, IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64
@@ -21,9 +34,16 @@ for (const [network, prefix] of [
 // 6to4 (2002::/16), tunnels whose relays could reach any IPv4 address, benchmarking and documentation.
 const blockedIPv6 = new BlockList();
 for (const [network, prefix] of [
-  ['::', 3], ['4000::', 2], ['8000::', 1],
-  ['2001::', 32], ['2001:2::', 48], ['2001:db8::', 32], ['2002::', 16], ['3fff::', 20],
-] as const) blockedIPv6.addSubnet(network, prefix, 'ipv6');
+  ['::', 3],
+  ['4000::', 2],
+  ['8000::', 1],
+  ['2001::', 32],
+  ['2001:2::', 48],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['3fff::', 20],
+] as const)
+  blockedIPv6.addSubnet(network, prefix, 'ipv6');
 
 /**
  * The IPv4 address an IPv6 address stands for, when a public one could be behind it: IPv4-mapped

@@ -20,7 +20,10 @@ function plain(address: string): string {
 export function addressBucket(address: string): string {
   const ip = plain(address);
   if (!isIPv6(ip)) return ip;
-  return `${ipv6Groups(ip).slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+  return `${ipv6Groups(ip)
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The operator's trusted proxies: addresses and CIDR ranges, IPv4 or IPv6. Throws on anything else. */

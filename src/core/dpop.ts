@@ -1,7 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import {
-  SUPPORTED_JWS_ALGORITHMS, hasTyp, jwkFits, jwtSigner, parseCompactJwt, verificationKey, verifyJwtSignature, type JwtVerificationKey,
-} from './jwt.js';
+import { SUPPORTED_JWS_ALGORITHMS, hasTyp, jwkFits, jwtSigner, parseCompactJwt, verificationKey, verifyJwtSignature, type JwtVerificationKey } from './jwt.js';
 import { hashSecret, randomToken, safeEqual } from './secrets.js';
 
 /**

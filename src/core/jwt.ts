@@ -142,7 +142,9 @@ export function jwtSigner(
   if (!algorithm) throw new Error(`unsupported signing algorithm ${header.alg}`);
   if (key.type !== 'private' || !keyFits(algorithm, key)) throw new Error(`the key cannot sign ${header.alg}`);
   const { alg, kid, typ, jwk } = header;
-  const encodedHeader = Buffer.from(JSON.stringify({ alg, ...(kid === undefined ? {} : { kid }), typ, ...(jwk === undefined ? {} : { jwk }) })).toString('base64url');
+  const encodedHeader = Buffer.from(JSON.stringify({ alg, ...(kid === undefined ? {} : { kid }), typ, ...(jwk === undefined ? {} : { jwk }) })).toString(
+    'base64url',
+  );
   const options = signOptions(algorithm, key);
   return (claims) => {
     const input = `${encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;

@@ -39,6 +39,8 @@ export function loadOptionalPackage<T>({ name, feature }: OptionalPackage, load:
     // Only the package itself missing: a package that is there but fails to load says so itself.
     const missing = (error as NodeJS.ErrnoException | null)?.code === 'MODULE_NOT_FOUND' && (error as Error).message.includes(`'${name}'`);
     if (!missing) throw error;
-    throw Object.assign(new Error(`${feature} needs the package ${name}, which is not installed: run npm install ${name}`, { cause: error }), { code: MISSING_PACKAGE });
+    throw Object.assign(new Error(`${feature} needs the package ${name}, which is not installed: run npm install ${name}`, { cause: error }), {
+      code: MISSING_PACKAGE,
+    });
   }
 }

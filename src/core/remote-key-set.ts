@@ -105,7 +105,12 @@ export class RemoteKeySet {
     if (response.status !== 200) return unavailable(`the JWKS answered ${response.status}`);
     const body = (await response.json().catch(() => undefined)) as { keys?: unknown } | undefined;
     const keys = body?.keys;
-    if (typeof body !== 'object' || body === null || !Array.isArray(keys) || !keys.every((key) => typeof key === 'object' && key !== null && !Array.isArray(key))) {
+    if (
+      typeof body !== 'object' ||
+      body === null ||
+      !Array.isArray(keys) ||
+      !keys.every((key) => typeof key === 'object' && key !== null && !Array.isArray(key))
+    ) {
       return unavailable('the JWKS is not a JSON Web Key Set');
     }
     // Keep the imported key objects of keys still published: a refetch does not re-import them.

@@ -59,35 +59,44 @@ export function createDemoMcpServer(upstreamOf?: () => Promise<DemoUpstreamAcces
   const upstream = async (): Promise<DemoUpstreamAccess | Error | null> =>
     upstreamOf ? upstreamOf().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))) : null;
   const server = new McpServer({ name: 'context-auth-demo', version: '0.1.0' });
-  server.registerTool('whoami', { description: 'Who the access token says is calling: username, subject, client, the servers acting for the subject (a delegated token), and scopes.' }, async (ctx) => {
-    const auth = ctx.http?.authInfo;
-    const via = await upstream();
-    const subject = typeof auth?.extra?.subject === 'string' ? auth.extra.subject : null;
-    // A person knows their username, not the id the token carries: both are shown.
-    const user = userOf && subject ? await userOf(subject) : null;
-    const identity = {
-      ...(user ? { username: user.username, name: user.name } : {}),
-      subject: auth?.extra?.subject ?? null,
-      client_id: auth?.clientId ?? null,
-      // A delegated token's: the servers acting for the subject, the one calling first.
-      ...(Array.isArray(auth?.extra?.actors) ? { actors: auth.extra.actors } : {}),
-      scopes: auth?.scopes ?? [],
-      resource: auth?.resource?.href ?? null,
-      ...(via instanceof Error ? { upstream_error: via.message } : via ? { upstream: { provider: via.provider, ...via.identity } } : {}),
-    };
-    return text(identity);
-  });
+  server.registerTool(
+    'whoami',
+    { description: 'Who the access token says is calling: username, subject, client, the servers acting for the subject (a delegated token), and scopes.' },
+    async (ctx) => {
+      const auth = ctx.http?.authInfo;
+      const via = await upstream();
+      const subject = typeof auth?.extra?.subject === 'string' ? auth.extra.subject : null;
+      // A person knows their username, not the id the token carries: both are shown.
+      const user = userOf && subject ? await userOf(subject) : null;
+      const identity = {
+        ...(user ? { username: user.username, name: user.name } : {}),
+        subject: auth?.extra?.subject ?? null,
+        client_id: auth?.clientId ?? null,
+        // A delegated token's: the servers acting for the subject, the one calling first.
+        ...(Array.isArray(auth?.extra?.actors) ? { actors: auth.extra.actors } : {}),
+        scopes: auth?.scopes ?? [],
+        resource: auth?.resource?.href ?? null,
+        ...(via instanceof Error ? { upstream_error: via.message } : via ? { upstream: { provider: via.provider, ...via.identity } } : {}),
+      };
+      return text(identity);
+    },
+  );
   // Offered only where people sign in through an identity provider.
-  if (upstreamOf) server.registerTool('upstream_userinfo', { description: 'Your profile at the identity provider you signed in with, fetched for you with its own token.' }, async () => {
-    const via = await upstream();
-    if (!via) return { isError: true, content: [{ type: 'text', text: 'you did not sign in through an identity provider' }] };
-    if (via instanceof Error) return { isError: true, content: [{ type: 'text', text: via.message }] };
-    try {
-      return text({ provider: via.provider, userinfo: await via.userinfo() });
-    } catch (error) {
-      return { isError: true, content: [{ type: 'text', text: `the identity provider refused: ${(error as Error).message}` }] };
-    }
-  });
+  if (upstreamOf)
+    server.registerTool(
+      'upstream_userinfo',
+      { description: 'Your profile at the identity provider you signed in with, fetched for you with its own token.' },
+      async () => {
+        const via = await upstream();
+        if (!via) return { isError: true, content: [{ type: 'text', text: 'you did not sign in through an identity provider' }] };
+        if (via instanceof Error) return { isError: true, content: [{ type: 'text', text: via.message }] };
+        try {
+          return text({ provider: via.provider, userinfo: await via.userinfo() });
+        } catch (error) {
+          return { isError: true, content: [{ type: 'text', text: `the identity provider refused: ${(error as Error).message}` }] };
+        }
+      },
+    );
   server.registerTool('admin_report', { description: `Server facts for operators; needs the ${ADMIN_SCOPE} scope.` }, (ctx) => {
     // The route already refused tokens without the scope; checking again keeps the tool safe if mounted elsewhere.
     if (!ctx.http?.authInfo?.scopes.includes(ADMIN_SCOPE)) {
@@ -170,7 +179,10 @@ export function mountDemoMcpServer(app: Hono, path: string, protection: Protecte
     } catch (error) {
       if (error instanceof BodyTooLargeError) return bodyTooLargeResponse(error.maxBytes);
       // The client's connection broke mid-body, or its framing did: a 400, like the cap's 413.
-      return Response.json({ error: 'invalid_request', error_description: 'the request body could not be read to its end' }, { status: 400, headers: { Connection: 'close' } });
+      return Response.json(
+        { error: 'invalid_request', error_description: 'the request body could not be read to its end' },
+        { status: 400, headers: { Connection: 'close' } },
+      );
     }
     let body: unknown;
     try {

@@ -13,7 +13,8 @@ export interface ForwardOptions {
 export interface Forwarded {
   response: Response;
   /** The upstream's status, or the gateway's own failure. */
-  outcome: { kind: 'answered'; status: number; sessionId: string | null } | { kind: 'failed'; failure: 'unreachable' | 'timeout' | 'refused' | 'body_too_large' };
+  outcome:
+    { kind: 'answered'; status: number; sessionId: string | null } | { kind: 'failed'; failure: 'unreachable' | 'timeout' | 'refused' | 'body_too_large' };
 }
 
 // Statuses whose answer has no body: a Response built with one throws.
@@ -47,7 +48,10 @@ export async function forwardRequest(request: Request, target: URL, options: For
     const tooLarge = bodyTooLarge(error);
     if (tooLarge) return { response: bodyTooLargeResponse(tooLarge.maxBytes), outcome: { kind: 'failed', failure: 'body_too_large' } };
     if (timeout.signal.aborted) {
-      return { response: gatewayFailure('gateway_timeout', 'the upstream context server did not answer in time'), outcome: { kind: 'failed', failure: 'timeout' } };
+      return {
+        response: gatewayFailure('gateway_timeout', 'the upstream context server did not answer in time'),
+        outcome: { kind: 'failed', failure: 'timeout' },
+      };
     }
     return { response: gatewayFailure('bad_gateway', 'the upstream context server could not be reached'), outcome: { kind: 'failed', failure: 'unreachable' } };
   } finally {

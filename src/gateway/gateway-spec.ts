@@ -13,8 +13,24 @@ export interface GatewaySpec {
  * pages, the demo at /mcp, the well-known documents): a gateway path there would be shadowed.
  */
 const TAKEN = new Set([
-  '.well-known', 'mcp', 'authorize', 'token', 'register', 'revoke', 'introspect', 'jwks', 'device_authorization', 'device',
-  'interaction', 'upstream', 'account', 'admin', 'healthz', 'readyz', 'metrics', 'revocations',
+  '.well-known',
+  'mcp',
+  'authorize',
+  'token',
+  'register',
+  'revoke',
+  'introspect',
+  'jwks',
+  'device_authorization',
+  'device',
+  'interaction',
+  'upstream',
+  'account',
+  'admin',
+  'healthz',
+  'readyz',
+  'metrics',
+  'revocations',
 ]);
 
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
@@ -35,7 +51,10 @@ export function parseGatewaySpec(text: string): Result<GatewaySpec, string> {
   }
   if (TAKEN.has(segments[0]!)) return fail(`${path} is taken by this server's own ${segments[0]}`);
   if (upstream.startsWith('stdio:')) {
-    const [command, ...args] = upstream.slice('stdio:'.length).split(' ').filter((word) => word !== '');
+    const [command, ...args] = upstream
+      .slice('stdio:'.length)
+      .split(' ')
+      .filter((word) => word !== '');
     if (command === undefined) return fail(`${path}=stdio: needs a command, e.g. stdio:npx -y @modelcontextprotocol/server-filesystem /srv`);
     return { ok: true, value: { path, upstream: { kind: 'stdio', command, args } } };
   }

@@ -1,6 +1,13 @@
 import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody, type ProtectedResource, type VerifiedToken } from '../resource-server/index.js';
+import {
+  BodyTooLargeError,
+  DEFAULT_MAX_BODY_BYTES,
+  bodyTooLargeResponse,
+  limitRequestBody,
+  type ProtectedResource,
+  type VerifiedToken,
+} from '../resource-server/index.js';
 import { jsonRpcError, sessionNotFound } from './gateway-errors.js';
 import { SessionOwners } from './session-owners.js';
 import { filterToolList, toolListRequestIds } from './tool-list-filter.js';

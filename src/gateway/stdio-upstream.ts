@@ -63,7 +63,10 @@ export class StdioUpstream implements Upstream {
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
       if (error instanceof BodyTooLargeError || cause instanceof BodyTooLargeError) {
-        return { response: bodyTooLargeResponse((error instanceof BodyTooLargeError ? error : (cause as BodyTooLargeError)).maxBytes), outcome: { kind: 'failed', failure: 'body_too_large' } };
+        return {
+          response: bodyTooLargeResponse((error instanceof BodyTooLargeError ? error : (cause as BodyTooLargeError)).maxBytes),
+          outcome: { kind: 'failed', failure: 'body_too_large' },
+        };
       }
       return answered(jsonRpcError(400, -32700, 'Parse error'));
     }
@@ -71,7 +74,10 @@ export class StdioUpstream implements Upstream {
     if (!isInitializeRequest(body)) return answered(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
     if (this.size >= this.options.maxSessions) {
       return answered(
-        Response.json({ error: 'temporarily_unavailable', error_description: 'this upstream runs as many sessions as it may; try again later' }, { status: 503, headers: { 'Retry-After': '30', 'Cache-Control': 'no-store' } }),
+        Response.json(
+          { error: 'temporarily_unavailable', error_description: 'this upstream runs as many sessions as it may; try again later' },
+          { status: 503, headers: { 'Retry-After': '30', 'Cache-Control': 'no-store' } },
+        ),
       );
     }
     return this.start(request, body);
@@ -110,7 +116,10 @@ export class StdioUpstream implements Upstream {
     } catch {
       this.starting--;
       await http.close().catch(() => {});
-      return { response: Response.json({ error: 'bad_gateway', error_description: 'the upstream context server could not be started' }, { status: 502 }), outcome: { kind: 'failed', failure: 'unreachable' } };
+      return {
+        response: Response.json({ error: 'bad_gateway', error_description: 'the upstream context server could not be started' }, { status: 502 }),
+        outcome: { kind: 'failed', failure: 'unreachable' },
+      };
     }
     try {
       const response = await http.handleRequest(request, { parsedBody: body });
@@ -144,7 +153,8 @@ function relay(http: WebStandardStreamableHTTPServerTransport, child: StdioClien
   };
   child.onmessage = (message) => {
     let relatedRequestId: RequestId | undefined;
-    if ('method' in message && message.method === 'notifications/progress') relatedRequestId = progressRequests.get((message.params as { progressToken: string | number }).progressToken);
+    if ('method' in message && message.method === 'notifications/progress')
+      relatedRequestId = progressRequests.get((message.params as { progressToken: string | number }).progressToken);
     if ('id' in message && !('method' in message)) {
       for (const [token, id] of progressRequests) if (id === message.id) progressRequests.delete(token);
     }

@@ -46,7 +46,8 @@ export function parseToolPolicies(json: unknown, known: { paths: readonly string
       for (const [name, scopes] of Object.entries(value)) {
         if (!Array.isArray(scopes) || scopes.some((scope) => typeof scope !== 'string')) return fail(`${path}.${key}.${name} must be a list of scopes`);
         const unknown = (scopes as string[]).find((scope) => !known.scopes.includes(scope));
-        if (unknown !== undefined) return fail(`${path}.${key}.${name} names the scope ${unknown}, which this server does not issue (${known.scopes.join(', ')})`);
+        if (unknown !== undefined)
+          return fail(`${path}.${key}.${name} names the scope ${unknown}, which this server does not issue (${known.scopes.join(', ')})`);
         const list = [...new Set(scopes as string[])];
         if (key === 'tools') policy.tools.set(name, list);
         else if (key === 'prompts') policy.prompts.set(name, list);
@@ -68,7 +69,8 @@ export function scopesNeeded(policy: ToolPolicy, body: unknown): string[] {
     let scopes: string[] | undefined;
     if (message.method === 'tools/call' && typeof params.name === 'string') scopes = policy.tools.get(params.name);
     else if (message.method === 'prompts/get' && typeof params.name === 'string') scopes = policy.prompts.get(params.name);
-    else if ((message.method === 'resources/read' || message.method === 'resources/subscribe') && typeof params.uri === 'string') scopes = resourceScopes(policy, params.uri);
+    else if ((message.method === 'resources/read' || message.method === 'resources/subscribe') && typeof params.uri === 'string')
+      scopes = resourceScopes(policy, params.uri);
     for (const scope of scopes ?? []) needed.add(scope);
   }
   return [...needed];

@@ -5,15 +5,9 @@ const PLAIN_BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 /** RFC 9449 §7.1: the DPoP scheme's token has the same syntax. */
 const DPOP = /^dpop +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-export type BearerExtraction =
-  | { kind: 'none' }
-  | { kind: 'token'; token: string }
-  | { kind: 'malformed'; reason: string };
+export type BearerExtraction = { kind: 'none' } | { kind: 'token'; token: string } | { kind: 'malformed'; reason: string };
 
-export type AccessTokenExtraction =
-  | { kind: 'none' }
-  | { kind: 'token'; scheme: 'bearer' | 'dpop'; token: string }
-  | { kind: 'malformed'; reason: string };
+export type AccessTokenExtraction = { kind: 'none' } | { kind: 'token'; scheme: 'bearer' | 'dpop'; token: string } | { kind: 'malformed'; reason: string };
 
 /**
  * The access token from `Authorization: Bearer …`, the only place we take it from: never the

@@ -17,7 +17,10 @@ export class BodyTooLargeError extends Error {
 
 /** 413, in the OAuth-style JSON the guard answers with. */
 export function bodyTooLargeResponse(maxBytes: number): Response {
-  return Response.json({ error: 'invalid_request', error_description: `the request body is larger than ${maxBytes} bytes` }, { status: 413, headers: { Connection: 'close' } });
+  return Response.json(
+    { error: 'invalid_request', error_description: `the request body is larger than ${maxBytes} bytes` },
+    { status: 413, headers: { Connection: 'close' } },
+  );
 }
 
 /** True when the request declares a body longer than the cap. */

@@ -34,9 +34,7 @@ export interface DpopRequestFacts {
   request?: object;
 }
 
-export type DpopOutcome =
-  | { ok: true; nonce?: string }
-  | { ok: false; error: 'invalid_dpop_proof' | 'use_dpop_nonce' | 'invalid_token'; description: string };
+export type DpopOutcome = { ok: true; nonce?: string } | { ok: false; error: 'invalid_dpop_proof' | 'use_dpop_nonce' | 'invalid_token'; description: string };
 
 export interface DpopGate {
   /** The proof algorithms accepted: `algs` in challenges, `dpop_signing_alg_values_supported` in the metadata. */
@@ -83,12 +81,16 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
       const result = verifier.check({ proof, method: request.method, url, now: at, accessToken: token, ...(nonce ? { nonce } : {}) });
       if (!result.ok) return result;
       // The RFC's own example answers a key that is not the token's with invalid_token: the proof is sound, the token is not for it.
-      if (result.proof.jkt !== jkt) return { ok: false, error: 'invalid_token', description: 'the DPoP proof is not signed by the key the access token is bound to' };
+      if (result.proof.jkt !== jkt)
+        return { ok: false, error: 'invalid_token', description: 'the DPoP proof is not signed by the key the access token is bound to' };
       if (request.request === undefined || accepted.get(request.request) !== proof) {
         const replay = replays.use(result.proof.replayKey, result.proof.iat, result.proof.replayUntil, at);
         if (replay === 'replayed') return refuse('the DPoP proof was used before');
         if (replay === 'stale') return refuse('the DPoP proof is older than the proofs this server still remembers');
-        if (replay === 'ahead') return refuse('the DPoP proof iat is ahead of this server\'s clock, and this server already keeps as many proofs dated ahead as it will: date proofs by the current time');
+        if (replay === 'ahead')
+          return refuse(
+            "the DPoP proof iat is ahead of this server's clock, and this server already keeps as many proofs dated ahead as it will: date proofs by the current time",
+          );
         if (request.request !== undefined) accepted.set(request.request, proof);
       }
       // RFC 9449 §9: a nonce about to be refused is replaced on a good answer, sparing the client a round trip.

@@ -77,7 +77,10 @@ export interface ProtectedResource {
    */
   checkKnown?(request: GuardRequest | string | null | undefined, requiredScopes?: string[]): GuardResult | undefined;
   /** The same for a Web Request, with the denial as a ready Response. */
-  authenticate(request: Request, requiredScopes?: string[]): Promise<{ ok: true; auth: VerifiedToken; headers?: Record<string, string> } | { ok: false; response: Response }>;
+  authenticate(
+    request: Request,
+    requiredScopes?: string[],
+  ): Promise<{ ok: true; auth: VerifiedToken; headers?: Record<string, string> } | { ok: false; response: Response }>;
 }
 
 function audienceMatches(audience: string[], resource: string): boolean {
@@ -190,7 +193,7 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
   /** What every valid token must also pass, cached or not: its binding and proof, revocation, audience, scope. */
   function admit(auth: VerifiedToken, scheme: Scheme, input: GuardRequest | string | null | undefined, requiredScopes: string[]): GuardResult {
     let headers: Record<string, string> | undefined;
-    const jkt = auth.jkt ?? (auth.claims.cnf === undefined ? undefined : confirmationThumbprint(auth.claims.cnf) ?? null);
+    const jkt = auth.jkt ?? (auth.claims.cnf === undefined ? undefined : (confirmationThumbprint(auth.claims.cnf) ?? null));
     if (scheme === 'bearer') {
       // RFC 9449 §7.2: a bound token is worthless without its key; as a bearer token it is refused.
       if (jkt === null) return invalidToken(scheme, 'the access token is bound by a confirmation method this server does not check');
@@ -210,7 +213,13 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     if (!requiredScopes.every((needed) => auth.scopes.includes(needed))) {
       const missing = requiredScopes.filter((needed) => !auth.scopes.includes(needed));
       const description = `this request needs the scope ${formatScope(missing)}`;
-      return deny(403, scheme, { error: 'insufficient_scope', errorDescription: description, scope: formatScope(requiredScopes) }, 'insufficient_scope', description);
+      return deny(
+        403,
+        scheme,
+        { error: 'insufficient_scope', errorDescription: description, scope: formatScope(requiredScopes) },
+        'insufficient_scope',
+        description,
+      );
     }
     return headers ? { ok: true, auth, headers } : { ok: true, auth };
   }

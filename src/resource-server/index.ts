@@ -1,4 +1,12 @@
-export { protectedResource, toMcpAuthInfo, type ProtectedResource, type ProtectedResourceOptions, type GuardRequest, type GuardResult, type Denial } from './guard.js';
+export {
+  protectedResource,
+  toMcpAuthInfo,
+  type ProtectedResource,
+  type ProtectedResourceOptions,
+  type GuardRequest,
+  type GuardResult,
+  type Denial,
+} from './guard.js';
 export type { DpopOptions } from './dpop.js';
 export { jwtVerifier, type JwtVerifierOptions } from './verify-jwt.js';
 export { introspectionVerifier, type IntrospectionVerifierOptions } from './introspection.js';

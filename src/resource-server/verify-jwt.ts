@@ -3,7 +3,17 @@ import { jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, 
 import { RemoteKeySet, type KeyLookup } from '../core/remote-key-set.js';
 import { fail, ok, type Result } from '../core/result.js';
 import { fetchAuthorizationServerMetadata } from './discovery.js';
-import { ExpiringCache, scopesOf, tokenRefused, type TokenDefect, type TokenVerification, type TokenVerifier, type VerifiedToken, withActors, withThumbprint } from './types.js';
+import {
+  ExpiringCache,
+  scopesOf,
+  tokenRefused,
+  type TokenDefect,
+  type TokenVerification,
+  type TokenVerifier,
+  type VerifiedToken,
+  withActors,
+  withThumbprint,
+} from './types.js';
 
 export interface JwtVerifierOptions {
   /** Issuers whose tokens are accepted; each one's JWKS is found through its metadata. */
@@ -186,7 +196,6 @@ export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
 function unavailable(reason: string): Refusal {
   return { defect: { code: 'unavailable', description: reason }, lasting: false };
 }
-
 
 /**
  * RFC 9068 asks for `client_id`, but other authorization servers name the client in `azp` or not

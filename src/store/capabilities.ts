@@ -34,30 +34,38 @@ export const CORE_METHODS = {
   people: ['getUser', 'createUserWithIdentity', 'listUserIdentities', 'getConsent', 'saveConsent'] as const satisfies readonly (keyof PeopleStore)[],
   interactions: ['createInteraction', 'getInteraction', 'updateInteraction', 'consumeInteraction'] as const satisfies readonly (keyof InteractionStore)[],
   sessions: [
-    'createSession', 'getSession', 'createUpstreamSession', 'getUpstreamSession', 'updateUpstreamSessionTokens',
+    'createSession',
+    'getSession',
+    'createUpstreamSession',
+    'getUpstreamSession',
+    'updateUpstreamSessionTokens',
   ] as const satisfies readonly (keyof SessionStore)[],
   grants: [
-    'createGrant', 'getGrant', 'revokeGrant', 'redeemAuthorizationCode', 'getRefreshToken', 'findSpentRefreshToken', 'refreshGrant', 'revokeAccessToken', 'isAccessTokenRevoked',
+    'createGrant',
+    'getGrant',
+    'revokeGrant',
+    'redeemAuthorizationCode',
+    'getRefreshToken',
+    'findSpentRefreshToken',
+    'refreshGrant',
+    'revokeAccessToken',
+    'isAccessTokenRevoked',
   ] as const satisfies readonly (keyof GrantStore)[],
   replay: ['useAssertionId'] as const satisfies readonly (keyof ReplayStore)[],
   keys: ['listSigningKeys', 'ensureSigningKey'] as const satisfies readonly (keyof KeyStore)[],
 } satisfies Record<StoreAggregate, readonly string[]>;
 
 export type StoreCapability =
-  | 'deviceAuthorization'
-  | 'signOut'
-  | 'refreshRetry'
-  | 'upkeep'
-  | 'rateBuckets'
-  | 'revocationFeed'
-  | 'administration'
-  | 'console'
-  | 'auditEvents';
+  'deviceAuthorization' | 'signOut' | 'refreshRetry' | 'upkeep' | 'rateBuckets' | 'revocationFeed' | 'administration' | 'console' | 'auditEvents';
 
 /** The methods each capability consists of (an optional one, watchRevocations, is not required). */
 export const CAPABILITY_METHODS = {
   deviceAuthorization: [
-    'createDeviceAuthorization', 'findPendingDeviceAuthorization', 'approveDeviceAuthorization', 'denyDeviceAuthorization', 'pollDeviceAuthorization',
+    'createDeviceAuthorization',
+    'findPendingDeviceAuthorization',
+    'approveDeviceAuthorization',
+    'denyDeviceAuthorization',
+    'pollDeviceAuthorization',
   ] as const satisfies readonly (keyof DeviceAuthorizationStore)[],
   signOut: ['deleteSession'] as const satisfies readonly (keyof SignOutStore)[],
   refreshRetry: ['repeatRefresh'] as const satisfies readonly (keyof RefreshRetryStore)[],
@@ -65,7 +73,15 @@ export const CAPABILITY_METHODS = {
   rateBuckets: ['takeRateTokens'] as const satisfies readonly (keyof RateBucketStore)[],
   revocationFeed: ['listRevocations'] as const satisfies readonly (keyof RevocationFeedStore)[],
   administration: [
-    'listClients', 'deleteClient', 'createUser', 'listUsers', 'deleteUser', 'setUserPassword', 'listConsents', 'revokeConsents', 'rotateSigningKey',
+    'listClients',
+    'deleteClient',
+    'createUser',
+    'listUsers',
+    'deleteUser',
+    'setUserPassword',
+    'listConsents',
+    'revokeConsents',
+    'rotateSigningKey',
   ] as const satisfies readonly (keyof StoreAdministration)[],
   console: ['listClientsPage', 'listUsersPage', 'setUserAdmin', 'endUserSessions'] as const satisfies readonly (keyof StoreConsole)[],
   auditEvents: ['recordAuditEvents', 'listAuditEvents'] as const satisfies readonly (keyof AuditEventStore)[],

@@ -3,7 +3,15 @@
  * are keyed, one explanation of a failed consume or refresh for every store, and the constants of
  * upkeep. A store for another database needs none of it to pass the suite.
  */
-import type { DeviceAuthorizationRecord, DevicePollResult, GrantRecord, RefreshRequest, RefreshResult, RefreshTokenRecord, SpentRefreshTokenRecord } from './store.js';
+import type {
+  DeviceAuthorizationRecord,
+  DevicePollResult,
+  GrantRecord,
+  RefreshRequest,
+  RefreshResult,
+  RefreshTokenRecord,
+  SpentRefreshTokenRecord,
+} from './store.js';
 
 /** How many characters of a refresh token's hash (base64url SHA-256) its spent record is found by. */
 export const SPENT_KEY_CHARS = 22;
@@ -55,7 +63,10 @@ export const SLOW_DOWN_SECONDS = 5;
  * row it holds locked): when the poll came, and the interval grown by SLOW_DOWN_SECONDS after a
  * poll of a pending authorization sooner than the interval allows. Nothing for an expired one.
  */
-export function devicePoll(record: DeviceAuthorizationRecord, now: number): { result: DevicePollResult; changed?: Pick<DeviceAuthorizationRecord, 'interval' | 'lastPolledAt'> } {
+export function devicePoll(
+  record: DeviceAuthorizationRecord,
+  now: number,
+): { result: DevicePollResult; changed?: Pick<DeviceAuthorizationRecord, 'interval' | 'lastPolledAt'> } {
   if (record.expiresAt <= now) return { result: { status: 'expired', record } };
   const tooSoon = record.status === 'pending' && record.lastPolledAt !== null && now < record.lastPolledAt + record.interval;
   const changed = { interval: record.interval + (tooSoon ? SLOW_DOWN_SECONDS : 0), lastPolledAt: now };

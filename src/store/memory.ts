@@ -164,8 +164,7 @@ export function createMemoryStore(): FullStore {
     return { ...record, clientId: grant.clientId, successorUnused: findSuccessor(spent.grantId, successorKey) !== undefined };
   };
 
-  const findUserByUsername = (username: string): UserRecord | undefined =>
-    [...users.values()].find((user) => user.username === username);
+  const findUserByUsername = (username: string): UserRecord | undefined => [...users.values()].find((user) => user.username === username);
 
   /** Every check createGrant makes before its first insert, so a refusal leaves nothing (as the SQL transaction). */
   function checkGrant(grant: GrantRecord, code?: AuthorizationCodeRecord): void {
@@ -214,7 +213,11 @@ export function createMemoryStore(): FullStore {
     },
     async saveClient(client) {
       const existing = clients.get(client.clientId);
-      clients.set(client.clientId, { ...copy(client), createdAt: existing?.createdAt ?? client.createdAt, lastUsedAt: existing?.lastUsedAt ?? client.lastUsedAt });
+      clients.set(client.clientId, {
+        ...copy(client),
+        createdAt: existing?.createdAt ?? client.createdAt,
+        lastUsedAt: existing?.lastUsedAt ?? client.lastUsedAt,
+      });
     },
     async touchClient(clientId, now) {
       const client = clients.get(clientId);
@@ -447,7 +450,11 @@ export function createMemoryStore(): FullStore {
       const old = refreshTokens.get(tokenHash);
       const grant = old && grants.get(old.grantId);
       const usable =
-        old !== undefined && old.clientId === clientId && old.expiresAt > now && grant !== undefined && grant.revokedAt === null &&
+        old !== undefined &&
+        old.clientId === clientId &&
+        old.expiresAt > now &&
+        grant !== undefined &&
+        grant.revokedAt === null &&
         (grant.upstreamSessionId === null || request.upstreamChecked);
       if (!usable) return explainRefreshFailure(request, copy(old), copy(grant), old ? undefined : findSpent(tokenHash));
       if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
@@ -463,10 +470,21 @@ export function createMemoryStore(): FullStore {
       const spent = spentTokens.get(spentKey(tokenHash));
       const grant = spent && grants.get(spent.grantId);
       // The successor by its full hash, one of those asked for, and the one the record names.
-      const successor = spent && request.successorHashes.map((hash) => refreshTokens.get(hash)).find((t) => t !== undefined && t.grantId === spent.grantId && spentKey(t.tokenHash) === spent.successorKey);
+      const successor =
+        spent &&
+        request.successorHashes
+          .map((hash) => refreshTokens.get(hash))
+          .find((t) => t !== undefined && t.grantId === spent.grantId && spentKey(t.tokenHash) === spent.successorKey);
       const usable =
-        spent !== undefined && spent.spentAt > request.spentAfter && !refreshTokens.has(tokenHash) && successor !== undefined && successor.expiresAt > now &&
-        grant !== undefined && grant.clientId === clientId && grant.revokedAt === null && (grant.upstreamSessionId === null || request.upstreamChecked);
+        spent !== undefined &&
+        spent.spentAt > request.spentAfter &&
+        !refreshTokens.has(tokenHash) &&
+        successor !== undefined &&
+        successor.expiresAt > now &&
+        grant !== undefined &&
+        grant.clientId === clientId &&
+        grant.revokedAt === null &&
+        (grant.upstreamSessionId === null || request.upstreamChecked);
       if (!usable) {
         const live = refreshTokens.get(tokenHash);
         return explainRefreshFailure(request, copy(live), copy(live && grants.get(live.grantId)), live ? undefined : findSpent(tokenHash));
@@ -495,7 +513,10 @@ export function createMemoryStore(): FullStore {
     },
 
     async listSigningKeys() {
-      return [...signingKeys].reverse().sort((a, b) => b.createdAt - a.createdAt).map(copy);
+      return [...signingKeys]
+        .reverse()
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .map(copy);
     },
     async rotateSigningKey(key) {
       if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreConflictError(`signing key already exists: ${key.kid}`);
@@ -560,20 +581,34 @@ export function createMemoryStore(): FullStore {
         count += auditEvents.length - keep.length;
         auditEvents = keep;
       }
-      count += deleteWhere(codes, expired) + deleteWhere(deviceAuthorizations, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
+      count +=
+        deleteWhere(codes, expired) + deleteWhere(deviceAuthorizations, expired) + deleteWhere(refreshTokens, expired) + deleteWhere(spentTokens, expired);
       count += deleteWhere(sessions, expired) + deleteWhere(interactions, expired) + deleteWhere(rateBuckets, expired) + deleteWhere(usedAssertions, expired);
       count += deleteWhere(revocations, (r) => r.expiresAt <= now - REVOCATION_MARGIN);
-      const hasChildren = (grantId: string): boolean =>
-        [codes, refreshTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
+      const hasChildren = (grantId: string): boolean => [codes, refreshTokens].some((map) => [...map.values()].some((row) => row.grantId === grantId));
       count += deleteWhere(grants, (g) => g.createdAt < now - 60 && (g.accessExpiresAt ?? 0) <= now && !hasChildren(g.id));
-      const restedOn = (id: string): boolean => [...grants.values()].some((g) => g.upstreamSessionId === id) || [...sessions.values()].some((s) => s.upstreamSessionId === id);
+      const restedOn = (id: string): boolean =>
+        [...grants.values()].some((g) => g.upstreamSessionId === id) || [...sessions.values()].some((s) => s.upstreamSessionId === id);
       count += deleteUpstreamSessions((s) => s.expiresAt <= now && !restedOn(s.id));
       return count;
     },
   };
   const held: Record<RecordKind, { size: number } | unknown[]> = {
-    clients, users, userIdentities: identities, consents, interactions, sessions, upstreamSessions, grants, authorizationCodes: codes,
-    refreshTokens, spentRefreshTokens: spentTokens, deviceAuthorizations, usedAssertions, revocations, signingKeys,
+    clients,
+    users,
+    userIdentities: identities,
+    consents,
+    interactions,
+    sessions,
+    upstreamSessions,
+    grants,
+    authorizationCodes: codes,
+    refreshTokens,
+    spentRefreshTokens: spentTokens,
+    deviceAuthorizations,
+    usedAssertions,
+    revocations,
+    signingKeys,
   };
   counted.set(store, (kind) => {
     const records = held[kind];

@@ -51,11 +51,12 @@ export function lookUpClientsTogether<S extends Pick<ClientStore, 'getClient'>>(
   let watched: Promise<() => Promise<void>> | undefined;
   let closed = false;
   const getClient = async (clientId: string): Promise<ClientRecord | undefined> => {
-    if (!closed) watched ??= options.listen(CLIENT_CHANNEL, {
-      notified: () => cache.changed(),
-      listening: () => cache.listening(true),
-      lost: () => cache.listening(false),
-    });
+    if (!closed)
+      watched ??= options.listen(CLIENT_CHANNEL, {
+        notified: () => cache.changed(),
+        listening: () => cache.listening(true),
+        lost: () => cache.listening(false),
+      });
     const row = await cache.get(clientId);
     return row === undefined ? undefined : client.record(row);
   };
@@ -65,7 +66,9 @@ export function lookUpClientsTogether<S extends Pick<ClientStore, 'getClient'>>(
     flush: () => lookups.flush(),
     close: async () => {
       closed = true;
-      await (await watched)?.();
+      await (
+        await watched
+      )?.();
     },
   };
 }

@@ -21,8 +21,16 @@ import type { GrantStore, RefreshRequest, RefreshResult } from './store.js';
 
 /** The columns of one refresh in refreshManyInOneStatement, each passed as an array. */
 const REFRESH_MANY_COLUMNS = [
-  ['token_hash', 'text'], ['token_key', 'text'], ['client_id', 'text'], ['now', 'bigint'], ['access_expires_at', 'bigint'],
-  ['upstream_checked', 'boolean'], ['next_hash', 'text'], ['next_key', 'text'], ['next_created_at', 'bigint'], ['next_expires_at', 'bigint'],
+  ['token_hash', 'text'],
+  ['token_key', 'text'],
+  ['client_id', 'text'],
+  ['now', 'bigint'],
+  ['access_expires_at', 'bigint'],
+  ['upstream_checked', 'boolean'],
+  ['next_hash', 'text'],
+  ['next_key', 'text'],
+  ['next_created_at', 'bigint'],
+  ['next_expires_at', 'bigint'],
 ] as const;
 
 /**

@@ -72,7 +72,16 @@ const UNAVAILABLE_CLASSES = new Set(['08', '53', '58']);
 
 /** Node socket errors (no SQLSTATE) meaning the server cannot be reached. */
 const UNAVAILABLE_NODE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EPIPE',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EPIPE',
 ]);
 
 /** node-postgres's own messages for a lost, refused or timed-out connection. */
@@ -165,9 +174,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
     // First, before anything else: another replica migrating at the same time waits here, then
     // sees the versions it applied.
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS context_auth_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
+    await client.query('CREATE TABLE IF NOT EXISTS context_auth_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM context_auth_migrations');
     const version = rows[0]?.version ?? 0;
     if (version > SCHEMA_VERSION) throw new Error(`database schema version ${version} is newer than this code knows (${SCHEMA_VERSION})`);
@@ -304,18 +311,22 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   /** BEGIN … COMMIT on one connection; ROLLBACK on any error, which is rethrown. */
   const transaction = <T>(program: Program<T>): Promise<T> =>
-    inUnit((unit) => withClient(async (client, discard) => {
-      await client.query('BEGIN');
-      try {
-        const result = await drive(program, client, unit);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        // A connection that cannot even roll back is not returned to the pool.
-        await client.query('ROLLBACK').catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
-        throw err;
-      }
-    }));
+    inUnit((unit) =>
+      withClient(async (client, discard) => {
+        await client.query('BEGIN');
+        try {
+          const result = await drive(program, client, unit);
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          // A connection that cannot even roll back is not returned to the pool.
+          await client
+            .query('ROLLBACK')
+            .catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
+          throw err;
+        }
+      }),
+    );
 
   /**
    * The programs of one batch (sql/group-commit.ts) in one transaction: each in a savepoint, so
@@ -325,30 +336,34 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const commitTogether = (programs: Program<unknown>[]): Promise<Outcome[]> =>
     programs.length === 1
       ? transaction(programs[0]!).then((value): Outcome[] => [{ ok: true, value }])
-      : inUnit((unit) => withClient(async (client, discard) => {
-          await client.query('BEGIN; SAVEPOINT grouped');
-          try {
-            const outcomes: Outcome[] = [];
-            for (const [i, program] of programs.entries()) {
-              if (i > 0) await client.query('RELEASE SAVEPOINT grouped; SAVEPOINT grouped');
-              try {
-                outcomes.push({ ok: true, value: await drive(durable(program), client, unit) });
-              } catch (error) {
-                // A stale plan, or a connection that cannot roll back to the savepoint (lost), fails the batch.
-                if (isStalePlan(error)) throw error;
-                await client.query('ROLLBACK TO SAVEPOINT grouped').catch(() => {
-                  throw error;
-                });
-                outcomes.push({ ok: false, error: translate(error) });
+      : inUnit((unit) =>
+          withClient(async (client, discard) => {
+            await client.query('BEGIN; SAVEPOINT grouped');
+            try {
+              const outcomes: Outcome[] = [];
+              for (const [i, program] of programs.entries()) {
+                if (i > 0) await client.query('RELEASE SAVEPOINT grouped; SAVEPOINT grouped');
+                try {
+                  outcomes.push({ ok: true, value: await drive(durable(program), client, unit) });
+                } catch (error) {
+                  // A stale plan, or a connection that cannot roll back to the savepoint (lost), fails the batch.
+                  if (isStalePlan(error)) throw error;
+                  await client.query('ROLLBACK TO SAVEPOINT grouped').catch(() => {
+                    throw error;
+                  });
+                  outcomes.push({ ok: false, error: translate(error) });
+                }
               }
+              await client.query('COMMIT');
+              return outcomes;
+            } catch (err) {
+              await client
+                .query('ROLLBACK')
+                .catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
+              throw err;
             }
-            await client.query('COMMIT');
-            return outcomes;
-          } catch (err) {
-            await client.query('ROLLBACK').catch((rollbackError: unknown) => discard(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
-            throw err;
-          }
-        }));
+          }),
+        );
   const grouped = groupCommit(commitTogether, translate);
 
   /** TID range scans, which a walk by page needs (a sequential scan per range otherwise), came in PostgreSQL 14. */
@@ -379,20 +394,24 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       listening: onChange,
     });
 
-  const sql = sqlStore(postgres, {
-    sweepPace: SWEEP_PACE,
-    walkByPage,
-    // One statement needs no transaction; several share one connection, in order.
-    run: (program) => run(() => inUnit((unit) => withClient((client) => drive(program, client, unit)))),
-    transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
-    transactionAlone: (program) => run(() => transaction(program)),
-    close: async () => {
-      if (closed) return;
-      await grouped.flush();
-      closed = true;
-      await pool.end();
+  const sql = sqlStore(
+    postgres,
+    {
+      sweepPace: SWEEP_PACE,
+      walkByPage,
+      // One statement needs no transaction; several share one connection, in order.
+      run: (program) => run(() => inUnit((unit) => withClient((client) => drive(program, client, unit)))),
+      transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
+      transactionAlone: (program) => run(() => transaction(program)),
+      close: async () => {
+        if (closed) return;
+        await grouped.flush();
+        closed = true;
+        await pool.end();
+      },
     },
-  }, { sharedByReplicas: true });
+    { sharedByReplicas: true },
+  );
 
   // PostgreSQL's fast paths, as decorators of the clients and grants aggregates.
   /** One statement on a pooled connection, its rows: what the decorators send beside the programs. */

@@ -29,15 +29,7 @@ const SWEEP_PACE: SweepPace = { sliceMs: 1, restFactor: 8 };
 const AUTOCHECKPOINT_PAGES = 1000;
 
 /** Primary result codes after which the database cannot serve requests (until an operator acts). */
-const UNAVAILABLE_CODES = new Set([
-  'SQLITE_BUSY',
-  'SQLITE_CANTOPEN',
-  'SQLITE_IOERR',
-  'SQLITE_FULL',
-  'SQLITE_READONLY',
-  'SQLITE_CORRUPT',
-  'SQLITE_NOTADB',
-]);
+const UNAVAILABLE_CODES = new Set(['SQLITE_BUSY', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_CORRUPT', 'SQLITE_NOTADB']);
 
 function translateError(err: unknown, db: Database.Database): unknown {
   if (err instanceof Database.SqliteError) {
@@ -167,7 +159,10 @@ export function openSqliteStore(options: SqliteStoreOptions): FullStore {
       }
     });
   });
-  const grouped = groupCommit((programs) => inBatch.immediate(programs), (err) => translateError(err, db));
+  const grouped = groupCommit(
+    (programs) => inBatch.immediate(programs),
+    (err) => translateError(err, db),
+  );
 
   /** Runs synchronously, answering as the async Store interface does, with errors translated. */
   const settle = <T>(fn: () => T): Promise<T> => {

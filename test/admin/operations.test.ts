@@ -4,7 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { addClient, addUser, listConsents, listSigningKeys, listUsers, removeClient, removeUser, revokeConsent, rotateSigningKeys, setAdministrator, setPassword } from '../../src/admin/index.js';
+import {
+  addClient,
+  addUser,
+  listConsents,
+  listSigningKeys,
+  listUsers,
+  removeClient,
+  removeUser,
+  revokeConsent,
+  rotateSigningKeys,
+  setAdministrator,
+  setPassword,
+} from '../../src/admin/index.js';
 import { verifyPassword } from '../../src/core/passwords.js';
 import type { FullStore } from '../../src/store/index.js';
 import { SQLITE, type OpenedStore } from '../helpers/stores.js';
@@ -27,7 +39,9 @@ describe('context-auth/admin', () => {
     assert.equal(stored?.admin, true);
     assert.notEqual(stored?.passwordHash, 'correct horse');
     assert.equal(await verifyPassword('correct horse', stored!.passwordHash!), true);
-    assert.deepEqual(await addUser(store, { username: 'a b', password: 'correct horse' }, NOW), { refused: 'A username is 1 to 64 letters, digits or . _ @ + -' });
+    assert.deepEqual(await addUser(store, { username: 'a b', password: 'correct horse' }, NOW), {
+      refused: 'A username is 1 to 64 letters, digits or . _ @ + -',
+    });
     assert.deepEqual(await addUser(store, { username: 'bob', password: 'short' }, NOW), { refused: 'The password must have at least 8 characters.' });
     assert.deepEqual(await addUser(store, { username: 'alice', password: 'another one' }, NOW), { refused: 'A user named alice exists already.' });
     assert.equal(await store.getUser({ username: 'bob' }), undefined);
@@ -35,7 +49,10 @@ describe('context-auth/admin', () => {
 
   it('lists users with how they sign in, never a password hash', async () => {
     const users = await listUsers(store);
-    assert.deepEqual(users.map(({ username, admin, signsInWith }) => ({ username, admin, signsInWith })), [{ username: 'alice', admin: true, signsInWith: 'password' }]);
+    assert.deepEqual(
+      users.map(({ username, admin, signsInWith }) => ({ username, admin, signsInWith })),
+      [{ username: 'alice', admin: true, signsInWith: 'password' }],
+    );
     assert.ok(!JSON.stringify(users).includes('scrypt'));
   });
 
@@ -60,11 +77,20 @@ describe('context-auth/admin', () => {
     assert.equal(browser.registration.client_secret, undefined);
     assert.deepEqual(browser.registration.grant_types, ['authorization_code', 'refresh_token']);
 
-    assert.deepEqual(await addClient(store, { name: 'nothing' }, NOW), { refused: 'Cannot add the client: give redirect URIs for a browser client, or the client_credentials grant.' });
-    assert.deepEqual(await addClient(store, { name: 'both', grantTypes: ['client_credentials'], jwks: { keys: [] }, jwksUri: 'https://example.com/jwks' }, NOW), {
-      refused: 'Cannot add the client: give its keys (jwks) or where they are (jwksUri), not both.',
+    assert.deepEqual(await addClient(store, { name: 'nothing' }, NOW), {
+      refused: 'Cannot add the client: give redirect URIs for a browser client, or the client_credentials grant.',
     });
-    const unsupported = await addClient(store, { name: 'greedy', grantTypes: ['client_credentials'], scope: 'mcp:tools', redirectUris: ['ftp://example.com/cb'] }, NOW);
+    assert.deepEqual(
+      await addClient(store, { name: 'both', grantTypes: ['client_credentials'], jwks: { keys: [] }, jwksUri: 'https://example.com/jwks' }, NOW),
+      {
+        refused: 'Cannot add the client: give its keys (jwks) or where they are (jwksUri), not both.',
+      },
+    );
+    const unsupported = await addClient(
+      store,
+      { name: 'greedy', grantTypes: ['client_credentials'], scope: 'mcp:tools', redirectUris: ['ftp://example.com/cb'] },
+      NOW,
+    );
     assert.ok('refused' in unsupported && unsupported.refused.startsWith('Cannot add the client: '), JSON.stringify(unsupported));
     assert.equal((await store.listClients()).length, 2);
 
@@ -77,7 +103,13 @@ describe('context-auth/admin', () => {
     const second = await rotateSigningKeys(store, NOW + 1);
     assert.equal(second.status, 'current');
     const keys = await listSigningKeys(store);
-    assert.deepEqual(new Map(keys.map((k) => [k.kid, k.status])), new Map([[second.kid, 'current'], [first.kid, 'previous']]));
+    assert.deepEqual(
+      new Map(keys.map((k) => [k.kid, k.status])),
+      new Map([
+        [second.kid, 'current'],
+        [first.kid, 'previous'],
+      ]),
+    );
     for (const key of keys) {
       assert.equal(key.publicJwk.d, undefined, 'no private part');
       assert.equal(key.publicJwk.kty, 'EC');

@@ -48,7 +48,9 @@ onEveryStore('algorithm confusion (JWT)', (env) => {
   it('HS256 keyed with our public key (PEM, JWK JSON, raw point) is refused', async () => {
     const h = await env.target();
     const { claims, kid, publicJwk } = await forgery(h);
-    const pem = createPublicKey({ key: publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+    const pem = createPublicKey({ key: publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' })
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
     const secrets = [pem, JSON.stringify(publicJwk), Buffer.concat([Buffer.from(publicJwk.x!, 'base64url'), Buffer.from(publicJwk.y!, 'base64url')])];
     for (const secret of secrets) {
       for (const alg of ['HS256', 'HS384', 'HS512']) {
@@ -59,12 +61,18 @@ onEveryStore('algorithm confusion (JWT)', (env) => {
     }
   });
 
-  it('an attacker\'s key, under our kid, under its own kid, or embedded in the header (jwk), is refused', async () => {
+  it("an attacker's key, under our kid, under its own kid, or embedded in the header (jwk), is refused", async () => {
     const h = await env.target();
     const { claims, kid } = await forgery(h);
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const attackerJwk = { ...(await exportJWK(publicKey)), kid: 'attacker', alg: 'ES256' };
-    for (const header of [{ kid }, { kid: 'attacker' }, { kid: 'attacker', jwk: attackerJwk }, { jwk: attackerJwk }, { kid, jku: 'https://evil.example/jwks' }]) {
+    for (const header of [
+      { kid },
+      { kid: 'attacker' },
+      { kid: 'attacker', jwk: attackerJwk },
+      { jwk: attackerJwk },
+      { kid, jku: 'https://evil.example/jwks' },
+    ]) {
       const token = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...header }).sign(privateKey);
       await expectRefused(await whoami(h, `Bearer ${token}`), 401, 'invalid_token');
     }

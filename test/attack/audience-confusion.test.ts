@@ -43,8 +43,7 @@ onEveryStore('§4.10 audience confusion (RFC 8707)', (env) => {
     const { tokens } = await obtainTokens(h, revision);
     const claims = jwtClaims(tokens.access_token);
     const { kid, alg, key } = await h.server.keys.current();
-    const sign = (aud: string | string[] | undefined) =>
-      new SignJWT({ ...claims, aud }).setProtectedHeader({ alg, kid, typ: 'at+jwt' }).sign(key);
+    const sign = (aud: string | string[] | undefined) => new SignJWT({ ...claims, aud }).setProtectedHeader({ alg, kid, typ: 'at+jwt' }).sign(key);
     await expectServed(await whoami(h, `Bearer ${await sign(RESOURCE)}`));
     for (const aud of ['https://evil.example/mcp', `${RESOURCE}/../other`, [OTHER_RESOURCE], undefined]) {
       await expectRefused(await whoami(h, `Bearer ${await sign(aud)}`), 401, 'invalid_token', /not issued for this server/);

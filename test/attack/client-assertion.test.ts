@@ -35,7 +35,15 @@ async function addRobot(h: Harness): Promise<Robot> {
     h.server.metadata.scopes_supported,
   );
   const { client } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
-  const claimsOf = (extra: Record<string, unknown>) => ({ iss: client.clientId, sub: client.clientId, aud: ISSUER, jti: randomUUID(), iat: h.clock.now, exp: h.clock.now + 60, ...extra });
+  const claimsOf = (extra: Record<string, unknown>) => ({
+    iss: client.clientId,
+    sub: client.clientId,
+    aud: ISSUER,
+    jti: randomUUID(),
+    iat: h.clock.now,
+    exp: h.clock.now + 60,
+    ...extra,
+  });
   return {
     clientId: client.clientId,
     publicKey,
@@ -99,9 +107,17 @@ onEveryStore('client assertion replay and algorithm confusion', (env) => {
     const attacker = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const forgeries: [string, string, RegExp][] = [
       ['alg none', `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`, /alg none is never accepted/],
-      ['HS256 keyed with the PEM public key', hmacWith(robot.publicKey.export({ format: 'pem', type: 'spki' }), { alg: 'HS256', kid: 'robot-key' }, claims), /algorithm that is not accepted/],
+      [
+        'HS256 keyed with the PEM public key',
+        hmacWith(robot.publicKey.export({ format: 'pem', type: 'spki' }), { alg: 'HS256', kid: 'robot-key' }, claims),
+        /algorithm that is not accepted/,
+      ],
       ['HS256 keyed with the JWK', hmacWith(JSON.stringify(robot.publicJwk), { alg: 'HS256', kid: 'robot-key' }, claims), /algorithm that is not accepted/],
-      ['HS256 keyed with the DER public key', hmacWith(robot.publicKey.export({ format: 'der', type: 'spki' }), { alg: 'HS256', kid: 'robot-key' }, claims), /algorithm that is not accepted/],
+      [
+        'HS256 keyed with the DER public key',
+        hmacWith(robot.publicKey.export({ format: 'der', type: 'spki' }), { alg: 'HS256', kid: 'robot-key' }, claims),
+        /algorithm that is not accepted/,
+      ],
       [
         "an attacker's key carried in the header (jwk)",
         signedWithHeader({ alg: 'ES256', kid: 'robot-key', jwk: attacker.publicKey.export({ format: 'jwk' }) }, claims, attacker.privateKey),
@@ -124,10 +140,25 @@ function injectedAssertions(robot: Robot): [string, string, RegExp, RegExp][] {
   return [
     // Its metadata named our token endpoint as its own: a client that takes the token endpoint URL for
     // the audience signs ours, and sends it to whichever endpoint of the attacker it was calling.
-    ['aud: our token endpoint URL', robot.sign({ aud: `${ISSUER}/token` }), /aud does not name this authorization server: it must be the issuer identifier/, /or the token endpoint URL/],
+    [
+      'aud: our token endpoint URL',
+      robot.sign({ aud: `${ISSUER}/token` }),
+      /aud does not name this authorization server: it must be the issuer identifier/,
+      /or the token endpoint URL/,
+    ],
     // A client that lists every name it knows for the server it talks to, ours among them.
-    ['aud: a list naming the attacker and us', robot.sign({ aud: [evil, ISSUER] }), /aud must be a single string, not a list/, /names another audience beside this authorization server/],
-    ['aud: a list naming the attacker and our token endpoint', robot.sign({ aud: [evil, `${ISSUER}/token`] }), /aud does not name this authorization server/, /names another audience beside this authorization server/],
+    [
+      'aud: a list naming the attacker and us',
+      robot.sign({ aud: [evil, ISSUER] }),
+      /aud must be a single string, not a list/,
+      /names another audience beside this authorization server/,
+    ],
+    [
+      'aud: a list naming the attacker and our token endpoint',
+      robot.sign({ aud: [evil, `${ISSUER}/token`] }),
+      /aud does not name this authorization server/,
+      /names another audience beside this authorization server/,
+    ],
   ];
 }
 
@@ -147,7 +178,7 @@ async function expectInjectionRefused(env: AttackEnv, compatible: boolean): Prom
 }
 
 onEveryStore('client assertion audience injection', (env) => {
-  it("an assertion made for another server, naming our token endpoint or listing us beside it, is refused and issues nothing", async () => {
+  it('an assertion made for another server, naming our token endpoint or listing us beside it, is refused and issues nothing', async () => {
     await expectInjectionRefused(env, false);
   });
 

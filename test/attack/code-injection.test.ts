@@ -20,7 +20,7 @@ async function codeFor(h: Harness, client: TestClient): Promise<{ code: string; 
 }
 
 onEveryStore('§4.5 authorization code injection', (env) => {
-  it('a stolen code redeemed with the attacker\'s own verifier is refused and issues nothing', async () => {
+  it("a stolen code redeemed with the attacker's own verifier is refused and issues nothing", async () => {
     const h = await env.target();
     const client = await registerClient(h);
     const { code } = await codeFor(h, client);
@@ -45,7 +45,11 @@ onEveryStore('§4.5 authorization code injection', (env) => {
     const client = await registerClient(h, { redirect_uris: ['http://127.0.0.1:33333/callback', 'http://127.0.0.1:33333/other'] });
     const { code, verifier } = await codeFor(h, client);
     const before = await env.counts();
-    await expectOAuthError(await redeemCode(h, client, code, verifier, { resource: revision.resource, redirect_uri: 'http://127.0.0.1:33333/other' }), 400, 'invalid_grant');
+    await expectOAuthError(
+      await redeemCode(h, client, code, verifier, { resource: revision.resource, redirect_uri: 'http://127.0.0.1:33333/other' }),
+      400,
+      'invalid_grant',
+    );
     assertUnchanged(before, await env.counts(), ['refresh_tokens'], 'other redirect URI');
   });
 

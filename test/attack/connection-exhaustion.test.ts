@@ -29,9 +29,7 @@ async function otherClients(port: number): Promise<OtherClients> {
 }
 
 async function release(sockets: Held[]): Promise<void> {
-  await Promise.all(
-    sockets.map(({ socket }) => new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve).destroy()))),
-  );
+  await Promise.all(sockets.map(({ socket }) => new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve).destroy()))));
 }
 
 describe('connection exhaustion against serve at its default limits', { timeout: 300_000 }, () => {
@@ -70,7 +68,9 @@ describe('connection exhaustion against serve at its default limits', { timeout:
     try {
       const attacked = await otherClients(port);
       const held = attacker.filter((h) => !h.closed()).length;
-      t.diagnostic(`other clients without the attack: p50 ${quiet.p50} ms, p99 ${quiet.p99} ms; during it (the attacker holding ${held}): p50 ${attacked.p50} ms, p99 ${attacked.p99} ms`);
+      t.diagnostic(
+        `other clients without the attack: p50 ${quiet.p50} ms, p99 ${quiet.p99} ms; during it (the attacker holding ${held}): p50 ${attacked.p50} ms, p99 ${attacked.p99} ms`,
+      );
       assert.equal(attacked.failed, 0, `${attacked.failed} of 100 requests from other addresses failed`);
       assert.ok(attacked.p99 < 2_000, `other clients' p99 was ${attacked.p99} ms`);
       // The newest thousand of its sockets held the server at its cap, less one for each other client at most.

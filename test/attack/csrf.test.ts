@@ -29,7 +29,10 @@ async function startInteraction(h: Harness, browser: Browser): Promise<{ path: s
   const response = await browser.fetch(authorizeUrl(params));
   const path = response.headers.get('location')!;
   assert.match(path, /^\/interaction\//);
-  const binding = response.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith(`${BROWSER_COOKIE}=`));
+  const binding = response.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0]!)
+    .find((pair) => pair.startsWith(`${BROWSER_COOKIE}=`));
   assert.ok(binding, 'the browser binding cookie');
   const { action, csrf } = parseForm(await (await browser.fetch(path)).text());
   return { path, action, csrf, binding };
@@ -59,7 +62,10 @@ let people = 0;
 const fresh = (name: string): string => `${name}-${++people}`;
 
 onEveryStore('§4.7 cross-site request forgery', (env) => {
-  for (const [name, csrf] of [['without a csrf token', undefined], ['with a wrong csrf token', 'forged-token']] as const) {
+  for (const [name, csrf] of [
+    ['without a csrf token', undefined],
+    ['with a wrong csrf token', 'forged-token'],
+  ] as const) {
     it(`a sign-in post ${name} is refused with 403 and signs nobody in`, async () => {
       const h = await env.target();
       const browser = new Browser(h);
@@ -75,7 +81,7 @@ onEveryStore('§4.7 cross-site request forgery', (env) => {
     });
   }
 
-  it('an interaction an attacker started does not complete in the victim\'s browser (login CSRF)', async () => {
+  it("an interaction an attacker started does not complete in the victim's browser (login CSRF)", async () => {
     const h = await env.target();
     const attacker = new Browser(h);
     const { path, action, csrf } = await startInteraction(h, attacker);
@@ -117,16 +123,22 @@ onEveryStore('§4.7 cross-site request forgery', (env) => {
     assert.equal(location.searchParams.get('state'), state);
   });
 
-  it('a sibling subdomain\'s planted cookie does not let its page make someone an administrator', async () => {
+  it("a sibling subdomain's planted cookie does not let its page make someone an administrator", async () => {
     const h = await env.target();
     const admin = await signInToConsole(h, { username: fresh('root') });
     const mallory = await addUser(h, fresh('mallory'));
     const planted = `${BROWSER_COOKIE}=${KNOWN}; ${admin.browser.cookieHeader()}`;
     const promote = { action: 'set-admin', username: mallory.username, admin: 'on', return: 'people' };
-    const tokens = { 'the page\'s token for KNOWN': await tokenForKnownBinding(h, '/admin'), 'sha256("admin-form:" + KNOWN)': hashSecret(`admin-form:${KNOWN}`) };
+    const tokens = {
+      "the page's token for KNOWN": await tokenForKnownBinding(h, '/admin'),
+      'sha256("admin-form:" + KNOWN)': hashSecret(`admin-form:${KNOWN}`),
+    };
     for (const [token, csrf] of Object.entries(tokens)) {
       // As a browser sends it, and as one that sends neither Origin nor Sec-Fetch-Site.
-      for (const [browser, headers] of [['a browser', SIBLING], ['an old browser', {}]] as const) {
+      for (const [browser, headers] of [
+        ['a browser', SIBLING],
+        ['an old browser', {}],
+      ] as const) {
         const response = await victimPost(h, '/admin', planted, { csrf, ...promote }, headers);
         assert.equal(response.status, 403, `${token}, ${browser}: ${await response.clone().text()}`);
         assert.equal((await h.store.getUser({ username: mallory.username }))?.admin ?? false, false, `${token}, ${browser}: mallory is no administrator`);
@@ -167,7 +179,7 @@ onEveryStore('§4.7 cross-site request forgery', (env) => {
     assert.match(page.headers.get('set-cookie') ?? '', /^__Host-ca_browser=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
   });
 
-  it('a token from one session is refused in another (the attacker\'s own, replayed in the victim\'s)', async () => {
+  it("a token from one session is refused in another (the attacker's own, replayed in the victim's)", async () => {
     const h = await env.target();
     const victim = await addUser(h, fresh('alice'));
     const mallory = await addUser(h, fresh('mallory'));
@@ -190,7 +202,7 @@ onEveryStore('§4.7 cross-site request forgery', (env) => {
     const before = await env.counts();
     const response = await victimPost(h, '/account', victimCookies, { csrf: token, action: 'revoke', client_id: client.client_id });
     assert.equal(response.status, 403, await response.clone().text());
-    assert.equal((await h.store.listConsents({ userId: victim.id })).length, 1, 'the victim\'s approval stays');
+    assert.equal((await h.store.listConsents({ userId: victim.id })).length, 1, "the victim's approval stays");
     assertUnchanged(before, await env.counts(), ['consents', 'grants', 'revocations'], 'replayed token');
   });
 
@@ -219,7 +231,7 @@ onEveryStore('§4.7 cross-site request forgery', (env) => {
     assertUnchanged(before, await env.counts(), ['consents', 'grants', 'revocations'], 'cross-site post');
   });
 
-  it('a token computed without the server\'s key, from the victim\'s own cookie, is refused', async () => {
+  it("a token computed without the server's key, from the victim's own cookie, is refused", async () => {
     const h = await env.target();
     const admin = await signInToConsole(h, { username: fresh('root') });
     const mallory = await addUser(h, fresh('mallory'));

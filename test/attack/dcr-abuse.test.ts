@@ -12,7 +12,17 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { authorizationRequest, authorizeUrl, Browser, expectOAuthError, pkcePair, registerClient, REDIRECT_URI, REVISIONS, type Harness } from '../helpers/harness.js';
+import {
+  authorizationRequest,
+  authorizeUrl,
+  Browser,
+  expectOAuthError,
+  pkcePair,
+  registerClient,
+  REDIRECT_URI,
+  REVISIONS,
+  type Harness,
+} from '../helpers/harness.js';
 import { PEER_HEADER } from '../helpers/co-hosted.js';
 import { assertUnchanged, onEveryStore } from './setup.js';
 
@@ -108,7 +118,11 @@ onEveryStore('DCR abuse', (env) => {
       const h = await env.target();
       const before = await env.counts();
       const big = JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', padding: 'x'.repeat(70 * 1024) });
-      await expectOAuthError(await h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: big }), 413, 'invalid_request');
+      await expectOAuthError(
+        await h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: big }),
+        413,
+        'invalid_request',
+      );
       // No Content-Length: the limit holds while the body streams in.
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
@@ -116,7 +130,12 @@ onEveryStore('DCR abuse', (env) => {
           controller.close();
         },
       });
-      const streamed = await h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+      const streamed = await h.request('/register', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       await expectOAuthError(streamed, 413, 'invalid_request');
       assertUnchanged(before, await env.counts(), ['clients'], 'big body');
     });
@@ -174,7 +193,13 @@ onEveryStore('DCR abuse', (env) => {
 
     const authorizeAs = (h: Harness, clientId: string, address: string): Promise<Response> =>
       h.request(
-        authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+        authorizeUrl({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
         { headers: { [PEER_HEADER]: address } },
       );
 

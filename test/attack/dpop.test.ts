@@ -76,7 +76,7 @@ const COSTLY_KEYS: [Record<string, string>, RegExp][] = [
 ];
 
 onEveryStore('DPoP proofs: floods, replays and costly keys', (env) => {
-  it('a proof spent first under a wrong secret, and a flood of them, record nothing: the honest client\'s proof is taken', async () => {
+  it("a proof spent first under a wrong secret, and a flood of them, record nothing: the honest client's proof is taken", async () => {
     const h = await env.target();
     const client = await registerServiceClient(h);
     const honest = newKey();
@@ -85,9 +85,13 @@ onEveryStore('DPoP proofs: floods, replays and costly keys', (env) => {
     await expectOAuthError(await clientCredentials(h, client, 'guessed secret', seen), 401, 'invalid_client');
     const flooder = newKey();
     for (let i = 0; i < 100; i++) {
-      await expectOAuthError(await clientCredentials(h, client, `guess ${i}`, flooder.sign({ method: 'POST', url: TOKEN_URL, now: h.clock.now + 60 })), 401, 'invalid_client');
+      await expectOAuthError(
+        await clientCredentials(h, client, `guess ${i}`, flooder.sign({ method: 'POST', url: TOKEN_URL, now: h.clock.now + 60 })),
+        401,
+        'invalid_client',
+      );
     }
-    assertUnchanged(before, await env.counts(), [...ISSUED, 'used_assertions'], 'proofs sent without the client\'s secret');
+    assertUnchanged(before, await env.counts(), [...ISSUED, 'used_assertions'], "proofs sent without the client's secret");
     const taken = await clientCredentials(h, client, client.client_secret!, seen);
     assert.equal(taken.status, 200, await taken.text());
   });
@@ -114,7 +118,11 @@ onEveryStore('DPoP proofs: floods, replays and costly keys', (env) => {
     const served = (response: Response) => response.status === 200;
     let floodServed = 0;
     for (let i = 0; i < 200; i++) {
-      const response = await whoamiWithProof(h, flooderToken, flooder.sign({ method: 'POST', url: RESOURCE, accessToken: flooderToken, now: h.clock.now + 60 }));
+      const response = await whoamiWithProof(
+        h,
+        flooderToken,
+        flooder.sign({ method: 'POST', url: RESOURCE, accessToken: flooderToken, now: h.clock.now + 60 }),
+      );
       if (served(response)) floodServed++;
       else await refusedAtMcp(response, /ahead of this server's clock/);
     }

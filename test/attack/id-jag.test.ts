@@ -32,13 +32,25 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 let counter = 0;
 
 async function jagClient(target: CoHosted): Promise<{ id: string; secret: string }> {
-  const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE] }, target.server.metadata.scopes_supported);
+  const valid = validateClientMetadata(
+    { token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE] },
+    target.server.metadata.scopes_supported,
+  );
   const { client, clientSecret } = await createClient(target.store, valid, target.clock.now, { registeredBy: 'admin' });
   return { id: client.clientId, secret: clientSecret! };
 }
 
 function claims(target: CoHosted, clientId: string): Record<string, unknown> {
-  return { iss: idp.issuer, sub: 'employee-9', aud: ISSUER, resource: RESOURCE, client_id: clientId, jti: `attack-${++counter}-${Math.random()}`, iat: target.clock.now, exp: target.clock.now + 300 };
+  return {
+    iss: idp.issuer,
+    sub: 'employee-9',
+    aud: ISSUER,
+    resource: RESOURCE,
+    client_id: clientId,
+    jti: `attack-${++counter}-${Math.random()}`,
+    iat: target.clock.now,
+    exp: target.clock.now + 300,
+  };
 }
 
 function present(target: CoHosted, client: { id: string; secret: string }, assertion: string): Promise<Response> {

@@ -50,7 +50,7 @@ onEveryStore('§4.14 refresh token replay', (env) => {
     const victim = await refreshOk(h, client, stolen.refresh_token);
     h.clock.now += 30;
     const thief = await refreshOk(h, client, stolen.refresh_token);
-    assert.equal(thief.refresh_token, victim.refresh_token, 'a retry: the thief holds the victim\'s token');
+    assert.equal(thief.refresh_token, victim.refresh_token, "a retry: the thief holds the victim's token");
     await expectServed(await whoami(h, `Bearer ${thief.access_token}`));
 
     // Two holders' next refreshes are apart: the first rotates the token, the later one is a reuse.
@@ -60,7 +60,8 @@ onEveryStore('§4.14 refresh token replay', (env) => {
     const body = await expectOAuthError(await refresh(h, client, thief.refresh_token), 400, 'invalid_grant');
     assert.match(body.error_description ?? '', /already used; the grant is revoked/);
     await expectOAuthError(await refresh(h, client, ahead.refresh_token), 400, 'invalid_grant');
-    for (const access of [ahead, thief, victim].map((t) => t.access_token)) await expectRefused(await whoami(h, `Bearer ${access}`), 401, 'invalid_token', /revoked/);
+    for (const access of [ahead, thief, victim].map((t) => t.access_token))
+      await expectRefused(await whoami(h, `Bearer ${access}`), 401, 'invalid_token', /revoked/);
   });
 
   it('a thief who uses the stolen token first is caught either way: the victim’s retry gets the thief’s token, or revokes', async () => {
@@ -77,7 +78,7 @@ onEveryStore('§4.14 refresh token replay', (env) => {
       } else {
         assert.equal(victim.status, 200, 'the victim passes for a retry');
         const held = (await victim.json()) as Tokens;
-        assert.equal(held.refresh_token, thief.refresh_token, 'and holds the thief\'s token');
+        assert.equal(held.refresh_token, thief.refresh_token, "and holds the thief's token");
         // The thief refreshes it at its next turn; the victim's own refresh of it, later, is a reuse.
         h.clock.now += 100;
         thief = await refreshOk(h, client, thief.refresh_token);
@@ -101,7 +102,7 @@ onEveryStore('§4.14 refresh token replay', (env) => {
     await expectRefused(await whoami(h, `Bearer ${victim.access_token}`), 401, 'invalid_token', /revoked/);
   });
 
-  it('another client presenting a refresh token is refused, and the token stays the owner\'s to use', async () => {
+  it("another client presenting a refresh token is refused, and the token stays the owner's to use", async () => {
     const h = await env.target();
     const { client, tokens } = await obtainTokens(h, revision);
     const attacker = await registerClient(h, { client_name: 'Attacker' });
@@ -115,10 +116,16 @@ onEveryStore('§4.14 refresh token replay', (env) => {
     const h = await env.target();
     const { client, tokens } = await obtainTokens(h, revision);
     const responses = await Promise.all(Array.from({ length: 8 }, () => refresh(h, client, String(tokens.refresh_token))));
-    assert.deepEqual(responses.map((response) => response.status), Array(8).fill(200));
+    assert.deepEqual(
+      responses.map((response) => response.status),
+      Array(8).fill(200),
+    );
     const answers = await Promise.all(responses.map(async (response) => (await response.json()) as Tokens));
     const shared = answers[0]!.refresh_token;
-    assert.ok(answers.every((answer) => answer.refresh_token === shared), 'one token for all eight');
+    assert.ok(
+      answers.every((answer) => answer.refresh_token === shared),
+      'one token for all eight',
+    );
     // One holder refreshes twice: the shared token's successor is used.
     const next = await refreshOk(h, client, shared);
     const newest = await refreshOk(h, client, next.refresh_token);

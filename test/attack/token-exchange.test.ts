@@ -24,7 +24,10 @@ const FOR_NOTES = { name: 'Revision B, for the notes server', resource: OTHER_RE
 
 /** The notes server's client (resource OTHER_RESOURCE's server), made on the store; the policy lets it delegate to /mcp. */
 async function notesServer(store: CoHosted['store'], now: number): Promise<{ client: TestClient; options: Partial<AuthorizationServerOptions> }> {
-  const metadata = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }, ['mcp:tools', 'mcp:admin']);
+  const metadata = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }, [
+    'mcp:tools',
+    'mcp:admin',
+  ]);
   const { client, clientSecret } = await createClient(store, metadata, now, { registeredBy: 'admin' });
   return {
     client: { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' },
@@ -33,7 +36,12 @@ async function notesServer(store: CoHosted['store'], now: number): Promise<{ cli
 }
 
 function exchange(target: CoHosted, caller: TestClient, subjectToken: string): Promise<Response> {
-  return postAs(target, '/token', caller, { grant_type: TOKEN_EXCHANGE_GRANT_TYPE, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN_TYPE, resource: RESOURCE });
+  return postAs(target, '/token', caller, {
+    grant_type: TOKEN_EXCHANGE_GRANT_TYPE,
+    subject_token: subjectToken,
+    subject_token_type: ACCESS_TOKEN_TYPE,
+    resource: RESOURCE,
+  });
 }
 
 async function expectError(response: Response, error: string, pattern: RegExp): Promise<void> {

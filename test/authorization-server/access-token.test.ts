@@ -46,7 +46,10 @@ for (const revision of REVISIONS) {
       assert.equal(header.typ, 'at+jwt');
       assert.equal(header.alg, 'ES256');
       const jwks = (await (await h.request('/jwks')).json()) as JSONWebKeySet;
-      assert.ok(jwks.keys.some((key) => key.kid === header.kid), 'kid is in /jwks');
+      assert.ok(
+        jwks.keys.some((key) => key.kid === header.kid),
+        'kid is in /jwks',
+      );
 
       const claims = await verify(h, tokens.access_token);
       assert.equal(claims.iss, ISSUER);

@@ -106,7 +106,10 @@ describe('/account signed in', () => {
     assert.match(html, /<dt>Approved<\/dt><dd>2027-01-15 08:00 UTC<\/dd>/);
     assert.match(html, new RegExp(`name="client_id" value="${mine.client_id}"`));
     // Revoking is described as it is: no new tokens at once; tokens held, as far as other servers learn of it.
-    assert.match(html, /Revoking stops an application getting new tokens at once: it has to ask you again\. Access tokens it already holds are refused by servers that follow/);
+    assert.match(
+      html,
+      /Revoking stops an application getting new tokens at once: it has to ask you again\. Access tokens it already holds are refused by servers that follow/,
+    );
   });
 
   it('shows the registrations of one program under one self-chosen name as one card, each revocable, and all at once', async () => {
@@ -114,7 +117,11 @@ describe('/account signed in', () => {
     const alice = await addUser(h);
     const bob = await addUser(h, 'bob', 'another good password');
     // The CLI as it registers: loopback redirect, the browser and device grants; once per credentials file.
-    const cli = { client_name: 'context-auth CLI', application_type: 'native', grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] };
+    const cli = {
+      client_name: 'context-auth CLI',
+      application_type: 'native',
+      grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+    };
     const registrations = [await registerClient(h, cli), await registerClient(h, cli), await registerClient(h, cli)];
     const other = await registerClient(h, { client_name: 'Notes' });
     const browser = new Browser(h);
@@ -129,23 +136,34 @@ describe('/account signed in', () => {
     assert.match(card, /context-auth CLI <span class="tag">unverified<\/span>/, 'the name stays marked as chosen by whoever registered it');
     assert.match(card, /3 registrations under this name, each approved by you/);
     // Where they run, once for the three: what their registrations allow (127.0.0.1 redirects, the device grant).
-    assert.equal(card.match(/<dt>Runs as<\/dt><dd>a program on the computer you signed in from \(its sign-in returns to 127\.0\.0\.1 there\), or on a device that showed you a code<\/dd>/g)?.length, 1);
+    assert.equal(
+      card.match(
+        /<dt>Runs as<\/dt><dd>a program on the computer you signed in from \(its sign-in returns to 127\.0\.0\.1 there\), or on a device that showed you a code<\/dd>/g,
+      )?.length,
+      1,
+    );
     for (const client of registrations) assert.match(card, new RegExp(`name="client_id" value="${client.client_id}"`));
     const all = /name="client_ids" value="([^"]+)"/.exec(card)?.[1]?.split(' ');
     assert.deepEqual(all?.sort(), registrations.map((c) => c.client_id).sort(), 'Revoke all names the three');
-    assert.ok(!html.includes(bobsCli.client_id), 'another person\'s registration under the same name is not shown');
-    assert.match(cards.find((c) => c.includes('Notes'))!, /<dt>Runs as<\/dt><dd>a program on the computer you signed in from \(its sign-in returns to 127\.0\.0\.1 there\)<\/dd>/);
+    assert.ok(!html.includes(bobsCli.client_id), "another person's registration under the same name is not shown");
+    assert.match(
+      cards.find((c) => c.includes('Notes'))!,
+      /<dt>Runs as<\/dt><dd>a program on the computer you signed in from \(its sign-in returns to 127\.0\.0\.1 there\)<\/dd>/,
+    );
 
     // Revoke all: alice's three go; her other application and bob's registration stay.
     const csrf = csrfOf(html);
     const withBobs = [...all!, bobsCli.client_id].join(' ');
     assert.equal((await browser.submit('/account', { csrf, action: 'revoke', client_ids: withBobs })).status, 303);
-    assert.deepEqual((await h.store.listConsents({ userId: alice.id })).map((c) => c.clientId), [other.client_id]);
-    assert.equal((await h.store.listConsents({ userId: bob.id })).length, 1, 'a client id names only the signed-in person\'s consent');
+    assert.deepEqual(
+      (await h.store.listConsents({ userId: alice.id })).map((c) => c.clientId),
+      [other.client_id],
+    );
+    assert.equal((await h.store.listConsents({ userId: bob.id })).length, 1, "a client id names only the signed-in person's consent");
     assert.equal(h.log.filter((e) => e.event === 'consent_revoked').length, 3);
   });
 
-  it('revokes nothing of another person: a client id in the form only ever names the signed-in person\'s consent', async () => {
+  it("revokes nothing of another person: a client id in the form only ever names the signed-in person's consent", async () => {
     const h = createHarness();
     const alice = await addUser(h);
     const bob = await addUser(h, 'bob', 'another good password');
@@ -160,7 +178,7 @@ describe('/account signed in', () => {
     assert.equal((await refresh(h, client, tokens.refresh_token)).status, 200);
   });
 
-  it('refuses a form without the csrf token, or with another browser\'s', async () => {
+  it("refuses a form without the csrf token, or with another browser's", async () => {
     const h = createHarness();
     const user = await addUser(h);
     const client = await registerClient(h);
@@ -178,7 +196,7 @@ describe('/account signed in', () => {
     assert.equal((await h.store.listConsents({ userId: user.id })).length, 1);
   });
 
-  it('binds a signed-in page\'s forms to the session: the sign-in page\'s token, another session\'s, or an ended session\'s is refused', async () => {
+  it("binds a signed-in page's forms to the session: the sign-in page's token, another session's, or an ended session's is refused", async () => {
     const h = createHarness();
     const alice = await addUser(h);
     const bob = await addUser(h, 'bob', 'another good password');
@@ -234,7 +252,13 @@ describe('/account signed in', () => {
     const pages: string[] = [];
     const browser = new Browser(h);
     const first = await browser.fetch(
-      authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
     );
     await signInAndConsent(browser, first, user, 'approve', ISSUER, pages);
     assert.match(pages.at(-1)!, /You can <a href="\/account">revoke this later<\/a>\./);
@@ -242,7 +266,7 @@ describe('/account signed in', () => {
 });
 
 onEveryStore('/account revoke', (env) => {
-  it('ends the application\'s grant at once: its refresh token is refused at /token, its access token at the co-hosted guard', async () => {
+  it("ends the application's grant at once: its refresh token is refused at /token, its access token at the co-hosted guard", async () => {
     const h = await env.target();
     const client = await registerClient(h);
     const { browser, tokens } = await approve(h, client, USER);
@@ -256,7 +280,10 @@ onEveryStore('/account revoke', (env) => {
     const html = await (await browser.fetch('/account?done=revoked')).text();
     assert.match(html, /Access revoked/);
     // What is true of a JWT another server checks on its own: refused once that server learns of it, else when it expires.
-    assert.match(html, /can no longer get tokens\. Access tokens it already holds are refused by servers that follow this server&#39;s revocations when they next check \(usually within seconds\), and by other servers only when they expire, at most 10 minutes later\./);
+    assert.match(
+      html,
+      /can no longer get tokens\. Access tokens it already holds are refused by servers that follow this server&#39;s revocations when they next check \(usually within seconds\), and by other servers only when they expire, at most 10 minutes later\./,
+    );
     assert.ok(!html.includes(client.client_id));
     assert.ok(h.log.some((e) => e.event === 'consent_revoked' && e.client_id === client.client_id));
   });

@@ -156,7 +156,11 @@ for (const kind of STORE_KINDS) {
       await writer.flush();
       assert.equal(writer.pending, 0);
       const kept = await keptFrom(opened.store, 50_000);
-      assert.deepEqual(kept.map((e) => e.details?.attempt), [0, 1, 2, 3, 4, 5, 6, 7], 'all of them, in order');
+      assert.deepEqual(
+        kept.map((e) => e.details?.attempt),
+        [0, 1, 2, 3, 4, 5, 6, 7],
+        'all of them, in order',
+      );
       assert.match(warnings.at(-1)!, /written to the store again/);
       await writer.close();
     });
@@ -175,7 +179,11 @@ for (const kind of STORE_KINDS) {
       mode.down = false;
       await writer.flush();
       const kept = await keptFrom(opened.store, 60_000);
-      assert.deepEqual(kept.map((e) => e.details?.attempt), [15, 16, 17, 18, 19, 20, 21, 22, 23, 24], 'the newest ten');
+      assert.deepEqual(
+        kept.map((e) => e.details?.attempt),
+        [15, 16, 17, 18, 19, 20, 21, 22, 23, 24],
+        'the newest ten',
+      );
       assert.match(warnings.at(-1)!, /15 were dropped/);
       await writer.close();
     });
@@ -206,8 +214,16 @@ for (const kind of STORE_KINDS) {
       const h: Harness = createHarness({ store: opened.store, auditEvents: { retentionDays: 7 }, metrics: true });
       const nowMs = h.clock.now * 1000;
       const at = (daysAgo: number, tag: string): AuditEventRecord => ({
-        occurredAt: nowMs - daysAgo * DAY_MS, event: 'logout', outcome: 'success', reason: null, clientId: null, userId: null, grantId: null,
-        address: null, provider: null, details: { tag },
+        occurredAt: nowMs - daysAgo * DAY_MS,
+        event: 'logout',
+        outcome: 'success',
+        reason: null,
+        clientId: null,
+        userId: null,
+        grantId: null,
+        address: null,
+        provider: null,
+        details: { tag },
       });
       await opened.store.recordAuditEvents([at(30, 'month'), at(8, 'week-and-a-day'), at(6.9, 'within'), at(0, 'now')]);
       const deleted = await h.server.sweep();
@@ -238,7 +254,18 @@ describe('audit events in the store: off, or kept for 0 days', () => {
       await obtainTokens(off, REVISIONS[0]!, { user: { username: 'erin', password: 'correct horse battery' } });
       await off.server.close();
       await opened.store.recordAuditEvents([
-        { occurredAt: 1, event: 'logout', outcome: 'success', reason: null, clientId: null, userId: null, grantId: null, address: null, provider: null, details: null },
+        {
+          occurredAt: 1,
+          event: 'logout',
+          outcome: 'success',
+          reason: null,
+          clientId: null,
+          userId: null,
+          grantId: null,
+          address: null,
+          provider: null,
+          details: null,
+        },
       ]);
       await off.server.sweep();
       assert.equal((await opened.store.listAuditEvents({ limit: 10 })).length, 1, 'left alone when off');

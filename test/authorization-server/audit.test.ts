@@ -2,7 +2,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AUDIT_EVENTS, auditRecord } from '../../src/authorization-server/audit.js';
 import {
-  addUser, authorize, Browser, createHarness, postAs, postForm, redeemCode, registerClient, registerServiceClient, REVISIONS, signInAndConsent, authorizeUrl, REDIRECT_URI, pkcePair, ISSUER,
+  addUser,
+  authorize,
+  Browser,
+  createHarness,
+  postAs,
+  postForm,
+  redeemCode,
+  registerClient,
+  registerServiceClient,
+  REVISIONS,
+  signInAndConsent,
+  authorizeUrl,
+  REDIRECT_URI,
+  pkcePair,
+  ISSUER,
 } from '../helpers/harness.js';
 
 describe('audit events', () => {
@@ -26,7 +40,16 @@ describe('audit events', () => {
     const browser = new Browser(h);
     const { verifier, challenge } = pkcePair();
     keep(verifier);
-    const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 's' }));
+    const first = await browser.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
+    );
     keep('not the password at all');
     await assert.rejects(signInAndConsent(browser, first, { username: 'alice', password: 'not the password at all' }, 'approve', ISSUER, []));
     const { location, verifier: verifier2 } = await authorize(h, { client, user, resource: REVISIONS[1].resource });
@@ -36,7 +59,9 @@ describe('audit events', () => {
     keep(tokens.access_token, tokens.refresh_token);
 
     // Refresh, then the old refresh token again (reuse), then a revocation.
-    const refreshed = (await (await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id })).json()) as Record<string, string>;
+    const refreshed = (await (
+      await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id })
+    ).json()) as Record<string, string>;
     keep(refreshed.access_token, refreshed.refresh_token);
     h.clock.now += 120;
     await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id });
@@ -52,7 +77,17 @@ describe('audit events', () => {
     keep('wrong-secret-value');
 
     const names = h.log.map((record) => record.event);
-    for (const expected of ['login_failed', 'login', 'consent_granted', 'code_issued', 'token_issued', 'code_replayed', 'token_refreshed', 'refresh_token_reused', 'client_registered']) {
+    for (const expected of [
+      'login_failed',
+      'login',
+      'consent_granted',
+      'code_issued',
+      'token_issued',
+      'code_replayed',
+      'token_refreshed',
+      'refresh_token_reused',
+      'client_registered',
+    ]) {
       assert.ok(names.includes(expected), `${expected} was logged (got ${names.join(', ')})`);
     }
     const text = JSON.stringify(h.log);

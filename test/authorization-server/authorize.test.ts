@@ -205,7 +205,12 @@ for (const revision of REVISIONS) {
         const { location } = await approveAndRedeem(h, client, user, request, { redirect_uri: redirectUri });
         assert.equal(`${location.origin}${location.pathname}`, redirectUri);
         // Errors go to that port too, now that it is trusted.
-        assertErrorRedirect(await get(h, valid(client, { redirect_uri: redirectUri, response_type: 'token' })), 'unsupported_response_type', 'state-123', redirectUri);
+        assertErrorRedirect(
+          await get(h, valid(client, { redirect_uri: redirectUri, response_type: 'token' })),
+          'unsupported_response_type',
+          'state-123',
+          redirectUri,
+        );
       });
 
       it('does not let a non-loopback https redirect URI vary its port', async () => {
@@ -237,10 +242,7 @@ for (const revision of REVISIONS) {
       it('carries error, error_description, state and iss', async () => {
         const { h, client } = await setup();
         const location = assertErrorRedirect(await get(h, valid(client, { scope: 'not-a-scope' })), 'invalid_scope');
-        assert.deepEqual(
-          [...location.searchParams.keys()].sort(),
-          ['error', 'error_description', 'iss', 'state'],
-        );
+        assert.deepEqual([...location.searchParams.keys()].sort(), ['error', 'error_description', 'iss', 'state']);
       });
 
       for (const name of ['response_type', 'state', 'scope', 'code_challenge', 'code_challenge_method', 'prompt']) {
@@ -296,7 +298,10 @@ for (const revision of REVISIONS) {
       it('reports errors like GET', async () => {
         const { h, client } = await setup();
         const browser = new Browser(h);
-        assertErrorRedirect(await browser.submit('/authorize', Object.fromEntries(form(valid(client, { response_type: 'token' })))), 'unsupported_response_type');
+        assertErrorRedirect(
+          await browser.submit('/authorize', Object.fromEntries(form(valid(client, { response_type: 'token' })))),
+          'unsupported_response_type',
+        );
         await assertErrorPage(await browser.submit('/authorize', Object.fromEntries(form(valid(client, { client_id: 'nope' })))), 'invalid_client');
       });
 

@@ -54,19 +54,30 @@ for (const kind of STORE_KINDS) {
       const secretClient = await createClient(h.store, secretMetadata, h.clock.now, { registeredBy: 'admin' });
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const keyMetadata = validateClientMetadata(
-        { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig' }] } },
+        {
+          token_endpoint_auth_method: 'private_key_jwt',
+          grant_types: ['client_credentials'],
+          jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig' }] },
+        },
         scopes,
       );
       const keyClient = (await createClient(h.store, keyMetadata, h.clock.now, { registeredBy: 'admin' })).client.clientId;
       const sign = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey);
 
       const withSecret = (): Promise<Response> =>
-        postForm(h, '/token', { grant_type: 'client_credentials', resource: RESOURCE }, { authorization: basic(secretClient.client.clientId, secretClient.clientSecret!) });
+        postForm(
+          h,
+          '/token',
+          { grant_type: 'client_credentials', resource: RESOURCE },
+          { authorization: basic(secretClient.client.clientId, secretClient.clientSecret!) },
+        );
       const withAssertion = (): Promise<Response> => {
         const assertion = sign({ iss: keyClient, sub: keyClient, aud: ISSUER, jti: randomUUID(), iat: h.clock.now, exp: h.clock.now + 60 });
         return postForm(h, '/token', {
-          grant_type: 'client_credentials', resource: RESOURCE,
-          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion,
+          grant_type: 'client_credentials',
+          resource: RESOURCE,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: assertion,
         });
       };
       /** The store calls one grant makes; the grant must succeed. */
@@ -85,7 +96,11 @@ for (const kind of STORE_KINDS) {
       const secretCalls = await callsOf(withSecret);
       const assertionCalls = await callsOf(withAssertion);
       assert.ok(secretCalls.length > 0, 'the wrapper sees the server’s store calls');
-      assert.deepEqual(extraCalls(assertionCalls, secretCalls), [['useAssertionId', 1]], `secret: ${secretCalls.join(', ')}; private_key_jwt: ${assertionCalls.join(', ')}`);
+      assert.deepEqual(
+        extraCalls(assertionCalls, secretCalls),
+        [['useAssertionId', 1]],
+        `secret: ${secretCalls.join(', ')}; private_key_jwt: ${assertionCalls.join(', ')}`,
+      );
     });
   });
 }

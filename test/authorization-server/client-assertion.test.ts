@@ -71,7 +71,11 @@ async function addMachine(h: Harness, metadata: Record<string, unknown> = {}, ke
   return machineOf(h, client.clientId, keys);
 }
 
-const withAssertion = (assertion: string, extra: Record<string, string> = {}) => ({ client_assertion_type: ASSERTION_TYPE, client_assertion: assertion, ...extra });
+const withAssertion = (assertion: string, extra: Record<string, string> = {}) => ({
+  client_assertion_type: ASSERTION_TYPE,
+  client_assertion: assertion,
+  ...extra,
+});
 
 function tokenRequest(h: Harness, assertion: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Response> {
   return postForm(h, '/token', { ...CC, ...withAssertion(assertion, extra) }, headers);
@@ -102,9 +106,15 @@ describe('private_key_jwt at the token endpoint', () => {
     const machine = await addMachine(h);
     assert.equal((await tokenRequest(h, machine.assertion({ aud: ISSUER }), { client_id: machine.clientId })).status, 200);
     // draft-ietf-oauth-rfc7523bis: the token endpoint URL, or a list, is no longer our name.
-    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/token` }))), new RegExp(`aud does not name this authorization server: it must be the issuer identifier ${ISSUER}, as a single string`));
+    assert.match(
+      await refusal(await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/token` }))),
+      new RegExp(`aud does not name this authorization server: it must be the issuer identifier ${ISSUER}, as a single string`),
+    );
     assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: [ISSUER] }))), /aud must be a single string, not a list/);
-    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }))), /aud must be a single string, not a list/);
+    assert.match(
+      await refusal(await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }))),
+      /aud must be a single string, not a list/,
+    );
   });
 
   it('with clientAssertionAudience issuer-or-token-endpoint, also takes the token endpoint URL, never a list naming anyone else', async () => {
@@ -113,9 +123,18 @@ describe('private_key_jwt at the token endpoint', () => {
     for (const aud of [ISSUER, `${ISSUER}/token`, [ISSUER, `${ISSUER}/token`], [`${ISSUER}/token`]]) {
       assert.equal((await tokenRequest(h, machine.assertion({ aud }))).status, 200, JSON.stringify(aud));
     }
-    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }))), /names another audience beside this authorization server/);
-    assert.match(await refusal(await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/introspect` }))), /must be the issuer identifier .* or the token endpoint URL/);
-    assert.throws(() => createHarness({ clientAssertionAudience: 'token-endpoint' as 'issuer' }), /clientAssertionAudience must be 'issuer' or 'issuer-or-token-endpoint'/);
+    assert.match(
+      await refusal(await tokenRequest(h, machine.assertion({ aud: ['https://elsewhere.example', ISSUER] }))),
+      /names another audience beside this authorization server/,
+    );
+    assert.match(
+      await refusal(await tokenRequest(h, machine.assertion({ aud: `${ISSUER}/introspect` }))),
+      /must be the issuer identifier .* or the token endpoint URL/,
+    );
+    assert.throws(
+      () => createHarness({ clientAssertionAudience: 'token-endpoint' as 'issuer' }),
+      /clientAssertionAudience must be 'issuer' or 'issuer-or-token-endpoint'/,
+    );
   });
 
   // [label, how the assertion is made wrong, what the description says]
@@ -134,7 +153,8 @@ describe('private_key_jwt at the token endpoint', () => {
     ['a signature by another key', (m, h) => machineOf(h, m.clientId, keyPair()).assertion(), /signature does not verify/],
     [
       'alg none',
-      (m, h) => `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ iss: m.clientId, sub: m.clientId, aud: ISSUER, jti: randomUUID(), exp: h.clock.now + 60 })}.`,
+      (m, h) =>
+        `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ iss: m.clientId, sub: m.clientId, aud: ISSUER, jti: randomUUID(), exp: h.clock.now + 60 })}.`,
       /unsigned \(alg none is never accepted\)/,
     ],
     [
@@ -239,7 +259,10 @@ describe('private_key_jwt at /revoke and /introspect', () => {
     const h = createHarness();
     const machine = await addMachine(h);
     const { access_token: token } = (await (await tokenRequest(h, machine.assertion())).json()) as { access_token: string };
-    assert.match(await refusal(await postForm(h, '/revoke', { token, ...withAssertion(machine.assertion({ aud: `${ISSUER}/revoke` })) })), /aud does not name this authorization server/);
+    assert.match(
+      await refusal(await postForm(h, '/revoke', { token, ...withAssertion(machine.assertion({ aud: `${ISSUER}/revoke` })) })),
+      /aud does not name this authorization server/,
+    );
     const assertion = machine.assertion();
     assert.equal((await postForm(h, '/revoke', { token, ...withAssertion(assertion) })).status, 200);
     assert.match(await refusal(await postForm(h, '/revoke', { token, ...withAssertion(assertion) })), /was used before/);
@@ -319,7 +342,11 @@ describe('registering a private_key_jwt client', () => {
 
   it('registers with an https jwks_uri and a signing algorithm we verify', async () => {
     const h = createHarness();
-    const client = await registerClient(h, { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://robot.example/jwks.json', token_endpoint_auth_signing_alg: 'ES256' });
+    const client = await registerClient(h, {
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: 'https://robot.example/jwks.json',
+      token_endpoint_auth_signing_alg: 'ES256',
+    });
     assert.equal(client.jwks_uri, 'https://robot.example/jwks.json');
     assert.equal(client.token_endpoint_auth_signing_alg, 'ES256');
   });

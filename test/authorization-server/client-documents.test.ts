@@ -81,15 +81,34 @@ describe('client ID metadata documents', () => {
   /** Serves a valid document for a new path; returns its URL (the client_id). */
   function documentAt(path: string, overrides: Record<string, unknown> = {}, served: Served = {}): string {
     const clientId = `${base}${path}`;
-    routes.set(path, { body: { client_id: clientId, client_name: 'Doc Client', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], ...overrides }, ...served });
+    routes.set(path, {
+      body: {
+        client_id: clientId,
+        client_name: 'Doc Client',
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        ...overrides,
+      },
+      ...served,
+    });
     return clientId;
   }
 
-  const testSwitch = (extra: Record<string, unknown> = {}): Harness => createHarness({ clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500, ...extra } });
+  const testSwitch = (extra: Record<string, unknown> = {}): Harness =>
+    createHarness({ clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500, ...extra } });
 
   /** GET /authorize for a client: the first response (a redirect into the pages, or an error page). */
   async function start(h: Harness, clientId: string, redirectUri = REDIRECT_URI): Promise<Response> {
-    return new Browser(h).fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's' }));
+    return new Browser(h).fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
+    );
   }
 
   async function refused(response: Response, pattern: RegExp): Promise<void> {
@@ -129,12 +148,25 @@ describe('client ID metadata documents', () => {
       const clientId = documentAt(`/doc-${revision.resource ? 'b' : 'a'}.json`);
       const client = { client_id: clientId };
       const browser = new Browser(h);
-      const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', resource: revision.resource }));
+      const first = await browser.fetch(
+        authorizeUrl({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+          resource: revision.resource,
+        }),
+      );
       const login = await browser.fetch(first.headers.get('location')!);
       const { action, csrf } = parseForm(await login.text());
       const afterLogin = await browser.submit(action, { csrf, step: 'login', username: user.username, password: user.password });
       const consent = await (await browser.fetch(afterLogin.headers.get('location')!)).text();
-      assert.match(plainTokens(consent), new RegExp(`Verified: this application is published by <strong><code>127\\.0\\.0\\.1:\\d+</code></strong>`), 'the consent page names the site, as what is verified');
+      assert.match(
+        plainTokens(consent),
+        new RegExp(`Verified: this application is published by <strong><code>127\\.0\\.0\\.1:\\d+</code></strong>`),
+        'the consent page names the site, as what is verified',
+      );
       assert.doesNotMatch(consent, /Unverified name/, 'its name comes from that site');
       assert.match(consent, /Doc Client/);
 
@@ -151,9 +183,17 @@ describe('client ID metadata documents', () => {
     const h = testSwitch();
     const user = await addUser(h);
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const clientId = documentAt('/keyed.json', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] } });
-    const assertion = () => jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey)({ iss: clientId, sub: clientId, aud: ISSUER, jti: randomUUID(), exp: h.clock.now + 60 });
-    const withAssertion = { client_id: undefined, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion() };
+    const clientId = documentAt('/keyed.json', {
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] },
+    });
+    const assertion = () =>
+      jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey)({ iss: clientId, sub: clientId, aud: ISSUER, jti: randomUUID(), exp: h.clock.now + 60 });
+    const withAssertion = {
+      client_id: undefined,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion(),
+    };
 
     const first = await authorize(h, { client: { client_id: clientId }, user });
     const idOnly = await redeemCode(h, { client_id: clientId }, first.location.searchParams.get('code')!, first.verifier);
@@ -185,13 +225,25 @@ describe('client ID metadata documents', () => {
       assert.deepEqual(client.grantTypes, ['authorization_code', 'refresh_token']);
       assert.deepEqual(client.metadata.grant_types, ['authorization_code', 'refresh_token']);
       assert.equal(client.tokenEndpointAuthMethod, 'none');
-      assert.equal(dropped, 'grant_types urn:ietf:params:oauth:grant-type:jwt-bearer: needs a confidential client (token_endpoint_auth_method other than none)');
+      assert.equal(
+        dropped,
+        'grant_types urn:ietf:params:oauth:grant-type:jwt-bearer: needs a confidential client (token_endpoint_auth_method other than none)',
+      );
       assert.equal(h.log.filter((event) => event.event === 'client_document_failed').length, 0);
 
       const pages: string[] = [];
       const browser = new Browser(h);
       const { challenge } = pkcePair();
-      const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: CLAUDE_AI_REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 's' }));
+      const first = await browser.fetch(
+        authorizeUrl({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: CLAUDE_AI_REDIRECT_URI,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          state: 's',
+        }),
+      );
       const back = await signInAndConsent(browser, first, user, 'approve', ISSUER, pages);
       const consent = pages.at(-1)!;
       assert.match(consent, /<h1>Authorize Claude\?<\/h1>/, 'the consent page');
@@ -206,8 +258,16 @@ describe('client ID metadata documents', () => {
       const mixed = documentAt('/mixed-redirects.json', { redirect_uris: ['myapp://cb', REDIRECT_URI, 'http://evil.example/cb'] });
       const { client, dropped } = await accepted(h, mixed, REDIRECT_URI);
       assert.deepEqual(client.redirectUris, [REDIRECT_URI]);
-      assert.match(dropped, /redirect_uris myapp:\/\/cb: redirect URI scheme myapp: is not allowed.*; redirect_uris http:\/\/evil\.example\/cb: http redirect URIs are allowed only on a loopback host/);
-      await unusable(h, documentAt('/no-redirects.json', { redirect_uris: ['myapp://cb', 'http://evil.example/cb'] }), /no redirect URI can be registered: myapp:\/\/cb: .*; http:\/\/evil\.example\/cb: /, 'myapp://cb');
+      assert.match(
+        dropped,
+        /redirect_uris myapp:\/\/cb: redirect URI scheme myapp: is not allowed.*; redirect_uris http:\/\/evil\.example\/cb: http redirect URIs are allowed only on a loopback host/,
+      );
+      await unusable(
+        h,
+        documentAt('/no-redirects.json', { redirect_uris: ['myapp://cb', 'http://evil.example/cb'] }),
+        /no redirect URI can be registered: myapp:\/\/cb: .*; http:\/\/evil\.example\/cb: /,
+        'myapp://cb',
+      );
     });
 
     it('a private-use redirect URI the operator admits is kept from a document too', async () => {
@@ -222,7 +282,11 @@ describe('client ID metadata documents', () => {
       const h = testSwitch();
       const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const keyed = { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [publicKey.export({ format: 'jwk' })] } };
-      const { client, dropped } = await accepted(h, documentAt('/with-machine.json', { ...keyed, grant_types: ['authorization_code', 'client_credentials'] }), REDIRECT_URI);
+      const { client, dropped } = await accepted(
+        h,
+        documentAt('/with-machine.json', { ...keyed, grant_types: ['authorization_code', 'client_credentials'] }),
+        REDIRECT_URI,
+      );
       assert.deepEqual(client.grantTypes, ['authorization_code']);
       assert.equal(dropped, 'grant_types client_credentials: client_credentials clients are created by an operator, not by a document');
     });
@@ -232,12 +296,37 @@ describe('client ID metadata documents', () => {
     const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'r1', alg: 'RS256' }] };
     for (const [label, fields, method] of [
-      ["ChatGPT's fields, keys inline: its preference, private_key_jwt", { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], token_endpoint_auth_signing_alg: 'RS256', jwks }, 'private_key_jwt'],
+      [
+        "ChatGPT's fields, keys inline: its preference, private_key_jwt",
+        {
+          token_endpoint_auth_method: 'private_key_jwt',
+          token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+          token_endpoint_auth_signing_alg: 'RS256',
+          jwks,
+        },
+        'private_key_jwt',
+      ],
       ['only none offered: a public client', { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none'] }, 'none'],
-      ['private_key_jwt preferred but no keys given: none, from the list', { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'] }, 'none'],
-      ['a list partly supported, with keys: private_key_jwt', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic', 'private_key_jwt'], jwks }, 'private_key_jwt'],
-      ['a list partly supported, no keys: none', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['client_secret_post', 'none'] }, 'none'],
-      ['none preferred over keys it also has', { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], jwks }, 'none'],
+      [
+        'private_key_jwt preferred but no keys given: none, from the list',
+        { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'] },
+        'none',
+      ],
+      [
+        'a list partly supported, with keys: private_key_jwt',
+        { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic', 'private_key_jwt'], jwks },
+        'private_key_jwt',
+      ],
+      [
+        'a list partly supported, no keys: none',
+        { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['client_secret_post', 'none'] },
+        'none',
+      ],
+      [
+        'none preferred over keys it also has',
+        { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], jwks },
+        'none',
+      ],
     ] as const) {
       it(`${label}`, async () => {
         const h = testSwitch();
@@ -262,7 +351,11 @@ describe('client ID metadata documents', () => {
       const sign = jwtSigner({ alg: 'RS256', kid: KID, typ: 'JWT' }, privateKey);
       return { clientId, assertion: (h) => sign({ iss: clientId, sub: clientId, aud: ISSUER, jti: randomUUID(), iat: h.clock.now, exp: h.clock.now + 60 }) };
     }
-    const asClient = (assertion: string) => ({ client_id: undefined, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion });
+    const asClient = (assertion: string) => ({
+      client_id: undefined,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    });
 
     it('private_key_jwt: the code is redeemed with an RS256 assertion whose aud is the issuer, and refreshed with a new one', async () => {
       const h = testSwitch();
@@ -276,10 +369,15 @@ describe('client ID metadata documents', () => {
       assert.equal(client?.metadata.jwks_uri, `${base}/oauth/jwks.json`);
       assert.equal(client?.metadata.token_endpoint_auth_signing_alg, 'RS256');
 
-      const withoutAssertion = await redeemCode(h, { client_id: clientId }, location.searchParams.get('code')!, verifier, { redirect_uri: CHATGPT_REDIRECT_URI });
+      const withoutAssertion = await redeemCode(h, { client_id: clientId }, location.searchParams.get('code')!, verifier, {
+        redirect_uri: CHATGPT_REDIRECT_URI,
+      });
       assert.match((await expectOAuthError(withoutAssertion, 401, 'invalid_client')).error_description ?? '', /registered for private_key_jwt/);
       const again = await authorize(h, { client: { client_id: clientId }, user, redirectUri: CHATGPT_REDIRECT_URI });
-      const redeemed = await redeemCode(h, { client_id: clientId }, again.location.searchParams.get('code')!, again.verifier, { redirect_uri: CHATGPT_REDIRECT_URI, ...asClient(assertion(h)) });
+      const redeemed = await redeemCode(h, { client_id: clientId }, again.location.searchParams.get('code')!, again.verifier, {
+        redirect_uri: CHATGPT_REDIRECT_URI,
+        ...asClient(assertion(h)),
+      });
       assert.equal(redeemed.status, 200, await redeemed.clone().text());
       const tokens = (await redeemed.json()) as { refresh_token: string };
       assert.equal(hits.get('/oauth/jwks.json'), 1, 'its keys were fetched from its jwks_uri');
@@ -290,7 +388,10 @@ describe('client ID metadata documents', () => {
 
     it('the switch covers http://127.0.0.1 only: a jwks_uri at http://localhost, or at 127.0.0.1 without the switch, is refused', async () => {
       const h = testSwitch();
-      const clientId = documentAt('/localhost-keys.json', { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: `http://localhost:${new URL(base).port}/oauth/jwks.json` });
+      const clientId = documentAt('/localhost-keys.json', {
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: `http://localhost:${new URL(base).port}/oauth/jwks.json`,
+      });
       await unusable(h, clientId, /jwks_uri must be an https URL/);
       // Registration is no document: the documents' switch does not let it name such keys.
       const registered = await h.request('/register', {
@@ -312,7 +413,13 @@ describe('client ID metadata documents', () => {
         throw new Error('no connection may be attempted');
       }) as unknown as typeof http.request;
       const h = createHarness({ clientIdMetadataDocuments: { request } });
-      for (const clientId of ['https://10.0.0.1/client.json', 'https://169.254.169.254/latest.json', 'https://[::1]/c.json', 'https://localhost/c.json', 'https://192.168.1.10/c.json']) {
+      for (const clientId of [
+        'https://10.0.0.1/client.json',
+        'https://169.254.169.254/latest.json',
+        'https://[::1]/c.json',
+        'https://localhost/c.json',
+        'https://192.168.1.10/c.json',
+      ]) {
         await unusable(h, clientId, /non-public address/);
       }
       assert.deepEqual(attempts, []);
@@ -374,14 +481,25 @@ describe('client ID metadata documents', () => {
       await unusable(h, documentAt('/secret.json', { client_secret: 'shh' }), /cannot hold a client secret/);
       await unusable(h, documentAt('/basic.json', { token_endpoint_auth_method: 'client_secret_basic' }), /must be none/);
       await unusable(h, documentAt('/keyless.json', { token_endpoint_auth_method: 'private_key_jwt' }), /exactly one of jwks and jwks_uri/);
-      await unusable(h, documentAt('/secret-methods.json', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'] }), /must be none or private_key_jwt \(none of those offered is\)/);
+      await unusable(
+        h,
+        documentAt('/secret-methods.json', {
+          token_endpoint_auth_method: undefined,
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        }),
+        /must be none or private_key_jwt \(none of those offered is\)/,
+      );
     });
 
-    it('a document host that fails (an error status, too slow) is the client\'s problem: 400 invalid_client, never a 5xx', async () => {
+    it("a document host that fails (an error status, too slow) is the client's problem: 400 invalid_client, never a 5xx", async () => {
       // Found by the fuzz run: anyone can name such a URL as client_id, and a 503 from us would
       // read as our outage (alerts, retries) when the fault is the client's host.
       const h = testSwitch();
-      for (const clientId of [documentAt('/down.json', {}, { status: 503 }), documentAt('/broken.json', {}, { status: 500 }), documentAt('/late.json', {}, { delayMs: 1500 })]) {
+      for (const clientId of [
+        documentAt('/down.json', {}, { status: 503 }),
+        documentAt('/broken.json', {}, { status: 500 }),
+        documentAt('/late.json', {}, { delayMs: 1500 }),
+      ]) {
         const page = await start(h, clientId);
         assert.equal(page.status, 400, `authorize, ${clientId}`);
         assert.match(await page.text(), /could not be fetched or is not valid/);
@@ -409,7 +527,11 @@ describe('client ID metadata documents', () => {
         const h = createHarness({ registration, clientIdMetadataDocuments: { allowLoopbackHttp: true } });
         const clientId = documentAt(`/closed-${i}.json`);
         await refused(await start(h, clientId), /not registered with this server/);
-        const token = await expectOAuthError(await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId }), 401, 'invalid_client');
+        const token = await expectOAuthError(
+          await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId }),
+          401,
+          'invalid_client',
+        );
         assert.equal(token.error_description, 'unknown client');
         assert.equal(hits.get(`/closed-${i}.json`), undefined, 'never fetched');
         assert.equal(await h.store.getClient(clientId), undefined, 'no client created');
@@ -429,14 +551,26 @@ describe('client ID metadata documents', () => {
   describe('new documents are limited like registrations', () => {
     const PEER = 'x-test-peer';
     const limited = (rateLimits: RateLimitOptions): Harness =>
-      createHarness({ clientAddress: (request) => request.headers.get(PEER) ?? undefined, rateLimits, clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } });
+      createHarness({
+        clientAddress: (request) => request.headers.get(PEER) ?? undefined,
+        rateLimits,
+        clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 },
+      });
     /** GET /authorize for a document client, from an address (none: unknown). */
     const from = (h: Harness, peer: string | undefined, clientId: string): Promise<Response> =>
       new Browser((path, init) => {
         const headers = new Headers(init.headers);
         if (peer) headers.set(PEER, peer);
         return h.request(path, { ...init, headers });
-      }).fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+      }).fetch(
+        authorizeUrl({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
 
     async function tooMany(response: Response, words: RegExp): Promise<void> {
       const text = await response.text();
@@ -456,7 +590,12 @@ describe('client ID metadata documents', () => {
       assert.equal(hits.get('/limit-c.json'), undefined, 'never fetched');
       assert.equal(await h.store.getClient(third), undefined);
       // At /token too: the OAuth JSON 429.
-      const token = await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: documentAt('/limit-d.json') }, { [PEER]: '203.0.113.5' });
+      const token = await postForm(
+        h,
+        '/token',
+        { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: documentAt('/limit-d.json') },
+        { [PEER]: '203.0.113.5' },
+      );
       await expectOAuthError(token, 429, 'temporarily_unavailable');
       // Another address has its own budget.
       assert.equal((await from(h, '198.51.100.7', third)).status, 303);
@@ -493,7 +632,13 @@ describe('client ID metadata documents', () => {
       ];
       const bodies = new Set<string>();
       for (const [clientId, cause] of cases) {
-        const token = await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId, redirect_uri: REDIRECT_URI });
+        const token = await postForm(h, '/token', {
+          grant_type: 'authorization_code',
+          code: 'c',
+          code_verifier: 'v',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URI,
+        });
         const revoke = await postForm(h, '/revoke', { token: 'anything', client_id: clientId });
         for (const response of [token, revoke]) {
           assert.equal(response.status, 400, clientId);
@@ -502,7 +647,10 @@ describe('client ID metadata documents', () => {
         const logged = h.log.find((event) => event.event === 'client_document_failed' && event.client_id === clientId);
         assert.match(String(logged?.reason), cause, `the log says why: ${JSON.stringify(logged)}`);
       }
-      assert.deepEqual([...bodies], [JSON.stringify({ error: 'invalid_client', error_description: 'the client ID metadata document could not be fetched or is not valid' })]);
+      assert.deepEqual(
+        [...bodies],
+        [JSON.stringify({ error: 'invalid_client', error_description: 'the client ID metadata document could not be fetched or is not valid' })],
+      );
     });
   });
 
@@ -512,7 +660,11 @@ describe('client ID metadata documents', () => {
       const clientId = documentAt('/flaky.json', {}, { status: 503 });
       await unusable(h, clientId, /HTTP 503/);
       await unusable(h, clientId, /HTTP 503/);
-      const token = await expectOAuthError(await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId }), 400, 'invalid_client');
+      const token = await expectOAuthError(
+        await postForm(h, '/token', { grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: clientId }),
+        400,
+        'invalid_client',
+      );
       assert.match(token.error_description ?? '', /could not be fetched or is not valid/);
       assert.equal(hits.get('/flaky.json'), 1);
       documentAt('/flaky.json');

@@ -60,20 +60,32 @@ for (const kind of STORE_KINDS) {
     const served = async (accessToken: string): Promise<boolean> => {
       const response = await fetch(`${base}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       });
       await response.body?.cancel();
       return response.status === 200;
     };
 
-    for (const [first, second] of [[0, 1], [1, 0]] as const) {
+    for (const [first, second] of [
+      [0, 1],
+      [1, 0],
+    ] as const) {
       it(`both are answered with the same token, then session ${first + 1} refreshes before session ${second + 1}: both answered, ${ROUNDS} times`, async () => {
         for (let round = 0; round < ROUNDS; round++) {
           const { client, tokens } = await obtainTokens(h, REVISIONS[1]);
           const before = await liveTokensWith(String(tokens.refresh_token));
           const sessions = await Promise.all([refresh(client, String(tokens.refresh_token)), refresh(client, String(tokens.refresh_token))]);
-          assert.deepEqual(sessions.map((s) => s.status), [200, 200], `round ${round}: ${JSON.stringify(sessions.map((s) => s.body.error_description))}`);
+          assert.deepEqual(
+            sessions.map((s) => s.status),
+            [200, 200],
+            `round ${round}: ${JSON.stringify(sessions.map((s) => s.body.error_description))}`,
+          );
           const shared = sessions[0]!.body.refresh_token!;
           assert.equal(sessions[1]!.body.refresh_token, shared, `round ${round}: one token for both sessions`);
           assert.equal(await liveTokensWith(shared), before, `round ${round}: the family's one live token is the shared one`);
@@ -104,6 +116,8 @@ for (const kind of STORE_KINDS) {
 
 function listen(h: CoHosted): Promise<{ listener: ServerType; base: string }> {
   return new Promise((resolve) => {
-    const listener = serve({ fetch: h.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve({ listener, base: `http://127.0.0.1:${info.port}` }));
+    const listener = serve({ fetch: h.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) =>
+      resolve({ listener, base: `http://127.0.0.1:${info.port}` }),
+    );
   });
 }

@@ -21,7 +21,11 @@ async function signedIn(h: ReturnType<typeof createHarness>, path = '/account'):
   return { browser, setCookies: [...setCookies, ...answer.headers.getSetCookie()] };
 }
 
-const attributesOf = (line: string): string[] => line.split(';').slice(1).map((part) => part.trim());
+const attributesOf = (line: string): string[] =>
+  line
+    .split(';')
+    .slice(1)
+    .map((part) => part.trim());
 
 describe('cookie names and attributes', () => {
   it('an https issuer: __Host- names, Secure, Path=/, no Domain', async () => {
@@ -33,16 +37,29 @@ describe('cookie names and attributes', () => {
       secure: true,
     });
     const { setCookies } = await signedIn(createHarness({ issuer: 'https://auth.example.com' }));
-    assert.deepEqual(setCookies.map((line) => line.split('=')[0]), ['__Host-ca_browser', '__Host-ca_session']);
+    assert.deepEqual(
+      setCookies.map((line) => line.split('=')[0]),
+      ['__Host-ca_browser', '__Host-ca_session'],
+    );
     for (const line of setCookies) {
-      assert.deepEqual(attributesOf(line).filter((attribute) => !attribute.startsWith('Max-Age=')), ['Path=/', 'HttpOnly', 'SameSite=Lax', 'Secure'], line);
+      assert.deepEqual(
+        attributesOf(line).filter((attribute) => !attribute.startsWith('Max-Age=')),
+        ['Path=/', 'HttpOnly', 'SameSite=Lax', 'Secure'],
+        line,
+      );
     }
   });
 
   it('an https issuer with a path: Path=/ as __Host- requires, and names of its own, so other servers on the host keep theirs', async () => {
     const settings = cookieSettings('https://example.com/auth');
     const suffix = `-${hashSecret('/auth').slice(0, 10)}`;
-    assert.deepEqual(settings, { session: `__Host-ca_session${suffix}`, browser: `__Host-ca_browser${suffix}`, upstream: `__Host-ca_upstream${suffix}`, path: '/', secure: true });
+    assert.deepEqual(settings, {
+      session: `__Host-ca_session${suffix}`,
+      browser: `__Host-ca_browser${suffix}`,
+      upstream: `__Host-ca_upstream${suffix}`,
+      path: '/',
+      secure: true,
+    });
     const others = [cookieSettings('https://example.com'), cookieSettings('https://example.com/other'), cookieSettings('https://example.com/auth/inner')];
     for (const other of others) assert.notEqual(other.session, settings.session);
     assert.equal(cookieSettings('https://example.com/auth/').session, settings.session, 'a trailing slash is the same issuer');
@@ -50,16 +67,33 @@ describe('cookie names and attributes', () => {
     for (const path of ['/auth', '/a%20b', '/a;b', '/ä']) assert.match(cookieSettings(`https://example.com${path}`).session, /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/);
 
     const { setCookies } = await signedIn(createHarness({ issuer: 'https://example.com/auth' }), '/auth/account');
-    assert.deepEqual(setCookies.map((line) => line.split('=')[0]), [settings.browser, settings.session]);
+    assert.deepEqual(
+      setCookies.map((line) => line.split('=')[0]),
+      [settings.browser, settings.session],
+    );
     for (const line of setCookies) assert.ok(attributesOf(line).includes('Path=/') && attributesOf(line).includes('Secure'), line);
   });
 
   it('an http (loopback) issuer: plain names under its path, not Secure', async () => {
-    assert.deepEqual(cookieSettings('http://127.0.0.1:9999'), { session: 'ca_session', browser: 'ca_browser', upstream: 'ca_upstream', path: '/', secure: false });
+    assert.deepEqual(cookieSettings('http://127.0.0.1:9999'), {
+      session: 'ca_session',
+      browser: 'ca_browser',
+      upstream: 'ca_upstream',
+      path: '/',
+      secure: false,
+    });
     assert.equal(cookieSettings('http://localhost:8080/auth').path, '/auth');
     const { setCookies } = await signedIn(createHarness({ issuer: 'http://127.0.0.1:9999/auth' }), '/auth/account');
-    assert.deepEqual(setCookies.map((line) => line.split('=')[0]), ['ca_browser', 'ca_session']);
-    for (const line of setCookies) assert.deepEqual(attributesOf(line).filter((attribute) => !attribute.startsWith('Max-Age=')), ['Path=/auth', 'HttpOnly', 'SameSite=Lax'], line);
+    assert.deepEqual(
+      setCookies.map((line) => line.split('=')[0]),
+      ['ca_browser', 'ca_session'],
+    );
+    for (const line of setCookies)
+      assert.deepEqual(
+        attributesOf(line).filter((attribute) => !attribute.startsWith('Max-Age=')),
+        ['Path=/auth', 'HttpOnly', 'SameSite=Lax'],
+        line,
+      );
   });
 });
 
@@ -80,7 +114,7 @@ describe('a cookie of ours sent twice', () => {
     );
   });
 
-  it('makes an interaction\'s page say so, rather than speak of another browser', async () => {
+  it("makes an interaction's page say so, rather than speak of another browser", async () => {
     const h = createHarness();
     const client = await registerClient(h);
     const browser = new Browser(h);
@@ -93,7 +127,11 @@ describe('a cookie of ours sent twice', () => {
   });
 
   it('is every value the header gives that name, in order, and only that name', () => {
-    const request = requestFromWeb(new Request('http://x/', { headers: { cookie: 'ca_browser=a; other=b;ca_browser =c; xca_browser=d; ca_browserx=e' } }), { maxBodyBytes: 0, trustedProxies: null }, undefined);
+    const request = requestFromWeb(
+      new Request('http://x/', { headers: { cookie: 'ca_browser=a; other=b;ca_browser =c; xca_browser=d; ca_browserx=e' } }),
+      { maxBodyBytes: 0, trustedProxies: null },
+      undefined,
+    );
     assert.deepEqual(cookieValues(request, 'ca_browser'), ['a', 'c']);
     assert.deepEqual(cookieValues(request, 'ca_session'), []);
   });

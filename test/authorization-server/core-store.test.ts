@@ -92,7 +92,11 @@ describe('an authorization server on a store with the core contract only', () =>
     const h = createHarness({ serverStore: shared, clientAddress: () => '192.0.2.1', rateLimits: { register: { burst: 1, perMinute: 1 } } });
     assert.equal(resolveConfig(h.options).rateLimits.shared, false);
     await registerClient(h);
-    const refused = await h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }) });
+    const refused = await h.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }),
+    });
     assert.equal(refused.status, 429);
 
     const store = shared(createMemoryStore());
@@ -108,7 +112,14 @@ describe('an authorization server on a store with the core contract only', () =>
     const browser = new Browser(h);
     const { challenge } = pkcePair();
     const started = await browser.fetch(
-      authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 's' }),
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
     );
     const page = parseForm(await (await browser.fetch(new URL(started.headers.get('location')!, ISSUER).pathname)).text());
     const failed = await browser.submit(page.action, { csrf: page.csrf, step: 'login', username: 'alice', password: 'wrong' });

@@ -58,7 +58,11 @@ async function enterCode(browser: Browser, device: DeviceAnswer, typed?: string)
 }
 
 /** From the code form's answer on: signs in and returns the device consent page's HTML and its form. */
-async function signIn(browser: Browser, afterCode: Response, user: { username: string; password: string }): Promise<{ html: string; action: string; csrf: string }> {
+async function signIn(
+  browser: Browser,
+  afterCode: Response,
+  user: { username: string; password: string },
+): Promise<{ html: string; action: string; csrf: string }> {
   assert.equal(afterCode.status, 303, await afterCode.clone().text());
   const interaction = new URL(afterCode.headers.get('location')!, ISSUER).pathname;
   let html = await (await browser.fetch(interaction)).text();
@@ -72,7 +76,12 @@ async function signIn(browser: Browser, afterCode: Response, user: { username: s
 }
 
 /** The whole person's part: code, sign-in, decision. Returns the final page. */
-async function decide(h: Harness, device: DeviceAnswer, decision: 'approve' | 'deny', browser = new Browser(h)): Promise<{ status: number; html: string; consent: string }> {
+async function decide(
+  h: Harness,
+  device: DeviceAnswer,
+  decision: 'approve' | 'deny',
+  browser = new Browser(h),
+): Promise<{ status: number; html: string; consent: string }> {
   const user = (await h.store.getUser({ username: 'alice' })) ? { username: 'alice', password: 'correct horse battery' } : await addUser(h);
   const consent = await signIn(browser, await enterCode(browser, device), user);
   const done = await browser.submit(consent.action, { csrf: consent.csrf, step: 'consent', decision });
@@ -119,7 +128,11 @@ describe('device authorization endpoint (RFC 8628 §3.1–3.2)', () => {
     const h = createHarness();
     const client = await registerDeviceClient(h);
     await expectOAuthError(await postForm(h, '/device_authorization', { client_id: client.client_id, scope: 'no:such-scope' }), 400, 'invalid_scope');
-    await expectOAuthError(await postForm(h, '/device_authorization', { client_id: client.client_id, resource: 'https://elsewhere.example/mcp' }), 400, 'invalid_target');
+    await expectOAuthError(
+      await postForm(h, '/device_authorization', { client_id: client.client_id, resource: 'https://elsewhere.example/mcp' }),
+      400,
+      'invalid_target',
+    );
     await expectOAuthError(
       await h.request('/device_authorization', {
         method: 'POST',
@@ -239,7 +252,10 @@ describe('device code grant (RFC 8628 §3.4–3.5)', () => {
 
   it('a device code is never an authorization code, nor an authorization code a device code', async () => {
     const h = createHarness();
-    const client = await registerDeviceClient(h, { grant_types: [DEVICE_CODE_GRANT_TYPE, 'authorization_code', 'refresh_token'], redirect_uris: ['http://127.0.0.1:33333/callback'] });
+    const client = await registerDeviceClient(h, {
+      grant_types: [DEVICE_CODE_GRANT_TYPE, 'authorization_code', 'refresh_token'],
+      redirect_uris: ['http://127.0.0.1:33333/callback'],
+    });
     const device = await requestDevice(h, client);
     await decide(h, device, 'approve');
     await expectOAuthError(await redeemCode(h, client, device.device_code, 'v'.repeat(43)), 400, 'invalid_grant');
@@ -344,7 +360,7 @@ describe('device verification page (RFC 8628 §3.3)', () => {
     assert.equal(forged.status, 403);
   });
 
-  it('binds the code form to the session when someone is signed in, else to this browser: another\'s token, or the old digest of the cookie, is refused', async () => {
+  it("binds the code form to the session when someone is signed in, else to this browser: another's token, or the old digest of the cookie, is refused", async () => {
     const h = createHarness();
     const user = await addUser(h);
     const client = await registerDeviceClient(h);
@@ -400,7 +416,11 @@ describe('on a store that keeps no device authorizations (no deviceAuthorization
     assert.deepEqual(client.grant_types, ['authorization_code', 'refresh_token']);
     // A device client an operator made (in the store) is refused too, by the grant type.
     await h.store.createClient({ ...(await h.store.getClient(client.client_id))!, clientId: 'tv', grantTypes: [DEVICE_CODE_GRANT_TYPE] });
-    const body = await expectOAuthError(await postForm(h, '/token', { grant_type: DEVICE_CODE_GRANT_TYPE, device_code: 'x', client_id: 'tv' }), 400, 'unsupported_grant_type');
+    const body = await expectOAuthError(
+      await postForm(h, '/token', { grant_type: DEVICE_CODE_GRANT_TYPE, device_code: 'x', client_id: 'tv' }),
+      400,
+      'unsupported_grant_type',
+    );
     assert.equal(body.error_description, `grant_type ${DEVICE_CODE_GRANT_TYPE} is not supported`);
   });
 });

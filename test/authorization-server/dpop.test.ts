@@ -19,9 +19,26 @@ import { createMemoryStore } from '../../src/store/memory.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { startTestIssuer } from '../helpers/enterprise-idp.js';
 import {
-  addResourceServer, addUser, authorizationRequest, authorizeUrl, Browser, completeInteraction, createHarness, expectOAuthError, introspect, ISSUER,
-  jwtClaims, postForm, REDIRECT_URI, registerClient, registerServiceClient, RESOURCE, REVISIONS,
-  type Harness, type HarnessOptions, type TestClient,
+  addResourceServer,
+  addUser,
+  authorizationRequest,
+  authorizeUrl,
+  Browser,
+  completeInteraction,
+  createHarness,
+  expectOAuthError,
+  introspect,
+  ISSUER,
+  jwtClaims,
+  postForm,
+  REDIRECT_URI,
+  registerClient,
+  registerServiceClient,
+  RESOURCE,
+  REVISIONS,
+  type Harness,
+  type HarnessOptions,
+  type TestClient,
 } from '../helpers/harness.js';
 import { POSTGRES } from '../helpers/stores.js';
 
@@ -31,7 +48,12 @@ const newKey = (): Signer => dpopProofSigner(generateDpopKeyPair());
 
 /** A proof for a token request to `h`, made now by its clock. */
 function proofFor(h: Harness, key: Signer, options: { nonce?: string; url?: string; method?: string; now?: number } = {}): string {
-  return key.sign({ method: options.method ?? 'POST', url: options.url ?? TOKEN_URL, now: options.now ?? h.clock.now, ...(options.nonce ? { nonce: options.nonce } : {}) });
+  return key.sign({
+    method: options.method ?? 'POST',
+    url: options.url ?? TOKEN_URL,
+    now: options.now ?? h.clock.now,
+    ...(options.nonce ? { nonce: options.nonce } : {}),
+  });
 }
 
 /** POST /token as `client` (its own authentication), with `dpop` as the DPoP header when given. */
@@ -42,7 +64,12 @@ function tokenRequest(h: Harness, client: TestClient, values: Record<string, str
     headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret!)}`).toString('base64')}`;
     return postForm(h, '/token', values, headers);
   }
-  return postForm(h, '/token', { client_id: client.client_id, ...(method === 'client_secret_post' ? { client_secret: client.client_secret } : {}), ...values }, headers);
+  return postForm(
+    h,
+    '/token',
+    { client_id: client.client_id, ...(method === 'client_secret_post' ? { client_secret: client.client_secret } : {}), ...values },
+    headers,
+  );
 }
 
 /** A code for `client`, approved by alice; `dpopJkt` binds it (RFC 9449 §10). */
@@ -103,14 +130,14 @@ describe('DPoP at the token endpoint — metadata', () => {
   });
 });
 
-describe('DPoP at the token endpoint — every grant binds its access token to the proof\'s key', () => {
+describe("DPoP at the token endpoint — every grant binds its access token to the proof's key", () => {
   it('authorization_code (public client): DPoP token, cnf.jkt, and a refresh token bound to the key', async () => {
     const h = createHarness();
     const client = await registerClient(h);
     const key = newKey();
     const body = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key)));
     assertBound(body, key);
-    assert.ok(body.refresh_token!.endsWith(`.${key.jkt}`), 'a public client\'s refresh token carries the key it is bound to');
+    assert.ok(body.refresh_token!.endsWith(`.${key.jkt}`), "a public client's refresh token carries the key it is bound to");
   });
 
   it('without a proof, nothing changes: Bearer, no cnf, a plain refresh token', async () => {
@@ -133,13 +160,13 @@ describe('DPoP at the token endpoint — every grant binds its access token to t
     assert.notEqual(second.refresh_token, first.refresh_token);
   });
 
-  it('refresh_token (confidential client): the refresh token is not bound; each access token is bound to its request\'s proof', async () => {
+  it("refresh_token (confidential client): the refresh token is not bound; each access token is bound to its request's proof", async () => {
     const h = createHarness();
     const client = await confidentialClient(h);
     const [one, two] = [newKey(), newKey()];
     const first = await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, one)));
     assertBound(first, one);
-    assert.ok(!first.refresh_token!.includes('.'), 'a confidential client\'s refresh token is sender-constrained by its authentication already');
+    assert.ok(!first.refresh_token!.includes('.'), "a confidential client's refresh token is sender-constrained by its authentication already");
     const second = await ok(await refresh(h, client, first.refresh_token!, proofFor(h, two)));
     assertBound(second, two);
     const third = await ok(await refresh(h, client, second.refresh_token!));
@@ -157,11 +184,24 @@ describe('DPoP at the token endpoint — every grant binds its access token to t
     const idp = await startTestIssuer();
     try {
       const h = createHarness({ trustedIdps: [idp.issuer], allowInsecureIssuers: true });
-      const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE] }, h.server.metadata.scopes_supported);
+      const valid = validateClientMetadata(
+        { token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE] },
+        h.server.metadata.scopes_supported,
+      );
       const { client: record, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
       const client: TestClient = { client_id: record.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
       const assertion = await idp.sign(
-        { iss: idp.issuer, sub: 'employee-1', aud: ISSUER, resource: RESOURCE, client_id: client.client_id, jti: 'jag-dpop', iat: h.clock.now, exp: h.clock.now + 300, scope: 'mcp:tools' },
+        {
+          iss: idp.issuer,
+          sub: 'employee-1',
+          aud: ISSUER,
+          resource: RESOURCE,
+          client_id: client.client_id,
+          jti: 'jag-dpop',
+          iat: h.clock.now,
+          exp: h.clock.now + 300,
+          scope: 'mcp:tools',
+        },
         { typ: 'oauth-id-jag+jwt' },
       );
       const key = newKey();
@@ -221,7 +261,10 @@ describe('DPoP at the token endpoint — defects of a proof are refused, naming 
   it('a proof whose jwk carries the private key', async () => {
     const { h, client } = await setup();
     const pair = generateDpopKeyPair();
-    const sign = jwtSigner({ alg: 'ES256', typ: 'dpop+jwt', jwk: pair.privateJwk as Record<string, unknown> }, createPrivateKey({ key: pair.privateJwk, format: 'jwk' }));
+    const sign = jwtSigner(
+      { alg: 'ES256', typ: 'dpop+jwt', jwk: pair.privateJwk as Record<string, unknown> },
+      createPrivateKey({ key: pair.privateJwk, format: 'jwk' }),
+    );
     const leaky = sign({ jti: 'leaky-1', htm: 'POST', htu: TOKEN_URL, iat: h.clock.now });
     await refusedProof(await tokenRequest(h, client, grant, leaky), /private key/);
   });
@@ -257,7 +300,10 @@ describe('DPoP at the token endpoint — defects of a proof are refused, naming 
   it('two DPoP headers', async () => {
     const { h, client } = await setup();
     const key = newKey();
-    const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` });
+    const headers = new Headers({
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+    });
     headers.append('dpop', proofFor(h, key));
     headers.append('dpop', proofFor(h, key));
     await refusedProof(await h.request('/token', { method: 'POST', headers, body: 'grant_type=client_credentials' }), /more than one/);
@@ -306,7 +352,7 @@ describe('DPoP at the token endpoint — codes bound by dpop_jkt (RFC 9449 §10)
   });
 });
 
-describe('DPoP at the token endpoint — public clients\' bound refresh tokens', () => {
+describe("DPoP at the token endpoint — public clients' bound refresh tokens", () => {
   async function boundPair(h: Harness): Promise<{ client: TestClient; key: Signer; tokens: Record<string, string> }> {
     const client = await registerClient(h);
     const key = newKey();
@@ -335,7 +381,7 @@ describe('DPoP at the token endpoint — public clients\' bound refresh tokens',
     assert.ok(retried.refresh_token!.endsWith(`.${key.jkt}`));
   });
 
-  it('an unbound token refreshed with a key\'s proof: a retry that binds otherwise names another token, and is a reuse', async () => {
+  it("an unbound token refreshed with a key's proof: a retry that binds otherwise names another token, and is a reuse", async () => {
     for (const retryProof of ['none', 'another key'] as const) {
       const h = createHarness();
       const client = await registerClient(h);
@@ -343,7 +389,11 @@ describe('DPoP at the token endpoint — public clients\' bound refresh tokens',
       const unbound = await ok(await redeem(h, client, await codeFor(h, client)));
       const bound = await ok(await refresh(h, client, unbound.refresh_token!, proofFor(h, key)));
       assert.ok(bound.refresh_token!.endsWith(`.${key.jkt}`), 'bound from the refresh on');
-      const body = await expectOAuthError(await refresh(h, client, unbound.refresh_token!, retryProof === 'none' ? undefined : proofFor(h, newKey())), 400, 'invalid_grant');
+      const body = await expectOAuthError(
+        await refresh(h, client, unbound.refresh_token!, retryProof === 'none' ? undefined : proofFor(h, newKey())),
+        400,
+        'invalid_grant',
+      );
       assert.match(body.error_description ?? '', /already used; the grant is revoked/, retryProof);
       await expectOAuthError(await refresh(h, client, bound.refresh_token!, proofFor(h, key)), 400, 'invalid_grant');
     }
@@ -396,12 +446,25 @@ describe('DPoP at the token endpoint — nonces (RFC 9449 §8)', () => {
     const h = createHarness({ dpop: { nonce: true } });
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const valid = validateClientMetadata(
-      { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] } },
+      {
+        token_endpoint_auth_method: 'private_key_jwt',
+        grant_types: ['client_credentials'],
+        jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] },
+      },
       h.server.metadata.scopes_supported,
     );
     const { client } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
-    const assertion = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey)({ iss: client.clientId, sub: client.clientId, aud: ISSUER, jti: 'once', iat: h.clock.now, exp: h.clock.now + 60 });
-    const send = (dpop: string) => postForm(h, '/token', { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }, { dpop });
+    const assertion = jwtSigner(
+      { alg: 'ES256', kid: 'k1', typ: 'JWT' },
+      privateKey,
+    )({ iss: client.clientId, sub: client.clientId, aud: ISSUER, jti: 'once', iat: h.clock.now, exp: h.clock.now + 60 });
+    const send = (dpop: string) =>
+      postForm(
+        h,
+        '/token',
+        { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion },
+        { dpop },
+      );
     const key = newKey();
     const challenge = await send(proofFor(h, key));
     const nonce = challenge.headers.get('dpop-nonce')!;
@@ -479,7 +542,7 @@ describe('DPoP at the token endpoint — replay records', () => {
     await refusedProof(await tokenRequest(h, client, grant, proof), /already used/);
   });
 
-  it('a public client\'s replayed proof is refused before it spends a code or a refresh token', async () => {
+  it("a public client's replayed proof is refused before it spends a code or a refresh token", async () => {
     const h = createHarness();
     const client = await registerClient(h);
     const key = newKey();
@@ -496,7 +559,7 @@ describe('DPoP at the token endpoint — replay records', () => {
     assertBound(await ok(await refresh(h, client, second.refresh_token!, proofFor(h, key))), key);
   });
 
-  describe('a workload\'s request (no client: its token authenticates it)', () => {
+  describe("a workload's request (no client: its token authenticates it)", () => {
     let platform: Awaited<ReturnType<typeof startTestIssuer>>;
     before(async () => {
       platform = await startTestIssuer();
@@ -505,13 +568,30 @@ describe('DPoP at the token endpoint — replay records', () => {
       await platform.close();
     });
     const workloadToken = (h: Harness, claims: Record<string, unknown> = {}) =>
-      platform.sign({ iss: platform.issuer, sub: 'spiffe://corp.example/reports', aud: 'context-auth', iat: h.clock.now, exp: h.clock.now + 600, jti: randomBytes(8).toString('hex'), ...claims });
+      platform.sign({
+        iss: platform.issuer,
+        sub: 'spiffe://corp.example/reports',
+        aud: 'context-auth',
+        iat: h.clock.now,
+        exp: h.clock.now + 600,
+        jti: randomBytes(8).toString('hex'),
+        ...claims,
+      });
     const present = (h: Harness, assertion: string, dpop: string) => postForm(h, '/token', { grant_type: JWT_BEARER_GRANT_TYPE, assertion }, { dpop });
 
     it('spends its proof once the grant has verified the token: a refused token records nothing, a replay leaves no grant', async () => {
       const h = createHarness({
         allowInsecureIssuers: true,
-        workloads: [{ issuer: platform.issuer, audience: 'context-auth', subject: 'spiffe://corp.example/reports', client: 'reports', scopes: ['mcp:tools'], singleUse: false }],
+        workloads: [
+          {
+            issuer: platform.issuer,
+            audience: 'context-auth',
+            subject: 'spiffe://corp.example/reports',
+            client: 'reports',
+            scopes: ['mcp:tools'],
+            singleUse: false,
+          },
+        ],
       });
       await h.server.workloadClientsReady();
       const key = newKey();

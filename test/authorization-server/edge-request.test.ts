@@ -89,10 +89,17 @@ describe('the edge: one EndpointRequest from the Node request and from the Web R
     nodePort = Number(new URL(listener.url).port);
     const app = echoApp(peers);
     await new Promise<void>((resolve) => {
-      plain = serve({ hostname: '127.0.0.1', port: 0, fetch: (request, env: { incoming: { socket: { remoteAddress?: string } } }) => {
-        peers.set(request, env.incoming.socket.remoteAddress!);
-        return app.fetch(request, env);
-      } }, () => resolve());
+      plain = serve(
+        {
+          hostname: '127.0.0.1',
+          port: 0,
+          fetch: (request, env: { incoming: { socket: { remoteAddress?: string } } }) => {
+            peers.set(request, env.incoming.socket.remoteAddress!);
+            return app.fetch(request, env);
+          },
+        },
+        () => resolve(),
+      );
     });
     webPort = (plain.address() as AddressInfo).port;
   });
@@ -106,10 +113,14 @@ describe('the edge: one EndpointRequest from the Node request and from the Web R
     const fromNode = await sendRaw(nodePort, message);
     const fromWeb = await sendRaw(webPort, message);
     if (readsBody) {
-      assert.equal(fromNode.webBodyUsed, 'false', 'the listener\'s request is read from the Node request');
-      assert.equal(fromWeb.webBodyUsed, 'true', 'serve\'s request is read from the Web Request');
+      assert.equal(fromNode.webBodyUsed, 'false', "the listener's request is read from the Node request");
+      assert.equal(fromWeb.webBodyUsed, 'true', "serve's request is read from the Web Request");
     }
-    const port = (answer: Answer, p: number) => ({ ...answer, webBodyUsed: null, request: { ...answer.request, url: String(answer.request.url).replace(String(p), 'PORT') } });
+    const port = (answer: Answer, p: number) => ({
+      ...answer,
+      webBodyUsed: null,
+      request: { ...answer.request, url: String(answer.request.url).replace(String(p), 'PORT') },
+    });
     assert.deepEqual(port(fromNode, nodePort), port(fromWeb, webPort));
     return port(fromNode, nodePort);
   }
@@ -119,12 +130,29 @@ describe('the edge: one EndpointRequest from the Node request and from the Web R
     const { request } = await both(post(body, ['Content-Type: application/x-www-form-urlencoded; charset=UTF-8', `Content-Length: ${body.length}`]));
     assert.equal(request.method, 'POST');
     assert.equal(request.url, 'http://127.0.0.1:PORT/echo?x=1');
-    assert.deepEqual(request.body, { kind: 'form', fields: [['grant_type', 'refresh_token'], ['scope', 'a b c'], ['resource', 'x'], ['resource', 'y'], ['empty', '']] });
+    assert.deepEqual(request.body, {
+      kind: 'form',
+      fields: [
+        ['grant_type', 'refresh_token'],
+        ['scope', 'a b c'],
+        ['resource', 'x'],
+        ['resource', 'y'],
+        ['empty', ''],
+      ],
+    });
   });
 
   it('a form sent chunked, without a length', async () => {
-    const { request } = await both(post('5\r\na=b&c\r\n4\r\n=dé\r\n0\r\n\r\n', ['Content-Type: application/x-www-form-urlencoded', 'Transfer-Encoding: chunked']));
-    assert.deepEqual(request.body, { kind: 'form', fields: [['a', 'b'], ['c', 'dé']] });
+    const { request } = await both(
+      post('5\r\na=b&c\r\n4\r\n=dé\r\n0\r\n\r\n', ['Content-Type: application/x-www-form-urlencoded', 'Transfer-Encoding: chunked']),
+    );
+    assert.deepEqual(request.body, {
+      kind: 'form',
+      fields: [
+        ['a', 'b'],
+        ['c', 'dé'],
+      ],
+    });
   });
 
   it('JSON, parsed; JSON that is not, named', async () => {
@@ -139,7 +167,13 @@ describe('the edge: one EndpointRequest from the Node request and from the Web R
     const declared = await both(post('a=b', ['Content-Type: application/x-www-form-urlencoded', `Content-Length: ${LIMIT + 1}`]), false);
     assert.deepEqual(declared.request.body, { kind: 'unreadable', defect: 'too_large' });
     const chunk = 'a='.padEnd(60, 'x');
-    const streamed = await both(post(`${(60).toString(16)}\r\n${chunk}\r\n${(60).toString(16)}\r\n${chunk}\r\n0\r\n\r\n`, ['Content-Type: application/x-www-form-urlencoded', 'Transfer-Encoding: chunked']), false);
+    const streamed = await both(
+      post(`${(60).toString(16)}\r\n${chunk}\r\n${(60).toString(16)}\r\n${chunk}\r\n0\r\n\r\n`, [
+        'Content-Type: application/x-www-form-urlencoded',
+        'Transfer-Encoding: chunked',
+      ]),
+      false,
+    );
     assert.deepEqual(streamed.request.body, { kind: 'unreadable', defect: 'too_large' });
     // Exactly the cap is not over it.
     const full = 'a='.padEnd(LIMIT, 'x');
@@ -168,7 +202,11 @@ describe('the edge: one EndpointRequest from the Node request and from the Web R
       'GET /echo HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: ca_browser=a; other=b;ca_browser =c\r\nCookie: xca_browser=d; novalue; ca_browser=e\r\n\r\n',
       false,
     );
-    assert.deepEqual(request.cookies, [['ca_browser', ['a', 'c', 'e']], ['other', ['b']], ['xca_browser', ['d']]]);
+    assert.deepEqual(request.cookies, [
+      ['ca_browser', ['a', 'c', 'e']],
+      ['other', ['b']],
+      ['xca_browser', ['d']],
+    ]);
   });
 
   it('headers: repeats joined, padding trimmed, case ignored, absent ones null', async () => {
@@ -191,7 +229,10 @@ describe('the edge: one EndpointRequest from the Node request and from the Web R
     const direct = await both('GET /echo HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n', false);
     assert.equal(direct.request.clientAddress, '127.0.0.1');
     assert.equal(direct.request.peerAddress, '127.0.0.1');
-    const forwarded = await both('GET /echo HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Forwarded-For: 203.0.113.9, 198.51.100.7\r\nX-Forwarded-For: 127.0.0.1\r\n\r\n', false);
+    const forwarded = await both(
+      'GET /echo HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Forwarded-For: 203.0.113.9, 198.51.100.7\r\nX-Forwarded-For: 127.0.0.1\r\n\r\n',
+      false,
+    );
     assert.equal(forwarded.request.clientAddress, '198.51.100.7');
     assert.equal(forwarded.request.peerAddress, '127.0.0.1');
   });

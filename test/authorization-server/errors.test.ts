@@ -10,7 +10,8 @@ import { OAuthError, type TrustedRedirect } from '../../src/core/errors.js';
 import { errorAnswer } from '../../src/authorization-server/http/errors.js';
 import { toWebResponse } from '../../src/authorization-server/http/responses.js';
 
-const errorResponse = (thrown: unknown, format: 'json' | 'html', log: Parameters<typeof errorAnswer>[2]): Response => toWebResponse(errorAnswer(thrown, format, log));
+const errorResponse = (thrown: unknown, format: 'json' | 'html', log: Parameters<typeof errorAnswer>[2]): Response =>
+  toWebResponse(errorAnswer(thrown, format, log));
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { authorizationRequest, authorizeUrl, Browser, createHarness, ISSUER, registerClient, REVISIONS } from '../helpers/harness.js';
 
@@ -95,16 +96,23 @@ describe('errorResponse', () => {
       assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
       const location = new URL(response.headers.get('location')!);
       assert.equal(`${location.origin}${location.pathname}`, TARGET.uri);
-      assert.deepEqual([...location.searchParams], [
-        ['error', 'invalid_scope'],
-        ['error_description', 'scope not allowed: x'],
-        ['state', 'a b&c'],
-        ['iss', ISSUER],
-      ]);
+      assert.deepEqual(
+        [...location.searchParams],
+        [
+          ['error', 'invalid_scope'],
+          ['error_description', 'scope not allowed: x'],
+          ['state', 'a b&c'],
+          ['iss', ISSUER],
+        ],
+      );
     });
 
     it('leaves state out when the request had none, and keeps the query the redirect URI had', () => {
-      const error = new OAuthError('login_required', 'the user is not signed in').redirectTo({ uri: 'https://app.example.com/cb?tenant=7', state: null, iss: ISSUER });
+      const error = new OAuthError('login_required', 'the user is not signed in').redirectTo({
+        uri: 'https://app.example.com/cb?tenant=7',
+        state: null,
+        iss: ISSUER,
+      });
       const location = new URL(errorResponse(error, 'html', collect().log).headers.get('location')!);
       assert.deepEqual([...location.searchParams.keys()], ['tenant', 'error', 'error_description', 'iss']);
       assert.equal(location.searchParams.get('tenant'), '7');

@@ -14,7 +14,7 @@ import { createHarness } from '../helpers/harness.js';
 const session = (idHash: string): SessionRecord => ({ idHash, userId: 'u', authTime: 0, createdAt: 0, expiresAt: 1, upstreamSessionId: null });
 
 describe('page form tokens', () => {
-  it('depend on the page, on the session or browser, and on the server\'s key', async () => {
+  it("depend on the page, on the session or browser, and on the server's key", async () => {
     const h = createHarness();
     const ctx = createServerContext(h.options);
     const token = await formToken(ctx, 'account', { binding: 'browser-1' });
@@ -28,14 +28,18 @@ describe('page form tokens', () => {
     ] as const) {
       assert.equal(await isFormToken(ctx, page, holder, token), false, `${page} ${JSON.stringify(holder)}`);
     }
-    assert.equal(await isFormToken(ctx, 'admin', { session: session('s1') }, await formToken(ctx, 'admin', { session: session('s2') })), false, 'another session');
+    assert.equal(
+      await isFormToken(ctx, 'admin', { session: session('s1') }, await formToken(ctx, 'admin', { session: session('s2') })),
+      false,
+      'another session',
+    );
     // Whoever knows the cookie cannot compute it: neither the old digest of it, nor the token of another server.
     assert.equal(await isFormToken(ctx, 'account', { binding: 'browser-1' }, hashSecret('account-form:browser-1')), false);
     const other = createServerContext(createHarness().options);
     assert.notEqual(await formToken(other, 'account', { binding: 'browser-1' }), token);
   });
 
-  it('vouch for a value bound to them (a notice or a waiting change in a URL), and such a token is never a form\'s', async () => {
+  it("vouch for a value bound to them (a notice or a waiting change in a URL), and such a token is never a form's", async () => {
     const h = createHarness();
     const ctx = createServerContext(h.options);
     const holder = { session: session('s') };
@@ -43,8 +47,12 @@ describe('page form tokens', () => {
     assert.ok(await isFormToken(ctx, 'admin', holder, bound, 'notice\nrevoke-approval\nNotes for alice'));
     assert.equal(await isFormToken(ctx, 'admin', holder, bound, 'notice\nrevoke-approval\nNotes for bob'), false, 'another value');
     assert.equal(await isFormToken(ctx, 'admin', { session: session('t') }, bound, 'notice\nrevoke-approval\nNotes for alice'), false, 'another session');
-    assert.equal(await isFormToken(ctx, 'admin', holder, bound), false, 'not the form\'s token');
-    assert.equal(await isFormToken(ctx, 'admin', holder, await formToken(ctx, 'admin', holder), ''), false, 'the form\'s token vouches for no value, not even an empty one');
+    assert.equal(await isFormToken(ctx, 'admin', holder, bound), false, "not the form's token");
+    assert.equal(
+      await isFormToken(ctx, 'admin', holder, await formToken(ctx, 'admin', holder), ''),
+      false,
+      "the form's token vouches for no value, not even an empty one",
+    );
   });
 
   it('stay valid through one key rotation (a form left open in a tab), not through the next', async () => {

@@ -38,7 +38,7 @@ describe('health endpoints', () => {
     assert.deepEqual(await response.json(), { status: 'ready', checks: { store: 'ok', signing_key: 'ok' } });
   });
 
-  it('/readyz answers 503 naming the store when it is down, without the store\'s message', async () => {
+  it("/readyz answers 503 naming the store when it is down, without the store's message", async () => {
     const { store } = await sqliteStore();
     const h = createHarness({ store, serverStore: down });
     const response = await h.request('/readyz');
@@ -67,7 +67,10 @@ describe('health endpoints', () => {
   });
 
   it('probes are not rate-limited', async () => {
-    const h = createHarness({ clientAddress: () => '203.0.113.7', rateLimits: { token: { perMinute: 1, burst: 1 }, signIn: { perMinute: 1, burst: 1 }, register: { perMinute: 1, burst: 1 } } });
+    const h = createHarness({
+      clientAddress: () => '203.0.113.7',
+      rateLimits: { token: { perMinute: 1, burst: 1 }, signIn: { perMinute: 1, burst: 1 }, register: { perMinute: 1, burst: 1 } },
+    });
     for (let i = 0; i < 5; i++) {
       assert.equal((await h.request('/healthz')).status, 200);
       assert.equal((await h.request('/readyz')).status, 200);

@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { coHostedServer } from '../helpers/co-hosted.js';
 import { STORE_KINDS, type OpenedStore } from '../helpers/stores.js';
-import { basic, createHarness, expectOAuthError, REDIRECT_URI, registerClient, registerServiceClient, type Harness, type TestClient } from '../helpers/harness.js';
+import {
+  basic,
+  createHarness,
+  expectOAuthError,
+  REDIRECT_URI,
+  registerClient,
+  registerServiceClient,
+  type Harness,
+  type TestClient,
+} from '../helpers/harness.js';
 
 const ORIGIN = 'https://app.example.com';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -16,7 +25,10 @@ function post(h: Harness, path: string, body: BodyInit, headers: Record<string, 
 
 /** Asserts that nothing in the server logged an unexpected (500-class) error. */
 function assertNoInternalError(h: Harness): void {
-  assert.deepEqual(h.log.filter((event) => event.event === 'internal_error'), []);
+  assert.deepEqual(
+    h.log.filter((event) => event.event === 'internal_error'),
+    [],
+  );
 }
 
 describe('CORS', () => {
@@ -24,7 +36,10 @@ describe('CORS', () => {
     ['GET /.well-known/oauth-authorization-server', (h) => h.request('/.well-known/oauth-authorization-server', { headers: { origin: ORIGIN } })],
     ['GET /jwks', (h) => h.request('/jwks', { headers: { origin: ORIGIN } })],
     ['POST /token', (h) => post(h, '/token', 'grant_type=client_credentials', { ...FORM, origin: ORIGIN })],
-    ['POST /register', (h) => post(h, '/register', JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }), { ...JSON_TYPE, origin: ORIGIN })],
+    [
+      'POST /register',
+      (h) => post(h, '/register', JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }), { ...JSON_TYPE, origin: ORIGIN }),
+    ],
     ['POST /revoke', (h) => post(h, '/revoke', 'token=x', { ...FORM, origin: ORIGIN })],
   ];
   for (const [label, send] of readable) {
@@ -139,7 +154,13 @@ describe('a body that breaks off', () => {
         controller.error(new Error('aborted'));
       },
     });
-  for (const [path, type] of [['/token', FORM], ['/revoke', FORM], ['/introspect', FORM], ['/revocations', FORM], ['/register', JSON_TYPE]] as const) {
+  for (const [path, type] of [
+    ['/token', FORM],
+    ['/revoke', FORM],
+    ['/introspect', FORM],
+    ['/revocations', FORM],
+    ['/register', JSON_TYPE],
+  ] as const) {
     it(`${path}: 400 invalid_request, not an internal error`, async () => {
       const h = createHarness();
       const response = await h.request(path, { method: 'POST', body: broken(), headers: type, duplex: 'half' } as RequestInit);
@@ -154,14 +175,48 @@ describe('text no store can keep (NUL, unpaired surrogates) is a 4xx on every st
   // in jsonb: each of these was a 500. Refused where requests come in, the same on every store.
   const cases: [string, string, (clientId: string) => RequestInit, number][] = [
     ['a NUL client_id', '/token', () => ({ method: 'POST', body: 'grant_type=client_credentials&client_id=%00', headers: FORM }), 400],
-    ['a NUL in a refresh request', '/token', (id) => ({ method: 'POST', body: `grant_type=refresh_token&refresh_token=r%00&client_id=${id}`, headers: FORM }), 400],
-    ['a NUL client id in Basic', '/token', () => ({ method: 'POST', body: 'grant_type=client_credentials', headers: { ...FORM, authorization: basic('\u0000', 'secret') } }), 401],
+    [
+      'a NUL in a refresh request',
+      '/token',
+      (id) => ({ method: 'POST', body: `grant_type=refresh_token&refresh_token=r%00&client_id=${id}`, headers: FORM }),
+      400,
+    ],
+    [
+      'a NUL client id in Basic',
+      '/token',
+      () => ({ method: 'POST', body: 'grant_type=client_credentials', headers: { ...FORM, authorization: basic('\u0000', 'secret') } }),
+      401,
+    ],
     ['a NUL token to revoke', '/revoke', () => ({ method: 'POST', body: 'token=x&client_id=%00', headers: FORM }), 400],
-    ['a NUL in a client name', '/register', () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'a\u0000b' }), headers: JSON_TYPE }), 400],
-    ['an unpaired surrogate in a client name', '/register', () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'a\ud800' }), headers: JSON_TYPE }), 400],
-    ['a NUL in a metadata key', '/register', () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], 'x\u0000': 1 }), headers: JSON_TYPE }), 400],
+    [
+      'a NUL in a client name',
+      '/register',
+      () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'a\u0000b' }), headers: JSON_TYPE }),
+      400,
+    ],
+    [
+      'an unpaired surrogate in a client name',
+      '/register',
+      () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'a\ud800' }), headers: JSON_TYPE }),
+      400,
+    ],
+    [
+      'a NUL in a metadata key',
+      '/register',
+      () => ({ method: 'POST', body: JSON.stringify({ redirect_uris: [REDIRECT_URI], 'x\u0000': 1 }), headers: JSON_TYPE }),
+      400,
+    ],
     ['a NUL client_id', '/authorize?response_type=code&client_id=%00', () => ({}), 400],
-    ['a NUL state', '/authorize', (id) => ({ method: 'POST', body: `response_type=code&client_id=${id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&state=%00`, headers: FORM }), 400],
+    [
+      'a NUL state',
+      '/authorize',
+      (id) => ({
+        method: 'POST',
+        body: `response_type=code&client_id=${id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&state=%00`,
+        headers: FORM,
+      }),
+      400,
+    ],
     ['a NUL interaction id', '/interaction/%00', () => ({}), 400],
   ];
   for (const kind of STORE_KINDS) {
@@ -191,7 +246,9 @@ describe('malformed requests get a 4xx OAuth error, never a 5xx', () => {
     conf: TestClient;
   }
   type Case = [string, string, (c: Clients) => RequestInit];
-  const form = (body: BodyInit, headers: Record<string, string> = {}) => () => ({ method: 'POST', body, headers: { ...FORM, ...headers } });
+  const form =
+    (body: BodyInit, headers: Record<string, string> = {}) =>
+    () => ({ method: 'POST', body, headers: { ...FORM, ...headers } });
   const json = (body: string) => () => ({ method: 'POST', body, headers: JSON_TYPE });
   const cases: Case[] = [
     ['empty body', '/token', form('')],
@@ -205,16 +262,45 @@ describe('malformed requests get a 4xx OAuth error, never a 5xx', () => {
     ['a huge grant type', '/token', (c) => form(`grant_type=${'x'.repeat(30000)}&client_id=${c.pub.client_id}`)()],
     ['a repeated grant type', '/token', form('grant_type=client_credentials&grant_type=client_credentials')],
     ['repeated resources', '/token', (c) => form(`grant_type=authorization_code&code=x&code_verifier=x&client_id=${c.pub.client_id}&resource=a&resource=b`)()],
-    ['a javascript: resource', '/token', (c) => ({ ...form('grant_type=client_credentials&resource=javascript:alert(1)')(), headers: { ...FORM, authorization: basic(c.conf.client_id, c.conf.client_secret!) } })],
-    ['a resource with a fragment', '/token', (c) => ({ ...form(`grant_type=client_credentials&resource=${encodeURIComponent('http://127.0.0.1:9999/mcp#x')}`)(), headers: { ...FORM, authorization: basic(c.conf.client_id, c.conf.client_secret!) } })],
-    ['a scope with control characters', '/token', (c) => ({ ...form('grant_type=client_credentials&scope=%01%02%7f')(), headers: { ...FORM, authorization: basic(c.conf.client_id, c.conf.client_secret!) } })],
+    [
+      'a javascript: resource',
+      '/token',
+      (c) => ({
+        ...form('grant_type=client_credentials&resource=javascript:alert(1)')(),
+        headers: { ...FORM, authorization: basic(c.conf.client_id, c.conf.client_secret!) },
+      }),
+    ],
+    [
+      'a resource with a fragment',
+      '/token',
+      (c) => ({
+        ...form(`grant_type=client_credentials&resource=${encodeURIComponent('http://127.0.0.1:9999/mcp#x')}`)(),
+        headers: { ...FORM, authorization: basic(c.conf.client_id, c.conf.client_secret!) },
+      }),
+    ],
+    [
+      'a scope with control characters',
+      '/token',
+      (c) => ({
+        ...form('grant_type=client_credentials&scope=%01%02%7f')(),
+        headers: { ...FORM, authorization: basic(c.conf.client_id, c.conf.client_secret!) },
+      }),
+    ],
     ['a code verifier that is too short', '/token', (c) => form(`grant_type=authorization_code&code=x&code_verifier=short&client_id=${c.pub.client_id}`)()],
-    ['a refresh token of 30 000 characters', '/token', (c) => form(`grant_type=refresh_token&refresh_token=${'r'.repeat(30000)}&client_id=${c.pub.client_id}`)()],
+    [
+      'a refresh token of 30 000 characters',
+      '/token',
+      (c) => form(`grant_type=refresh_token&refresh_token=${'r'.repeat(30000)}&client_id=${c.pub.client_id}`)(),
+    ],
     ['a prototype key as grant type', '/token', (c) => form(`grant_type=constructor&client_id=${c.pub.client_id}`)()],
     ['a very long Basic header', '/token', form('grant_type=client_credentials', { authorization: `Basic ${'A'.repeat(20000)}` })],
     ['Basic of a lone colon', '/token', form('grant_type=client_credentials', { authorization: `Basic ${b64(':')}` })],
     ['Basic of NULs', '/token', form('grant_type=client_credentials', { authorization: `Basic ${b64('\u0000:\u0000')}` })],
-    ['Basic with non-UTF-8 bytes', '/token', form('grant_type=client_credentials', { authorization: `Basic ${Buffer.from([0xff, 0x3a, 0xfe]).toString('base64')}` })],
+    [
+      'Basic with non-UTF-8 bytes',
+      '/token',
+      form('grant_type=client_credentials', { authorization: `Basic ${Buffer.from([0xff, 0x3a, 0xfe]).toString('base64')}` }),
+    ],
     ['an unknown auth scheme', '/token', form('grant_type=client_credentials', { authorization: 'Digest username="x"' })],
     ['a JSON body', '/token', json('{"grant_type":"client_credentials"}')],
     ['registration as a form', '/register', form('redirect_uris=x')],

@@ -7,7 +7,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { ID_TOKEN_LIFETIME_SECONDS } from '../../src/authorization-server/id-tokens.js';
-import { authorizationRequest, authorizeUrl, ISSUER, createHarness, jwtClaims, obtainTokens, postForm, registerClient, REVISIONS, type Harness } from '../helpers/harness.js';
+import {
+  authorizationRequest,
+  authorizeUrl,
+  ISSUER,
+  createHarness,
+  jwtClaims,
+  obtainTokens,
+  postForm,
+  registerClient,
+  REVISIONS,
+  type Harness,
+} from '../helpers/harness.js';
 
 const REVISION_B = REVISIONS[1];
 
@@ -59,7 +70,12 @@ describe('ID tokens', () => {
     assert.equal(payload.iat, h.clock.now);
     assert.equal(payload.auth_time, jwtClaims(tokens.id_token).auth_time);
     assert.equal('nonce' in payload, false);
-    const narrowed = await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: String(body.refresh_token), client_id: client.client_id, scope: 'mcp:tools' });
+    const narrowed = await postForm(h, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: String(body.refresh_token),
+      client_id: client.client_id,
+      scope: 'mcp:tools',
+    });
     assert.equal(((await narrowed.json()) as Record<string, unknown>).id_token, undefined);
   });
 

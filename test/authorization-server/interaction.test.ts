@@ -30,7 +30,10 @@ import {
 
 type User = { id: string; username: string; password: string };
 
-async function setup(clientMetadata: Record<string, unknown> = {}, overrides: Parameters<typeof createHarness>[0] = {}): Promise<{ h: Harness; client: TestClient; user: User }> {
+async function setup(
+  clientMetadata: Record<string, unknown> = {},
+  overrides: Parameters<typeof createHarness>[0] = {},
+): Promise<{ h: Harness; client: TestClient; user: User }> {
   const h = createHarness(overrides);
   return { h, client: await registerClient(h, clientMetadata), user: await addUser(h) };
 }
@@ -206,7 +209,7 @@ for (const revision of REVISIONS) {
         assert.doesNotMatch(html, /name="password"/);
       });
 
-      it('marks a dynamically registered client\'s name as unverified (whoever registered it chose it)', async () => {
+      it("marks a dynamically registered client's name as unverified (whoever registered it chose it)", async () => {
         const { h, client, user } = await setup({ client_name: 'Acme Notes' });
         const { consent } = await signIn(h, client, revision, user);
         assert.match(consent.html, /<p class="site unverified">Unverified name: whoever registered this application chose it/);
@@ -216,7 +219,10 @@ for (const revision of REVISIONS) {
 
       it('does not mark the name of a client the operator added (clients add), nor a nameless one', async () => {
         const { h, user } = await setup();
-        const metadata = validateClientMetadata({ client_name: 'Team Notes', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }, h.server.metadata.scopes_supported);
+        const metadata = validateClientMetadata(
+          { client_name: 'Team Notes', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' },
+          h.server.metadata.scopes_supported,
+        );
         const { client: operators } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
         const nameless = await registerClient(h, { client_name: undefined });
         for (const client of [{ client_id: operators.clientId }, nameless]) {
@@ -414,7 +420,10 @@ for (const revision of REVISIONS) {
       it('refuses a consent from the right browser once its session is gone', async () => {
         const { h, client, user } = await setup();
         const { browser, consent, response } = await signIn(h, client, revision, user);
-        const binding = response.headers.getSetCookie().find((line) => line.startsWith('ca_browser='))!.split(';')[0]!;
+        const binding = response.headers
+          .getSetCookie()
+          .find((line) => line.startsWith('ca_browser='))!
+          .split(';')[0]!;
         const sessionless = new Browser(h);
         const refused = await sessionless.fetch(consent.action, {
           method: 'POST',
@@ -638,7 +647,10 @@ for (const revision of REVISIONS) {
         const first = await start(h, client, revision);
         assert.ok(first.response.headers.getSetCookie().some((line) => line.startsWith('ca_browser=')));
         const second = await start(h, client, revision, {}, first.browser);
-        assert.equal(second.response.headers.getSetCookie().some((line) => line.startsWith('ca_browser=')), false);
+        assert.equal(
+          second.response.headers.getSetCookie().some((line) => line.startsWith('ca_browser=')),
+          false,
+        );
       });
     });
   });

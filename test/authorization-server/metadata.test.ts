@@ -18,13 +18,29 @@ describe('authorization server metadata (RFC 8414)', () => {
     assert.equal(doc.issuer, ISSUER);
     assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
     assert.deepEqual(doc.response_types_supported, ['code']);
-    assert.deepEqual(new Set(doc.grant_types_supported as string[]), new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']));
+    assert.deepEqual(
+      new Set(doc.grant_types_supported as string[]),
+      new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']),
+    );
     assert.equal(doc.device_authorization_endpoint, `${ISSUER}/device_authorization`);
-    assert.deepEqual(new Set(doc.token_endpoint_auth_methods_supported as string[]), new Set(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']));
-    assert.deepEqual(new Set(doc.revocation_endpoint_auth_methods_supported as string[]), new Set(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']));
-    assert.deepEqual(new Set(doc.introspection_endpoint_auth_methods_supported as string[]), new Set(['client_secret_basic', 'client_secret_post', 'private_key_jwt']));
+    assert.deepEqual(
+      new Set(doc.token_endpoint_auth_methods_supported as string[]),
+      new Set(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+    );
+    assert.deepEqual(
+      new Set(doc.revocation_endpoint_auth_methods_supported as string[]),
+      new Set(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+    );
+    assert.deepEqual(
+      new Set(doc.introspection_endpoint_auth_methods_supported as string[]),
+      new Set(['client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+    );
     // The client assertion algorithms: asymmetric only, never none or HMAC (algorithm confusion).
-    for (const field of ['token_endpoint_auth_signing_alg_values_supported', 'revocation_endpoint_auth_signing_alg_values_supported', 'introspection_endpoint_auth_signing_alg_values_supported']) {
+    for (const field of [
+      'token_endpoint_auth_signing_alg_values_supported',
+      'revocation_endpoint_auth_signing_alg_values_supported',
+      'introspection_endpoint_auth_signing_alg_values_supported',
+    ]) {
       const algs = doc[field] as string[];
       assert.ok(algs.includes('ES256') && algs.includes('RS256') && algs.includes('EdDSA'), field);
       assert.ok(!algs.some((alg) => alg === 'none' || alg.startsWith('HS')), field);

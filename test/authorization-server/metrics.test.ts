@@ -76,7 +76,10 @@ describe('/metrics', () => {
     assert.equal(values.get('context_auth_token_requests_total{grant_type="client_credentials",outcome="success"}'), 1);
     assert.equal(values.get('context_auth_token_requests_total{grant_type="client_credentials",outcome="invalid_client"}'), 1);
     assert.equal(values.get('context_auth_token_requests_total{grant_type="other",outcome="unsupported_grant_type"}'), 1);
-    assert.equal(values.get('context_auth_token_requests_total{grant_type="urn:ietf:params:oauth:grant-type:token-exchange",outcome="unsupported_grant_type"}'), 1);
+    assert.equal(
+      values.get('context_auth_token_requests_total{grant_type="urn:ietf:params:oauth:grant-type:token-exchange",outcome="unsupported_grant_type"}'),
+      1,
+    );
     assert.equal(values.get('context_auth_token_request_duration_seconds_count{grant_type="client_credentials"}'), 2);
     assert.equal(values.get('context_auth_errors_total{endpoint="/token",error="invalid_client"}'), 1);
     assert.equal(values.get('context_auth_registrations_total{kind="dynamic"}'), 1);
@@ -153,7 +156,11 @@ describe('/metrics', () => {
 
 describe('the metrics access rule', () => {
   const request = (authorization?: string) =>
-    requestFromWeb(new Request('http://127.0.0.1/metrics', authorization ? { headers: { authorization } } : {}), { maxBodyBytes: 0, trustedProxies: null }, () => '203.0.113.9');
+    requestFromWeb(
+      new Request('http://127.0.0.1/metrics', authorization ? { headers: { authorization } } : {}),
+      { maxBodyBytes: 0, trustedProxies: null },
+      () => '203.0.113.9',
+    );
   const refusal = (fn: () => void): number | undefined => {
     try {
       fn();
@@ -165,9 +172,16 @@ describe('the metrics access rule', () => {
   };
 
   it('compares the bearer token whole: no prefix, no extension, no other case of it passes', () => {
-    assert.equal(refusal(() => checkMetricsAccess(TOKEN, request(`Bearer ${TOKEN}`))), undefined);
+    assert.equal(
+      refusal(() => checkMetricsAccess(TOKEN, request(`Bearer ${TOKEN}`))),
+      undefined,
+    );
     for (const wrong of [TOKEN.slice(0, -1), `${TOKEN}0`, TOKEN.toUpperCase(), '', `${TOKEN.slice(0, -1)}X`]) {
-      assert.equal(refusal(() => checkMetricsAccess(TOKEN, request(`Bearer ${wrong}`))), 401, wrong);
+      assert.equal(
+        refusal(() => checkMetricsAccess(TOKEN, request(`Bearer ${wrong}`))),
+        401,
+        wrong,
+      );
     }
   });
 

@@ -31,7 +31,12 @@ interface Answer {
  * Content-Length); with `keepOpen` the request is never ended, so an answer proves the server
  * did not wait for the rest of the body.
  */
-function rawPost(port: number, path: string, chunks: (string | Buffer)[], options: { declared?: number; keepOpen?: boolean; headers?: Record<string, string> } = {}): Promise<Answer> {
+function rawPost(
+  port: number,
+  path: string,
+  chunks: (string | Buffer)[],
+  options: { declared?: number; keepOpen?: boolean; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...options.headers };
     if (options.declared !== undefined) headers['content-length'] = String(options.declared);
@@ -123,7 +128,10 @@ describe('reading a body from the Node request (http/from-node.ts)', { timeout: 
   it('reads the body from the socket and leaves the Web Request body untouched', async () => {
     const answer = await rawPost(port, '/echo', ['grant_type=refresh_token', '&refresh_token=abc']);
     assert.equal(answer.status, 200, answer.text);
-    assert.deepEqual(fieldsOf(answer), [['grant_type', 'refresh_token'], ['refresh_token', 'abc']]);
+    assert.deepEqual(fieldsOf(answer), [
+      ['grant_type', 'refresh_token'],
+      ['refresh_token', 'abc'],
+    ]);
     assert.equal(answer.headers['x-web-body-used'], 'false');
   });
 
@@ -194,7 +202,14 @@ describe('reading a body from the Node request (http/from-node.ts)', { timeout: 
   it('gives up on a client that goes away mid-body, and goes on serving others', async () => {
     const before = settled.length;
     await new Promise<void>((resolve, reject) => {
-      const request = http.request({ host: '127.0.0.1', port, path: '/echo', method: 'POST', headers: { 'content-length': '500', 'content-type': 'application/x-www-form-urlencoded' }, agent: false });
+      const request = http.request({
+        host: '127.0.0.1',
+        port,
+        path: '/echo',
+        method: 'POST',
+        headers: { 'content-length': '500', 'content-type': 'application/x-www-form-urlencoded' },
+        agent: false,
+      });
       request.on('error', () => resolve());
       request.on('close', () => resolve());
       request.on('response', () => reject(new Error('no answer expected')));

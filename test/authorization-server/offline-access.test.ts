@@ -29,7 +29,12 @@ describe('offline_access', () => {
   it('is accepted on a refresh, as rmcp sends it', async () => {
     const h = createHarness();
     const { client, tokens } = await obtainTokens(h, REVISION_B, { scope: 'mcp:tools offline_access' });
-    const refreshed = await postForm(h, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string, client_id: client.client_id, scope: 'mcp:tools offline_access' });
+    const refreshed = await postForm(h, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+      client_id: client.client_id,
+      scope: 'mcp:tools offline_access',
+    });
     const body = (await refreshed.json()) as Record<string, unknown>;
     assert.equal(refreshed.status, 200, JSON.stringify(body));
     assert.equal(body.scope, 'mcp:tools');

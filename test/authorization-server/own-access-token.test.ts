@@ -50,7 +50,15 @@ describe('verifyOwnAccessToken', () => {
   it('refuses another issuer, an expired token, a missing exp, jti, client_id or grant_id', async () => {
     const { h, claims, kid, key } = await setup();
     const header = { alg: 'ES256', kid, typ: 'at+jwt' };
-    for (const changed of [{ iss: 'http://127.0.0.1:9998' }, { exp: h.clock.now }, { exp: undefined }, { jti: undefined }, { client_id: undefined }, { grant_id: undefined }, { exp: String(h.clock.now + 60) }]) {
+    for (const changed of [
+      { iss: 'http://127.0.0.1:9998' },
+      { exp: h.clock.now },
+      { exp: undefined },
+      { jti: undefined },
+      { client_id: undefined },
+      { grant_id: undefined },
+      { exp: String(h.clock.now + 60) },
+    ]) {
       const token = handSigned(key, header, { ...claims, ...changed });
       assert.equal(await own(h, token), undefined, JSON.stringify(changed));
     }

@@ -6,7 +6,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/core/protocol.js';
-import { addUser, authorizationRequest, authorizeUrl, Browser, createHarness, parseForm, postForm, REDIRECT_URI, REVISIONS, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import {
+  addUser,
+  authorizationRequest,
+  authorizeUrl,
+  Browser,
+  createHarness,
+  parseForm,
+  postForm,
+  REDIRECT_URI,
+  REVISIONS,
+  type Harness,
+  type HarnessOptions,
+} from '../helpers/harness.js';
 
 const USER = { username: 'alice', password: 'correct horse battery' };
 
@@ -85,7 +97,10 @@ for (const [name, open] of Object.entries(FORMS)) {
         const response = await form.browser.submit(form.path, form.values, { origin });
         await assertRefused(response, /sent from another site[^<]*open the page at http:\/\/127\.0\.0\.1:9999 /, origin);
         const path = form.path.replace(/\/interaction\/.*/, '/interaction/:id');
-        assert.ok(h.log.some((event) => event.event === 'page_form_refused' && event.origin === origin && event.path === path), JSON.stringify(h.log.at(-1)));
+        assert.ok(
+          h.log.some((event) => event.event === 'page_form_refused' && event.origin === origin && event.path === path),
+          JSON.stringify(h.log.at(-1)),
+        );
         assert.ok(!h.log.some((event) => event.event === 'login' || event.event === 'user_code_accepted'), 'nothing done');
       });
     }
@@ -100,7 +115,12 @@ for (const [name, open] of Object.entries(FORMS)) {
     }
 
     it('is taken from our own origin, and without either header (the token still holds)', async () => {
-      const cases: Record<string, string>[] = [{ origin: 'http://127.0.0.1:9999', 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}];
+      const cases: Record<string, string>[] = [
+        { origin: 'http://127.0.0.1:9999', 'sec-fetch-site': 'same-origin' },
+        { 'sec-fetch-site': 'same-origin' },
+        { 'sec-fetch-site': 'none' },
+        {},
+      ];
       for (const headers of cases) {
         const h = await harness();
         const form = await open(h);
@@ -112,7 +132,11 @@ for (const [name, open] of Object.entries(FORMS)) {
       const h = await harness({ issuer: 'https://auth.example.com' });
       const form = await open(h);
       // The harness's requests reach http://127.0.0.1:9999, as a proxy's would reach serve.
-      await assertRefused(await form.browser.submit(form.path, form.values, { origin: 'http://127.0.0.1:9999' }), /sent from another site/, 'the internal origin');
+      await assertRefused(
+        await form.browser.submit(form.path, form.values, { origin: 'http://127.0.0.1:9999' }),
+        /sent from another site/,
+        'the internal origin',
+      );
       await assertAccepted(await form.browser.submit(form.path, form.values, { origin: 'https://auth.example.com' }), 'the issuer');
     });
 
@@ -135,12 +159,16 @@ for (const [name, open] of Object.entries(FORMS)) {
 }
 
 describe('the forms of an issuer with a path', () => {
-  it('are refused from another origin and taken from the issuer\'s', async () => {
+  it("are refused from another origin and taken from the issuer's", async () => {
     const h = await harness({ issuer: 'http://127.0.0.1:9999/auth' });
     for (const open of Object.values(FORMS)) {
       const form = await open(h);
       assert.match(form.path, /^\/auth\//);
-      await assertRefused(await form.browser.submit(form.path, form.values, { origin: 'http://127.0.0.1:9998' }), /open the page at http:\/\/127\.0\.0\.1:9999\/auth /, form.path);
+      await assertRefused(
+        await form.browser.submit(form.path, form.values, { origin: 'http://127.0.0.1:9998' }),
+        /open the page at http:\/\/127\.0\.0\.1:9999\/auth /,
+        form.path,
+      );
       await assertAccepted(await form.browser.submit(form.path, form.values, { origin: 'http://127.0.0.1:9999' }), form.path);
     }
   });

@@ -7,7 +7,21 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addUser, authorize, authorizeUrl, Browser, createHarness, expectOAuthError, ISSUER, parseForm, pkcePair, redeemCode, registerClient, type Harness, type TestClient } from '../helpers/harness.js';
+import {
+  addUser,
+  authorize,
+  authorizeUrl,
+  Browser,
+  createHarness,
+  expectOAuthError,
+  ISSUER,
+  parseForm,
+  pkcePair,
+  redeemCode,
+  registerClient,
+  type Harness,
+  type TestClient,
+} from '../helpers/harness.js';
 import { CURSOR_REGISTRATION } from '../helpers/recorded-hosts.js';
 
 const CURSOR_CALLBACK = 'cursor://anysphere.cursor-mcp/oauth/callback';
@@ -28,14 +42,29 @@ describe('a private-use redirect scheme the operator admits', () => {
 
     const browser = new Browser(h);
     const { verifier, challenge } = pkcePair();
-    const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: CURSOR_CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 'cursor-state' }));
+    const first = await browser.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: CURSOR_CALLBACK,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'cursor-state',
+      }),
+    );
     const interaction = first.headers.get('location')!;
     const login = parseForm(await (await browser.fetch(interaction)).text());
     assert.equal((await browser.submit(login.action, { csrf: login.csrf, step: 'login', username: user.username, password: user.password })).status, 303);
     const consentPage = await browser.fetch(interaction);
     const consent = await consentPage.text();
-    assert.match(consent, /Returns to an app on your device, not to a website: approving hands the result to the app that opens <code>cursor:<\/code> links on this device\./);
-    assert.match(consent, /<dt>Returns to<\/dt><dd>an app on your device: <code class="token"><span>cursor:\/\/<\/span><wbr><span>anysphere\.cursor-mcp<\/span><\/code><\/dd>/);
+    assert.match(
+      consent,
+      /Returns to an app on your device, not to a website: approving hands the result to the app that opens <code>cursor:<\/code> links on this device\./,
+    );
+    assert.match(
+      consent,
+      /<dt>Returns to<\/dt><dd>an app on your device: <code class="token"><span>cursor:\/\/<\/span><wbr><span>anysphere\.cursor-mcp<\/span><\/code><\/dd>/,
+    );
     assert.match(consentPage.headers.get('content-security-policy') ?? '', /form-action 'self' cursor:;/, 'the browser may follow the approval to the app');
     const { action, csrf } = parseForm(consent);
     const approved = await browser.submit(action, { csrf, step: 'consent', decision: 'approve' });
@@ -50,7 +79,7 @@ describe('a private-use redirect scheme the operator admits', () => {
     assert.equal(redeemed.status, 200, await redeemed.clone().text());
   });
 
-  it("the same Cursor client still signs in through its https and loopback URIs, which the page shows as sites", async () => {
+  it('the same Cursor client still signs in through its https and loopback URIs, which the page shows as sites', async () => {
     const h = createHarness();
     const user = await addUser(h);
     const client = await registerAsRecorded(h, CURSOR_REGISTRATION);
@@ -65,10 +94,20 @@ describe('a private-use redirect scheme the operator admits', () => {
     const withdrawn = createHarness({ store });
     const browser = new Browser(withdrawn);
     const { challenge } = pkcePair();
-    const named = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: only.client_id, redirect_uri: CURSOR_CALLBACK, code_challenge: challenge, code_challenge_method: 'S256' }));
+    const named = await browser.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: only.client_id,
+        redirect_uri: CURSOR_CALLBACK,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     assert.equal(named.status, 400);
     assert.equal(named.headers.get('location'), null, 'a page, never a redirect');
-    const unnamed = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: only.client_id, code_challenge: challenge, code_challenge_method: 'S256' }));
+    const unnamed = await browser.fetch(
+      authorizeUrl({ response_type: 'code', client_id: only.client_id, code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
     assert.equal(unnamed.status, 400);
     assert.equal(unnamed.headers.get('location'), null);
     assert.match(await unnamed.text(), /registered a redirect URI this server no longer sends anyone to/);
@@ -79,7 +118,11 @@ describe('a private-use redirect scheme the operator admits', () => {
       assert.throws(() => createHarness({ allowedRedirectSchemes: [scheme] }), /allowedRedirectSchemes: /, scheme);
     }
     const h = createHarness({ allowedRedirectSchemes: ['cursor'] });
-    const refused = await h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token_endpoint_auth_method: 'none', redirect_uris: ['javascript://x/%0aalert(1)'] }) });
+    const refused = await h.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token_endpoint_auth_method: 'none', redirect_uris: ['javascript://x/%0aalert(1)'] }),
+    });
     await expectOAuthError(refused, 400, 'invalid_redirect_uri');
   });
 });

@@ -82,7 +82,14 @@ describe('store-backed limiter (shared by replicas)', () => {
   it('leases: a burst of 300 asks the store once per 10 requests; a flood is then refused from memory', async () => {
     const { store, calls } = countingStore();
     const clock = { ms: T0 };
-    const limiter = new StoreRateLimiter(store, 'token', { burst: 300, perMinute: 600 }, () => clock.ms, 100, () => {});
+    const limiter = new StoreRateLimiter(
+      store,
+      'token',
+      { burst: 300, perMinute: 600 },
+      () => clock.ms,
+      100,
+      () => {},
+    );
     assert.equal(leaseSize({ burst: 300, perMinute: 600 }), 10);
     let allowed = 0;
     for (let i = 0; i < 1000; i++) if ((await limiter.take('a')).allowed) allowed++;
@@ -101,8 +108,22 @@ describe('store-backed limiter (shared by replicas)', () => {
   it('two limiters on one store (two replicas) share the budget exactly when leases are single', async () => {
     const store = createMemoryStore();
     const limit = { burst: 5, perMinute: 1 };
-    const a = new StoreRateLimiter(store, 'register', limit, () => T0, 100, () => {});
-    const b = new StoreRateLimiter(store, 'register', limit, () => T0, 100, () => {});
+    const a = new StoreRateLimiter(
+      store,
+      'register',
+      limit,
+      () => T0,
+      100,
+      () => {},
+    );
+    const b = new StoreRateLimiter(
+      store,
+      'register',
+      limit,
+      () => T0,
+      100,
+      () => {},
+    );
     let allowed = 0;
     for (let i = 0; i < 20; i++) if ((await (i % 2 ? a : b).take('x')).allowed) allowed++;
     assert.equal(allowed, 5);
@@ -112,7 +133,14 @@ describe('store-backed limiter (shared by replicas)', () => {
 
   it('concurrent requests for one address share one lease request', async () => {
     const { store, calls } = countingStore();
-    const limiter = new StoreRateLimiter(store, 'register', { burst: 3, perMinute: 1 }, () => T0, 100, () => {});
+    const limiter = new StoreRateLimiter(
+      store,
+      'register',
+      { burst: 3, perMinute: 1 },
+      () => T0,
+      100,
+      () => {},
+    );
     const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.take('x')));
     assert.equal(decisions.filter((d) => d.allowed).length, 3);
     assert.ok(calls() <= 4, `${calls()} store round trips`);
@@ -122,13 +150,27 @@ describe('store-backed limiter (shared by replicas)', () => {
     const store = createMemoryStore();
     store.takeRateTokens = () => Promise.reject(new Error('database down'));
     const log: Record<string, unknown>[] = [];
-    const limiter = new StoreRateLimiter(store, 'token', { burst: 1, perMinute: 1 }, () => T0, 100, (event) => log.push(event));
+    const limiter = new StoreRateLimiter(
+      store,
+      'token',
+      { burst: 1, perMinute: 1 },
+      () => T0,
+      100,
+      (event) => log.push(event),
+    );
     assert.deepEqual(await limiter.take('x'), { allowed: true });
     assert.equal(log[0]?.event, 'rate_limit_unavailable');
   });
 
   it('memory is bounded here too', async () => {
-    const limiter = new StoreRateLimiter(createMemoryStore(), 'register', { burst: 1, perMinute: 1 }, () => T0, 100, () => {});
+    const limiter = new StoreRateLimiter(
+      createMemoryStore(),
+      'register',
+      { burst: 1, perMinute: 1 },
+      () => T0,
+      100,
+      () => {},
+    );
     for (let i = 0; i < 1000; i++) await limiter.take(`a${i}`);
     assert.equal(limiter.size, 100);
   });

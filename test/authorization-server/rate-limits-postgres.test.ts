@@ -6,7 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type RateLimitOptions } from '../../src/authorization-server/index.js';
+import {
+  createAuthorizationServer,
+  type AuthorizationServer,
+  type AuthorizationServerOptions,
+  type RateLimitOptions,
+} from '../../src/authorization-server/index.js';
 import { resolveConfig } from '../../src/authorization-server/config.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
@@ -32,7 +37,16 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
     for (let i = 0; i < 2; i++) {
       const store = await openPostgresStore({ connectionString: database.connectionString });
       stores.push(store);
-      servers.push(createAuthorizationServer({ issuer: ISSUER, store, resources: [RESOURCE], clientAddress: (request) => request.headers.get(PEER) ?? undefined, rateLimits, ...extra }));
+      servers.push(
+        createAuthorizationServer({
+          issuer: ISSUER,
+          store,
+          resources: [RESOURCE],
+          clientAddress: (request) => request.headers.get(PEER) ?? undefined,
+          rateLimits,
+          ...extra,
+        }),
+      );
     }
     return servers;
   }
@@ -78,7 +92,10 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
   });
 
   it('new client ID metadata documents: the one budget for all addresses is one across replicas too', async () => {
-    const [a, b] = await replicas({ clientDocumentTotal: { burst: 3, perMinute: 1 / 60 } }, { clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } });
+    const [a, b] = await replicas(
+      { clientDocumentTotal: { burst: 3, perMinute: 1 / 60 } },
+      { clientIdMetadataDocuments: { allowLoopbackHttp: true, timeoutMs: 500 } },
+    );
     // Nothing listens there: each admitted document fails (400), each refused one is a 429 before any fetch.
     const revoke = (server: AuthorizationServer, i: number) =>
       server.handle(
@@ -89,7 +106,10 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
         }),
       );
     const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => revoke(i % 2 ? a! : b!, i).then((r) => r.status)));
-    assert.deepEqual(statuses.filter((s) => s !== 429), [400, 400, 400]);
+    assert.deepEqual(
+      statuses.filter((s) => s !== 429),
+      [400, 400, 400],
+    );
   });
 
   it('kept in memory instead (shared: false), each replica grants its own budget: what sharing prevents', async () => {

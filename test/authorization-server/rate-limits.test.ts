@@ -8,7 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Browser, addUser, authorizeUrl, createHarness, expectOAuthError, parseForm, pkcePair, registerClient, REDIRECT_URI, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import {
+  Browser,
+  addUser,
+  authorizeUrl,
+  createHarness,
+  expectOAuthError,
+  parseForm,
+  pkcePair,
+  registerClient,
+  REDIRECT_URI,
+  type Harness,
+  type HarnessOptions,
+} from '../helpers/harness.js';
 
 const PEER = 'x-test-peer';
 
@@ -92,10 +104,15 @@ describe('rate limits per client address', () => {
     assert.equal((await tokenRequest(h, '203.0.113.6')).status, 401);
     // A body that never ends, pulled only when someone reads it.
     let pulled = false;
-    const endless = new ReadableStream<Uint8Array>({ pull: (controller) => {
-      pulled = true;
-      controller.enqueue(new TextEncoder().encode('a=b&'));
-    } }, { highWaterMark: 0 });
+    const endless = new ReadableStream<Uint8Array>(
+      {
+        pull: (controller) => {
+          pulled = true;
+          controller.enqueue(new TextEncoder().encode('a=b&'));
+        },
+      },
+      { highWaterMark: 0 },
+    );
     const headers = { 'content-type': 'application/x-www-form-urlencoded', [PEER]: '203.0.113.6' };
     await expect429(await h.request('/token', { method: 'POST', headers, body: endless, duplex: 'half' } as RequestInit));
     assert.equal(pulled, false);
@@ -117,7 +134,15 @@ describe('rate limits per client address', () => {
       headers.set(PEER, '203.0.113.5');
       return h.request(path, { ...init, headers });
     });
-    const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+    const start = await browser.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
     assert.equal((await browser.submit(action, { csrf, step: 'login', username: user.username, password: 'wrong' })).status, 401);
     assert.equal((await browser.submit(action, { csrf, step: 'login', username: user.username, password: 'wrong' })).status, 401);

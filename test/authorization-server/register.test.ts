@@ -71,7 +71,13 @@ describe('dynamic client registration (RFC 7591)', () => {
 
   it('accepts https redirect URIs and http ones on loopback hosts', async () => {
     const h = createHarness();
-    const uris = ['https://app.example.com/callback', 'http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://[::1]:3000/cb', 'https://app.example.com/cb?x=1'];
+    const uris = [
+      'https://app.example.com/callback',
+      'http://localhost:8080/cb',
+      'http://127.0.0.1/cb',
+      'http://[::1]:3000/cb',
+      'https://app.example.com/cb?x=1',
+    ];
     const client = await registerClient(h, { redirect_uris: uris });
     assert.deepEqual(client.redirect_uris, uris);
   });
@@ -116,7 +122,10 @@ describe('dynamic client registration (RFC 7591)', () => {
     ['a scope with a bad character', { scope: 'mcp:tools "quoted"' }],
     ['scope as an array', { scope: ['mcp:tools'] }],
     ['token_endpoint_auth_methods_supported as a string', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: 'none' }],
-    ['only methods the server does not support', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'self_signed_tls_client_auth'] }],
+    [
+      'only methods the server does not support',
+      { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'self_signed_tls_client_auth'] },
+    ],
     ['dpop_bound_access_tokens as a string', { dpop_bound_access_tokens: 'true' }],
     ['a numeric client_name', { client_name: 5 }],
     ['an object as logo_uri', { logo_uri: { href: 'https://app.example.com/logo.png' } }],
@@ -218,7 +227,10 @@ describe('a dynamic client’s registered scope in the user flow', () => {
 
   it('is a limit for a client an operator registered with --scope', async () => {
     const h = createHarness();
-    const metadata = validateClientMetadata({ client_name: 'Ops', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], scope: 'mcp:tools' }, h.server.metadata.scopes_supported);
+    const metadata = validateClientMetadata(
+      { client_name: 'Ops', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], scope: 'mcp:tools' },
+      h.server.metadata.scopes_supported,
+    );
     const { client } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
     const user = await addUser(h);
     const { location } = await authorize(h, { client: { client_id: client.clientId }, user, scope: 'mcp:admin' });
@@ -260,7 +272,11 @@ describe('client ids', () => {
 describe('application_type (SEP-837)', () => {
   const register = async (body: Record<string, unknown>): Promise<Response> => {
     const h = createHarness();
-    return h.request('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token_endpoint_auth_method: 'none', ...body }) });
+    return h.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token_endpoint_auth_method: 'none', ...body }),
+    });
   };
 
   it('native with a loopback redirect URI is kept and echoed', async () => {
@@ -325,7 +341,11 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
     assert.match(dropped, /http:\/\/evil\.example\/cb: http redirect URIs are allowed only on a loopback host/);
     assert.match(dropped, /javascript:alert\(1\): redirect URI scheme javascript: is not allowed/);
 
-    const refused = await expectOAuthError(await register(h, { ...VALID, redirect_uris: ['http://evil.example/cb', 'https://app.example/cb#x'] }), 400, 'invalid_redirect_uri');
+    const refused = await expectOAuthError(
+      await register(h, { ...VALID, redirect_uris: ['http://evil.example/cb', 'https://app.example/cb#x'] }),
+      400,
+      'invalid_redirect_uri',
+    );
     assert.equal(
       refused.error_description,
       'no redirect URI can be registered: http://evil.example/cb: http redirect URIs are allowed only on a loopback host (localhost, 127.0.0.1, [::1]); use https; https://app.example/cb#x: redirect URI must not contain a fragment',
@@ -334,7 +354,10 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
 
   it('a public client asking for jwt-bearer (as claude.ai does) keeps authorization_code and refresh_token', async () => {
     const h = createHarness();
-    const { answer, kept, dropped } = await registered(h, { ...VALID, grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer'] });
+    const { answer, kept, dropped } = await registered(h, {
+      ...VALID,
+      grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
+    });
     assert.deepEqual(answer.grant_types, ['authorization_code', 'refresh_token']);
     assert.deepEqual(kept.grantTypes, ['authorization_code', 'refresh_token']);
     assert.match(dropped, /^grant_types urn:ietf:params:oauth:grant-type:jwt-bearer: needs a confidential client/);
@@ -343,23 +366,45 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
 
   it('grant and response types this server does not support are left out; refresh_token needs a grant that issues it', async () => {
     const h = createHarness();
-    const { answer, dropped } = await registered(h, { ...VALID, grant_types: ['authorization_code', 'implicit', 'urn:example:grant'], response_types: ['code', 'token'] });
+    const { answer, dropped } = await registered(h, {
+      ...VALID,
+      grant_types: ['authorization_code', 'implicit', 'urn:example:grant'],
+      response_types: ['code', 'token'],
+    });
     assert.deepEqual(answer.grant_types, ['authorization_code']);
     assert.deepEqual(answer.response_types, ['code']);
     assert.match(dropped, /grant_types implicit: not a grant type this server supports; grant_types urn:example:grant: not a grant type/);
     assert.match(dropped, /response_types token: only code is supported/);
 
-    const alone = await expectOAuthError(await register(h, { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials', 'refresh_token'] }), 400, 'invalid_client_metadata');
-    assert.match(alone.error_description ?? '', /client_credentials: client_credentials clients are created by an operator .*; refresh_token: issued only with authorization_code/);
+    const alone = await expectOAuthError(
+      await register(h, { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials', 'refresh_token'] }),
+      400,
+      'invalid_client_metadata',
+    );
+    assert.match(
+      alone.error_description ?? '',
+      /client_credentials: client_credentials clients are created by an operator .*; refresh_token: issued only with authorization_code/,
+    );
   });
 
   it('open registration leaves out client_credentials beside a user grant, and says why', async () => {
     const h = createHarness();
-    const { answer, dropped } = await registered(h, { ...VALID, token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'client_credentials'] });
+    const { answer, dropped } = await registered(h, {
+      ...VALID,
+      token_endpoint_auth_method: 'client_secret_basic',
+      grant_types: ['authorization_code', 'client_credentials'],
+    });
     assert.deepEqual(answer.grant_types, ['authorization_code']);
     assert.match(dropped, /client_credentials: client_credentials clients are created by an operator \(context-auth clients add\), not by open registration/);
-    const refused = await expectOAuthError(await register(h, { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }), 400, 'invalid_client_metadata');
-    assert.match(refused.error_description ?? '', /^no grant type this server can give this client: client_credentials: client_credentials clients are created by an operator/);
+    const refused = await expectOAuthError(
+      await register(h, { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }),
+      400,
+      'invalid_client_metadata',
+    );
+    assert.match(
+      refused.error_description ?? '',
+      /^no grant type this server can give this client: client_credentials: client_credentials clients are created by an operator/,
+    );
   });
 
   it('scopes this server does not know are left out; a machine client with none of its scopes known is refused', async () => {
@@ -399,7 +444,10 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
     assert.equal(kept.metadata.jwks_uri, undefined);
     assert.match(dropped, /jwks_uri https:\/\/app\.example\.com\/jwks: only a private_key_jwt client has keys; this one uses none/);
     // Named in the log by its kind only: a key set may nest without end.
-    const nested = await register(h, `{"redirect_uris":["${REDIRECT_URI}"],"token_endpoint_auth_method":"none","jwks":{"keys":${'['.repeat(20000)}${']'.repeat(20000)}}}`);
+    const nested = await register(
+      h,
+      `{"redirect_uris":["${REDIRECT_URI}"],"token_endpoint_auth_method":"none","jwks":{"keys":${'['.repeat(20000)}${']'.repeat(20000)}}}`,
+    );
     assert.equal(nested.status, 201, await nested.clone().text());
     const { client_id } = (await nested.json()) as { client_id: string };
     const logged = h.log.find((event) => event.event === 'client_metadata_trimmed' && event.client_id === client_id);
@@ -409,12 +457,36 @@ describe('registration keeps what it can (RFC 7591 §2: the server may replace r
   describe('token_endpoint_auth_methods_supported: the strongest method both sides support, the singular field preferred', () => {
     const keys = { jwks_uri: 'https://app.example.com/jwks' };
     for (const [label, fields, method] of [
-      ['a list alone: its strongest', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['none', 'client_secret_post'] }, 'client_secret_post'],
-      ['a list alone, with keys: private_key_jwt', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], ...keys }, 'private_key_jwt'],
-      ['private_key_jwt listed without keys: the next', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['private_key_jwt', 'none'] }, 'none'],
-      ['a list partly supported', { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic'] }, 'client_secret_basic'],
-      ['the singular preference, when supported', { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], ...keys }, 'none'],
-      ['an unsupported preference: the strongest of the list', { token_endpoint_auth_method: 'tls_client_auth', token_endpoint_auth_methods_supported: ['tls_client_auth', 'none'] }, 'none'],
+      [
+        'a list alone: its strongest',
+        { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['none', 'client_secret_post'] },
+        'client_secret_post',
+      ],
+      [
+        'a list alone, with keys: private_key_jwt',
+        { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], ...keys },
+        'private_key_jwt',
+      ],
+      [
+        'private_key_jwt listed without keys: the next',
+        { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['private_key_jwt', 'none'] },
+        'none',
+      ],
+      [
+        'a list partly supported',
+        { token_endpoint_auth_method: undefined, token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic'] },
+        'client_secret_basic',
+      ],
+      [
+        'the singular preference, when supported',
+        { token_endpoint_auth_method: 'none', token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'], ...keys },
+        'none',
+      ],
+      [
+        'an unsupported preference: the strongest of the list',
+        { token_endpoint_auth_method: 'tls_client_auth', token_endpoint_auth_methods_supported: ['tls_client_auth', 'none'] },
+        'none',
+      ],
     ] as const) {
       it(`${label}: ${method}`, async () => {
         const h = createHarness();

@@ -10,8 +10,13 @@ import { SeriesHistogram } from '../../src/authorization-server/metrics/series-h
 
 const BOUNDS = [0.001, 0.01, 0.1, 1];
 const OBSERVED: [string, string, number][] = [
-  ['getClient', 'ok', 0.0004], ['getClient', 'ok', 0.001], ['getClient', 'ok', 0.05], ['getClient', 'error', 3],
-  ['refreshGrant', 'ok', 0.2], ['refreshGrant', 'ok', 0.0099], ['say "hi"\\', 'ok', 1],
+  ['getClient', 'ok', 0.0004],
+  ['getClient', 'ok', 0.001],
+  ['getClient', 'ok', 0.05],
+  ['getClient', 'error', 3],
+  ['refreshGrant', 'ok', 0.2],
+  ['refreshGrant', 'ok', 0.0099],
+  ['say "hi"\\', 'ok', 1],
 ];
 
 describe('SeriesHistogram', () => {

@@ -11,7 +11,15 @@ import { Browser, addUser, authorizeUrl, createHarness, parseForm, pkcePair, reg
 
 async function loginPage(h: Harness, browser: Browser): Promise<{ action: string; csrf: string }> {
   const client = await registerClient(h);
-  const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+  const start = await browser.fetch(
+    authorizeUrl({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    }),
+  );
   return parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
 }
 
@@ -34,7 +42,7 @@ describe('sign-in throttling', () => {
     assert.equal((await attempt(user.password)).status, 303, 'after the wait, the right password signs in');
   });
 
-  it('another account from another address is not slowed by someone else\'s failures', async () => {
+  it("another account from another address is not slowed by someone else's failures", async () => {
     const h = createHarness();
     const alice = await addUser(h, 'alice');
     const bob = await addUser(h, 'bob');
@@ -94,7 +102,10 @@ describe('sign-in throttling', () => {
     const throttle = new SignInThrottle();
     const keys = SignInThrottle.keys('someone', '203.0.113.9');
     const attempts = Array.from({ length: 6 }, () => throttle.begin(keys, 50_000));
-    assert.ok(attempts.every((attempt) => typeof attempt === 'object'), 'five free failures and the sixth may be checked');
+    assert.ok(
+      attempts.every((attempt) => typeof attempt === 'object'),
+      'five free failures and the sixth may be checked',
+    );
     assert.equal(throttle.begin(keys, 50_000), 1, 'a seventh waits while six may still fail');
     const [first, ...rest] = attempts as Exclude<(typeof attempts)[number], number>[];
     first!.abandoned();
@@ -112,7 +123,7 @@ describe('sign-in throttling', () => {
     assert.ok(throttle.wait(SignInThrottle.keys('someone-else', '203.0.113.9'), 51_500) > 0, 'the address keeps its count');
   });
 
-  it('by the address\'s /64 for IPv6: rotating through one subscriber\'s network does not escape the wait', () => {
+  it("by the address's /64 for IPv6: rotating through one subscriber's network does not escape the wait", () => {
     const throttle = new SignInThrottle();
     for (let i = 1; i <= 6; i++) throttle.failed(SignInThrottle.keys(`user-${i}`, `2001:db8:1:2::${i}`), 100_000);
     assert.ok(throttle.wait(SignInThrottle.keys('someone-new', '2001:db8:1:2:ffff:ffff:ffff:ffff'), 100_000) > 0);
@@ -129,7 +140,7 @@ describe('sign-in throttling', () => {
     for (let i = 0; i < 8; i++) throttle.failed(victim, 1_000_100);
     // Then past it.
     for (let i = 0; i < 1_000; i++) throttle.failed([`address:newcomer-${i}`], 1_000_200);
-    assert.equal(throttle.wait(victim, 1_000_200), 4, 'the victim\'s wait is kept');
+    assert.equal(throttle.wait(victim, 1_000_200), 4, "the victim's wait is kept");
     assert.equal(throttle.wait(oldest, 1_000_200), 0, 'the least recently used entry was forgotten');
   });
 });

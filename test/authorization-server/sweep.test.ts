@@ -35,8 +35,17 @@ import {
 import { startPostgres } from '../helpers/postgres.js';
 
 const TABLES = [
-  'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'signing_keys', 'revocations',
+  'clients',
+  'users',
+  'interactions',
+  'sessions',
+  'consents',
+  'grants',
+  'authorization_codes',
+  'refresh_tokens',
+  'spent_refresh_tokens',
+  'signing_keys',
+  'revocations',
 ] as const;
 type Table = (typeof TABLES)[number];
 type Counts = Record<Table, number>;
@@ -169,10 +178,7 @@ async function sweepScenario(store: FullStore, count: () => Promise<Counts>): Pr
   await store.sweepExpired(h.clock.now);
   const first = await count();
   for (const table of TRANSIENT) assert.equal(first[table], 0, `${table} is empty after the sweep`);
-  assert.deepEqual(
-    Object.fromEntries(LASTING.map((table) => [table, first[table]])),
-    { users: 1, clients: 1, consents: 1, signing_keys: 1 },
-  );
+  assert.deepEqual(Object.fromEntries(LASTING.map((table) => [table, first[table]])), { users: 1, clients: 1, consents: 1, signing_keys: 1 });
 
   // The same again: the tables end where they ended the first time, so nothing accumulates.
   const again = await runFlows(h, client);

@@ -153,18 +153,36 @@ describe('authorization_code grant — redirect_uri left out of the authorizatio
 
 describe('token endpoint errors (RFC 6749 §5.2)', () => {
   const cases: [string, (h: Harness, client: TestClient) => Promise<Response>, string][] = [
-    ['an unsupported grant type', (h, c) => postForm(h, '/token', { grant_type: 'password', username: 'a', password: 'b', client_id: c.client_id }), 'unsupported_grant_type'],
+    [
+      'an unsupported grant type',
+      (h, c) => postForm(h, '/token', { grant_type: 'password', username: 'a', password: 'b', client_id: c.client_id }),
+      'unsupported_grant_type',
+    ],
     ['a prototype key as grant type', (h, c) => postForm(h, '/token', { grant_type: '__proto__', client_id: c.client_id }), 'unsupported_grant_type'],
     ['no grant type', (h, c) => postForm(h, '/token', { client_id: c.client_id, code: 'x' }), 'invalid_request'],
-    ['no code', (h, c) => postForm(h, '/token', { grant_type: 'authorization_code', client_id: c.client_id, code_verifier: pkcePair().verifier }), 'invalid_request'],
+    [
+      'no code',
+      (h, c) => postForm(h, '/token', { grant_type: 'authorization_code', client_id: c.client_id, code_verifier: pkcePair().verifier }),
+      'invalid_request',
+    ],
     [
       'a repeated parameter',
-      (h, c) => h.request('/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=authorization_code&code=a&code=b&client_id=${c.client_id}` }),
+      (h, c) =>
+        h.request('/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=authorization_code&code=a&code=b&client_id=${c.client_id}`,
+        }),
       'invalid_request',
     ],
     [
       'a JSON body',
-      (h, c) => h.request('/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'authorization_code', client_id: c.client_id }) }),
+      (h, c) =>
+        h.request('/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ grant_type: 'authorization_code', client_id: c.client_id }),
+        }),
       'invalid_request',
     ],
     ['no content type', (h) => h.request('/token', { method: 'POST', body: new Uint8Array([1, 2, 3]) }), 'invalid_request'],

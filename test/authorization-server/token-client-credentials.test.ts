@@ -72,8 +72,15 @@ for (const revision of REVISIONS) {
       const h = createHarness();
       const client = await registerServiceClient(h);
       assert.equal((await h.store.getClient(client.client_id))?.scope, null);
-      const body = await expectOAuthError(await clientCredentials(h, client, { scope: 'mcp:tools mcp:admin', resource: revision.resource }), 400, 'invalid_scope');
-      assert.match(body.error_description ?? '', /scope not allowed: mcp:admin \(the client has no scope list, so it may have only the default scopes \(mcp:tools\)\)/);
+      const body = await expectOAuthError(
+        await clientCredentials(h, client, { scope: 'mcp:tools mcp:admin', resource: revision.resource }),
+        400,
+        'invalid_scope',
+      );
+      assert.match(
+        body.error_description ?? '',
+        /scope not allowed: mcp:admin \(the client has no scope list, so it may have only the default scopes \(mcp:tools\)\)/,
+      );
       const ok = (await (await clientCredentials(h, client, { scope: 'mcp:tools', resource: revision.resource })).json()) as Record<string, string>;
       assert.equal(ok.scope, 'mcp:tools');
     });

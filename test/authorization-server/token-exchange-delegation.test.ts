@@ -36,7 +36,10 @@ import {
 
 /** A confidential client an operator created: a context server's own credentials at this server. */
 async function serverClient(store: ReturnType<typeof createMemoryStore>, now: number): Promise<TestClient> {
-  const metadata = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }, ['mcp:tools', 'mcp:admin']);
+  const metadata = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }, [
+    'mcp:tools',
+    'mcp:admin',
+  ]);
   const { client, clientSecret } = await createClient(store, metadata, now, { registeredBy: 'admin' });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
 }
@@ -50,7 +53,14 @@ interface Setup {
 }
 
 /** A server whose policy lets A's server delegate A → B and B's server B → A; `policy` changes the rules. */
-async function setup(policy: (a: string, b: string) => TokenExchangeOptions = (a, b) => ({ delegations: [{ client: a, from: RESOURCE, to: OTHER_RESOURCE }, { client: b, from: OTHER_RESOURCE, to: RESOURCE }] })): Promise<Setup> {
+async function setup(
+  policy: (a: string, b: string) => TokenExchangeOptions = (a, b) => ({
+    delegations: [
+      { client: a, from: RESOURCE, to: OTHER_RESOURCE },
+      { client: b, from: OTHER_RESOURCE, to: RESOURCE },
+    ],
+  }),
+): Promise<Setup> {
   const store = createMemoryStore();
   const a = await serverClient(store, 1_800_000_000);
   const b = await serverClient(store, 1_800_000_000);
@@ -65,7 +75,13 @@ async function personsTokens(h: Harness, scope = 'mcp:tools'): Promise<{ client:
 }
 
 function exchange(h: Harness, caller: TestClient, subjectToken: string, extra: Record<string, string | undefined> = {}): Promise<Response> {
-  return postAs(h, '/token', caller, { grant_type: TOKEN_EXCHANGE_GRANT_TYPE, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN_TYPE, resource: OTHER_RESOURCE, ...extra });
+  return postAs(h, '/token', caller, {
+    grant_type: TOKEN_EXCHANGE_GRANT_TYPE,
+    subject_token: subjectToken,
+    subject_token_type: ACCESS_TOKEN_TYPE,
+    resource: OTHER_RESOURCE,
+    ...extra,
+  });
 }
 
 async function ok(response: Response): Promise<Record<string, string | number>> {
@@ -133,7 +149,11 @@ describe('token exchange: delegated tokens', () => {
     const { h, a } = await setup();
     const person = await personsTokens(h);
     await refused(await exchange(h, a, person.access, { resource: RESOURCE }), 'invalid_target', /delegation from .*\/mcp to .*\/mcp is not allowed/);
-    await refused(await exchange(h, a, person.access, { resource: 'https://elsewhere.example/mcp' }), 'invalid_target', /not a server this authorization server issues tokens for/);
+    await refused(
+      await exchange(h, a, person.access, { resource: 'https://elsewhere.example/mcp' }),
+      'invalid_target',
+      /not a server this authorization server issues tokens for/,
+    );
     await refused(await exchange(h, a, person.access, { resource: undefined }), 'invalid_target', /resource is required/);
     await refused(await exchange(h, a, person.access, { audience: OTHER_RESOURCE }), 'invalid_target', /with resource, not audience/);
     assert.equal(h.log.filter((entry) => entry.event === 'token_issued' && entry.grant_type === TOKEN_EXCHANGE_GRANT_TYPE).length, 0);
@@ -206,9 +226,19 @@ describe('token exchange: delegated tokens', () => {
     const shallow = await setup();
     const person = await personsTokens(shallow.h);
     const delegated = String((await ok(await exchange(shallow.h, shallow.a, person.access))).access_token);
-    await refused(await exchange(shallow.h, shallow.b, delegated, { resource: RESOURCE }), 'invalid_grant', /a chain of 2 actors is more than this server allows \(1\)/);
+    await refused(
+      await exchange(shallow.h, shallow.b, delegated, { resource: RESOURCE }),
+      'invalid_grant',
+      /a chain of 2 actors is more than this server allows \(1\)/,
+    );
 
-    const deep = await setup((a, b) => ({ maxDelegationDepth: 2, delegations: [{ client: a, from: RESOURCE, to: OTHER_RESOURCE }, { client: b, from: OTHER_RESOURCE, to: RESOURCE }] }));
+    const deep = await setup((a, b) => ({
+      maxDelegationDepth: 2,
+      delegations: [
+        { client: a, from: RESOURCE, to: OTHER_RESOURCE },
+        { client: b, from: OTHER_RESOURCE, to: RESOURCE },
+      ],
+    }));
     const deepPerson = await personsTokens(deep.h);
     const first = String((await ok(await exchange(deep.h, deep.a, deepPerson.access))).access_token);
     const second = String((await ok(await exchange(deep.h, deep.b, first, { resource: RESOURCE }))).access_token);
@@ -257,9 +287,21 @@ describe('token exchange: delegated tokens', () => {
   it('refuses what token exchange does not take here (invalid_request)', async () => {
     const { h, a } = await setup();
     const person = await personsTokens(h);
-    await refused(await exchange(h, a, person.access, { subject_token_type: 'urn:ietf:params:oauth:token-type:saml2' }), 'invalid_request', /subject_token_type .* is not one this server exchanges/);
-    await refused(await exchange(h, a, person.access, { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }), 'invalid_request', /exchanged for an access token only/);
-    await refused(await exchange(h, a, person.access, { actor_token: 'x', actor_token_type: ACCESS_TOKEN_TYPE }), 'invalid_request', /actor_token is not supported/);
+    await refused(
+      await exchange(h, a, person.access, { subject_token_type: 'urn:ietf:params:oauth:token-type:saml2' }),
+      'invalid_request',
+      /subject_token_type .* is not one this server exchanges/,
+    );
+    await refused(
+      await exchange(h, a, person.access, { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }),
+      'invalid_request',
+      /exchanged for an access token only/,
+    );
+    await refused(
+      await exchange(h, a, person.access, { actor_token: 'x', actor_token_type: ACCESS_TOKEN_TYPE }),
+      'invalid_request',
+      /actor_token is not supported/,
+    );
     await refused(await exchange(h, a, '', {}), 'invalid_request', /subject_token is required/);
   });
 });
@@ -269,11 +311,20 @@ describe('token exchange policy', () => {
   it('is off without rules, and refuses rules that can never match', () => {
     assert.equal(resolveTokenExchange(undefined, served), null);
     assert.equal(resolveTokenExchange({ delegations: [] }, served), null);
-    assert.throws(() => resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: 'https://elsewhere.example/mcp' }] }, served), /delegations\[0\]\.to must be one of the resources/);
+    assert.throws(
+      () => resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: 'https://elsewhere.example/mcp' }] }, served),
+      /delegations\[0\]\.to must be one of the resources/,
+    );
     assert.throws(() => resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: RESOURCE }] }, served), /from and to are the same resource/);
-    assert.throws(() => resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE, scopes: ['files:write'] }] }, served), /does not offer: files:write/);
+    assert.throws(
+      () => resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE, scopes: ['files:write'] }] }, served),
+      /does not offer: files:write/,
+    );
     assert.throws(() => resolveTokenExchange({ delegations: [{ client: '', from: RESOURCE, to: OTHER_RESOURCE }] }, served), /client must be a client id/);
-    assert.throws(() => resolveTokenExchange({ maxDelegationDepth: 0, delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE }] }, served), /maxDelegationDepth/);
+    assert.throws(
+      () => resolveTokenExchange({ maxDelegationDepth: 0, delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE }] }, served),
+      /maxDelegationDepth/,
+    );
     assert.deepEqual(resolveTokenExchange({ delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE }] }, served), {
       maxDelegationDepth: 1,
       delegations: [{ client: 'a', from: RESOURCE, to: OTHER_RESOURCE, scopes: undefined }],
@@ -282,12 +333,19 @@ describe('token exchange policy', () => {
   });
 
   it('takes ID-JAG audiences by issuer, with the email and client mapping checked', () => {
-    assert.deepEqual(resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example/', email: true, clients: { ours: 'theirs' } }] }, served)?.idJagAudiences, [
-      { issuer: 'https://ras.example', email: true, clients: { ours: 'theirs' } },
-    ]);
+    assert.deepEqual(
+      resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example/', email: true, clients: { ours: 'theirs' } }] }, served)?.idJagAudiences,
+      [{ issuer: 'https://ras.example', email: true, clients: { ours: 'theirs' } }],
+    );
     assert.throws(() => resolveTokenExchange({ idJagAudiences: [{ issuer: 'http://ras.example' }] }, served), /idJagAudiences\[0\]\.issuer: .*https/);
-    assert.throws(() => resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example', clients: { ours: '' } }] }, served), /clients must map our client ids/);
-    assert.throws(() => resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example', email: 'yes' as unknown as boolean }] }, served), /email must be true or false/);
+    assert.throws(
+      () => resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example', clients: { ours: '' } }] }, served),
+      /clients must map our client ids/,
+    );
+    assert.throws(
+      () => resolveTokenExchange({ idJagAudiences: [{ issuer: 'https://ras.example', email: 'yes' as unknown as boolean }] }, served),
+      /email must be true or false/,
+    );
   });
 });
 
@@ -297,7 +355,14 @@ async function obtainTokensWithProof(h: Harness, client: TestClient, proof: () =
   const response = await postForm(
     h,
     '/token',
-    { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: client.client_id, resource: RESOURCE },
+    {
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: client.client_id,
+      resource: RESOURCE,
+    },
     { dpop: proof() },
   );
   return { tokens: await ok(response) };

@@ -10,7 +10,18 @@ import { hashPassword } from '../../src/core/passwords.js';
 import { ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/id-jag.js';
 import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../src/core/token-exchange.js';
 import type { IdJagAudienceOptions } from '../../src/authorization-server/grants/token-exchange-policy.js';
-import { createHarness, expectOAuthError, ISSUER, jwtClaims, obtainTokensAs, postAs, registerClient, REVISIONS, type Harness, type TestClient } from '../helpers/harness.js';
+import {
+  createHarness,
+  expectOAuthError,
+  ISSUER,
+  jwtClaims,
+  obtainTokensAs,
+  postAs,
+  registerClient,
+  REVISIONS,
+  type Harness,
+  type TestClient,
+} from '../helpers/harness.js';
 
 const RAS = 'https://ras.example';
 const RAS_RESOURCE = 'https://tools.example/mcp';
@@ -64,7 +75,17 @@ describe('token exchange: issuing ID-JAGs', () => {
     const user = await h.store.getUser({ username: 'alice' });
     assert.deepEqual(
       { ...payload, jti: typeof payload.jti },
-      { iss: ISSUER, sub: user!.id, aud: RAS, client_id: client.client_id, jti: 'string', iat: h.clock.now, exp: h.clock.now + 300, resource: RAS_RESOURCE, scope: 'mcp:tools' },
+      {
+        iss: ISSUER,
+        sub: user!.id,
+        aud: RAS,
+        client_id: client.client_id,
+        jti: 'string',
+        iat: h.clock.now,
+        exp: h.clock.now + 300,
+        resource: RAS_RESOURCE,
+        scope: 'mcp:tools',
+      },
     );
     // The refresh token is not spent: the client keeps it.
     const refreshed = await postAs(h, '/token', client, { grant_type: 'refresh_token', refresh_token: refresh });
@@ -77,7 +98,11 @@ describe('token exchange: issuing ID-JAGs', () => {
     const h = idJagHarness();
     const { client, refresh } = await aliceClient(h, 'mcp:tools');
     assert.equal(jwtClaims((await ok(await askIdJag(h, client, refresh))).access_token).scope, 'mcp:tools');
-    await refused(await askIdJag(h, client, refresh, { scope: 'mcp:tools mcp:admin' }), 'invalid_scope', /beyond what the person consented to for this client: mcp:admin/);
+    await refused(
+      await askIdJag(h, client, refresh, { scope: 'mcp:tools mcp:admin' }),
+      'invalid_scope',
+      /beyond what the person consented to for this client: mcp:admin/,
+    );
   });
 
   it('refuses an audience the operator did not name, or none (invalid_target, invalid_request)', async () => {
@@ -103,7 +128,11 @@ describe('token exchange: issuing ID-JAGs', () => {
     const alice = await aliceClient(h);
     const thief = await registerClient(h, { token_endpoint_auth_method: 'client_secret_basic' });
     await refused(await askIdJag(h, thief, alice.refresh), 'invalid_grant', /not a refresh token this server issued to this client/);
-    await refused(await askIdJag(h, alice.client, alice.access, { subject_token_type: ACCESS_TOKEN_TYPE }), 'invalid_request', /issued for an ID token or a refresh token of this server/);
+    await refused(
+      await askIdJag(h, alice.client, alice.access, { subject_token_type: ACCESS_TOKEN_TYPE }),
+      'invalid_request',
+      /issued for an ID token or a refresh token of this server/,
+    );
     h.clock.now += 15 * 24 * 3600;
     await refused(await askIdJag(h, alice.client, alice.refresh), 'invalid_grant', /the subject token has expired/);
     h.clock.now -= 15 * 24 * 3600;
@@ -122,7 +151,15 @@ describe('token exchange: issuing ID-JAGs', () => {
     const h = idJagHarness([{ issuer: RAS, email: true }, { issuer: 'https://quiet.example' }]);
     await h.store.createUserWithIdentity(
       { id: 'user-alice', username: 'alice', passwordHash: await hashPassword('correct horse battery'), createdAt: h.clock.now },
-      { issuer: 'https://corp.example', subject: 'a-1', provider: 'corp', userId: 'user-alice', email: 'alice@example.com', name: 'Alice', createdAt: h.clock.now },
+      {
+        issuer: 'https://corp.example',
+        subject: 'a-1',
+        provider: 'corp',
+        userId: 'user-alice',
+        email: 'alice@example.com',
+        name: 'Alice',
+        createdAt: h.clock.now,
+      },
     );
     const { client, refresh } = await aliceClient(h);
     assert.equal(jwtClaims((await ok(await askIdJag(h, client, refresh))).access_token).email, 'alice@example.com');

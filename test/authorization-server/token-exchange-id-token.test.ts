@@ -9,7 +9,18 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { generateKeyPair, SignJWT } from 'jose';
 import { ID_JAG_TOKEN_TYPE, ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/id-jag.js';
 import { ID_TOKEN_LIFETIME_SECONDS } from '../../src/authorization-server/id-tokens.js';
-import { createHarness, expectOAuthError, ISSUER, jwtClaims, obtainTokensAs, postAs, registerClient, REVISIONS, type Harness, type TestClient } from '../helpers/harness.js';
+import {
+  createHarness,
+  expectOAuthError,
+  ISSUER,
+  jwtClaims,
+  obtainTokensAs,
+  postAs,
+  registerClient,
+  REVISIONS,
+  type Harness,
+  type TestClient,
+} from '../helpers/harness.js';
 
 const RAS = 'https://ras.example';
 
@@ -58,7 +69,11 @@ describe('token exchange: an ID-JAG for an ID token', () => {
     assert.equal(protectedHeader.typ, 'oauth-id-jag+jwt');
     assert.equal(payload.sub, jwtClaims(tokens.id_token).sub);
     assert.equal(payload.client_id, client.client_id);
-    await refused(await askIdJag(h, client, tokens.id_token!, { scope: 'mcp:admin' }), /beyond what the person consented to for this client: mcp:admin/, 'invalid_scope');
+    await refused(
+      await askIdJag(h, client, tokens.id_token!, { scope: 'mcp:admin' }),
+      /beyond what the person consented to for this client: mcp:admin/,
+      'invalid_scope',
+    );
     await refused(await askIdJag(h, client, tokens.id_token!, { scope: 'openid mcp:tools' }), /an ID-JAG asserts no OpenID scope \(openid\)/, 'invalid_scope');
   });
 

@@ -6,7 +6,19 @@ import { registerClient as createClient } from '../../src/authorization-server/c
 import { JWT_BEARER_GRANT_TYPE } from '../../src/core/protocol.js';
 import { generateSecretKey, parseSecretKeys, SecretBox } from '../../src/core/secret-box.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/enterprise-idp.js';
-import { createHarness, expectOAuthError, ISSUER, jwtClaims, OTHER_RESOURCE, postAs, postForm, RESOURCE, type Harness, type HarnessOptions, type TestClient } from '../helpers/harness.js';
+import {
+  createHarness,
+  expectOAuthError,
+  ISSUER,
+  jwtClaims,
+  OTHER_RESOURCE,
+  postAs,
+  postForm,
+  RESOURCE,
+  type Harness,
+  type HarnessOptions,
+  type TestClient,
+} from '../helpers/harness.js';
 
 let idp: TestIssuer;
 let stranger: TestIssuer;
@@ -24,7 +36,10 @@ function idpHarness(overrides: HarnessOptions = {}): Harness {
 
 /** A confidential client registered for the jwt-bearer grant, as `clients add --grant-type …jwt-bearer` makes it. */
 async function jagClient(h: Harness, metadata: Record<string, unknown> = {}): Promise<TestClient> {
-  const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE], ...metadata }, h.server.metadata.scopes_supported);
+  const valid = validateClientMetadata(
+    { token_endpoint_auth_method: 'client_secret_basic', grant_types: [JWT_BEARER_GRANT_TYPE], ...metadata },
+    h.server.metadata.scopes_supported,
+  );
   const { client, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
 }
@@ -104,8 +119,14 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
   it('refuses an ID-JAG for another audience, or for another beside us; takes a list naming us alone', async () => {
     const h = idpHarness();
     const client = await jagClient(h);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: 'https://other-as.example' }))), /aud does not name this authorization server: it must be the issuer identifier/);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: ['https://other-as.example', ISSUER] }))), /names another audience beside this authorization server/);
+    await refused(
+      await present(h, client, await signJag(jagClaims(h, client, { aud: 'https://other-as.example' }))),
+      /aud does not name this authorization server: it must be the issuer identifier/,
+    );
+    await refused(
+      await present(h, client, await signJag(jagClaims(h, client, { aud: ['https://other-as.example', ISSUER] }))),
+      /names another audience beside this authorization server/,
+    );
     await refused(await present(h, client, await signJag(jagClaims(h, client, { aud: `${ISSUER}/token` }))), /aud does not name this authorization server/);
     assert.equal((await present(h, client, await signJag(jagClaims(h, client, { aud: [ISSUER] })))).status, 200);
   });
@@ -167,7 +188,10 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
   it('refuses an ID-JAG from an issuer nobody trusts, without contacting it', async () => {
     const h = idpHarness();
     const client = await jagClient(h);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { iss: stranger.issuer }), stranger)), /issuer is not a trusted identity provider/);
+    await refused(
+      await present(h, client, await signJag(jagClaims(h, client, { iss: stranger.issuer }), stranger)),
+      /issuer is not a trusted identity provider/,
+    );
     assert.equal(stranger.requests.size, 0, 'nothing fetched from an untrusted issuer');
   });
 
@@ -187,7 +211,10 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
   it('refuses a public client (unauthorized_client) and a request with no client authentication (invalid_client)', async () => {
     const h = idpHarness();
     const confidential = await jagClient(h);
-    const valid = validateClientMetadata({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: ['http://127.0.0.1:3/cb'] }, h.server.metadata.scopes_supported);
+    const valid = validateClientMetadata(
+      { token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: ['http://127.0.0.1:3/cb'] },
+      h.server.metadata.scopes_supported,
+    );
     const { client } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
     const publicClient: TestClient = { client_id: client.clientId, token_endpoint_auth_method: 'none' };
     await refused(await present(h, publicClient, await signJag(jagClaims(h, publicClient))), /confidential clients only/, 'unauthorized_client');
@@ -196,7 +223,10 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
 
   it('refuses a confidential client not registered for the grant (unauthorized_client)', async () => {
     const h = idpHarness();
-    const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }, h.server.metadata.scopes_supported);
+    const valid = validateClientMetadata(
+      { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] },
+      h.server.metadata.scopes_supported,
+    );
     const { client, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
     const service: TestClient = { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: 'client_secret_basic' };
     await refused(await present(h, service, await signJag(jagClaims(h, service))), /not registered for/, 'unauthorized_client');
@@ -205,10 +235,18 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
   it('refuses an ID-JAG for a resource this server does not serve, and binds the token to the one it names', async () => {
     const h = idpHarness();
     const client = await jagClient(h);
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { resource: 'https://elsewhere.example/mcp' }))), /resource is not a server this authorization server issues tokens for/, 'invalid_target');
+    await refused(
+      await present(h, client, await signJag(jagClaims(h, client, { resource: 'https://elsewhere.example/mcp' }))),
+      /resource is not a server this authorization server issues tokens for/,
+      'invalid_target',
+    );
     const ok = (await (await present(h, client, await signJag(jagClaims(h, client, { resource: OTHER_RESOURCE })))).json()) as Record<string, string>;
     assert.equal(jwtClaims(ok.access_token).aud, OTHER_RESOURCE);
-    await refused(await present(h, client, await signJag(jagClaims(h, client)), { resource: OTHER_RESOURCE }), /not the resource the ID-JAG was issued for/, 'invalid_target');
+    await refused(
+      await present(h, client, await signJag(jagClaims(h, client)), { resource: OTHER_RESOURCE }),
+      /not the resource the ID-JAG was issued for/,
+      'invalid_target',
+    );
   });
 
   it('an ID-JAG that names no resource: the token is for the resource parameter, one we serve, else for the default resource', async () => {
@@ -219,16 +257,29 @@ describe('jwt-bearer grant — ID-JAG from a trusted identity provider', () => {
     assert.equal(jwtClaims(plain.access_token).aud, RESOURCE);
     const picked = (await (await present(h, client, await unbound(), { resource: OTHER_RESOURCE })).json()) as Record<string, string>;
     assert.equal(jwtClaims(picked.access_token).aud, OTHER_RESOURCE);
-    await refused(await present(h, client, await unbound(), { resource: 'https://elsewhere.example/mcp' }), /resource parameter is not a server this authorization server issues tokens for/, 'invalid_target');
+    await refused(
+      await present(h, client, await unbound(), { resource: 'https://elsewhere.example/mcp' }),
+      /resource parameter is not a server this authorization server issues tokens for/,
+      'invalid_target',
+    );
   });
 
   it('grants requested scopes the IdP asserted, refuses one it did not (invalid_scope), and defaults to the asserted ones', async () => {
     const h = idpHarness();
     const client = await jagClient(h, { scope: 'mcp:tools mcp:admin' });
-    await refused(await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools' })), { scope: 'mcp:tools mcp:admin' }), /not granted by the identity provider: mcp:admin/, 'invalid_scope');
-    const both = (await (await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin other:scope' })))).json()) as Record<string, string>;
+    await refused(
+      await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools' })), { scope: 'mcp:tools mcp:admin' }),
+      /not granted by the identity provider: mcp:admin/,
+      'invalid_scope',
+    );
+    const both = (await (await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin other:scope' })))).json()) as Record<
+      string,
+      string
+    >;
     assert.equal(both.scope, 'mcp:admin mcp:tools');
-    const asked = (await (await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin' })), { scope: 'mcp:admin' })).json()) as Record<string, string>;
+    const asked = (await (
+      await present(h, client, await signJag(jagClaims(h, client, { scope: 'mcp:tools mcp:admin' })), { scope: 'mcp:admin' })
+    ).json()) as Record<string, string>;
     assert.equal(asked.scope, 'mcp:admin');
   });
 
@@ -288,14 +339,32 @@ describe('jwt-bearer grant — workload identity', () => {
       allowInsecureIssuers: true,
       workloads: [
         { issuer: platform.issuer, subject: 'system:serviceaccount:billing:*', client: 'billing-worker', name: 'Billing worker', scopes: ['mcp:tools'] },
-        { issuer: platform.issuer, audience: 'context-auth', subject: 'spiffe://corp.example/reports', client: 'reports', scopes: ['mcp:tools', 'mcp:admin'], singleUse: false },
+        {
+          issuer: platform.issuer,
+          audience: 'context-auth',
+          subject: 'spiffe://corp.example/reports',
+          client: 'reports',
+          scopes: ['mcp:tools', 'mcp:admin'],
+          singleUse: false,
+        },
         ...rules,
       ] as never,
     });
   }
   let wid = 0;
   function workloadToken(h: Harness, overrides: JWTPayload = {}, header: Record<string, unknown> = {}): Promise<string> {
-    return platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:billing:invoicer', aud: ISSUER, iat: h.clock.now, exp: h.clock.now + 3600, jti: `w-${++wid}`, ...overrides }, header);
+    return platform.sign(
+      {
+        iss: platform.issuer,
+        sub: 'system:serviceaccount:billing:invoicer',
+        aud: ISSUER,
+        iat: h.clock.now,
+        exp: h.clock.now + 3600,
+        jti: `w-${++wid}`,
+        ...overrides,
+      },
+      header,
+    );
   }
 
   it('issues a token for the rule’s client with no client authentication; the client exists from the start', async () => {
@@ -320,19 +389,32 @@ describe('jwt-bearer grant — workload identity', () => {
 
   it('refuses a token whose subject matches no rule', async () => {
     const h = workloadHarness();
-    await refused(await present(h, null, await workloadToken(h, { sub: 'system:serviceaccount:payroll:runner' })), /subject matches no configured workload rule/);
+    await refused(
+      await present(h, null, await workloadToken(h, { sub: 'system:serviceaccount:payroll:runner' })),
+      /subject matches no configured workload rule/,
+    );
   });
 
   it('refuses a token for another audience, or for another beside us; takes a list naming us alone (as Kubernetes writes one)', async () => {
     const h = workloadHarness();
     await refused(await present(h, null, await workloadToken(h, { aud: 'https://kubernetes.default.svc' })), /aud does not name this authorization server/);
-    await refused(await present(h, null, await workloadToken(h, { aud: ['https://kubernetes.default.svc', ISSUER] })), /names another audience beside this authorization server/);
+    await refused(
+      await present(h, null, await workloadToken(h, { aud: ['https://kubernetes.default.svc', ISSUER] })),
+      /names another audience beside this authorization server/,
+    );
     assert.equal((await present(h, null, await workloadToken(h, { aud: [ISSUER] }))).status, 200);
   });
 
   it('refuses a token from an issuer no rule names, without contacting it', async () => {
     const h = workloadHarness();
-    const token = await stranger.sign({ iss: stranger.issuer, sub: 'system:serviceaccount:billing:invoicer', aud: ISSUER, iat: h.clock.now, exp: h.clock.now + 600, jti: 'x' });
+    const token = await stranger.sign({
+      iss: stranger.issuer,
+      sub: 'system:serviceaccount:billing:invoicer',
+      aud: ISSUER,
+      iat: h.clock.now,
+      exp: h.clock.now + 600,
+      jti: 'x',
+    });
     await refused(await present(h, null, token), /issuer is not trusted/);
     assert.equal(stranger.requests.size, 0);
   });
@@ -340,7 +422,10 @@ describe('jwt-bearer grant — workload identity', () => {
   it('refuses a request naming another client than the rule’s', async () => {
     const h = workloadHarness();
     await h.server.workloadClientsReady();
-    await refused(await postForm(h, '/token', { grant_type: JWT_BEARER_GRANT_TYPE, assertion: await workloadToken(h), client_id: 'reports' }), /for another client/);
+    await refused(
+      await postForm(h, '/token', { grant_type: JWT_BEARER_GRANT_TYPE, assertion: await workloadToken(h), client_id: 'reports' }),
+      /for another client/,
+    );
     const ok = await postForm(h, '/token', { grant_type: JWT_BEARER_GRANT_TYPE, assertion: await workloadToken(h), client_id: 'billing-worker' });
     assert.equal(ok.status, 200);
   });
@@ -363,7 +448,9 @@ describe('jwt-bearer grant — workload identity', () => {
   it('grants requested scopes within the rule and refuses others (invalid_scope)', async () => {
     const h = workloadHarness();
     await refused(await present(h, null, await workloadToken(h), { scope: 'mcp:admin' }), /scope not allowed: mcp:admin/, 'invalid_scope');
-    const reports = (await (await present(h, null, await workloadToken(h, { sub: 'spiffe://corp.example/reports', aud: 'context-auth' }), { scope: 'mcp:admin' })).json()) as Record<string, string>;
+    const reports = (await (
+      await present(h, null, await workloadToken(h, { sub: 'spiffe://corp.example/reports', aud: 'context-auth' }), { scope: 'mcp:admin' })
+    ).json()) as Record<string, string>;
     assert.equal(reports.scope, 'mcp:admin');
   });
 
@@ -384,7 +471,11 @@ describe('jwt-bearer grant — workload identity', () => {
     await h.store.createClient({ ...made!, clientId: 'old-job', scope: null });
     await h.server.workloadClientsReady();
     assert.equal(((await (await present(h, null, await workloadToken(h, { sub: 'job-old' }))).json()) as Record<string, string>).scope, 'mcp:tools');
-    await refused(await present(h, null, await workloadToken(h, { sub: 'job-old' }), { scope: 'mcp:admin' }), /scope not allowed: mcp:admin \(the client has no scope list/, 'invalid_scope');
+    await refused(
+      await present(h, null, await workloadToken(h, { sub: 'job-old' }), { scope: 'mcp:admin' }),
+      /scope not allowed: mcp:admin \(the client has no scope list/,
+      'invalid_scope',
+    );
   });
 
   it('refuses a token typed for another use (an access token)', async () => {
@@ -403,7 +494,10 @@ describe('jwt-bearer grant — workload identity', () => {
 
   it('refuses a workload client that exists already without the grant, at start', async () => {
     const h = workloadHarness([{ issuer: platform.issuer, subject: 'x', client: 'taken', scopes: ['mcp:tools'] }]);
-    const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] }, h.server.metadata.scopes_supported);
+    const valid = validateClientMetadata(
+      { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] },
+      h.server.metadata.scopes_supported,
+    );
     const { client } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
     await h.store.createClient({ ...client, clientId: 'taken' });
     await assert.rejects(h.server.workloadClientsReady(), /taken exists already and is not registered/);

@@ -53,7 +53,7 @@ for (const revision of REVISIONS) {
       });
     }
 
-    it('the new refresh token is the HMAC-SHA256 of the one presented, under a MAC key of the signing key\'s', async () => {
+    it("the new refresh token is the HMAC-SHA256 of the one presented, under a MAC key of the signing key's", async () => {
       const h = createHarness();
       const { client, tokens } = await obtainTokens(h, revision);
       const first = (tokens as Tokens).refresh_token!;
@@ -61,7 +61,11 @@ for (const revision of REVISIONS) {
       const second = await refreshOk(h, client, first);
       assert.equal(second.refresh_token, createHmac('sha256', key!).update(first).digest('base64url'));
       assert.equal(second.refresh_token!.length, first.length, 'as long as a random one');
-      assert.deepEqual(await successorKeys(h.server.keys), await h.server.keys.macKeys('context-auth refresh token successors'), 'the signing keys\' MAC keys under a label of its own');
+      assert.deepEqual(
+        await successorKeys(h.server.keys),
+        await h.server.keys.macKeys('context-auth refresh token successors'),
+        "the signing keys' MAC keys under a label of its own",
+      );
     });
 
     it('revokes the whole family when a rotated token is used again after the token it was rotated to', async () => {
@@ -121,7 +125,11 @@ for (const revision of REVISIONS) {
       });
 
       it('after the retry window (60 s unless configured; 0 turns retries off), revokes the family', async () => {
-        for (const [options, wait] of [[{}, 60], [{ refreshRetrySeconds: 5 }, 5], [{ refreshRetrySeconds: 0 }, 0]] as const) {
+        for (const [options, wait] of [
+          [{}, 60],
+          [{ refreshRetrySeconds: 5 }, 5],
+          [{ refreshRetrySeconds: 0 }, 0],
+        ] as const) {
           const h = createHarness(options);
           const { client, tokens } = await obtainTokens(h, revision);
           const first = (tokens as Tokens).refresh_token!;
@@ -133,7 +141,10 @@ for (const revision of REVISIONS) {
       });
 
       it('two sessions refreshing one token at once, then each refreshing the token it got, in either order: no one is signed out', async () => {
-        for (const order of [[0, 1], [1, 0]] as const) {
+        for (const order of [
+          [0, 1],
+          [1, 0],
+        ] as const) {
           const h = createHarness();
           const { client, tokens } = await obtainTokens(h, revision);
           const first = (tokens as Tokens).refresh_token!;
@@ -142,7 +153,7 @@ for (const revision of REVISIONS) {
           h.clock.now += 30;
           const next = [];
           for (const session of order) next.push(await refreshOk(h, client, sessions[session].refresh_token!));
-          assert.equal(next[0]!.refresh_token, next[1]!.refresh_token, 'the second session\'s refresh is itself a retry');
+          assert.equal(next[0]!.refresh_token, next[1]!.refresh_token, "the second session's refresh is itself a retry");
           assert.equal(h.log.filter((event) => event.event === 'refresh_token_reused').length, 0);
           await refreshOk(h, client, next[1]!.refresh_token!);
         }
@@ -228,8 +239,16 @@ for (const revision of REVISIONS) {
         const { client, tokens } = await obtainTokens(h, revision);
         const token = (tokens as Tokens).refresh_token!;
         const responses = await Promise.all([refresh(h, client, token), refresh(h, client, token)]);
-        assert.deepEqual(responses.map((r) => r.status), [200, 200], `grace ${grace}`);
-        assert.equal(h.log.some((event) => event.event === 'refresh_token_reused'), false, `grace ${grace}`);
+        assert.deepEqual(
+          responses.map((r) => r.status),
+          [200, 200],
+          `grace ${grace}`,
+        );
+        assert.equal(
+          h.log.some((event) => event.event === 'refresh_token_reused'),
+          false,
+          `grace ${grace}`,
+        );
         const answered = await Promise.all(responses.map(async (r) => ((await r.json()) as Tokens).refresh_token!));
         assert.equal(answered[0], answered[1], `grace ${grace}`);
         assert.ok(await h.store.getRefreshToken(hashSecret(answered[0]!)), `grace ${grace}: live`);
@@ -298,7 +317,8 @@ describe('refreshRetrySeconds', () => {
     for (const refreshRetrySeconds of [-1, 1.5, 301]) {
       assert.throws(() => createHarness({ refreshRetrySeconds }), /refreshRetrySeconds must be a whole number from 0 to 300/);
     }
-    for (const refreshRetrySeconds of [0, 300]) assert.equal(resolveConfig(createHarness({ refreshRetrySeconds }).options).refreshRetrySeconds, refreshRetrySeconds);
+    for (const refreshRetrySeconds of [0, 300])
+      assert.equal(resolveConfig(createHarness({ refreshRetrySeconds }).options).refreshRetrySeconds, refreshRetrySeconds);
     assert.equal(resolveConfig(createHarness().options).refreshRetrySeconds, 60);
   });
 });

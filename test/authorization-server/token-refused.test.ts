@@ -11,8 +11,7 @@ import { startTestIssuer, type TestIssuer } from '../helpers/enterprise-idp.js';
 import { basic, createHarness, expectOAuthError, ISSUER, postAs, postForm, registerClient, registerServiceClient, type Harness } from '../helpers/harness.js';
 
 /** The token_refused events, without the time and outcome every record has. */
-const refusals = (h: Harness) =>
-  h.log.filter((event) => event.event === 'token_refused').map(({ time: _time, outcome: _outcome, ...event }) => event);
+const refusals = (h: Harness) => h.log.filter((event) => event.event === 'token_refused').map(({ time: _time, outcome: _outcome, ...event }) => event);
 
 /** Whether any logged event holds `text` in any field. */
 const logged = (h: Harness, text: string) => h.log.some((event) => Object.values(event).some((value) => String(value).includes(text)));

@@ -6,8 +6,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { UpstreamDefect, UpstreamDefectCode, UpstreamFailure } from '../../src/authorization-server/upstream/defects.js';
-import { beginUpstream, checkUpstream, finishUpstream, upstreamUserinfo, type PendingUpstream, type UpstreamResult } from '../../src/authorization-server/upstream/flow.js';
-import { checkUpstreamProviders, githubProfile, resolveUpstream, type ResolvedUpstream, type UpstreamProviderOptions } from '../../src/authorization-server/upstream/provider.js';
+import {
+  beginUpstream,
+  checkUpstream,
+  finishUpstream,
+  upstreamUserinfo,
+  type PendingUpstream,
+  type UpstreamResult,
+} from '../../src/authorization-server/upstream/flow.js';
+import {
+  checkUpstreamProviders,
+  githubProfile,
+  resolveUpstream,
+  type ResolvedUpstream,
+  type UpstreamProviderOptions,
+} from '../../src/authorization-server/upstream/provider.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 
 const CALLBACK = 'http://127.0.0.1:9/upstream/callback';
@@ -59,7 +72,15 @@ describe('upstream sign-in through a real OpenID provider', () => {
   let oidc: ResolvedUpstream;
   let github: ResolvedUpstream;
 
-  const oidcOptions = (): UpstreamProviderOptions => ({ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scope: 'openid email profile' });
+  const oidcOptions = (): UpstreamProviderOptions => ({
+    kind: 'oidc',
+    id: 'corp',
+    name: 'Corp SSO',
+    issuer: idp.issuer,
+    clientId: idp.clientId,
+    clientSecret: idp.clientSecret,
+    scope: 'openid email profile',
+  });
 
   before(async () => {
     idp = await startOidcProvider({ redirectUris: [CALLBACK] });
@@ -68,9 +89,19 @@ describe('upstream sign-in through a real OpenID provider', () => {
     // identity from its /api/user, shaped like GitHub's.
     github = await resolveUpstream(
       {
-        kind: 'oauth2', id: 'hub', name: 'Hub', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scope: 'read:user',
-        authorizationEndpoint: `${idp.issuer}/auth`, tokenEndpoint: `${idp.issuer}/token`, userinfoEndpoint: `${idp.issuer}/api/user`,
-        emailsEndpoint: `${idp.issuer}/api/user/emails`, issuesIssParameter: true, profile: githubProfile,
+        kind: 'oauth2',
+        id: 'hub',
+        name: 'Hub',
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        scope: 'read:user',
+        authorizationEndpoint: `${idp.issuer}/auth`,
+        tokenEndpoint: `${idp.issuer}/token`,
+        userinfoEndpoint: `${idp.issuer}/api/user`,
+        emailsEndpoint: `${idp.issuer}/api/user/emails`,
+        issuesIssParameter: true,
+        profile: githubProfile,
       },
       { allowLoopbackHttp: true },
     );
@@ -97,7 +128,14 @@ describe('upstream sign-in through a real OpenID provider', () => {
     const { pending, callback } = await signIn(oidc);
     const result = await settled(finishUpstream(oidc, CALLBACK, callback, pending, now()));
     const { claims, ...identity } = result.identity;
-    assert.deepEqual(identity, { issuer: idp.issuer, subject: 'alice-sub', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    assert.deepEqual(identity, {
+      issuer: idp.issuer,
+      subject: 'alice-sub',
+      email: 'alice@example.com',
+      emailVerified: true,
+      name: 'Alice Example',
+      username: 'alice',
+    });
     // The claims rules read are the ID token's, as validated.
     assert.equal(claims.sub, 'alice-sub');
     assert.equal(claims.aud, idp.clientId);
@@ -112,7 +150,14 @@ describe('upstream sign-in through a real OpenID provider', () => {
     const { pending, callback } = await signIn(github);
     const result = await settled(finishUpstream(github, CALLBACK, callback, pending, now()));
     const { claims, ...identity } = result.identity;
-    assert.deepEqual(identity, { issuer: idp.issuer, subject: '1001', email: 'alice@example.com', emailVerified: true, name: 'Alice Example', username: 'alice' });
+    assert.deepEqual(identity, {
+      issuer: idp.issuer,
+      subject: '1001',
+      email: 'alice@example.com',
+      emailVerified: true,
+      name: 'Alice Example',
+      username: 'alice',
+    });
     assert.equal(claims.login, 'alice');
   });
 
@@ -164,7 +209,10 @@ describe('upstream sign-in through a real OpenID provider', () => {
       const refusing = { ...github, emailsEndpoint: `${idp.issuer}/api/no-such-list` };
       const { identity, warnings } = await signInWithEmails(refusing, [{ email: 'carol@example.com', primary: true, verified: true }]);
       assert.equal(identity.emailVerified, false);
-      assert.deepEqual(warnings.map((w) => [w.step, w.status]), [['emails', 404]]);
+      assert.deepEqual(
+        warnings.map((w) => [w.step, w.status]),
+        [['emails', 404]],
+      );
     });
   });
 
@@ -182,13 +230,21 @@ describe('upstream sign-in through a real OpenID provider', () => {
 
   it('an ID token with another nonce is refused', async () => {
     const { pending, callback } = await signIn(oidc);
-    const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()), 'failed_checks', /failed its checks/);
+    const error = await defectOf(
+      finishUpstream(oidc, CALLBACK, callback, { ...pending, nonce: 'not-the-nonce-we-sent' }, now()),
+      'failed_checks',
+      /failed its checks/,
+    );
     assert.deepEqual(causeOf(error), { step: 'id token validation', status: null, error: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' });
   });
 
   it('the PKCE verifier is checked upstream: the wrong one gets no tokens', async () => {
     const { pending, callback } = await signIn(oidc);
-    const error = await defectOf(finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()), 'refused', /^Corp SSO did not accept the sign-in$/);
+    const error = await defectOf(
+      finishUpstream(oidc, CALLBACK, callback, { ...pending, codeVerifier: 'x'.repeat(43) }, now()),
+      'refused',
+      /^Corp SSO did not accept the sign-in$/,
+    );
     assert.deepEqual(causeOf(error), { step: 'token exchange', status: 400, error: 'invalid_grant' });
   });
 
@@ -241,20 +297,36 @@ describe('upstream sign-in through a real OpenID provider', () => {
   });
 
   it('a provider whose discovery cannot be read is named at start', async () => {
-    await assert.rejects(resolveUpstream({ ...oidcOptions(), issuer: 'http://127.0.0.1:9' } as UpstreamProviderOptions, { allowLoopbackHttp: true }), /upstream corp: cannot read the OpenID configuration/);
+    await assert.rejects(
+      resolveUpstream({ ...oidcOptions(), issuer: 'http://127.0.0.1:9' } as UpstreamProviderOptions, { allowLoopbackHttp: true }),
+      /upstream corp: cannot read the OpenID configuration/,
+    );
     await assert.rejects(resolveUpstream(oidcOptions()), /must be an https URL/);
   });
 
   it('settings that can never work are found without asking any provider: http, two providers sharing an issuer', () => {
     assert.throws(() => checkUpstreamProviders([oidcOptions()]), /the issuer must be an https URL: http:\/\/127\.0\.0\.1:\d+ \(allowLoopbackHttp allows http/);
     assert.throws(() => checkUpstreamProviders([oidcOptions()], { setting: '--allow-insecure-upstream' }), /--allow-insecure-upstream allows http/);
-    assert.throws(() => checkUpstreamProviders([{ ...oidcOptions(), issuer: 'http://sso.example' }], { allowLoopbackHttp: true }), /must be an https URL: http:\/\/sso\.example$/);
+    assert.throws(
+      () => checkUpstreamProviders([{ ...oidcOptions(), issuer: 'http://sso.example' }], { allowLoopbackHttp: true }),
+      /must be an https URL: http:\/\/sso\.example$/,
+    );
     checkUpstreamProviders([oidcOptions()], { allowLoopbackHttp: true });
     // A plain OAuth 2.0 provider's issuer is a name: the operator's to choose, but one per provider.
     const hub = (id: string, issuer: string): UpstreamProviderOptions => ({
-      kind: 'oauth2', id, issuer, clientId: 'c', authorizationEndpoint: 'https://hub.example/a', tokenEndpoint: 'https://hub.example/t', userinfoEndpoint: 'https://hub.example/u', profile: githubProfile,
+      kind: 'oauth2',
+      id,
+      issuer,
+      clientId: 'c',
+      authorizationEndpoint: 'https://hub.example/a',
+      tokenEndpoint: 'https://hub.example/t',
+      userinfoEndpoint: 'https://hub.example/u',
+      profile: githubProfile,
     });
-    assert.throws(() => checkUpstreamProviders([hub('hub', 'https://hub.example'), hub('forge', 'https://hub.example/')]), /upstream hub and forge have the same issuer/);
+    assert.throws(
+      () => checkUpstreamProviders([hub('hub', 'https://hub.example'), hub('forge', 'https://hub.example/')]),
+      /upstream hub and forge have the same issuer/,
+    );
     assert.throws(() => checkUpstreamProviders([{ ...oidcOptions(), issuer: 'https://sso.example' }, hub('hub', 'https://sso.example')]), /same issuer/);
     checkUpstreamProviders([hub('hub', 'https://hub.example'), hub('forge', 'https://forge.example')]);
   });
@@ -308,7 +380,11 @@ describe('upstream sign-in through a real OpenID provider', () => {
     it('an expired session without a refresh token is refused, not kept alive', async () => {
       const { pending, callback } = await signIn(github);
       const { identity, tokens } = await settled(finishUpstream(github, CALLBACK, callback, pending, now()));
-      await defectOf(checkUpstream(github, identity.subject, { ...tokens, refreshToken: null, expiresAt: now() - 1 }, now()), 'refused', /session expired and cannot be renewed/);
+      await defectOf(
+        checkUpstream(github, identity.subject, { ...tokens, refreshToken: null, expiresAt: now() - 1 }, now()),
+        'refused',
+        /session expired and cannot be renewed/,
+      );
     });
 
     it('a provider that is down during the check: temporarily_unavailable (the grant is kept)', async () => {
@@ -333,7 +409,10 @@ describe('a provider whose user-info refuses its own access tokens (they are for
     // No name: one claim the ID token lacks, so user-info is asked for it.
     const dave = { id: 'dave-sub', email: 'dave@example.com', username: 'dave', numericId: 1004 };
     idp = await startOidcProvider({ redirectUris: [CALLBACK], apiAudience: 'https://api.example', accounts: [dave] });
-    oidc = await resolveUpstream({ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }, { allowLoopbackHttp: true });
+    oidc = await resolveUpstream(
+      { kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+      { allowLoopbackHttp: true },
+    );
   });
   after(() => idp.stop());
 
@@ -345,7 +424,10 @@ describe('a provider whose user-info refuses its own access tokens (they are for
     assert.equal(identity.issuer, idp.issuer);
     // What the ID token says, and nothing else.
     assert.deepEqual([identity.email, identity.emailVerified, identity.name], ['dave@example.com', true, null]);
-    assert.deepEqual(warnings.map((w) => [w.step, w.status, w.error]), [['userinfo', 403, 'insufficient_scope']]);
+    assert.deepEqual(
+      warnings.map((w) => [w.step, w.status, w.error]),
+      [['userinfo', 403, 'insufficient_scope']],
+    );
     assert.match(warnings[0]!.reason, /signed in from the ID token's claims/);
     assert.ok(!warnings[0]!.reason.includes(tokens.accessToken), 'never the token');
     assert.equal(tokens.userinfoRefused, true);

@@ -65,9 +65,19 @@ describe('upstream sign-in at the account page and the admin console', () => {
   });
 
   const hub = () => ({
-    kind: 'oauth2' as const, id: 'hub', name: 'Hub', issuer: hubIdp.issuer, clientId: hubIdp.clientId, clientSecret: hubIdp.clientSecret, scope: 'read:user',
-    authorizationEndpoint: `${hubIdp.issuer}/auth`, tokenEndpoint: `${hubIdp.issuer}/token`, userinfoEndpoint: `${hubIdp.issuer}/api/user`,
-    emailsEndpoint: `${hubIdp.issuer}/api/user/emails`, profile: githubProfile, issuesIssParameter: true,
+    kind: 'oauth2' as const,
+    id: 'hub',
+    name: 'Hub',
+    issuer: hubIdp.issuer,
+    clientId: hubIdp.clientId,
+    clientSecret: hubIdp.clientSecret,
+    scope: 'read:user',
+    authorizationEndpoint: `${hubIdp.issuer}/auth`,
+    tokenEndpoint: `${hubIdp.issuer}/token`,
+    userinfoEndpoint: `${hubIdp.issuer}/api/user`,
+    emailsEndpoint: `${hubIdp.issuer}/api/user/emails`,
+    profile: githubProfile,
+    issuesIssParameter: true,
   });
 
   function harness(options: { upstream?: Partial<UpstreamOptions>; emails?: string[]; store?: FullStore } = {}): Harness {
@@ -135,7 +145,14 @@ describe('upstream sign-in at the account page and the admin console', () => {
     const user = await h.store.getUser({ username: 'corp:alice' });
     assert.ok(user);
     const client = await registerClient(h, { client_name: 'Notes App' });
-    await h.store.saveConsent({ userId: user.id, clientId: client.client_id, resource: 'http://127.0.0.1:9999/mcp', scope: ['mcp:tools'], createdAt: h.clock.now, updatedAt: h.clock.now });
+    await h.store.saveConsent({
+      userId: user.id,
+      clientId: client.client_id,
+      resource: 'http://127.0.0.1:9999/mcp',
+      scope: ['mcp:tools'],
+      createdAt: h.clock.now,
+      updatedAt: h.clock.now,
+    });
     const page = await (await browser.fetch('/account')).text();
     assert.match(page, /Signed in as <strong>corp:alice<\/strong>/);
     assert.match(page, /Notes App/);
@@ -308,7 +325,10 @@ describe('upstream sign-in at the account page and the admin console', () => {
     const asked = await browser.submit('/admin', { csrf, action: TEST_ACTION.name });
     assert.equal(asked.status, 401);
     const text = await asked.text();
-    assert.match(text, /Changes in the console need a recent sign-in, which Hub cannot confirm: it is not an OpenID provider\. Changes need an administrator who signs in with a password, or through an OpenID provider\./);
+    assert.match(
+      text,
+      /Changes in the console need a recent sign-in, which Hub cannot confirm: it is not an OpenID provider\. Changes need an administrator who signs in with a password, or through an OpenID provider\./,
+    );
     assert.doesNotMatch(text, /name="provider"/);
     assert.doesNotMatch(text, /Sign in at your account page/);
     // A form made by hand is refused before anyone is sent to Hub.
@@ -407,7 +427,11 @@ describe('upstream sign-in at the account page and the admin console', () => {
     }
     const browser = new TwoSiteBrowser(h);
     const page = await (await browser.fetch('/account')).text();
-    const { url } = await pressProvider(browser, '/account', page, { action: 'sign-in', return: 'https://evil.example/', redirect_uri: 'https://evil.example/' });
+    const { url } = await pressProvider(browser, '/account', page, {
+      action: 'sign-in',
+      return: 'https://evil.example/',
+      redirect_uri: 'https://evil.example/',
+    });
     assert.equal(url?.href, `${ISSUER}/account`);
   });
 });

@@ -44,7 +44,10 @@ describe('who may sign in upstream', () => {
     assert.notEqual(await refusalOf(alice, 'corp', { requireClaims: { groups: ['root'] } }), null);
     assert.equal(await refusalOf(alice, 'corp', { requireClaims: { email_verified: ['true'] } }), null);
     // The email domain is no stand-in: the claim is what counts.
-    assert.notEqual(await refusalOf({ ...alice, claims: { hd: 'evil.example' } }, 'corp', { allowDomains: ['example.com'], requireClaims: { hd: ['example.com'] } }), null);
+    assert.notEqual(
+      await refusalOf({ ...alice, claims: { hd: 'evil.example' } }, 'corp', { allowDomains: ['example.com'], requireClaims: { hd: ['example.com'] } }),
+      null,
+    );
   });
 
   it('a hook in code decides too, and sees the provider', async () => {

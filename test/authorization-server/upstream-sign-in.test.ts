@@ -39,16 +39,29 @@ function sealedValue(opened: Result<string, unknown>): string {
 const CALLBACK = `${ISSUER}/upstream/callback`;
 
 const atClient = (url: URL): boolean => url.href.startsWith(REDIRECT_URI);
-const atUpstream = (idp: TestOidcProvider) => (url: URL): boolean => url.origin === new URL(idp.issuer).origin;
+const atUpstream =
+  (idp: TestOidcProvider) =>
+  (url: URL): boolean =>
+    url.origin === new URL(idp.issuer).origin;
 
 /**
  * A GitHub-style provider played by an OpenID provider: no ID token, identity from its user API.
  * It does send RFC 9207's iss (GitHub does not), which is then checked like any issuer's.
  */
 const hubOptions = (p: TestOidcProvider, id = 'hub', name = 'Hub'): UpstreamProviderOptions => ({
-  kind: 'oauth2', id, name, issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret, scope: 'read:user',
-  authorizationEndpoint: `${p.issuer}/auth`, tokenEndpoint: `${p.issuer}/token`, userinfoEndpoint: `${p.issuer}/api/user`,
-  emailsEndpoint: `${p.issuer}/api/user/emails`, profile: githubProfile, issuesIssParameter: true,
+  kind: 'oauth2',
+  id,
+  name,
+  issuer: p.issuer,
+  clientId: p.clientId,
+  clientSecret: p.clientSecret,
+  scope: 'read:user',
+  authorizationEndpoint: `${p.issuer}/auth`,
+  tokenEndpoint: `${p.issuer}/token`,
+  userinfoEndpoint: `${p.issuer}/api/user`,
+  emailsEndpoint: `${p.issuer}/api/user/emails`,
+  profile: githubProfile,
+  issuesIssParameter: true,
 });
 
 describe('sign-in through an upstream provider', () => {
@@ -61,7 +74,10 @@ describe('sign-in through an upstream provider', () => {
   before(async () => {
     idp = await startOidcProvider({ redirectUris: [CALLBACK] });
     hubIdp = await startOidcProvider({ redirectUris: [CALLBACK] });
-    providerOptions = () => [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }, hubOptions(hubIdp)];
+    providerOptions = () => [
+      { kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+      hubOptions(hubIdp),
+    ];
   });
   after(async () => {
     await idp.stop();
@@ -77,10 +93,24 @@ describe('sign-in through an upstream provider', () => {
   }
 
   /** /authorize → sign-in page → the provider's button → our consent page (returned, not yet decided). */
-  async function toConsent(h: Harness, browser: TwoSiteBrowser, client: TestClient, provider: string, resource?: string): Promise<{ html: string; verifier: string; csp: string }> {
+  async function toConsent(
+    h: Harness,
+    browser: TwoSiteBrowser,
+    client: TestClient,
+    provider: string,
+    resource?: string,
+  ): Promise<{ html: string; verifier: string; csp: string }> {
     const { verifier, challenge } = pkcePair();
     const start = await browser.fetch(
-      authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 'client-state', resource }),
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'client-state',
+        resource,
+      }),
     );
     assert.equal(start.status, 303);
     const login = await (await browser.fetch(start.headers.get('location')!)).text();
@@ -108,7 +138,11 @@ describe('sign-in through an upstream provider', () => {
 
   const atCallback = (url: URL): boolean => url.href.startsWith(CALLBACK);
 
-  async function signedIn(h: Harness, revision: (typeof REVISIONS)[number] = REVISIONS[1], provider = 'corp'): Promise<{ client: TestClient; tokens: Record<string, string>; browser: TwoSiteBrowser }> {
+  async function signedIn(
+    h: Harness,
+    revision: (typeof REVISIONS)[number] = REVISIONS[1],
+    provider = 'corp',
+  ): Promise<{ client: TestClient; tokens: Record<string, string>; browser: TwoSiteBrowser }> {
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
     const { html, verifier } = await toConsent(h, browser, client, provider, revision.resource);
@@ -131,7 +165,10 @@ describe('sign-in through an upstream provider', () => {
       const user = await h.store.getUser({ id: claims.sub as string });
       assert.equal(user?.username, 'corp:alice');
       assert.equal(user?.passwordHash, null);
-      assert.deepEqual((await h.store.listUserIdentities()).map((i) => [i.provider, i.subject, i.email]), [['corp', 'alice-sub', 'alice@example.com']]);
+      assert.deepEqual(
+        (await h.store.listUserIdentities()).map((i) => [i.provider, i.subject, i.email]),
+        [['corp', 'alice-sub', 'alice@example.com']],
+      );
       assert.equal(claims.aud, revision.resource ?? 'http://127.0.0.1:9999/mcp');
       // The client saw only our tokens: nothing the provider issued is in the response.
       assert.deepEqual(Object.keys(tokens).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
@@ -290,7 +327,9 @@ describe('sign-in through an upstream provider', () => {
     const dave = { id: 'dave-sub', email: 'dave@example.com', username: 'dave', numericId: 1004 };
     const apiIdp = await startOidcProvider({ redirectUris: [CALLBACK], apiAudience: 'https://api.example', accounts: [dave] });
     try {
-      const h = harness({ providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: apiIdp.issuer, clientId: apiIdp.clientId, clientSecret: apiIdp.clientSecret }] });
+      const h = harness({
+        providers: [{ kind: 'oidc', id: 'corp', name: 'Corp SSO', issuer: apiIdp.issuer, clientId: apiIdp.clientId, clientSecret: apiIdp.clientSecret }],
+      });
       const { client, tokens } = await signedIn(h);
       assert.equal((await h.store.getUser({ id: jwtClaims(tokens.access_token).sub as string }))?.username, 'corp:dave');
       const warning = h.log.find((e) => e.event === 'upstream_warning');
@@ -328,7 +367,10 @@ describe('sign-in through an upstream provider', () => {
       await signedIn(h);
       const [identity] = await h.store.listUserIdentities();
       assert.equal(identity?.name, 'Eve[2J[H Example');
-      assert.deepEqual((await h.store.listUsers()).map((u) => u.username), ['corp:eve31m']);
+      assert.deepEqual(
+        (await h.store.listUsers()).map((u) => u.username),
+        ['corp:eve31m'],
+      );
     } finally {
       idp.decide({ account: 'alice-sub' });
       idp.accounts.delete(account.id);
@@ -364,7 +406,14 @@ describe('sign-in through an upstream provider', () => {
   });
 
   it('GitHub-style: a domain rule needs an address the provider lists as verified', async () => {
-    const account = { id: 'carol-sub', email: 'carol@example.com', name: 'Carol', username: 'carol', numericId: 1003, emails: [{ email: 'carol@example.com', primary: true, verified: false }] };
+    const account = {
+      id: 'carol-sub',
+      email: 'carol@example.com',
+      name: 'Carol',
+      username: 'carol',
+      numericId: 1003,
+      emails: [{ email: 'carol@example.com', primary: true, verified: false }],
+    };
     hubIdp.accounts.set(account.id, account);
     hubIdp.decide({ account: account.id });
     try {
@@ -396,7 +445,14 @@ describe('sign-in through an upstream provider', () => {
     assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'access_denied');
     const failed = h.log.find((e) => e.event === 'upstream_failed');
     assert.deepEqual(
-      { provider: failed?.provider, client_id: failed?.client_id, error: failed?.error, step: failed?.step, status: failed?.status, upstream_error: failed?.upstream_error },
+      {
+        provider: failed?.provider,
+        client_id: failed?.client_id,
+        error: failed?.error,
+        step: failed?.step,
+        status: failed?.status,
+        upstream_error: failed?.upstream_error,
+      },
       { provider: 'corp', client_id: client.client_id, error: 'access_denied', step: 'token exchange', status: 400, upstream_error: 'invalid_grant' },
     );
     assert.ok(!JSON.stringify(h.log).includes(code), 'the code is not in the log');
@@ -437,7 +493,9 @@ describe('sign-in through an upstream provider', () => {
     assert.equal(userinfoCalls.length - before, 1, 'one call to the provider, not a probe and then the call');
     const grant = await grantOf(h, tokens.access_token!);
     const session = await h.store.getUpstreamSession(grant.upstreamSessionId!);
-    const upstreamTokens = JSON.parse(sealedValue(new SecretBox(parseSecretKeys(key, 'test')).open(session!.sealedTokens, session!.id))) as { accessToken: string };
+    const upstreamTokens = JSON.parse(sealedValue(new SecretBox(parseSecretKeys(key, 'test')).open(session!.sealedTokens, session!.id))) as {
+      accessToken: string;
+    };
     await idp.revoke(upstreamTokens.accessToken);
     await assert.rejects(access.userinfo(), /no longer accepts the session/);
   });
@@ -455,7 +513,10 @@ describe('sign-in through an upstream provider', () => {
       const { client, tokens } = await signedIn(h);
       const grant = await grantOf(h, tokens.access_token!);
       const session = await h.store.getUpstreamSession(grant.upstreamSessionId!);
-      const upstreamTokens = JSON.parse(sealedValue(new SecretBox(parseSecretKeys(key, 'test')).open(session!.sealedTokens, session!.id))) as { accessToken: string; refreshToken: string };
+      const upstreamTokens = JSON.parse(sealedValue(new SecretBox(parseSecretKeys(key, 'test')).open(session!.sealedTokens, session!.id))) as {
+        accessToken: string;
+        refreshToken: string;
+      };
       await idp.revoke(upstreamTokens.accessToken);
       await idp.revoke(upstreamTokens.refreshToken);
       const response = await refresh(h, client, tokens.refresh_token!);
@@ -471,11 +532,15 @@ describe('sign-in through an upstream provider', () => {
         const { client, tokens } = await signedIn(h);
         const grant = await grantOf(h, tokens.access_token!);
         const box = new SecretBox(parseSecretKeys(key, 'test'));
-        const before = JSON.parse(sealedValue(box.open((await h.store.getUpstreamSession(grant.upstreamSessionId!))!.sealedTokens, grant.upstreamSessionId!))) as { accessToken: string };
+        const before = JSON.parse(
+          sealedValue(box.open((await h.store.getUpstreamSession(grant.upstreamSessionId!))!.sealedTokens, grant.upstreamSessionId!)),
+        ) as { accessToken: string };
         h.clock.now += 300;
         const response = await refresh(h, client, tokens.refresh_token!);
         assert.equal(response.status, 200, await response.clone().text());
-        const after = JSON.parse(sealedValue(box.open((await h.store.getUpstreamSession(grant.upstreamSessionId!))!.sealedTokens, grant.upstreamSessionId!))) as { accessToken: string };
+        const after = JSON.parse(
+          sealedValue(box.open((await h.store.getUpstreamSession(grant.upstreamSessionId!))!.sealedTokens, grant.upstreamSessionId!)),
+        ) as { accessToken: string };
         assert.notEqual(after.accessToken, before.accessToken);
       } finally {
         idp.setAccessTokenTtl(3600);
@@ -521,7 +586,15 @@ describe('sign-in through an upstream provider', () => {
       assert.equal(response.status, 400);
       assert.match(((await response.json()) as { error_description: string }).error_description, /maximum lifetime/);
       // The browser's session rested on the same upstream sign-in: /authorize asks again.
-      const again = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+      const again = await browser.fetch(
+        authorizeUrl({
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
       assert.match(again.headers.get('location') ?? '', /\/interaction\//);
     });
   });
@@ -530,7 +603,15 @@ describe('sign-in through an upstream provider', () => {
     const h = harness({ localUsers: false });
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
-    const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+    const start = await browser.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     const html = await (await browser.fetch(start.headers.get('location')!)).text();
     assert.doesNotMatch(html, /name="password"/);
     const { action, csrf } = parseForm(html);
@@ -543,7 +624,14 @@ describe('sign-in through an upstream provider', () => {
     const client = await registerClient(h);
     const browser = new TwoSiteBrowser(h);
     const response = await browser.fetch(
-      authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', resource: 'https://elsewhere.example/mcp' }),
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        resource: 'https://elsewhere.example/mcp',
+      }),
     );
     assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'invalid_target');
   });

@@ -8,7 +8,19 @@ import { describe, it } from 'node:test';
 import { hashPassword } from '../../src/core/passwords.js';
 import { parseWwwAuthenticate } from '../../src/core/www-authenticate.js';
 import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
-import { addUser, authorize, createHarness, ISSUER, jwtClaims, obtainTokens, postForm, REDIRECT_URI, registerClient, REVISIONS, type Harness } from '../helpers/harness.js';
+import {
+  addUser,
+  authorize,
+  createHarness,
+  ISSUER,
+  jwtClaims,
+  obtainTokens,
+  postForm,
+  REDIRECT_URI,
+  registerClient,
+  REVISIONS,
+  type Harness,
+} from '../helpers/harness.js';
 
 const REVISION_B = REVISIONS[1];
 
@@ -68,7 +80,15 @@ describe('userinfo', () => {
     const h = createHarness();
     await h.store.createUserWithIdentity(
       { id: 'user-alice', username: 'alice', passwordHash: await hashPassword('correct horse battery'), createdAt: h.clock.now },
-      { issuer: 'https://corp.example', subject: 'a-1', provider: 'corp', userId: 'user-alice', email: 'alice@example.com', name: 'Alice', createdAt: h.clock.now },
+      {
+        issuer: 'https://corp.example',
+        subject: 'a-1',
+        provider: 'corp',
+        userId: 'user-alice',
+        email: 'alice@example.com',
+        name: 'Alice',
+        createdAt: h.clock.now,
+      },
     );
     const { tokens } = await obtainTokens(h, REVISION_B, { scope: 'openid email mcp:tools' });
     assert.deepEqual(await (await userinfo(h, String(tokens.access_token))).json(), { sub: 'user-alice', email: 'alice@example.com' });
@@ -119,7 +139,19 @@ describe('userinfo', () => {
     const key = dpopProofSigner(generateDpopKeyPair());
     const proof = key.sign({ method: 'POST', url: `${ISSUER}/token`, now: h.clock.now });
     const code = location.searchParams.get('code')!;
-    const response = await postForm(h, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: client.client_id, resource: REVISION_B.resource }, { dpop: proof });
+    const response = await postForm(
+      h,
+      '/token',
+      {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT_URI,
+        client_id: client.client_id,
+        resource: REVISION_B.resource,
+      },
+      { dpop: proof },
+    );
     const tokens = (await response.json()) as Record<string, string>;
     assert.equal(tokens.token_type, 'DPoP');
     const params = await challenged(await userinfo(h, tokens.access_token), 401, 'invalid_token');

@@ -15,7 +15,10 @@ const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
 describe('bench parts', () => {
   it('runs every side-by-side table, each part a script that exists', () => {
     const parts = benchParts();
-    assert.deepEqual(parts.map((p) => p.script), ['protected-route.ts', 'gateway.ts', 'storage.ts', 'observability-cost.ts', 'refresh-peers.ts', 'flows-peers.ts', 'machine-grants.ts', 'memory.ts']);
+    assert.deepEqual(
+      parts.map((p) => p.script),
+      ['protected-route.ts', 'gateway.ts', 'storage.ts', 'observability-cost.ts', 'refresh-peers.ts', 'flows-peers.ts', 'machine-grants.ts', 'memory.ts'],
+    );
     for (const part of parts) assert.ok(existsSync(join(root, 'bench', part.script)), part.script);
   });
 

@@ -45,7 +45,13 @@ describe('client verb flags for programs', () => {
   const usage = (pattern: RegExp) => (error: Error) => error instanceof CliError && error.exitCode === 2 && pattern.test(error.message);
 
   it('--private-key: the PEM for client_credentials, with --key-id and --key-alg', async () => {
-    const options = await clientOptions(SERVER, { 'grant-type': 'client_credentials', 'client-id': 'robot', 'private-key': keyFile, 'key-id': 'k1', 'key-alg': 'ES256' });
+    const options = await clientOptions(SERVER, {
+      'grant-type': 'client_credentials',
+      'client-id': 'robot',
+      'private-key': keyFile,
+      'key-id': 'k1',
+      'key-alg': 'ES256',
+    });
     assert.equal(options.grantType, 'client_credentials');
     assert.match(String(options.privateKey), /^-----BEGIN PRIVATE KEY-----/);
     assert.equal(options.keyId, 'k1');
@@ -65,25 +71,56 @@ describe('client verb flags for programs', () => {
     const flags = { 'grant-type': 'jwt-bearer', 'client-id': 'agent', 'id-token-file': idTokenFile, idp: idp.origin };
     assert.equal(await (await clientOptions(SERVER, flags)).assertion!(CONTEXT), 'a.b.c');
     assert.equal(await (await clientOptions(SERVER, { ...flags, 'idp-client-id': 'agent-at-idp' })).assertion!(CONTEXT), 'a.b.c');
-    assert.deepEqual(exchanges.map((form) => [form.get('client_id'), form.get('subject_token'), form.get('audience'), form.get('resource')]), [
-      ['agent', 'the-id-token', CONTEXT.issuer, SERVER],
-      ['agent-at-idp', 'the-id-token', CONTEXT.issuer, SERVER],
-    ]);
+    assert.deepEqual(
+      exchanges.map((form) => [form.get('client_id'), form.get('subject_token'), form.get('audience'), form.get('resource')]),
+      [
+        ['agent', 'the-id-token', CONTEXT.issuer, SERVER],
+        ['agent-at-idp', 'the-id-token', CONTEXT.issuer, SERVER],
+      ],
+    );
   });
 
   const mistakes: [string, Record<string, string>, RegExp][] = [
     ['an unknown grant type', { 'grant-type': 'password' }, /--grant-type is one of authorization_code, client_credentials, jwt-bearer, not password/],
     ['--private-key for the browser flow', { 'client-id': 'c', 'private-key': 'k.pem' }, /--private-key is for --grant-type client_credentials or jwt-bearer/],
-    ['--key-id without --private-key', { 'grant-type': 'client_credentials', 'client-id': 'c', 'client-secret': 's', 'key-id': 'k' }, /--key-id is for --private-key/],
-    ['--private-key and --client-secret', { 'grant-type': 'client_credentials', 'client-id': 'c', 'client-secret': 's', 'private-key': 'k.pem' }, /either --client-secret .* or --private-key/],
+    [
+      '--key-id without --private-key',
+      { 'grant-type': 'client_credentials', 'client-id': 'c', 'client-secret': 's', 'key-id': 'k' },
+      /--key-id is for --private-key/,
+    ],
+    [
+      '--private-key and --client-secret',
+      { 'grant-type': 'client_credentials', 'client-id': 'c', 'client-secret': 's', 'private-key': 'k.pem' },
+      /either --client-secret .* or --private-key/,
+    ],
     ['client_credentials without a credential', { 'grant-type': 'client_credentials', 'client-id': 'c' }, /needs --client-secret .* or --private-key/],
     ['a program without --client-id', { 'grant-type': 'jwt-bearer', 'assertion-file': 't' }, /--grant-type jwt-bearer needs --client-id/],
-    ['jwt-bearer without an assertion', { 'grant-type': 'jwt-bearer', 'client-id': 'c' }, /needs --assertion-file FILE, or --id-token-file FILE with --idp ISSUER/],
-    ['--assertion-file and --id-token-file', { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'assertion-file': 't', 'id-token-file': 'i', idp: 'https://idp.example.com' }, /either --assertion-file or --id-token-file/],
+    [
+      'jwt-bearer without an assertion',
+      { 'grant-type': 'jwt-bearer', 'client-id': 'c' },
+      /needs --assertion-file FILE, or --id-token-file FILE with --idp ISSUER/,
+    ],
+    [
+      '--assertion-file and --id-token-file',
+      { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'assertion-file': 't', 'id-token-file': 'i', idp: 'https://idp.example.com' },
+      /either --assertion-file or --id-token-file/,
+    ],
     ['--id-token-file without --idp', { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'id-token-file': 'i' }, /--id-token-file needs --idp ISSUER/],
-    ['--idp that is no URL', { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'id-token-file': 'i', idp: 'login.example.com' }, /--idp is the identity provider's issuer URL/],
-    ['--idp-client-id without --idp', { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'assertion-file': 't', 'idp-client-id': 'x' }, /--idp-client-id is for --idp/],
-    ['--assertion-file without jwt-bearer', { 'grant-type': 'client_credentials', 'client-id': 'c', 'client-secret': 's', 'assertion-file': 't' }, /--assertion-file is for --grant-type jwt-bearer/],
+    [
+      '--idp that is no URL',
+      { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'id-token-file': 'i', idp: 'login.example.com' },
+      /--idp is the identity provider's issuer URL/,
+    ],
+    [
+      '--idp-client-id without --idp',
+      { 'grant-type': 'jwt-bearer', 'client-id': 'c', 'assertion-file': 't', 'idp-client-id': 'x' },
+      /--idp-client-id is for --idp/,
+    ],
+    [
+      '--assertion-file without jwt-bearer',
+      { 'grant-type': 'client_credentials', 'client-id': 'c', 'client-secret': 's', 'assertion-file': 't' },
+      /--assertion-file is for --grant-type jwt-bearer/,
+    ],
   ];
   for (const [what, flags, message] of mistakes) {
     it(`a usage error: ${what}`, async () => {
@@ -100,6 +137,9 @@ describe('client verb flags for programs', () => {
     const loose = join(dir, 'loose.pem');
     await writeFile(loose, 'key');
     await chmod(loose, 0o666);
-    await assert.rejects(clientOptions(SERVER, { 'grant-type': 'client_credentials', 'client-id': 'c', 'private-key': loose }), /the private key file .* may be written by group or others/);
+    await assert.rejects(
+      clientOptions(SERVER, { 'grant-type': 'client_credentials', 'client-id': 'c', 'private-key': loose }),
+      /the private key file .* may be written by group or others/,
+    );
   });
 });

@@ -8,7 +8,10 @@ import { StdioUpstream } from '../../src/gateway/index.js';
 
 const SCOPES = ['mcp:tools', 'mcp:admin'];
 const refused = (values: Parameters<typeof gatewayOptions>[0], message: RegExp, env: NodeJS.ProcessEnv = {}) =>
-  assert.throws(() => gatewayOptions(values, SCOPES, env), (error: Error & { exitCode?: number }) => message.test(error.message));
+  assert.throws(
+    () => gatewayOptions(values, SCOPES, env),
+    (error: Error & { exitCode?: number }) => message.test(error.message),
+  );
 
 describe('serve --gateway flags', () => {
   it('makes a path per --gateway: HTTP ones with the audience of their signed tokens, stdio ones with the variables named', async () => {
@@ -17,7 +20,13 @@ describe('serve --gateway flags', () => {
       SCOPES,
       { API_KEY: 'k', OTHER: 'x' },
     );
-    assert.deepEqual(settings.gateways.map((gateway) => [gateway.path, gateway.upstreamTokenAudience]), [['/github', 'http://127.0.0.1:3000/mcp'], ['/files', undefined]]);
+    assert.deepEqual(
+      settings.gateways.map((gateway) => [gateway.path, gateway.upstreamTokenAudience]),
+      [
+        ['/github', 'http://127.0.0.1:3000/mcp'],
+        ['/files', undefined],
+      ],
+    );
     assert.ok(settings.gateways[1]!.upstream instanceof StdioUpstream);
     await settings.close();
   });
@@ -38,10 +47,17 @@ describe('serve --gateway flags', () => {
       writeFileSync(join(folder, name), text);
       return join(folder, name);
     };
-    const good = gatewayOptions({ gateway: ['/a=http://127.0.0.1:1/mcp'], 'gateway-policy': file('good.json', '{"/a":{"tools":{"x":["mcp:admin"]}}}') }, SCOPES, {});
+    const good = gatewayOptions(
+      { gateway: ['/a=http://127.0.0.1:1/mcp'], 'gateway-policy': file('good.json', '{"/a":{"tools":{"x":["mcp:admin"]}}}') },
+      SCOPES,
+      {},
+    );
     assert.deepEqual([...good.gateways[0]!.policy!.tools], [['x', ['mcp:admin']]]);
     refused({ gateway: ['/a=http://127.0.0.1:1/mcp'], 'gateway-policy': file('bad.json', '{') }, /bad\.json is not JSON/);
     refused({ gateway: ['/a=http://127.0.0.1:1/mcp'], 'gateway-policy': join(folder, 'missing.json') }, /missing\.json cannot be read \(ENOENT\)/);
-    refused({ gateway: ['/a=http://127.0.0.1:1/mcp'], 'gateway-policy': file('scope.json', '{"/a":{"tools":{"x":["repo:write"]}}}') }, /names the scope repo:write, which this server does not issue/);
+    refused(
+      { gateway: ['/a=http://127.0.0.1:1/mcp'], 'gateway-policy': file('scope.json', '{"/a":{"tools":{"x":["repo:write"]}}}') },
+      /names the scope repo:write, which this server does not issue/,
+    );
   });
 });

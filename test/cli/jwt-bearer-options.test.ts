@@ -13,7 +13,12 @@ function file(content: unknown): string {
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
   return path;
 }
-const rule = { issuer: 'https://oidc.eks.eu-west-1.amazonaws.com/id/ABC', subject: 'system:serviceaccount:billing:invoicer', client: 'billing', scopes: ['mcp:tools'] };
+const rule = {
+  issuer: 'https://oidc.eks.eu-west-1.amazonaws.com/id/ABC',
+  subject: 'system:serviceaccount:billing:invoicer',
+  client: 'billing',
+  scopes: ['mcp:tools'],
+};
 
 describe('--workload-config', () => {
   it('reads a list of rules, or an object with workloads', () => {
@@ -36,7 +41,10 @@ describe('--workload-config', () => {
   for (const [what, content, message] of bad) {
     it(`refuses ${what}, naming the file`, () => {
       const path = file(content);
-      assert.throws(() => readWorkloadRules(path, SCOPES, false), (error: Error) => error.message.includes(path) && message.test(error.message));
+      assert.throws(
+        () => readWorkloadRules(path, SCOPES, false),
+        (error: Error) => error.message.includes(path) && message.test(error.message),
+      );
     });
   }
 

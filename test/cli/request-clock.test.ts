@@ -5,8 +5,7 @@ import { CliError } from '../../src/cli/errors.js';
 import { RequestClock } from '../../src/cli/request-clock.js';
 
 /** A request that ends only when its signal aborts (a server that never answers). */
-const hanging = (signal: AbortSignal): Promise<never> =>
-  new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+const hanging = (signal: AbortSignal): Promise<never> => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
 
 describe('RequestClock: the request timeout of call', () => {
   it('cuts off a request the server does not answer, saying so in one sentence', async () => {

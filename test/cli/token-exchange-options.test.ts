@@ -36,7 +36,10 @@ describe('--delegation-config', () => {
   for (const [what, content, message] of bad) {
     it(`refuses ${what}, naming the file`, () => {
       const path = file(content);
-      assert.throws(() => readDelegationRules(path, SCOPES), (error: Error) => error.message.includes(path) && message.test(error.message));
+      assert.throws(
+        () => readDelegationRules(path, SCOPES),
+        (error: Error) => error.message.includes(path) && message.test(error.message),
+      );
     });
   }
 
@@ -57,9 +60,15 @@ describe('--id-jag-audience and --id-jag-config', () => {
   });
 
   it('refuses an issuer that is not one, naming the flag or the file', () => {
-    assert.throws(() => tokenExchangeOptions({ 'id-jag-audience': ['http://ras.example'] }, SCOPES), /--id-jag-audience http:\/\/ras\.example: issuer must use https/);
+    assert.throws(
+      () => tokenExchangeOptions({ 'id-jag-audience': ['http://ras.example'] }, SCOPES),
+      /--id-jag-audience http:\/\/ras\.example: issuer must use https/,
+    );
     const path = file([{ issuer: 'https://ras.example', clients: ['theirs'] }]);
-    assert.throws(() => tokenExchangeOptions({ 'id-jag-config': path }, SCOPES), (error: Error) => error.message.includes(path) && /clients must map our client ids/.test(error.message));
+    assert.throws(
+      () => tokenExchangeOptions({ 'id-jag-config': path }, SCOPES),
+      (error: Error) => error.message.includes(path) && /clients must map our client ids/.test(error.message),
+    );
     const empty = file([]);
     assert.throws(() => tokenExchangeOptions({ 'id-jag-config': empty }, SCOPES), /must hold a list of audiences/);
   });

@@ -32,7 +32,16 @@ describe('validateCallback', () => {
   });
 
   it('a repeated state, even with ours among them: state_mismatch', () => {
-    assert.throws(() => check(withIss, [['code', 'c'], ['state', STATE], ['state', 'forged'], ['iss', ISSUER]]), clientError('state_mismatch'));
+    assert.throws(
+      () =>
+        check(withIss, [
+          ['code', 'c'],
+          ['state', STATE],
+          ['state', 'forged'],
+          ['iss', ISSUER],
+        ]),
+      clientError('state_mismatch'),
+    );
   });
 
   it('no state of ours (nothing was asked): state_mismatch, even for a stateless response', () => {
@@ -53,7 +62,16 @@ describe('validateCallback', () => {
   });
 
   it('a repeated iss, even with the issuer among them: issuer_mismatch', () => {
-    assert.throws(() => check(withIss, [['code', 'c'], ['state', STATE], ['iss', ISSUER], ['iss', 'https://evil.example']]), clientError('issuer_mismatch'));
+    assert.throws(
+      () =>
+        check(withIss, [
+          ['code', 'c'],
+          ['state', STATE],
+          ['iss', ISSUER],
+          ['iss', 'https://evil.example'],
+        ]),
+      clientError('issuer_mismatch'),
+    );
   });
 
   it('an error response with our state: authorization_failed naming the error', () => {

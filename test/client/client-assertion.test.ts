@@ -102,8 +102,16 @@ describe('private_key_jwt client assertion', () => {
 
   it('refuses an authorization server that lists neither private_key_jwt nor the key algorithm', () => {
     assert.doesNotThrow(() => checkServerAccepts(AS, 'ES256'), 'a server that lists nothing is not second-guessed');
-    assert.doesNotThrow(() => checkServerAccepts({ ...AS, token_endpoint_auth_methods_supported: ['private_key_jwt'], token_endpoint_auth_signing_alg_values_supported: ['ES256'] }, 'ES256'));
-    assert.throws(() => checkServerAccepts({ ...AS, token_endpoint_auth_methods_supported: ['client_secret_basic'] }, 'ES256'), /does not accept private_key_jwt/);
+    assert.doesNotThrow(() =>
+      checkServerAccepts(
+        { ...AS, token_endpoint_auth_methods_supported: ['private_key_jwt'], token_endpoint_auth_signing_alg_values_supported: ['ES256'] },
+        'ES256',
+      ),
+    );
+    assert.throws(
+      () => checkServerAccepts({ ...AS, token_endpoint_auth_methods_supported: ['client_secret_basic'] }, 'ES256'),
+      /does not accept private_key_jwt/,
+    );
     assert.throws(() => checkServerAccepts({ ...AS, token_endpoint_auth_signing_alg_values_supported: ['RS256'] }, 'ES256'), /signed with ES256/);
   });
 

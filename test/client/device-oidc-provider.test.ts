@@ -28,7 +28,10 @@ describe('device authorization grant against node-oidc-provider', () => {
       if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
         return Response.json({ resource: `${origin}/mcp`, authorization_servers: [provider.issuer], scopes_supported: ['api'] });
       }
-      return new Response(null, { status: 401, headers: { 'www-authenticate': bearerChallenge({ resourceMetadata: `${origin}/.well-known/oauth-protected-resource/mcp` }) } });
+      return new Response(null, {
+        status: 401,
+        headers: { 'www-authenticate': bearerChallenge({ resourceMetadata: `${origin}/.well-known/oauth-protected-resource/mcp` }) },
+      });
     });
     serverUrl = `${context.origin}/mcp`;
     provider = await startOidcProvider({ redirectUris: ['http://127.0.0.1/unused'], apiAudience: serverUrl, deviceFlow: true });
@@ -76,7 +79,11 @@ describe('device authorization grant against node-oidc-provider', () => {
     assert.ok(grant.refreshToken, 'a refresh token came with it');
     const registered = await client.store.getClient(client.application, provider.issuer);
     // The provider has the browser flow too: one registration serves both, with a loopback redirect URI for the browser.
-    assert.deepEqual(registered?.grantTypes, ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], 'registered for the device grant and the browser flow');
+    assert.deepEqual(
+      registered?.grantTypes,
+      ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+      'registered for the device grant and the browser flow',
+    );
     assert.equal(registered?.redirectUris.length, 1);
     assert.match(registered!.redirectUris[0]!, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
 

@@ -106,7 +106,13 @@ async function startPeer(): Promise<Peer> {
       const answer = peer.script[Math.min(peer.polls.length - 1, peer.script.length - 1)]!;
       if (answer === 'use_dpop_nonce') return Response.json({ error: answer }, { status: 400, headers: { 'dpop-nonce': 'nonce-from-the-server' } });
       if (answer !== 'tokens') return Response.json({ error: answer, error_description: `${answer} for the test` }, { status: 400 });
-      return Response.json({ access_token: `at-${++issued}`, token_type: request.headers.has('dpop') ? 'DPoP' : 'Bearer', expires_in: 3600, refresh_token: `rt-${issued}`, scope: 'mcp:tools' });
+      return Response.json({
+        access_token: `at-${++issued}`,
+        token_type: request.headers.has('dpop') ? 'DPoP' : 'Bearer',
+        expires_in: 3600,
+        refresh_token: `rt-${issued}`,
+        scope: 'mcp:tools',
+      });
     }
     return new Response(null, { status: 401, headers: { 'www-authenticate': 'Bearer' } });
   });
@@ -127,7 +133,19 @@ describe('device authorization grant (RFC 8628)', () => {
     clock = START;
     shown = [];
     sleeps = [];
-    Object.assign(peer, { interval: undefined, expiresIn: 600, device: true, browser: true, revisionA: false, script: ['tokens'], registrations: [], deviceRequests: [], polls: [], refreshes: [], onPoll: () => {} });
+    Object.assign(peer, {
+      interval: undefined,
+      expiresIn: 600,
+      device: true,
+      browser: true,
+      revisionA: false,
+      script: ['tokens'],
+      registrations: [],
+      deviceRequests: [],
+      polls: [],
+      refreshes: [],
+      onPoll: () => {},
+    });
   });
 
   /** A device-flow client on the fake clock: each sleep moves the clock on by what it was asked. */
@@ -178,7 +196,9 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.equal(deviceRequest.get('scope'), 'mcp:tools');
     assert.equal(deviceRequest.get('resource'), peer.serverUrl);
 
-    assert.deepEqual(shown, [{ userCode: 'WDJB-MJHT', verificationUri: `${peer.origin}/device`, verificationUriComplete: `${peer.origin}/device?user_code=WDJB-MJHT`, expiresIn: 600 }]);
+    assert.deepEqual(shown, [
+      { userCode: 'WDJB-MJHT', verificationUri: `${peer.origin}/device`, verificationUriComplete: `${peer.origin}/device?user_code=WDJB-MJHT`, expiresIn: 600 },
+    ]);
     assert.equal(peer.polls.length, 2);
     for (const { form } of peer.polls) {
       assert.equal(form.get('device_code'), 'the-device-code');
@@ -280,7 +300,11 @@ describe('device authorization grant (RFC 8628)', () => {
   it('stops a real wait between polls at once when the signal aborts', async () => {
     const controller = new AbortController();
     const started = Date.now();
-    const client = deviceClient({ sleep: realSleep, now: () => Math.floor(Date.now() / 1000), onDeviceCode: () => void setTimeout(() => controller.abort(), 50) });
+    const client = deviceClient({
+      sleep: realSleep,
+      now: () => Math.floor(Date.now() / 1000),
+      onDeviceCode: () => void setTimeout(() => controller.abort(), 50),
+    });
     await rejectsWith(client.login({ signal: controller.signal }), 'authorization_aborted', /stopped/);
     assert.ok(Date.now() - started < 4000, 'well before the 5 s poll');
     assert.equal(peer.polls.length, 0);
@@ -291,11 +315,20 @@ describe('device authorization grant (RFC 8628)', () => {
     const grant = await deviceClient({ dpop: true }).login();
     assert.deepEqual(pollTimes(), [5, 5, 10], 'the nonce retry is part of the first poll, not a poll of its own');
     const proofs = peer.polls.map((poll) => poll.dpop);
-    assert.ok(proofs.every((proof) => proof !== null), 'every poll carries a proof');
+    assert.ok(
+      proofs.every((proof) => proof !== null),
+      'every poll carries a proof',
+    );
     const jkt = jwkThumbprint(grant.dpopKey!.publicJwk as Record<string, unknown>);
     const verifier = new DpopProofVerifier();
     for (const [index, proof] of proofs.entries()) {
-      const checked = verifier.check({ proof: proof!, method: 'POST', url: `${peer.origin}/token`, now: START + 5, nonce: (nonce) => nonce === (index === 0 ? undefined : 'nonce-from-the-server') });
+      const checked = verifier.check({
+        proof: proof!,
+        method: 'POST',
+        url: `${peer.origin}/token`,
+        now: START + 5,
+        nonce: (nonce) => nonce === (index === 0 ? undefined : 'nonce-from-the-server'),
+      });
       assert.ok(checked.ok, `proof ${index}: ${checked.ok ? '' : checked.description}`);
       assert.equal(checked.proof.jkt, jkt, 'the grant key');
     }
@@ -344,20 +377,32 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.equal(grant.clientId, 'client-1');
     const discovery = await deviceClient({ store: afterDevice }).discover();
     const browser = await obtainClient(discovery, 'http://127.0.0.1:5555/callback', afterDevice, { fetch, now: () => clock });
-    assert.equal(browser.clientId, 'client-1', 'the browser flow reuses the device sign-in\'s registration');
+    assert.equal(browser.clientId, 'client-1', "the browser flow reuses the device sign-in's registration");
 
     const afterBrowser = new MemoryTokenStore();
     const first = await obtainClient(discovery, 'http://127.0.0.1:5555/callback', afterBrowser, { fetch, now: () => clock });
     assert.equal(first.clientId, 'client-2');
-    assert.deepEqual(peer.registrations[1]!.grant_types, ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'], 'the server offers the device flow: registered for it too');
+    assert.deepEqual(
+      peer.registrations[1]!.grant_types,
+      ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'],
+      'the server offers the device flow: registered for it too',
+    );
     assert.deepEqual(peer.registrations[1]!.redirect_uris, ['http://127.0.0.1:5555/callback']);
-    assert.equal((await deviceClient({ store: afterBrowser }).login()).clientId, 'client-2', 'the device flow reuses the browser sign-in\'s registration');
+    assert.equal((await deviceClient({ store: afterBrowser }).login()).clientId, 'client-2', "the device flow reuses the browser sign-in's registration");
     assert.equal(peer.registrations.length, 2);
   });
 
   it('registers again where the stored registration (from before one served both) lacks the flow asked for', async () => {
     const store = new MemoryTokenStore();
-    await store.saveClient({ application: 'context-auth', issuer: peer.origin, clientId: 'browser-client', tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1:5555/callback'], source: 'dynamic', createdAt: START });
+    await store.saveClient({
+      application: 'context-auth',
+      issuer: peer.origin,
+      clientId: 'browser-client',
+      tokenEndpointAuthMethod: 'none',
+      redirectUris: ['http://127.0.0.1:5555/callback'],
+      source: 'dynamic',
+      createdAt: START,
+    });
     const grant = await deviceClient({ store }).login();
     assert.equal(grant.clientId, 'client-1', 'a new registration, for the device grant');
     assert.equal((await store.getClient('context-auth', peer.origin))?.clientId, 'client-1');

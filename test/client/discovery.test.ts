@@ -95,7 +95,10 @@ describe('the three server shapes, as a client first meets them', () => {
       { authorization: `${server.origin}/authorize`, token: `${server.origin}/token`, registration: `${server.origin}/register` },
     );
     assert.equal(sent.find((r) => r.url.pathname === '/.well-known/oauth-authorization-server')?.headers.get('context-protocol-version'), REVISION_A_VERSION);
-    assert.ok(steps.some((step) => /404/.test(step)), steps.join('\n'));
+    assert.ok(
+      steps.some((step) => /404/.test(step)),
+      steps.join('\n'),
+    );
   });
 
   it('accepts the server URL in another spelling (upper-case scheme and host, trailing slash) as the same server', async () => {

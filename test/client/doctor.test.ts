@@ -48,12 +48,18 @@ describe('doctor diagnoses deployments written wrong on purpose', () => {
     const report = await diagnose({});
     assert.deepEqual(stopped(report), {});
     assert.equal(report.connects, true);
-    assert.deepEqual(report.hosts.map((h) => h.host), ALL_HOSTS);
+    assert.deepEqual(
+      report.hosts.map((h) => h.host),
+      ALL_HOSTS,
+    );
     assert.equal(verdict(report, 'ChatGPT').profile, 'chatgpt-private-key-jwt');
     assert.equal(verdict(report, 'Claude').profile, 'claude-document');
     assert.equal(verdict(report, 'Codex').profile, 'codex-document');
     assert.equal(verdict(report, 'Cursor').profile, 'cursor-registration');
-    assert.deepEqual(report.checks.filter((c) => c.result !== 'ok' && c.result !== 'info'), []);
+    assert.deepEqual(
+      report.checks.filter((c) => c.result !== 'ok' && c.result !== 'info'),
+      [],
+    );
     // Nothing was registered, and no request carried credentials.
     assert.deepEqual(report.registrations, []);
     assert.ok(report.requests.every((request) => !Object.keys(request.headers ?? {}).some((name) => name.toLowerCase() === 'authorization')));
@@ -115,7 +121,10 @@ describe('doctor diagnoses deployments written wrong on purpose', () => {
   it('resource_metadata on another origin: Codex and Goose ignore it and find nothing on the MCP origin (nor does ChatGPT, which reads only the path form)', async () => {
     const report = await diagnose({ challengeNames: 'other-origin', metadataAt: ['other-origin'] });
     assert.deepEqual(stopped(report), { ChatGPT: 'protected resource metadata', Codex: 'protected resource metadata', Goose: 'protected resource metadata' });
-    assert.match(verdict(report, 'Codex').failure!.answered, new RegExp(`ignored the 401's resource_metadata on another origin \\(${OTHER_ORIGIN}/mcp-metadata\\)`));
+    assert.match(
+      verdict(report, 'Codex').failure!.answered,
+      new RegExp(`ignored the 401's resource_metadata on another origin \\(${OTHER_ORIGIN}/mcp-metadata\\)`),
+    );
     assert.match(verdict(report, 'Codex').failure!.fix, /on https:\/\/mcp\.example\.com too/);
     assert.equal(check(report, '401 challenge').result, 'warning');
   });
@@ -173,7 +182,10 @@ describe('doctor diagnoses deployments written wrong on purpose', () => {
     const deployment = await startDeployment({});
     try {
       const report = await runDoctor(MCP_URL, { fetch: deployment.fetch, register: true });
-      assert.deepEqual(report.registrations.map((r) => r.host), ['Cursor', 'Gemini CLI', 'mcp-remote', 'MCP Inspector']);
+      assert.deepEqual(
+        report.registrations.map((r) => r.host),
+        ['Cursor', 'Gemini CLI', 'mcp-remote', 'MCP Inspector'],
+      );
       assert.ok(report.registrations.every((r) => r.clientId !== undefined && r.deleted === undefined));
       const bodies = deployment.registrations as Record<string, unknown>[];
       assert.equal(bodies[1]!.client_name, 'Gemini CLI MCP Client');
@@ -184,7 +196,7 @@ describe('doctor diagnoses deployments written wrong on purpose', () => {
     }
   });
 
-  it('--register: a refused registration stops its host, with the server\'s error and the fix', async () => {
+  it("--register: a refused registration stops its host, with the server's error and the fix", async () => {
     const deployment = await startDeployment({ httpRedirectsOnly: true });
     try {
       const report = await runDoctor(MCP_URL, { fetch: deployment.fetch, register: true });
@@ -225,7 +237,12 @@ describe('doctor against oidc-provider behind a protected resource', () => {
       resourceServer = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(info.port));
     });
     mcpUrl = `http://127.0.0.1:${port}/mcp`;
-    const protection = protectedResource({ resource: mcpUrl, authorizationServers: [idp.issuer], scopesSupported: ['read:user'], verifier: jwtVerifier({ authorizationServers: [idp.issuer] }) });
+    const protection = protectedResource({
+      resource: mcpUrl,
+      authorizationServers: [idp.issuer],
+      scopesSupported: ['read:user'],
+      verifier: jwtVerifier({ authorizationServers: [idp.issuer] }),
+    });
     // What a context server that wants the Inspector (a browser page) adds.
     app.use(cors({ origin: '*', exposeHeaders: ['WWW-Authenticate'] }));
     honoProtectedResourceMetadata(app, protection);

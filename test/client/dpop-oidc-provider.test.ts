@@ -46,7 +46,13 @@ describe('DPoP with node-oidc-provider (client credentials, nonces required)', (
         return json({}, 401, { 'www-authenticate': `DPoP algs="ES256", resource_metadata="${url.origin}/.well-known/oauth-protected-resource/mcp"` });
       }
       const [scheme, token] = authorization.split(' ') as [string, string];
-      const checked = verifier.check({ proof: request.headers.get('dpop') ?? '', method: request.method, url: request.url, now: Math.floor(Date.now() / 1000), accessToken: token });
+      const checked = verifier.check({
+        proof: request.headers.get('dpop') ?? '',
+        method: request.method,
+        url: request.url,
+        now: Math.floor(Date.now() / 1000),
+        accessToken: token,
+      });
       const cnfJkt = (decodeJwt(token).cnf as { jkt?: string } | undefined)?.jkt;
       seen.push({ scheme, ...(checked.ok ? { jkt: checked.proof.jkt } : {}), ...(cnfJkt ? { cnfJkt } : {}) });
       if (scheme !== 'DPoP' || !checked.ok || checked.proof.jkt !== cnfJkt) return json({}, 401, { 'www-authenticate': 'DPoP error="invalid_token"' });
@@ -108,7 +114,10 @@ describe('DPoP with node-oidc-provider (client credentials, nonces required)', (
     assert.deepEqual(claims.cnf, { jkt });
     assert.equal(claims.aud, resourceUrl);
     // The provider asked for a nonce first; the client answered it once, and got the token.
-    assert.deepEqual(tokenAnswers.map((a) => a.status), [400, 200]);
+    assert.deepEqual(
+      tokenAnswers.map((a) => a.status),
+      [400, 200],
+    );
     assert.equal(tokenAnswers[0]!.nonceAsked, true);
     assert.deepEqual(seen.at(-1), { scheme: 'DPoP', jkt, cnfJkt: jkt });
   });

@@ -82,7 +82,10 @@ async function startPeer(options: PeerOptions = {}) {
       tokenRequests.push(seen);
       if (proof && !options.declineDpop) {
         const checked = verifier.check({
-          proof, method: 'POST', url: `${origin()}/token`, now: now(),
+          proof,
+          method: 'POST',
+          url: `${origin()}/token`,
+          now: now(),
           ...(options.asNonce ? { nonce: (nonce: string | undefined) => options.asNonce === 'once' && nonce === asNonce } : {}),
         });
         if (!checked.ok) {
@@ -117,7 +120,11 @@ async function startPeer(options: PeerOptions = {}) {
       if (boundTo === '') return scheme === 'Bearer' ? json({ ok: true }) : unauthorized('error="invalid_token"');
       if (scheme !== 'DPoP') return unauthorized('error="invalid_token"');
       const checked = verifier.check({
-        proof: request.headers.get('dpop') ?? '', method: request.method, url: request.url, now: now(), accessToken: token,
+        proof: request.headers.get('dpop') ?? '',
+        method: request.method,
+        url: request.url,
+        now: now(),
+        accessToken: token,
         ...(options.rsNonce ? { nonce: (nonce: string | undefined) => options.rsNonce === 'once' && nonce === rsNonce } : {}),
       });
       if (!checked.ok) {
@@ -235,7 +242,12 @@ describe('DPoP in the client', () => {
     await seed.login();
     const key = (await seed.grant())!.dpopKey!;
     await store.saveGrant({
-      ...(await seed.grant())!, application: client.application, identity: PERSON, clientId: 'person-app', refreshToken: 'refresh-0', expiresAt: Math.floor(Date.now() / 1000) + 5,
+      ...(await seed.grant())!,
+      application: client.application,
+      identity: PERSON,
+      clientId: 'person-app',
+      refreshToken: 'refresh-0',
+      expiresAt: Math.floor(Date.now() / 1000) + 5,
     });
     assert.equal((await post(client, p.serverUrl)).status, 200);
     const refresh = p.tokenRequests.at(-1)!;
@@ -252,7 +264,10 @@ describe('DPoP in the client', () => {
     assert.equal(p.tokenRequests.length, 2);
     assert.equal(p.tokenRequests[1]!.jkt !== undefined, true);
     // The resource: no token (401), then the proof without the nonce, then with it.
-    assert.deepEqual(p.resourceRequests.map((r) => r.proofError ?? (r.jkt ? 'ok' : 'no token')), ['no token', 'use_dpop_nonce', 'ok']);
+    assert.deepEqual(
+      p.resourceRequests.map((r) => r.proofError ?? (r.jkt ? 'ok' : 'no token')),
+      ['no token', 'use_dpop_nonce', 'ok'],
+    );
     // The nonce is remembered: the next request carries it at once.
     assert.equal((await post(client, p.serverUrl)).status, 200);
     assert.equal(p.resourceRequests.at(-1)!.proofError, undefined);
@@ -262,7 +277,10 @@ describe('DPoP in the client', () => {
   it('does not loop on a server that refuses every nonce: one retry, then its refusal is the answer', async () => {
     const asPeer = await peer({ algs: ['ES256'], asNonce: 'always' });
     const refusing = programFor(asPeer, { dpop: true });
-    const failure = await refusing.login().then(() => undefined, (error: unknown) => error);
+    const failure = await refusing.login().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     assert.ok(failure instanceof ClientError && failure.code === 'token_request_failed' && /use_dpop_nonce/.test(failure.message), String(failure));
     // The error names neither a proof nor the key.
     assert.doesNotMatch(failure.message, /eyJ|"d"/);
@@ -287,10 +305,18 @@ describe('DPoP in the client', () => {
     assert.equal(grant.tokenType, undefined);
     assert.equal(grant.dpopKey, undefined);
     assert.match(p.resourceRequests.at(-1)!.authorization!, /^Bearer /);
-    assert.ok(progress.some((line) => /declined DPoP/.test(line)), progress.join('\n'));
+    assert.ok(
+      progress.some((line) => /declined DPoP/.test(line)),
+      progress.join('\n'),
+    );
   });
 
-  for (const [what, algs] of [['omits dpop_signing_alg_values_supported', undefined], ['lists no algorithm', []], ['lists only none', ['none']], ['lists only HS256', ['HS256']]] as const) {
+  for (const [what, algs] of [
+    ['omits dpop_signing_alg_values_supported', undefined],
+    ['lists no algorithm', []],
+    ['lists only none', ['none']],
+    ['lists only HS256', ['HS256']],
+  ] as const) {
     it(`refuses DPoP before any token request when the AS ${what}`, async () => {
       const p = await peer({ algs });
       await assert.rejects(programFor(p, { dpop: true }).login(), (error: unknown) => error instanceof ClientError && error.code === 'dpop_unsupported');

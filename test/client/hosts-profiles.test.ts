@@ -13,14 +13,19 @@ import { DOCTOR_HELP } from '../../src/cli/doctor.js';
 const context: HostContext = {
   mcpUrl: 'https://mcp.example.com/mcp',
   port: 49152,
-  discovery: { probeStatus: 401, resourceMetadata: { resource: 'https://mcp.example.com/mcp', scopes_supported: ['mcp:tools'] }, authorizationServer: { scopes_supported: ['mcp:tools', 'offline_access'] } },
+  discovery: {
+    probeStatus: 401,
+    resourceMetadata: { resource: 'https://mcp.example.com/mcp', scopes_supported: ['mcp:tools'] },
+    authorizationServer: { scopes_supported: ['mcp:tools', 'offline_access'] },
+  },
 };
 
 describe('host profiles', () => {
   it('each names its sources: a file of the host\u2019s own repository, or an issue or pull request that shows what it sends', () => {
     for (const profile of HOST_PROFILES) {
       assert.ok(profile.sources.length > 0, profile.id);
-      for (const source of profile.sources) assert.match(source, /^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\/(blob\/main\/.+|issues\/\d+|pull\/\d+)$/, `${profile.id}: ${source}`);
+      for (const source of profile.sources)
+        assert.match(source, /^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\/(blob\/main\/.+|issues\/\d+|pull\/\d+)$/, `${profile.id}: ${source}`);
     }
   });
 
@@ -56,7 +61,10 @@ describe('host profiles', () => {
       assert.ok(matchRedirectUri(body.redirect_uris as string[], redirectUriOf(profile, context)) || !/^https?:/.test(profile.redirect.uri), profile.id);
       assert.equal('scope' in body, profile.registration.sendsScope !== undefined, profile.id);
     }
-    const claudeCode = registrationBody(HOST_PROFILES.find((p) => p.id === 'claude-code-registration')!, { ...context, serverName: 'context-demo' });
+    const claudeCode = registrationBody(
+      HOST_PROFILES.find((p) => p.id === 'claude-code-registration')!,
+      { ...context, serverName: 'context-demo' },
+    );
     assert.equal(claudeCode.client_name, 'Claude Code (context-demo)');
     assert.deepEqual(claudeCode.redirect_uris, ['http://localhost:49152/callback']);
   });

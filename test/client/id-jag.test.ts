@@ -25,7 +25,11 @@ describe('requestIdJag: token exchange at the identity provider', () => {
     idp = await serveHandler(async (request) => {
       const url = new URL(request.url);
       if (url.pathname === '/.well-known/openid-configuration') {
-        return Response.json({ issuer: metadataIssuer ?? idp.origin, token_endpoint: `${idp.origin}/oauth2/token`, token_endpoint_auth_methods_supported: authMethods });
+        return Response.json({
+          issuer: metadataIssuer ?? idp.origin,
+          token_endpoint: `${idp.origin}/oauth2/token`,
+          token_endpoint_auth_methods_supported: authMethods,
+        });
       }
       if (url.pathname === '/oauth2/token') {
         seen.push({ form: new URLSearchParams(await request.text()), authorization: request.headers.get('authorization') });
@@ -43,7 +47,14 @@ describe('requestIdJag: token exchange at the identity provider', () => {
   });
 
   const request = (extra: object = {}) =>
-    requestIdJag({ issuer: idp.origin, clientId: 'agent-at-idp', idToken: 'the-id-token', audience: 'https://as.example.com', resource: 'https://mcp.example.com/mcp', ...extra });
+    requestIdJag({
+      issuer: idp.origin,
+      clientId: 'agent-at-idp',
+      idToken: 'the-id-token',
+      audience: 'https://as.example.com',
+      resource: 'https://mcp.example.com/mcp',
+      ...extra,
+    });
 
   it('sends the token exchange the ID-JAG needs, found through the IdP metadata, and returns the ID-JAG', async () => {
     assert.equal(await request({ scope: 'tools.read' }), A_JAG);
@@ -71,21 +82,42 @@ describe('requestIdJag: token exchange at the identity provider', () => {
   });
 
   it('takes the token endpoint itself instead of the issuer', async () => {
-    assert.equal(await requestIdJag({ tokenEndpoint: `${idp.origin}/oauth2/token`, clientId: 'c', idToken: 't', audience: 'https://as.example.com', resource: 'https://r.example.com' }), A_JAG);
+    assert.equal(
+      await requestIdJag({
+        tokenEndpoint: `${idp.origin}/oauth2/token`,
+        clientId: 'c',
+        idToken: 't',
+        audience: 'https://as.example.com',
+        resource: 'https://r.example.com',
+      }),
+      A_JAG,
+    );
     assert.equal(seen.length, 1);
   });
 
   const refusals: [string, { status: number; body: unknown }, RegExp][] = [
-    ['another issued_token_type', { status: 200, body: { access_token: A_JAG, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer' } }, /issued urn:ietf:params:oauth:token-type:access_token, not an ID-JAG/],
+    [
+      'another issued_token_type',
+      { status: 200, body: { access_token: A_JAG, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer' } },
+      /issued urn:ietf:params:oauth:token-type:access_token, not an ID-JAG/,
+    ],
     ['no issued_token_type', { status: 200, body: { access_token: A_JAG, token_type: 'N_A' } }, /issued no issued_token_type, not an ID-JAG/],
     ['no JWT in access_token', { status: 200, body: { access_token: 'opaque', issued_token_type: ID_JAG } }, /no ID-JAG/],
-    ['an error answer', { status: 400, body: { error: 'invalid_grant', error_description: 'the ID token expired' } }, /failed: invalid_grant \(the ID token expired\)/],
+    [
+      'an error answer',
+      { status: 400, body: { error: 'invalid_grant', error_description: 'the ID token expired' } },
+      /failed: invalid_grant \(the ID token expired\)/,
+    ],
     ['an answer that is not JSON', { status: 502, body: 'bad gateway' }, /failed: HTTP 502/],
   ];
   for (const [what, refusal, message] of refusals) {
     it(`refuses ${what}, naming the IdP`, async () => {
       answer = refusal;
-      await assert.rejects(request(), (error: Error) => error instanceof ClientError && error.code === 'assertion_unavailable' && message.test(error.message) && error.message.includes(idp.origin));
+      await assert.rejects(
+        request(),
+        (error: Error) =>
+          error instanceof ClientError && error.code === 'assertion_unavailable' && message.test(error.message) && error.message.includes(idp.origin),
+      );
     });
   }
 
@@ -99,7 +131,10 @@ describe('requestIdJag: token exchange at the identity provider', () => {
     const idToken = () => new Promise<string>((resolve) => setTimeout(() => resolve('id-token'), 200));
     const assertion = enterpriseAssertion({ issuer: idp.origin, clientId: 'agent-at-idp', idToken });
     const context = { issuer: 'https://as.example.com', tokenEndpoint: 'https://as.example.com/token', resource: 'https://mcp.example.com/mcp' };
-    await assert.rejects(assertion(context), (error: Error) => error instanceof ClientError && error.code === 'metadata_mismatch' && error.message.includes('evil.example.com'));
+    await assert.rejects(
+      assertion(context),
+      (error: Error) => error instanceof ClientError && error.code === 'metadata_mismatch' && error.message.includes('evil.example.com'),
+    );
     assert.equal(seen.length, 0, 'nothing was sent to a token endpoint');
     metadataIssuer = undefined;
     assert.equal(await assertion(context), A_JAG);
@@ -111,9 +146,12 @@ describe('requestIdJag: token exchange at the identity provider', () => {
     const context = { issuer: 'https://as.example.com', tokenEndpoint: 'https://as.example.com/token', resource: 'https://mcp.example.com/mcp' };
     assert.equal(await assertion(context), A_JAG);
     assert.equal(await assertion({ ...context, scope: 'a b' }), A_JAG);
-    assert.deepEqual(seen.map((s) => [s.form.get('subject_token'), s.form.get('audience'), s.form.get('resource'), s.form.get('scope')]), [
-      ['id-token-1', 'https://as.example.com', 'https://mcp.example.com/mcp', null],
-      ['id-token-2', 'https://as.example.com', 'https://mcp.example.com/mcp', 'a b'],
-    ]);
+    assert.deepEqual(
+      seen.map((s) => [s.form.get('subject_token'), s.form.get('audience'), s.form.get('resource'), s.form.get('scope')]),
+      [
+        ['id-token-1', 'https://as.example.com', 'https://mcp.example.com/mcp', null],
+        ['id-token-2', 'https://as.example.com', 'https://mcp.example.com/mcp', 'a b'],
+      ],
+    );
   });
 });

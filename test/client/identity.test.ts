@@ -31,7 +31,14 @@ describe('ContextClient: one grant per identity', () => {
   after(() => server.close());
 
   const program = (store: TokenStore, who: { clientId: string; clientSecret?: string }, extra: Partial<ContextClientOptions> = {}) =>
-    new ContextClient({ serverUrl: server.serverUrl, store, grantType: 'client_credentials', clientId: who.clientId, clientSecret: who.clientSecret!, ...extra });
+    new ContextClient({
+      serverUrl: server.serverUrl,
+      store,
+      grantType: 'client_credentials',
+      clientId: who.clientId,
+      clientSecret: who.clientSecret!,
+      ...extra,
+    });
 
   it('a program never presents the person’s stored grant, and the person never a program’s', async () => {
     const store = new MemoryTokenStore();
@@ -49,7 +56,9 @@ describe('ContextClient: one grant per identity', () => {
     assert.deepEqual([again.subject, again.client_id], [USER.id, personClientId]);
     assert.equal(alice.urls.length, 1, 'one sign-in for the person, reused');
     assert.deepEqual(
-      (await store.listGrants()).map((grant) => (grant.identity.kind === 'person' ? `person ${grant.clientId}` : `${grant.identity.grantType} ${grant.identity.clientId}`)).sort(),
+      (await store.listGrants())
+        .map((grant) => (grant.identity.kind === 'person' ? `person ${grant.clientId}` : `${grant.identity.grantType} ${grant.identity.clientId}`))
+        .sort(),
       [`client_credentials ${otherRobot.clientId}`, `client_credentials ${robot.clientId}`, `person ${personClientId}`].sort(),
     );
   });
@@ -118,7 +127,10 @@ describe('ContextClient: one grant per identity', () => {
     const store = new MemoryTokenStore();
     const alice = person();
     const grant = await clientFor(server, alice, { store }).login();
-    const revoked = await fetch(`${server.issuer}/revoke`, { method: 'POST', body: new URLSearchParams({ token: grant.refreshToken!, client_id: grant.clientId }) });
+    const revoked = await fetch(`${server.issuer}/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: grant.refreshToken!, client_id: grant.clientId }),
+    });
     assert.equal(revoked.status, 200);
     // Due for a refresh, which the server now refuses.
     await store.saveGrant({ ...grant, expiresAt: Math.floor(Date.now() / 1000) - 5 });
@@ -150,18 +162,27 @@ describe('ContextClient.logout: revokes the identity’s token and says what hap
     await noRevocation.close();
   });
 
-  const bearer = (token: string) => fetch(server.serverUrl, { ...rpc('tools/list'), headers: { ...(rpc('tools/list').headers as Record<string, string>), authorization: `Bearer ${token}` } });
+  const bearer = (token: string) =>
+    fetch(server.serverUrl, { ...rpc('tools/list'), headers: { ...(rpc('tools/list').headers as Record<string, string>), authorization: `Bearer ${token}` } });
 
   it('a program’s grant (no refresh token): its access token is revoked, and the resource refuses it at once', async () => {
     const store = new MemoryTokenStore();
     const personal = await clientFor(server, person(), { store }).login();
-    const bot = new ContextClient({ serverUrl: server.serverUrl, store, grantType: 'client_credentials', clientId: robot.clientId, clientSecret: robot.clientSecret! });
+    const bot = new ContextClient({
+      serverUrl: server.serverUrl,
+      store,
+      grantType: 'client_credentials',
+      clientId: robot.clientId,
+      clientSecret: robot.clientSecret!,
+    });
     const grant = await bot.login();
     assert.equal(grant.refreshToken, undefined);
     assert.equal((await bearer(grant.accessToken)).status, 200);
 
     const outcomes = await bot.logout();
-    assert.deepEqual(outcomes, [{ issuer: server.issuer, clientId: robot.clientId, token: 'access_token', outcome: 'revoked', accessTokenExpiresAt: grant.expiresAt }]);
+    assert.deepEqual(outcomes, [
+      { issuer: server.issuer, clientId: robot.clientId, token: 'access_token', outcome: 'revoked', accessTokenExpiresAt: grant.expiresAt },
+    ]);
     const revocation = server.seen.filter((request) => request.path === '/revoke').at(-1)!;
     assert.equal(revocation.form?.get('token'), grant.accessToken);
     assert.equal(revocation.form?.get('token_type_hint'), 'access_token');
@@ -178,14 +199,32 @@ describe('ContextClient.logout: revokes the identity’s token and says what hap
     const grant = await client.login();
     const [outcome] = await client.logout();
     assert.deepEqual([outcome?.token, outcome?.outcome], ['refresh_token', 'revoked']);
-    assert.equal(server.seen.filter((request) => request.path === '/revoke').at(-1)?.form?.get('token'), grant.refreshToken);
+    assert.equal(
+      server.seen
+        .filter((request) => request.path === '/revoke')
+        .at(-1)
+        ?.form?.get('token'),
+      grant.refreshToken,
+    );
     assert.equal((await bearer(grant.accessToken)).status, 401);
   });
 
   it('a revocation the server refuses: failed, with its OAuth error; the grant is forgotten all the same', async () => {
     const store = new MemoryTokenStore();
-    const grant = await new ContextClient({ serverUrl: server.serverUrl, store, grantType: 'client_credentials', clientId: robot.clientId, clientSecret: robot.clientSecret! }).login();
-    const wrongSecret = new ContextClient({ serverUrl: server.serverUrl, store, grantType: 'client_credentials', clientId: robot.clientId, clientSecret: 'wrong-secret' });
+    const grant = await new ContextClient({
+      serverUrl: server.serverUrl,
+      store,
+      grantType: 'client_credentials',
+      clientId: robot.clientId,
+      clientSecret: robot.clientSecret!,
+    }).login();
+    const wrongSecret = new ContextClient({
+      serverUrl: server.serverUrl,
+      store,
+      grantType: 'client_credentials',
+      clientId: robot.clientId,
+      clientSecret: 'wrong-secret',
+    });
     const [outcome] = await wrongSecret.logout();
     assert.deepEqual([outcome?.outcome, outcome?.reason], ['failed', 'invalid_client (client authentication failed)']);
     assert.equal((await bearer(grant.accessToken)).status, 200, 'not revoked');
@@ -215,7 +254,13 @@ describe('the server’s OAuth error, wherever the client meets one', () => {
   after(() => server.close());
 
   it('a wrong client secret at the token endpoint (401 with a Basic challenge): invalid_client and its description', async () => {
-    const client = new ContextClient({ serverUrl: server.serverUrl, store: new MemoryTokenStore(), grantType: 'client_credentials', clientId: robot.clientId, clientSecret: 'wrong-secret' });
+    const client = new ContextClient({
+      serverUrl: server.serverUrl,
+      store: new MemoryTokenStore(),
+      grantType: 'client_credentials',
+      clientId: robot.clientId,
+      clientSecret: 'wrong-secret',
+    });
     await assert.rejects(client.login(), (error: unknown) => {
       clientError('token_request_failed', /^the client credentials grant failed: invalid_client \(client authentication failed\)$/)(error);
       assert.doesNotMatch((error as Error).message, /WWW-Authenticate/);

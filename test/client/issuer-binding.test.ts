@@ -59,7 +59,12 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
           await next();
         });
         app.get('/.well-known/oauth-protected-resource/mcp', (c) =>
-          c.json({ resource: `${origin}/mcp`, authorization_servers: listed, scopes_supported: as.metadata.scopes_supported, bearer_methods_supported: ['header'] }),
+          c.json({
+            resource: `${origin}/mcp`,
+            authorization_servers: listed,
+            scopes_supported: as.metadata.scopes_supported,
+            bearer_methods_supported: ['header'],
+          }),
         );
       },
     });
@@ -77,7 +82,14 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
 
   function contextClient(store: TokenStore, extra: { interactive?: boolean } = {}) {
     const who = person();
-    const client = new ContextClient({ serverUrl: a.serverUrl, store, openAuthorizationUrl: who.open, authorizationTimeoutMs: 10_000, fetch: recordingFetch([]), ...extra });
+    const client = new ContextClient({
+      serverUrl: a.serverUrl,
+      store,
+      openAuthorizationUrl: who.open,
+      authorizationTimeoutMs: 10_000,
+      fetch: recordingFetch([]),
+      ...extra,
+    });
     return { client, who };
   }
 
@@ -180,7 +192,13 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
     assert.equal((await contextClient(store).client.logout()).length, 1);
     assert.deepEqual(received(a, atB.refreshToken!), []);
     assert.equal(b.count('POST', '/revoke'), revocationsAtB + 1);
-    assert.equal(b.seen.filter((r) => r.path === '/revoke').at(-1)?.form?.get('token'), atB.refreshToken);
+    assert.equal(
+      b.seen
+        .filter((r) => r.path === '/revoke')
+        .at(-1)
+        ?.form?.get('token'),
+      atB.refreshToken,
+    );
 
     // A grant from a server the resource no longer lists is forgotten without being sent anywhere.
     const atA = await contextClient(store).client.login();
@@ -264,7 +282,12 @@ describe('credentials bound to their issuer (SEP-2352)', () => {
 
       const nobody = person();
       const connect = async (): Promise<Record<string, unknown>> => {
-        const provider = await McpSdkOAuthProvider.create({ serverUrl: a.serverUrl, store: new FileTokenStore(file), openAuthorizationUrl: nobody.open, authorizationTimeoutMs: 10_000 });
+        const provider = await McpSdkOAuthProvider.create({
+          serverUrl: a.serverUrl,
+          store: new FileTokenStore(file),
+          openAuthorizationUrl: nobody.open,
+          authorizationTimeoutMs: 10_000,
+        });
         providers.push(provider);
         const client = new Client({ name: 'issuer-binding', version: '0' });
         clients.push(client);

@@ -50,7 +50,13 @@ async function startPeer(authMethods: string[]): Promise<Peer> {
     const url = new URL(request.url);
     if (url.pathname === '/.well-known/oauth-protected-resource/mcp') return Response.json({ resource: `${origin}/mcp`, authorization_servers: [origin] });
     if (url.pathname === '/.well-known/oauth-authorization-server') {
-      return Response.json({ issuer: origin, token_endpoint: `${origin}/token`, grant_types_supported: [JWT_BEARER], token_endpoint_auth_methods_supported: authMethods, response_types_supported: ['code'] });
+      return Response.json({
+        issuer: origin,
+        token_endpoint: `${origin}/token`,
+        grant_types_supported: [JWT_BEARER],
+        token_endpoint_auth_methods_supported: authMethods,
+        response_types_supported: ['code'],
+      });
     }
     if (url.pathname === '/token') {
       const form = new URLSearchParams(await request.text());
@@ -66,7 +72,10 @@ async function startPeer(authMethods: string[]): Promise<Peer> {
       if (token) peer.presented.push(token);
       if (token && peer.valid.has(token)) return Response.json({ ok: true });
       const error = token ? ', error="invalid_token"' : '';
-      return new Response(null, { status: 401, headers: { 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"${error}` } });
+      return new Response(null, {
+        status: 401,
+        headers: { 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"${error}` },
+      });
     }
     return new Response('not found', { status: 404 });
   });
@@ -113,7 +122,13 @@ describe('the jwt-bearer grant', () => {
     assert.equal(response.status, 200);
     assert.equal(peer.tokenRequests.length, 1);
     const [{ form, authorization }] = peer.tokenRequests as [TokenRequest];
-    assert.deepEqual(Object.fromEntries(form), { grant_type: JWT_BEARER, assertion: 'assertion-1', resource: peer.serverUrl, scope: 'tools.read', client_id: 'workload-1' });
+    assert.deepEqual(Object.fromEntries(form), {
+      grant_type: JWT_BEARER,
+      assertion: 'assertion-1',
+      resource: peer.serverUrl,
+      scope: 'tools.read',
+      client_id: 'workload-1',
+    });
     assert.equal(authorization, null);
     // The callback is told what the assertion is for: the issuer is its audience.
     assert.deepEqual(contexts, [{ issuer: peer.origin, tokenEndpoint: `${peer.origin}/token`, resource: peer.serverUrl, scope: 'tools.read' }]);
@@ -147,7 +162,10 @@ describe('the jwt-bearer grant', () => {
     offset = 400;
     assert.equal((await auth.fetch(peer.serverUrl)).status, 200);
     assert.equal(contexts.length, 2, 'the callback was asked again');
-    assert.deepEqual(peer.tokenRequests.map((r) => r.form.get('assertion')), ['assertion-1', 'assertion-2']);
+    assert.deepEqual(
+      peer.tokenRequests.map((r) => r.form.get('assertion')),
+      ['assertion-1', 'assertion-2'],
+    );
     assert.deepEqual(peer.presented, ['at-1', 'at-1', 'at-2']);
   });
 
@@ -164,7 +182,10 @@ describe('the jwt-bearer grant', () => {
   for (const error of ['invalid_grant', 'invalid_scope', 'unauthorized_client']) {
     it(`${error}: surfaced, with one token request and no other grant`, async () => {
       peer.answer = { error };
-      await assert.rejects(client().fetch(peer.serverUrl), (thrown: Error) => thrown instanceof ClientError && thrown.code === 'token_request_failed' && thrown.message.includes(error));
+      await assert.rejects(
+        client().fetch(peer.serverUrl),
+        (thrown: Error) => thrown instanceof ClientError && thrown.code === 'token_request_failed' && thrown.message.includes(error),
+      );
       assert.equal(peer.tokenRequests.length, 1);
     });
   }
@@ -182,7 +203,10 @@ describe('the jwt-bearer grant', () => {
 
   it('a callback that fails, or gives nothing, is an assertion_unavailable error and no token request', async () => {
     const failing = client({ assertion: () => Promise.reject(new Error('the token file is gone')) });
-    await assert.rejects(failing.fetch(peer.serverUrl), (e: Error) => e instanceof ClientError && e.code === 'assertion_unavailable' && /the token file is gone/.test(e.message));
+    await assert.rejects(
+      failing.fetch(peer.serverUrl),
+      (e: Error) => e instanceof ClientError && e.code === 'assertion_unavailable' && /the token file is gone/.test(e.message),
+    );
     await assert.rejects(client({ assertion: () => ' ' }).fetch(peer.serverUrl), (e: Error) => e instanceof ClientError && e.code === 'assertion_unavailable');
     assert.equal(peer.tokenRequests.length, 0);
   });

@@ -17,11 +17,13 @@ function isListening(redirectUri: string): Promise<boolean> {
   });
 }
 
-const isClientError = (code: string) => (error: unknown): boolean => {
-  assert.ok(error instanceof ClientError, String(error));
-  assert.equal(error.code, code);
-  return true;
-};
+const isClientError =
+  (code: string) =>
+  (error: unknown): boolean => {
+    assert.ok(error instanceof ClientError, String(error));
+    assert.equal(error.code, code);
+    return true;
+  };
 
 describe('loopback callback', () => {
   it('delivers code and state, answers with a self-contained page, then closes', async () => {
@@ -82,8 +84,18 @@ describe('loopback callback', () => {
     const callback = await startLoopback();
     callback.expectState('the-right-state');
     let ended = false;
-    void callback.wait().then(() => (ended = true), () => (ended = true));
-    for (const query of ['error=x', 'error=access_denied&state=wrong', 'code=forged&state=wrong', 'code=forged', 'code=forged&state=', 'code=forged&state=the-right-state&state=wrong']) {
+    void callback.wait().then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    for (const query of [
+      'error=x',
+      'error=access_denied&state=wrong',
+      'code=forged&state=wrong',
+      'code=forged',
+      'code=forged&state=',
+      'code=forged&state=the-right-state&state=wrong',
+    ]) {
       const response = await fetch(`${callback.redirectUri}?${query}`);
       assert.equal(response.status, 400, query);
       assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);

@@ -32,7 +32,12 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
     await server.close();
   });
 
-  async function providerFor(who: Person, store = new MemoryTokenStore(), sent: SentRequest[] = [], authorizationTimeoutMs = 10_000): Promise<McpSdkOAuthProvider> {
+  async function providerFor(
+    who: Person,
+    store = new MemoryTokenStore(),
+    sent: SentRequest[] = [],
+    authorizationTimeoutMs = 10_000,
+  ): Promise<McpSdkOAuthProvider> {
     const provider = await McpSdkOAuthProvider.create({
       serverUrl: server.serverUrl,
       store,
@@ -156,16 +161,30 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
       own.clock.offset += 3600;
       const nobody = person();
       const providers2 = await Promise.all(
-        [1, 2].map(() => McpSdkOAuthProvider.create({ serverUrl: own.serverUrl, store: new FileTokenStore(file), openAuthorizationUrl: nobody.open, authorizationTimeoutMs: 10_000 })),
+        [1, 2].map(() =>
+          McpSdkOAuthProvider.create({
+            serverUrl: own.serverUrl,
+            store: new FileTokenStore(file),
+            openAuthorizationUrl: nobody.open,
+            authorizationTimeoutMs: 10_000,
+          }),
+        ),
       );
       providers.push(...providers2);
       const pair = providers2.map(() => sdkClient());
       const before = own.tokenRequests('refresh_token').length;
       await Promise.all(pair.map((client, i) => client.connect(new StreamableHTTPClientTransport(new URL(own.serverUrl), { authProvider: providers2[i]! }))));
 
-      const presented = own.tokenRequests('refresh_token').slice(before).map((r) => r.form?.get('refresh_token'));
+      const presented = own
+        .tokenRequests('refresh_token')
+        .slice(before)
+        .map((r) => r.form?.get('refresh_token'));
       assert.ok(presented.length >= 1, 'the SDK refreshed');
-      assert.equal(new Set(presented).size, presented.length, `a refresh token was presented twice: ${presented.length} refreshes, ${new Set(presented).size} tokens`);
+      assert.equal(
+        new Set(presented).size,
+        presented.length,
+        `a refresh token was presented twice: ${presented.length} refreshes, ${new Set(presented).size} tokens`,
+      );
       assert.ok(own.count('POST', '/mcp') >= 4, 'both were refused first, then let in');
       for (const client of pair) {
         const result = await client.callTool({ name: 'whoami', arguments: {} });
@@ -175,7 +194,10 @@ describe('McpSdkOAuthProvider with the MCP SDK client (Revision B)', () => {
       // What the file holds is alive: the grant family was not revoked as a replay.
       const stored = await new FileTokenStore(file).getGrant(personGrant(DEFAULT_CLIENT_NAME, own.serverUrl));
       assert.ok(stored?.refreshToken && !presented.includes(stored.refreshToken), 'the stored refresh token is the newest, not yet spent');
-      const after = await new ContextClient({ serverUrl: own.serverUrl, store: new FileTokenStore(file), interactive: false }).refresh({ ...stored, expiresAt: 0 });
+      const after = await new ContextClient({ serverUrl: own.serverUrl, store: new FileTokenStore(file), interactive: false }).refresh({
+        ...stored,
+        expiresAt: 0,
+      });
       assert.notEqual(after.refreshToken, stored.refreshToken);
     } finally {
       await own.close();

@@ -102,7 +102,10 @@ describe('forged or foreign authorization responses', () => {
     const progress: string[] = [];
     const client = clientFor(server, who, { onProgress: (line) => progress.push(line) });
     await assert.rejects(client.login(), clientError('authorization_failed', /^you denied access in the browser \(access_denied/));
-    assert.ok(progress.some((line) => line.startsWith('Waiting for the browser')), progress.join('\n'));
+    assert.ok(
+      progress.some((line) => line.startsWith('Waiting for the browser')),
+      progress.join('\n'),
+    );
     assert.ok(!progress.some((line) => /exchang/i.test(line)), progress.join('\n'));
     assert.equal(who.callbacks[0]!.searchParams.get('error'), 'access_denied');
     assert.equal(await client.grant(), undefined);
@@ -153,8 +156,7 @@ describe('metadata about something else', () => {
 
   it('Revision B: authorization server metadata naming another issuer: metadata_mismatch', async () => {
     const server = await start({
-      routes: (app, _origin, as) =>
-        app.get('/.well-known/oauth-authorization-server', (c) => c.json({ ...as.metadata, issuer: 'https://evil.example' })),
+      routes: (app, _origin, as) => app.get('/.well-known/oauth-authorization-server', (c) => c.json({ ...as.metadata, issuer: 'https://evil.example' })),
     });
     const who = person();
     await assert.rejects(clientFor(server, who).login(), clientError('metadata_mismatch', /evil\.example/));
@@ -219,7 +221,12 @@ describe('a server with nothing to offer', () => {
 
   it('every discovery URL 404 and the default endpoints missing: a ClientError, promptly, the person never sent anywhere', async () => {
     const who = person();
-    const client = new ContextClient({ serverUrl: `${bare.origin}/mcp`, store: new MemoryTokenStore(), openAuthorizationUrl: who.open, authorizationTimeoutMs: 10_000 });
+    const client = new ContextClient({
+      serverUrl: `${bare.origin}/mcp`,
+      store: new MemoryTokenStore(),
+      openAuthorizationUrl: who.open,
+      authorizationTimeoutMs: 10_000,
+    });
     const error = await within(5_000, client.login()).then(
       () => assert.fail('login succeeded'),
       (e: unknown) => e,
@@ -265,7 +272,12 @@ describe('insecure URLs', () => {
   it('an http server URL off this machine: insecure_url, and no request is made', async () => {
     const sent: SentRequest[] = [];
     const who = person();
-    const client = new ContextClient({ serverUrl: 'http://mcp.example.com/mcp', store: new MemoryTokenStore(), openAuthorizationUrl: who.open, fetch: recordingFetch(sent) });
+    const client = new ContextClient({
+      serverUrl: 'http://mcp.example.com/mcp',
+      store: new MemoryTokenStore(),
+      openAuthorizationUrl: who.open,
+      fetch: recordingFetch(sent),
+    });
     await assert.rejects(client.login(), clientError('insecure_url', /mcp\.example\.com/));
     await assert.rejects(client.discover(), clientError('insecure_url'));
     assert.deepEqual(sent, []);

@@ -48,7 +48,11 @@ describe('describeNetworkFailure', () => {
   });
 
   it('a name that does not resolve: names the host', () => {
-    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND mcp.example.invalid'), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: 'mcp.example.invalid' });
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND mcp.example.invalid'), {
+      code: 'ENOTFOUND',
+      syscall: 'getaddrinfo',
+      hostname: 'mcp.example.invalid',
+    });
     const error = new TypeError('fetch failed', { cause: dns });
     assert.equal(describeNetworkFailure(error), 'could not find the host mcp.example.invalid (DNS lookup failed): check the URL');
   });

@@ -16,7 +16,12 @@ describe('checkContextServerUrl', () => {
     server = await startContextServer();
     other = await serveHandler((request) => {
       const path = new URL(request.url).pathname;
-      if (path === '/open') return Response.json({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'open', version: '1' } } });
+      if (path === '/open')
+        return Response.json({
+          jsonrpc: '2.0',
+          id: 0,
+          result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'open', version: '1' } },
+        });
       if (path === '/broken') return new Response('oops', { status: 500 });
       return new Response('<h1>Welcome</h1>', { headers: { 'content-type': 'text/html' } });
     });
@@ -45,7 +50,15 @@ describe('checkContextServerUrl', () => {
   });
 
   it('nothing there (404), and a server that answers but not as a context server', async () => {
-    await wrong(`${server.issuer}/mpc`, new RegExp(`^nothing at ${server.issuer}/mpc \\(404\\): is the path right\\? Context servers usually end in /mcp; the context server here is ${server.serverUrl}$`));
-    await wrong(`${other.origin}/mcp`, /is not a context server: it answered an MCP request with HTTP 200 \(text\/html\), not with a 401 asking for a token nor with JSON-RPC$/);
+    await wrong(
+      `${server.issuer}/mpc`,
+      new RegExp(
+        `^nothing at ${server.issuer}/mpc \\(404\\): is the path right\\? Context servers usually end in /mcp; the context server here is ${server.serverUrl}$`,
+      ),
+    );
+    await wrong(
+      `${other.origin}/mcp`,
+      /is not a context server: it answered an MCP request with HTTP 200 \(text\/html\), not with a 401 asking for a token nor with JSON-RPC$/,
+    );
   });
 });

@@ -113,9 +113,15 @@ for (const mode of MODES) {
         for (const request of metadataRequests) assert.equal(request.headers.get('context-protocol-version'), REVISION_A_VERSION);
         const seen = server.seen.filter((r) => r.path === '/.well-known/oauth-authorization-server');
         assert.ok(seen.every((r) => r.headers.get('context-protocol-version') === REVISION_A_VERSION));
-        assert.equal(server.seen.filter((r) => r.path.startsWith('/.well-known/oauth-protected-resource')).every((r) => r.status === 404), true);
+        assert.equal(
+          server.seen.filter((r) => r.path.startsWith('/.well-known/oauth-protected-resource')).every((r) => r.status === 404),
+          true,
+        );
       } else {
-        assert.ok(sent.some((r) => r.url.pathname === '/.well-known/oauth-protected-resource/mcp'), 'the PRM named by the 401');
+        assert.ok(
+          sent.some((r) => r.url.pathname === '/.well-known/oauth-protected-resource/mcp'),
+          'the PRM named by the 401',
+        );
       }
       if (mode === 'metadata-404') {
         assert.equal(metadataRequests.length, 1);
@@ -538,7 +544,10 @@ describe('ContextClient: step-up', () => {
     assert.deepEqual(who.urls[1]!.searchParams.get('scope')?.split(' ').sort(), ['mcp:admin', 'mcp:tools']);
     assert.equal(who.urls[1]!.searchParams.get('resource'), server.serverUrl);
     assert.deepEqual(
-      server.seen.slice(before).filter((r) => r.path === '/mcp').map((r) => r.status),
+      server.seen
+        .slice(before)
+        .filter((r) => r.path === '/mcp')
+        .map((r) => r.status),
       [403, 200],
     );
     assert.deepEqual((await client.grant())?.scope?.split(' ').sort(), ['mcp:admin', 'mcp:tools']);
@@ -589,7 +598,10 @@ describe('ContextClient: applications sharing a store', () => {
     const serverUrl = 'https://context.example/mcp';
     assert.equal(new ContextClient({ serverUrl }).application, DEFAULT_CLIENT_NAME);
     assert.equal(new ContextClient({ serverUrl, clientName: 'My App' }).application, 'My App');
-    assert.equal(new ContextClient({ serverUrl, clientName: 'My App', clientMetadataUrl: 'https://app.example/client.json' }).application, 'https://app.example/client.json');
+    assert.equal(
+      new ContextClient({ serverUrl, clientName: 'My App', clientMetadataUrl: 'https://app.example/client.json' }).application,
+      'https://app.example/client.json',
+    );
     assert.equal(new ContextClient({ serverUrl, clientName: 'My App', applicationId: 'com.example.app' }).application, 'com.example.app');
     assert.throws(() => new ContextClient({ serverUrl, applicationId: ' ' }), clientError('registration_unavailable', /application id/));
   });
@@ -604,7 +616,10 @@ describe('ContextClient: applications sharing a store', () => {
     assert.equal(await second.grant(), undefined, 'the first application’s grant is not the second’s');
     const secondGrant = await second.login();
     assert.equal(server.count('POST', '/register') - registrations, 2);
-    const registered = server.seen.filter((r) => r.method === 'POST' && r.path === '/register').slice(-2).map((r) => (r.json as { client_name: string }).client_name);
+    const registered = server.seen
+      .filter((r) => r.method === 'POST' && r.path === '/register')
+      .slice(-2)
+      .map((r) => (r.json as { client_name: string }).client_name);
     assert.deepEqual(registered, ['First App', 'Second App']);
     assert.notEqual(secondGrant.clientId, firstGrant.clientId);
     assert.equal(who.urls[0]!.searchParams.get('client_id'), secondGrant.clientId);

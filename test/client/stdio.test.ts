@@ -46,8 +46,13 @@ describe('stdioCredentials', () => {
     assert.deepEqual(credentials, { token: 'ghp_secret' });
     assert.equal('proxy' in credentials, false);
     // Present, an optional one is returned like any other.
-    assert.deepEqual(stdioCredentials({ proxy: 'HTTPS_PROXY' }, { env: { HTTPS_PROXY: 'http://proxy:3128' }, optional: ['proxy'] }), { proxy: 'http://proxy:3128' });
+    assert.deepEqual(stdioCredentials({ proxy: 'HTTPS_PROXY' }, { env: { HTTPS_PROXY: 'http://proxy:3128' }, optional: ['proxy'] }), {
+      proxy: 'http://proxy:3128',
+    });
     // Optional does not cover the required ones.
-    assert.throws(() => stdioCredentials({ token: 'GITHUB_TOKEN', proxy: 'HTTPS_PROXY' }, { env: {}, optional: ['proxy'] }), clientError('login_required', /^set GITHUB_TOKEN in/));
+    assert.throws(
+      () => stdioCredentials({ token: 'GITHUB_TOKEN', proxy: 'HTTPS_PROXY' }, { env: {}, optional: ['proxy'] }),
+      clientError('login_required', /^set GITHUB_TOKEN in/),
+    );
   });
 });

@@ -133,7 +133,10 @@ for (const kind of kinds) {
       await store.saveGrant(makeGrant({ issuer: ISSUER }));
       assert.equal(await store.deleteGrant(personGrant(APP, SERVER)), 2);
       assert.equal(await store.getGrant(personGrant(APP, SERVER)), undefined);
-      assert.deepEqual((await store.listGrants()).map((grant) => grant.serverUrl), ['https://elsewhere.example/mcp']);
+      assert.deepEqual(
+        (await store.listGrants()).map((grant) => grant.serverUrl),
+        ['https://elsewhere.example/mcp'],
+      );
     });
 
     it('keeps each application’s registrations and grants apart, on one issuer and one server', async () => {
@@ -200,9 +203,7 @@ for (const kind of kinds) {
 
     it('keeps concurrent saves of different keys', async () => {
       const store = await kind.open();
-      await Promise.all(
-        Array.from({ length: 15 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example/mcp` }))),
-      );
+      await Promise.all(Array.from({ length: 15 }, (_, i) => store.saveGrant(makeGrant({ serverUrl: `https://s${i}.example/mcp` }))));
       assert.equal((await store.listGrants()).length, 15);
     });
 
@@ -310,8 +311,7 @@ async function deadPid(): Promise<number> {
   return child.pid;
 }
 
-const lockPathFor = (file: string, name: string): string =>
-  `${file}.${createHash('sha256').update(name).digest('hex').slice(0, 16)}.lock`;
+const lockPathFor = (file: string, name: string): string => `${file}.${createHash('sha256').update(name).digest('hex').slice(0, 16)}.lock`;
 
 describe('FileTokenStore: the file', () => {
   const posix = process.platform !== 'win32';
@@ -435,9 +435,15 @@ describe('FileTokenStore: the file', () => {
     assert.equal(await fs.readFile(file, 'utf8'), v1, 'reading changes nothing');
 
     await store.saveClient(makeClient());
-    const document = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; applications: Record<string, { clients: Record<string, unknown>; grants: Record<string, unknown> }> };
+    const document = JSON.parse(await fs.readFile(file, 'utf8')) as {
+      version: number;
+      applications: Record<string, { clients: Record<string, unknown>; grants: Record<string, unknown> }>;
+    };
     assert.equal(document.version, 3);
-    assert.deepEqual(document.applications[CLI_CLIENT_NAME], { clients: { [ISSUER]: v1Client }, grants: { [`${SERVER} ${ISSUER} person`]: { ...v1Grant, identity: PERSON } } });
+    assert.deepEqual(document.applications[CLI_CLIENT_NAME], {
+      clients: { [ISSUER]: v1Client },
+      grants: { [`${SERVER} ${ISSUER} person`]: { ...v1Grant, identity: PERSON } },
+    });
     assert.deepEqual(Object.keys(document.applications[APP]!.clients), [ISSUER]);
     assert.equal((await store.getGrant(personGrant(CLI_CLIENT_NAME, SERVER)))?.accessToken, 'cli-access', 'the CLI still finds its tokens');
     assert.equal((await store.getClient(APP, ISSUER))?.clientId, 'client-1');
@@ -452,19 +458,35 @@ describe('FileTokenStore: the file', () => {
     const { application: _client, ...registered } = makeClient({ application: CLI_CLIENT_NAME, clientId: 'cli-client' });
     // One (server, issuer) pair each: the old layout kept a single grant per pair, whoever held it.
     const browser = makeGrant({ application: CLI_CLIENT_NAME, serverUrl: 'https://a.example/mcp', clientId: 'pre-registered', accessToken: 'person-a' });
-    const noRefresh = makeGrant({ application: CLI_CLIENT_NAME, serverUrl: 'https://b.example/mcp', clientId: 'cli-client', refreshToken: undefined, accessToken: 'person-b' });
-    const program = makeGrant({ application: CLI_CLIENT_NAME, serverUrl: 'https://c.example/mcp', clientId: 'robot', refreshToken: undefined, accessToken: 'robot-c' });
+    const noRefresh = makeGrant({
+      application: CLI_CLIENT_NAME,
+      serverUrl: 'https://b.example/mcp',
+      clientId: 'cli-client',
+      refreshToken: undefined,
+      accessToken: 'person-b',
+    });
+    const program = makeGrant({
+      application: CLI_CLIENT_NAME,
+      serverUrl: 'https://c.example/mcp',
+      clientId: 'robot',
+      refreshToken: undefined,
+      accessToken: 'robot-c',
+    });
     delete noRefresh.refreshToken;
     delete program.refreshToken;
-    const v2 = `${JSON.stringify({
-      version: 2,
-      applications: {
-        [CLI_CLIENT_NAME]: {
-          clients: { [ISSUER]: registered },
-          grants: Object.fromEntries([browser, noRefresh, program].map((grant) => [`${grant.serverUrl} ${grant.issuer}`, filed(grant)])),
+    const v2 = `${JSON.stringify(
+      {
+        version: 2,
+        applications: {
+          [CLI_CLIENT_NAME]: {
+            clients: { [ISSUER]: registered },
+            grants: Object.fromEntries([browser, noRefresh, program].map((grant) => [`${grant.serverUrl} ${grant.issuer}`, filed(grant)])),
+          },
         },
       },
-    }, null, 2)}\n`;
+      null,
+      2,
+    )}\n`;
     await fs.writeFile(file, v2, { mode: 0o600 });
 
     const store = new FileTokenStore(file);
@@ -474,16 +496,28 @@ describe('FileTokenStore: the file', () => {
     // Another client without a refresh token was a program's: not the person's, and of no known program grant.
     assert.equal(await store.getGrant(personGrant(CLI_CLIENT_NAME, program.serverUrl)), undefined);
     for (const grantType of ['client_credentials', 'jwt-bearer'] as const) {
-      assert.equal(await store.getGrant({ application: CLI_CLIENT_NAME, serverUrl: program.serverUrl, identity: { kind: 'program', grantType, clientId: 'robot' } }), undefined);
+      assert.equal(
+        await store.getGrant({ application: CLI_CLIENT_NAME, serverUrl: program.serverUrl, identity: { kind: 'program', grantType, clientId: 'robot' } }),
+        undefined,
+      );
     }
     assert.deepEqual((await store.listGrants()).map((grant) => grant.accessToken).sort(), ['person-a', 'person-b']);
     assert.equal(await fs.readFile(file, 'utf8'), v2, 'reading changes nothing');
 
     await store.saveClient(makeClient());
-    const document = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; applications: Record<string, { grants: Record<string, { identity: unknown }> }> };
+    const document = JSON.parse(await fs.readFile(file, 'utf8')) as {
+      version: number;
+      applications: Record<string, { grants: Record<string, { identity: unknown }> }>;
+    };
     assert.equal(document.version, 3);
-    assert.deepEqual(Object.keys(document.applications[CLI_CLIENT_NAME]!.grants).sort(), [`https://a.example/mcp ${ISSUER} person`, `https://b.example/mcp ${ISSUER} person`]);
-    assert.deepEqual(Object.values(document.applications[CLI_CLIENT_NAME]!.grants).map((grant) => grant.identity), [PERSON, PERSON]);
+    assert.deepEqual(Object.keys(document.applications[CLI_CLIENT_NAME]!.grants).sort(), [
+      `https://a.example/mcp ${ISSUER} person`,
+      `https://b.example/mcp ${ISSUER} person`,
+    ]);
+    assert.deepEqual(
+      Object.values(document.applications[CLI_CLIENT_NAME]!.grants).map((grant) => grant.identity),
+      [PERSON, PERSON],
+    );
   });
 
   it('finds its default path from the environment', () => {
@@ -497,13 +531,15 @@ describe('FileTokenStore: the file', () => {
 
 describe('FileTokenStore: only a file and folder of the user’s own', { skip: process.platform === 'win32' && 'no POSIX modes or user ids' }, () => {
   /** A ClientError storage_failed whose message names `where` and matches `why`. */
-  const refusal = (where: string, why: RegExp) => (error: unknown): boolean => {
-    assert.ok(error instanceof ClientError, String(error));
-    assert.equal(error.code, 'storage_failed');
-    assert.ok(error.message.includes(where), error.message);
-    assert.match(error.message, why);
-    return true;
-  };
+  const refusal =
+    (where: string, why: RegExp) =>
+    (error: unknown): boolean => {
+      assert.ok(error instanceof ClientError, String(error));
+      assert.equal(error.code, 'storage_failed');
+      assert.ok(error.message.includes(where), error.message);
+      assert.match(error.message, why);
+      return true;
+    };
 
   /**
    * Every way in is refused: reads, writes, and work under a lock. A folder that is not private
@@ -514,8 +550,15 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
     await assert.rejects(store.listGrants(), refusal(where, why));
     await assert.rejects(store.saveGrant(makeGrant()), refusal(where, why));
     await assert.rejects(store.deleteGrant(personGrant(APP, SERVER)), refusal(where, why));
-    await assert.rejects(store.withLock('refresh', () => store.getGrant(personGrant(APP, SERVER))), refusal(where, why));
-    if (kind === 'folder') await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(where, why));
+    await assert.rejects(
+      store.withLock('refresh', () => store.getGrant(personGrant(APP, SERVER))),
+      refusal(where, why),
+    );
+    if (kind === 'folder')
+      await assert.rejects(
+        store.withLock('refresh', async () => 'ran'),
+        refusal(where, why),
+      );
   }
 
   const content = `${JSON.stringify({ version: 1, clients: {}, grants: {} })}\n`;
@@ -551,7 +594,12 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
       const file = path.join(await freshFolder(), 'credentials.json');
       await fs.writeFile(file, content);
       await fs.chmod(file, mode);
-      await assertRefused(new FileTokenStore(file), 'file', file, new RegExp(`may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 600 '${file}'`));
+      await assertRefused(
+        new FileTokenStore(file),
+        'file',
+        file,
+        new RegExp(`may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 600 '${file}'`),
+      );
       assert.equal((await fs.stat(file)).mode & 0o777, mode);
       assert.equal(await fs.readFile(file, 'utf8'), content);
     });
@@ -562,7 +610,12 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
       const folder = await freshFolder();
       await fs.chmod(folder, mode);
       const file = path.join(folder, 'credentials.json');
-      await assertRefused(new FileTokenStore(file), 'folder', folder, new RegExp(`credentials folder .* may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 700 '${folder}'`));
+      await assertRefused(
+        new FileTokenStore(file),
+        'folder',
+        folder,
+        new RegExp(`credentials folder .* may be written by group or others \\(mode 0${mode.toString(8)}\\).*chmod 700 '${folder}'`),
+      );
       assert.deepEqual(await fs.readdir(folder), [], 'no file or lock file was made');
     });
   }
@@ -572,10 +625,18 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
     await fs.writeFile(file, content, { mode: 0o600 });
     const mine = (await fs.stat(file)).uid;
     const someoneElse = mine + 12_345;
-    await assertRefused(new FileTokenStore(file, { ownerUid: someoneElse }), 'folder', path.dirname(file), new RegExp(`folder .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\)`));
+    await assertRefused(
+      new FileTokenStore(file, { ownerUid: someoneElse }),
+      'folder',
+      path.dirname(file),
+      new RegExp(`folder .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\)`),
+    );
     // The file's own check, with the folder passing: the folder is checked apart, then the file.
     await checkFolder(path.dirname(file), mine);
-    await assert.rejects(openPrivateFile(file, someoneElse), refusal(file, new RegExp(`file .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\).*delete it`)));
+    await assert.rejects(
+      openPrivateFile(file, someoneElse),
+      refusal(file, new RegExp(`file .* belongs to another account \\(uid ${mine}; you are uid ${someoneElse}\\).*delete it`)),
+    );
     const handle = await openPrivateFile(file, mine);
     assert.ok(handle);
     await handle.close();
@@ -611,7 +672,10 @@ describe('FileTokenStore: only a file and folder of the user’s own', { skip: p
     await fs.writeFile(target, 'not a lock');
     await fs.symlink(target, lockPathFor(file, 'refresh'));
     const store = new FileTokenStore(file, { lockTimeoutMs: 2_000 });
-    await assert.rejects(store.withLock('refresh', async () => 'ran'), refusal(lockPathFor(file, 'refresh'), /lock file .* is a symbolic link/));
+    await assert.rejects(
+      store.withLock('refresh', async () => 'ran'),
+      refusal(lockPathFor(file, 'refresh'), /lock file .* is a symbolic link/),
+    );
     assert.equal(await fs.readFile(target, 'utf8'), 'not a lock');
   });
 });
@@ -685,12 +749,15 @@ describe('FileTokenStore: several processes', () => {
     const lockPath = lockPathFor(file, 'refresh');
     await fs.writeFile(lockPath, JSON.stringify({ pid: process.pid, at: Date.now() }));
     const store = new FileTokenStore(file, { lockTimeoutMs: 200 });
-    await assert.rejects(store.withLock('refresh', async () => 'never'), (error: unknown) => {
-      assert.ok(error instanceof ClientError);
-      assert.equal(error.code, 'storage_failed');
-      assert.match(error.message, /timed out waiting for the credentials lock/);
-      return true;
-    });
+    await assert.rejects(
+      store.withLock('refresh', async () => 'never'),
+      (error: unknown) => {
+        assert.ok(error instanceof ClientError);
+        assert.equal(error.code, 'storage_failed');
+        assert.match(error.message, /timed out waiting for the credentials lock/);
+        return true;
+      },
+    );
     // Someone else's lock is left alone.
     assert.ok((await fs.stat(lockPath)).isFile());
   });

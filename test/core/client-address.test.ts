@@ -14,7 +14,13 @@ describe('addressBucket', () => {
 
   it('IPv6 by its /64, however it is written', () => {
     const bucket = '2001:db8:1:2::/64';
-    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0DB8:0001:0002:0:0:0:7', '2001:db8:1:2::1%eth0', '2001:db8:1:2::192.0.2.1']) {
+    for (const address of [
+      '2001:db8:1:2::1',
+      '2001:db8:1:2:ffff:ffff:ffff:ffff',
+      '2001:0DB8:0001:0002:0:0:0:7',
+      '2001:db8:1:2::1%eth0',
+      '2001:db8:1:2::192.0.2.1',
+    ]) {
       assert.equal(addressBucket(address), bucket, address);
     }
     assert.notEqual(addressBucket('2001:db8:1:3::1'), bucket);
@@ -48,7 +54,7 @@ describe('forwardedClientAddress', () => {
     assert.equal(forwardedClientAddress('10.0.0.2', '198.51.100.1', trusted), '198.51.100.1');
     // The client wrote "1.2.3.4" itself; our proxies appended the real address after it.
     assert.equal(forwardedClientAddress('10.0.0.2', '1.2.3.4, 198.51.100.1, 10.0.0.3', trusted), '198.51.100.1');
-    assert.equal(forwardedClientAddress('::ffff:10.0.0.2', '198.51.100.1', trusted), '198.51.100.1', 'a dual-stack socket\'s IPv4 peer');
+    assert.equal(forwardedClientAddress('::ffff:10.0.0.2', '198.51.100.1', trusted), '198.51.100.1', "a dual-stack socket's IPv4 peer");
     assert.equal(forwardedClientAddress('::1', '[2001:db8::5]:4711', trusted), '2001:db8::5');
     assert.equal(forwardedClientAddress('10.0.0.2', '198.51.100.1:4711', trusted), '198.51.100.1');
   });

@@ -8,9 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { DpopNonces } from '../../src/core/dpop-nonce.js';
-import {
-  DpopProofVerifier, accessTokenHash, dpopProofSigner, dpopTargetUri, generateDpopKeyPair, jwkThumbprint, type DpopCheck,
-} from '../../src/core/dpop.js';
+import { DpopProofVerifier, accessTokenHash, dpopProofSigner, dpopTargetUri, generateDpopKeyPair, jwkThumbprint, type DpopCheck } from '../../src/core/dpop.js';
 import { ReplayCache } from '../../src/core/replay-cache.js';
 
 const now = 1_800_000_000;
@@ -81,19 +79,33 @@ describe('DPoP', () => {
       ['two proofs', async () => `${await joseProof({}, {})}, ${await joseProof({}, {})}`, /more than one/],
       ['typ JWT', () => joseProof({ typ: 'JWT' }, {}), /typ/],
       ['no jwk', () => joseProof({ jwk: undefined }, {}), /no jwk/],
-      ['a private key in jwk', async () => {
-        const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-        const jwk = await exportJWK(privateKey);
-        return new SignJWT({ jti: 'j', htm: 'POST', htu: url, iat: now }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk } as never).sign(privateKey);
-      }, /private key/],
-      ['a jwk of another key', async () => {
-        const other = await exportJWK((await generateKeyPair('ES256')).publicKey);
-        return joseProof({ jwk: other }, {});
-      }, /signature/],
-      ['a jwk unfit for alg', async () => {
-        const rsa = await exportJWK((await generateKeyPair('RS256')).publicKey);
-        return joseProof({ jwk: rsa }, {});
-      }, /does not fit/],
+      [
+        'a private key in jwk',
+        async () => {
+          const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+          const jwk = await exportJWK(privateKey);
+          return new SignJWT({ jti: 'j', htm: 'POST', htu: url, iat: now })
+            .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk } as never)
+            .sign(privateKey);
+        },
+        /private key/,
+      ],
+      [
+        'a jwk of another key',
+        async () => {
+          const other = await exportJWK((await generateKeyPair('ES256')).publicKey);
+          return joseProof({ jwk: other }, {});
+        },
+        /signature/,
+      ],
+      [
+        'a jwk unfit for alg',
+        async () => {
+          const rsa = await exportJWK((await generateKeyPair('RS256')).publicKey);
+          return joseProof({ jwk: rsa }, {});
+        },
+        /does not fit/,
+      ],
       ['no jti', () => joseProof({}, { jti: undefined }), /no jti/],
       ['wrong htm', () => joseProof({}, { htm: 'GET' }), /htm is not POST/],
       ['wrong htu', () => joseProof({}, { htu: 'https://as.example.com/other' }), /htu is not/],
@@ -137,7 +149,10 @@ describe('DPoP', () => {
     };
 
     it('a 3072-bit key with a 3071-bit exponent (a check that would cost milliseconds)', () => {
-      assert.match(description(new DpopProofVerifier().check({ proof: rsaProof(3072, hugeExponent(3072)), method: 'POST', url, now })), /RSA key whose exponent is not 65537/);
+      assert.match(
+        description(new DpopProofVerifier().check({ proof: rsaProof(3072, hugeExponent(3072)), method: 'POST', url, now })),
+        /RSA key whose exponent is not 65537/,
+      );
     });
 
     it('an exponent of 3', () => {

@@ -28,7 +28,16 @@ function pair(alg: string): { privateKey: KeyObject; publicKey: KeyObject } {
 }
 
 const now = 1_800_000_000;
-const claims = { client_id: 'c1', scope: 'mcp:tools', iss: 'https://as.example', sub: 'alice', aud: 'https://rs.example/mcp', jti: 'j1', iat: now, exp: now + 600 };
+const claims = {
+  client_id: 'c1',
+  scope: 'mcp:tools',
+  iss: 'https://as.example',
+  sub: 'alice',
+  aud: 'https://rs.example/mcp',
+  jti: 'j1',
+  iat: now,
+  exp: now + 600,
+};
 const ALGS = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'];
 
 /** A token over `header` and `payload`, signed by `sign` over the exact signing input. */
@@ -42,7 +51,13 @@ describe('JWT: interoperability with jose', () => {
     it(`${alg}: ours verify with jose's jwtVerify, jose's verify with ours`, async () => {
       const { privateKey, publicKey } = pair(alg);
       const ours = jwtSigner({ alg, kid: 'k1', typ: 'at+jwt' }, privateKey)(claims);
-      const { payload, protectedHeader } = await jwtVerify(ours, publicKey, { algorithms: [alg], typ: 'at+jwt', issuer: claims.iss, audience: claims.aud, currentDate: new Date(now * 1000) });
+      const { payload, protectedHeader } = await jwtVerify(ours, publicKey, {
+        algorithms: [alg],
+        typ: 'at+jwt',
+        issuer: claims.iss,
+        audience: claims.aud,
+        currentDate: new Date(now * 1000),
+      });
       assert.deepEqual(payload, claims);
       assert.deepEqual(protectedHeader, { alg, kid: 'k1', typ: 'at+jwt' });
 
@@ -131,7 +146,7 @@ describe('JWT: compact serialization, strictly', () => {
     assert.equal(parseCompactJwt(`${h}.${p}.${respelled}`), undefined);
   });
 
-  it('refuses any segment length\'s stray bits in the signature: 4n + 3 characters leave 2 unused', () => {
+  it("refuses any segment length's stray bits in the signature: 4n + 3 characters leave 2 unused", () => {
     // 65 bytes are 87 characters; the check is on the spelling, so the length need not fit an algorithm.
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const signature = Buffer.alloc(65, 0x5a).toString('base64url');
@@ -196,7 +211,7 @@ describe('JWT: header', () => {
   });
 });
 
-describe('JWT: the algorithm is the key\'s, not the token\'s', () => {
+describe("JWT: the algorithm is the key's, not the token's", () => {
   const { privateKey, publicKey } = pair('ES256');
   const key = verificationKey(publicKey, 'ES256');
 
@@ -206,7 +221,9 @@ describe('JWT: the algorithm is the key\'s, not the token\'s', () => {
       const token = assemble({ alg, kid: 'k1', typ: 'at+jwt' }, claims, (input) => cryptoSign('sha256', input, { key: privateKey, dsaEncoding: 'ieee-p1363' }));
       assert.equal(verifyJwtSignature(parseCompactJwt(token)!, key), false, alg);
     }
-    const control = assemble({ alg: 'ES256', kid: 'k1', typ: 'at+jwt' }, claims, (input) => cryptoSign('sha256', input, { key: privateKey, dsaEncoding: 'ieee-p1363' }));
+    const control = assemble({ alg: 'ES256', kid: 'k1', typ: 'at+jwt' }, claims, (input) =>
+      cryptoSign('sha256', input, { key: privateKey, dsaEncoding: 'ieee-p1363' }),
+    );
     assert.equal(verifyJwtSignature(parseCompactJwt(control)!, key), true);
   });
 

@@ -30,6 +30,9 @@ describe('optional peer dependencies', () => {
     const folder = join(elsewhere, 'broken');
     mkdirSync(join(folder, 'node_modules', 'pg'), { recursive: true });
     writeFileSync(join(folder, 'node_modules', 'pg', 'index.js'), "require('a-dependency-pg-lacks');\n");
-    assert.throws(() => loadOptionalPackage(PG, requireFrom(folder)), (error: Error) => /a-dependency-pg-lacks/.test(error.message) && !/npm install/.test(error.message));
+    assert.throws(
+      () => loadOptionalPackage(PG, requireFrom(folder)),
+      (error: Error) => /a-dependency-pg-lacks/.test(error.message) && !/npm install/.test(error.message),
+    );
   });
 });

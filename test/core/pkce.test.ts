@@ -10,8 +10,7 @@ import { checkCodeChallenge, s256, verifyCodeVerifier } from '../../src/core/pkc
  */
 const RFC_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 const RFC_VERIFIER_OCTETS = [
-  116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212, 37, 77, 105, 214, 191, 240, 91, 88, 5, 88,
-  83, 132, 141, 121,
+  116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212, 37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121,
 ];
 const LOOK_ALIKE_VERIFIER = 'dBjftJeZ4CVP-mJ0JXWcZgBQa2rR7hjSqmgjHhfbaC8';
 const RFC_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';

@@ -85,7 +85,12 @@ describe('matchRedirectUri', () => {
   const cases: { name: string; registered: string[]; requested: string; expected: boolean }[] = [
     // Exact match.
     { name: 'exact https match', registered: ['https://app.example.com/cb'], requested: 'https://app.example.com/cb', expected: true },
-    { name: 'exact match among several', registered: ['https://a.example/cb', 'https://app.example.com/cb'], requested: 'https://app.example.com/cb', expected: true },
+    {
+      name: 'exact match among several',
+      registered: ['https://a.example/cb', 'https://app.example.com/cb'],
+      requested: 'https://app.example.com/cb',
+      expected: true,
+    },
     { name: 'exact https match with query', registered: ['https://app.example.com/cb?x=1'], requested: 'https://app.example.com/cb?x=1', expected: true },
     { name: 'exact loopback match', registered: ['http://localhost:3000/cb'], requested: 'http://localhost:3000/cb', expected: true },
     { name: 'nothing registered', registered: [], requested: 'https://app.example.com/cb', expected: false },
@@ -149,14 +154,22 @@ describe('matchRedirectUri', () => {
 });
 
 describe('redirect URIs the WHATWG parser would repair are refused (RFC 3986 first)', () => {
-  for (const uri of ['https:///cb', 'https:evil.example/cb', 'https:////evil.example/cb', 'https:\\\\evil.example/cb', 'https:/\\evil.example/cb', 'https://%65vil.example/cb']) {
+  for (const uri of [
+    'https:///cb',
+    'https:evil.example/cb',
+    'https:////evil.example/cb',
+    'https:\\\\evil.example/cb',
+    'https:/\\evil.example/cb',
+    'https://%65vil.example/cb',
+  ]) {
     it(uri, () => {
       assert.notEqual(redirectUriProblem(uri), undefined);
       assert.equal(matchRedirectUri([uri], uri), false, 'never matched either');
     });
   }
   it('plain ones still pass, IPv6 literals and ports included', () => {
-    for (const uri of ['https://app.example/cb', 'https://app.example', 'https://app.example:8443/cb?x=1', 'http://[::1]:8080/cb', 'http://localhost/cb']) assert.equal(redirectUriProblem(uri), undefined, uri);
+    for (const uri of ['https://app.example/cb', 'https://app.example', 'https://app.example:8443/cb?x=1', 'http://[::1]:8080/cb', 'http://localhost/cb'])
+      assert.equal(redirectUriProblem(uri), undefined, uri);
   });
 });
 

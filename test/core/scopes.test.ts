@@ -21,7 +21,11 @@ describe('parseScope', () => {
     { name: 'de-duplicated', input: 'read read write read', expected: ['read', 'write'] },
     { name: 'extra spaces ignored', input: '  read   write ', expected: ['read', 'write'] },
     { name: 'case-sensitive (distinct scopes)', input: 'Read read', expected: ['Read', 'read'] },
-    { name: 'punctuation allowed by RFC 6749', input: 'files:read mcp.tools/list a!#$%&\'()*+,-./:;<=>?@[]^_`{|}~', expected: ['a!#$%&\'()*+,-./:;<=>?@[]^_`{|}~', 'files:read', 'mcp.tools/list'] },
+    {
+      name: 'punctuation allowed by RFC 6749',
+      input: "files:read mcp.tools/list a!#$%&'()*+,-./:;<=>?@[]^_`{|}~",
+      expected: ["a!#$%&'()*+,-./:;<=>?@[]^_`{|}~", 'files:read', 'mcp.tools/list'],
+    },
   ];
   for (const { name, input, expected } of parsed) {
     it(`${name}: ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {

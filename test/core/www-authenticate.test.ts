@@ -22,7 +22,8 @@ describe('parseWwwAuthenticate', () => {
   });
 
   it('finds the Bearer challenge among others, wherever it is', () => {
-    const header = 'Basic realm="x", DPoP algs="ES256 PS256", Bearer error="invalid_token", resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp"';
+    const header =
+      'Basic realm="x", DPoP algs="ES256 PS256", Bearer error="invalid_token", resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp"';
     assert.deepEqual(findBearerChallenge(header), { error: 'invalid_token', resource_metadata: 'https://a.example/.well-known/oauth-protected-resource/mcp' });
     assert.equal(parseWwwAuthenticate(header).length, 3);
   });
@@ -46,7 +47,9 @@ describe('parseWwwAuthenticate', () => {
   });
 
   it('reads token68 challenges, with and without padding, next to parameter challenges', () => {
-    assert.deepEqual(parseWwwAuthenticate('Negotiate YIIBhwYGKwYBBQUCoIIBezCC=='), [{ scheme: 'negotiate', params: {}, token68: 'YIIBhwYGKwYBBQUCoIIBezCC==' }]);
+    assert.deepEqual(parseWwwAuthenticate('Negotiate YIIBhwYGKwYBBQUCoIIBezCC=='), [
+      { scheme: 'negotiate', params: {}, token68: 'YIIBhwYGKwYBBQUCoIIBezCC==' },
+    ]);
     assert.deepEqual(parseWwwAuthenticate('Negotiate abc123, Bearer realm="x"'), [
       { scheme: 'negotiate', params: {}, token68: 'abc123' },
       { scheme: 'bearer', params: { realm: 'x' } },
@@ -82,8 +85,16 @@ describe('parseWwwAuthenticate', () => {
 
 describe('bearerChallenge', () => {
   it('builds resource_metadata, error, error_description and scope; just "Bearer" when empty', () => {
-    const header = bearerChallenge({ resourceMetadata: 'https://a.example/.well-known/oauth-protected-resource', error: 'insufficient_scope', errorDescription: 'needs more', scope: 'mcp:admin mcp:tools' });
-    assert.equal(header, 'Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource", error="insufficient_scope", error_description="needs more", scope="mcp:admin mcp:tools"');
+    const header = bearerChallenge({
+      resourceMetadata: 'https://a.example/.well-known/oauth-protected-resource',
+      error: 'insufficient_scope',
+      errorDescription: 'needs more',
+      scope: 'mcp:admin mcp:tools',
+    });
+    assert.equal(
+      header,
+      'Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource", error="insufficient_scope", error_description="needs more", scope="mcp:admin mcp:tools"',
+    );
     assert.equal(bearerChallenge({}), 'Bearer');
     assert.equal(bearerChallenge({ scope: '' }), 'Bearer');
   });
@@ -110,9 +121,17 @@ describe('bearerChallenge', () => {
   });
 
   it('round-trips through parseWwwAuthenticate next to other challenges', () => {
-    const ours = bearerChallenge({ resourceMetadata: 'https://a.example/.well-known/oauth-protected-resource/mcp?x=1', error: 'invalid_token', errorDescription: 'expired, sorry' });
+    const ours = bearerChallenge({
+      resourceMetadata: 'https://a.example/.well-known/oauth-protected-resource/mcp?x=1',
+      error: 'invalid_token',
+      errorDescription: 'expired, sorry',
+    });
     const parsed = findBearerChallenge(`Basic realm="legacy", ${ours}`);
-    assert.deepEqual(parsed, { resource_metadata: 'https://a.example/.well-known/oauth-protected-resource/mcp?x=1', error: 'invalid_token', error_description: 'expired, sorry' });
+    assert.deepEqual(parsed, {
+      resource_metadata: 'https://a.example/.well-known/oauth-protected-resource/mcp?x=1',
+      error: 'invalid_token',
+      error_description: 'expired, sorry',
+    });
   });
 });
 
@@ -122,13 +141,31 @@ describe('dpopChallenge', () => {
     assert.equal(dpop, 'DPoP algs="ES256 EdDSA", resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp"');
     const header = `${bearerChallenge({ resourceMetadata: 'https://a.example/m' })}, ${dpop}`;
     const challenges = parseWwwAuthenticate(header);
-    assert.deepEqual(challenges.map((challenge) => challenge.scheme), ['bearer', 'dpop']);
+    assert.deepEqual(
+      challenges.map((challenge) => challenge.scheme),
+      ['bearer', 'dpop'],
+    );
     assert.deepEqual(challenges[1]!.params, { algs: 'ES256 EdDSA', resource_metadata: 'https://a.example/.well-known/oauth-protected-resource/mcp' });
   });
 
   it('puts the error, its description and the scope first, quoted', () => {
-    const header = dpopChallenge({ algs: ['ES256'], error: 'invalid_dpop_proof', errorDescription: 'the "htu" is wrong', scope: 'a b', resourceMetadata: 'https://a.example/m' });
-    assert.equal(header, 'DPoP error="invalid_dpop_proof", error_description="the \\"htu\\" is wrong", scope="a b", algs="ES256", resource_metadata="https://a.example/m"');
-    assert.deepEqual(parseWwwAuthenticate(header)[0]!.params, { error: 'invalid_dpop_proof', error_description: 'the "htu" is wrong', scope: 'a b', algs: 'ES256', resource_metadata: 'https://a.example/m' });
+    const header = dpopChallenge({
+      algs: ['ES256'],
+      error: 'invalid_dpop_proof',
+      errorDescription: 'the "htu" is wrong',
+      scope: 'a b',
+      resourceMetadata: 'https://a.example/m',
+    });
+    assert.equal(
+      header,
+      'DPoP error="invalid_dpop_proof", error_description="the \\"htu\\" is wrong", scope="a b", algs="ES256", resource_metadata="https://a.example/m"',
+    );
+    assert.deepEqual(parseWwwAuthenticate(header)[0]!.params, {
+      error: 'invalid_dpop_proof',
+      error_description: 'the "htu" is wrong',
+      scope: 'a b',
+      algs: 'ES256',
+      resource_metadata: 'https://a.example/m',
+    });
   });
 });

@@ -64,7 +64,10 @@ describe('deploy/Dockerfile', () => {
     const user = final.filter((s) => s.op === 'USER').at(-1);
     assert.ok(user && user.args !== 'root' && user.args !== '0', `USER ${user?.args}`);
     assert.ok(final.some((s) => s.op === 'VOLUME' && s.args.includes('/data')));
-    assert.ok(final.some((s) => s.op === 'ENV' && /CONTEXT_AUTH_DATA=\/data/.test(s.args)), 'the data folder is the volume');
+    assert.ok(
+      final.some((s) => s.op === 'ENV' && /CONTEXT_AUTH_DATA=\/data/.test(s.args)),
+      'the data folder is the volume',
+    );
     assert.match(final.find((s) => s.op === 'HEALTHCHECK')?.args ?? '', /http:\/\/127\.0\.0\.1:8080\/readyz/);
   });
 
@@ -89,7 +92,18 @@ describe('deploy/Dockerfile', () => {
 
 describe('deploy/compose.yaml', () => {
   const compose = parse(read('deploy/compose.yaml')) as {
-    services: Record<string, { image?: string; build?: { context: string; dockerfile: string }; command?: string[]; environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown; healthcheck?: unknown }>;
+    services: Record<
+      string,
+      {
+        image?: string;
+        build?: { context: string; dockerfile: string };
+        command?: string[];
+        environment?: Record<string, string>;
+        volumes?: string[];
+        depends_on?: unknown;
+        healthcheck?: unknown;
+      }
+    >;
     networks: Record<string, { ipam: { config: { subnet: string }[] } }>;
   };
 

@@ -26,16 +26,29 @@ function entryPoints(): Map<string, string> {
 /** The names each entry point exports, values and types alike. */
 function exportedNames(entries: Map<string, string>): Map<string, string[]> {
   const program = ts.createProgram([...entries.values()], {
-    module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, skipLibCheck: true, noEmit: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
   });
   const checker = program.getTypeChecker();
-  return new Map([...entries].map(([name, file]) => {
-    const source = program.getSourceFile(file);
-    assert.ok(source, `${name}: ${file} is missing`);
-    const module = checker.getSymbolAtLocation(source);
-    assert.ok(module, `${name}: ${file} is not a module`);
-    return [name, checker.getExportsOfModule(module).map((symbol) => symbol.name).sort()];
-  }));
+  return new Map(
+    [...entries].map(([name, file]) => {
+      const source = program.getSourceFile(file);
+      assert.ok(source, `${name}: ${file} is missing`);
+      const module = checker.getSymbolAtLocation(source);
+      assert.ok(module, `${name}: ${file} is not a module`);
+      return [
+        name,
+        checker
+          .getExportsOfModule(module)
+          .map((symbol) => symbol.name)
+          .sort(),
+      ];
+    }),
+  );
 }
 
 /** The names docs/api.md lists under each `## \`context-auth/…\`` heading: the first cell of each table row. */

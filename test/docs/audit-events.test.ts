@@ -10,6 +10,9 @@ const DOC = readFileSync(join(resolve(import.meta.dirname, '../..'), 'docs/audit
 describe('docs/audit.md', () => {
   it('lists every audit event, and only those, with its outcome', () => {
     const rows = [...DOC.matchAll(/^\| `([a-z_]+)` \| (success|failure) \|/gm)].map((match) => [match[1], match[2]]);
-    assert.deepEqual(rows, Object.entries(AUDIT_EVENTS).map(([name, event]) => [name, event.outcome]));
+    assert.deepEqual(
+      rows,
+      Object.entries(AUDIT_EVENTS).map(([name, event]) => [name, event.outcome]),
+    );
   });
 });

@@ -60,7 +60,9 @@ describe('docs/cli.md shows what the CLI prints', () => {
 
 describe("each verb's help names exactly the options its parser accepts", () => {
   /** The sentence of the shared options that names who takes --data and --store. */
-  const storeSentence = COMMON_HELP.split('\n').slice(COMMON_HELP.split('\n').findIndex((line) => line.includes('--data'))).join(' ');
+  const storeSentence = COMMON_HELP.split('\n')
+    .slice(COMMON_HELP.split('\n').findIndex((line) => line.includes('--data')))
+    .join(' ');
 
   for (const { verb, help, options } of VERBS) {
     it(verb, () => {

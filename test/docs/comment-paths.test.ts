@@ -42,12 +42,18 @@ describe('files named in the comments of src/', () => {
   it('finds the comments and the paths in them (the patterns this test reads)', () => {
     const found = files.flatMap((file) => comments(readFileSync(file, 'utf8')).flatMap(namedPaths));
     assert.ok(found.length >= 50, `${found.length} paths`);
-    assert.deepEqual(namedPaths('see sql/group-commit.ts, docs/api.md and https://example.com/x.js or @scope/pkg/y.ts'), ['sql/group-commit.ts', 'docs/api.md']);
+    assert.deepEqual(namedPaths('see sql/group-commit.ts, docs/api.md and https://example.com/x.js or @scope/pkg/y.ts'), [
+      'sql/group-commit.ts',
+      'docs/api.md',
+    ]);
   });
 
-  it('exist, from the commenting file\'s folder or one above it', () => {
+  it("exist, from the commenting file's folder or one above it", () => {
     const missing = files.flatMap((file) =>
-      comments(readFileSync(file, 'utf8')).flatMap(namedPaths).filter((path) => !exists(file, path)).map((path) => `${relative(ROOT, file)}: ${path}`),
+      comments(readFileSync(file, 'utf8'))
+        .flatMap(namedPaths)
+        .filter((path) => !exists(file, path))
+        .map((path) => `${relative(ROOT, file)}: ${path}`),
     );
     assert.deepEqual(missing, []);
   });

@@ -19,17 +19,37 @@ import { eventPager } from '../../src/authorization-server/pages/admin/events.js
 import { pager } from '../../src/authorization-server/pages/admin/layout.js';
 import { adminSignInPage } from '../../src/authorization-server/pages/admin/sign-in.js';
 import { consoleAction, signInToConsole } from '../helpers/admin-console.js';
-import { addUser, authorizeUrl, Browser, createHarness, ISSUER, parseForm, pkcePair, REDIRECT_URI, registerClient, RESOURCE, signInAndConsent } from '../helpers/harness.js';
+import {
+  addUser,
+  authorizeUrl,
+  Browser,
+  createHarness,
+  ISSUER,
+  parseForm,
+  pkcePair,
+  REDIRECT_URI,
+  registerClient,
+  RESOURCE,
+  signInAndConsent,
+} from '../helpers/harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** How a button or a link of a page begins: a quoted phrase beginning so names one. */
-const PAGE_CONTROL = /^(Allow|Accept|Authori[sz]e|Approve|Grant|Deny|Reject|Decline|Cancel|Sign|Log|Submit|Continue|Confirm|Revoke|Remove|Delete|Rotate|Make|Search|Filter|Show|Next|Previous|First|Older|Newest|Yes|No|OK)\b/;
+const PAGE_CONTROL =
+  /^(Allow|Accept|Authori[sz]e|Approve|Grant|Deny|Reject|Decline|Cancel|Sign|Log|Submit|Continue|Confirm|Revoke|Remove|Delete|Rotate|Make|Search|Filter|Show|Next|Previous|First|Older|Newest|Yes|No|OK)\b/;
 
 /** The quoted phrases of a document that name a button or a link; a paragraph's bold lead (ending in . or :) is not one. */
 function quotedControls(doc: string): string[] {
-  const text = readFileSync(join(ROOT, doc), 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const text = readFileSync(join(ROOT, doc), 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/`[^`\n]*`/g, '');
   const quotes = [...text.matchAll(/\*\*([^*]+)\*\*|"([^"]{1,60})"|“([^”]{1,60})”/g)].map((m) => (m[1] ?? m[2] ?? m[3]!).replace(/\s+/g, ' ').trim());
   return quotes.filter((quote) => PAGE_CONTROL.test(quote) && !/[.:]$/.test(quote));
 }
@@ -56,7 +76,17 @@ async function renderedPages(): Promise<Map<string, string>> {
   // Sign-in and consent, as a person meets them through /authorize.
   const browser = new Browser(h);
   const { challenge } = pkcePair();
-  const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', resource: RESOURCE, state: 's' }));
+  const first = await browser.fetch(
+    authorizeUrl({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: RESOURCE,
+      state: 's',
+    }),
+  );
   const interaction: string[] = [];
   await signInAndConsent(browser, first, user, 'approve', ISSUER, interaction);
   interaction.forEach((html, i) => pages.set(`interaction page ${i + 1}`, html));
@@ -122,7 +152,12 @@ describe('what the README and docs/ quote of our pages', () => {
     if (quotes.length === 0) continue;
     it(doc, () => {
       for (const quote of quotes) {
-        const pattern = new RegExp(quote.split('…').map((part) => part.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.+?'));
+        const pattern = new RegExp(
+          quote
+            .split('…')
+            .map((part) => part.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+            .join('.+?'),
+        );
         const on = [...pages].filter(([, text]) => pattern.test(text)).map(([name]) => name);
         assert.ok(on.length > 0, `${doc} quotes "${quote}", which no page shows (looked at: ${[...pages.keys()].join(', ')})`);
       }

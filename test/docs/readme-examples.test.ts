@@ -12,7 +12,12 @@ import { describe, it } from 'node:test';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** The README and every page under docs/, by their path in the repository. */
-const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** Every block of a document marked as coming from an example: where from, and its text. */
 function markedBlocks(doc: string): { doc: string; file: string; region: string; text: string }[] {
@@ -35,14 +40,19 @@ function dedent(text: string): string {
   return lines.map((line) => line.slice(indent)).join('\n');
 }
 
-const exampleFiles = readdirSync(join(ROOT, 'examples')).filter((name) => name.endsWith('.ts')).map((name) => `examples/${name}`);
+const exampleFiles = readdirSync(join(ROOT, 'examples'))
+  .filter((name) => name.endsWith('.ts'))
+  .map((name) => `examples/${name}`);
 
 describe('the example code in the README and docs/', () => {
   const blocks = DOCUMENTS.flatMap(markedBlocks);
 
   it('finds the marked blocks (the marker format is the one this test reads)', () => {
     assert.ok(blocks.length >= 5, `${blocks.length} marked blocks`);
-    assert.ok(blocks.some((b) => b.doc === 'README.md'), 'the README shows example code');
+    assert.ok(
+      blocks.some((b) => b.doc === 'README.md'),
+      'the README shows example code',
+    );
   });
 
   for (const block of blocks) {
@@ -56,7 +66,11 @@ describe('the example code in the README and docs/', () => {
   for (const file of exampleFiles) {
     it(`every region of ${file} is shown in the README or docs/`, () => {
       const names = [...regions(readFileSync(join(ROOT, file), 'utf8')).keys()];
-      for (const name of names) assert.ok(blocks.some((b) => b.file === file && b.region === name), `${file}#${name} is in neither the README nor docs/`);
+      for (const name of names)
+        assert.ok(
+          blocks.some((b) => b.file === file && b.region === name),
+          `${file}#${name} is in neither the README nor docs/`,
+        );
     });
   }
 });

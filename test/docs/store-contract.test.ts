@@ -27,23 +27,31 @@ function table(header: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
 
 const AGGREGATE_NAMES: Record<string, StoreAggregate> = {
-  clients: 'clients', people: 'people', interactions: 'interactions', sessions: 'sessions', grants: 'grants', 'replay records': 'replay', keys: 'keys',
+  clients: 'clients',
+  people: 'people',
+  interactions: 'interactions',
+  sessions: 'sessions',
+  grants: 'grants',
+  'replay records': 'replay',
+  keys: 'keys',
 };
 const coreCount = 1 + Object.values(CORE_METHODS).flat().length;
 
 describe('docs/store.md', () => {
   it('lists each aggregate of the core with its methods, and the count of them with close', () => {
     const rows = table('| aggregate | interface | methods |');
-    assert.deepEqual(
-      Object.fromEntries(rows.map(([aggregate, , methods]) => [AGGREGATE_NAMES[aggregate!] ?? aggregate, names(methods!)])),
-      CORE_METHODS,
-    );
+    assert.deepEqual(Object.fromEntries(rows.map(([aggregate, , methods]) => [AGGREGATE_NAMES[aggregate!] ?? aggregate, names(methods!)])), CORE_METHODS);
     assert.match(STORE_DOC, new RegExp(`\`Store\` is what every flow needs, ${coreCount} methods: \`close\\(\\)\` and the methods of seven aggregates`));
     assert.match(ARCHITECTURE, new RegExp(`is what every flow needs, ${coreCount} methods`));
   });
@@ -55,7 +63,9 @@ describe('docs/store.md', () => {
   });
 
   it('names every capability check that context-auth/store exports', () => {
-    const checks = Object.keys(storeEntry).filter((name) => /^has[A-Z]/.test(name)).sort();
+    const checks = Object.keys(storeEntry)
+      .filter((name) => /^has[A-Z]/.test(name))
+      .sort();
     const named = [...STORE_DOC.matchAll(/`(has[A-Z]\w+)`/g)].map((m) => m[1]!);
     assert.deepEqual([...new Set(named)].sort(), checks);
   });

@@ -119,7 +119,10 @@ describe('the account page in a real browser, against context-auth serve', () =>
     await screenshots(page, 'account-cli');
 
     // Revoking one leaves the other, now a card of its own.
-    await Promise.all([page.waitForURL(`${issuer}/account?done=revoked`), page.locator('button[aria-label="Revoke registration 1 of context-auth CLI"]').click()]);
+    await Promise.all([
+      page.waitForURL(`${issuer}/account?done=revoked`),
+      page.locator('button[aria-label="Revoke registration 1 of context-auth CLI"]').click(),
+    ]);
     assert.equal(await page.locator('section.app').count(), 1);
     assert.doesNotMatch(await page.locator('section.app').innerText(), /registrations under this name/);
     await Promise.all([page.waitForURL(`${issuer}/account?done=revoked`), page.locator('button', { hasText: 'Revoke' }).click()]);
@@ -131,7 +134,10 @@ describe('the account page in a real browser, against context-auth serve', () =>
 /** A screenshot at 1280 px and one at 390 px; the page fits both. */
 async function screenshots(page: Page, name: string): Promise<void> {
   const overflows = () => page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth') as Promise<boolean>;
-  for (const [width, height, suffix] of [[1280, 900, 'desktop'], [390, 844, '390']] as const) {
+  for (const [width, height, suffix] of [
+    [1280, 900, 'desktop'],
+    [390, 844, '390'],
+  ] as const) {
     await page.setViewportSize({ width, height });
     assert.equal(await overflows(), false, `${name} fits ${width} px`);
     await page.screenshot({ path: join(RESULTS, `${name}-${suffix}.png`), fullPage: true });

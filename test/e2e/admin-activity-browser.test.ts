@@ -108,7 +108,8 @@ async function check(page: Page, where: string): Promise<string[]> {
     await page.keyboard.press('Tab');
     reached.push((await page.evaluate(ACTIVE)) as string);
   }
-  if (JSON.stringify(reached) !== JSON.stringify(expected)) problems.push(`focus order differs from the document:\n  expected ${expected.join('\n    ')}\n  reached ${reached.join('\n    ')}`);
+  if (JSON.stringify(reached) !== JSON.stringify(expected))
+    problems.push(`focus order differs from the document:\n  expected ${expected.join('\n    ')}\n  reached ${reached.join('\n    ')}`);
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     problems.push(...((await page.evaluate(LOW_CONTRAST)) as string[]).map((problem) => `${scheme}: ${problem}`));
@@ -135,10 +136,12 @@ async function scrollHints(page: Page): Promise<string[]> {
       if (table.shadow.left || table.shadow.right) problems.push(`table "${table.name}" fits at 390 px, yet a shadow says it scrolls`);
       continue;
     }
-    if (!table.shadow.right || table.shadow.left) problems.push(`table "${table.name}" scrolls at 390 px: a shadow should mark its right edge only, not ${JSON.stringify(table.shadow)}`);
+    if (!table.shadow.right || table.shadow.left)
+      problems.push(`table "${table.name}" scrolls at 390 px: a shadow should mark its right edge only, not ${JSON.stringify(table.shadow)}`);
     await scrollTableToEnd(page, i);
     const end = (await tableLayouts(page))[i]!;
-    if (end.shadow.right || !end.shadow.left) problems.push(`table "${table.name}" scrolled to its end: a shadow should mark its left edge only, not ${JSON.stringify(end.shadow)}`);
+    if (end.shadow.right || !end.shadow.left)
+      problems.push(`table "${table.name}" scrolled to its end: a shadow should mark its left edge only, not ${JSON.stringify(end.shadow)}`);
   }
   return problems;
 }
@@ -160,7 +163,14 @@ describe('the admin console in a real browser: every page usable by keyboard and
       storedEvent({ event: 'login_throttled', address: '203.0.113.5', occurredAt: now - 8_000 }),
       storedEvent({ event: 'user_code_wrong', address: '2001:db8:1:2::/64', occurredAt: now - 7_000 }),
       storedEvent({ event: 'rate_limited', address: '2001:db8:1:2::/64', occurredAt: now - 6_000, details: { limit: 'token', refused: 12 } }),
-      storedEvent({ event: 'token_issued', outcome: 'success', clientId: 'a-rather-long-client-identifier-0123456789abcdef', grantId: 'g1', occurredAt: now - 5_000, details: { grant_type: 'authorization_code' } }),
+      storedEvent({
+        event: 'token_issued',
+        outcome: 'success',
+        clientId: 'a-rather-long-client-identifier-0123456789abcdef',
+        grantId: 'g1',
+        occurredAt: now - 5_000,
+        details: { grant_type: 'authorization_code' },
+      }),
     ]);
     await store.close();
     server = await startServe(['--port', String(await freePort()), '--data', data]);
@@ -185,9 +195,14 @@ describe('the admin console in a real browser: every page usable by keyboard and
     await page.fill('input[name="password"]', ADMIN.password);
     await Promise.all([page.waitForURL(`${issuer}/admin`), page.locator('button[type="submit"]').click()]);
 
-    const nav = (await page.locator('nav[aria-label="Admin console"] a').evaluateAll((links) => links.map((link) => [link.textContent, link.getAttribute('href')]))) as [string, string][];
+    const nav = (await page
+      .locator('nav[aria-label="Admin console"] a')
+      .evaluateAll((links) => links.map((link) => [link.textContent, link.getAttribute('href')]))) as [string, string][];
     // On SQLite, which has every capability, the navigation lists every page the console has.
-    assert.deepEqual(nav.map(([title]) => title), ADMIN_SECTIONS.map((section) => section.title));
+    assert.deepEqual(
+      nav.map(([title]) => title),
+      ADMIN_SECTIONS.map((section) => section.title),
+    );
     for (const [title, href] of nav) {
       await page.goto(new URL(href, issuer).href);
       assert.equal(await page.locator('h1').innerText(), title);
@@ -201,7 +216,11 @@ describe('the admin console in a real browser: every page usable by keyboard and
     problems.push(...(await check(page, 'Activity, bad filter')));
     assert.deepEqual(problems, []);
 
-    for (const [name, path] of [['overview', '/admin'], ['activity', '/admin/activity'], ['throttle', '/admin/throttle']] as const) {
+    for (const [name, path] of [
+      ['overview', '/admin'],
+      ['activity', '/admin/activity'],
+      ['throttle', '/admin/throttle'],
+    ] as const) {
       await page.setViewportSize({ width: 1280, height: 900 });
       await page.goto(`${issuer}${path}`);
       await page.screenshot({ path: join(RESULTS, `admin-${name}-1280.png`), fullPage: true });

@@ -22,7 +22,7 @@ const RESULTS = join(process.cwd(), 'test-results');
 const USER = { username: 'alice', password: 'correct horse battery' };
 const ADMIN = { username: 'root', password: 'admin horse battery' };
 
-describe('the admin console\'s approvals and signing keys in a real browser, against context-auth serve', () => {
+describe("the admin console's approvals and signing keys in a real browser, against context-auth serve", () => {
   const data = tempDataFolder();
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
@@ -50,7 +50,7 @@ describe('the admin console\'s approvals and signing keys in a real browser, aga
     await server?.stop();
   });
 
-  it('an administrator revokes a person\'s application from /admin: its tokens stop working; then rotates the signing key', { timeout: 120_000 }, async () => {
+  it("an administrator revokes a person's application from /admin: its tokens stop working; then rotates the signing key", { timeout: 120_000 }, async () => {
     const issuer = server!.issuer;
     const { client, verifier, authorize } = await registerBrowserApp(issuer, redirectUri);
 

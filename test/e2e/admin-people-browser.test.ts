@@ -46,7 +46,12 @@ describe('the admin console clients and people pages in a real browser, against 
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'E2E Notes', redirect_uris: ['http://127.0.0.1:45678/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+      body: JSON.stringify({
+        client_name: 'E2E Notes',
+        redirect_uris: ['http://127.0.0.1:45678/callback'],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      }),
     });
     assert.equal(registration.status, 201, await registration.clone().text());
     const { client_id: clientId } = (await registration.json()) as { client_id: string };
@@ -104,7 +109,11 @@ describe('the admin console clients and people pages in a real browser, against 
     await Promise.all([page.waitForURL(/\/admin\/people\?done=remove-user&/), page.getByRole('button', { name: 'Remove the person alice' }).click()]);
     assert.ok((await page.getByRole('status').innerText()).startsWith('Person removed: alice, with their sessions and approvals.'));
     const people = JSON.parse(await ok(['users', 'list', '--json', '--data', data])) as { username: string }[];
-    assert.deepEqual(people.map((person) => person.username), [ADMIN.username], 'alice is gone from the store');
+    assert.deepEqual(
+      people.map((person) => person.username),
+      [ADMIN.username],
+      'alice is gone from the store',
+    );
     assert.deepEqual(violations, [], 'no CSP violations on the console');
     await context.close();
   });

@@ -27,13 +27,27 @@ export async function registerBrowserApp(issuer: string, redirectUri: string): P
   const registration = await fetch(`${issuer}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'E2E Notes', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    body: JSON.stringify({
+      client_name: 'E2E Notes',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
   });
   assert.equal(registration.status, 201, await registration.clone().text());
   const client = (await registration.json()) as { client_id: string };
   const { verifier, challenge } = pkcePair();
   const authorize = new URL(`${issuer}/authorize`);
-  const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', scope: 'mcp:tools', resource: `${issuer}/mcp` };
+  const params = {
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: redirectUri,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'st',
+    scope: 'mcp:tools',
+    resource: `${issuer}/mcp`,
+  };
   for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
   return { client, verifier, authorize };
 }
@@ -66,7 +80,14 @@ export async function approveAndRedeem(
   const redeemed = await fetch(`${app.issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: app.verifier, redirect_uri: app.redirectUri, client_id: app.clientId, resource: `${app.issuer}/mcp` }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: app.verifier,
+      redirect_uri: app.redirectUri,
+      client_id: app.clientId,
+      resource: `${app.issuer}/mcp`,
+    }),
   });
   assert.equal(redeemed.status, 200, await redeemed.clone().text());
   return (await redeemed.json()) as AppTokens;
@@ -76,7 +97,12 @@ export async function approveAndRedeem(
 export async function toolsListStatus(issuer: string, accessToken: string): Promise<number> {
   const response = await fetch(`${issuer}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    headers: {
+      authorization: `Bearer ${accessToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
   });
   await response.body?.cancel();

@@ -69,7 +69,12 @@ describe('a real browser through login and consent (Revision B)', () => {
     }).listen(0, '127.0.0.1');
     redirectUri = `http://127.0.0.1:${await listen(callback)}/callback`;
 
-    await store.createUser({ id: 'user-alice', username: 'alice', passwordHash: await hashPassword('correct horse battery'), createdAt: Math.floor(Date.now() / 1000) });
+    await store.createUser({
+      id: 'user-alice',
+      username: 'alice',
+      passwordHash: await hashPassword('correct horse battery'),
+      createdAt: Math.floor(Date.now() / 1000),
+    });
     await mkdir(RESULTS, { recursive: true });
   });
 
@@ -83,14 +88,10 @@ describe('a real browser through login and consent (Revision B)', () => {
 
   it('has Chromium installed', () => {
     // CI installs it; a missing browser is a failure, never a skip.
-    assert.ok(
-      existsSync(CHROMIUM),
-      `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH to its executable.`,
-    );
+    assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or set CHROMIUM_PATH to its executable.`);
   });
 
   it('signs in, consents and gets a code that redeems to a token', { timeout: 120_000 }, async () => {
-
     // A public client registered over HTTP, as a context client would.
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
@@ -177,7 +178,14 @@ describe('a real browser through login and consent (Revision B)', () => {
     const token = await fetch(`${issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id, resource }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+        client_id: client.client_id,
+        resource,
+      }),
     });
     assert.equal(token.status, 200, await token.clone().text());
     const tokens = (await token.json()) as { access_token: string; token_type: string; refresh_token?: string };

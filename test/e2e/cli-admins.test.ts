@@ -50,7 +50,11 @@ describe('administrators from the CLI', () => {
     const missing = await cli(['users', 'admin', 'bob', 'on', '--data', data]);
     assert.equal(missing.code, 1);
     assert.equal(missing.stderr, 'context-auth: There is no user named bob.\n');
-    for (const args of [['users', 'admin', 'root'], ['users', 'admin', 'root', 'yes'], ['users', 'list', '--admin']]) {
+    for (const args of [
+      ['users', 'admin', 'root'],
+      ['users', 'admin', 'root', 'yes'],
+      ['users', 'list', '--admin'],
+    ]) {
       const refused = await cli([...args, '--data', data]);
       assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
     }
@@ -63,7 +67,9 @@ describe('removing from the CLI', () => {
   it('removes a client and a user, and says so; a second time there is none', async () => {
     const data = tempDataFolder();
     await ok(['users', 'add', 'alice', '--data', data], `${PASSWORD}\n`);
-    const { client_id: clientId } = JSON.parse(await ok(['clients', 'add', '--name', 'Job', '--grant-type', 'client_credentials', '--data', data])) as { client_id: string };
+    const { client_id: clientId } = JSON.parse(await ok(['clients', 'add', '--name', 'Job', '--grant-type', 'client_credentials', '--data', data])) as {
+      client_id: string;
+    };
     assert.equal(await ok(['clients', 'remove', clientId, '--data', data]), `Removed client ${clientId} and everything issued to it.\n`);
     assert.equal((await cli(['clients', 'remove', clientId, '--data', data])).stderr, `context-auth: There is no client ${clientId}.\n`);
     assert.deepEqual(JSON.parse(await ok(['users', 'remove', 'alice', '--json', '--data', data])), { username: 'alice', removed: true });
@@ -77,7 +83,10 @@ describe('a password that was not given', () => {
     for (const input of ['', '\n']) {
       const result = await cli(['users', 'add', 'alice', '--data', data], input);
       assert.equal(result.code, 1);
-      assert.equal(result.stderr, 'context-auth: No password given on standard input: pipe one in (echo "$PW" | context-auth users add alice), or run it in a terminal to be asked for one.\n');
+      assert.equal(
+        result.stderr,
+        'context-auth: No password given on standard input: pipe one in (echo "$PW" | context-auth users add alice), or run it in a terminal to be asked for one.\n',
+      );
     }
     assert.equal(existsSync(join(data, 'context-auth.db')), false, 'no database was made for nobody');
   });

@@ -14,7 +14,15 @@ import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type C
 
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 
-type StoredGrantFields = { serverUrl: string; issuer: string; clientId: string; accessToken: string; refreshToken?: string; expiresAt?: number; scope?: string };
+type StoredGrantFields = {
+  serverUrl: string;
+  issuer: string;
+  clientId: string;
+  accessToken: string;
+  refreshToken?: string;
+  expiresAt?: number;
+  scope?: string;
+};
 
 interface CredentialsFile {
   version: number;
@@ -166,7 +174,10 @@ describe('context-auth login, call, status and logout against context-auth serve
 
     const json = await run(['status', '--json']);
     const rows = JSON.parse(json.stdout) as Record<string, string>[];
-    assert.deepEqual(rows.map((row) => [row.server, row.application, row.identity, row.client_id, row.refresh]), [[mcp, CLI_APPLICATION, 'person', clientId, 'yes']]);
+    assert.deepEqual(
+      rows.map((row) => [row.server, row.application, row.identity, row.client_id, row.refresh]),
+      [[mcp, CLI_APPLICATION, 'person', clientId, 'yes']],
+    );
     assert.equal(rows[0]!.access_token, undefined);
 
     const shown = await cliWithEnv(['status', '--show-token'], { env });
@@ -207,7 +218,14 @@ describe('context-auth login, call, status and logout against context-auth serve
     assert.equal(whoami.stderr, '', 'a stored, fresh token needs no discovery or login');
     const result = JSON.parse(whoami.stdout) as { structuredContent: Record<string, unknown>; content: { text: string }[] };
     // The person's username first: the subject alone is an id nobody recognises.
-    assert.deepEqual(result.structuredContent, { username: USER.username, name: null, subject: userId, client_id: clientId, scopes: ['mcp:tools'], resource: mcp });
+    assert.deepEqual(result.structuredContent, {
+      username: USER.username,
+      name: null,
+      subject: userId,
+      client_id: clientId,
+      scopes: ['mcp:tools'],
+      resource: mcp,
+    });
     assert.deepEqual(JSON.parse(result.content[0]!.text), result.structuredContent);
 
     const list = await run(['call', mcp, 'tools/list']);
@@ -255,7 +273,10 @@ describe('context-auth login, call, status and logout against context-auth serve
     assert.equal((await toolCall()).status, 200, 'the access token works before the logout');
     const out = await run(['logout', mcp]);
     assert.equal(out.code, 0, out.stderr);
-    assert.ok(out.stdout.startsWith(`Logged out of ${mcp} as the person: the refresh token was revoked at ${issuer}; a context server that follows its revocations`), out.stdout);
+    assert.ok(
+      out.stdout.startsWith(`Logged out of ${mcp} as the person: the refresh token was revoked at ${issuer}; a context server that follows its revocations`),
+      out.stdout,
+    );
     // The co-hosted context server refuses the access token on the very next request, long before its exp.
     const refused = await toolCall();
     assert.equal(refused.status, 401);

@@ -25,7 +25,13 @@ function assertOneLine(result: { code: number; stderr: string }, pattern: RegExp
 describe('a data folder that is not there', () => {
   it('is refused by every verb but serve and users add, naming the path, and is not created', async () => {
     const missing = join(tempDataFolder(), 'mistyped');
-    for (const args of [['users', 'list'], ['users', 'remove', 'alice'], ['clients', 'list'], ['keys', 'list'], ['consents', 'list']]) {
+    for (const args of [
+      ['users', 'list'],
+      ['users', 'remove', 'alice'],
+      ['clients', 'list'],
+      ['keys', 'list'],
+      ['consents', 'list'],
+    ]) {
       const result = await cli([...args, '--data', missing]);
       assertOneLine(result, new RegExp(`no context-auth database in ${missing}: check --data`));
       assert.equal(existsSync(missing), false, `${args.join(' ')} created ${missing}`);
@@ -96,7 +102,15 @@ describe('users passwd', { timeout: 300_000 }, () => {
   /** Starts an authorization in the browser; returns the first interaction page, or the callback when none was needed. */
   async function startAuthorization(): Promise<{ html?: string; callback?: URL }> {
     const { challenge } = pkcePair();
-    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource: `${issuer}/mcp` });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+      resource: `${issuer}/mcp`,
+    });
     const response = await browser.fetch(`/authorize?${query}`);
     assert.equal(response.status, 303);
     const location = new URL(response.headers.get('location')!, issuer);
@@ -157,18 +171,24 @@ describe('users passwd', { timeout: 300_000 }, () => {
 
   it('at a terminal asks twice without echoing, and refuses two different answers', async () => {
     const typed = 'typed at a terminal 123';
-    const same = await atTerminal(['users', 'passwd', 'alice', '--data', data], [
-      { prompt: 'Password: ', text: typed },
-      { prompt: 'Repeat password: ', text: typed },
-    ]);
+    const same = await atTerminal(
+      ['users', 'passwd', 'alice', '--data', data],
+      [
+        { prompt: 'Password: ', text: typed },
+        { prompt: 'Repeat password: ', text: typed },
+      ],
+    );
     assert.equal(same.code, 0, same.output);
     assert.match(same.output, /Changed the password of alice/);
     assert.doesNotMatch(same.output, /typed at a terminal/, 'the password is not echoed');
 
-    const differ = await atTerminal(['users', 'passwd', 'alice', '--data', data], [
-      { prompt: 'Password: ', text: typed },
-      { prompt: 'Repeat password: ', text: 'something else 456' },
-    ]);
+    const differ = await atTerminal(
+      ['users', 'passwd', 'alice', '--data', data],
+      [
+        { prompt: 'Password: ', text: typed },
+        { prompt: 'Repeat password: ', text: 'something else 456' },
+      ],
+    );
     assert.equal(differ.code, 1, differ.output);
     assert.match(differ.output, /The two passwords differ\./);
   });

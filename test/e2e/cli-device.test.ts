@@ -16,7 +16,8 @@ import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provid
 import { startCli, tempDataFolder, type RunningCli } from './serve-process.js';
 
 /** The lines `login --device` prints: the page, the code, the page with the code, and the wait. */
-const DEVICE_LINES = /To sign in, open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\nWaiting for you to sign in \(the code expires in \d+ min; Ctrl-C to stop\)…\n/;
+const DEVICE_LINES =
+  /To sign in, open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\nWaiting for you to sign in \(the code expires in \d+ min; Ctrl-C to stop\)…\n/;
 
 describe('context-auth login --device against node-oidc-provider', { timeout: 300_000 }, () => {
   let provider: TestOidcProvider;
@@ -31,7 +32,10 @@ describe('context-auth login --device against node-oidc-provider', { timeout: 30
       if (new URL(request.url).pathname === '/.well-known/oauth-protected-resource/mcp') {
         return Response.json({ resource: `${origin}/mcp`, authorization_servers: [provider.issuer], scopes_supported: ['api'] });
       }
-      return new Response(null, { status: 401, headers: { 'www-authenticate': bearerChallenge({ resourceMetadata: `${origin}/.well-known/oauth-protected-resource/mcp` }) } });
+      return new Response(null, {
+        status: 401,
+        headers: { 'www-authenticate': bearerChallenge({ resourceMetadata: `${origin}/.well-known/oauth-protected-resource/mcp` }) },
+      });
     });
     serverUrl = `${context.origin}/mcp`;
     provider = await startOidcProvider({ redirectUris: ['http://127.0.0.1/unused'], apiAudience: serverUrl, deviceFlow: true });
@@ -57,11 +61,14 @@ describe('context-auth login --device against node-oidc-provider', { timeout: 30
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, new RegExp(`^Logged in to ${serverUrl}\n {2}authorization server {2}${provider.issuer} \\(revision B\\)`));
     assert.match(result.stdout, /access token {10}expires in \d+ min, refreshed automatically/);
-    const file = JSON.parse(readFileSync(credentials, 'utf8')) as { applications: Record<string, { grants: Record<string, { accessToken: string; refreshToken?: string }> }> };
+    const file = JSON.parse(readFileSync(credentials, 'utf8')) as {
+      applications: Record<string, { grants: Record<string, { accessToken: string; refreshToken?: string }> }>;
+    };
     const grants = Object.values(file.applications).flatMap((application) => Object.values(application.grants));
     assert.equal(grants.length, 1);
     assert.ok(grants[0]!.refreshToken);
-    for (const secret of [grants[0]!.accessToken, grants[0]!.refreshToken!]) assert.ok(!result.stdout.includes(secret) && !result.stderr.includes(secret), 'no token printed');
+    for (const secret of [grants[0]!.accessToken, grants[0]!.refreshToken!])
+      assert.ok(!result.stdout.includes(secret) && !result.stderr.includes(secret), 'no token printed');
   });
 
   it('prints the code even with --quiet', async () => {

@@ -67,7 +67,10 @@ describe('a URL that is not a context server’s: which it is, and what to give 
 
   /** call and login both say `message` in one line, exit 1, and --json names the code. */
   async function bothSay(url: string, message: RegExp): Promise<void> {
-    for (const verb of [['call', url, 'tools/list', '--no-browser'], ['login', url, '--no-browser']]) {
+    for (const verb of [
+      ['call', url, 'tools/list', '--no-browser'],
+      ['login', url, '--no-browser'],
+    ]) {
       const line = oneLine(await cliWithEnv(verb, { env }), 1);
       assert.match(line, message, verb.join(' '));
       assert.doesNotMatch(line, /Streamable HTTP error|Error POSTing/);
@@ -78,17 +81,38 @@ describe('a URL that is not a context server’s: which it is, and what to give 
 
   it('the authorization server’s issuer, or one of its endpoints: names it and the context server to give', async () => {
     const mcp = `${server.issuer}/mcp`;
-    await bothSay(server.issuer, new RegExp(`^context-auth: ${server.issuer} is the authorization server ${server.issuer} \\(its issuer\\), not a context server: give the context server's URL instead, here ${mcp}\n$`));
-    await bothSay(`${server.issuer}/token`, new RegExp(`is the authorization server ${server.issuer} \\(its token_endpoint\\), not a context server: .*here ${mcp}\n$`));
+    await bothSay(
+      server.issuer,
+      new RegExp(
+        `^context-auth: ${server.issuer} is the authorization server ${server.issuer} \\(its issuer\\), not a context server: give the context server's URL instead, here ${mcp}\n$`,
+      ),
+    );
+    await bothSay(
+      `${server.issuer}/token`,
+      new RegExp(`is the authorization server ${server.issuer} \\(its token_endpoint\\), not a context server: .*here ${mcp}\n$`),
+    );
   });
 
   it('a typo in the path (a 404): nothing there, and the context server there is', async () => {
-    await bothSay(`${server.issuer}/mpc`, new RegExp(`^context-auth: nothing at ${server.issuer}/mpc \\(404\\): is the path right\\? Context servers usually end in /mcp; the context server here is ${server.issuer}/mcp\n$`));
+    await bothSay(
+      `${server.issuer}/mpc`,
+      new RegExp(
+        `^context-auth: nothing at ${server.issuer}/mpc \\(404\\): is the path right\\? Context servers usually end in /mcp; the context server here is ${server.issuer}/mcp\n$`,
+      ),
+    );
   });
 
   it('a server that answers, but not as a context server: says what it answered', async () => {
-    await bothSay(pageUrl, new RegExp(`^context-auth: ${pageUrl} is not a context server: it answered an MCP request with HTTP 200 \\(text/html\\), not with a 401 asking for a token nor with JSON-RPC\n$`));
-    await bothSay(`${server.issuer}/account`, new RegExp(`is not a context server: it answered an MCP request with HTTP \\d+ \\(text/html\\).*; the context server here is ${server.issuer}/mcp\n$`));
+    await bothSay(
+      pageUrl,
+      new RegExp(
+        `^context-auth: ${pageUrl} is not a context server: it answered an MCP request with HTTP 200 \\(text/html\\), not with a 401 asking for a token nor with JSON-RPC\n$`,
+      ),
+    );
+    await bothSay(
+      `${server.issuer}/account`,
+      new RegExp(`is not a context server: it answered an MCP request with HTTP \\d+ \\(text/html\\).*; the context server here is ${server.issuer}/mcp\n$`),
+    );
   });
 });
 
@@ -122,9 +146,12 @@ describe('serve names TLS files that are not what they should be', () => {
     assert.equal(result, `context-auth: --tls-cert ${garbage} is not a valid PEM certificate (expected -----BEGIN CERTIFICATE-----).\n`);
   });
 
-  it('a key file that is not PEM, or another certificate\'s key', async () => {
+  it("a key file that is not PEM, or another certificate's key", async () => {
     assert.match(oneLine(await serve(certPath, garbage), 1), new RegExp(`--tls-key ${garbage} is not a valid, unencrypted PEM private key`));
-    assert.match(oneLine(await serve(certPath, other.keyPath), 1), new RegExp(`--tls-key ${other.keyPath} is not the private key of the certificate in ${certPath}`));
+    assert.match(
+      oneLine(await serve(certPath, other.keyPath), 1),
+      new RegExp(`--tls-key ${other.keyPath} is not the private key of the certificate in ${certPath}`),
+    );
   });
 });
 
@@ -134,7 +161,10 @@ describe('--json errors', () => {
     const store = await cli(['users', 'list', '--json', '--data', missing]);
     assert.equal(store.code, 1);
     assert.equal(store.stderr, '');
-    assert.deepEqual(JSON.parse(store.stdout), { error: 'failed', message: `There is no context-auth database in ${missing}: check --data (or $CONTEXT_AUTH_DATA); 'context-auth serve' or 'users add' creates one.` });
+    assert.deepEqual(JSON.parse(store.stdout), {
+      error: 'failed',
+      message: `There is no context-auth database in ${missing}: check --data (or $CONTEXT_AUTH_DATA); 'context-auth serve' or 'users add' creates one.`,
+    });
 
     const usage = await cli(['users', 'frobnicate', '--json']);
     assert.equal(usage.code, 2);

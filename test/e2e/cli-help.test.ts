@@ -32,7 +32,10 @@ describe('context-auth --help', () => {
 
   it("VERB --help and help VERB print the verb's own help", async () => {
     for (const [verb, { help }] of Object.entries(VERBS)) {
-      for (const args of [[verb, '--help'], ['help', verb]]) {
+      for (const args of [
+        [verb, '--help'],
+        ['help', verb],
+      ]) {
         const result = await cli(args);
         assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
         assert.equal(result.stdout, `${help}\n`, args.join(' '));
@@ -47,10 +50,22 @@ describe('a mistyped command line', () => {
       assert.equal(await usage([verb, '--hepl']), `context-auth: unknown option --hepl; did you mean --help? (see 'context-auth ${verb} --help')\n`);
     }
     assert.equal(await usage(['serve', '--prot', '8080']), "context-auth: unknown option --prot; did you mean --port? (see 'context-auth serve --help')\n");
-    assert.equal(await usage(['serve', '--isuer=http://127.0.0.1:8080']), "context-auth: unknown option --isuer; did you mean --issuer? (see 'context-auth serve --help')\n");
-    assert.equal(await usage(['users', 'add', 'alice', '--admn']), "context-auth: unknown option --admn; did you mean --admin? (see 'context-auth users --help')\n");
-    assert.equal(await usage(['clients', 'add', '--nmae', 'robot']), "context-auth: unknown option --nmae; did you mean --name? (see 'context-auth clients --help')\n");
-    assert.equal(await usage(['clients', 'add', '--jwk', 'keys.json']), "context-auth: unknown option --jwk; did you mean --jwks or --jwks-uri? (see 'context-auth clients --help')\n");
+    assert.equal(
+      await usage(['serve', '--isuer=http://127.0.0.1:8080']),
+      "context-auth: unknown option --isuer; did you mean --issuer? (see 'context-auth serve --help')\n",
+    );
+    assert.equal(
+      await usage(['users', 'add', 'alice', '--admn']),
+      "context-auth: unknown option --admn; did you mean --admin? (see 'context-auth users --help')\n",
+    );
+    assert.equal(
+      await usage(['clients', 'add', '--nmae', 'robot']),
+      "context-auth: unknown option --nmae; did you mean --name? (see 'context-auth clients --help')\n",
+    );
+    assert.equal(
+      await usage(['clients', 'add', '--jwk', 'keys.json']),
+      "context-auth: unknown option --jwk; did you mean --jwks or --jwks-uri? (see 'context-auth clients --help')\n",
+    );
     assert.equal(await usage(['serve', '--frobnicate']), "context-auth: unknown option --frobnicate (see 'context-auth serve --help')\n");
   });
 
@@ -65,10 +80,25 @@ describe('a mistyped command line', () => {
 
   it('an unknown action of a server-side verb: the nearest action, told before any database is looked for', async () => {
     const nowhere = tempDataFolder();
-    assert.equal(await usage(['keys', 'rotat', '--data', nowhere]), "context-auth: unknown keys action rotat; did you mean rotate? (see 'context-auth keys --help')\n");
-    assert.equal(await usage(['users', 'lst', '--data', nowhere]), "context-auth: unknown users action lst; did you mean list? (see 'context-auth users --help')\n");
-    assert.equal(await usage(['clients', 'remvoe', 'x', '--data', nowhere]), "context-auth: unknown clients action remvoe; did you mean remove? (see 'context-auth clients --help')\n");
-    assert.equal(await usage(['consents', 'revok', '--data', nowhere]), "context-auth: unknown consents action revok; did you mean revoke? (see 'context-auth consents --help')\n");
-    assert.equal(await usage(['consents', 'revoke', '--user', 'alice', '--data', nowhere]), "context-auth: consents revoke needs --user and --client (see 'context-auth consents --help')\n");
+    assert.equal(
+      await usage(['keys', 'rotat', '--data', nowhere]),
+      "context-auth: unknown keys action rotat; did you mean rotate? (see 'context-auth keys --help')\n",
+    );
+    assert.equal(
+      await usage(['users', 'lst', '--data', nowhere]),
+      "context-auth: unknown users action lst; did you mean list? (see 'context-auth users --help')\n",
+    );
+    assert.equal(
+      await usage(['clients', 'remvoe', 'x', '--data', nowhere]),
+      "context-auth: unknown clients action remvoe; did you mean remove? (see 'context-auth clients --help')\n",
+    );
+    assert.equal(
+      await usage(['consents', 'revok', '--data', nowhere]),
+      "context-auth: unknown consents action revok; did you mean revoke? (see 'context-auth consents --help')\n",
+    );
+    assert.equal(
+      await usage(['consents', 'revoke', '--user', 'alice', '--data', nowhere]),
+      "context-auth: consents revoke needs --user and --client (see 'context-auth consents --help')\n",
+    );
   });
 });

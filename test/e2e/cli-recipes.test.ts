@@ -24,7 +24,11 @@ const DOC = readFileSync(resolve(import.meta.dirname, '../../docs/cli.md'), 'utf
 function recipe(name: string): string[] {
   const blocks = [...DOC.matchAll(/<!-- recipe ([\w-]+): terminal (\d+) -->\n```sh\n([\s\S]*?)\n```/g)].filter((m) => m[1] === name);
   assert.ok(blocks.length > 0, `docs/cli.md has no recipe ${name}`);
-  assert.deepEqual(blocks.map((m) => Number(m[2])), blocks.map((_, i) => i + 1), `the terminals of ${name} are numbered 1, 2, … in order`);
+  assert.deepEqual(
+    blocks.map((m) => Number(m[2])),
+    blocks.map((_, i) => i + 1),
+    `the terminals of ${name} are numbered 1, 2, … in order`,
+  );
   return blocks.map((m) => m[3]!);
 }
 
@@ -123,7 +127,9 @@ describe('the recipes of docs/cli.md, as written', { timeout: 300_000 }, () => {
     stoppedCleanly(stopped);
     const answer = whoami(stdout);
     const listed = await cli(['clients', 'list', '--json', '--data', data]);
-    const robot = (JSON.parse(listed.stdout) as { client_id: string; client_name: string; token_endpoint_auth_method: string; jwks?: unknown }[]).find((c) => c.client_name === 'robot');
+    const robot = (JSON.parse(listed.stdout) as { client_id: string; client_name: string; token_endpoint_auth_method: string; jwks?: unknown }[]).find(
+      (c) => c.client_name === 'robot',
+    );
     assert.ok(robot, listed.stdout);
     assert.equal(robot.token_endpoint_auth_method, 'private_key_jwt');
     assert.deepEqual(answer, { ...answer, subject: robot.client_id, client_id: robot.client_id, scopes: ['mcp:tools'] });
@@ -132,6 +138,11 @@ describe('the recipes of docs/cli.md, as written', { timeout: 300_000 }, () => {
   it('a workload and its platform: workload-issuer, serve --workload-config, call --assertion-file', async () => {
     const { stdout, servePort, stopped } = await run('workload-identity');
     stoppedCleanly(stopped);
-    assert.deepEqual(whoami(stdout), { subject: 'robot-workload', client_id: 'robot-workload', scopes: ['mcp:tools'], resource: `http://127.0.0.1:${servePort}/mcp` });
+    assert.deepEqual(whoami(stdout), {
+      subject: 'robot-workload',
+      client_id: 'robot-workload',
+      scopes: ['mcp:tools'],
+      resource: `http://127.0.0.1:${servePort}/mcp`,
+    });
   });
 });

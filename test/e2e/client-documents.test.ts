@@ -27,7 +27,14 @@ describe('serve with client ID metadata documents and dynamic registration side 
       fetched++;
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
       // A native client: a loopback redirect URI, whatever port it listens on (RFC 8252).
-      res.end(JSON.stringify({ client_id: documentUrl, client_name: 'Document Client', redirect_uris: ['http://127.0.0.1/callback'], grant_types: ['authorization_code', 'refresh_token'] }));
+      res.end(
+        JSON.stringify({
+          client_id: documentUrl,
+          client_name: 'Document Client',
+          redirect_uris: ['http://127.0.0.1/callback'],
+          grant_types: ['authorization_code', 'refresh_token'],
+        }),
+      );
     });
     await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
     documentUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}/oauth/client.json`;
@@ -109,7 +116,10 @@ describe('serve: client ID metadata documents follow --registration unless --cli
   }
 
   const authorize = (issuer: string, clientId: string): Promise<Response> =>
-    fetch(`${issuer}/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:5000/callback', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+    fetch(
+      `${issuer}/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:5000/callback', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`,
+      { redirect: 'manual' },
+    );
 
   it('--registration closed: a document client is unknown and its URL is never fetched', async () => {
     const server = await serve('--registration', 'closed', '--quiet');
@@ -126,8 +136,14 @@ describe('serve: client ID metadata documents follow --registration unless --cli
     assert.equal((await authorize(server.issuer, `${base}/open.json`)).status, 303);
     assert.equal(fetched, 1);
     const closed = `http://127.0.0.1:${await freePort()}/gone.json`;
-    const token = await fetch(`${server.issuer}/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: closed }) });
-    assert.deepEqual(await token.json(), { error: 'invalid_client', error_description: 'the client ID metadata document could not be fetched or is not valid' });
+    const token = await fetch(`${server.issuer}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c', code_verifier: 'v', client_id: closed }),
+    });
+    assert.deepEqual(await token.json(), {
+      error: 'invalid_client',
+      error_description: 'the client ID metadata document could not be fetched or is not valid',
+    });
     await server.waitForOutput(/"event":"client_document_failed"[^\n]*ECONNREFUSED/);
   });
 

@@ -85,7 +85,10 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
   before(async () => {
     platform = await startTestIssuer();
     const rules = join(data, 'workloads.json');
-    writeFileSync(rules, JSON.stringify([{ issuer: platform.issuer, subject: 'system:serviceaccount:demo:*', client: 'demo-agent', name: 'Demo agent', scopes: ['mcp:tools'] }]));
+    writeFileSync(
+      rules,
+      JSON.stringify([{ issuer: platform.issuer, subject: 'system:serviceaccount:demo:*', client: 'demo-agent', name: 'Demo agent', scopes: ['mcp:tools'] }]),
+    );
     const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
     assert.equal(added.code, 0, added.stderr);
     server = await startServe(['--port', String(await freePort()), '--data', data, '--workload-config', rules, '--allow-insecure-idp']);
@@ -102,7 +105,10 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
     keyRobot = JSON.parse(keyed.stdout) as typeof keyRobot;
     keyFile = privateFile('robot.pem', privateKey.export({ format: 'pem', type: 'pkcs8' }).toString());
     const now = Math.floor(Date.now() / 1000);
-    saToken = privateFile('sa-token', await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:demo:agent', aud: server.issuer, iat: now, exp: now + 600, jti: 'sa-token-1' }));
+    saToken = privateFile(
+      'sa-token',
+      await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:demo:agent', aud: server.issuer, iat: now, exp: now + 600, jti: 'sa-token-1' }),
+    );
   });
 
   after(async () => {
@@ -145,7 +151,9 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
     const file = readFile();
     assert.equal(file.version, 3);
     assert.deepEqual(
-      grants().map((grant) => (grant.identity.kind === 'person' ? `person ${grant.clientId}` : `${grant.identity.grantType} ${grant.identity.clientId}`)).sort(),
+      grants()
+        .map((grant) => (grant.identity.kind === 'person' ? `person ${grant.clientId}` : `${grant.identity.grantType} ${grant.identity.clientId}`))
+        .sort(),
       [`client_credentials ${keyRobot.client_id}`, `client_credentials ${robot.client_id}`, 'jwt-bearer demo-agent', `person ${personClientId}`].sort(),
     );
     const status = await run(['status']);
@@ -166,18 +174,47 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
   it('a wrong client secret: the server’s invalid_client and description, and a token_refused event without the secret', async () => {
     const wrong = 'wrong-secret-4711-abcdef';
     // A file with no token stored for the client, so that one is asked for.
-    const result = await run(['call', mcp, 'tools/list', '--grant-type', 'client_credentials', '--client-id', robot.client_id, '--client-secret', wrong, '--credentials', join(home, 'fresh-credentials.json')]);
+    const result = await run([
+      'call',
+      mcp,
+      'tools/list',
+      '--grant-type',
+      'client_credentials',
+      '--client-id',
+      robot.client_id,
+      '--client-secret',
+      wrong,
+      '--credentials',
+      join(home, 'fresh-credentials.json'),
+    ]);
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, /invalid_client \(client authentication failed\)/);
     assert.doesNotMatch(result.stderr, /WWW-Authenticate/);
-    await server.waitForOutput(new RegExp(`"event":"token_refused".*"grant_type":"client_credentials".*"error":"invalid_client".*"client_id":"${robot.client_id}"`));
+    await server.waitForOutput(
+      new RegExp(`"event":"token_refused".*"grant_type":"client_credentials".*"error":"invalid_client".*"client_id":"${robot.client_id}"`),
+    );
     assert.ok(!server.output().includes(wrong), 'the secret is not logged');
   });
 
   it('a refused jwt-bearer grant: the server’s invalid_grant and reason, and a token_refused event', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const stranger = privateFile('stranger-token', await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:other:job', aud: server.issuer, iat: now, exp: now + 600, jti: 'stranger-1' }));
-    const result = await run(['call', mcp, 'tools/list', '--grant-type', 'jwt-bearer', '--client-id', 'demo-agent', '--assertion-file', stranger, '--credentials', join(home, 'other-credentials.json')]);
+    const stranger = privateFile(
+      'stranger-token',
+      await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:other:job', aud: server.issuer, iat: now, exp: now + 600, jti: 'stranger-1' }),
+    );
+    const result = await run([
+      'call',
+      mcp,
+      'tools/list',
+      '--grant-type',
+      'jwt-bearer',
+      '--client-id',
+      'demo-agent',
+      '--assertion-file',
+      stranger,
+      '--credentials',
+      join(home, 'other-credentials.json'),
+    ]);
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, /the jwt-bearer grant failed: invalid_grant \(.+\)/);
     await server.waitForOutput(/"event":"token_refused".*"grant_type":"urn:ietf:params:oauth:grant-type:jwt-bearer".*"error":"invalid_grant"/);
@@ -194,7 +231,10 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
     assert.equal((await toolsList()).status, 200);
     const out = await run(['logout', mcp, ...secretFlags()]);
     assert.equal(out.code, 0, out.stderr);
-    assert.match(out.stdout, new RegExp(`^Logged out of ${mcp} as the program ${robot.client_id} \\(client_credentials\\): the access token was revoked at ${server.issuer};`));
+    assert.match(
+      out.stdout,
+      new RegExp(`^Logged out of ${mcp} as the program ${robot.client_id} \\(client_credentials\\): the access token was revoked at ${server.issuer};`),
+    );
     const refused = await toolsList();
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get('www-authenticate') ?? '', /invalid_token/);
@@ -204,20 +244,34 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
 
     const again = await run(['logout', mcp, ...secretFlags()]);
     assert.equal(again.code, 1);
-    assert.match(again.stderr, new RegExp(`Not logged in to ${mcp} as the program ${robot.client_id} \\(client_credentials\\)\\. Stored for it: the person \\(\`context-auth logout ${mcp}\`\\)`));
+    assert.match(
+      again.stderr,
+      new RegExp(
+        `Not logged in to ${mcp} as the program ${robot.client_id} \\(client_credentials\\)\\. Stored for it: the person \\(\`context-auth logout ${mcp}\`\\)`,
+      ),
+    );
   });
 
   it('a tool that needs more scope, where no sign-in can widen it: the server’s insufficient_scope and the scope, not the SDK’s text', async () => {
     const result = await run(['call', mcp, 'tools/call', '{"name":"admin_report"}', '--no-browser']);
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, new RegExp(`^context-auth: tools/call failed: ${mcp} refused the request \\(HTTP 403\\): insufficient_scope \\(.+\\); it needs the scope [^\\n]*mcp:admin[^\\n]*\\n$`, 'm'));
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^context-auth: tools/call failed: ${mcp} refused the request \\(HTTP 403\\): insufficient_scope \\(.+\\); it needs the scope [^\\n]*mcp:admin[^\\n]*\\n$`,
+        'm',
+      ),
+    );
     assert.doesNotMatch(result.stderr, /Streamable HTTP error|Error POSTing/);
   });
 
   it('call --no-browser with no terminal, when only a person could go on: login_required at once, naming the command', async () => {
     // The person's grant is revoked at the server: serve's /mcp refuses its token, and its refresh token is dead.
     const person = grants().find((grant) => grant.identity.kind === 'person')!;
-    const revoked = await fetch(`${server.issuer}/revoke`, { method: 'POST', body: new URLSearchParams({ token: person.refreshToken!, client_id: person.clientId }) });
+    const revoked = await fetch(`${server.issuer}/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: person.refreshToken!, client_id: person.clientId }),
+    });
     assert.equal(revoked.status, 200);
     for (const extra of [[], ['--json']]) {
       const result = await run(['call', mcp, 'tools/list', '--no-browser', ...extra]);
@@ -226,7 +280,12 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
       const said = extra.length > 0 ? (JSON.parse(result.stdout) as { error: string; message: string }) : { error: 'login_required', message: result.stderr };
       assert.equal(said.error, 'login_required');
       // The first call finds the grant ended (and forgets it); the second finds none.
-      assert.match(said.message, new RegExp(`${extra.length > 0 ? 'log in first' : 'ended \\(the refresh failed: invalid_grant.*log in again'}: with --no-browser and no terminal nobody can sign in here; run \`context-auth login ${mcp}\`\n?$`));
+      assert.match(
+        said.message,
+        new RegExp(
+          `${extra.length > 0 ? 'log in first' : 'ended \\(the refresh failed: invalid_grant.*log in again'}: with --no-browser and no terminal nobody can sign in here; run \`context-auth login ${mcp}\`\n?$`,
+        ),
+      );
       assert.doesNotMatch(result.stderr, /authorize\?|Open this URL|Registering/);
     }
     // The programs are not affected.
@@ -234,9 +293,15 @@ describe('client verbs: one grant per identity, against serve', { timeout: 300_0
   });
 
   it('call --no-browser with no terminal and nothing stored: login_required at once', async () => {
-    const result = await startCli(['call', mcp, 'tools/list', '--no-browser', '--credentials', join(home, 'empty', 'credentials.json')], { env, timeoutMs: HANG_BOUND_MS }).exit;
+    const result = await startCli(['call', mcp, 'tools/list', '--no-browser', '--credentials', join(home, 'empty', 'credentials.json')], {
+      env,
+      timeoutMs: HANG_BOUND_MS,
+    }).exit;
     assert.notEqual(result.code, 128, `the call hung waiting for a person: killed after ${HANG_BOUND_MS} ms:\n${result.stderr}`);
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /context-auth: tools\/list failed: no valid authorization of the person for .*; log in first: with --no-browser and no terminal nobody can sign in here; run `context-auth login /);
+    assert.match(
+      result.stderr,
+      /context-auth: tools\/list failed: no valid authorization of the person for .*; log in first: with --no-browser and no terminal nobody can sign in here; run `context-auth login /,
+    );
   });
 });

@@ -56,7 +56,9 @@ describe('a sibling subdomain against the console and the account page, in Chrom
     server = await startServe(['--port', String(port), '--data', data, '--tls-cert', tls.certPath, '--tls-key', tls.keyPath, '--issuer', auth]);
     evil = createServer({ cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) }, (_, response) => {
       const { cookies, action, fields } = attack!;
-      const inputs = Object.entries(fields).map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`).join('');
+      const inputs = Object.entries(fields)
+        .map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`)
+        .join('');
       response.writeHead(200, { 'content-type': 'text/html', 'set-cookie': cookies });
       response.end(`<!doctype html><form method="post" action="${action}">${inputs}<button type="submit">Claim your prize</button></form>`);
     }).listen(0, '127.0.0.1');
@@ -113,9 +115,11 @@ describe('a sibling subdomain against the console and the account page, in Chrom
   }
 
   const admins = async (): Promise<Record<string, boolean>> =>
-    Object.fromEntries((JSON.parse(await ok(['users', 'list', '--json', '--data', data])) as { username: string; admin: boolean }[]).map((user) => [user.username, user.admin]));
+    Object.fromEntries(
+      (JSON.parse(await ok(['users', 'list', '--json', '--data', data])) as { username: string; admin: boolean }[]).map((user) => [user.username, user.admin]),
+    );
 
-  it('an administrator who just signed in, then visits the attacker\'s page, makes nobody an administrator', { timeout: 120_000 }, async () => {
+  it("an administrator who just signed in, then visits the attacker's page, makes nobody an administrator", { timeout: 120_000 }, async () => {
     const context = await person();
     const page = await context.newPage();
     await page.goto(`${auth}/admin/people`);
@@ -124,7 +128,11 @@ describe('a sibling subdomain against the console and the account page, in Chrom
     await Promise.all([page.waitForURL(`${auth}/admin/people`), page.locator('button[type="submit"]', { hasText: 'Sign in' }).click()]);
     assert.match(await page.locator('main').innerText(), /Signed in as root/);
 
-    attack = { cookies: planted('/admin'), action: `${auth}/admin`, fields: { csrf: await tokenForKnown('/admin'), action: 'set-admin', username: MALLORY.username, admin: 'on', return: 'people' } };
+    attack = {
+      cookies: planted('/admin'),
+      action: `${auth}/admin`,
+      fields: { csrf: await tokenForKnown('/admin'), action: 'set-admin', username: MALLORY.username, admin: 'on', return: 'people' },
+    };
     const response = await pressAttackersButton(page, `${auth}/admin`);
     assert.deepEqual(await admins(), { mallory: false, root: true });
     assert.equal(response.status(), 403);
@@ -135,11 +143,17 @@ describe('a sibling subdomain against the console and the account page, in Chrom
     assert.equal(sent.origin, evilOrigin);
     assert.equal(sent['sec-fetch-site'], 'same-site');
     assert.match(sent.cookie ?? '', new RegExp(`^ca_browser=${KNOWN}; __Host-ca_browser=[A-Za-z0-9_-]{43}; __Host-ca_session=`));
-    assert.ok(!(await context.cookies()).some((cookie) => cookie.name.startsWith('__Host-') && cookie.domain === `.${PARENT}`), 'no __Host- cookie from the sibling');
+    assert.ok(
+      !(await context.cookies()).some((cookie) => cookie.name.startsWith('__Host-') && cookie.domain === `.${PARENT}`),
+      'no __Host- cookie from the sibling',
+    );
 
     // The console's own button still works.
     await page.goto(`${auth}/admin/people`);
-    await Promise.all([page.waitForURL(/\/admin\/people\?done=set-admin&/), page.locator(`button[aria-label="Make administrator: ${MALLORY.username}"]`).click()]);
+    await Promise.all([
+      page.waitForURL(/\/admin\/people\?done=set-admin&/),
+      page.locator(`button[aria-label="Make administrator: ${MALLORY.username}"]`).click(),
+    ]);
     assert.deepEqual(await admins(), { mallory: true, root: true });
     await ok(['users', 'admin', MALLORY.username, 'off', '--data', data]);
     await context.close();

@@ -57,7 +57,12 @@ describe('serve --store postgres://… when the database goes away', () => {
     fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Outage', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+      body: JSON.stringify({
+        client_name: 'Outage',
+        redirect_uris: [CALLBACK],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      }),
     });
   const token = (values: Record<string, string>) =>
     fetch(`${issuer}/token`, { method: 'POST', body: new URLSearchParams(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
@@ -80,9 +85,22 @@ describe('serve --store postgres://… when the database goes away', () => {
     assert.equal(registered.status, 201);
     clientId = ((await registered.json()) as { client_id: string }).client_id;
     const { verifier, challenge } = pkcePair();
-    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
     const callback = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', issuer);
-    const exchanged = await token({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, code_verifier: verifier, redirect_uri: CALLBACK, client_id: clientId });
+    const exchanged = await token({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+    });
     assert.equal(exchanged.status, 200);
     ({ refresh_token: refreshToken, access_token: accessToken } = (await exchanged.json()) as { refresh_token: string; access_token: string });
     // Deliberately not shown to /mcp yet: its verifier has fetched no keys so far.
@@ -103,10 +121,17 @@ describe('serve --store postgres://… when the database goes away', () => {
       await token({ grant_type: 'authorization_code', code: 'x'.repeat(43), code_verifier: 'y'.repeat(43), redirect_uri: CALLBACK, client_id: clientId }),
       'POST /token (authorization_code)',
     );
-    await expectUnavailable(await fetch(`${issuer}/revoke`, { method: 'POST', body: new URLSearchParams({ token: refreshToken, client_id: clientId }) }), 'POST /revoke');
+    await expectUnavailable(
+      await fetch(`${issuer}/revoke`, { method: 'POST', body: new URLSearchParams({ token: refreshToken, client_id: clientId }) }),
+      'POST /revoke',
+    );
 
     // The signing keys are cached for 5 s; after that /jwks needs the database too.
-    const jwks = await poll(() => fetch(`${issuer}/jwks`), (response) => response.status !== 200, 10_000);
+    const jwks = await poll(
+      () => fetch(`${issuer}/jwks`),
+      (response) => response.status !== 200,
+      10_000,
+    );
     await expectUnavailable(jwks.response, 'GET /jwks');
     t.diagnostic(`/jwks turned 503 ${Date.now() - stoppedAt} ms after the stop`);
 
@@ -126,7 +151,9 @@ describe('serve --store postgres://… when the database goes away', () => {
 
     // The browser pages: an error page, no trace.
     const { challenge } = pkcePair();
-    const page = await browser.fetch(`/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's' })}`);
+    const page = await browser.fetch(
+      `/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's' })}`,
+    );
     const html = await page.text();
     assert.equal(page.status, 503, html.slice(0, 300));
     assert.doesNotMatch(html, STACK);

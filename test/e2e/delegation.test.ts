@@ -32,7 +32,10 @@ describe('serve --delegation-config: a context server calling another on a perso
     notesServer = JSON.parse(client.stdout) as typeof notesServer;
     const port = await freePort();
     const rules = join(data, 'delegations.json');
-    writeFileSync(rules, JSON.stringify({ delegations: [{ client: notesServer.client_id, from: NOTES, to: `http://127.0.0.1:${port}/mcp`, scopes: ['mcp:tools'] }] }));
+    writeFileSync(
+      rules,
+      JSON.stringify({ delegations: [{ client: notesServer.client_id, from: NOTES, to: `http://127.0.0.1:${port}/mcp`, scopes: ['mcp:tools'] }] }),
+    );
     server = await startServe(['--port', String(port), '--data', data, '--quiet', '--resource', NOTES, '--delegation-config', rules]);
     personsToken = await signIn(server);
   });
@@ -52,7 +55,9 @@ describe('serve --delegation-config: a context server calling another on a perso
     assert.equal(body.issued_token_type, ACCESS_TOKEN);
     assert.equal(jwtClaims(body.access_token).sub, jwtClaims(personsToken).sub);
     const client = new Client({ name: 'delegation e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.issuer}/mcp`), { requestInit: { headers: { authorization: `Bearer ${body.access_token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.issuer}/mcp`), { requestInit: { headers: { authorization: `Bearer ${body.access_token}` } } }),
+    );
     try {
       const who = (await client.callTool({ name: 'whoami' })).structuredContent as Record<string, unknown>;
       assert.equal(who.username, ALICE.username);
@@ -64,7 +69,11 @@ describe('serve --delegation-config: a context server calling another on a perso
   });
 
   it('refuses the person’s token passed straight to /mcp: its audience is the notes server', async () => {
-    const response = await fetch(`${server.issuer}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${personsToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const response = await fetch(`${server.issuer}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${personsToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     assert.equal(response.status, 401);
   });
 
@@ -72,7 +81,12 @@ describe('serve --delegation-config: a context server calling another on a perso
     return fetch(`${server.issuer}/token`, {
       method: 'POST',
       headers: { authorization: basic(caller.client_id, caller.client_secret) },
-      body: new URLSearchParams({ grant_type: TOKEN_EXCHANGE, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, resource: `${server.issuer}/mcp` }),
+      body: new URLSearchParams({
+        grant_type: TOKEN_EXCHANGE,
+        subject_token: subjectToken,
+        subject_token_type: ACCESS_TOKEN,
+        resource: `${server.issuer}/mcp`,
+      }),
     });
   }
 });
@@ -87,13 +101,29 @@ async function signIn(server: RunningServer): Promise<string> {
   const { client_id: clientId } = (await registration.json()) as { client_id: string };
   const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
   const { verifier, challenge } = pkcePair();
-  const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', resource: NOTES }));
+  const start = await browser.fetch(
+    authorizeUrl({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: NOTES,
+    }),
+  );
   const location = await signInAndConsent(browser, start, ALICE, 'approve', server.issuer);
   const code = location.searchParams.get('code');
   assert.ok(code, `no code: ${location}`);
   const response = await fetch(`${server.issuer}/token`, {
     method: 'POST',
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: clientId, resource: NOTES }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      resource: NOTES,
+    }),
   });
   assert.equal(response.status, 200, await response.clone().text());
   return ((await response.json()) as { access_token: string }).access_token;

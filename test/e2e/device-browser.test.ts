@@ -28,7 +28,18 @@ describe('a device approved in a real browser (RFC 8628), against context-auth s
   before(async () => {
     const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
     assert.equal(added.code, 0, added.stderr);
-    const client = await cli(['clients', 'add', '--name', 'E2E Living-room TV', '--grant-type', 'device_code', '--grant-type', 'refresh_token', '--data', data]);
+    const client = await cli([
+      'clients',
+      'add',
+      '--name',
+      'E2E Living-room TV',
+      '--grant-type',
+      'device_code',
+      '--grant-type',
+      'refresh_token',
+      '--data',
+      data,
+    ]);
     assert.equal(client.code, 0, client.stderr);
     const registered = JSON.parse(client.stdout) as { client_id: string; redirect_uris: string[]; grant_types: string[] };
     assert.deepEqual(registered.redirect_uris, []);
@@ -53,7 +64,13 @@ describe('a device approved in a real browser (RFC 8628), against context-auth s
 
     const asked = await post('/device_authorization', { client_id: clientId, scope: 'mcp:tools', resource: `${issuer}/mcp` });
     assert.equal(asked.status, 200, await asked.clone().text());
-    const device = (await asked.json()) as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; interval: number };
+    const device = (await asked.json()) as {
+      device_code: string;
+      user_code: string;
+      verification_uri: string;
+      verification_uri_complete: string;
+      interval: number;
+    };
     assert.equal(device.verification_uri, `${issuer}/device`);
     const poll = () => post('/token', { grant_type: DEVICE_GRANT, device_code: device.device_code, client_id: clientId });
     assert.equal(((await (await poll()).json()) as { error: string }).error, 'authorization_pending');

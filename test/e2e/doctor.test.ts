@@ -39,7 +39,10 @@ describe('context-auth doctor against serve on this machine', { timeout: 300_000
     const result = await cli(['doctor', mcpUrl]);
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.match(result.stdout, /2 of 11 hosts would not connect/);
-    assert.match(result.stdout, /^ChatGPT\s+fails at reachability: the MCP URL http:\/\/127\.0\.0\.1:\d+\/mcp is plain http; ChatGPT connects from its own servers — fix: give it a public https URL/m);
+    assert.match(
+      result.stdout,
+      /^ChatGPT\s+fails at reachability: the MCP URL http:\/\/127\.0\.0\.1:\d+\/mcp is plain http; ChatGPT connects from its own servers — fix: give it a public https URL/m,
+    );
     assert.match(result.stdout, /^Claude\s+fails at reachability/m);
     assert.match(result.stdout, /^https\s+warning\s+plain http on this machine/m);
     assert.match(result.stdout, /^offline_access\s+ok\s+listed$/m);
@@ -50,8 +53,14 @@ describe('context-auth doctor against serve on this machine', { timeout: 300_000
     assert.equal(result.code, 1);
     const report = JSON.parse(result.stdout) as DoctorReport;
     assert.equal(report.connects, false);
-    assert.deepEqual(report.hosts.filter((h) => !h.connects).map((h) => `${h.host}: ${h.failure!.step}`), ['ChatGPT: reachability', 'Claude: reachability']);
-    assert.deepEqual(report.hosts.map((h) => h.host), hostNames());
+    assert.deepEqual(
+      report.hosts.filter((h) => !h.connects).map((h) => `${h.host}: ${h.failure!.step}`),
+      ['ChatGPT: reachability', 'Claude: reachability'],
+    );
+    assert.deepEqual(
+      report.hosts.map((h) => h.host),
+      hostNames(),
+    );
     assert.ok(report.requests.length > 0);
     assert.ok(report.requests.every((request) => !Object.keys(request.headers ?? {}).some((name) => /authorization|cookie/i.test(name))));
   });
@@ -62,11 +71,24 @@ describe('context-auth doctor against serve on this machine', { timeout: 300_000
     // serve admits no private-use redirect scheme unless told to: Cursor's registration keeps its
     // https and loopback callbacks and leaves out cursor://, the one it returns to.
     assert.equal(result.code, 1, result.stdout);
-    assert.match(result.stdout, /^Cursor\s+registration\s+fails at registration: POST http:\/\/127\.0\.0\.1:\d+\/register: registered without cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, the redirect URI Cursor returns to .*— fix: accept Cursor's redirect URI cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, a private-use scheme \(RFC 8252 §7\.1; context-auth serve: --allow-redirect-scheme cursor\)$/m);
-    const made = [...result.stdout.matchAll(/^ {2}(.+): http:\/\/127\.0\.0\.1:\d+\/register: client ([0-9a-f]{32}), still registered/gm)].map((m) => [m[1], m[2]!]);
-    assert.deepEqual(made.map(([host]) => host), ['Cursor', 'Gemini CLI', 'mcp-remote', 'MCP Inspector']);
+    assert.match(
+      result.stdout,
+      /^Cursor\s+registration\s+fails at registration: POST http:\/\/127\.0\.0\.1:\d+\/register: registered without cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, the redirect URI Cursor returns to .*— fix: accept Cursor's redirect URI cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback, a private-use scheme \(RFC 8252 §7\.1; context-auth serve: --allow-redirect-scheme cursor\)$/m,
+    );
+    const made = [...result.stdout.matchAll(/^ {2}(.+): http:\/\/127\.0\.0\.1:\d+\/register: client ([0-9a-f]{32}), still registered/gm)].map((m) => [
+      m[1],
+      m[2]!,
+    ]);
+    assert.deepEqual(
+      made.map(([host]) => host),
+      ['Cursor', 'Gemini CLI', 'mcp-remote', 'MCP Inspector'],
+    );
     const listed = JSON.parse((await cli(['clients', 'list', '--json', '--data', data])).stdout) as Array<{ client_id: string; client_name: string }>;
-    for (const [, clientId] of made) assert.ok(listed.some((client) => client.client_id === clientId), clientId);
+    for (const [, clientId] of made)
+      assert.ok(
+        listed.some((client) => client.client_id === clientId),
+        clientId,
+      );
     assert.ok(listed.some((client) => client.client_name === 'Gemini CLI MCP Client'));
   });
 
@@ -100,24 +122,27 @@ describe('doctor against serve at a public https name', { timeout: 300_000 }, ()
 
   it('every host connects, each by the way it prefers', async () => {
     const report = await runDoctor('https://mcp.example.com/mcp', { fetch: fetchByName });
-    assert.deepEqual(report.hosts.filter((h) => !h.connects), []);
-    assert.equal(report.connects, true);
     assert.deepEqual(
-      Object.fromEntries(report.hosts.map((h) => [h.host, h.profile])),
-      {
-        ChatGPT: 'chatgpt-private-key-jwt',
-        Claude: 'claude-document',
-        'Claude Code': 'claude-code-document',
-        Cursor: 'cursor-registration',
-        'VS Code': 'vscode-document',
-        'Copilot CLI': 'copilot-cli-document',
-        Codex: 'codex-document',
-        'Gemini CLI': 'gemini-cli-registration',
-        Goose: 'goose-document',
-        'mcp-remote': 'mcp-remote-registration',
-        'MCP Inspector': 'mcp-inspector-registration',
-      },
+      report.hosts.filter((h) => !h.connects),
+      [],
     );
-    assert.deepEqual(report.checks.filter((c) => c.result === 'fails' || c.result === 'warning'), []);
+    assert.equal(report.connects, true);
+    assert.deepEqual(Object.fromEntries(report.hosts.map((h) => [h.host, h.profile])), {
+      ChatGPT: 'chatgpt-private-key-jwt',
+      Claude: 'claude-document',
+      'Claude Code': 'claude-code-document',
+      Cursor: 'cursor-registration',
+      'VS Code': 'vscode-document',
+      'Copilot CLI': 'copilot-cli-document',
+      Codex: 'codex-document',
+      'Gemini CLI': 'gemini-cli-registration',
+      Goose: 'goose-document',
+      'mcp-remote': 'mcp-remote-registration',
+      'MCP Inspector': 'mcp-inspector-registration',
+    });
+    assert.deepEqual(
+      report.checks.filter((c) => c.result === 'fails' || c.result === 'warning'),
+      [],
+    );
   });
 });

@@ -26,7 +26,12 @@ async function initialize(url: string, authorization: string, extra: Record<stri
   return fetch(url, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
 }
 

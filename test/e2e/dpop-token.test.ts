@@ -70,7 +70,11 @@ describe('serve restarted on the same SQLite file', { timeout: 300_000 }, () => 
     const post = (dpop: string) =>
       fetch(tokenUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`, dpop },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+          dpop,
+        },
         body: 'grant_type=client_credentials',
       });
     const key = dpopProofSigner(generateDpopKeyPair());

@@ -27,8 +27,23 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
     idp = await startEnterpriseIdp();
     platform = await startTestIssuer();
     const rules = join(data, 'workloads.json');
-    writeFileSync(rules, JSON.stringify([{ issuer: platform.issuer, subject: 'system:serviceaccount:billing:*', client: 'billing-worker', name: 'Billing worker', scopes: ['mcp:tools'] }]));
-    server = await startServe(['--port', String(await freePort()), '--data', data, '--trusted-idp', idp.issuer, '--workload-config', rules, '--allow-insecure-idp']);
+    writeFileSync(
+      rules,
+      JSON.stringify([
+        { issuer: platform.issuer, subject: 'system:serviceaccount:billing:*', client: 'billing-worker', name: 'Billing worker', scopes: ['mcp:tools'] },
+      ]),
+    );
+    server = await startServe([
+      '--port',
+      String(await freePort()),
+      '--data',
+      data,
+      '--trusted-idp',
+      idp.issuer,
+      '--workload-config',
+      rules,
+      '--allow-insecure-idp',
+    ]);
     const added = await cli(['clients', 'add', '--name', 'Corp assistant', '--grant-type', 'jwt-bearer', '--data', data, '--json']);
     assert.equal(added.code, 0, added.stderr);
     credentials = JSON.parse(added.stdout) as typeof credentials;
@@ -99,7 +114,9 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
     assert.equal(response.status, 200, await response.clone().text());
     const { access_token: accessToken } = (await response.json()) as { access_token: string };
     const client = new Client({ name: 'workload e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.issuer}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.issuer}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }),
+    );
     try {
       const who = (await client.callTool({ name: 'whoami' })).structuredContent as Record<string, unknown>;
       assert.equal(who.client_id, 'billing-worker');
@@ -119,10 +136,31 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
 
   it('context-auth call: a workload token file is the grant', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const tokenFile = privateFile('workload-token', await platform.sign({ iss: platform.issuer, sub: 'system:serviceaccount:billing:reporter', aud: server.issuer, iat: now, exp: now + 600, jti: 'cli-workload-1' }));
+    const tokenFile = privateFile(
+      'workload-token',
+      await platform.sign({
+        iss: platform.issuer,
+        sub: 'system:serviceaccount:billing:reporter',
+        aud: server.issuer,
+        iat: now,
+        exp: now + 600,
+        jti: 'cli-workload-1',
+      }),
+    );
     const called = await cli([
-      'call', `${server.issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--grant-type', 'jwt-bearer', '--client-id', 'billing-worker',
-      '--assertion-file', tokenFile, '--credentials', join(data, 'workload-credentials.json'), '--json',
+      'call',
+      `${server.issuer}/mcp`,
+      'tools/call',
+      '{"name":"whoami"}',
+      '--grant-type',
+      'jwt-bearer',
+      '--client-id',
+      'billing-worker',
+      '--assertion-file',
+      tokenFile,
+      '--credentials',
+      join(data, 'workload-credentials.json'),
+      '--json',
     ]);
     assert.equal(called.code, 0, called.stderr);
     assert.match(called.stdout, /billing-worker/);
@@ -131,10 +169,27 @@ describe('CrossAppAccessProvider (SDK v2) against serve --trusted-idp, and a wor
   it('context-auth call: an ID token exchanged at the IdP for an ID-JAG, then the grant', async () => {
     const idTokenFile = privateFile('id-token', await idp.idToken('employee-9'));
     const called = await cli([
-      'call', `${server.issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--grant-type', 'jwt-bearer',
-      '--client-id', credentials.client_id, '--client-secret', credentials.client_secret,
-      '--id-token-file', idTokenFile, '--idp', idp.issuer, '--idp-client-id', idp.clientId, '--idp-client-secret', idp.clientSecret,
-      '--credentials', join(data, 'enterprise-credentials.json'), '--json',
+      'call',
+      `${server.issuer}/mcp`,
+      'tools/call',
+      '{"name":"whoami"}',
+      '--grant-type',
+      'jwt-bearer',
+      '--client-id',
+      credentials.client_id,
+      '--client-secret',
+      credentials.client_secret,
+      '--id-token-file',
+      idTokenFile,
+      '--idp',
+      idp.issuer,
+      '--idp-client-id',
+      idp.clientId,
+      '--idp-client-secret',
+      idp.clientSecret,
+      '--credentials',
+      join(data, 'enterprise-credentials.json'),
+      '--json',
     ]);
     assert.equal(called.code, 0, called.stderr || called.stdout);
     assert.match(called.stdout, /trusted-idp:employee-9@example\.com/);

@@ -145,7 +145,10 @@ describe('the examples: Hono and Express MCP servers guarded against serve, and 
       const env = { PORT: String(await freePort()), CONTEXT_AUTH_ISSUER: server.issuer };
       const without = await startNode(['--import', 'tsx', join(EXAMPLES, example.file)], { env, timeoutMs: 30_000 }).exit;
       assert.equal(without.code, 1);
-      assert.match(without.stderr, /Set REVOCATIONS_CLIENT_ID and REVOCATIONS_CLIENT_SECRET to a client allowed to read the revocation list:\nnpx context-auth clients add --name example-server --grant-type client_credentials --introspect\n/);
+      assert.match(
+        without.stderr,
+        /Set REVOCATIONS_CLIENT_ID and REVOCATIONS_CLIENT_SECRET to a client allowed to read the revocation list:\nnpx context-auth clients add --name example-server --grant-type client_credentials --introspect\n/,
+      );
       const reader = JSON.parse((await cli(['clients', 'list', '--json', '--data', data])).stdout) as { client_id: string; client_name: string }[];
       const readerId = reader.find((c) => c.client_name === 'example-server')!.client_id;
       const wrong = await startNode(['--import', 'tsx', join(EXAMPLES, example.file)], {
@@ -214,17 +217,29 @@ describe('serve without --resource: a context server of your own is refused', { 
   });
 
   it('says how to add one, and answers invalid_target for its URL', async () => {
-    assert.match(server.output(), /resources\s+\S+\/mcp\s+\(the demo[^\n]*\n\s+\(to protect your own context server, add its URL: --resource http:\/\/127\.0\.0\.1:3000\/mcp\)/);
+    assert.match(
+      server.output(),
+      /resources\s+\S+\/mcp\s+\(the demo[^\n]*\n\s+\(to protect your own context server, add its URL: --resource http:\/\/127\.0\.0\.1:3000\/mcp\)/,
+    );
     const registered = await fetch(`${server.issuer}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'mine', redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+      body: JSON.stringify({
+        client_name: 'mine',
+        redirect_uris: ['http://127.0.0.1:9/cb'],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+      }),
     });
     assert.equal(registered.status, 201);
     const { client_id: clientId } = (await registered.json()) as { client_id: string };
     const query = new URLSearchParams({
-      response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb', state: 's',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: 'http://127.0.0.1:9/cb',
+      state: 's',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
       resource: 'http://127.0.0.1:3000/mcp',
     });
     const answer = await fetch(`${server.issuer}/authorize?${query}`, { redirect: 'manual' });
@@ -238,7 +253,10 @@ describe('examples/authorization-server.ts: the server in a program of its own, 
     const folder = tempDataFolder();
     const database = join(folder, 'context-auth.db');
     const resource = 'http://127.0.0.1:3000/mcp';
-    const child = startNode(['--import', 'tsx', join(EXAMPLES, 'authorization-server.ts')], { env: { PORT: '0', DATABASE: database, RESOURCE_URL: resource }, timeoutMs: 50_000 });
+    const child = startNode(['--import', 'tsx', join(EXAMPLES, 'authorization-server.ts')], {
+      env: { PORT: '0', DATABASE: database, RESOURCE_URL: resource },
+      timeoutMs: 50_000,
+    });
     try {
       const [, url] = await child.waitForStderr(/^Authorization server at (http:\/\/127\.0\.0\.1:\d+)$/m, 30_000);
       const metadata = (await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
@@ -255,7 +273,15 @@ describe('examples/authorization-server.ts: the server in a program of its own, 
       assert.equal(registered.status, 201);
       const { client_id: clientId } = (await registered.json()) as { client_id: string };
       const { challenge } = pkcePair();
-      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource });
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: callback,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+        resource,
+      });
       const browser = new Browser((path, init) => fetch(new URL(path, url), init));
       const redirect = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', url!);
       assert.ok(redirect.searchParams.get('code'), redirect.href);

@@ -17,7 +17,10 @@ export async function addClient(data: string, name: string, extra: string[] = []
 export async function tokenFor(issuer: string, client: MachineClient, resource: string): Promise<string> {
   const response = await fetch(`${issuer}/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials', resource }),
   });
   const body = (await response.json()) as { access_token?: string };
@@ -39,7 +42,12 @@ export const textOf = (result: unknown): string => (result as { content: { text:
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 export function initialize(id: number): unknown {
-  return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gateway-e2e', version: '1.0.0' } } };
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gateway-e2e', version: '1.0.0' } },
+  };
 }
 
 /** Reads an event stream until `pattern` shows up; what was read, and the reader to go on with. */

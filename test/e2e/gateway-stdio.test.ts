@@ -51,7 +51,10 @@ class Watch {
     socket.once('data', (chunk) => {
       const pid = Number(/^pid (\d+)/.exec(chunk.toString())![1]);
       this.processes.set(pid, socket);
-      this.endings.set(pid, ended.then(() => void this.processes.delete(pid)));
+      this.endings.set(
+        pid,
+        ended.then(() => void this.processes.delete(pid)),
+      );
       this.waiting.shift()?.(pid);
     });
   }
@@ -62,7 +65,20 @@ async function serveWithStdio(data: string, watchPort: number, extra: string[]):
   process.env.WATCH_PORT = String(watchPort);
   process.env.OPERATOR_VALUE = 'from the operator';
   process.env.CONTEXT_AUTH_GATEWAY_PROBE = 'never passed on';
-  return startServe(['--port', String(await freePort()), '--data', data, '--quiet', '--gateway', `/files=${COMMAND}`, '--gateway-env', 'WATCH_PORT', '--gateway-env', 'OPERATOR_VALUE', ...extra]);
+  return startServe([
+    '--port',
+    String(await freePort()),
+    '--data',
+    data,
+    '--quiet',
+    '--gateway',
+    `/files=${COMMAND}`,
+    '--gateway-env',
+    'WATCH_PORT',
+    '--gateway-env',
+    'OPERATOR_VALUE',
+    ...extra,
+  ]);
 }
 
 describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
@@ -84,7 +100,7 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
     watch.server.close();
   });
 
-  it('the SDK client gets a process of its own, with the operator\'s environment, and its progress as it comes; DELETE ends the process', async () => {
+  it("the SDK client gets a process of its own, with the operator's environment, and its progress as it comes; DELETE ends the process", async () => {
     const started = watch.next();
     const { sdk, transport } = await sdkClient(`${issuer}/files`, alice, issuer);
     const pid = await started;
@@ -106,19 +122,35 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
     await sdk.close();
   });
 
-  it('a call\'s progress comes on that call\'s own stream, while it runs', async () => {
+  it("a call's progress comes on that call's own stream, while it runs", async () => {
     const token = await tokenFor(issuer, alice, `${issuer}/files`);
     const started = watch.next();
-    const opened = await fetch(`${issuer}/files`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initialize(1)) });
+    const opened = await fetch(`${issuer}/files`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(initialize(1)),
+    });
     await opened.text();
     const pid = await started;
-    const session = { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
-    await (await fetch(`${issuer}/files`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+    const session = {
+      ...MCP_HEADERS,
+      authorization: `Bearer ${token}`,
+      'mcp-session-id': opened.headers.get('mcp-session-id')!,
+      'mcp-protocol-version': '2025-06-18',
+    };
+    await (
+      await fetch(`${issuer}/files`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    ).text();
     // No GET stream is open: the progress has only the call's stream to come on.
     const call = await fetch(`${issuer}/files`, {
       method: 'POST',
       headers: session,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'wait_for_release', arguments: {}, _meta: { progressToken: 'p1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'wait_for_release', arguments: {}, _meta: { progressToken: 'p1' } },
+      }),
     });
     assert.equal(call.headers.get('content-type'), 'text/event-stream');
     const { reader } = await readUntil(call.body!, /"progressToken":"p1"/);
@@ -134,7 +166,11 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
     const aliceToken = await tokenFor(issuer, alice, `${issuer}/files`);
     const open = async (): Promise<{ sessionId: string; pid: number }> => {
       const started = watch.next();
-      const response = await fetch(`${issuer}/files`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}` }, body: JSON.stringify(initialize(1)) });
+      const response = await fetch(`${issuer}/files`, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}` },
+        body: JSON.stringify(initialize(1)),
+      });
       assert.equal(response.status, 200);
       await response.text();
       return { sessionId: response.headers.get('mcp-session-id')!, pid: await started };
@@ -142,7 +178,11 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
     const first = await open();
     const second = await open();
     assert.notEqual(first.pid, second.pid);
-    const refused = await fetch(`${issuer}/files`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}` }, body: JSON.stringify(initialize(1)) });
+    const refused = await fetch(`${issuer}/files`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}` },
+      body: JSON.stringify(initialize(1)),
+    });
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get('retry-after'), '30');
 
@@ -154,7 +194,10 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
     });
     assert.equal(hijack.status, 404);
 
-    const ended = await fetch(`${issuer}/files`, { method: 'DELETE', headers: { authorization: `Bearer ${aliceToken}`, 'mcp-session-id': first.sessionId, 'mcp-protocol-version': '2025-06-18' } });
+    const ended = await fetch(`${issuer}/files`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${aliceToken}`, 'mcp-session-id': first.sessionId, 'mcp-protocol-version': '2025-06-18' },
+    });
     assert.equal(ended.status, 200);
     await watch.ended(first.pid);
     const third = await open();
@@ -164,7 +207,11 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
   it('a request without a session that is not an initialize starts no process', async () => {
     const token = await tokenFor(issuer, alice, `${issuer}/files`);
     const before = watch.running();
-    const refused = await fetch(`${issuer}/files`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const refused = await fetch(`${issuer}/files`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     assert.equal(refused.status, 400);
     assert.deepEqual(watch.running(), before);
   });
@@ -195,13 +242,22 @@ describe('serve --gateway-idle-timeout', { timeout: 300_000 }, () => {
     const client = await addClient(data, 'robot');
     const token = await tokenFor(server.issuer, client, `${server.issuer}/files`);
     const started = watch.next();
-    const opened = await fetch(`${server.issuer}/files`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initialize(1)) });
+    const opened = await fetch(`${server.issuer}/files`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(initialize(1)),
+    });
     assert.equal(opened.status, 200);
     await opened.text();
     await watch.ended(await started);
     const gone = await fetch(`${server.issuer}/files`, {
       method: 'POST',
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${token}`,
+        'mcp-session-id': opened.headers.get('mcp-session-id')!,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     assert.equal(gone.status, 404);

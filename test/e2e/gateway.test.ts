@@ -28,7 +28,17 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
   before(async () => {
     upstream = await sdkUpstream();
     other = await sdkUpstream();
-    server = await startServe(['--port', String(await freePort()), '--data', data, '--quiet', '--gateway', `/up=${upstream.url}`, '--gateway', `/other=${other.url}`]);
+    server = await startServe([
+      '--port',
+      String(await freePort()),
+      '--data',
+      data,
+      '--quiet',
+      '--gateway',
+      `/up=${upstream.url}`,
+      '--gateway',
+      `/other=${other.url}`,
+    ]);
     issuer = server.issuer;
     alice = await addClient(data, 'alice robot');
     bob = await addClient(data, 'bob robot');
@@ -69,13 +79,27 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
       assert.equal(request.headers.authorization, undefined, 'the upstream never sees the Authorization header we received');
       assert.equal(request.headers.dpop, undefined);
     }
-    assert.ok(upstream.received.some((request) => request.headers['mcp-protocol-version'] !== undefined), 'MCP-Protocol-Version is passed on');
+    assert.ok(
+      upstream.received.some((request) => request.headers['mcp-protocol-version'] !== undefined),
+      'MCP-Protocol-Version is passed on',
+    );
   });
 
   it('our client (context-auth call) calls a tool through the gateway, with a bearer token and with a DPoP-bound one', async () => {
     const called = await cli([
-      'call', `${issuer}/up`, 'tools/call', '{"name":"echo","arguments":{"text":"from context-auth call"}}', '--grant-type', 'client_credentials',
-      '--client-id', alice.client_id, '--client-secret', alice.client_secret, '--credentials', join(data, 'call-credentials.json'), '--json',
+      'call',
+      `${issuer}/up`,
+      'tools/call',
+      '{"name":"echo","arguments":{"text":"from context-auth call"}}',
+      '--grant-type',
+      'client_credentials',
+      '--client-id',
+      alice.client_id,
+      '--client-secret',
+      alice.client_secret,
+      '--credentials',
+      join(data, 'call-credentials.json'),
+      '--json',
     ]);
     assert.equal(called.code, 0, called.stderr);
     assert.equal(textOf(JSON.parse(called.stdout)), 'from context-auth call');
@@ -83,8 +107,20 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
     // A DPoP-bound token: the guard checks its proof at the gateway path, and neither reaches the upstream.
     const seen = upstream.received.length;
     const bound = await cli([
-      'call', `${issuer}/up`, 'tools/call', '{"name":"echo","arguments":{"text":"bound to a key"}}', '--grant-type', 'client_credentials', '--dpop',
-      '--client-id', alice.client_id, '--client-secret', alice.client_secret, '--credentials', join(data, 'dpop-credentials.json'), '--json',
+      'call',
+      `${issuer}/up`,
+      'tools/call',
+      '{"name":"echo","arguments":{"text":"bound to a key"}}',
+      '--grant-type',
+      'client_credentials',
+      '--dpop',
+      '--client-id',
+      alice.client_id,
+      '--client-secret',
+      alice.client_secret,
+      '--credentials',
+      join(data, 'dpop-credentials.json'),
+      '--json',
     ]);
     assert.equal(bound.code, 0, bound.stderr);
     assert.equal(textOf(JSON.parse(bound.stdout)), 'bound to a key');
@@ -107,7 +143,11 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
     assert.equal(upstream.received.length, seen);
     // The same token where it belongs: accepted, and forwarded there.
     const token = await tokenFor(issuer, alice, `${issuer}/other`);
-    const accepted = await fetch(`${issuer}/other`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initialize(1)) });
+    const accepted = await fetch(`${issuer}/other`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(initialize(1)),
+    });
     assert.equal(accepted.status, 200);
     await accepted.body?.cancel();
     assert.equal(other.received.length, 1);
@@ -122,7 +162,11 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
     assert.ok(sessionId, 'the session id comes back');
     await opened.text();
     const session = { ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
-    const initialized = await fetch(`${issuer}/up`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const initialized = await fetch(`${issuer}/up`, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
     assert.equal(initialized.status, 202);
     assert.equal(upstream.received.at(-1)!.headers['mcp-protocol-version'], '2025-06-18');
     assert.equal(upstream.received.at(-1)!.headers['mcp-session-id'], sessionId);
@@ -137,7 +181,11 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
     // Another client with a valid token for this path, and alice's session id: as if the session did not exist.
     const bobToken = await tokenFor(issuer, bob, `${issuer}/up`);
     const seen = upstream.received.length;
-    const hijack = await fetch(`${issuer}/up`, { method: 'POST', headers: { ...session, authorization: `Bearer ${bobToken}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const hijack = await fetch(`${issuer}/up`, {
+      method: 'POST',
+      headers: { ...session, authorization: `Bearer ${bobToken}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     assert.equal(hijack.status, 404);
     assert.equal(upstream.received.length, seen, 'the request never reached the upstream');
 
@@ -151,7 +199,11 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
   it('a body past the cap is refused with 413 and never forwarded', async () => {
     const token = await tokenFor(issuer, alice, `${issuer}/up`);
     const seen = upstream.received.length;
-    const tooLarge = await fetch(`${issuer}/up`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: 'x'.repeat(1024 * 1024 + 1) });
+    const tooLarge = await fetch(`${issuer}/up`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: 'x'.repeat(1024 * 1024 + 1),
+    });
     assert.equal(tooLarge.status, 413);
     assert.equal(upstream.received.length, seen);
   });
@@ -192,9 +244,29 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300
     const policy = join(data, 'gateway-policy.json');
     writeFileSync(policy, JSON.stringify({ '/policed': { tools: { echo: ['mcp:admin'] }, filterToolList: true } }));
     server = await startServe([
-      '--port', String(port), '--data', data, '--quiet', '--gateway-token', 'signed', '--gateway-timeout', '1',
-      '--gateway', `/verified=${verified.url}`, '--gateway', `/refusing=${refusing.url}`, '--gateway', `/hanging=${hanging.url}`,
-      '--gateway', `/dying=${dying.url}`, '--gateway', `/unreachable=${unreachable}`, '--gateway', `/policed=${verified.url}`, '--gateway-policy', policy,
+      '--port',
+      String(port),
+      '--data',
+      data,
+      '--quiet',
+      '--gateway-token',
+      'signed',
+      '--gateway-timeout',
+      '1',
+      '--gateway',
+      `/verified=${verified.url}`,
+      '--gateway',
+      `/refusing=${refusing.url}`,
+      '--gateway',
+      `/hanging=${hanging.url}`,
+      '--gateway',
+      `/dying=${dying.url}`,
+      '--gateway',
+      `/unreachable=${unreachable}`,
+      '--gateway',
+      `/policed=${verified.url}`,
+      '--gateway-policy',
+      policy,
     ]);
     robot = await addClient(data, 'robot');
     admin = await addClient(data, 'admin robot', ['--scope', 'mcp:tools mcp:admin']);
@@ -227,12 +299,12 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300
       assert.equal(claims.scope, personalClaims.scope);
       assert.deepEqual(claims.act, { sub: `${issuer}/verified` });
       assert.equal(typeof claims.original_jti, 'string');
-      assert.ok(claims.exp! - claims.iat! <= 300, 'minutes of life, not the person token\'s');
+      assert.ok(claims.exp! - claims.iat! <= 300, "minutes of life, not the person token's");
     }
     for (const request of verified.received) assert.notEqual(request.headers.authorization, undefined);
   });
 
-  it('per-tool scopes: a call for a tool the token\'s scopes do not cover is 403 with the scopes to step up to; tools/list shows what the token may call', async () => {
+  it("per-tool scopes: a call for a tool the token's scopes do not cover is 403 with the scopes to step up to; tools/list shows what the token may call", async () => {
     const seen = verified.received.length;
     const refused = await post('/policed', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
     assert.equal(refused.status, 403);
@@ -255,13 +327,13 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300
   it('per-tool scopes: the SDK client steps up from the 403 and calls the tool', async () => {
     const { sdk } = await sdkClient(`${issuer}/policed`, admin, issuer);
     try {
-      assert.deepEqual((await sdk.listTools()).tools.map((tool) => tool.name).sort(), ['wait_for_release'], 'the first token has the challenge\'s scope alone');
+      assert.deepEqual((await sdk.listTools()).tools.map((tool) => tool.name).sort(), ['wait_for_release'], "the first token has the challenge's scope alone");
       assert.equal(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'stepped up' } })), 'stepped up');
       assert.deepEqual((await sdk.listTools()).tools.map((tool) => tool.name).sort(), ['echo', 'wait_for_release']);
     } finally {
       await sdk.close();
     }
-    assert.deepEqual(String(claimsSeen.at(-1)!.scope).split(' ').sort(), ['mcp:admin', 'mcp:tools'], 'the upstream saw the wider token\'s scopes');
+    assert.deepEqual(String(claimsSeen.at(-1)!.scope).split(' ').sort(), ['mcp:admin', 'mcp:tools'], "the upstream saw the wider token's scopes");
   });
 
   it('an upstream that refuses our token is a 502, not a 401 that would send the client to sign in again', async () => {
@@ -281,7 +353,7 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300
     assert.deepEqual(await unreachable.json(), { error: 'bad_gateway', error_description: 'the upstream context server could not be reached' });
   });
 
-  it('an upstream that dies in the middle of a stream breaks the client\'s stream too, rather than ending it as if complete', async () => {
+  it("an upstream that dies in the middle of a stream breaks the client's stream too, rather than ending it as if complete", async () => {
     const answer = await post('/dying', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'long' } });
     assert.equal(answer.status, 200);
     const { reader } = await readUntil(answer.body!, /notifications\/progress/);

@@ -15,7 +15,15 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { discoverAsHost, type HostDiscovery } from '../../src/client/hosts/discover.js';
 import { Prober, type ProbedRequest } from '../../src/client/hosts/prober.js';
-import { authorizationParameters, codeExchangeForm, redirectUriOf, refreshForm, registrationBody, stateOf, type HostContext } from '../../src/client/hosts/requests.js';
+import {
+  authorizationParameters,
+  codeExchangeForm,
+  redirectUriOf,
+  refreshForm,
+  registrationBody,
+  stateOf,
+  type HostContext,
+} from '../../src/client/hosts/requests.js';
 import type { HostProfile } from '../../src/client/hosts/types.js';
 import { Browser, pkcePair, signInAndConsent } from '../helpers/harness.js';
 
@@ -143,7 +151,9 @@ export async function driveHost(profile: HostProfile, options: DriveOptions): Pr
     const context: HostContext = { mcpUrl, discovery, ...(callback ? { port: callback.port } : {}), serverName: 'context-demo' };
     // A host listening on a port of its choice sends that port; one whose usual port is taken
     // (VS Code's 33418, mcp-remote's) listens on another, which loopback matching must allow.
-    const redirectUri = callback ? redirectUriOf(profile, context).replace(/^(http:\/\/[^/:]+)(:\d+)?/, `$1:${callback.port}`) : redirectUriOf(profile, context);
+    const redirectUri = callback
+      ? redirectUriOf(profile, context).replace(/^(http:\/\/[^/:]+)(:\d+)?/, `$1:${callback.port}`)
+      : redirectUriOf(profile, context);
 
     let clientId: string;
     let clientSecret: string | undefined;
@@ -156,12 +166,17 @@ export async function driveHost(profile: HostProfile, options: DriveOptions): Pr
       clientId = url;
     } else {
       const body = registrationBody(profile, { ...context, port: callback?.port ?? context.port });
-      const registered = await fetch(String(server.registration_endpoint), { method: 'POST', headers: { 'content-type': 'application/json', ...origin }, body: JSON.stringify(body) });
+      const registered = await fetch(String(server.registration_endpoint), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...origin },
+        body: JSON.stringify(body),
+      });
       const answer = (await registered.json()) as Record<string, unknown>;
       assert.equal(registered.status, 201, `${profile.id}: registration refused: ${JSON.stringify(answer)}`);
       clientId = String(answer.client_id);
       clientSecret = typeof answer.client_secret === 'string' ? answer.client_secret : undefined;
-      if (profile.token.clientAuthentication !== 'none') assert.ok(clientSecret, `${profile.id}: registered for ${profile.token.clientAuthentication} without a secret`);
+      if (profile.token.clientAuthentication !== 'none')
+        assert.ok(clientSecret, `${profile.id}: registered for ${profile.token.clientAuthentication} without a secret`);
     }
 
     const { verifier, challenge } = pkcePair();
@@ -203,7 +218,11 @@ export async function driveHost(profile: HostProfile, options: DriveOptions): Pr
       }
       tokenForms.push(new URLSearchParams(form));
       const response = await fetch(tokenEndpoint, { method: 'POST', headers, body: form });
-      if (profile.browserOrigin) assert.ok(['*', profile.browserOrigin].includes(response.headers.get('access-control-allow-origin') ?? ''), `${profile.id}: the token answer has no CORS header for ${profile.browserOrigin}`);
+      if (profile.browserOrigin)
+        assert.ok(
+          ['*', profile.browserOrigin].includes(response.headers.get('access-control-allow-origin') ?? ''),
+          `${profile.id}: the token answer has no CORS header for ${profile.browserOrigin}`,
+        );
       return response;
     };
     const exchanged = await sendToken(codeExchangeForm(profile, context, { clientId, code: returned.get('code')!, redirectUri, codeVerifier: verifier }));

@@ -47,7 +47,17 @@ function postToken(issuer: string, values: Record<string, string>): Promise<Resp
 /** The person at serve's pages over HTTP: signs in, approves, and returns where serve sends the browser (not followed). */
 async function approveOverHttp(issuer: string, clientId: string, redirectUri: string, challenge: string, pages: string[] = []): Promise<URL> {
   const browser = new Browser((path, init) => fetch(new URL(path, issuer), init));
-  const first = await browser.fetch(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'host-state', resource: `${issuer}/mcp` }));
+  const first = await browser.fetch(
+    authorizeUrl({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'host-state',
+      resource: `${issuer}/mcp`,
+    }),
+  );
   return signInAndConsent(browser, first, USER, 'approve', issuer, pages);
 }
 
@@ -92,10 +102,14 @@ describe('hosts connect to serve on the first try', { timeout: 300_000 }, () => 
     assert.equal(back.searchParams.get('iss'), server.issuer);
 
     const listed = await cli(['clients', 'list', '--json', '--data', data]);
-    const kept = (JSON.parse(listed.stdout) as Array<{ client_id: string; grant_types: string[]; token_endpoint_auth_method: string }>).find((client) => client.client_id === clientId);
+    const kept = (JSON.parse(listed.stdout) as Array<{ client_id: string; grant_types: string[]; token_endpoint_auth_method: string }>).find(
+      (client) => client.client_id === clientId,
+    );
     assert.deepEqual(kept?.grant_types, ['authorization_code', 'refresh_token']);
     assert.equal(kept?.token_endpoint_auth_method, 'none');
-    await server.waitForOutput(/"event":"client_metadata_trimmed"[^\n]*"registered_by":"document"[^\n]*grant_types urn:ietf:params:oauth:grant-type:jwt-bearer: needs a confidential client/);
+    await server.waitForOutput(
+      /"event":"client_metadata_trimmed"[^\n]*"registered_by":"document"[^\n]*grant_types urn:ietf:params:oauth:grant-type:jwt-bearer: needs a confidential client/,
+    );
     assert.doesNotMatch(server.output(), /"event":"client_document_failed"/);
   });
 
@@ -104,7 +118,9 @@ describe('hosts connect to serve on the first try', { timeout: 300_000 }, () => 
     const body = (await response.json()) as { client_id: string; redirect_uris: string[] };
     assert.equal(response.status, 201, JSON.stringify(body));
     assert.deepEqual(body.redirect_uris, ['https://www.cursor.com/agents/mcp/oauth/callback', 'http://localhost:8787/callback']);
-    await server.waitForOutput(/"event":"client_metadata_trimmed"[^\n]*redirect_uris cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback: redirect URI scheme cursor: is not allowed/);
+    await server.waitForOutput(
+      /"event":"client_metadata_trimmed"[^\n]*redirect_uris cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback: redirect URI scheme cursor: is not allowed/,
+    );
   });
 
   it("ChatGPT's document as recorded: private_key_jwt with RS256 keys at its jwks_uri, for the code and for a refresh", async () => {
@@ -126,21 +142,37 @@ describe('hosts connect to serve on the first try', { timeout: 300_000 }, () => 
     const code = back.searchParams.get('code')!;
 
     const redeemed = await postToken(server.issuer, {
-      grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CHATGPT_REDIRECT_URI, resource: `${server.issuer}/mcp`,
-      client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: assertion(),
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: CHATGPT_REDIRECT_URI,
+      resource: `${server.issuer}/mcp`,
+      client_assertion_type: CLIENT_ASSERTION_TYPE,
+      client_assertion: assertion(),
     });
     const tokens = (await redeemed.json()) as { access_token: string; refresh_token: string };
     assert.equal(redeemed.status, 200, JSON.stringify(tokens));
     assert.ok((hits.get('/oauth/jwks.json') ?? 0) >= 1, 'serve fetched the keys at the jwks_uri');
     assert.equal(await toolsListStatus(server.issuer, tokens.access_token), 200);
 
-    const refreshed = await postToken(server.issuer, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: assertion() });
+    const refreshed = await postToken(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_assertion_type: CLIENT_ASSERTION_TYPE,
+      client_assertion: assertion(),
+    });
     assert.equal(refreshed.status, 200, await refreshed.clone().text());
-    const withoutAssertion = await postToken(server.issuer, { grant_type: 'refresh_token', refresh_token: ((await refreshed.json()) as { refresh_token: string }).refresh_token, client_id: clientId });
+    const withoutAssertion = await postToken(server.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: ((await refreshed.json()) as { refresh_token: string }).refresh_token,
+      client_id: clientId,
+    });
     assert.equal(withoutAssertion.status, 401, 'its id alone is not enough: it is a private_key_jwt client');
 
     const listed = await cli(['clients', 'list', '--json', '--data', data]);
-    const kept = (JSON.parse(listed.stdout) as Array<{ client_id: string; token_endpoint_auth_method: string }>).find((client) => client.client_id === clientId);
+    const kept = (JSON.parse(listed.stdout) as Array<{ client_id: string; token_endpoint_auth_method: string }>).find(
+      (client) => client.client_id === clientId,
+    );
     assert.equal(kept?.token_endpoint_auth_method, 'private_key_jwt');
   });
 });
@@ -171,7 +203,18 @@ describe('serve --allow-redirect-scheme cursor: Cursor connects through its own 
 
     const callback = CURSOR_REGISTRATION.redirect_uris[0];
     const { verifier, challenge } = pkcePair();
-    const authorize = new URL(authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: callback, code_challenge: challenge, code_challenge_method: 'S256', state: 'cursor-state', resource: `${server.issuer}/mcp` }), server.issuer);
+    const authorize = new URL(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: callback,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'cursor-state',
+        resource: `${server.issuer}/mcp`,
+      }),
+      server.issuer,
+    );
     const page = await (await chromium.newContext()).newPage();
     const approve = await signInToConsent(page, authorize, server.issuer, USER);
     const shown = await page.locator('main').innerText();
@@ -187,7 +230,14 @@ describe('serve --allow-redirect-scheme cursor: Cursor connects through its own 
     const code = arrived.searchParams.get('code');
     assert.ok(code, arrived.href);
 
-    const redeemed = await postToken(server.issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: callback, client_id: client.client_id, resource: `${server.issuer}/mcp` });
+    const redeemed = await postToken(server.issuer, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: callback,
+      client_id: client.client_id,
+      resource: `${server.issuer}/mcp`,
+    });
     const tokens = (await redeemed.json()) as { access_token: string };
     assert.equal(redeemed.status, 200, JSON.stringify(tokens));
     assert.equal(await toolsListStatus(server.issuer, tokens.access_token), 200);

@@ -23,7 +23,10 @@ async function refreshAsHost(profile: HostProfile, run: Awaited<ReturnType<typeo
   assert.ok(tokens.refresh_token, `${profile.id}: no refresh token`);
   if (profile.refresh.earlySeconds !== undefined) {
     // A token shorter-lived than the host's margin would be refreshed before every request.
-    assert.ok((tokens.expires_in ?? 0) > profile.refresh.earlySeconds, `${profile.id} refreshes ${profile.refresh.earlySeconds} s early; tokens live ${tokens.expires_in} s`);
+    assert.ok(
+      (tokens.expires_in ?? 0) > profile.refresh.earlySeconds,
+      `${profile.id} refreshes ${profile.refresh.earlySeconds} s early; tokens live ${tokens.expires_in} s`,
+    );
   }
   const sessions = profile.refresh.concurrentSessions ?? 1;
   const answers = await Promise.all(Array.from({ length: sessions }, () => run.refresh(tokens.refresh_token!, tokens.scope)));
@@ -61,7 +64,10 @@ describe('serve, connected to by each host profile', { timeout: 300_000 }, () =>
     it(`${profile.host}, by ${profile.way === 'document' ? 'its client ID metadata document' : 'dynamic registration'} (${profile.id})`, async () => {
       const run = await driveHost(profile, options);
       // Every discovery request was answered as the host needs, with the host's method and headers (HEAD for Gemini CLI, MCP-Protocol-Version: 2024-11-05 for Codex and Goose).
-      assert.ok(run.discoveryRequests.every((request) => request.status === 401 || request.status === 200), JSON.stringify(run.discoveryRequests));
+      assert.ok(
+        run.discoveryRequests.every((request) => request.status === 401 || request.status === 200),
+        JSON.stringify(run.discoveryRequests),
+      );
       if (profile.registration.kind === 'document') assert.ok(documents.fetched.includes(`/${profile.id}/client.json`), 'serve fetched the document');
       // What the host sends, as it sends it: resource present or absent, the scope it asks for.
       assert.equal(run.sent.has('resource'), profile.authorization.resource !== 'absent');

@@ -116,8 +116,15 @@ describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp
 
   it('gives an ID token with openid, which a relying party verifies by discovery and the SDK v2 exchanges for an ID-JAG', async () => {
     const tokens = await signIn(idp, atIdp, 'openid profile mcp:tools');
-    const discovery = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string; userinfo_endpoint: string };
-    const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(discovery.jwks_uri)), { issuer: discovery.issuer, audience: atIdp.client_id });
+    const discovery = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as {
+      issuer: string;
+      jwks_uri: string;
+      userinfo_endpoint: string;
+    };
+    const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(discovery.jwks_uri)), {
+      issuer: discovery.issuer,
+      audience: atIdp.client_id,
+    });
     const userinfo = await fetch(discovery.userinfo_endpoint, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.deepEqual(await userinfo.json(), { sub: payload.sub, preferred_username: ALICE.username });
 
@@ -153,8 +160,16 @@ describe('context-auth issuing ID-JAGs, redeemed by a second serve --trusted-idp
   }
 
   function exchange(extra: Record<string, string | undefined>): Promise<Response> {
-    const body = new URLSearchParams({ grant_type: TOKEN_EXCHANGE, requested_token_type: ID_JAG, subject_token: refreshToken, subject_token_type: REFRESH_TOKEN, audience: ras.issuer });
-    for (const [name, value] of Object.entries(extra)) if (value === undefined) body.delete(name); else body.set(name, value);
+    const body = new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      requested_token_type: ID_JAG,
+      subject_token: refreshToken,
+      subject_token_type: REFRESH_TOKEN,
+      audience: ras.issuer,
+    });
+    for (const [name, value] of Object.entries(extra))
+      if (value === undefined) body.delete(name);
+      else body.set(name, value);
     return fetch(`${idp.issuer}/token`, { method: 'POST', headers: { authorization: basic(atIdp.client_id, atIdp.client_secret) }, body });
   }
 
@@ -197,7 +212,14 @@ async function signIn(server: RunningServer, client: Credentials, scope = 'mcp:t
   const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
   const { verifier, challenge } = pkcePair();
   const start = await browser.fetch(
-    authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', scope }),
+    authorizeUrl({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope,
+    }),
   );
   const location = await signInAndConsent(browser, start, ALICE, 'approve', server.issuer);
   const code = location.searchParams.get('code');

@@ -18,7 +18,8 @@ import { cli, cliWithEnv, freePort, startCli, startServe, tempDataFolder, type R
 import { launchChromium } from './chromium.js';
 
 const USER = { username: 'dana', password: 'device sign-in works' };
-const DEVICE_LINES = /open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\n/;
+const DEVICE_LINES =
+  /open this page on any device with a browser:\n {2}(\S+)\nand enter the code ([A-Z]{4}-[A-Z]{4})\nor open this page, with the code already filled in:\n {2}(\S+)\n/;
 
 interface StoredGrant {
   accessToken: string;
@@ -109,7 +110,9 @@ describe('context-auth login --device against context-auth serve', { timeout: 30
     const cliClients = async (): Promise<string[]> => {
       const listed = await cli(['clients', 'list', '--json', '--data', data]);
       assert.equal(listed.code, 0, listed.stderr);
-      return (JSON.parse(listed.stdout) as { client_id: string; client_name: string }[]).filter((c) => c.client_name === 'context-auth CLI').map((c) => c.client_id);
+      return (JSON.parse(listed.stdout) as { client_id: string; client_name: string }[])
+        .filter((c) => c.client_name === 'context-auth CLI')
+        .map((c) => c.client_id);
     };
     const before = await cliClients();
 

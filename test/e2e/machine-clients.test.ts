@@ -14,7 +14,14 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { Client, ClientCredentialsProvider, createPrivateKeyJwtAuth, PrivateKeyJwtProvider, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import {
+  Client,
+  ClientCredentialsProvider,
+  createPrivateKeyJwtAuth,
+  PrivateKeyJwtProvider,
+  StreamableHTTPClientTransport,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/client';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from './serve-process.js';
 
 describe('the SDK v2 machine-client providers against serve', { timeout: 300_000 }, () => {
@@ -89,7 +96,7 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 300_000
       const made = await cli(['client-key', '--private-key', pem, '--jwks', jwksFile, ...(alg === 'RS256' ? ['--alg', 'RS256'] : []), '--json']);
       assert.equal(made.code, 0, made.stderr);
       const { kid } = JSON.parse(made.stdout) as { kid: string };
-      assert.equal(statSync(pem).mode & 0o777, 0o600, 'the private key is its owner\'s alone');
+      assert.equal(statSync(pem).mode & 0o777, 0o600, "the private key is its owner's alone");
       const [publicJwk, ...more] = (JSON.parse(readFileSync(jwksFile, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
       assert.equal(more.length, 0);
       assert.deepEqual({ kid: publicJwk!.kid, alg: publicJwk!.alg, use: publicJwk!.use }, { kid, alg, use: 'sig' });
@@ -98,8 +105,19 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 300_000
 
       const added = await addClient(['--name', `${alg} robot`, '--jwks', jwksFile]);
       const called = await cli([
-        'call', `${issuer}/mcp`, 'tools/call', '{"name":"whoami"}', '--grant-type', 'client_credentials', '--client-id', String(added.client_id),
-        '--private-key', pem, '--credentials', join(data, `${alg}-credentials.json`), '--json',
+        'call',
+        `${issuer}/mcp`,
+        'tools/call',
+        '{"name":"whoami"}',
+        '--grant-type',
+        'client_credentials',
+        '--client-id',
+        String(added.client_id),
+        '--private-key',
+        pem,
+        '--credentials',
+        join(data, `${alg}-credentials.json`),
+        '--json',
       ]);
       assert.equal(called.code, 0, called.stderr);
       assert.equal((JSON.parse(called.stdout) as { structuredContent: { client_id: string } }).structuredContent.client_id, added.client_id);
@@ -120,9 +138,23 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 300_000
   });
 
   it('clients add refuses what a registration would leave out: an operator names each value on purpose', async () => {
-    const result = await cli(['clients', 'add', '--data', data, '--name', 'half app', '--redirect-uri', 'http://127.0.0.1:9/cb', '--redirect-uri', 'cursor://anysphere.cursor-mcp/oauth/callback']);
+    const result = await cli([
+      'clients',
+      'add',
+      '--data',
+      data,
+      '--name',
+      'half app',
+      '--redirect-uri',
+      'http://127.0.0.1:9/cb',
+      '--redirect-uri',
+      'cursor://anysphere.cursor-mcp/oauth/callback',
+    ]);
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /Cannot add the client: redirect_uris cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback: redirect URI scheme cursor: is not allowed/);
+    assert.match(
+      result.stderr,
+      /Cannot add the client: redirect_uris cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback: redirect URI scheme cursor: is not allowed/,
+    );
     const listed = await cli(['clients', 'list', '--data', data]);
     assert.doesNotMatch(listed.stdout, /half app/, 'nothing was added');
   });
@@ -142,7 +174,10 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 300_000
     writeFileSync(pem, privateKey.export({ format: 'pem', type: 'pkcs8' }));
     const wrongFile = await cli([...base, '--jwks', pem]);
     assert.equal(wrongFile.code, 1);
-    assert.equal(wrongFile.stderr, `context-auth: --jwks ${pem} is a PEM key, not JSON: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.\n`);
+    assert.equal(
+      wrongFile.stderr,
+      `context-auth: --jwks ${pem} is a PEM key, not JSON: --jwks takes the public keys as a JSON Web Key Set, {"keys": [...]}.\n`,
+    );
     for (const [args, message] of refusals) {
       const result = await cli([...base, ...args]);
       assert.notEqual(result.code, 0);
@@ -160,7 +195,11 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 300_000
     const tokenRequest = async (base: string, clientId: string): Promise<Response> => {
       const params = new URLSearchParams({ grant_type: 'client_credentials' });
       const tokenEndpoint = new URL(`${base}/token`);
-      await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: pem, alg: 'ES256', audience: tokenEndpoint })(new Headers(), params, tokenEndpoint);
+      await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: pem, alg: 'ES256', audience: tokenEndpoint })(
+        new Headers(),
+        params,
+        tokenEndpoint,
+      );
       return fetch(tokenEndpoint, { method: 'POST', body: params });
     };
 
@@ -172,7 +211,15 @@ describe('the SDK v2 machine-client providers against serve', { timeout: 300_000
     assert.match(body.error_description, new RegExp(`it must be the issuer identifier ${issuer}, as a single string`));
 
     const legacyData = tempDataFolder();
-    const legacy = await startServe(['--port', String(await freePort()), '--data', legacyData, '--quiet', '--client-assertion-audience', 'issuer-or-token-endpoint']);
+    const legacy = await startServe([
+      '--port',
+      String(await freePort()),
+      '--data',
+      legacyData,
+      '--quiet',
+      '--client-assertion-audience',
+      'issuer-or-token-endpoint',
+    ]);
     try {
       const inLegacy = await cli(['clients', 'add', '--data', legacyData, '--grant-type', 'client_credentials', '--name', 'legacy robot', '--jwks', jwksFile]);
       assert.equal(inLegacy.code, 0, inLegacy.stderr);

@@ -409,7 +409,7 @@ describe('the official MCP SDK client against context-auth serve', () => {
 
   // A stateless server has no stream to offer: 405 (Streamable HTTP, "Listening for messages from
   // the server"). An empty 200 stream would make the SDK reopen it every second, forever.
-  it('answers the SDK\'s GET /mcp with 405, so it does not poll', () => {
+  it("answers the SDK's GET /mcp with 405, so it does not poll", () => {
     const get = requests.find((r) => r.method === 'GET' && r.path === '/mcp');
     assert.ok(get, 'the SDK opened the GET stream after initialization');
     assert.equal(get.status, 405);

@@ -65,7 +65,14 @@ describe('a 2026-07-28 client and a 2025 client, each with ContextClient.fetch, 
         } catch {
           rpc = undefined;
         }
-        sent.push({ method: request.method, path: url.pathname, status: response.status, authorized: request.headers.has('authorization'), headers: request.headers, ...(rpc ? { rpc } : {}) });
+        sent.push({
+          method: request.method,
+          path: url.pathname,
+          status: response.status,
+          authorized: request.headers.has('authorization'),
+          headers: request.headers,
+          ...(rpc ? { rpc } : {}),
+        });
         return response;
       },
       openAuthorizationUrl: async (url) => {
@@ -102,7 +109,13 @@ describe('a 2026-07-28 client and a 2025 client, each with ContextClient.fetch, 
       // Then discovery from the challenge, registration, the token, and the same probe again with it.
       assert.deepEqual(
         rest.map((s) => `${s.method} ${s.path} ${s.status}`),
-        ['GET /.well-known/oauth-protected-resource/mcp 200', 'GET /.well-known/oauth-authorization-server 200', 'POST /register 201', 'POST /token 200', 'POST /mcp 200'],
+        [
+          'GET /.well-known/oauth-protected-resource/mcp 200',
+          'GET /.well-known/oauth-authorization-server 200',
+          'POST /register 201',
+          'POST /token 200',
+          'POST /mcp 200',
+        ],
       );
       assert.equal(rest.at(-1)!.rpc?.method, 'server/discover');
       assert.ok(rest.at(-1)!.authorized);
@@ -122,7 +135,10 @@ describe('a 2026-07-28 client and a 2025 client, each with ContextClient.fetch, 
       assert.equal(authorizations.length, 2);
       assert.deepEqual(authorizations[1]!.searchParams.get('scope')?.split(' ').sort(), ['mcp:admin', 'mcp:tools']);
       const stepUp = toMcp(sent.slice(mark));
-      assert.deepEqual(stepUp.map((s) => s.status), [403, 200]);
+      assert.deepEqual(
+        stepUp.map((s) => s.status),
+        [403, 200],
+      );
       assert.equal(stepUp[0]!.headers.get('mcp-name'), 'admin_report');
 
       // Every request to /mcp was a 2026-07-28 one: no initialize, and each said its version.

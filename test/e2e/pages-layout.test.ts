@@ -109,7 +109,10 @@ describe('the pages in a real browser at 360 px and 1280 px', () => {
         await page.goto(consent.url('reauth'));
         await page.screenshot({ path: join(RESULTS, `admin-reauth-${width}.png`), fullPage: true });
         const waiting = await page.locator('p.notice[role="status"]').innerText();
-        assert.equal(waiting, `Waiting for this sign-in: ${REAUTH_CHANGE}. Your password makes it at once. Signing in again with Corp SSO brings you back to confirm it.`);
+        assert.equal(
+          waiting,
+          `Waiting for this sign-in: ${REAUTH_CHANGE}. Your password makes it at once. Signing in again with Corp SSO brings you back to confirm it.`,
+        );
         // Both forms carry the change: the password's and the provider's.
         assert.equal(await page.locator('form input[name="then"][value="remove-client"]').count(), 2);
         assert.equal((await measure(page)).overflows, false, 'the page scrolls sideways');

@@ -25,7 +25,8 @@ export function decodePng(png: Buffer): Pixels {
       width = body.readUInt32BE(0);
       height = body.readUInt32BE(4);
       const [depth, colour, , , interlace] = body.subarray(8, 13);
-      if (depth !== 8 || (colour !== 2 && colour !== 6) || interlace !== 0) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
+      if (depth !== 8 || (colour !== 2 && colour !== 6) || interlace !== 0)
+        throw new Error(`unsupported PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
       channels = colour === 6 ? 4 : 3;
     } else if (type === 'IDAT') data.push(body);
     offset += 12 + length;
@@ -41,8 +42,7 @@ export function decodePng(png: Buffer): Pixels {
       const a = i >= channels ? pixels[y * stride + i - channels]! : 0;
       const b = y > 0 ? pixels[(y - 1) * stride + i]! : 0;
       const c = i >= channels && y > 0 ? pixels[(y - 1) * stride + i - channels]! : 0;
-      const predictor =
-        filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : paeth(a, b, c);
+      const predictor = filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : paeth(a, b, c);
       pixels[y * stride + i] = (value + predictor) & 0xff;
     }
   }

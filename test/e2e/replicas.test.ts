@@ -60,7 +60,14 @@ describe('two serve replicas on one PostgreSQL database', () => {
     fetch(new URL(path, base), { method: 'POST', body: new URLSearchParams(values), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
 
   const redeem = (base: string, code: string, verifier: string) =>
-    post(base, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK, client_id: clientId, resource: `${issuer}/mcp` });
+    post(base, '/token', {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      resource: `${issuer}/mcp`,
+    });
 
   const refresh = (base: string, token: string) => post(base, '/token', { grant_type: 'refresh_token', refresh_token: token, client_id: clientId });
 
@@ -100,7 +107,11 @@ describe('two serve replicas on one PostgreSQL database', () => {
     const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as TokenBody })));
     const statuses = bodies.map((b) => b.status);
     const winners = bodies.filter((b) => b.status === 200);
-    assert.equal(winners.length, 1, `${kind} round ${round}: exactly one replica wins, got ${statuses.join(' and ')}: ${JSON.stringify(bodies.map((b) => b.body.error))}`);
+    assert.equal(
+      winners.length,
+      1,
+      `${kind} round ${round}: exactly one replica wins, got ${statuses.join(' and ')}: ${JSON.stringify(bodies.map((b) => b.body.error))}`,
+    );
     const loser = bodies.find((b) => b.status !== 200)!;
     assert.equal(loser.status, 400, `${kind} round ${round}: the loser gets 400, got ${loser.status}`);
     assert.equal(loser.body.error, 'invalid_grant');
@@ -127,7 +138,12 @@ describe('two serve replicas on one PostgreSQL database', () => {
     const registration = await fetch(`${baseA}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Replicas', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+      body: JSON.stringify({
+        client_name: 'Replicas',
+        redirect_uris: [CALLBACK],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      }),
     });
     assert.equal(registration.status, 201);
     clientId = ((await registration.json()) as { client_id: string }).client_id;
@@ -181,7 +197,19 @@ describe('two serve replicas on one PostgreSQL database', () => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const jwksFile = join(mkdtempSync(join(tmpdir(), 'ca-replicas-')), 'keys.json');
     writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] }));
-    const added = await cli(['clients', 'add', '--name', 'robot', '--grant-type', 'client_credentials', '--jwks', jwksFile, '--store', database!.connectionString, '--json']);
+    const added = await cli([
+      'clients',
+      'add',
+      '--name',
+      'robot',
+      '--grant-type',
+      'client_credentials',
+      '--jwks',
+      jwksFile,
+      '--store',
+      database!.connectionString,
+      '--json',
+    ]);
     assert.equal(added.code, 0, added.stderr);
     const robot = (JSON.parse(added.stdout) as { client_id: string }).client_id;
     const sign = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey);
@@ -190,7 +218,11 @@ describe('two serve replicas on one PostgreSQL database', () => {
       return sign({ iss: robot, sub: robot, aud: issuer, jti: randomUUID(), iat: now, exp: now + 60 });
     };
     const viaAssertion = (base: string, token: string) =>
-      post(base, '/token', { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: token });
+      post(base, '/token', {
+        grant_type: 'client_credentials',
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: token,
+      });
 
     const used = assertion();
     assert.equal((await viaAssertion(baseA, used)).status, 200);
@@ -242,7 +274,11 @@ describe('two serve replicas on one PostgreSQL database', () => {
         const order = round % 2 === 0 ? [baseA, baseB] : [baseB, baseA];
         const responses = await Promise.all(order.map((base) => refresh(base, tokens.refresh_token)));
         const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as TokenBody })));
-        assert.deepEqual(bodies.map((b) => b.status), [200, 200], `refresh round ${round}: ${JSON.stringify(bodies.map((b) => b.body.error))}`);
+        assert.deepEqual(
+          bodies.map((b) => b.status),
+          [200, 200],
+          `refresh round ${round}: ${JSON.stringify(bodies.map((b) => b.body.error))}`,
+        );
         const shared = bodies[0]!.body.refresh_token;
         assert.equal(bodies[1]!.body.refresh_token, shared, `refresh round ${round}: one token for both answers`);
         const { rows } = await db.query<{ live: string }>(
@@ -256,7 +292,11 @@ describe('two serve replicas on one PostgreSQL database', () => {
         const next = [];
         for (const base of round % 4 < 2 ? order : [...order].reverse()) next.push(await refresh(base, shared));
         const nextBodies = await Promise.all(next.map(async (r) => ({ status: r.status, body: (await r.json()) as TokenBody })));
-        assert.deepEqual(nextBodies.map((b) => b.status), [200, 200], `refresh round ${round}, next: ${JSON.stringify(nextBodies.map((b) => b.body.error))}`);
+        assert.deepEqual(
+          nextBodies.map((b) => b.status),
+          [200, 200],
+          `refresh round ${round}, next: ${JSON.stringify(nextBodies.map((b) => b.body.error))}`,
+        );
         assert.equal(nextBodies[1]!.body.refresh_token, nextBodies[0]!.body.refresh_token, `refresh round ${round}: the later refresh is a retry`);
 
         // Once its successor is used, the shared token is a reuse, at whichever replica: the family goes.
@@ -304,7 +344,10 @@ describe('two serve replicas on one PostgreSQL database', () => {
     assert.equal(published.size, 2, 'both replicas publish the new key within 20 s');
     t.diagnostic(`new key published by both after ${Date.now() - rotatedAt} ms`);
     const setB = published.get(baseB)!;
-    assert.ok(setB.keys.some((key) => key.kid === oldKid), 'the previous key stays published');
+    assert.ok(
+      setB.keys.some((key) => key.kid === oldKid),
+      'the previous key stays published',
+    );
 
     // A token signed by A before the rotation verifies against B's keys.
     const { payload } = await jwtVerify(before.access_token, createLocalJWKSet(setB), { issuer, audience: `${issuer}/mcp` });

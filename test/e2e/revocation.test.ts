@@ -42,7 +42,13 @@ describe('revocation reaches the co-hosted /mcp', () => {
   async function authorizeOnce(): Promise<{ code: string; verifier: string }> {
     const { verifier, challenge } = pkcePair();
     const query = new URLSearchParams({
-      response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource: `${issuer}/mcp`,
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+      resource: `${issuer}/mcp`,
     });
     const callback = await signInAndConsent(browser, await browser.fetch(`/authorize?${query}`), USER, 'approve', issuer);
     return { code: callback.searchParams.get('code')!, verifier };
@@ -69,7 +75,12 @@ describe('revocation reaches the co-hosted /mcp', () => {
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Revocation', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+      body: JSON.stringify({
+        client_name: 'Revocation',
+        redirect_uris: [CALLBACK],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      }),
     });
     clientId = ((await registration.json()) as { client_id: string }).client_id;
   });

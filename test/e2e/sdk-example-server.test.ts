@@ -72,7 +72,10 @@ async function startExample(flags: string[], mcpPort: number, authPort: number):
     await new Promise<void>((resolvePromise, reject) => {
       const timer = setTimeout(() => reject(new Error(`the SDK example did not start:\n${output}`)), 15_000);
       const check = (): void => {
-        if (output.includes(`MCP Streamable HTTP Server listening on port ${mcpPort}`) && output.includes(`OAuth Authorization Server listening on port ${authPort}`)) {
+        if (
+          output.includes(`MCP Streamable HTTP Server listening on port ${mcpPort}`) &&
+          output.includes(`OAuth Authorization Server listening on port ${authPort}`)
+        ) {
           clearTimeout(timer);
           resolvePromise();
         }
@@ -118,7 +121,13 @@ for (const variant of [
       const request = new Request(input, init);
       const body = request.method === 'POST' ? await request.clone().text() : undefined;
       const response = await fetch(request);
-      recorded.push({ method: request.method, url: request.url, status: response.status, authorization: request.headers.get('authorization'), ...(body !== undefined ? { body } : {}) });
+      recorded.push({
+        method: request.method,
+        url: request.url,
+        status: response.status,
+        authorization: request.headers.get('authorization'),
+        ...(body !== undefined ? { body } : {}),
+      });
       return response;
     };
 
@@ -163,7 +172,10 @@ for (const variant of [
         await client.connect(transport);
         assert.equal(client.getServerVersion()?.name, 'simple-streamable-http-server');
         const { tools } = await client.listTools();
-        assert.ok(tools.some((tool) => tool.name === 'greet'), `tools: ${tools.map((tool) => tool.name).join(', ')}`);
+        assert.ok(
+          tools.some((tool) => tool.name === 'greet'),
+          `tools: ${tools.map((tool) => tool.name).join(', ')}`,
+        );
         const result = await client.callTool({ name: 'greet', arguments: { name: 'context-auth' } });
         assert.deepEqual(result.content, [{ type: 'text', text: 'Hello, context-auth!' }]);
         await transport.terminateSession();
@@ -184,7 +196,10 @@ for (const variant of [
       const gets = recorded.filter((r) => r.method === 'GET').map((r) => `${r.url} ${r.status}`);
       assert.ok(gets.includes(`http://localhost:${new URL(mcpUrl).port}/.well-known/oauth-protected-resource/mcp 200`), gets.join('\n'));
       assert.ok(gets.includes(`${authOrigin}/.well-known/oauth-authorization-server 200`), gets.join('\n'));
-      assert.ok(progress.some((line) => line.includes('/.well-known/oauth-protected-resource/mcp')), progress.join('\n'));
+      assert.ok(
+        progress.some((line) => line.includes('/.well-known/oauth-protected-resource/mcp')),
+        progress.join('\n'),
+      );
 
       const registration = recorded.find((r) => r.url === `${authOrigin}/register`);
       assert.equal(registration?.status, 201);
@@ -220,28 +235,52 @@ for (const variant of [
       for (const r of recorded.filter((r) => !r.url.startsWith(mcpUrl))) assert.equal(r.authorization, null, `no bearer token to ${r.url}`);
     });
 
-    it(variant.strict ? 'its authorization server refuses a code requested without resource' : 'its authorization server accepts a code requested without resource', async () => {
-      // The contrast that shows what `resource` is worth: the same flow by hand, without it.
-      const registered = await fetch(`${authOrigin}/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_name: 'no resource', redirect_uris: ['http://127.0.0.1:1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] }),
-      });
-      assert.equal(registered.status, 201);
-      const { client_id: clientId } = (await registered.json()) as { client_id: string };
-      const verifier = randomBytes(32).toString('base64url');
-      const challenge = createHash('sha256').update(verifier).digest('base64url');
-      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:1/callback', code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
-      const answer = await fetch(`${authOrigin}/authorize?${query}`, { redirect: 'manual' });
-      assert.equal(answer.status, 302);
-      const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
-      const token = await fetch(`${authOrigin}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: 'http://127.0.0.1:1/callback', client_id: clientId }),
-      });
-      if (variant.strict) assert.notEqual(token.status, 200, await token.text());
-      else assert.equal(token.status, 200, await token.text());
-    });
+    it(
+      variant.strict
+        ? 'its authorization server refuses a code requested without resource'
+        : 'its authorization server accepts a code requested without resource',
+      async () => {
+        // The contrast that shows what `resource` is worth: the same flow by hand, without it.
+        const registered = await fetch(`${authOrigin}/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            client_name: 'no resource',
+            redirect_uris: ['http://127.0.0.1:1/callback'],
+            token_endpoint_auth_method: 'none',
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+          }),
+        });
+        assert.equal(registered.status, 201);
+        const { client_id: clientId } = (await registered.json()) as { client_id: string };
+        const verifier = randomBytes(32).toString('base64url');
+        const challenge = createHash('sha256').update(verifier).digest('base64url');
+        const query = new URLSearchParams({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: 'http://127.0.0.1:1/callback',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          state: 's',
+        });
+        const answer = await fetch(`${authOrigin}/authorize?${query}`, { redirect: 'manual' });
+        assert.equal(answer.status, 302);
+        const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
+        const token = await fetch(`${authOrigin}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code,
+            code_verifier: verifier,
+            redirect_uri: 'http://127.0.0.1:1/callback',
+            client_id: clientId,
+          }),
+        });
+        if (variant.strict) assert.notEqual(token.status, 200, await token.text());
+        else assert.equal(token.status, 200, await token.text());
+      },
+    );
   });
 }

@@ -19,7 +19,12 @@ async function failSignIn(server: RunningServer): Promise<void> {
 /** The `login_failed` lines in the file at `path` (waiting briefly for the first). */
 async function failedSignIns(path: string): Promise<Record<string, unknown>[]> {
   for (let i = 0; ; i++) {
-    const lines = existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) : [];
+    const lines = existsSync(path)
+      ? readFileSync(path, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+      : [];
     const failed = lines.filter((line) => line.event === 'login_failed');
     if (failed.length > 0 || i === 100) return failed;
     await sleep(20);

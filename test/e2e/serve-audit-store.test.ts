@@ -44,7 +44,10 @@ describe('serve: audit events in the store', { timeout: 300_000 }, () => {
     await failSignIn(server);
     // Stopped at once, within the writer's delay: the events are still waiting.
     assert.equal(await server.stop(), 0);
-    assert.deepEqual((await keptEvents(data)).filter((name) => name === 'login_failed'), ['login_failed', 'login_failed']);
+    assert.deepEqual(
+      (await keptEvents(data)).filter((name) => name === 'login_failed'),
+      ['login_failed', 'login_failed'],
+    );
   });
 
   it('keeps none with --audit-retention 0', async () => {

@@ -73,7 +73,19 @@ describe('serve --tls-cert: a TLS handshake that never starts', { timeout: 300_0
   before(async () => {
     port = await freePort();
     const { certPath, keyPath } = selfSignedCertificate();
-    server = await startServe(['--port', String(port), '--data', tempDataFolder(), '--quiet', '--header-timeout', '1', '--tls-cert', certPath, '--tls-key', keyPath]);
+    server = await startServe([
+      '--port',
+      String(port),
+      '--data',
+      tempDataFolder(),
+      '--quiet',
+      '--header-timeout',
+      '1',
+      '--tls-cert',
+      certPath,
+      '--tls-key',
+      keyPath,
+    ]);
   });
   after(() => server?.stop());
 
@@ -115,7 +127,11 @@ describe('serve: one client address cannot hold every connection', { timeout: 30
       // Accepted after every one of the attacker's (the kernel hands them over in order), so its excess is refused by then.
       const others = Array.from({ length: 10 }, (_, i) => `127.0.0.${10 + i}`);
       const results = await Promise.all(others.flatMap((address) => [getFrom(port, address), getFrom(port, address), getFrom(port, address)]));
-      assert.deepEqual(results.filter((r) => r.status !== 200), [], 'every other client is served');
+      assert.deepEqual(
+        results.filter((r) => r.status !== 200),
+        [],
+        'every other client is served',
+      );
       const slowest = Math.max(...results.map((r) => r.ms));
       assert.ok(slowest < 2_000, `the slowest took ${slowest} ms`);
       const stillOpen = attacker.filter((h) => !h.closed()).length;
@@ -128,7 +144,7 @@ describe('serve: one client address cannot hold every connection', { timeout: 30
   it('a --trust-proxy peer, carrying many clients, is not limited per address', async () => {
     // Each one answered: none was refused (that closes a connection before it is read).
     const proxy = await Promise.all(Array.from({ length: 10 }, () => keepAlive(port, '127.0.0.9')));
-    assert.equal(proxy.filter((h) => h.closed()).length, 0, 'all ten of the proxy\'s connections stay open');
+    assert.equal(proxy.filter((h) => h.closed()).length, 0, "all ten of the proxy's connections stay open");
     for (const { socket } of proxy) socket.destroy();
   });
 

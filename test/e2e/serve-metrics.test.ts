@@ -10,7 +10,6 @@ import { prometheusSamples as samples } from '../helpers/prometheus.js';
 
 const TOKEN = 'scrape-token-0123456789abcdef';
 
-
 describe('serve --metrics', () => {
   const data = tempDataFolder();
   let server: RunningServer;

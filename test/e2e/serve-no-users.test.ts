@@ -28,7 +28,11 @@ async function failSignIn(server: RunningServer, username: string): Promise<void
 /** The `login_failed` log lines `server` has written so far (waiting briefly for stderr to arrive). */
 async function failedSignIns(server: RunningServer, count: number): Promise<Record<string, unknown>[]> {
   for (let i = 0; ; i++) {
-    const lines = server.output().split('\n').filter((line) => line.includes('"event":"login_failed"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"event":"login_failed"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     if (lines.length >= count || i === 50) return lines;
     await sleep(20);
   }
@@ -68,9 +72,17 @@ describe('serve on a store with no users', { timeout: 300_000 }, () => {
 
   it('says nothing of users when local passwords are off (sign-in only upstream)', async () => {
     const server = await serve([
-      '--data', tempDataFolder(),
-      '--upstream-issuer', `http://127.0.0.1:${await freePort()}`, '--upstream-client-id', 'id', '--upstream-client-secret', 'secret',
-      '--allow-insecure-upstream', '--local-users', 'off',
+      '--data',
+      tempDataFolder(),
+      '--upstream-issuer',
+      `http://127.0.0.1:${await freePort()}`,
+      '--upstream-client-id',
+      'id',
+      '--upstream-client-secret',
+      'secret',
+      '--allow-insecure-upstream',
+      '--local-users',
+      'off',
     ]);
     assert.doesNotMatch(await outputAfterStart(server, /No users yet/), /No users yet/);
   });

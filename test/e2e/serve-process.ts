@@ -190,7 +190,15 @@ export async function openSignInForm(server: RunningServer): Promise<{ browser: 
   });
   const { client_id } = (await registration.json()) as { client_id: string };
   const browser = new Browser((path, init) => fetch(new URL(path, server.issuer), init));
-  const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+  const start = await browser.fetch(
+    authorizeUrl({
+      response_type: 'code',
+      client_id,
+      redirect_uri: 'http://127.0.0.1:9/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    }),
+  );
   const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
   return { browser, action, csrf };
 }

@@ -64,7 +64,15 @@ describe('serve: rate limits per client address', { timeout: 300_000 }, () => {
     const other = await serve('--rate-limit', 'sign-in=2/minute', '--quiet');
     const { client_id } = (await (await register(other.issuer)).json()) as { client_id: string };
     const browser = new Browser((path, init) => fetch(new URL(path, other.issuer), init));
-    const start = await browser.fetch(authorizeUrl({ response_type: 'code', client_id, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+    const start = await browser.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id,
+        redirect_uri: 'http://127.0.0.1:9/cb',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     const { action, csrf } = parseForm(await (await browser.fetch(start.headers.get('location')!)).text());
     for (let i = 0; i < 2; i++) assert.equal((await browser.submit(action, { csrf, step: 'login', username: `nobody-${i}`, password: 'wrong' })).status, 401);
     const refused = await browser.submit(action, { csrf, step: 'login', username: 'nobody', password: 'wrong' });
@@ -73,7 +81,7 @@ describe('serve: rate limits per client address', { timeout: 300_000 }, () => {
     assert.match(await refused.text(), /Too many attempts from your network\. Wait \d+ seconds/);
   });
 
-  it('--trust-proxy 127.0.0.1: the proxy\'s X-Forwarded-For names the client, each with its own budget', async () => {
+  it("--trust-proxy 127.0.0.1: the proxy's X-Forwarded-For names the client, each with its own budget", async () => {
     const proxied = await serve('--rate-limit', 'register=1/hour', '--trust-proxy', '127.0.0.1,::1', '--quiet');
     assert.equal((await register(proxied.issuer, { 'x-forwarded-for': '203.0.113.1' })).status, 201);
     assert.equal((await register(proxied.issuer, { 'x-forwarded-for': '203.0.113.2' })).status, 201);
@@ -90,7 +98,11 @@ describe('serve: rate limits per client address', { timeout: 300_000 }, () => {
   });
 
   it('a mistyped flag stops serve at start with a usage error', async () => {
-    for (const flags of [['--rate-limit', 'register=lots'], ['--rate-limit', 'login=1/min'], ['--trust-proxy', 'proxy.internal']]) {
+    for (const flags of [
+      ['--rate-limit', 'register=lots'],
+      ['--rate-limit', 'login=1/min'],
+      ['--trust-proxy', 'proxy.internal'],
+    ]) {
       const result = await cli(['serve', '--port', '0', '--data', tempDataFolder(), ...flags]);
       assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`);
       assert.match(result.stderr, /--rate-limit|--trust-proxy/);

@@ -54,7 +54,14 @@ describe('context-auth serve, end to end', () => {
   }
 
   async function redeem(code: string, verifier: string): Promise<Response> {
-    return post('/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK, client_id: clientId, resource: `${issuer}/mcp` });
+    return post('/token', {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      resource: `${issuer}/mcp`,
+    });
   }
 
   async function refresh(token: string): Promise<Response> {
@@ -93,7 +100,12 @@ describe('context-auth serve, end to end', () => {
     const registration = await fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'E2E', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+      body: JSON.stringify({
+        client_name: 'E2E',
+        redirect_uris: [CALLBACK],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      }),
     });
     assert.equal(registration.status, 201);
     clientId = ((await registration.json()) as { client_id: string }).client_id;
@@ -136,7 +148,10 @@ describe('context-auth serve, end to end', () => {
     assert.equal(await server.stop('SIGTERM'), 0);
     server = await startServe(['--port', String(port), '--data', data]);
     const jwks = (await (await fetch(`${issuer}/jwks`)).json()) as { keys: { kid: string }[] };
-    assert.deepEqual(jwks.keys.map((key) => key.kid), kids);
+    assert.deepEqual(
+      jwks.keys.map((key) => key.kid),
+      kids,
+    );
     const refreshed = await refresh(liveRefresh);
     assert.equal(refreshed.status, 200);
     liveRefresh = ((await refreshed.json()) as { refresh_token: string }).refresh_token;
@@ -175,13 +190,23 @@ describe('context-auth serve, end to end', () => {
     const listed = await cli(['consents', 'list', '--json', '--data', data]);
     assert.equal(listed.code, 0, listed.stderr);
     const consents = JSON.parse(listed.stdout) as { user: string; client_id: string; resource: string }[];
-    assert.deepEqual(consents.map((c) => [c.user, c.client_id, c.resource]), [[USER.username, clientId, `${issuer}/mcp`]]);
+    assert.deepEqual(
+      consents.map((c) => [c.user, c.client_id, c.resource]),
+      [[USER.username, clientId, `${issuer}/mcp`]],
+    );
     const revoked = await cli(['consents', 'revoke', '--user', USER.username, '--client', clientId, '--data', data]);
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.equal((await refresh(liveRefresh)).status, 400);
     // The session is still there, so the login page is skipped, but the consent page is back.
     const { challenge } = pkcePair();
-    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
     const first = await browser.fetch(`/authorize?${query}`);
     assert.equal(first.status, 303);
     const page = await (await browser.fetch(first.headers.get('location')!)).text();
@@ -196,7 +221,10 @@ describe('context-auth serve, end to end', () => {
     const token = (scope: string) =>
       fetch(`${issuer}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${machine.client_id}:${machine.client_secret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${machine.client_id}:${machine.client_secret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'client_credentials', scope }),
       });
     assert.equal((await token('mcp:tools')).status, 200);
@@ -210,7 +238,10 @@ describe('context-auth serve, end to end', () => {
     // A machine client as an earlier version's `clients add` made it: no scope list.
     const store = openSqliteStore({ path: join(data, DATABASE_FILE) });
     try {
-      const metadata = validateClientMetadata({ client_name: 'old assistant', grant_types: [JWT_BEARER_GRANT_TYPE], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools', 'mcp:admin']);
+      const metadata = validateClientMetadata(
+        { client_name: 'old assistant', grant_types: [JWT_BEARER_GRANT_TYPE], token_endpoint_auth_method: 'client_secret_basic' },
+        ['mcp:tools', 'mcp:admin'],
+      );
       const { client } = await registerClient(store, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
       assert.equal(client.scope, null);
       const listed = await cli(['clients', 'list', '--json', '--data', data]);
@@ -260,7 +291,12 @@ describe('what serve says at start and at a stop', () => {
       const [code] = (await closed) as [number];
       assert.equal(code, 0);
       // The banner's last line, then these two, the last on stdout (stderr follows: the note that there are no users).
-      assert.match(server.output(), new RegExp(`\\(Ctrl-C to stop\\)\\nStopping \\(${signal}\\): no new connections; finishing the requests in flight, for up to 10 s…\\nStopped\\.\\nNo users yet`));
+      assert.match(
+        server.output(),
+        new RegExp(
+          `\\(Ctrl-C to stop\\)\\nStopping \\(${signal}\\): no new connections; finishing the requests in flight, for up to 10 s…\\nStopped\\.\\nNo users yet`,
+        ),
+      );
     });
   }
 

@@ -36,7 +36,10 @@ const MY_APP = `
 
 interface CredentialsFile {
   version: number;
-  applications: Record<string, { clients: Record<string, { clientId: string }>; grants: Record<string, { clientId: string; accessToken: string; identity?: unknown }> }>;
+  applications: Record<
+    string,
+    { clients: Record<string, { clientId: string }>; grants: Record<string, { clientId: string; accessToken: string; identity?: unknown }> }
+  >;
 }
 
 describe('the CLI and another application sharing one credentials file', { timeout: 300_000 }, () => {
@@ -107,7 +110,10 @@ describe('the CLI and another application sharing one credentials file', { timeo
     assert.equal((await whoami()).client_id, cliClientId);
     assert.equal(readFileSync(credentials, 'utf8'), v2, 'reading alone rewrites nothing');
     const status = await cliWithEnv(['status', '--json'], { env });
-    assert.deepEqual((JSON.parse(status.stdout) as { server: string; identity: string; client_id: string }[]).map((row) => [row.server, row.identity, row.client_id]), [[mcp, 'person', cliClientId]]);
+    assert.deepEqual(
+      (JSON.parse(status.stdout) as { server: string; identity: string; client_id: string }[]).map((row) => [row.server, row.identity, row.client_id]),
+      [[mcp, 'person', cliClientId]],
+    );
   });
 
   it('a file in the old format (version 1, no applications) is still the CLI’s', async () => {
@@ -141,8 +147,14 @@ describe('the CLI and another application sharing one credentials file', { timeo
     const file = readFile();
     assert.equal(file.version, 3);
     assert.deepEqual(Object.keys(file.applications).sort(), [CLI_APPLICATION, 'My App'].sort());
-    assert.deepEqual(Object.values(file.applications['My App']!.grants).map((grant) => grant.clientId), [appClientId]);
-    assert.deepEqual(Object.values(file.applications[CLI_APPLICATION]!.grants).map((grant) => grant.clientId), [cliClientId]);
+    assert.deepEqual(
+      Object.values(file.applications['My App']!.grants).map((grant) => grant.clientId),
+      [appClientId],
+    );
+    assert.deepEqual(
+      Object.values(file.applications[CLI_APPLICATION]!.grants).map((grant) => grant.clientId),
+      [cliClientId],
+    );
     assert.equal((await whoami()).client_id, cliClientId, 'the CLI still uses its own');
   });
 

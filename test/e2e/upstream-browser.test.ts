@@ -24,7 +24,9 @@ import { launchChromium } from './chromium.js';
 const RESULTS = join(process.cwd(), 'test-results');
 
 const portOf = (server: Server | ServerType): Promise<number> =>
-  new Promise((resolve) => (server.listening ? resolve((server.address() as AddressInfo).port) : server.once('listening', () => resolve((server.address() as AddressInfo).port))));
+  new Promise((resolve) =>
+    server.listening ? resolve((server.address() as AddressInfo).port) : server.once('listening', () => resolve((server.address() as AddressInfo).port)),
+  );
 
 describe('a real browser through sign-in at an upstream provider', () => {
   let dir: string;
@@ -80,7 +82,15 @@ describe('a real browser through sign-in at an upstream provider', () => {
     });
     const client = (await registration.json()) as { client_id: string };
     const url = new URL(`${issuer}/authorize`);
-    const params = { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st', resource: `${issuer}/mcp` };
+    const params = {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 'st',
+      resource: `${issuer}/mcp`,
+    };
     for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
 
     browser = await launchChromium();
@@ -120,7 +130,7 @@ describe('a real browser through sign-in at an upstream provider', () => {
     await context.close();
   });
 
-  it('the account page: the provider\'s button there, the provider, and back to the page, signed in', { timeout: 120_000 }, async () => {
+  it("the account page: the provider's button there, the provider, and back to the page, signed in", { timeout: 120_000 }, async () => {
     browser ??= await launchChromium();
     const context = await browser.newContext({ viewport: { width: 390, height: 760 }, javaScriptEnabled: false });
     const page = await context.newPage();

@@ -49,7 +49,11 @@ async function signInUpstream(start: URL, arrived: (url: URL) => boolean, cookie
     assert.equal(response.status, 200, `a page at ${url.href}: ${html.slice(0, 300)}`);
     const { action, csrf } = parseForm(html);
     const post = (values: Record<string, string>) =>
-      go(new URL(action, url), { method: 'POST', body: new URLSearchParams({ csrf, ...values }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      go(new URL(action, url), {
+        method: 'POST',
+        body: new URLSearchParams({ csrf, ...values }),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
     const provider = /name="provider" value="([^"]+)"/.exec(html)?.[1];
     // An authorization request's sign-in page names its step; the account page's and the console's, their action.
     const pageAction = /name="action" value="([^"]+)"/.exec(html)?.[1];
@@ -72,9 +76,22 @@ describe('serve with an upstream OpenID provider, against our client and the MCP
     issuer = `http://127.0.0.1:${port}`;
     idp = await startOidcProvider({ redirectUris: [`${issuer}/upstream/callback`] });
     server = await startServe([
-      '--port', String(port), '--data', data, '--quiet',
-      '--upstream-issuer', idp.issuer, '--upstream-client-id', idp.clientId, '--upstream-client-secret', idp.clientSecret,
-      '--upstream-name', 'Corp SSO', '--allow-insecure-upstream', '--admin-email', 'Alice@example.com',
+      '--port',
+      String(port),
+      '--data',
+      data,
+      '--quiet',
+      '--upstream-issuer',
+      idp.issuer,
+      '--upstream-client-id',
+      idp.clientId,
+      '--upstream-client-secret',
+      idp.clientSecret,
+      '--upstream-name',
+      'Corp SSO',
+      '--allow-insecure-upstream',
+      '--admin-email',
+      'Alice@example.com',
     ]);
     mcp = `${issuer}/mcp`;
   });
@@ -129,7 +146,13 @@ describe('serve with an upstream OpenID provider, against our client and the MCP
     let arrived: URL | undefined;
     const provider: OAuthClientProvider = {
       redirectUrl,
-      clientMetadata: { client_name: 'MCP SDK', redirect_uris: [redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' } satisfies OAuthClientMetadata,
+      clientMetadata: {
+        client_name: 'MCP SDK',
+        redirect_uris: [redirectUrl],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      } satisfies OAuthClientMetadata,
       clientInformation: () => information,
       saveClientInformation: (value) => void (information = value),
       tokens: () => tokens,
@@ -175,7 +198,15 @@ describe('users list, with what a provider said kept before its control characte
     const data = tempDataFolder();
     const store = openSqliteStore({ path: join(data, 'context-auth.db') });
     const user = { id: 'user-m', username: 'corp:mallory', passwordHash: null, createdAt: 1_800_000_000 };
-    await store.createUserWithIdentity(user, { provider: 'corp', issuer: 'https://sso.example', subject: 'm', userId: user.id, email: `mallory\u0007@example.com`, name: NAME, createdAt: user.createdAt });
+    await store.createUserWithIdentity(user, {
+      provider: 'corp',
+      issuer: 'https://sso.example',
+      subject: 'm',
+      userId: user.id,
+      email: `mallory\u0007@example.com`,
+      name: NAME,
+      createdAt: user.createdAt,
+    });
     await store.close();
 
     // eslint-disable-next-line no-control-regex -- control characters are the point
@@ -209,14 +240,32 @@ describe('serve with an upstream setting that can never work', () => {
     const data = tempDataFolder();
     const insecure = await cli(['serve', '--port', port, '--data', data, '--upstream-issuer', `http://127.0.0.1:${port}`, '--upstream-client-id', 'x']);
     assert.equal(insecure.code, 1, insecure.stderr);
-    assert.match(insecure.stderr, /^context-auth: upstream 127: the issuer must be an https URL: http:\/\/127\.0\.0\.1:\d+ \(--allow-insecure-upstream allows http:\/\/ on this machine[^\n]*\n$/);
+    assert.match(
+      insecure.stderr,
+      /^context-auth: upstream 127: the issuer must be an https URL: http:\/\/127\.0\.0\.1:\d+ \(--allow-insecure-upstream allows http:\/\/ on this machine[^\n]*\n$/,
+    );
     assert.doesNotMatch(insecure.stdout, /Listening/);
 
     // The same issuer twice, under two ids: one provider's people would be found as the other's.
     const config = join(data, 'providers.json');
     writeFileSync(config, JSON.stringify([{ kind: 'oidc', id: 'staff', issuer: 'https://sso.example', clientId: 'c' }]));
-    const twice = await cli(['serve', '--port', port, '--data', data, '--upstream-issuer', 'https://sso.example', '--upstream-client-id', 'x', '--upstream-config', config]);
+    const twice = await cli([
+      'serve',
+      '--port',
+      port,
+      '--data',
+      data,
+      '--upstream-issuer',
+      'https://sso.example',
+      '--upstream-client-id',
+      'x',
+      '--upstream-config',
+      config,
+    ]);
     assert.equal(twice.code, 1, twice.stderr);
-    assert.match(twice.stderr, /^context-auth: upstream example and staff have the same issuer https:\/\/sso\.example; each provider needs an issuer of its own/);
+    assert.match(
+      twice.stderr,
+      /^context-auth: upstream example and staff have the same issuer https:\/\/sso\.example; each provider needs an issuer of its own/,
+    );
   });
 });

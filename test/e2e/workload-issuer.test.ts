@@ -21,7 +21,10 @@ describe('context-auth workload-issuer', { timeout: 300_000 }, () => {
     const folder = tempDataFolder();
     const servePort = await freePort();
     const tokenFile = join(folder, 'robot.jwt');
-    const issuerProcess = startCli(['workload-issuer', '--port', '0', '--subject', 'robot', '--audience', `http://127.0.0.1:${servePort}`, '--token-file', tokenFile, '--ttl', '600'], { timeoutMs: 60_000 });
+    const issuerProcess = startCli(
+      ['workload-issuer', '--port', '0', '--subject', 'robot', '--audience', `http://127.0.0.1:${servePort}`, '--token-file', tokenFile, '--ttl', '600'],
+      { timeoutMs: 60_000 },
+    );
     const stdout = () => issuerProcess.stdout();
     await new Promise<void>((resolve, reject) => {
       const check = () => (/^Listening on /m.test(stdout()) ? resolve() : undefined);
@@ -84,7 +87,10 @@ describe('context-auth workload-issuer', { timeout: 300_000 }, () => {
     running.process.kill('SIGINT');
     assert.equal(((await closed) as [number])[0], 0);
     assert.match(String(printed.issuer), /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.deepEqual({ ...printed, issuer: undefined, expires_at: undefined }, { issuer: undefined, expires_at: undefined, token_file: tokenFile, subject: 'robot', audience: 'http://127.0.0.1:8080' });
+    assert.deepEqual(
+      { ...printed, issuer: undefined, expires_at: undefined },
+      { issuer: undefined, expires_at: undefined, token_file: tokenFile, subject: 'robot', audience: 'http://127.0.0.1:8080' },
+    );
     assert.equal(running.stdout().trimEnd().split('\n').at(-1), '}', 'nothing but the document on stdout');
   });
 

@@ -51,7 +51,8 @@ export function problemWith(method: string, target: string, response: FuzzRespon
   if ((!type || type === 'text/plain') && body.length === 0 && PARSER_STATUSES.has(status)) return null;
   const path = pathOf(target);
   const mcp = path === '/mcp';
-  if (path !== null && HTML_PATH.test(path) && status !== 405 && type !== 'text/html') return `HTTP ${status} as ${type || 'untyped'} on a browser page, not HTML`;
+  if (path !== null && HTML_PATH.test(path) && status !== 405 && type !== 'text/html')
+    return `HTTP ${status} as ${type || 'untyped'} on a browser page, not HTML`;
   if (path !== null && JSON_PATHS.has(path) && type !== 'application/json') return `HTTP ${status} as ${type || 'untyped'} at an OAuth endpoint, not JSON`;
   if (type === 'application/json') return jsonError(body, mcp);
   if (type === 'text/html') return /^\s*<!doctype html>/i.test(body) && /<\/html>\s*$/i.test(body) ? null : 'an HTML error that is not a whole page';

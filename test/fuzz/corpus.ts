@@ -116,14 +116,22 @@ export class CorpusBuilder {
   private async setUp(): Promise<NonNullable<CorpusBuilder['clients']>> {
     const now = Math.floor(Date.now() / 1000);
     for (const user of [ALICE, BOB]) {
-      if (!(await this.store.getUser({ username: user.username }))) await this.store.createUser({ id: `user-${user.username}`, username: user.username, passwordHash: await hashPassword(user.password), createdAt: now });
+      if (!(await this.store.getUser({ username: user.username })))
+        await this.store.createUser({ id: `user-${user.username}`, username: user.username, passwordHash: await hashPassword(user.password), createdAt: now });
     }
     const register = async (metadata: Record<string, unknown>): Promise<Credentials> => {
-      const response = await expectStatus(await fetch(`${this.issuer}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) }), 201, 'registration');
+      const response = await expectStatus(
+        await fetch(`${this.issuer}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) }),
+        201,
+        'registration',
+      );
       return (await response.json()) as Credentials;
     };
     const admin = async (metadata: Record<string, unknown>, canIntrospect: boolean): Promise<Credentials> => {
-      const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'], ...metadata }, ['mcp:tools', 'mcp:admin']);
+      const valid = validateClientMetadata({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'], ...metadata }, [
+        'mcp:tools',
+        'mcp:admin',
+      ]);
       const { client, clientSecret } = await registerClient(this.store, valid, now, { registeredBy: 'admin', canIntrospect });
       return { client_id: client.clientId, client_secret: clientSecret! };
     };
@@ -149,7 +157,8 @@ export class CorpusBuilder {
   private async code(params: Record<string, string>): Promise<string> {
     let { page, location } = await this.authorize(this.session, params);
     for (let hop = 0; page && hop < 3; hop++) {
-      const values: Record<string, string> = page.kind === 'login' ? { csrf: page.csrf, step: 'login', ...ALICE } : { csrf: page.csrf, step: 'consent', decision: 'approve' };
+      const values: Record<string, string> =
+        page.kind === 'login' ? { csrf: page.csrf, step: 'login', ...ALICE } : { csrf: page.csrf, step: 'consent', decision: 'approve' };
       const response = await this.session.post(page.path, values);
       if (response.status !== 303) throw new Error(`corpus: ${values.step} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
       const next = new URL(response.headers.get('location')!, this.issuer);
@@ -184,16 +193,33 @@ export class CorpusBuilder {
     const request = () => {
       const { verifier, challenge } = pkce();
       const params = {
-        response_type: 'code', client_id: publicClient.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge,
-        code_challenge_method: 'S256', state: randomBytes(8).toString('hex'), scope: 'mcp:tools', resource: this.resource,
+        response_type: 'code',
+        client_id: publicClient.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: randomBytes(8).toString('hex'),
+        scope: 'mcp:tools',
+        resource: this.resource,
       };
       return { verifier, params };
     };
-    const redemption = (code: string, verifier: string) => ({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: publicClient.client_id, resource: this.resource });
+    const redemption = (code: string, verifier: string) => ({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: publicClient.client_id,
+      resource: this.resource,
+    });
 
     const first = request();
     const tokenResponse = await expectStatus(
-      await fetch(`${this.issuer}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(redemption(await this.code(first.params), first.verifier)) }),
+      await fetch(`${this.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(redemption(await this.code(first.params), first.verifier)),
+      }),
       200,
       'code redemption',
     );
@@ -204,7 +230,10 @@ export class CorpusBuilder {
     const service = await expectStatus(
       await fetch(`${this.issuer}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${serviceClient.client_id}:${serviceClient.client_secret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${serviceClient.client_id}:${serviceClient.client_secret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'client_credentials', resource: this.resource }),
       }),
       200,

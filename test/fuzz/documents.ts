@@ -17,7 +17,13 @@ export interface DocumentServer {
 }
 
 function validDocument(url: string): Record<string, unknown> {
-  return { client_id: url, client_name: 'Fuzz document client', redirect_uris: [DOCUMENT_REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] };
+  return {
+    client_id: url,
+    client_name: 'Fuzz document client',
+    redirect_uris: [DOCUMENT_REDIRECT_URI],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+  };
 }
 
 function answer(request: IncomingMessage, response: ServerResponse, base: string): void {
@@ -44,13 +50,24 @@ function answer(request: IncomingMessage, response: ServerResponse, base: string
     [1, () => Buffer.from(`${'['.repeat(20_000)}${']'.repeat(20_000)}`)],
     [1, () => Buffer.alloc(70_000, 0x20)],
   ])();
-  const status = r.weighted([[8, 200], [1, r.pick([201, 204, 301, 302, 304, 400, 404, 410, 500, 503])]]);
+  const status = r.weighted([
+    [8, 200],
+    [1, r.pick([201, 204, 301, 302, 304, 400, 404, 410, 500, 503])],
+  ]);
   const headers: Record<string, string> = {
-    'content-type': r.weighted([[8, 'application/json'], [1, r.pick(['text/html', 'application/json; charset=latin1', 'APPLICATION/JSON', '', 'application/jsonx', 'text/plain'])]]),
+    'content-type': r.weighted([
+      [8, 'application/json'],
+      [1, r.pick(['text/html', 'application/json; charset=latin1', 'APPLICATION/JSON', '', 'application/jsonx', 'text/plain'])],
+    ]),
   };
   if (r.chance(0.5)) headers['cache-control'] = r.pick(['max-age=60', 'no-store', 'max-age=-1', 'max-age=1e99', 'max-age=abc', 'no-cache, max-age=5', '']);
   if (status >= 300 && status < 400) headers.location = r.pick(['/ok', 'http://127.0.0.1:1/', 'https://example.com/']);
-  const ending = r.weighted([[10, 'normal'], [1, 'reset'], [1, 'short'], [1, 'long']]);
+  const ending = r.weighted([
+    [10, 'normal'],
+    [1, 'reset'],
+    [1, 'short'],
+    [1, 'long'],
+  ]);
   if (ending === 'reset') {
     request.socket.destroy();
     return;

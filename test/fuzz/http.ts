@@ -43,7 +43,7 @@ export function encodeRequest(request: FuzzRequest, host: string, chunkSizes: ()
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
   if (framing !== 'chunked') return Buffer.concat([head, body]);
   const parts: Buffer[] = [head];
-  for (let at = 0; at < body.length; ) {
+  for (let at = 0; at < body.length;) {
     const size = Math.max(1, Math.min(body.length - at, chunkSizes()));
     parts.push(Buffer.from(`${size.toString(16)}\r\n`), body.subarray(at, at + size), Buffer.from('\r\n'));
     at += size;
@@ -93,7 +93,8 @@ export function parseResponse(raw: Buffer): FuzzResponse | null {
     }
     rest = rest.subarray(end + 4);
     if (status >= 100 && status < 200) continue;
-    const body = headers.get('transfer-encoding')?.toLowerCase() === 'chunked' ? unchunk(rest) : rest.subarray(0, Number(headers.get('content-length') ?? rest.length));
+    const body =
+      headers.get('transfer-encoding')?.toLowerCase() === 'chunked' ? unchunk(rest) : rest.subarray(0, Number(headers.get('content-length') ?? rest.length));
     return { status, headers, body };
   }
 }
@@ -115,7 +116,8 @@ function unchunk(data: Buffer): Buffer {
 /** A request as one readable block for the failure report (long bodies cut). */
 export function describeRequest(request: FuzzRequest): string {
   const body = request.body ?? Buffer.alloc(0);
-  const shown = body.length > 600 ? `${JSON.stringify(body.subarray(0, 600).toString('latin1'))}… (${body.length} bytes)` : JSON.stringify(body.toString('latin1'));
+  const shown =
+    body.length > 600 ? `${JSON.stringify(body.subarray(0, 600).toString('latin1'))}… (${body.length} bytes)` : JSON.stringify(body.toString('latin1'));
   const target = request.target.length > 600 ? `${request.target.slice(0, 600)}… (${request.target.length} chars)` : request.target;
   const headers = request.headers.map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v.length > 300 ? `${v.slice(0, 300)}… (${v.length} chars)` : v)}`);
   return [

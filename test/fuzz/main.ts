@@ -37,20 +37,30 @@ if (wanted === 'postgres' && !postgres) throw new Error('--store postgres needs 
 const stores: StoreKind[] = [...(wanted !== 'postgres' ? [SQLITE] : []), ...(wanted !== 'sqlite' && postgres ? [POSTGRES] : [])];
 
 const summary = (result: FuzzResult) => {
-  const statuses = Object.entries(result.statuses).map(([status, n]) => `${status === '0' ? 'none' : status}×${n}`).join(' ');
+  const statuses = Object.entries(result.statuses)
+    .map(([status, n]) => `${status === '0' ? 'none' : status}×${n}`)
+    .join(' ');
   return `${result.store}: ${result.requests} requests in ${result.seconds.toFixed(1)} s (${Math.round(result.requests / result.seconds)}/s); ${statuses}${result.corpusRefreshFailures ? `; corpus refresh failed ${result.corpusRefreshFailures}× (${result.corpusRefreshError})` : ''}`;
 };
 
-console.log(`fuzz: seed ${seed}, ${count} requests per store on ${stores.map((s) => s.name).join(' and ')}${postgres ? '' : ' (set CONTEXT_AUTH_TEST_POSTGRES_URL for PostgreSQL too)'}`);
+console.log(
+  `fuzz: seed ${seed}, ${count} requests per store on ${stores.map((s) => s.name).join(' and ')}${postgres ? '' : ' (set CONTEXT_AUTH_TEST_POSTGRES_URL for PostgreSQL too)'}`,
+);
 let failed = false;
 for (const store of stores) {
   const result = await runFuzz({
-    store, seed, count, concurrency, maxFailures,
+    store,
+    seed,
+    count,
+    concurrency,
+    maxFailures,
     progress: (done, r) => process.stderr.isTTY && process.stderr.write(`\r${store.name}: ${done}/${count}, ${r.failures.length} failures`),
   });
   process.stderr.write('\n');
   console.log(summary(result));
-  const costly = Object.entries(result.labelMs).sort((a, b) => b[1] - a[1]).slice(0, 8);
+  const costly = Object.entries(result.labelMs)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8);
   console.log(`  time by kind: ${costly.map(([label, ms]) => `${label} ${(ms / 1000).toFixed(1)} s/${result.labels[label]}`).join('; ')}`);
   for (const failure of result.failures) console.log(`\n${formatFailure(failure)}`);
   if (result.failures.length > 0) failed = true;

@@ -67,7 +67,10 @@ function describeResponse(response: FuzzResponse | null): string {
 /** One failure as a block to print: what, where, the replay command, the request and the answer. */
 export function formatFailure(failure: FuzzFailure): string {
   const store = failure.store === 'PostgreSQL' ? 'postgres' : 'sqlite';
-  const replay = failure.step === null ? `npm run fuzz -- --seed ${failure.seed} --store ${store}` : `npm run fuzz -- --seed ${failure.seed} --count ${failure.step + 1} --store ${store}`;
+  const replay =
+    failure.step === null
+      ? `npm run fuzz -- --seed ${failure.seed} --store ${store}`
+      : `npm run fuzz -- --seed ${failure.seed} --count ${failure.step + 1} --store ${store}`;
   return [
     `FUZZ FAILURE on ${failure.store}, seed ${failure.seed}${failure.step === null ? '' : `, step ${failure.step}`}: ${failure.problem}`,
     `replay: ${replay}`,
@@ -83,7 +86,17 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const maxFailures = options.maxFailures ?? 5;
   const timeoutMs = (options.timeoutSeconds ?? 15) * 1000;
   const started = Date.now();
-  const result: FuzzResult = { store: options.store.name, seed, requests: 0, statuses: {}, labels: {}, labelMs: {}, corpusRefreshFailures: 0, failures: [], seconds: 0 };
+  const result: FuzzResult = {
+    store: options.store.name,
+    seed,
+    requests: 0,
+    statuses: {},
+    labels: {},
+    labelMs: {},
+    corpusRefreshFailures: 0,
+    failures: [],
+    seconds: 0,
+  };
   const fail = (failure: Omit<FuzzFailure, 'store' | 'seed'>) => {
     if (result.failures.length < maxFailures) result.failures.push({ store: result.store, seed, ...failure });
   };
@@ -101,7 +114,13 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   let logged: FuzzFailure[] = [];
   const target = await startTarget(opened.store, (event) => {
     const suspects = [...inFlight].map(([step, request]) => `step ${step}: ${describeRequest(request)}`).join('\n');
-    logged.push({ store: result.store, seed, step: Math.min(...inFlight.keys()), problem: `the server logged ${JSON.stringify(event)} while these were in flight`, request: suspects });
+    logged.push({
+      store: result.store,
+      seed,
+      step: Math.min(...inFlight.keys()),
+      problem: `the server logged ${JSON.stringify(event)} while these were in flight`,
+      request: suspects,
+    });
   });
   const host = `127.0.0.1:${target.port}`;
   try {
@@ -153,7 +172,11 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     }
     if (!target.listening()) fail({ step: null, problem: 'the server stopped listening' });
     // Still answering properly after all that.
-    const { response } = await exchange(target.port, encodeRequest({ label: 'metadata', method: 'GET', target: '/.well-known/oauth-authorization-server', headers: [] }, host, () => 1), timeoutMs);
+    const { response } = await exchange(
+      target.port,
+      encodeRequest({ label: 'metadata', method: 'GET', target: '/.well-known/oauth-authorization-server', headers: [] }, host, () => 1),
+      timeoutMs,
+    );
     if (response?.status !== 200) fail({ step: null, problem: `the metadata endpoint no longer answers 200 after the run (${describeResponse(response)})` });
   } finally {
     await target.stop();

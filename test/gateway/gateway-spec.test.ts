@@ -4,8 +4,14 @@ import { parseGatewaySpec } from '../../src/gateway/gateway-spec.js';
 
 describe('parseGatewaySpec: --gateway PATH=URL', () => {
   it('takes a path and an http(s) URL', () => {
-    assert.deepEqual(parseGatewaySpec('/github=http://127.0.0.1:3000/mcp'), { ok: true, value: { path: '/github', upstream: { kind: 'http', url: 'http://127.0.0.1:3000/mcp' } } });
-    assert.deepEqual(parseGatewaySpec('/team/files=https://files.internal/mcp?x=1'), { ok: true, value: { path: '/team/files', upstream: { kind: 'http', url: 'https://files.internal/mcp?x=1' } } });
+    assert.deepEqual(parseGatewaySpec('/github=http://127.0.0.1:3000/mcp'), {
+      ok: true,
+      value: { path: '/github', upstream: { kind: 'http', url: 'http://127.0.0.1:3000/mcp' } },
+    });
+    assert.deepEqual(parseGatewaySpec('/team/files=https://files.internal/mcp?x=1'), {
+      ok: true,
+      value: { path: '/team/files', upstream: { kind: 'http', url: 'https://files.internal/mcp?x=1' } },
+    });
   });
 
   it('takes stdio:COMMAND ARGS, split at spaces without a shell', () => {
@@ -13,7 +19,10 @@ describe('parseGatewaySpec: --gateway PATH=URL', () => {
       ok: true,
       value: { path: '/files', upstream: { kind: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'] } },
     });
-    assert.deepEqual(parseGatewaySpec('/files=stdio:a;rm -rf /'), { ok: true, value: { path: '/files', upstream: { kind: 'stdio', command: 'a;rm', args: ['-rf', '/'] } } });
+    assert.deepEqual(parseGatewaySpec('/files=stdio:a;rm -rf /'), {
+      ok: true,
+      value: { path: '/files', upstream: { kind: 'stdio', command: 'a;rm', args: ['-rf', '/'] } },
+    });
   });
 
   it('refuses what it could not serve, saying why', () => {

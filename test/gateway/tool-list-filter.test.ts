@@ -7,7 +7,10 @@ const keep = (name: string) => name !== 'delete';
 
 describe('tools/list answers filtered', () => {
   it('in a JSON answer, only the answer to the tools/list request', async () => {
-    const ids = toolListRequestIds([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const ids = toolListRequestIds([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+    ]);
     const answer = new Response(JSON.stringify([list(1), list(2)]), { headers: { 'content-type': 'application/json' } });
     const filtered = (await filterToolList(answer, ids, keep).json()) as { result: { tools: { name: string }[] } }[];
     assert.deepEqual(filtered[0]!.result.tools, [{ name: 'echo' }]);
@@ -25,6 +28,9 @@ describe('tools/list answers filtered', () => {
       },
     });
     const text = await filterToolList(new Response(source, { headers: { 'content-type': 'text/event-stream' } }), ids, keep).text();
-    assert.equal(text, `event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\nevent: message\nid: 3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'echo' }] } })}\n\n`);
+    assert.equal(
+      text,
+      `event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\nevent: message\nid: 3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'echo' }] } })}\n\n`,
+    );
   });
 });

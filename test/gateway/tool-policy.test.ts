@@ -12,15 +12,29 @@ function policy(rules: unknown) {
 
 describe('the gateway policy: scopes per tool, resource and prompt', () => {
   it('names the scopes each message of a request needs, a batch all of them', () => {
-    const rules = policy({ tools: { delete: ['mcp:admin'] }, prompts: { notes: ['mcp:admin'] }, resources: { 'file:///srv/private/*': ['mcp:admin'], 'file:///srv/key': ['mcp:admin'] } });
+    const rules = policy({
+      tools: { delete: ['mcp:admin'] },
+      prompts: { notes: ['mcp:admin'] },
+      resources: { 'file:///srv/private/*': ['mcp:admin'], 'file:///srv/key': ['mcp:admin'] },
+    });
     assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'delete' } }), ['mcp:admin']);
     assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read' } }), []);
     assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'notes' } }), ['mcp:admin']);
     assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'file:///srv/private/a/b' } }), ['mcp:admin']);
     assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'file:///srv/key' } }), ['mcp:admin']);
     assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'file:///srv/public' } }), []);
-    assert.deepEqual(scopesNeeded(rules, [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'delete' } }]), ['mcp:admin']);
-    assert.deepEqual(scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: '__proto__' } }), [], 'names are looked up in Maps, not objects');
+    assert.deepEqual(
+      scopesNeeded(rules, [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'delete' } },
+      ]),
+      ['mcp:admin'],
+    );
+    assert.deepEqual(
+      scopesNeeded(rules, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: '__proto__' } }),
+      [],
+      'names are looked up in Maps, not objects',
+    );
     assert.equal(toolAllowed(rules, 'delete', ['mcp:tools']), false);
     assert.equal(toolAllowed(rules, 'delete', ['mcp:tools', 'mcp:admin']), true);
     assert.equal(toolAllowed(rules, 'read', ['mcp:tools']), true);

@@ -20,7 +20,14 @@ export function publicNames(origins: Record<string, number>): typeof fetch {
     const headers = new Headers(request.headers);
     headers.set('x-test-origin', url.origin);
     const target = `http://127.0.0.1:${port}${url.pathname}${url.search}`;
-    return fetch(target, { method: request.method, headers, body: request.body, redirect: init?.redirect ?? 'follow', duplex: 'half', ...(init?.signal ? { signal: init.signal } : {}) } as RequestInit);
+    return fetch(target, {
+      method: request.method,
+      headers,
+      body: request.body,
+      redirect: init?.redirect ?? 'follow',
+      duplex: 'half',
+      ...(init?.signal ? { signal: init.signal } : {}),
+    } as RequestInit);
   };
 }
 
@@ -59,7 +66,12 @@ export const MCP_URL = `${DEPLOYMENT_ORIGIN}/mcp`;
 export async function startDeployment(
   flaws: DeploymentFlaws = {},
   origin = DEPLOYMENT_ORIGIN,
-): Promise<{ fetch: typeof fetch; registrations: unknown[]; deleted: Array<{ clientId: string; authorization: string | undefined }>; close: () => Promise<void> }> {
+): Promise<{
+  fetch: typeof fetch;
+  registrations: unknown[];
+  deleted: Array<{ clientId: string; authorization: string | undefined }>;
+  close: () => Promise<void>;
+}> {
   const mcpUrl = `${origin}/mcp`;
   const pathForm = `${origin}/.well-known/oauth-protected-resource/mcp`;
   const rootForm = `${origin}/.well-known/oauth-protected-resource`;
@@ -105,7 +117,8 @@ export async function startDeployment(
   const metadata = (form: 'path' | 'root' | 'other-origin') => (c: Parameters<typeof from>[0] & { json: (body: unknown, status?: number) => Response }) => {
     const onOther = from(c) === OTHER_ORIGIN;
     if (!at.includes(form) || (form === 'other-origin') !== onOther) return c.json({ error: 'not_found' }, 404);
-    if (flaws.resourceMetadataAnswer === 'never') return new Response(new ReadableStream({ start: () => {} }), { headers: { 'content-type': 'application/json' } });
+    if (flaws.resourceMetadataAnswer === 'never')
+      return new Response(new ReadableStream({ start: () => {} }), { headers: { 'content-type': 'application/json' } });
     if (flaws.resourceMetadataAnswer === 'huge') return c.json({ ...resourceMetadata, padding: 'x'.repeat(1024 * 1024) });
     return c.json(resourceMetadata);
   };
@@ -120,7 +133,9 @@ export async function startDeployment(
     if (flaws.httpRedirectsOnly && odd) return c.json({ error: 'invalid_redirect_uri', error_description: `scheme not allowed: ${odd}` }, 400);
     registrations.push(body);
     const clientId = `client-${registrations.length}`;
-    const management = flaws.manageable ? { registration_client_uri: `${origin}/register/${clientId}`, registration_access_token: `management-${clientId}` } : {};
+    const management = flaws.manageable
+      ? { registration_client_uri: `${origin}/register/${clientId}`, registration_access_token: `management-${clientId}` }
+      : {};
     return c.json({ ...body, client_id: clientId, ...management }, 201);
   });
   app.delete('/register/:id', (c) => {

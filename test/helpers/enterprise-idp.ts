@@ -26,7 +26,9 @@ export interface TestIssuer {
 
 type Route = (req: http.IncomingMessage, body: string) => Promise<{ status: number; body: unknown }>;
 
-export async function startTestIssuer(options: { routes?: Record<string, Route>; metadata?: Record<string, unknown> } = {}): Promise<TestIssuer & { privateKey: CryptoKey }> {
+export async function startTestIssuer(
+  options: { routes?: Record<string, Route>; metadata?: Record<string, unknown> } = {},
+): Promise<TestIssuer & { privateKey: CryptoKey }> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), alg: 'RS256', use: 'sig', kid: 'key-1' };
   const requests = new Map<string, number>();
@@ -38,7 +40,10 @@ export async function startTestIssuer(options: { routes?: Record<string, Route>;
       for await (const chunk of req) body += String(chunk);
       let answer: { status: number; body: unknown };
       if (path === '/.well-known/openid-configuration' && req.method === 'GET') {
-        answer = { status: 200, body: { issuer, jwks_uri: `${issuer}/jwks`, ...(options.routes?.['/token'] ? { token_endpoint: `${issuer}/token` } : {}), ...options.metadata } };
+        answer = {
+          status: 200,
+          body: { issuer, jwks_uri: `${issuer}/jwks`, ...(options.routes?.['/token'] ? { token_endpoint: `${issuer}/token` } : {}), ...options.metadata },
+        };
       } else if (path === '/jwks' && req.method === 'GET') {
         answer = { status: 200, body: { keys: [publicJwk] } };
       } else if (options.routes?.[path] && req.method === 'POST') {
@@ -99,7 +104,9 @@ export async function startEnterpriseIdp(options: { now?: () => number } = {}): 
   const exchange: Route = async (req, body) => {
     const params = new URLSearchParams(body);
     // The requesting client authenticates (Basic or the body).
-    const basic = req.headers.authorization?.startsWith('Basic ') ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString().split(':').map(decodeURIComponent) : undefined;
+    const basic = req.headers.authorization?.startsWith('Basic ')
+      ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString().split(':').map(decodeURIComponent)
+      : undefined;
     const [id, secret] = basic ?? [params.get('client_id'), params.get('client_secret')];
     if (id !== clientId || secret !== clientSecret) return oauthError('invalid_client', 'client authentication failed', 401);
     if (params.get('grant_type') !== TOKEN_EXCHANGE) return oauthError('unsupported_grant_type', 'only token exchange');
@@ -111,7 +118,11 @@ export async function startEnterpriseIdp(options: { now?: () => number } = {}): 
     if (!subjectToken || !audience || !resource) return oauthError('invalid_request', 'subject_token, audience and resource are required');
     let subject: string;
     try {
-      const { payload } = await jwtVerify(subjectToken, createLocalJWKSet({ keys: [base.publicJwk] }), { issuer: base.issuer, audience: clientId, currentDate: new Date(now() * 1000) });
+      const { payload } = await jwtVerify(subjectToken, createLocalJWKSet({ keys: [base.publicJwk] }), {
+        issuer: base.issuer,
+        audience: clientId,
+        currentDate: new Date(now() * 1000),
+      });
       subject = payload.sub!;
     } catch (error) {
       return oauthError('invalid_grant', `the subject token is not valid: ${(error as Error).message}`);
@@ -121,7 +132,18 @@ export async function startEnterpriseIdp(options: { now?: () => number } = {}): 
     const scope = state.grantScopes ? state.grantScopes(params.get('scope') ?? undefined) : (params.get('scope') ?? undefined);
     const iat = now();
     const jag = await base.sign(
-      { iss: base.issuer, sub: subject, aud: audience, resource, client_id: mapped, jti: randomUUID(), iat, exp: iat + 300, email: `${subject}@example.com`, ...(scope ? { scope } : {}) },
+      {
+        iss: base.issuer,
+        sub: subject,
+        aud: audience,
+        resource,
+        client_id: mapped,
+        jti: randomUUID(),
+        iat,
+        exp: iat + 300,
+        email: `${subject}@example.com`,
+        ...(scope ? { scope } : {}),
+      },
       { typ: 'oauth-id-jag+jwt' },
     );
     return { status: 200, body: { access_token: jag, issued_token_type: ID_JAG_TYPE, token_type: 'N_A', expires_in: 300, ...(scope ? { scope } : {}) } };

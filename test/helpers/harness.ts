@@ -66,7 +66,10 @@ export function createHarness(harnessOptions: HarnessOptions = {}): Harness {
 
 /** A page's HTML with identifiers (pages/html.ts token()) read as plain `<code>` text, for matching. */
 export function plainTokens(html: string): string {
-  return html.replace(/<code class="token">((?:<wbr>|<span>[^<]*<\/span>)*)<\/code>/g, (_, inner: string) => `<code>${inner.replace(/<wbr>|<\/?span>/g, '')}</code>`);
+  return html.replace(
+    /<code class="token">((?:<wbr>|<span>[^<]*<\/span>)*)<\/code>/g,
+    (_, inner: string) => `<code>${inner.replace(/<wbr>|<\/?span>/g, '')}</code>`,
+  );
 }
 
 export function form(values: Record<string, string | undefined>): URLSearchParams {
@@ -256,7 +259,11 @@ export async function redeemCode(
 }
 
 /** Registers a public client, signs a user in, consents and redeems the code: a whole Revision A or B flow. */
-export async function obtainTokens(h: Harness, revision: Revision, options: Partial<AuthorizeOptions> = {}): Promise<{ client: TestClient; tokens: Record<string, unknown> }> {
+export async function obtainTokens(
+  h: Harness,
+  revision: Revision,
+  options: Partial<AuthorizeOptions> = {},
+): Promise<{ client: TestClient; tokens: Record<string, unknown> }> {
   const client = options.client ?? (await registerClient(h));
   const existing = await h.store.getUser({ username: 'alice' });
   const user = options.user ?? (existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h));
@@ -352,7 +359,10 @@ export async function registerServiceClient(
   method: 'client_secret_basic' | 'client_secret_post' = 'client_secret_basic',
   metadata: Record<string, unknown> = {},
 ): Promise<TestClient> {
-  const valid = validateClientMetadata({ token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata }, h.server.metadata.scopes_supported);
+  const valid = validateClientMetadata(
+    { token_endpoint_auth_method: method, grant_types: ['client_credentials'], ...metadata },
+    h.server.metadata.scopes_supported,
+  );
   const { client, clientSecret } = await createClient(h.store, valid, h.clock.now, { registeredBy: 'admin' });
   return { client_id: client.clientId, client_secret: clientSecret!, token_endpoint_auth_method: method };
 }
@@ -372,7 +382,12 @@ export async function introspect(h: Harness, token: unknown, caller: TestClient)
 }
 
 /** Like `obtainTokens` for any client: the code is redeemed with the client's own authentication method. */
-export async function obtainTokensAs(h: Harness, revision: Revision, client: TestClient, options: Partial<AuthorizeOptions> = {}): Promise<Record<string, string>> {
+export async function obtainTokensAs(
+  h: Harness,
+  revision: Revision,
+  client: TestClient,
+  options: Partial<AuthorizeOptions> = {},
+): Promise<Record<string, string>> {
   const existing = await h.store.getUser({ username: 'alice' });
   const user = options.user ?? (existing ? { username: 'alice', password: 'correct horse battery' } : await addUser(h));
   const { location, verifier } = await authorize(h, { client, user, resource: revision.resource, ...options });

@@ -63,7 +63,9 @@ export async function sdkUpstream(check?: (authorization: string | undefined) =>
 
   const mcpServer = (): McpServer => {
     const server = new McpServer({ name: 'gateway-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
-    server.registerTool('echo', { description: 'Says back what it is given.', inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+    server.registerTool('echo', { description: 'Says back what it is given.', inputSchema: { text: z.string() } }, ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }));
     server.registerTool('wait_for_release', { description: 'Reports progress, then waits for the test.' }, async (extra) => {
       const progressToken = extra._meta?.progressToken;
       if (progressToken !== undefined) {
@@ -81,7 +83,8 @@ export async function sdkUpstream(check?: (authorization: string | undefined) =>
     void (async () => {
       if (check) {
         const refusal = await check(request.headers.authorization);
-        if (refusal !== undefined) return response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token', error_description: refusal }));
+        if (refusal !== undefined)
+          return response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token', error_description: refusal }));
       }
       const sessionId = request.headers['mcp-session-id'];
       const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
@@ -144,7 +147,9 @@ export async function dyingUpstream(): Promise<DyingUpstream> {
   const open: ServerResponse[] = [];
   const http = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    response.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })}\n\n`);
+    response.write(
+      `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })}\n\n`,
+    );
     open.push(response);
   });
   return {

@@ -65,8 +65,17 @@ export interface TestOidcProvider {
  * pages) and open dynamic client registration, for a client that registers itself for it. `dpop`
  * turns on DPoP (RFC 9449) with a nonce required at every token request.
  */
-export async function startOidcProvider(options: { redirectUris: string[]; accounts?: UpstreamAccount[]; pages?: boolean; apiAudience?: string; deviceFlow?: boolean; dpop?: boolean }): Promise<TestOidcProvider> {
-  const accounts = new Map((options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]));
+export async function startOidcProvider(options: {
+  redirectUris: string[];
+  accounts?: UpstreamAccount[];
+  pages?: boolean;
+  apiAudience?: string;
+  deviceFlow?: boolean;
+  dpop?: boolean;
+}): Promise<TestOidcProvider> {
+  const accounts = new Map(
+    (options.accounts ?? [{ id: 'alice-sub', email: 'alice@example.com', name: 'Alice Example', username: 'alice', numericId: 1001 }]).map((a) => [a.id, a]),
+  );
   let decision: Decision = { account: [...accounts.keys()][0]! };
   let accessTokenTtl = 3600;
   let freshLogin: FreshLoginHandling = 'honour';
@@ -81,7 +90,15 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
 
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: options.redirectUris, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: options.redirectUris,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+    ],
     jwks: { keys: [{ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' }] },
     cookies: { keys: ['test cookie key, not a secret'] },
     scopes: ['openid', 'offline_access', 'email', 'profile', 'read:user'],
@@ -111,7 +128,13 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
       if (!account) return undefined;
       return {
         accountId: id,
-        claims: async () => ({ sub: id, email: account.email, email_verified: account.emailVerified ?? true, ...(account.name ? { name: account.name } : {}), preferred_username: account.username }),
+        claims: async () => ({
+          sub: id,
+          email: account.email,
+          email_verified: account.emailVerified ?? true,
+          ...(account.name ? { name: account.name } : {}),
+          preferred_username: account.username,
+        }),
       };
     },
   });
@@ -229,7 +252,10 @@ export async function startOidcProvider(options: { redirectUris: string[]; accou
     revoke: async (token) => {
       const response = await fetch(`${issuer}/token/revocation`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ token }),
       });
       if (!response.ok) throw new Error(`revocation failed: ${response.status} ${await response.text()}`);

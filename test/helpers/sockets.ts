@@ -42,7 +42,9 @@ export function inRequest(port: number, localAddress: string): Promise<Held> {
     let closed = false;
     let answer = '';
     const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
-      socket.write(`POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${TOKEN_BODY.length}\r\nExpect: 100-continue\r\n\r\n`),
+      socket.write(
+        `POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${TOKEN_BODY.length}\r\nExpect: 100-continue\r\n\r\n`,
+      ),
     );
     const onData = (chunk: Buffer) => {
       answer += chunk.toString();

@@ -17,9 +17,15 @@ watch.on('data', (chunk) => {
 });
 
 const server = new McpServer({ name: 'gateway-stdio-upstream', version: '1.0.0' });
-server.registerTool('echo', { description: 'Says back what it is given.', inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+server.registerTool('echo', { description: 'Says back what it is given.', inputSchema: { text: z.string() } }, ({ text }) => ({
+  content: [{ type: 'text', text }],
+}));
 server.registerTool('process', { description: 'This process: its pid and what its environment holds.' }, () => {
-  const facts = { pid: process.pid, operator_value: process.env.OPERATOR_VALUE ?? null, context_auth_variables: Object.keys(process.env).filter((name) => name.startsWith('CONTEXT_AUTH')) };
+  const facts = {
+    pid: process.pid,
+    operator_value: process.env.OPERATOR_VALUE ?? null,
+    context_auth_variables: Object.keys(process.env).filter((name) => name.startsWith('CONTEXT_AUTH')),
+  };
   return { content: [{ type: 'text', text: JSON.stringify(facts) }] };
 });
 server.registerTool('wait_for_release', { description: 'Reports progress, then waits for the test.' }, async (extra) => {

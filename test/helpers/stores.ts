@@ -16,8 +16,17 @@ import { startPostgres } from './postgres.js';
 
 /** Tables whose rows an attacker would want created, changed or removed. */
 export const TABLES = [
-  'clients', 'users', 'interactions', 'sessions', 'consents', 'grants',
-  'authorization_codes', 'refresh_tokens', 'spent_refresh_tokens', 'revocations', 'used_assertions',
+  'clients',
+  'users',
+  'interactions',
+  'sessions',
+  'consents',
+  'grants',
+  'authorization_codes',
+  'refresh_tokens',
+  'spent_refresh_tokens',
+  'revocations',
+  'used_assertions',
 ] as const;
 export type Table = (typeof TABLES)[number];
 export type RowCounts = Record<Table, number>;

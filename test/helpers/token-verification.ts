@@ -9,7 +9,12 @@ export async function accepted(verification: Promise<TokenVerification>, message
 }
 
 /** Asserts the verifier refused the token with `code`, its description matching `description` when given. */
-export async function refused(verification: Promise<TokenVerification>, code: TokenDefect['code'], description?: RegExp, message?: string): Promise<TokenDefect> {
+export async function refused(
+  verification: Promise<TokenVerification>,
+  code: TokenDefect['code'],
+  description?: RegExp,
+  message?: string,
+): Promise<TokenDefect> {
   const result = await verification;
   assert.ok(!result.ok, message ?? 'accepted');
   assert.equal(result.defect.code, code, message);

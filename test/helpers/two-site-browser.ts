@@ -51,4 +51,3 @@ export class TwoSiteBrowser {
     throw new Error('too many redirects');
   }
 }
-

@@ -70,7 +70,11 @@ describe('import cycles', () => {
   });
 
   it('the command prints each cycle and exits 1 on one, 0 on none', () => {
-    const run = (folder: string) => spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(root, 'scripts/import-cycles.ts'), folder], { cwd: fixtures, encoding: 'utf8' });
+    const run = (folder: string) =>
+      spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(root, 'scripts/import-cycles.ts'), folder], {
+        cwd: fixtures,
+        encoding: 'utf8',
+      });
     const failing = run('type-only');
     assert.equal(failing.status, 1, failing.stderr);
     assert.match(failing.stdout, /cycle 1 \(2 files\):\n {2}type-only\/clients\.ts\n {2}type-only\/context\.ts\n1 import cycle in type-only\n/);

@@ -22,31 +22,61 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
   {
     layer: 'core imports no framework, driver, store or role',
     file: 'src/core/example.ts',
-    refused: ["import x from 'hono';", "import x from 'better-sqlite3';", "import x from 'pg';", "import x from '../store/store.js';", "import x from '../client/index.js';", "import x from '../node/request.js';"],
+    refused: [
+      "import x from 'hono';",
+      "import x from 'better-sqlite3';",
+      "import x from 'pg';",
+      "import x from '../store/store.js';",
+      "import x from '../client/index.js';",
+      "import x from '../node/request.js';",
+    ],
     allowed: ["import x from './errors.js';", "import x from 'node:crypto';"],
   },
   {
     layer: 'the store imports nothing above it',
     file: 'src/store/example.ts',
-    refused: ["import x from '../authorization-server/index.js';", "import x from '../resource-server/guard.js';", "import x from 'hono';", "import x from '../node/request.js';"],
+    refused: [
+      "import x from '../authorization-server/index.js';",
+      "import x from '../resource-server/guard.js';",
+      "import x from 'hono';",
+      "import x from '../node/request.js';",
+    ],
     allowed: ["import x from '../core/protocol.js';", "import x from 'pg';"],
   },
   {
     layer: 'the store contract imports core and its own aggregates only',
     file: 'src/store/contract/example.ts',
-    refused: ["import x from '../sql/dialect.js';", "import x from '../memory.js';", "import x from 'pg';", "import x from 'hono';", "import x from '../../authorization-server/index.js';"],
+    refused: [
+      "import x from '../sql/dialect.js';",
+      "import x from '../memory.js';",
+      "import x from 'pg';",
+      "import x from 'hono';",
+      "import x from '../../authorization-server/index.js';",
+    ],
     allowed: ["import x from '../../core/protocol.js';", "import x from './grants.js';"],
   },
   {
-    layer: 'the SQL store written once imports no driver and no database\'s own files',
+    layer: "the SQL store written once imports no driver and no database's own files",
     file: 'src/store/sql/example.ts',
-    refused: ["import x from 'pg';", "import x from 'better-sqlite3';", "import x from '../postgres-refresh-batch.js';", "import x from '../sqlite.js';", "import x from '../../authorization-server/index.js';"],
+    refused: [
+      "import x from 'pg';",
+      "import x from 'better-sqlite3';",
+      "import x from '../postgres-refresh-batch.js';",
+      "import x from '../sqlite.js';",
+      "import x from '../../authorization-server/index.js';",
+    ],
     allowed: ["import x from './dialect.js';", "import x from '../internal.js';", "import x from '../../core/secrets.js';"],
   },
   {
     layer: 'node/ (the Node request behind a Web Request) imports core only, no framework',
     file: 'src/node/example.ts',
-    refused: ["import x from '@hono/node-server';", "import x from 'hono';", "import x from '../authorization-server/http/body.js';", "import x from '../resource-server/guard.js';", "import x from '../store/store.js';"],
+    refused: [
+      "import x from '@hono/node-server';",
+      "import x from 'hono';",
+      "import x from '../authorization-server/http/body.js';",
+      "import x from '../resource-server/guard.js';",
+      "import x from '../store/store.js';",
+    ],
     allowed: ["import x from '../core/errors.js';", "import x from 'node:http';", "import x from './request.js';"],
   },
   {
@@ -76,23 +106,52 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
   {
     layer: 'the client runs without servers or databases',
     file: 'src/client/example.ts',
-    refused: ["import x from 'hono';", "import x from '../authorization-server/index.js';", "import x from 'better-sqlite3';", "import x from '../node/request.js';"],
+    refused: [
+      "import x from 'hono';",
+      "import x from '../authorization-server/index.js';",
+      "import x from 'better-sqlite3';",
+      "import x from '../node/request.js';",
+    ],
     allowed: ["import x from 'oauth4webapi';", "import x from '../core/uri.js';"],
   },
   {
     layer: 'the CLI uses the public entry points, and runs no listener of its own',
     file: 'src/cli/example.ts',
-    refused: ["import x from '../authorization-server/keys.js';", "import x from '../client/session.js';", "import x from '../store/store.js';", "import x from '../authorization-server/node-server/listener.js';", "import x from '@hono/node-server';"],
-    allowed: ["import x from '../authorization-server/index.js';", "import x from '../admin/index.js';", "import x from '../store/sqlite.js';", "import x from '../demo/mcp-server.js';", "import x from '../cli-support.js';", "import x from './args.js';"],
+    refused: [
+      "import x from '../authorization-server/keys.js';",
+      "import x from '../client/session.js';",
+      "import x from '../store/store.js';",
+      "import x from '../authorization-server/node-server/listener.js';",
+      "import x from '@hono/node-server';",
+    ],
+    allowed: [
+      "import x from '../authorization-server/index.js';",
+      "import x from '../admin/index.js';",
+      "import x from '../store/sqlite.js';",
+      "import x from '../demo/mcp-server.js';",
+      "import x from '../cli-support.js';",
+      "import x from './args.js';",
+    ],
   },
   {
-    layer: 'the operators\' API works on the store it is given, through the authorization server\'s operations',
+    layer: "the operators' API works on the store it is given, through the authorization server's operations",
     file: 'src/admin/example.ts',
-    refused: ["import x from 'hono';", "import x from 'pg';", "import x from '../client/index.js';", "import x from '../resource-server/guard.js';", "import x from '../cli/data.js';"],
-    allowed: ["import x from '../authorization-server/admin/operations.js';", "import x from '../store/store.js';", "import x from '../core/passwords.js';", "import x from './users.js';"],
+    refused: [
+      "import x from 'hono';",
+      "import x from 'pg';",
+      "import x from '../client/index.js';",
+      "import x from '../resource-server/guard.js';",
+      "import x from '../cli/data.js';",
+    ],
+    allowed: [
+      "import x from '../authorization-server/admin/operations.js';",
+      "import x from '../store/store.js';",
+      "import x from '../core/passwords.js';",
+      "import x from './users.js';",
+    ],
   },
   {
-    layer: 'below the operators\' API, nothing imports it',
+    layer: "below the operators' API, nothing imports it",
     file: 'src/store/example.ts',
     refused: ["import x from '../admin/index.js';"],
     allowed: [],
@@ -100,8 +159,18 @@ const cases: Array<{ layer: string; file: string; refused: string[]; allowed: st
   {
     layer: 'the gateway is built on the public entry points, without a database',
     file: 'src/gateway/example.ts',
-    refused: ["import x from '../resource-server/guard.js';", "import x from '../authorization-server/keys.js';", "import x from '../store/store.js';", "import x from 'pg';"],
-    allowed: ["import x from '../resource-server/index.js';", "import x from '../core/index.js';", "import x from './forward.js';", "import x from 'hono/cors';"],
+    refused: [
+      "import x from '../resource-server/guard.js';",
+      "import x from '../authorization-server/keys.js';",
+      "import x from '../store/store.js';",
+      "import x from 'pg';",
+    ],
+    allowed: [
+      "import x from '../resource-server/index.js';",
+      "import x from '../core/index.js';",
+      "import x from './forward.js';",
+      "import x from 'hono/cors';",
+    ],
   },
   {
     layer: 'benchmarks use the public entry points',
@@ -137,10 +206,20 @@ describe('layering lint rules', () => {
 
   it('past the edge, the authorization server never takes a Web Request', async () => {
     const source = 'export function f(request: Request): string { return request.url; }';
-    for (const file of ['src/authorization-server/endpoints/example.ts', 'src/authorization-server/grants/example.ts', 'src/authorization-server/http/params.ts']) {
+    for (const file of [
+      'src/authorization-server/endpoints/example.ts',
+      'src/authorization-server/grants/example.ts',
+      'src/authorization-server/http/params.ts',
+    ]) {
       assert.equal((await restrictedSyntax(file, source)).length, 1, file);
     }
-    assert.deepEqual(await restrictedSyntax('src/authorization-server/endpoints/example.ts', "import type { EndpointRequest } from '../http/request.js';\nexport function f(request: EndpointRequest): URL { return request.url; }"), []);
+    assert.deepEqual(
+      await restrictedSyntax(
+        'src/authorization-server/endpoints/example.ts',
+        "import type { EndpointRequest } from '../http/request.js';\nexport function f(request: EndpointRequest): URL { return request.url; }",
+      ),
+      [],
+    );
     for (const file of ['src/authorization-server/http/from-web.ts', 'src/authorization-server/node-server/listener.ts']) {
       assert.deepEqual(await restrictedSyntax(file, source), [], file);
     }
@@ -152,7 +231,10 @@ describe('layering lint rules', () => {
       assert.ok(result);
       return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
     };
-    for (const [file, source] of [['src/store/postgres.ts', "import x from 'pg';"], ['src/authorization-server/metrics/metrics.ts', "import { Registry as x } from 'prom-client';"]] as const) {
+    for (const [file, source] of [
+      ['src/store/postgres.ts', "import x from 'pg';"],
+      ['src/authorization-server/metrics/metrics.ts', "import { Registry as x } from 'prom-client';"],
+    ] as const) {
       assert.equal((await messages(file, source)).length, 1, `${file}: ${source} should be refused`);
     }
     assert.deepEqual(await messages('src/store/postgres.ts', "import type x from 'pg';"), []);

@@ -42,15 +42,18 @@ function send(port: number, sent: Sent): Promise<Answer> {
     const lines: string[] = ['Host', `127.0.0.1:${port}`, 'Content-Type', 'application/x-www-form-urlencoded'];
     for (const [name, value] of sent.lines ?? []) lines.push(name, value);
     if (sent.declared !== undefined) lines.push('Content-Length', String(sent.declared));
-    const request = http.request({ host: '127.0.0.1', port, path: sent.path, method: 'POST', agent: false, headers: lines as unknown as http.OutgoingHttpHeaders }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => {
-        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> });
-        request.destroy();
-      });
-    });
+    const request = http.request(
+      { host: '127.0.0.1', port, path: sent.path, method: 'POST', agent: false, headers: lines as unknown as http.OutgoingHttpHeaders },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> });
+          request.destroy();
+        });
+      },
+    );
     request.on('error', reject);
     request.flushHeaders();
     for (const chunk of sent.chunks ?? []) request.write(chunk);
@@ -114,9 +117,12 @@ describe('the fast path and the Web Request give the same answers', { timeout: 3
     const answers = [await send(fastPort, sent), await send(fallbackPort, sent)];
     const [onFast, onFallback] = answers.map(({ status, body: { fast: path, ...body } }) => ({ status, body, path }));
     // The guard answers 401 and 413 before the handler sets the flag.
-    if (onFast!.path !== undefined) assert.equal(onFast!.path, true, 'the listener\'s request is read from the Node request');
+    if (onFast!.path !== undefined) assert.equal(onFast!.path, true, "the listener's request is read from the Node request");
     if (onFallback!.path !== undefined) assert.equal(onFallback!.path, false, 'the second reads the Web Request');
-    return [{ status: onFast!.status, body: onFast!.body }, { status: onFallback!.status, body: onFallback!.body }];
+    return [
+      { status: onFast!.status, body: onFast!.body },
+      { status: onFallback!.status, body: onFallback!.body },
+    ];
   }
 
   // The valid token is issued in before(): the cases name it by this placeholder.
@@ -127,7 +133,19 @@ describe('the fast path and the Web Request give the same answers', { timeout: 3
     ['a token and a chunked body past the cap', { path: '/mcp', chunks: ['x'.repeat(600), 'x'.repeat(600)], lines: [['Authorization', VALID]] }, 413],
     ['no token', { path: '/mcp', chunks: ['{}'], declared: 2 }, 401],
     ['a token that is not one', { path: '/mcp', chunks: ['{}'], declared: 2, lines: [['authorization', 'Bearer not-a-jwt']] }, 401],
-    ['two Authorization headers', { path: '/mcp', chunks: ['{}'], declared: 2, lines: [['Authorization', VALID], ['authorization', 'Bearer x']] }, 400],
+    [
+      'two Authorization headers',
+      {
+        path: '/mcp',
+        chunks: ['{}'],
+        declared: 2,
+        lines: [
+          ['Authorization', VALID],
+          ['authorization', 'Bearer x'],
+        ],
+      },
+      400,
+    ],
   ];
   for (const [name, sent, status] of guarded) {
     it(`resource server guard: ${name}`, async () => {

@@ -51,7 +51,12 @@ function expressMcpApp(protection: ProtectedResource) {
     const server = new McpServer({ name: 'express-test', version: '1.0.0' });
     server.registerTool('who', { description: 'the caller' }, (extra) => {
       const info = extra.authInfo;
-      const facts = { clientId: info?.clientId ?? null, scopes: info?.scopes ?? [], subject: info?.extra?.subject ?? null, resource: info?.resource?.href ?? null };
+      const facts = {
+        clientId: info?.clientId ?? null,
+        scopes: info?.scopes ?? [],
+        subject: info?.extra?.subject ?? null,
+        resource: info?.resource?.href ?? null,
+      };
       return { content: [{ type: 'text', text: JSON.stringify(facts) }], structuredContent: facts };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -83,7 +88,13 @@ for (const revision of REVISIONS) {
         const token = String(tokens.access_token);
         const me = await app.fetch(new Request(`${RESOURCE}/me`, { headers: { authorization: bearer(token) } }));
         assert.equal(me.status, 200);
-        assert.deepEqual(await me.json(), { subject: 'user-alice', clientId: client.client_id, scopes: ['mcp:tools'], audience: [RESOURCE], sub: 'user-alice' });
+        assert.deepEqual(await me.json(), {
+          subject: 'user-alice',
+          clientId: client.client_id,
+          scopes: ['mcp:tools'],
+          audience: [RESOURCE],
+          sub: 'user-alice',
+        });
         await expectDenied(await app.fetch(new Request(`${RESOURCE}/me`)), 401, 'unauthorized');
         await expectDenied(await app.fetch(new Request(`${RESOURCE}/admin`, { headers: { authorization: bearer(token) } })), 403, 'insufficient_scope');
       });
@@ -172,7 +183,19 @@ describe('a custom TokenVerifier plugged in', () => {
   const custom: TokenVerifier = {
     async verify(token) {
       if (token === 'good-key') {
-        return { ok: true, value: { token, subject: 'svc-1', clientId: 'svc', scopes: ['mcp:tools'], audience: [RESOURCE], issuer: 'https://keys.example', expiresAt: 2_000_000_000, claims: { kind: 'api-key' } } };
+        return {
+          ok: true,
+          value: {
+            token,
+            subject: 'svc-1',
+            clientId: 'svc',
+            scopes: ['mcp:tools'],
+            audience: [RESOURCE],
+            issuer: 'https://keys.example',
+            expiresAt: 2_000_000_000,
+            claims: { kind: 'api-key' },
+          },
+        };
       }
       if (token === 'down') return tokenRefused('unavailable', 'key service down');
       return tokenRefused('invalid_token', 'unknown key');
@@ -203,12 +226,10 @@ describe('a custom TokenVerifier plugged in', () => {
 
   it('the guard still checks the audience a custom verifier reports', async () => {
     const h = createHarness();
-    const elsewhere: TokenVerifier = { verify: async (token) => ({ ok: true, value: { ...(await accepted(custom.verify('good-key'))), token, audience: ['https://other.example/mcp'] } }) };
-    await expectDenied(
-      await honoFetch(protect(h, elsewhere), 'Bearer anything'),
-      401,
-      'invalid_token',
-    );
+    const elsewhere: TokenVerifier = {
+      verify: async (token) => ({ ok: true, value: { ...(await accepted(custom.verify('good-key'))), token, audience: ['https://other.example/mcp'] } }),
+    };
+    await expectDenied(await honoFetch(protect(h, elsewhere), 'Bearer anything'), 401, 'invalid_token');
   });
 
   it('a refusal message with non-ASCII characters still gives a 401 (header-safe challenge)', async () => {
@@ -298,7 +319,10 @@ describe('Hono under @hono/node-server: the Authorization header as sent', () =>
       assert.equal(one.status, 200, one.text);
       assert.equal((await post(url, [['authorization', 'Bearer not-a-jwt']])).status, 401);
       assert.equal((await post(url, [['x-other', 'y']])).status, 401, 'no Authorization: no token');
-      const two = await post(url, [['Authorization', valid], ['Authorization', 'Bearer x']]);
+      const two = await post(url, [
+        ['Authorization', valid],
+        ['Authorization', 'Bearer x'],
+      ]);
       assert.equal(two.status, 400, `a second Authorization header must not be ignored: ${two.text}`);
     } finally {
       server.close();

@@ -33,12 +33,21 @@ function streamed(bytes: number): ReadableStream<Uint8Array> {
 /** POST through a real socket: `declared` sets Content-Length (possibly a lie), else chunked. */
 function rawPost(url: string, headers: Record<string, string>, body: Buffer, declared?: number): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...(declared !== undefined ? { 'content-length': String(declared) } : {}) } }, (response) => {
-      let text = '';
-      response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve({ status: 0, text: '' }) : reject(error)));
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers, ...(declared !== undefined ? { 'content-length': String(declared) } : {}) },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      },
+    );
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve({ status: 0, text: '' }) : reject(error),
+    );
     request.write(body);
     if (declared === undefined || declared <= body.length) request.end();
   });
@@ -55,7 +64,14 @@ describe('request bodies are capped before they are read', () => {
     mountDemoMcpServer(app, '/mcp', protect(h, verifier), { maxBodyBytes: LIMIT });
     const token = await accessToken(h, revision);
     const post = (body: BodyInit, headers: Record<string, string> = {}) =>
-      app.fetch(new Request(RESOURCE, { method: 'POST', body, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, duplex: 'half' } as RequestInit));
+      app.fetch(
+        new Request(RESOURCE, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          duplex: 'half',
+        } as RequestInit),
+      );
 
     assert.equal((await post('x'.repeat(LIMIT + 1), { authorization: bearer(token) })).status, 413);
     assert.equal((await post(streamed(LIMIT * 4), { authorization: bearer(token) })).status, 413);
@@ -85,7 +101,7 @@ describe('request bodies are capped before they are read', () => {
     }
   });
 
-  it('Hono adapter on the authorization server\'s listener: a body framed by a Content-Length within the cap is passed on as it came, a chunked one is still cut off; under a plain @hono/node-server, counted through a wrapper', async () => {
+  it("Hono adapter on the authorization server's listener: a body framed by a Content-Length within the cap is passed on as it came, a chunked one is still cut off; under a plain @hono/node-server, counted through a wrapper", async () => {
     const h = createHarness();
     const { verifier } = await kind.create(h);
     const app = new Hono<{ Variables: AuthVariables }>();
@@ -116,7 +132,10 @@ describe('request bodies are capped before they are read', () => {
     const plain = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     try {
       const authorization = bearer(await accessToken(h, revision));
-      for (const [url, framedUnwrapped] of [[noted, true], [plain, false]] as const) {
+      for (const [url, framedUnwrapped] of [
+        [noted, true],
+        [plain, false],
+      ] as const) {
         const framed = await rawPost(url, { authorization }, Buffer.alloc(LIMIT, 0x20), LIMIT);
         assert.deepEqual(JSON.parse(framed.text), { length: LIMIT, unwrapped: framedUnwrapped }, url);
         const chunked = await rawPost(url, { authorization }, Buffer.alloc(LIMIT * 4, 0x20));
@@ -142,8 +161,19 @@ describe('request bodies are capped before they are read', () => {
     await new Promise((resolve) => server.once('listening', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     try {
-      const headers = { authorization: bearer(await accessToken(h, revision)), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-      const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }));
+      const headers = {
+        authorization: bearer(await accessToken(h, revision)),
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      };
+      const body = Buffer.from(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
+      );
       const framed = await rawPost(url, headers, body, body.length);
       assert.equal(framed.status, 200, framed.text);
       assert.equal(JSON.parse(framed.text).id, 1);
@@ -155,7 +185,7 @@ describe('request bodies are capped before they are read', () => {
     }
   });
 
-  it('Hono adapter: 413 for a declared body over the cap; a streamed one fails the handler\'s read', async () => {
+  it("Hono adapter: 413 for a declared body over the cap; a streamed one fails the handler's read", async () => {
     const h = createHarness();
     const { verifier } = await kind.create(h);
     const app = new Hono<{ Variables: AuthVariables }>();
@@ -170,7 +200,8 @@ describe('request bodies are capped before they are read', () => {
       }
     });
     const token = await accessToken(h, revision);
-    const post = (body: BodyInit) => app.fetch(new Request(RESOURCE, { method: 'POST', body, headers: { authorization: bearer(token) }, duplex: 'half' } as RequestInit));
+    const post = (body: BodyInit) =>
+      app.fetch(new Request(RESOURCE, { method: 'POST', body, headers: { authorization: bearer(token) }, duplex: 'half' } as RequestInit));
     assert.equal((await post('x'.repeat(LIMIT + 1))).status, 413);
     assert.equal((await post(streamed(LIMIT * 4))).status, 413);
     const within = await post('x'.repeat(LIMIT));

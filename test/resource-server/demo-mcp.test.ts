@@ -49,7 +49,9 @@ function coHosted(
     scopesSupported: h.server.metadata.scopes_supported,
     resourceName: 'demo',
     // serve's own wiring: the JWT verifier reaching the JWKS in-process through the same app.
-    verifier: verifier ?? jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
+    verifier:
+      verifier ??
+      jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))) }),
   });
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, options);
@@ -85,7 +87,14 @@ for (const revision of REVISIONS) {
         });
         const { client, tokens } = await obtainTokens(h, revision);
         const identity = await toolResult(await send('/mcp', toolCall('whoami', bearer(String(tokens.access_token)))));
-        assert.deepEqual(identity, { username: 'alice', name: null, subject: 'user-alice', client_id: client.client_id, scopes: [BASE_SCOPE], resource: RESOURCE });
+        assert.deepEqual(identity, {
+          username: 'alice',
+          name: null,
+          subject: 'user-alice',
+          client_id: client.client_id,
+          scopes: [BASE_SCOPE],
+          resource: RESOURCE,
+        });
       });
 
       it('admin_report without mcp:admin → HTTP 403 insufficient_scope naming mcp:admin; with it → the report', async () => {
@@ -96,7 +105,13 @@ for (const revision of REVISIONS) {
         const challenge = await expectDenied(await send('/mcp', toolCall('admin_report', bearer(narrow))), 403, 'insufficient_scope');
         assert.ok(challenge.scope?.split(' ').includes(ADMIN_SCOPE), challenge.scope);
         // Also when the call hides in a batch.
-        const batch = { ...toolCall('x', bearer(narrow)), body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'admin_report', arguments: {} } }]) };
+        const batch = {
+          ...toolCall('x', bearer(narrow)),
+          body: JSON.stringify([
+            { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+            { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'admin_report', arguments: {} } },
+          ]),
+        };
         await expectDenied(await send('/mcp', batch), 403, 'insufficient_scope');
 
         const wide = await accessToken(h, revision, { scope: `${BASE_SCOPE} ${ADMIN_SCOPE}` });
@@ -156,7 +171,10 @@ for (const revision of REVISIONS) {
       assert.notEqual((await send('/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404);
       assert.equal((await send('/nothing-here')).status, 404);
 
-      const first = await send('/mcp', rpc('initialize', undefined, { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+      const first = await send(
+        '/mcp',
+        rpc('initialize', undefined, { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } }),
+      );
       const challenge = await expectDenied(first, 401, 'unauthorized');
       assert.equal(challenge.resource_metadata, METADATA_URL);
       assert.equal(challenge.scope, BASE_SCOPE);
@@ -172,7 +190,10 @@ for (const revision of REVISIONS) {
     it('browsers can read the challenge: CORS exposes WWW-Authenticate, and the preflight allows Authorization', async () => {
       const h = createHarness();
       const { send } = coHosted(h);
-      const denied = await send('/mcp', { ...rpc('tools/list'), headers: { ...(rpc('tools/list').headers as Record<string, string>), origin: 'https://app.example' } });
+      const denied = await send('/mcp', {
+        ...rpc('tools/list'),
+        headers: { ...(rpc('tools/list').headers as Record<string, string>), origin: 'https://app.example' },
+      });
       assert.equal(denied.status, 401);
       assert.match(denied.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/i);
       const preflight = await send('/mcp', {
@@ -187,11 +208,18 @@ for (const revision of REVISIONS) {
     it('browsers may send DPoP proofs and read DPoP-Nonce: the preflight allows DPoP, answers expose DPoP-Nonce', async () => {
       const h = createHarness();
       const { send } = coHosted(h);
-      const denied = await send('/mcp', { ...rpc('tools/list'), headers: { ...(rpc('tools/list').headers as Record<string, string>), origin: 'https://app.example' } });
+      const denied = await send('/mcp', {
+        ...rpc('tools/list'),
+        headers: { ...(rpc('tools/list').headers as Record<string, string>), origin: 'https://app.example' },
+      });
       assert.match(denied.headers.get('access-control-expose-headers') ?? '', /DPoP-Nonce/i);
       const preflight = await send('/mcp', {
         method: 'OPTIONS',
-        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, dpop, content-type' },
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, dpop, content-type',
+        },
       });
       const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
       assert.ok(allowed.includes('dpop'), allowed.join(','));
@@ -202,7 +230,8 @@ for (const revision of REVISIONS) {
       const { send } = coHosted(h, undefined, {}, { now: () => h.clock.now });
       const signer = dpopProofSigner(generateDpopKeyPair());
       const token = await mintToken(h.server, h.clock.now, { cnf: { jkt: signer.jkt }, scope: `${BASE_SCOPE} ${ADMIN_SCOPE}` });
-      const call = (tool: string, proof: string) => send('/mcp', { ...toolCall(tool, `DPoP ${token}`), headers: { ...(toolCall(tool, `DPoP ${token}`).headers as Record<string, string>), dpop: proof } });
+      const call = (tool: string, proof: string) =>
+        send('/mcp', { ...toolCall(tool, `DPoP ${token}`), headers: { ...(toolCall(tool, `DPoP ${token}`).headers as Record<string, string>), dpop: proof } });
       const proof = () => signer.sign({ method: 'POST', url: RESOURCE, accessToken: token, now: h.clock.now });
       assert.equal((await toolResult(await call('whoami', proof()))).subject, 'user-alice');
       const once = proof();
@@ -275,7 +304,11 @@ describe('demo MCP server — a 2026-07-28 client (stateless, server/discover)',
     const h = createHarness();
     const { send } = coHosted(h);
     const narrow = await accessToken(h, revision);
-    const challenge = await expectDenied(await send('/mcp', modern('tools/call', bearer(narrow), { name: 'admin_report', arguments: {} })), 403, 'insufficient_scope');
+    const challenge = await expectDenied(
+      await send('/mcp', modern('tools/call', bearer(narrow), { name: 'admin_report', arguments: {} })),
+      403,
+      'insufficient_scope',
+    );
     assert.ok(challenge.scope?.split(' ').includes(ADMIN_SCOPE), challenge.scope);
     const wide = await accessToken(h, revision, { scope: `${BASE_SCOPE} ${ADMIN_SCOPE}` });
     const report = await toolResult(await send('/mcp', modern('tools/call', bearer(wide), { name: 'admin_report', arguments: {} })));
@@ -324,7 +357,11 @@ describe('demo MCP server — a 2026-07-28 client (stateless, server/discover)',
     const { send } = coHosted(h);
     const preflight = await send('/mcp', {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name',
+      },
     });
     const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
     for (const header of ['mcp-method', 'mcp-name', 'mcp-protocol-version']) assert.ok(allowed.includes(header), allowed.join(','));

@@ -23,7 +23,11 @@ describe('dpopGate', () => {
       assert.deepEqual(gate.check(request(proof), 'token', signer.jkt), { ok: true });
       assert.ok(gate.replayRecords() <= 3, `${gate.replayRecords()} records`);
     }
-    assert.deepEqual(gate.check(request(first), 'token', signer.jkt), { ok: false, error: 'invalid_dpop_proof', description: 'the DPoP proof is older than the proofs this server still remembers' });
+    assert.deepEqual(gate.check(request(first), 'token', signer.jkt), {
+      ok: false,
+      error: 'invalid_dpop_proof',
+      description: 'the DPoP proof is older than the proofs this server still remembers',
+    });
   });
 
   it('a token holder flooding proofs dated ahead (as far as tolerated) does not get honest proofs refused', () => {
@@ -35,10 +39,19 @@ describe('dpopGate', () => {
     assert.deepEqual(gate.check(request(honestProof), 'honest-token', honest.jkt), { ok: true });
     const refusals = new Set<string>();
     for (let i = 0; i < 300; i++) {
-      const outcome = gate.check(request(flooder.sign({ method: 'POST', url: RESOURCE, accessToken: 'flood-token', now: clock.now + 60 })), 'flood-token', flooder.jkt);
+      const outcome = gate.check(
+        request(flooder.sign({ method: 'POST', url: RESOURCE, accessToken: 'flood-token', now: clock.now + 60 })),
+        'flood-token',
+        flooder.jkt,
+      );
       if (!outcome.ok) refusals.add(outcome.description);
     }
-    assert.deepEqual([...refusals], ['the DPoP proof iat is ahead of this server\'s clock, and this server already keeps as many proofs dated ahead as it will: date proofs by the current time']);
+    assert.deepEqual(
+      [...refusals],
+      [
+        "the DPoP proof iat is ahead of this server's clock, and this server already keeps as many proofs dated ahead as it will: date proofs by the current time",
+      ],
+    );
     const usedBefore = { ok: false, error: 'invalid_dpop_proof', description: 'the DPoP proof was used before' };
     assert.deepEqual(gate.check(request(honestProof), 'honest-token', honest.jkt), usedBefore, 'the honest proof is still remembered');
     // Honest proofs, one a second, fill the record and go on being taken.

@@ -95,7 +95,10 @@ async function expectDpopDenied(response: Response, error: string, description?:
   assert.equal(body.error, error, text);
   if (description) assert.match(body.error_description, description);
   const challenges = parseWwwAuthenticate(response.headers.get('www-authenticate') ?? '');
-  assert.deepEqual(challenges.map((challenge) => challenge.scheme), ['bearer', 'dpop']);
+  assert.deepEqual(
+    challenges.map((challenge) => challenge.scheme),
+    ['bearer', 'dpop'],
+  );
   assert.deepEqual(challenges[0]!.params, { resource_metadata: METADATA_URL });
   const dpop = challenges[1]!.params;
   assert.equal(dpop.error, error);
@@ -107,7 +110,9 @@ async function expectDpopDenied(response: Response, error: string, description?:
 
 /** A proof made by hand: `header` and `claims` as given, signed with `pair`'s private key. */
 function handMadeProof(pair: DpopKeyPair, header: Record<string, unknown>, claims: Record<string, unknown>): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: pair.alg, typ: 'dpop+jwt', ...header } as { alg: string }).sign(createPrivateKey({ key: pair.privateJwk, format: 'jwk' }));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: pair.alg, typ: 'dpop+jwt', ...header } as { alg: string })
+    .sign(createPrivateKey({ key: pair.privateJwk, format: 'jwk' }));
 }
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -120,7 +125,11 @@ for (const adapter of ADAPTERS) {
       try {
         const { signer, token } = await boundToken(h);
         for (const method of ['GET', 'POST', 'DELETE']) {
-          const response = await call(ME, { method, authorization: `DPoP ${token}`, dpop: signer.sign({ method, url: ME, accessToken: token, now: h.clock.now }) });
+          const response = await call(ME, {
+            method,
+            authorization: `DPoP ${token}`,
+            dpop: signer.sign({ method, url: ME, accessToken: token, now: h.clock.now }),
+          });
           assert.equal(response.status, 200, await response.clone().text());
           assert.deepEqual(await response.json(), { subject: 'user-alice', jkt: signer.jkt });
         }
@@ -216,7 +225,10 @@ for (const adapter of ADAPTERS) {
       const { server, call } = await start(adapter, h);
       try {
         const { signer, token } = await boundToken(h);
-        const response = await call(ADMIN, { authorization: `DPoP ${token}`, dpop: signer.sign({ method: 'GET', url: ADMIN, accessToken: token, now: h.clock.now }) });
+        const response = await call(ADMIN, {
+          authorization: `DPoP ${token}`,
+          dpop: signer.sign({ method: 'GET', url: ADMIN, accessToken: token, now: h.clock.now }),
+        });
         assert.equal(response.status, 403);
         const challenges = parseWwwAuthenticate(response.headers.get('www-authenticate') ?? '');
         assert.deepEqual(challenges[0]!.params, { resource_metadata: METADATA_URL });
@@ -245,7 +257,9 @@ for (const adapter of ADAPTERS) {
       const { server, call } = await start(adapter, h);
       try {
         const { pair, token, signer } = await boundToken(h);
-        const good = JSON.parse(Buffer.from(signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now }).split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+        const good = JSON.parse(
+          Buffer.from(signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now }).split('.')[1]!, 'base64url').toString(),
+        ) as Record<string, unknown>;
         const proof = await handMadeProof(pair, { jwk: pair.privateJwk }, { ...good, jti: 'private-key-proof' });
         await expectDpopDenied(await call(ME, { authorization: `DPoP ${token}`, dpop: proof }), 'invalid_dpop_proof', /private key/);
       } finally {
@@ -315,12 +329,18 @@ for (const adapter of ADAPTERS) {
         const { signer, token } = await boundToken(h);
         for (let i = 0; i < 2; i++) {
           // Twice: the second time the token is cached as verified (the fast path).
-          const response = await call(ME, { authorization: `Bearer ${token}`, dpop: signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now }) });
+          const response = await call(ME, {
+            authorization: `Bearer ${token}`,
+            dpop: signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now }),
+          });
           const text = await response.text();
           assert.equal(response.status, 401, text);
           assert.equal((JSON.parse(text) as { error: string }).error, 'invalid_token');
           const challenges = parseWwwAuthenticate(response.headers.get('www-authenticate') ?? '');
-          assert.deepEqual(challenges.map((challenge) => challenge.scheme), ['bearer', 'dpop']);
+          assert.deepEqual(
+            challenges.map((challenge) => challenge.scheme),
+            ['bearer', 'dpop'],
+          );
           assert.equal(challenges[0]!.params.error, 'invalid_token');
           assert.match(challenges[0]!.params.error_description!, /DPoP-bound/);
           assert.equal(challenges[1]!.params.error, undefined);
@@ -350,7 +370,11 @@ for (const adapter of ADAPTERS) {
         await expectDpopDenied(await call(ME, { authorization: `DPoP ${token}`, dpop: proof }), 'invalid_token', /not DPoP-bound/);
         // And a token bound some other way (cnf without jkt) is refused under both schemes.
         const mtls = await mintToken(h.server, h.clock.now, { cnf: { 'x5t#S256': 'abc' } });
-        await expectDpopDenied(await call(ME, { authorization: `DPoP ${mtls}`, dpop: signer.sign({ method: 'GET', url: ME, accessToken: mtls, now: h.clock.now }) }), 'invalid_token', /confirmation method/);
+        await expectDpopDenied(
+          await call(ME, { authorization: `DPoP ${mtls}`, dpop: signer.sign({ method: 'GET', url: ME, accessToken: mtls, now: h.clock.now }) }),
+          'invalid_token',
+          /confirmation method/,
+        );
         const asBearer = await call(ME, { authorization: `Bearer ${mtls}` });
         assert.equal(asBearer.status, 401);
         assert.match(((await asBearer.json()) as { error_description: string }).error_description, /confirmation method/);
@@ -367,7 +391,10 @@ for (const adapter of ADAPTERS) {
       try {
         const response = await call(ME);
         assert.equal(response.status, 401);
-        assert.equal(response.headers.get('www-authenticate'), `Bearer resource_metadata="${METADATA_URL}", DPoP algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}", resource_metadata="${METADATA_URL}"`);
+        assert.equal(
+          response.headers.get('www-authenticate'),
+          `Bearer resource_metadata="${METADATA_URL}", DPoP algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}", resource_metadata="${METADATA_URL}"`,
+        );
         assert.equal(response.headers.get('dpop-nonce'), null);
       } finally {
         await close(server);
@@ -379,7 +406,11 @@ for (const adapter of ADAPTERS) {
       const { server, call } = await start(adapter, h, { dpop: { nonces: { key: 'a key of sixteen bytes or more', slotSeconds: 60 } } });
       try {
         const { signer, token } = await boundToken(h, { exp: h.clock.now + 3600 });
-        const send = (nonce?: string) => call(ME, { authorization: `DPoP ${token}`, dpop: signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now, ...(nonce === undefined ? {} : { nonce }) }) });
+        const send = (nonce?: string) =>
+          call(ME, {
+            authorization: `DPoP ${token}`,
+            dpop: signer.sign({ method: 'GET', url: ME, accessToken: token, now: h.clock.now, ...(nonce === undefined ? {} : { nonce }) }),
+          });
         const first = await send();
         const nonce = first.headers.get('dpop-nonce');
         assert.ok(nonce);

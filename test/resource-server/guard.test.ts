@@ -163,12 +163,7 @@ for (const revision of REVISIONS) {
         const { verifier } = await kind.create(h);
         const token = await accessToken(h, revision); // aud = RESOURCE (Revision A: the AS default)
         const elsewhere = protect(h, verifier, { resource: OTHER_RESOURCE });
-        await expectDenied(
-          await ask(elsewhere, bearer(token)),
-          401,
-          'invalid_token',
-          'http://127.0.0.1:9999/.well-known/oauth-protected-resource/other',
-        );
+        await expectDenied(await ask(elsewhere, bearer(token)), 401, 'invalid_token', 'http://127.0.0.1:9999/.well-known/oauth-protected-resource/other');
       });
 
       it('a token without the required scope → 403 insufficient_scope naming the scopes', async () => {
@@ -253,7 +248,7 @@ for (const revision of REVISIONS.filter((r) => r.resource !== undefined)) {
   });
 }
 
-describe('a token answered from the verifier\'s cache still passes every check of the guard', () => {
+describe("a token answered from the verifier's cache still passes every check of the guard", () => {
   it('revocation, audience and scope are checked on every request, not only the first', async () => {
     const h = createHarness();
     const jwt = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: routeFetch([h.server]) });

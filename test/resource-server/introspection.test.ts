@@ -30,7 +30,14 @@ const METADATA = '/.well-known/oauth-authorization-server';
 
 async function verifierFor(h: Harness, calls: string[], options: Partial<IntrospectionVerifierOptions> = {}) {
   const { clientId, clientSecret } = await addIntrospectionClient(h);
-  const verifier = introspectionVerifier({ authorizationServer: ISSUER, clientId, clientSecret, now: () => h.clock.now, fetch: routeFetch([h.server], calls), ...options });
+  const verifier = introspectionVerifier({
+    authorizationServer: ISSUER,
+    clientId,
+    clientSecret,
+    now: () => h.clock.now,
+    fetch: routeFetch([h.server], calls),
+    ...options,
+  });
   return { verifier, clientId, clientSecret };
 }
 
@@ -210,7 +217,15 @@ describe('introspection verifier: what an active answer must say', () => {
   it('an answer with aud as a list naming us passes', async () => {
     const h = createHarness();
     const verifier = answering(h, () =>
-      Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', scope: 'mcp:tools', aud: ['https://elsewhere.example', RESOURCE], exp: h.clock.now + 60 }),
+      Response.json({
+        active: true,
+        iss: ISSUER,
+        sub: 'x',
+        client_id: 'c',
+        scope: 'mcp:tools',
+        aud: ['https://elsewhere.example', RESOURCE],
+        exp: h.clock.now + 60,
+      }),
     );
     const auth = (await (await ask(protect(h, verifier), 'Bearer t')).json()) as { audience: string[]; subject: string };
     assert.deepEqual(auth.audience, ['https://elsewhere.example', RESOURCE]);
@@ -220,10 +235,21 @@ describe('introspection verifier: what an active answer must say', () => {
   it('an answer with act gives the app the actors; a malformed act is refused', async () => {
     const h = createHarness();
     const delegated = answering(h, () =>
-      Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'notes-server', scope: 'mcp:tools', aud: RESOURCE, exp: h.clock.now + 60, act: { sub: 'notes-server' } }),
+      Response.json({
+        active: true,
+        iss: ISSUER,
+        sub: 'x',
+        client_id: 'notes-server',
+        scope: 'mcp:tools',
+        aud: RESOURCE,
+        exp: h.clock.now + 60,
+        act: { sub: 'notes-server' },
+      }),
     );
     assert.deepEqual((await accepted(delegated.verify('t'))).actors, ['notes-server']);
-    const malformed = answering(h, () => Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', aud: RESOURCE, exp: h.clock.now + 60, act: { client_id: 'c' } }));
+    const malformed = answering(h, () =>
+      Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', aud: RESOURCE, exp: h.clock.now + 60, act: { client_id: 'c' } }),
+    );
     await refused(malformed.verify('t'), 'invalid_token', /act claim is malformed/);
   });
 
@@ -233,7 +259,16 @@ describe('introspection verifier: what an active answer must say', () => {
     let answers = 0;
     const verifier = answering(h, () => {
       answers++;
-      return Response.json({ active: true, iss: ISSUER, sub: 'x', client_id: 'c', scope: 'mcp:tools', aud: RESOURCE, exp: h.clock.now + 60, cnf: { jkt: signer.jkt } });
+      return Response.json({
+        active: true,
+        iss: ISSUER,
+        sub: 'x',
+        client_id: 'c',
+        scope: 'mcp:tools',
+        aud: RESOURCE,
+        exp: h.clock.now + 60,
+        cnf: { jkt: signer.jkt },
+      });
     });
     const protection = protect(h, verifier, { now: () => h.clock.now });
     const send = (authorization: string, proof?: string) =>
@@ -243,7 +278,11 @@ describe('introspection verifier: what an active answer must say', () => {
     assert.equal(first.ok && first.auth.jkt, signer.jkt);
     assert.equal((await send('DPoP t', proof())).ok, true);
     assert.equal(answers, 1);
-    for (const [authorization, dpop] of [['DPoP t', undefined], ['Bearer t', undefined], ['DPoP t', dpopProofSigner(generateDpopKeyPair()).sign({ method: 'POST', url: RESOURCE, accessToken: 't', now: h.clock.now })]] as const) {
+    for (const [authorization, dpop] of [
+      ['DPoP t', undefined],
+      ['Bearer t', undefined],
+      ['DPoP t', dpopProofSigner(generateDpopKeyPair()).sign({ method: 'POST', url: RESOURCE, accessToken: 't', now: h.clock.now })],
+    ] as const) {
       const refused = await send(authorization, dpop);
       assert.equal(refused.ok, false);
       if (!refused.ok) assert.equal(refused.response.status, 401);

@@ -14,19 +14,7 @@ import { nodeProtectedResourceMetadata } from '../../src/resource-server/adapter
 import { protectedResource } from '../../src/resource-server/guard.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop.js';
 import { protectedResourceMetadata, protectedResourceMetadataUrl } from '../../src/resource-server/metadata.js';
-import {
-  accessToken,
-  bearer,
-  close,
-  createHarness,
-  ISSUER,
-  listen,
-  METADATA_URL,
-  OTHER_ISSUER,
-  REVISIONS,
-  RESOURCE,
-  VERIFIERS,
-} from './setup.js';
+import { accessToken, bearer, close, createHarness, ISSUER, listen, METADATA_URL, OTHER_ISSUER, REVISIONS, RESOURCE, VERIFIERS } from './setup.js';
 
 const SCOPES = ['mcp:tools', 'mcp:admin'];
 
@@ -47,7 +35,12 @@ describe('protected resource metadata document', () => {
   });
 
   it('names no DPoP algorithms when DPoP is turned off', () => {
-    const { metadata } = protectedResource({ resource: RESOURCE, authorizationServers: [ISSUER], dpop: false, verifier: { verify: () => Promise.reject(new Error('unused')) } });
+    const { metadata } = protectedResource({
+      resource: RESOURCE,
+      authorizationServers: [ISSUER],
+      dpop: false,
+      verifier: { verify: () => Promise.reject(new Error('unused')) },
+    });
     assert.equal('dpop_signing_alg_values_supported' in metadata, false);
   });
 
@@ -75,7 +68,12 @@ describe('protected resource metadata document', () => {
       authorization_servers: [ISSUER],
       bearer_methods_supported: ['header'],
     });
-    const named = protectedResource({ resource: RESOURCE, authorizationServers: [ISSUER], resourceName: 'Demo', verifier: { verify: () => Promise.reject(new Error()) } });
+    const named = protectedResource({
+      resource: RESOURCE,
+      authorizationServers: [ISSUER],
+      resourceName: 'Demo',
+      verifier: { verify: () => Promise.reject(new Error()) },
+    });
     assert.equal(named.metadata.resource_name, 'Demo');
   });
 
@@ -114,7 +112,11 @@ describe('serving the metadata', () => {
     const server = createServer((req, res) => middleware(req, res, () => res.writeHead(404).end('next')));
     const base = await listen(server);
     try {
-      for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp?x=1']) {
+      for (const path of [
+        '/.well-known/oauth-protected-resource/mcp',
+        '/.well-known/oauth-protected-resource',
+        '/.well-known/oauth-protected-resource/mcp?x=1',
+      ]) {
         const response = await fetch(`${base}${path}`);
         assert.equal(response.status, 200, path);
         assert.deepEqual(await response.json(), p.metadata);

@@ -74,7 +74,9 @@ describe('a remote context server polling the revocation list', () => {
     const reader = await addIntrospectionClient(h);
     const { client, tokens } = await obtainTokens(h, REVISIONS[1]);
     const list = async (cursor?: string) => {
-      const response = await postForm(h, '/revocations', cursor === undefined ? {} : { cursor }, { authorization: basic(reader.clientId, reader.clientSecret) });
+      const response = await postForm(h, '/revocations', cursor === undefined ? {} : { cursor }, {
+        authorization: basic(reader.clientId, reader.clientSecret),
+      });
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('cache-control'), 'no-store');
       return (await response.json()) as { revocations: Array<Record<string, unknown>>; cursor: string };

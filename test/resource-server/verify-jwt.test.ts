@@ -167,7 +167,16 @@ describe('JWT verifier: audience (checked by the guard)', () => {
   it('refuses aud that names another server, a prefix or an extension of it, or nothing', async () => {
     const h = createHarness();
     const protection = protect(h, verifierFor(h, []));
-    for (const aud of ['http://127.0.0.1:9999/other', 'http://127.0.0.1:9999', `${RESOURCE}/extra`, `${RESOURCE}#x`, 'https://127.0.0.1:9999/mcp', 'http://127.0.0.1:9998/mcp', [], undefined]) {
+    for (const aud of [
+      'http://127.0.0.1:9999/other',
+      'http://127.0.0.1:9999',
+      `${RESOURCE}/extra`,
+      `${RESOURCE}#x`,
+      'https://127.0.0.1:9999/mcp',
+      'http://127.0.0.1:9998/mcp',
+      [],
+      undefined,
+    ]) {
       const response = await ask(protection, bearer(await mintToken(h.server, h.clock.now, { aud })));
       await expectDenied(response, 401, 'invalid_token');
     }
@@ -280,7 +289,13 @@ describe('JWT verifier: token type and algorithm', () => {
 });
 
 /** A token signed by `key` (default: `signer`'s current key) over exactly this header and these claims (for what jose will not make). */
-async function handSigned(signer: AuthorizationServer, header: Record<string, unknown>, claims: Record<string, unknown>, hash = 'sha256', key?: KeyObject): Promise<string> {
+async function handSigned(
+  signer: AuthorizationServer,
+  header: Record<string, unknown>,
+  claims: Record<string, unknown>,
+  hash = 'sha256',
+  key?: KeyObject,
+): Promise<string> {
   const signingKey = key ?? (await signer.keys.current()).key;
   const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   return `${input}.${cryptoSign(hash, Buffer.from(input), { key: signingKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
@@ -288,7 +303,16 @@ async function handSigned(signer: AuthorizationServer, header: Record<string, un
 
 describe('JWT verifier: header and key', () => {
   function claimsAt(now: number): Record<string, unknown> {
-    return { iss: ISSUER, sub: 'user-alice', aud: RESOURCE, client_id: 'client-1', scope: 'mcp:tools', jti: randomBytes(8).toString('hex'), iat: now, exp: now + 600 };
+    return {
+      iss: ISSUER,
+      sub: 'user-alice',
+      aud: RESOURCE,
+      client_id: 'client-1',
+      scope: 'mcp:tools',
+      jti: randomBytes(8).toString('hex'),
+      iat: now,
+      exp: now + 600,
+    };
   }
 
   it('accepts a hand-made token of the right shape (the control for the refusals below)', async () => {
@@ -302,7 +326,11 @@ describe('JWT verifier: header and key', () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     const { kid } = await h.server.keys.current();
-    for (const extra of [{ crit: ['exp'], exp: 1 }, { crit: ['b64'], b64: true }, { crit: ['urn:example:policy'], 'urn:example:policy': 'x' }]) {
+    for (const extra of [
+      { crit: ['exp'], exp: 1 },
+      { crit: ['b64'], b64: true },
+      { crit: ['urn:example:policy'], 'urn:example:policy': 'x' },
+    ]) {
       const token = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt', ...extra }, claimsAt(h.clock.now));
       await refused(verifier.verify(token), 'invalid_token', undefined, JSON.stringify(extra));
     }
@@ -312,7 +340,11 @@ describe('JWT verifier: header and key', () => {
     const h = createHarness();
     const verifier = verifierFor(h, []);
     const { kid } = await h.server.keys.current();
-    for (const [alg, hash] of [['ES384', 'sha384'], ['ES512', 'sha512'], ['ES384', 'sha256']] as const) {
+    for (const [alg, hash] of [
+      ['ES384', 'sha384'],
+      ['ES512', 'sha512'],
+      ['ES384', 'sha256'],
+    ] as const) {
       const token = await handSigned(h.server, { alg, kid, typ: 'at+jwt' }, claimsAt(h.clock.now), hash);
       await refused(verifier.verify(token), 'invalid_token', undefined, `${alg} with ${hash}`);
     }
@@ -338,7 +370,7 @@ describe('JWT verifier: header and key', () => {
     assert.equal(count(calls, '/jwks'), 2);
   });
 
-  it('a JWKS that publishes a private key, redirects, or lacks keys is the server\'s fault: 503', async () => {
+  it("a JWKS that publishes a private key, redirects, or lacks keys is the server's fault: 503", async () => {
     const h = createHarness();
     const token = await mintToken(h.server, h.clock.now);
     const reach = routeFetch([h.server]);
@@ -448,7 +480,10 @@ describe('JWT verifier: headers decoded once', () => {
     const verifier = verifierFor(h, []);
     const { kid } = await h.server.keys.current();
     const claims = { iss: ISSUER, sub: 'user-alice', aud: RESOURCE, client_id: 'client-1', scope: 'mcp:tools', iat: h.clock.now, exp: h.clock.now + 600 };
-    assert.equal((await accepted(verifier.verify(await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'a' })))).subject, 'user-alice');
+    assert.equal(
+      (await accepted(verifier.verify(await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwt' }, { ...claims, jti: 'a' })))).subject,
+      'user-alice',
+    );
     // Same length, same key, same signer: only typ differs, so only a check of this header refuses it.
     const other = await handSigned(h.server, { alg: 'ES256', kid, typ: 'at+jwu' }, { ...claims, jti: 'b' });
     await refused(verifier.verify(other), 'invalid_token');
@@ -493,8 +528,15 @@ describe('JWT verifier: the authorization server cannot be reached', () => {
 
   it('metadata whose jwks_uri is missing or not a URL → 503, saying which to whoever calls verify()', async () => {
     const h = createHarness();
-    for (const [jwksUri, why] of [[undefined, /publishes no jwks_uri/], ['not a url', /publishes a jwks_uri that is not a URL/]] as const) {
-      const verifier = jwtVerifier({ authorizationServers: [ISSUER], now: () => h.clock.now, fetch: async () => Response.json({ issuer: ISSUER, jwks_uri: jwksUri }) });
+    for (const [jwksUri, why] of [
+      [undefined, /publishes no jwks_uri/],
+      ['not a url', /publishes a jwks_uri that is not a URL/],
+    ] as const) {
+      const verifier = jwtVerifier({
+        authorizationServers: [ISSUER],
+        now: () => h.clock.now,
+        fetch: async () => Response.json({ issuer: ISSUER, jwks_uri: jwksUri }),
+      });
       await refused(verifier.verify(await mintToken(h.server, h.clock.now)), 'unavailable', why);
       await expectDenied(await ask(protect(h, verifier), bearer(await mintToken(h.server, h.clock.now))), 503, 'temporarily_unavailable');
     }

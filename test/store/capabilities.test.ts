@@ -25,7 +25,15 @@ describe('store capabilities', () => {
   it('the memory store has every capability', () => {
     const store = createMemoryStore();
     assert.deepEqual(capabilitiesOf(store), [
-      'deviceAuthorization', 'signOut', 'refreshRetry', 'upkeep', 'rateBuckets', 'revocationFeed', 'administration', 'console', 'auditEvents',
+      'deviceAuthorization',
+      'signOut',
+      'refreshRetry',
+      'upkeep',
+      'rateBuckets',
+      'revocationFeed',
+      'administration',
+      'console',
+      'auditEvents',
     ]);
     assert.ok(isFullStore(store));
   });
@@ -34,7 +42,17 @@ describe('store capabilities', () => {
     const store = withoutCapabilities(createMemoryStore());
     assert.deepEqual(capabilitiesOf(store), []);
     assert.equal(isFullStore(store), false);
-    for (const has of [hasDeviceAuthorization, hasSignOut, hasRefreshRetry, hasUpkeep, hasRateBuckets, hasRevocationFeed, hasAdministration, hasConsole, hasAuditEvents]) {
+    for (const has of [
+      hasDeviceAuthorization,
+      hasSignOut,
+      hasRefreshRetry,
+      hasUpkeep,
+      hasRateBuckets,
+      hasRevocationFeed,
+      hasAdministration,
+      hasConsole,
+      hasAuditEvents,
+    ]) {
       assert.equal(has(store), false);
     }
   });
@@ -46,7 +64,10 @@ describe('store capabilities', () => {
 
   it('half a capability is an error that names what is missing', () => {
     const store = { ...withoutCapabilities(createMemoryStore(), ['upkeep']), touchClient: async () => undefined } as Store;
-    assert.throws(() => hasUpkeep(store), (error: unknown) => error instanceof TypeError && /has touchClient but not sweepExpired/.test(error.message));
+    assert.throws(
+      () => hasUpkeep(store),
+      (error: unknown) => error instanceof TypeError && /has touchClient but not sweepExpired/.test(error.message),
+    );
     assert.throws(() => capabilitiesOf(store), TypeError);
   });
 });

@@ -24,7 +24,8 @@ function modulesLoadedBy(entry: string): string[] {
 const loads = (modules: string[], pkg: string): boolean => modules.some((m) => m.includes(`${path.sep}node_modules${path.sep}${pkg}${path.sep}`));
 
 describe('store entry points', () => {
-  const exports = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> }).exports;
+  const exports = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> })
+    .exports;
 
   it('package.json exports context-auth/store/sqlite, context-auth/store/postgres and context-auth/store/testing', () => {
     assert.equal(exports['./store/sqlite']?.default, './dist/store/sqlite.js');
@@ -51,7 +52,7 @@ describe('store entry points', () => {
     }
   });
 
-  it('context-auth/store exports the errors, the capability checks and the memory store, and none of the stores\' internals', async () => {
+  it("context-auth/store exports the errors, the capability checks and the memory store, and none of the stores' internals", async () => {
     const store = await import('../../src/store/index.js');
     assert.deepEqual(Object.keys(store).sort(), [
       'StoreConflictError',

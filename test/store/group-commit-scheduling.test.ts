@@ -46,7 +46,7 @@ describe('group commit scheduling', () => {
     assert.equal(c.running(), 0);
   });
 
-  it('unbounded by default: each turn\'s items start at once, beside the batches still running', async () => {
+  it("unbounded by default: each turn's items start at once, beside the batches still running", async () => {
     const c = recordingCommit();
     const batcher = groupCommit<number>(c.commit, (err) => err);
     const answers = [batcher.transaction<number>(1), batcher.transaction<number>(2)];
@@ -84,7 +84,10 @@ describe('group commit scheduling', () => {
       { inFlight: 1 },
     );
     const failed = await Promise.allSettled([batcher.transaction(1), batcher.transaction(2)]);
-    assert.deepEqual(failed.map((r) => r.status === 'rejected' && (r.reason as Error).message), ['translated: lost', 'translated: lost']);
+    assert.deepEqual(
+      failed.map((r) => r.status === 'rejected' && (r.reason as Error).message),
+      ['translated: lost', 'translated: lost'],
+    );
     fail = false;
     assert.equal(await batcher.transaction(3), 3);
   });

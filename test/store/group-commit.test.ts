@@ -162,10 +162,15 @@ async function afterLead<T>(h: Harness, burst: () => Promise<T>[]): Promise<Prom
 
 /** Redeems every code in the same turn of the event loop, issuing each `token`. */
 function redeemTogether(h: Harness, codes: AuthorizationCodeRecord[], tokens: RefreshTokenRecord[]) {
-  return afterLead(h, () => codes.map((code, i) => h.store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: tokens[i]! }))));
+  return afterLead(h, () =>
+    codes.map((code, i) => h.store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: tokens[i]! }))),
+  );
 }
 
-for (const kind of [{ name: 'SQLite', open: openSqlite }, { name: 'PostgreSQL', open: openPostgres }]) {
+for (const kind of [
+  { name: 'SQLite', open: openSqlite },
+  { name: 'PostgreSQL', open: openPostgres },
+]) {
   describe(`group commit, ${kind.name}`, () => {
     let h: Harness;
     before(async () => {
@@ -176,13 +181,20 @@ for (const kind of [{ name: 'SQLite', open: openSqlite }, { name: 'PostgreSQL', 
     it(`${N} code redemptions arriving together commit in one transaction, and all succeed`, async () => {
       const made = await grantsWithCodes(h.store, N);
       const tokens = made.map(({ grant }) => makeRefreshToken(grant));
-      const results = await redeemTogether(h, made.map((m) => m.code), tokens);
-      assert.deepEqual(results.map((r) => r.status === 'fulfilled' && r.value.status), made.map(() => 'ok'));
+      const results = await redeemTogether(
+        h,
+        made.map((m) => m.code),
+        tokens,
+      );
+      assert.deepEqual(
+        results.map((r) => r.status === 'fulfilled' && r.value.status),
+        made.map(() => 'ok'),
+      );
       assert.equal(await h.transactionsThatRedeemed(made.map((m) => m.code.codeHash)), 1);
       for (const token of tokens) assert.equal((await h.store.getRefreshToken(token.tokenHash))?.grantId, token.grantId);
     });
 
-    it('the same code twice in one batch is redeemed once: the second sees the first\'s write', async () => {
+    it("the same code twice in one batch is redeemed once: the second sees the first's write", async () => {
       const { grant, code } = (await grantsWithCodes(h.store, 1))[0]!;
       const tokens = [makeRefreshToken(grant), makeRefreshToken(grant)];
       const results = await redeemTogether(h, [code, code!], tokens);
@@ -201,13 +213,23 @@ for (const kind of [{ name: 'SQLite', open: openSqlite }, { name: 'PostgreSQL', 
       const takenToken = makeRefreshToken(taken!.grant);
       await issueFirstToken(h.store, makeGrant(taken!.grant.clientId, taken!.grant.userId), takenToken);
       tokens[2] = { ...tokens[2]!, tokenHash: takenToken.tokenHash };
-      const results = await redeemTogether(h, made.map((m) => m.code), tokens);
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      const results = await redeemTogether(
+        h,
+        made.map((m) => m.code),
+        tokens,
+      );
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+      );
       assert.ok((results[2] as PromiseRejectedResult).reason instanceof StoreConflictError);
       const redeemed = made.filter((_, i) => i !== 2).map((m) => m.code.codeHash);
       assert.equal(await h.transactionsThatRedeemed(redeemed), 1);
       // The failed redemption's consumption was undone with it: the code still works.
-      const again = await h.store.redeemAuthorizationCode(made[2]!.code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: makeRefreshToken(made[2]!.grant) }));
+      const again = await h.store.redeemAuthorizationCode(made[2]!.code.codeHash, NOW, () => ({
+        accessExpiresAt: NOW + 600,
+        refreshToken: makeRefreshToken(made[2]!.grant),
+      }));
       assert.equal(again.status, 'ok');
     });
 
@@ -215,8 +237,15 @@ for (const kind of [{ name: 'SQLite', open: openSqlite }, { name: 'PostgreSQL', 
       const made = await grantsWithCodes(h.store, 4);
       const tokens = made.map(({ grant }) => makeRefreshToken(grant));
       await h.failCommitOfToken(tokens[1]!.tokenHash);
-      const results = await redeemTogether(h, made.map((m) => m.code), tokens);
-      assert.deepEqual(results.map((r) => r.status), made.map(() => 'rejected'));
+      const results = await redeemTogether(
+        h,
+        made.map((m) => m.code),
+        tokens,
+      );
+      assert.deepEqual(
+        results.map((r) => r.status),
+        made.map(() => 'rejected'),
+      );
       for (const token of tokens) assert.equal(await h.store.getRefreshToken(token.tokenHash), undefined);
       // Nothing was consumed: each code (but the one whose commit is refused) redeems alone now.
       const alone = await h.store.redeemAuthorizationCode(made[0]!.code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: tokens[0]! }));
@@ -260,25 +289,34 @@ describe('group commit of refresh grants, SQLite', () => {
     const made = await chains(N);
     const next = made.map(({ grant }) => makeRefreshToken(grant));
     const results = (await afterLead(h, () => made.map(({ token }, i) => h.store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1))))).map(fulfilled);
-    assert.deepEqual(results.map((r) => r.status), made.map(() => 'ok'));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      made.map(() => 'ok'),
+    );
     assert.equal(h.commitsSinceMark(), 1);
     for (const token of next) assert.ok(await h.store.getRefreshToken(token.tokenHash));
   });
 
-  it('under load (the batch before held several), a turn\'s first refresh waits for the others: the next burst commits once, all of it', async () => {
+  it("under load (the batch before held several), a turn's first refresh waits for the others: the next burst commits once, all of it", async () => {
     const made = await chains(2 * N);
-    const refreshAll = (part: typeof made) => part.map(({ grant, token }) => h.store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1)));
+    const refreshAll = (part: typeof made) =>
+      part.map(({ grant, token }) => h.store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1)));
     await afterLead(h, () => refreshAll(made.slice(0, N)));
     // Issued in the turn that answered the first burst, with no lead.
     h.mark();
     const results = await Promise.all(refreshAll(made.slice(N)));
-    assert.deepEqual(results.map((r) => r.status), made.slice(N).map(() => 'ok'));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      made.slice(N).map(() => 'ok'),
+    );
     assert.equal(h.commitsSinceMark(), 1);
   });
 
   it(`a batch holds at most ${GROUP_COMMIT_MOST} programs: more arriving together commit in as many batches as that takes`, async () => {
     const made = await chains(GROUP_COMMIT_MOST + 10);
-    const results = await afterLead(h, () => made.map(({ grant, token }) => h.store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1))));
+    const results = await afterLead(h, () =>
+      made.map(({ grant, token }) => h.store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1))),
+    );
     assert.ok(results.every((r) => r.status === 'fulfilled' && r.value.status === 'ok'));
     assert.equal(h.commitsSinceMark(), 2);
   });
@@ -303,7 +341,9 @@ describe('group commit of refresh grants, SQLite', () => {
   it('the same refresh token twice in one batch is spent once; the second is told it was replayed, as one after the other', async () => {
     const { grant, token } = (await chains(1))[0]!;
     const next = [makeRefreshToken(grant), makeRefreshToken(grant)];
-    const [first, second] = (await afterLead(h, () => next.map((successor) => h.store.refreshGrant(refreshOf(token.tokenHash, successor, NOW + 1))))).map(fulfilled);
+    const [first, second] = (await afterLead(h, () => next.map((successor) => h.store.refreshGrant(refreshOf(token.tokenHash, successor, NOW + 1))))).map(
+      fulfilled,
+    );
     assert.equal(h.commitsSinceMark(), 1);
     assert.equal(first!.status, 'ok');
     assert.equal(second!.status, 'replayed');

@@ -65,7 +65,10 @@ describe('ClientCache', () => {
   });
 
   it('an announcement drops everything kept, and a lookup under way when it came is not kept', async () => {
-    const rows = new Map([['a', 'A'], ['b', 'B']]);
+    const rows = new Map([
+      ['a', 'A'],
+      ['b', 'B'],
+    ]);
     const c = cacheOver(rows);
     c.cache.listening(true);
     await c.cache.get('a');
@@ -97,7 +100,11 @@ describe('ClientCache', () => {
 
   it(`keeps a row at most ttlMs, and at most \`most\` rows`, async () => {
     let now = 0;
-    const rows = new Map([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    const rows = new Map([
+      ['a', 'A'],
+      ['b', 'B'],
+      ['c', 'C'],
+    ]);
     const c = cacheOver(rows, { ttlMs: 1000, most: 2, now: () => now });
     c.cache.listening(true);
     await c.cache.get('a');

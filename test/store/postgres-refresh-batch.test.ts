@@ -10,7 +10,17 @@ import { StoreConflictError, type FullStore } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { GROUP_COMMIT_MOST } from '../../src/store/sql/group-commit.js';
 import type { GrantRecord, RefreshResult, RefreshTokenRecord } from '../../src/store/store.js';
-import { addUser, issueFirstToken, makeClient, makeGrant, makeRefreshToken, makeUpstreamSession, NOW, refreshOf, repeatOf } from '../../src/store/testing/records.js';
+import {
+  addUser,
+  issueFirstToken,
+  makeClient,
+  makeGrant,
+  makeRefreshToken,
+  makeUpstreamSession,
+  NOW,
+  refreshOf,
+  repeatOf,
+} from '../../src/store/testing/records.js';
 import { countQueries, type QueryCounter } from '../helpers/pg-queries.js';
 import { startPostgres, type TestDatabase } from '../helpers/postgres.js';
 
@@ -79,8 +89,17 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
   it(`${N} refreshes arriving together commit in one transaction, each spent and replaced`, async () => {
     const made = await chains(N);
     const next = made.map(({ grant }) => makeRefreshToken(grant));
-    const results = await together(made.map(({ token }, i) => () => store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1, { accessExpiresAt: NOW + 700 + i }))));
-    assert.deepEqual(statuses(results), made.map(() => 'ok'));
+    const results = await together(
+      made.map(
+        ({ token }, i) =>
+          () =>
+            store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1, { accessExpiresAt: NOW + 700 + i })),
+      ),
+    );
+    assert.deepEqual(
+      statuses(results),
+      made.map(() => 'ok'),
+    );
     assert.equal(await transactionsThatIssued(next), 1);
     for (const [i, { grant, token }] of made.entries()) {
       const result = (results[i] as PromiseFulfilledResult<RefreshResult>).value;
@@ -100,7 +119,10 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
     assert.deepEqual(statuses(results), ['ok', 'replayed']);
     assert.ok(await store.getRefreshToken(next[0]!.tokenHash));
     assert.equal(await store.getRefreshToken(next[1]!.tokenHash), undefined);
-    assert.deepEqual((results[1] as PromiseFulfilledResult<RefreshResult>).value, await store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1)));
+    assert.deepEqual(
+      (results[1] as PromiseFulfilledResult<RefreshResult>).value,
+      await store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1)),
+    );
   });
 
   it('the same token twice in one batch naming the same new token, as the server derives it: spent once, the other told it was replayed (no conflict), and its retry answered with that token', async () => {
@@ -132,8 +154,16 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
       [upstream!, { upstreamChecked: false }, NOW + 1],
     ];
     const results = await together([
-      ...fine.map(({ token }, i) => () => store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1))),
-      ...refusals.map(([{ grant, token }, overrides, at]) => () => store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), at, overrides))),
+      ...fine.map(
+        ({ token }, i) =>
+          () =>
+            store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1)),
+      ),
+      ...refusals.map(
+        ([{ grant, token }, overrides, at]) =>
+          () =>
+            store.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), at, overrides)),
+      ),
     ]);
     assert.deepEqual(statuses(results), ['ok', 'ok', 'ok', 'foreign', 'expired', 'revoked', 'replayed', 'upstream']);
     assert.equal(await transactionsThatIssued(next), 1);
@@ -150,8 +180,17 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
     // The third's successor would take the hash of another grant's live token.
     const [taken] = await chains(1);
     next[2] = { ...next[2]!, tokenHash: taken!.token.tokenHash };
-    const results = await together(made.map(({ token }, i) => () => store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1))));
-    assert.deepEqual(statuses(results).map((s) => (s instanceof StoreConflictError ? 'conflict' : s)), ['ok', 'ok', 'conflict', 'ok']);
+    const results = await together(
+      made.map(
+        ({ token }, i) =>
+          () =>
+            store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1)),
+      ),
+    );
+    assert.deepEqual(
+      statuses(results).map((s) => (s instanceof StoreConflictError ? 'conflict' : s)),
+      ['ok', 'ok', 'conflict', 'ok'],
+    );
     assert.ok(await store.getRefreshToken(made[2]!.token.tokenHash), 'the refresh that failed spent nothing');
     assert.equal(await store.findSpentRefreshToken(made[2]!.token.tokenHash), undefined);
   });
@@ -159,7 +198,13 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
   it(`a batch holds at most ${GROUP_COMMIT_MOST} refreshes: more arriving together commit in as many statements as that takes`, async () => {
     const made = await chains(GROUP_COMMIT_MOST + 10);
     const next = made.map(({ grant }) => makeRefreshToken(grant));
-    const results = await together(made.map(({ token }, i) => () => store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1))));
+    const results = await together(
+      made.map(
+        ({ token }, i) =>
+          () =>
+            store.refreshGrant(refreshOf(token.tokenHash, next[i]!, NOW + 1)),
+      ),
+    );
     assert.ok(results.every((r) => r.status === 'fulfilled' && r.value.status === 'ok'));
     assert.equal(await transactionsThatIssued(next), 2);
   });
@@ -174,7 +219,11 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
         const theirs = [...made].reverse().map(({ grant, token }) => other.refreshGrant(refreshOf(token.tokenHash, makeRefreshToken(grant), NOW + 1)));
         const [a, b] = await Promise.all([Promise.allSettled(mine), Promise.allSettled(theirs)]);
         const byChain = made.map((_, i) => [statuses(a)[i], statuses(b)[N - 1 - i]].sort());
-        assert.deepEqual(byChain, made.map(() => ['ok', 'replayed']), `round ${round}`);
+        assert.deepEqual(
+          byChain,
+          made.map(() => ['ok', 'replayed']),
+          `round ${round}`,
+        );
       }
     } finally {
       await other.close();

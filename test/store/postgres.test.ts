@@ -7,7 +7,20 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import { CURRENT_TABLES, SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
-import { addGrant, addUser, issueFirstToken, makeClient, makeCode, makeConsent, makeGrant, makeRefreshToken, makeSigningKey, makeUser, NOW, refreshOf } from '../../src/store/testing/records.js';
+import {
+  addGrant,
+  addUser,
+  issueFirstToken,
+  makeClient,
+  makeCode,
+  makeConsent,
+  makeGrant,
+  makeRefreshToken,
+  makeSigningKey,
+  makeUser,
+  NOW,
+  refreshOf,
+} from '../../src/store/testing/records.js';
 import { insertRefreshTokensPostgres } from '../helpers/store-rows.js';
 import { postgresProbes } from '../helpers/store-probes.js';
 
@@ -80,7 +93,10 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await a.revokeGrant(grant.id, NOW);
       await heard;
       assert.equal(calls, 2);
-      assert.deepEqual((await b.listRevocations(0, NOW)).map((r) => r.id), [grant.id]);
+      assert.deepEqual(
+        (await b.listRevocations(0, NOW)).map((r) => r.id),
+        [grant.id],
+      );
       // A revocation with nothing left to refuse records nothing and announces nothing.
       const quiet = makeGrant(client.clientId, user.id);
       await a.createGrant(quiet);
@@ -107,7 +123,10 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await second.close();
     }
     const versions = await sql<{ version: number }>(connectionString, 'SELECT version FROM context_auth_migrations ORDER BY version');
-    assert.deepEqual(versions.map((row) => row.version), Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1));
+    assert.deepEqual(
+      versions.map((row) => row.version),
+      Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1),
+    );
   });
 
   it('two stores opening the same new database at once both migrate it safely', async () => {
@@ -177,7 +196,9 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       for (let waited = 0; waiting === undefined; waited += 20) {
         assert.ok(waited < 10_000, 'the sweep never reached the locked row');
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const rows = await holder.query<{ query: string }>(`SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND datname = current_database()`);
+        const rows = await holder.query<{ query: string }>(
+          `SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND datname = current_database()`,
+        );
         waiting = rows.rows[0]?.query;
       }
       await holder.query('COMMIT');
@@ -300,7 +321,9 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       for (let waited = 0; ; waited += 20) {
         assert.ok(waited < 10_000, 'the redemption never waited on the grant');
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const rows = await holder.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND datname = current_database()`);
+        const rows = await holder.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND datname = current_database()`,
+        );
         if (rows.rowCount) break;
       }
       await holder.query('COMMIT');
@@ -328,7 +351,11 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       assert.equal(statuses.filter((status) => status === 'current').length, 1);
       assert.equal(statuses.filter((status) => status === 'previous').length, 1);
       // Every rotation landed; an ensure that ran first may have added one more.
-      for (const key of keys) assert.ok(listed.some((k) => k.kid === key.kid), key.kid);
+      for (const key of keys)
+        assert.ok(
+          listed.some((k) => k.kid === key.kid),
+          key.kid,
+        );
       assert.ok(listed.length === keys.length || listed.length === keys.length + 1);
       // Listed newest first: the current key is the last one inserted, then the previous one.
       assert.equal(listed[0]?.status, 'current');
@@ -348,9 +375,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await a.createClient(client);
       await a.createUser(user);
       const scopes = Array.from({ length: 20 }, (_, i) => `scope-${String(i).padStart(2, '0')}`);
-      await Promise.all(
-        scopes.map((scope, i) => (i % 2 === 0 ? a : b).saveConsent(makeConsent(user.id, client.clientId, { scope: [scope, 'read'] }))),
-      );
+      await Promise.all(scopes.map((scope, i) => (i % 2 === 0 ? a : b).saveConsent(makeConsent(user.id, client.clientId, { scope: [scope, 'read'] }))));
       assert.deepEqual((await b.getConsent(user.id, client.clientId, 'https://mcp.example/'))?.scope, ['read', ...scopes].sort());
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -368,7 +393,10 @@ describe('PostgreSQL store, PostgreSQL only', () => {
         'SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> $1',
         [''],
       );
-      assert.deepEqual(names.map((row) => row.application_name), ['context-auth']);
+      assert.deepEqual(
+        names.map((row) => row.application_name),
+        ['context-auth'],
+      );
 
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');

@@ -247,7 +247,10 @@ describe('sqlite store: upkeep that does not stop the server', () => {
     const store = openSqliteStore({ path: file });
     try {
       const { grant } = await addGrant(store);
-      insertRefreshTokensSqlite(file, Array.from({ length: 5000 }, (_, i) => makeRefreshToken(grant, { tokenHash: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 })));
+      insertRefreshTokensSqlite(
+        file,
+        Array.from({ length: 5000 }, (_, i) => makeRefreshToken(grant, { tokenHash: `old-${i}-${'x'.repeat(200)}`, expiresAt: NOW - 1 })),
+      );
       // Work queued before the sweep runs before the sweep ends: the sweep yields between batches.
       let ranDuring = false;
       const sweeping = store.sweepExpired(NOW);

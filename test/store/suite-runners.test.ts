@@ -71,7 +71,10 @@ function suiteOn(make: (memory: FullStore) => Store, options: Partial<StoreSuite
 describe('the store suite under another runner', () => {
   it('registers with the runner it is given and runs whole there: every test of a store with every capability passes', async () => {
     const { runner, run } = minimalRunner({ skip: true });
-    runStoreSuite(suiteOn((memory) => memory, { capabilities: 'all' }), runner);
+    runStoreSuite(
+      suiteOn((memory) => memory, { capabilities: 'all' }),
+      runner,
+    );
     const outcomes = await run();
     assert.deepEqual(failures(outcomes), []);
     assert.equal(count(outcomes, 'skipped'), 0);
@@ -79,14 +82,20 @@ describe('the store suite under another runner', () => {
     assert.ok(outcomes.some((o) => o.name === 'memory store > refresh tokens > 50 concurrent rotations: exactly one wins and exactly one new token is stored'));
   });
 
-  it('skips the tests of a capability the store lacks through the test\'s context, saying which', async () => {
+  it("skips the tests of a capability the store lacks through the test's context, saying which", async () => {
     const { runner, run } = minimalRunner({ skip: true });
-    runStoreSuite(suiteOn((memory) => withoutCapabilities(memory), {}, false), runner);
+    runStoreSuite(
+      suiteOn((memory) => withoutCapabilities(memory), {}, false),
+      runner,
+    );
     const outcomes = await run();
     assert.deepEqual(failures(outcomes), []);
     const skipped = outcomes.filter((o) => o.outcome === 'skipped');
     assert.ok(skipped.length > 50);
-    assert.ok(skipped.every((o) => /^the store has no \w+( or \w+)* capability \(optional\)$/.test(o.detail ?? '')), skipped[0]?.detail);
+    assert.ok(
+      skipped.every((o) => /^the store has no \w+( or \w+)* capability \(optional\)$/.test(o.detail ?? '')),
+      skipped[0]?.detail,
+    );
     assert.ok(count(outcomes, 'passed') > 50);
   });
 
@@ -95,7 +104,10 @@ describe('the store suite under another runner', () => {
     const unskippable = minimalRunner({ skip: false });
     runStoreSuite(suiteOn(core, {}, false), unskippable.runner);
     const failed = failures(await unskippable.run());
-    assert.ok(failed.length > 0 && failed.every((f) => f.includes("this runner cannot skip a test once it runs: give lacks: ['deviceAuthorization']")), failed[0]);
+    assert.ok(
+      failed.length > 0 && failed.every((f) => f.includes("this runner cannot skip a test once it runs: give lacks: ['deviceAuthorization']")),
+      failed[0],
+    );
 
     const declared = minimalRunner({ skip: false });
     runStoreSuite(suiteOn(core, { lacks: ['deviceAuthorization'] }, false), declared.runner);
@@ -118,7 +130,14 @@ describe('the store suite under another runner', () => {
     const withProbes = minimalRunner({ skip: true });
     runStoreSuite(suiteOn(leaky, { name: 'leaky store', capabilities: 'all' }), withProbes.runner);
     const failed = failures(await withProbes.run());
-    assert.ok(failed.some((f) => f.startsWith('leaky store > refresh tokens > rotates: the old one is gone, a spent record of it is kept, the new one is stored: the old token became a spent record')), failed.join('\n'));
+    assert.ok(
+      failed.some((f) =>
+        f.startsWith(
+          'leaky store > refresh tokens > rotates: the old one is gone, a spent record of it is kept, the new one is stored: the old token became a spent record',
+        ),
+      ),
+      failed.join('\n'),
+    );
 
     const blind = minimalRunner({ skip: true });
     runStoreSuite(suiteOn(leaky, { name: 'leaky store', capabilities: 'all' }, false), blind.runner);

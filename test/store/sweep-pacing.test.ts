@@ -56,7 +56,10 @@ describe('sweep pacing', () => {
     assert.equal(total, 3000);
     assert.equal(sizes[0], SWEEP_BATCH);
     assert.ok(Math.min(...sizes) < SWEEP_BATCH / 2, `batches shrank: ${sizes.join(' ')}`);
-    assert.ok(sizes.slice(3).every((size) => size * 0.02 <= 2 * 2), `then stayed near 2 ms: ${sizes.join(' ')}`);
+    assert.ok(
+      sizes.slice(3).every((size) => size * 0.02 <= 2 * 2),
+      `then stayed near 2 ms: ${sizes.join(' ')}`,
+    );
     assert.equal(rests.length, sizes.length - 1, 'a rest after every full batch');
     for (const { took: ms, rest } of rests) assert.ok(rest >= ms * 4 * 0.9, `rest ${rest} after ${ms} ms`);
   });
@@ -94,11 +97,15 @@ describe('sweep pacing', () => {
     assert.ok(rests.every((ms) => ms >= 3 * 4 * 0.9));
   });
 
-  it('keeps batches at the pace\'s own batchRows, walked slices widening to four times that over live rows', async () => {
+  it("keeps batches at the pace's own batchRows, walked slices widening to four times that over live rows", async () => {
     const pace: SweepPace = { sliceMs: Infinity, restFactor: 4, batchRows: 100 };
     const sizes: number[] = [];
     let calls = 0;
-    await drainInSlices(async (size) => (sizes.push(size), calls++ < 3 ? size : 0), async () => {}, pace);
+    await drainInSlices(
+      async (size) => (sizes.push(size), calls++ < 3 ? size : 0),
+      async () => {},
+      pace,
+    );
     assert.deepEqual(sizes, [100, 100, 100, 100]);
 
     const walked: number[] = [];
@@ -106,7 +113,10 @@ describe('sweep pacing', () => {
     const expired = new Set(keys.slice(0, 1000)); // the first third expired, then only live rows
     const total = await walkInSlices(walkedTable(keys, expired, walked), async () => {}, pace);
     assert.equal(total, 1000);
-    assert.ok(walked.slice(0, 10).every((size) => size === 100), `slices over expired rows: ${walked.join(' ')}`);
+    assert.ok(
+      walked.slice(0, 10).every((size) => size === 100),
+      `slices over expired rows: ${walked.join(' ')}`,
+    );
     assert.equal(Math.max(...walked), 400);
   });
 
@@ -129,7 +139,10 @@ describe('sweep pacing', () => {
     const keys = Array.from({ length: 5000 }, (_, i) => String(i).padStart(5, '0'));
     const total = await walkInSlices(walkedTable(keys, 'all', sizes), async () => {}, { sliceMs: Infinity, restFactor: 4 });
     assert.equal(total, 5000);
-    assert.ok(sizes.every((size) => size === SWEEP_BATCH), `slices: ${sizes.join(' ')}`);
+    assert.ok(
+      sizes.every((size) => size === SWEEP_BATCH),
+      `slices: ${sizes.join(' ')}`,
+    );
   });
 });
 
@@ -237,7 +250,10 @@ describe('SQLite checkpointer', () => {
       walkController.signal,
     );
     assert.equal(sizes.length, 3, 'no slice after the abort');
-    assert.equal(walked, sizes.reduce((a, b) => a + b, 0));
+    assert.equal(
+      walked,
+      sizes.reduce((a, b) => a + b, 0),
+    );
   });
 
   it('copies the WAL into the database file from its own thread', async () => {

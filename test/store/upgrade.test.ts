@@ -42,7 +42,10 @@ async function assertRecordsOfV1(store: FullStore): Promise<void> {
   assert.equal(await store.isAccessTokenRevoked(v1.access.jti), false);
   assert.deepEqual(await store.listSigningKeys(), [v1.key]);
   // Still working: the code and the refresh token are single use as before.
-  assert.deepEqual(await store.redeemAuthorizationCode(v1.code.codeHash, now, () => undefined), { status: 'ok', record: { ...v1.code, nonce: null, consumedAt: now } });
+  assert.deepEqual(await store.redeemAuthorizationCode(v1.code.codeHash, now, () => undefined), {
+    status: 'ok',
+    record: { ...v1.code, nonce: null, consumedAt: now },
+  });
   const next = { ...unused, tokenHash: 'refresh-hash-2' };
   assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'ok');
   assert.equal((await store.refreshGrant(refreshOf(v1.refresh.tokenHash, next, now))).status, 'replayed');
@@ -51,7 +54,9 @@ async function assertRecordsOfV1(store: FullStore): Promise<void> {
   // Version 6: revoking the old grant records it for resource servers, until its access token expires.
   assert.deepEqual(await store.listRevocations(0, now), []);
   await store.revokeGrant(v1.grant.id, now);
-  assert.deepEqual(await store.listRevocations(0, now), [{ kind: 'grant', id: v1.grant.id, revokedAt: now, expiresAt: Math.max(v1.access.expiresAt, now + 600) }]);
+  assert.deepEqual(await store.listRevocations(0, now), [
+    { kind: 'grant', id: v1.grant.id, revokedAt: now, expiresAt: Math.max(v1.access.expiresAt, now + 600) },
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -86,7 +91,11 @@ async function assertReuseStillDetected(store: FullStore): Promise<void> {
   assert.equal(await store.getRefreshToken(hashSecret(ROTATED)), undefined);
   // Made before spent records named their successor: never taken for a retry of a lost answer.
   assert.deepEqual(await store.findSpentRefreshToken(hashSecret(ROTATED)), {
-    grantId: v1.grant.id, clientId: v1.client.clientId, spentAt: v1.T - 5, expiresAt: v1.refresh.expiresAt, successorUnused: false,
+    grantId: v1.grant.id,
+    clientId: v1.client.clientId,
+    spentAt: v1.T - 5,
+    expiresAt: v1.refresh.expiresAt,
+    successorUnused: false,
   });
   assert.equal((await store.getRefreshToken(hashSecret(SUCCESSOR)))?.grantId, v1.grant.id);
 
@@ -96,7 +105,10 @@ async function assertReuseStillDetected(store: FullStore): Promise<void> {
     server.handle(
       new Request(`${issuer}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${v1.client.clientId}:${SECRET}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${v1.client.clientId}:${SECRET}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }),
       }),
     );
@@ -142,7 +154,9 @@ async function assertIdentityRekeyed(store: FullStore): Promise<void> {
   await store.createUserWithIdentity(bob, { ...forge, userId: bob.id, email: 'bob@example.com', name: 'Bob', createdAt: v1.T });
   assert.equal((await store.getUser({ identity: forge }))?.id, bob.id);
   assert.equal((await store.getUser({ identity: HUB }))?.id, v1.user.id);
-  assert.deepEqual(await store.listUserIdentities({ userId: v1.user.id }), [{ ...HUB, userId: v1.user.id, email: 'alice@example.com', name: 'Alice', createdAt: v1.T }]);
+  assert.deepEqual(await store.listUserIdentities({ userId: v1.user.id }), [
+    { ...HUB, userId: v1.user.id, email: 'alice@example.com', name: 'Alice', createdAt: v1.T },
+  ]);
 }
 
 describe('upgrading a SQLite data folder made by release 0.1.0', () => {
@@ -253,8 +267,14 @@ describe('upgrading a PostgreSQL database made by release 0.1.0', () => {
   /** Columns, constraints and indexes, as the catalogue reports them. */
   async function schemaOf(url: string): Promise<unknown> {
     return {
-      columns: await query(url, `SELECT table_name, column_name, data_type, is_nullable, is_identity FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1, 2`),
-      constraints: await query(url, `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2`),
+      columns: await query(
+        url,
+        `SELECT table_name, column_name, data_type, is_nullable, is_identity FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1, 2`,
+      ),
+      constraints: await query(
+        url,
+        `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2`,
+      ),
       indexes: await query(url, `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1, 2`),
     };
   }
@@ -273,7 +293,10 @@ describe('upgrading a PostgreSQL database made by release 0.1.0', () => {
       await store.close();
     }
     const versions = await query<{ version: number }>(url, 'SELECT version FROM context_auth_migrations ORDER BY version');
-    assert.deepEqual(versions.map((v) => v.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+    );
 
     const fresh = await server.createDatabase();
     await (await openPostgresStore({ connectionString: fresh })).close();

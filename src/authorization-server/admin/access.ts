@@ -9,9 +9,7 @@ import type { EndpointRequest } from '../http/request.js';
  * administrator, with whether their sign-in is recent enough for an action (`fresh`).
  */
 export type AdminAccess =
-  | { kind: 'signed-out' }
-  | { kind: 'not-admin'; user: UserRecord }
-  | { kind: 'admin'; user: UserRecord; session: SessionRecord; fresh: boolean };
+  { kind: 'signed-out' } | { kind: 'not-admin'; user: UserRecord } | { kind: 'admin'; user: UserRecord; session: SessionRecord; fresh: boolean };
 
 /** Who this browser's session belongs to, and what they may do at the console. */
 export async function adminAccess(ctx: AdminServices, request: EndpointRequest): Promise<AdminAccess> {

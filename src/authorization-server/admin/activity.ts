@@ -31,7 +31,8 @@ export const ACTIVITY: AdminSection = {
     if (filters.person !== undefined) {
       userId = (await store.getUser({ username: filters.person }))?.id;
       // An unknown username would match nothing: say so rather than show an empty list.
-      if (userId === undefined) return html`${form}<p class="error" role="alert">Nobody has the username “${filters.person}”. Check the spelling, or filter by client or address instead.</p>`;
+      if (userId === undefined)
+        return html`${form}<p class="error" role="alert">Nobody has the username “${filters.person}”. Check the spelling, or filter by client or address instead.</p>`;
     }
     const events = await store.listAuditEvents({
       limit: PAGE_SIZE + 1,

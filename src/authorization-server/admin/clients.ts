@@ -85,7 +85,8 @@ function row(view: AdminView, client: ClientRecord): SafeHtml[] {
 export const CLIENTS: AdminSection = {
   name: 'clients',
   title: 'Clients',
-  summary: 'Registered applications: where each came from, what it may do, when it was last used, when an unused one is removed. Remove one and everything issued to it.',
+  summary:
+    'Registered applications: where each came from, what it may do, when it was last used, when an unused one is removed. Remove one and everything issued to it.',
   async render(view) {
     const request = pageRequest(view.query);
     const { shown, nextAfter } = pageOf(await view.store.listClientsPage({ ...request, limit: pageLimit }), (client) => client.clientId);

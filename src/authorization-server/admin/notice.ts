@@ -20,7 +20,12 @@ export async function noticeQuery(ctx: AdminServices, session: SessionRecord, ac
 }
 
 /** The sentence for `?done=`: naming its object when this session's MAC vouches for it, else the action's fixed sentence. */
-export async function noticeOf(ctx: AdminServices, session: SessionRecord, actions: readonly AdminAction[], query: URLSearchParams): Promise<string | undefined> {
+export async function noticeOf(
+  ctx: AdminServices,
+  session: SessionRecord,
+  actions: readonly AdminAction[],
+  query: URLSearchParams,
+): Promise<string | undefined> {
   const action = actions.find((candidate) => candidate.name === query.get('done'));
   if (!action) return undefined;
   const what = query.get('what');

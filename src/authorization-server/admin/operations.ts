@@ -29,7 +29,11 @@ export async function removeUser(store: OperationsStore, username: string, now: 
 }
 
 /** Makes the user an administrator of the console, or no longer one; `found` is false when there is no such user. */
-export async function setAdministrator(store: OperationsStore, username: string, admin: boolean): Promise<{ username: string; admin: boolean; found: boolean }> {
+export async function setAdministrator(
+  store: OperationsStore,
+  username: string,
+  admin: boolean,
+): Promise<{ username: string; admin: boolean; found: boolean }> {
   return { username, admin, found: await store.setUserAdmin(username, admin) };
 }
 

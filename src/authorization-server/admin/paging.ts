@@ -26,7 +26,8 @@ export function pageRequest(query: URLSearchParams): PageRequest {
   if (search.length > MAX_SEARCH) {
     throw new OAuthError('invalid_request', 'the search is too long').withUserMessage(`A search has at most ${MAX_SEARCH} characters.`);
   }
-  if (after.length > MAX_KEY) throw new OAuthError('invalid_request', 'the page key is too long').withUserMessage('That page link is not valid. Start from the first page.');
+  if (after.length > MAX_KEY)
+    throw new OAuthError('invalid_request', 'the page key is too long').withUserMessage('That page link is not valid. Start from the first page.');
   return { ...(after ? { after } : {}), ...(search ? { search } : {}) };
 }
 
@@ -40,7 +41,13 @@ export function pageOf<T>(records: T[], keyOf: (record: T) => string): { shown: 
 }
 
 /** The search box above a listing and the First page / Next page links below it, the search kept. */
-export function listingControls(view: AdminView, section: string, request: PageRequest, nextAfter: string | null, label: string): { search: SafeHtml; pages: SafeHtml } {
+export function listingControls(
+  view: AdminView,
+  section: string,
+  request: PageRequest,
+  nextAfter: string | null,
+  label: string,
+): { search: SafeHtml; pages: SafeHtml } {
   return {
     search: searchForm({ action: view.href(section), label, value: request.search ?? '' }),
     pages: pager({

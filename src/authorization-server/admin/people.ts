@@ -20,7 +20,15 @@ function signsInWith(user: UserRecord, identities: UserIdentityRecord[]): SafeHt
 
 function actions(view: AdminView, user: UserRecord): SafeHtml {
   const form = (name: string, label: string, fields: Record<string, string> = {}, danger = false) =>
-    actionForm({ action: view.action, csrfToken: view.csrfToken, name, fields: { username: user.username, return: 'people', ...fields }, label, danger, ariaLabel: `${label}: ${user.username}` });
+    actionForm({
+      action: view.action,
+      csrfToken: view.csrfToken,
+      name,
+      fields: { username: user.username, return: 'people', ...fields },
+      label,
+      danger,
+      ariaLabel: `${label}: ${user.username}`,
+    });
   const self = user.id === view.admin.id;
   return html`<div class="row-actions">
 ${form('sign-out-everywhere', 'Sign out everywhere')}
@@ -88,7 +96,8 @@ export const REMOVE_USER: AdminAction = {
   fields: ['username'],
   describe: async (_view, form) => `Remove the person ${shownUsername(form)}`,
   confirm: {
-    consequence: 'This deletes their account, their sessions and their approvals, and revokes the tokens of every application they approved. It cannot be undone.',
+    consequence:
+      'This deletes their account, their sessions and their approvals, and revokes the tokens of every application they approved. It cannot be undone.',
     button: 'Remove',
   },
   done: (ctx, subject) =>

@@ -8,22 +8,7 @@ import type { AdminAction, AdminSection } from './section.js';
 import { THROTTLE } from './throttle.js';
 
 /** The console's pages, in the navigation's order (the overview first: it lists the others). */
-export const ADMIN_SECTIONS: readonly AdminSection[] = [
-  OVERVIEW,
-  CLIENTS,
-  PEOPLE,
-  APPROVALS,
-  SIGNING_KEYS,
-  ACTIVITY,
-  THROTTLE,
-];
+export const ADMIN_SECTIONS: readonly AdminSection[] = [OVERVIEW, CLIENTS, PEOPLE, APPROVALS, SIGNING_KEYS, ACTIVITY, THROTTLE];
 
 /** Every action a console form may ask for, by name. */
-export const ADMIN_ACTIONS: readonly AdminAction[] = [
-  REMOVE_CLIENT,
-  REMOVE_USER,
-  SET_ADMIN,
-  SIGN_OUT_EVERYWHERE,
-  REVOKE_APPROVAL,
-  ROTATE_KEY,
-];
+export const ADMIN_ACTIONS: readonly AdminAction[] = [REMOVE_CLIENT, REMOVE_USER, SET_ADMIN, SIGN_OUT_EVERYWHERE, REVOKE_APPROVAL, ROTATE_KEY];

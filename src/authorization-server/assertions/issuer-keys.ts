@@ -53,12 +53,17 @@ export class IssuerKeys {
     let pending = this.keySets.get(issuer);
     if (!pending) {
       pending = this.discover(issuer, kinds).then((jwksUri) =>
-        jwksUri.ok ? ok(new RemoteKeySet(jwksUri.value, { cooldownMs: this.options.cooldownMs ?? 30_000, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: this.fetch })) : jwksUri,
+        jwksUri.ok
+          ? ok(new RemoteKeySet(jwksUri.value, { cooldownMs: this.options.cooldownMs ?? 30_000, maxAgeMs: 600_000, timeoutMs: 10_000, fetch: this.fetch }))
+          : jwksUri,
       );
       // A discovery that failed is not kept: the next assertion tries again.
-      void pending.then((found) => {
-        if (!found.ok) this.keySets.delete(issuer);
-      }, () => this.keySets.delete(issuer));
+      void pending.then(
+        (found) => {
+          if (!found.ok) this.keySets.delete(issuer);
+        },
+        () => this.keySets.delete(issuer),
+      );
       this.keySets.set(issuer, pending);
     }
     return pending;

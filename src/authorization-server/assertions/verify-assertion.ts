@@ -1,5 +1,13 @@
 import { hash } from 'node:crypto';
-import { isSupportedJwsAlgorithm, jwtHeaderProblem, jwtTimeProblem, parseCompactJwt, verifyJwtSignature, type CompactJwt, type JwtVerificationKey } from '../../core/jwt.js';
+import {
+  isSupportedJwsAlgorithm,
+  jwtHeaderProblem,
+  jwtTimeProblem,
+  parseCompactJwt,
+  verifyJwtSignature,
+  type CompactJwt,
+  type JwtVerificationKey,
+} from '../../core/jwt.js';
 import { fail, ok, type Defect, type Result } from '../../core/result.js';
 import type { Store } from '../../store/store.js';
 
@@ -14,17 +22,7 @@ import type { Store } from '../../store/store.js';
  * What a check found wrong with an assertion. `keys_unavailable` is not the assertion's fault:
  * its issuer's keys could not be had, maybe not for long (`log` says why, for the log only).
  */
-export type AssertionDefectCode =
-  | 'malformed'
-  | 'algorithm'
-  | 'header'
-  | 'claims'
-  | 'audience'
-  | 'time'
-  | 'key'
-  | 'signature'
-  | 'replayed'
-  | 'keys_unavailable';
+export type AssertionDefectCode = 'malformed' | 'algorithm' | 'header' | 'claims' | 'audience' | 'time' | 'key' | 'signature' | 'replayed' | 'keys_unavailable';
 
 export interface AssertionDefect extends Defect<AssertionDefectCode> {
   log?: Record<string, string>;
@@ -109,7 +107,9 @@ export async function verifyAssertion(jwt: CompactJwt, keys: AssertionKeys, rule
   if ('problem' in found) {
     return assertionDefect(
       'key',
-      found.problem === 'unknown' ? `no key of the ${name}'s issuer matches its kid and alg` : `several keys of the ${name}'s issuer match it; it must name one by kid`,
+      found.problem === 'unknown'
+        ? `no key of the ${name}'s issuer matches its kid and alg`
+        : `several keys of the ${name}'s issuer match it; it must name one by kid`,
     );
   }
   if (!verifyJwtSignature(jwt, found.key)) return assertionDefect('signature', `the ${name}'s signature does not verify`);
@@ -157,7 +157,13 @@ function timesDefect(claims: Record<string, unknown>, rules: AssertionRules, now
  * and jti until the assertion expires, so a second presentation is refused on every replica. One
  * store round trip.
  */
-export async function spendAssertion(store: Store, assertion: VerifiedAssertion, name: string, now: number, clockToleranceSeconds: number): Promise<AssertionCheck<VerifiedAssertion>> {
+export async function spendAssertion(
+  store: Store,
+  assertion: VerifiedAssertion,
+  name: string,
+  now: number,
+  clockToleranceSeconds: number,
+): Promise<AssertionCheck<VerifiedAssertion>> {
   const key = hash('sha256', `${assertion.iss}\n${assertion.jti}`, 'base64url');
   const first = await store.useAssertionId(key, assertion.exp + clockToleranceSeconds, now);
   return first ? ok(assertion) : assertionDefect('replayed', `the ${name} was used before (its jti was seen already)`);

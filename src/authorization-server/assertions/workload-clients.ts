@@ -35,7 +35,9 @@ export async function ensureWorkloadClients(ctx: Pick<BaseServices, 'store' | 'n
   for (const clientId of clientIds) {
     const client = await workloadClient(ctx, clientId);
     if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) {
-      throw new Error(`the workload client ${clientId} exists already and is not registered for the ${JWT_BEARER_GRANT_TYPE} grant; name another client in the workload rules`);
+      throw new Error(
+        `the workload client ${clientId} exists already and is not registered for the ${JWT_BEARER_GRANT_TYPE} grant; name another client in the workload rules`,
+      );
     }
   }
 }

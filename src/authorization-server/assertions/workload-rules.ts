@@ -64,7 +64,9 @@ export function checkTrustedIssuer(issuer: unknown, where: string, allowLoopback
   const url = new URL(issuer);
   const testHttp = allowLoopbackHttp && url.protocol === 'http:' && url.hostname === '127.0.0.1';
   if (url.protocol !== 'https:' && !testHttp) {
-    throw new Error(`${where} must be an https URL${url.protocol === 'http:' && url.hostname === '127.0.0.1' ? ' (http://127.0.0.1 only with the insecure switch, for tests)' : ''}: ${issuer}`);
+    throw new Error(
+      `${where} must be an https URL${url.protocol === 'http:' && url.hostname === '127.0.0.1' ? ' (http://127.0.0.1 only with the insecure switch, for tests)' : ''}: ${issuer}`,
+    );
   }
   if (url.search || url.hash || issuer.includes('?') || issuer.includes('#')) throw new Error(`${where} must have no query or fragment: ${issuer}`);
   if (url.username || url.password) throw new Error(`${where} must not contain credentials`);
@@ -72,7 +74,10 @@ export function checkTrustedIssuer(issuer: unknown, where: string, allowLoopback
 }
 
 /** Resolves and checks the rules; `issuer` is ours (the default audience). Throws naming the rule and field. */
-export function resolveWorkloadRules(rules: unknown, context: { issuer: string; scopesSupported: readonly string[]; allowLoopbackHttp: boolean }): WorkloadRule[] {
+export function resolveWorkloadRules(
+  rules: unknown,
+  context: { issuer: string; scopesSupported: readonly string[]; allowLoopbackHttp: boolean },
+): WorkloadRule[] {
   if (!Array.isArray(rules)) throw new Error('workloads must be a list of rules');
   const seen = new Set<string>();
   const clients = new Map<string, string>();
@@ -88,14 +93,16 @@ export function resolveWorkloadRules(rules: unknown, context: { issuer: string; 
     const audience = rule.audience ?? context.issuer;
     if (typeof audience !== 'string' || audience === '' || !isStorableText(audience)) throw new Error(`${where}.audience must be a non-empty string`);
     const subject = rule.subject;
-    if (typeof subject !== 'string' || subject === '' || !isStorableText(subject)) throw new Error(`${where}.subject must be a non-empty string (exact, or with * for any characters)`);
+    if (typeof subject !== 'string' || subject === '' || !isStorableText(subject))
+      throw new Error(`${where}.subject must be a non-empty string (exact, or with * for any characters)`);
     if (subject.replace(/\*/g, '') === '') throw new Error(`${where}.subject must not match every subject: name at least part of it`);
     const client = rule.client;
     if (typeof client !== 'string' || !CLIENT_ID.test(client) || isDocumentClientId(client)) {
       throw new Error(`${where}.client must be a client id of letters, digits and . _ : - (at most 100)`);
     }
     const name = rule.name ?? client;
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 200 || !isStorableText(name)) throw new Error(`${where}.name must be a non-empty string of at most 200 characters`);
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 200 || !isStorableText(name))
+      throw new Error(`${where}.name must be a non-empty string of at most 200 characters`);
     const scopes = rule.scopes;
     if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string')) {
       throw new Error(`${where}.scopes must be a non-empty list of scopes`);

@@ -129,5 +129,10 @@ export async function authenticateClient(ctx: ClientAuthenticationServices, requ
 }
 
 function mustUseAssertion(challenge: Record<string, string>): OAuthError {
-  return new OAuthError('invalid_client', 'this client is registered for private_key_jwt: it authenticates with a client assertion, not a secret', 401, challenge);
+  return new OAuthError(
+    'invalid_client',
+    'this client is registered for private_key_jwt: it authenticates with a client assertion, not a secret',
+    401,
+    challenge,
+  );
 }

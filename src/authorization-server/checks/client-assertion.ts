@@ -57,7 +57,8 @@ async function checkClientAssertion(
   if (!read.ok) return fail({ defect: read.defect });
   const jwt = read.value;
   const { iss, sub } = jwt.claims;
-  if (typeof sub !== 'string' || sub === '' || !isStorableText(sub)) return fail({ defect: { code: 'claims', description: `the ${NAME} has no sub naming the client` } });
+  if (typeof sub !== 'string' || sub === '' || !isStorableText(sub))
+    return fail({ defect: { code: 'claims', description: `the ${NAME} has no sub naming the client` } });
   if (iss !== sub) return fail({ defect: { code: 'client', description: `the ${NAME}'s iss and sub must both be the client_id` } });
   const refuse = (code: 'client' | 'registration', description: string) => fail({ defect: { code, description }, clientId: sub });
   const formId = params.get('client_id');
@@ -111,9 +112,16 @@ function clientAssertionError(defect: ClientAssertionDefect): OAuthError {
 }
 
 /** The same at every endpoint that authenticates clients: the issuer names us wherever the assertion is sent. */
-function audienceRules(config: Pick<ResolvedConfig, 'issuer' | 'endpoints' | 'clientAssertionAudience'>): Pick<AssertionRules, 'audiences' | 'audienceList' | 'expectedAudience'> {
+function audienceRules(
+  config: Pick<ResolvedConfig, 'issuer' | 'endpoints' | 'clientAssertionAudience'>,
+): Pick<AssertionRules, 'audiences' | 'audienceList' | 'expectedAudience'> {
   const { issuer } = config;
-  if (config.clientAssertionAudience === 'issuer') return { audiences: [issuer], audienceList: false, expectedAudience: `the issuer identifier ${issuer}, as a single string` };
+  if (config.clientAssertionAudience === 'issuer')
+    return { audiences: [issuer], audienceList: false, expectedAudience: `the issuer identifier ${issuer}, as a single string` };
   const tokenEndpoint = config.endpoints.token;
-  return { audiences: [issuer, tokenEndpoint], audienceList: true, expectedAudience: `the issuer identifier ${issuer} or the token endpoint URL ${tokenEndpoint}` };
+  return {
+    audiences: [issuer, tokenEndpoint],
+    audienceList: true,
+    expectedAudience: `the issuer identifier ${issuer} or the token endpoint URL ${tokenEndpoint}`,
+  };
 }

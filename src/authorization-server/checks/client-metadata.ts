@@ -116,7 +116,11 @@ function displayStringProblem(value: string): string | undefined {
  *   that gets tokens unattended with none of its scopes supported.
  * Unknown fields are ignored (RFC 7591 §2).
  */
-export function validateClientMetadata(body: Record<string, unknown>, scopesSupported: readonly string[], options: ClientMetadataOptions = {}): ValidClientMetadata {
+export function validateClientMetadata(
+  body: Record<string, unknown>,
+  scopesSupported: readonly string[],
+  options: ClientMetadataOptions = {},
+): ValidClientMetadata {
   const dropped: DroppedValue[] = [];
   const drop = (field: string, value: unknown, reason: string): void => void dropped.push({ field, value: shown(value), reason });
 
@@ -163,7 +167,8 @@ export function validateClientMetadata(body: Record<string, unknown>, scopesSupp
   const scope = keptScope(body, scopesSupported, grantTypes, drop);
   if (scope !== null) metadata.scope = scope;
   if (method === 'private_key_jwt') Object.assign(metadata, clientKeys(body, options));
-  else for (const field of KEY_FIELDS) if (body[field] !== undefined) drop(field, body[field], `only a private_key_jwt client has keys; this one uses ${method}`);
+  else
+    for (const field of KEY_FIELDS) if (body[field] !== undefined) drop(field, body[field], `only a private_key_jwt client has keys; this one uses ${method}`);
   return {
     redirectUris,
     tokenEndpointAuthMethod: method,
@@ -201,7 +206,10 @@ function chooseAuthMethod(body: Record<string, unknown>, options: ClientMetadata
   if (asked !== undefined && usable.includes(asked as TokenEndpointAuthMethod)) return asked as TokenEndpointAuthMethod;
   const chosen = METHOD_STRENGTH.find((method) => usable.includes(method))!;
   if (asked !== undefined) {
-    const why = asked === 'private_key_jwt' && allowed.includes('private_key_jwt') ? 'private_key_jwt needs jwks or jwks_uri' : `not accepted for this client (${orList(allowed)})`;
+    const why =
+      asked === 'private_key_jwt' && allowed.includes('private_key_jwt')
+        ? 'private_key_jwt needs jwks or jwks_uri'
+        : `not accepted for this client (${orList(allowed)})`;
     drop('token_endpoint_auth_method', asked, `${why}; ${chosen} chosen from token_endpoint_auth_methods_supported`);
   }
   return chosen;
@@ -292,7 +300,8 @@ function keptScope(body: Record<string, unknown>, scopesSupported: readonly stri
     invalid(`scope not supported: ${unknown.join(' ')}`);
   }
   // The OpenID scopes are asked of the person in each authorization request, by any client (OPENID_SCOPES).
-  for (const value of unknown) drop('scope', value, OPENID_SCOPES.includes(value) ? 'asked for in an authorization request, never registered' : 'not a scope this server supports');
+  for (const value of unknown)
+    drop('scope', value, OPENID_SCOPES.includes(value) ? 'asked for in an authorization request, never registered' : 'not a scope this server supports');
   return kept.length === 0 ? null : kept.join(' ');
 }
 
@@ -313,7 +322,8 @@ function clientKeys(body: Record<string, unknown>, options: ClientMetadataOption
   if ((jwks === undefined) === (jwksUri === undefined)) invalid('a private_key_jwt client gives exactly one of jwks and jwks_uri');
   const keys: Record<string, unknown> = jwks === undefined ? { jwks_uri: jwksUriOf(jwksUri, options) } : { jwks: publicKeySet(jwks) };
   if (signingAlg !== undefined) {
-    if (!isSupportedJwsAlgorithm(signingAlg)) invalid('token_endpoint_auth_signing_alg must be an asymmetric algorithm this server verifies (none and HMAC never are)');
+    if (!isSupportedJwsAlgorithm(signingAlg))
+      invalid('token_endpoint_auth_signing_alg must be an asymmetric algorithm this server verifies (none and HMAC never are)');
     keys.token_endpoint_auth_signing_alg = signingAlg;
   }
   return keys;
@@ -335,7 +345,8 @@ function jwksUriOf(value: unknown, options: ClientMetadataOptions): string {
 
 function publicKeySet(value: unknown): { keys: Record<string, unknown>[] } {
   const keys = (value as { keys?: unknown } | null)?.keys;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(keys)) invalid('jwks must be a JSON Web Key Set: an object with a keys array');
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(keys))
+    invalid('jwks must be a JSON Web Key Set: an object with a keys array');
   if (keys.length === 0 || keys.length > MAX_KEYS) invalid(`jwks must hold between 1 and ${MAX_KEYS} keys`);
   return {
     keys: keys.map((key: unknown, index) => {

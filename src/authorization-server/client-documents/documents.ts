@@ -135,7 +135,12 @@ export class ClientDocuments {
   }
 
   private noteFailure(clientId: string, defect: DocumentDefect, now: number): void {
-    this.log({ event: 'client_document_failed', client_id: clientId, reason: defect.description, ...(defect.code === 'unreachable' ? { temporary: true } : {}) });
+    this.log({
+      event: 'client_document_failed',
+      client_id: clientId,
+      reason: defect.description,
+      ...(defect.code === 'unreachable' ? { temporary: true } : {}),
+    });
     this.failed.delete(clientId);
     this.failed.set(clientId, now + FAILED_TTL);
     if (this.failed.size > FAILED_ENTRIES) this.failed.delete(this.failed.keys().next().value!);
@@ -158,7 +163,8 @@ export class ClientDocuments {
     if (url.pathname === '/' || url.pathname === '') refuse('it must have a path');
     // The URL is an identifier: compared as written, so it must already be in its plain form.
     if (url.href !== clientId) refuse('it must be written in its normalised form');
-    if (this.allowHosts.length > 0 && !this.allowHosts.includes(url.hostname.toLowerCase())) refuse(`${url.hostname} is not among the hosts this server accepts`);
+    if (this.allowHosts.length > 0 && !this.allowHosts.includes(url.hostname.toLowerCase()))
+      refuse(`${url.hostname} is not among the hosts this server accepts`);
     return url;
   }
 

@@ -99,7 +99,8 @@ export async function fetchClientDocument(url: URL, options: DocumentFetchOption
         headers: { accept: 'application/json', 'user-agent': 'context-auth' },
         // Connect to the address checked above, whatever DNS says now.
         lookup: (_host, lookupOptions, callback) => {
-          if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [target]);
+          if ((lookupOptions as { all?: boolean }).all)
+            (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [target]);
           else callback(null, target.address, target.family);
         },
         timeout: options.connectTimeoutMs ?? 3000,
@@ -110,7 +111,8 @@ export async function fetchClientDocument(url: URL, options: DocumentFetchOption
         if (status >= 300 && status < 400) return settle(refuse(`the document URL redirects (HTTP ${status}); redirects are not followed`));
         if (status !== 200) return settle((status >= 500 ? cannotReach : refuse)(`the document URL answered HTTP ${status}`));
         const type = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (type !== 'application/json' && !options.extraContentTypes?.includes(type)) return settle(refuse(`the document is ${type || 'untyped'}, not application/json`));
+        if (type !== 'application/json' && !options.extraContentTypes?.includes(type))
+          return settle(refuse(`the document is ${type || 'untyped'}, not application/json`));
         const declared = Number(response.headers['content-length']);
         if (declared > maxBytes) return settle(refuse(`the document is larger than ${maxBytes} bytes`));
         const chunks: Buffer[] = [];
@@ -142,7 +144,10 @@ export async function fetchClientDocument(url: URL, options: DocumentFetchOption
 /** max-age from Cache-Control; 0 for no-store / no-cache; null when it says nothing. */
 function maxAgeOf(header: string | undefined): number | null {
   if (!header) return null;
-  const directives = header.toLowerCase().split(',').map((d) => d.trim());
+  const directives = header
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
   if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return 0;
   const maxAge = directives.find((d) => d.startsWith('max-age='));
   const seconds = maxAge ? Number(maxAge.slice('max-age='.length)) : NaN;

@@ -32,7 +32,11 @@ function noticeOf(ctx: InteractionServices & { revocations: Revocations }, done:
 }
 
 /** GET /account: the sign-in form, or the person's approved applications (`admin`: the store, which can list and revoke consents). */
-export async function accountEndpoint(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
+export async function accountEndpoint(
+  ctx: InteractionServices & { revocations: Revocations },
+  admin: StoreAdministration,
+  request: EndpointRequest,
+): Promise<Answer> {
   const binding = browserBinding(ctx, request);
   const headers: Record<string, string> = binding.cookie ? { 'Set-Cookie': binding.cookie } : {};
   const action = `${ctx.config.basePath}${ACCOUNT_PATH}`;
@@ -56,7 +60,11 @@ export async function accountEndpoint(ctx: InteractionServices & { revocations: 
 }
 
 /** POST /account: sign in (the token of this browser), or revoke an application or sign out (the token of the session). */
-export async function accountSubmit(ctx: InteractionServices & { revocations: Revocations }, admin: StoreAdministration, request: EndpointRequest): Promise<Answer> {
+export async function accountSubmit(
+  ctx: InteractionServices & { revocations: Revocations },
+  admin: StoreAdministration,
+  request: EndpointRequest,
+): Promise<Answer> {
   const form = readPageForm(ctx, request);
   const csrf = form.get('csrf') ?? '';
   const action = form.get('action');
@@ -134,7 +142,8 @@ function clientIdsOf(form: Params): string[] {
     return one ? [one] : [];
   }
   const ids = [...new Set(many.split(' ').filter((id) => id !== ''))];
-  if (ids.length > MAX_REVOKED_AT_ONCE) throw new OAuthError('invalid_request', `at most ${MAX_REVOKED_AT_ONCE} client_ids at once`).withUserMessage('Unexpected form.');
+  if (ids.length > MAX_REVOKED_AT_ONCE)
+    throw new OAuthError('invalid_request', `at most ${MAX_REVOKED_AT_ONCE} client_ids at once`).withUserMessage('Unexpected form.');
   return ids;
 }
 

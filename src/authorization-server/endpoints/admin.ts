@@ -36,7 +36,8 @@ import type { EndpointRequest } from '../http/request.js';
 export { ADMIN_PATH };
 
 /** A page this store can back, by name (a page whose capability the store lacks is not there at all). */
-const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined => sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
+const sectionNamed = (store: ConsoleStore, name: string): AdminSection | undefined =>
+  sectionsFor(ADMIN_SECTIONS, store).find((section) => section.name === name);
 
 /** GET /admin and /admin/<section>. */
 export async function adminEndpoint(ctx: AdminServices, store: ConsoleStore, request: EndpointRequest, sectionName = ''): Promise<Answer> {
@@ -48,7 +49,10 @@ export async function adminEndpoint(ctx: AdminServices, store: ConsoleStore, req
   if (access.kind === 'signed-out') {
     const offered = await offeredProviders(ctx);
     const csrfToken = await formToken(ctx, 'admin', { binding: binding.value });
-    return pageAnswer(adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }), headers);
+    return pageAnswer(
+      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'sign-in', returnTo: section.name, localUsers: localUsers(ctx), ...offered }),
+      headers,
+    );
   }
   if (access.kind === 'not-admin') return pageAnswer(notAdminPage({ username: access.user.username, accountUrl: accountPath(ctx) }), headers);
   const csrfToken = await formToken(ctx, 'admin', { session: access.session });
@@ -107,7 +111,12 @@ export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, reque
   if (action === 'reauth' && provider !== undefined) {
     if (!binding) throw refusedFormToken();
     // Back from the provider, the sign-in must be this same person's; the change waits there to be confirmed.
-    return toProvider(ctx, binding, provider, { page: 'admin', section: returnTo, reauth: { userId: access.user.id }, ...(waiting ? { then: waiting.change } : {}) });
+    return toProvider(ctx, binding, provider, {
+      page: 'admin',
+      section: returnTo,
+      reauth: { userId: access.user.id },
+      ...(waiting ? { then: waiting.change } : {}),
+    });
   }
   if (action === 'reauth') {
     // The same person again: the username is the session's, whatever the form says.
@@ -128,12 +137,24 @@ export async function adminSubmit(ctx: AdminServices, store: ConsoleStore, reque
     const password = localUsers(ctx) && access.user.passwordHash !== null;
     const pending = { description: await handler.describe(base, form), fields: pendingFields(change) };
     return pageAnswer(
-      adminSignInPage({ action: adminUrl(ctx), csrfToken, mode: 'reauth', username: access.user.username, returnTo, localUsers: password, ...offered, pending, status: 401 }),
+      adminSignInPage({
+        action: adminUrl(ctx),
+        csrfToken,
+        mode: 'reauth',
+        username: access.user.username,
+        returnTo,
+        localUsers: password,
+        ...offered,
+        pending,
+        status: 401,
+      }),
     );
   }
   if (handler.confirm !== undefined && form.get('confirmed') !== 'yes') {
     const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
-    return pageAnswer(adminPage({ ...shellOf(ctx, store, access.user, csrfToken, section), body: await confirmationOf(base, handler, change, section.name, false) }));
+    return pageAnswer(
+      adminPage({ ...shellOf(ctx, store, access.user, csrfToken, section), body: await confirmationOf(base, handler, change, section.name, false) }),
+    );
   }
   return perform(ctx, store, access.user, access.session, csrfToken, handler, form, returnTo);
 }
@@ -161,7 +182,11 @@ async function perform(
     if (!(error instanceof OAuthError)) throw error;
     // Shown on the page the form came from when it says which, else the overview; nothing was changed.
     const section = sectionNamed(store, returnTo) ?? ADMIN_SECTIONS[0]!;
-    const page = adminPage({ ...shellOf(ctx, store, user, csrfToken, section), body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`, status: error.status });
+    const page = adminPage({
+      ...shellOf(ctx, store, user, csrfToken, section),
+      body: html`${consoleError(error)}<p><a href="${hrefOf(ctx, section.name)}">Back to ${section.title}</a></p>`,
+      status: error.status,
+    });
     return pageAnswer(page, cookie ? { 'Set-Cookie': cookie } : {});
   }
   ctx.log({ event: 'admin_action', user_id: user.id, action: handler.name, ...(result.target ? { target: result.target } : {}) });
@@ -170,7 +195,13 @@ async function perform(
 }
 
 /** A change asked again before it is made (or, back from a provider, confirmed after signing in again). */
-async function confirmationOf(view: Omit<AdminView, 'query' | 'sections'>, handler: AdminAction, change: PendingChange, returnTo: string, afterSignIn: boolean): Promise<SafeHtml> {
+async function confirmationOf(
+  view: Omit<AdminView, 'query' | 'sections'>,
+  handler: AdminAction,
+  change: PendingChange,
+  returnTo: string,
+  afterSignIn: boolean,
+): Promise<SafeHtml> {
   return confirmation({
     action: view.action,
     csrfToken: view.csrfToken,
@@ -230,7 +261,7 @@ async function signIn(
   pending?: AdminSignInPageInput['pending'],
 ): Promise<Answer | { session: SessionRecord; cookie: string }> {
   if (!localUsers(ctx)) {
-    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage('Sign in with one of the providers on the console\'s sign-in page.');
+    throw new OAuthError('invalid_request', 'local users are turned off').withUserMessage("Sign in with one of the providers on the console's sign-in page.");
   }
   const username = form.get('username') ?? '';
   const checked = await checkPassword(ctx, request, username, form.get('password') ?? '', { page: 'admin' });

@@ -7,7 +7,14 @@ import { allowedScopes, resolveResource } from '../checks/authorization-request.
 import type { ClientAuthenticationServices } from '../checks/authenticate-client.js';
 import type { ClientUse } from '../clients.js';
 import {
-  DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, DEVICE_VERIFICATION_PATH, deviceCodeHash, displayUserCode, newDeviceCode, newUserCode, userCodeHash,
+  DEVICE_CODE_TTL,
+  DEVICE_POLL_INTERVAL,
+  DEVICE_VERIFICATION_PATH,
+  deviceCodeHash,
+  displayUserCode,
+  newDeviceCode,
+  newUserCode,
+  userCodeHash,
 } from '../device-codes.js';
 import { deviceAuthorizations } from '../device-store.js';
 import { readForm } from '../http/params.js';

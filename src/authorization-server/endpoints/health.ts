@@ -18,9 +18,18 @@ export function healthzEndpoint(): Answer {
  */
 export async function readyzEndpoint(ctx: Pick<BaseServices, 'store'> & { keys: SigningKeys }): Promise<Answer> {
   const checks: Record<string, string> = {};
-  checks.store = await withTimeout(ctx.store.listSigningKeys(), STORE_CHECK_MS).then(() => 'ok', () => 'unreachable');
+  checks.store = await withTimeout(ctx.store.listSigningKeys(), STORE_CHECK_MS).then(
+    () => 'ok',
+    () => 'unreachable',
+  );
   // From the cache when fresh; else read (made, on a new store) the way the first token would.
-  checks.signing_key = checks.store !== 'ok' ? 'unknown' : await ctx.keys.current().then(() => 'ok', () => 'not loaded');
+  checks.signing_key =
+    checks.store !== 'ok'
+      ? 'unknown'
+      : await ctx.keys.current().then(
+          () => 'ok',
+          () => 'not loaded',
+        );
   const ready = Object.values(checks).every((check) => check === 'ok');
   return json({ status: ready ? 'ready' : 'not_ready', checks }, ready ? 200 : 503);
 }

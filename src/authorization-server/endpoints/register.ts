@@ -32,7 +32,9 @@ export async function registerEndpoint(ctx: BaseServices & { clientKeys: ClientK
     // A client_credentials client gets tokens with no user involved: with open registration that
     // would hand anyone on the network a token for the context server. Only an operator (the CLI,
     // or registration behind an initial access token) may create one.
-    ...(ctx.config.registration === 'open' ? { clientCredentialsRefusal: 'client_credentials clients are created by an operator (context-auth clients add), not by open registration' } : {}),
+    ...(ctx.config.registration === 'open'
+      ? { clientCredentialsRefusal: 'client_credentials clients are created by an operator (context-auth clients add), not by open registration' }
+      : {}),
     ...(ctx.config.deviceGrant ? {} : { deviceCodeRefusal: 'this server does not serve the device grant (its store keeps no device authorizations)' }),
   });
   const registered = await registerClient(ctx.store, metadata, ctx.now(), { registeredBy: 'dynamic' });

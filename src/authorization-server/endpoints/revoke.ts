@@ -13,7 +13,10 @@ import type { EndpointRequest } from '../http/request.js';
  * family); revoking an access token marks its jti. Unknown tokens and other clients' tokens get
  * the same 200 so that the answer reveals nothing (RFC 7009 §2.2).
  */
-export async function revokeEndpoint(ctx: ClientAuthenticationServices & { keys: SigningKeys; revocations: Revocations }, request: EndpointRequest): Promise<Answer> {
+export async function revokeEndpoint(
+  ctx: ClientAuthenticationServices & { keys: SigningKeys; revocations: Revocations },
+  request: EndpointRequest,
+): Promise<Answer> {
   const { store } = ctx;
   const params = readForm(request, ctx.config.maxBodyBytes);
   const client = await authenticateClient(ctx, request, params);

@@ -47,7 +47,12 @@ function invalidToken(description: string): OAuthError {
   return refusal({ error: 'invalid_token' }, 'invalid_token', description, 401);
 }
 
-function refusal(challenge: BearerChallenge, code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string, status: number): OAuthError {
+function refusal(
+  challenge: BearerChallenge,
+  code: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+  status: number,
+): OAuthError {
   const header = bearerChallenge(challenge.error === undefined ? challenge : { ...challenge, errorDescription: description });
   return new OAuthError(code, description, status, { 'WWW-Authenticate': header });
 }

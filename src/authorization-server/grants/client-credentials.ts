@@ -16,7 +16,12 @@ export async function clientCredentialsGrant(ctx: TokenIssuing, request: TokenRe
   if (!client.grantTypes.includes('client_credentials')) {
     throw new OAuthError('unauthorized_client', 'this client is not registered for the client_credentials grant');
   }
-  const scope = resolveScope(parseScope(params.get('scope')), allowedScopes(client, ctx.config, 'client'), ctx.config.defaultScopes, machineScopeNote(client, ctx.config));
+  const scope = resolveScope(
+    parseScope(params.get('scope')),
+    allowedScopes(client, ctx.config, 'client'),
+    ctx.config.defaultScopes,
+    machineScopeNote(client, ctx.config),
+  );
   const resource = resolveResource(params.has('resource') ? [params.get('resource')!] : [], ctx.config);
   return issueSingleAccessToken(ctx, request, { clientId: client.clientId, userId: null, scope, resource }, { grant_type: 'client_credentials' });
 }

@@ -48,12 +48,18 @@ interface CheckedIdJag {
   scope: string[] | undefined;
 }
 
-export async function idJagGrant(ctx: IdJagServices, request: TokenRequest<ClientRecord | null>, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+export async function idJagGrant(
+  ctx: IdJagServices,
+  request: TokenRequest<ClientRecord | null>,
+  jwt: CompactJwt,
+  settings: ResolvedJwtBearerConfig,
+): Promise<IssuedTokens> {
   const { client, params, now } = request;
   // Who presents it first: the grant is bound to a client that proves who it is.
   if (!client) throw new OAuthError('invalid_client', 'an ID-JAG is accepted only from a client that authenticates', 401);
   if (client.tokenEndpointAuthMethod === 'none') throw new OAuthError('unauthorized_client', 'ID-JAGs are accepted from confidential clients only');
-  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `this client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE))
+    throw new OAuthError('unauthorized_client', `this client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
   const checked = await checkIdJag(ctx, client, jwt, settings, now);
   if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
   const { assertion } = checked.value;
@@ -67,19 +73,31 @@ export async function idJagGrant(ctx: IdJagServices, request: TokenRequest<Clien
   const user = await upstreamUser(ctx, ctx.upstream?.providers.idForIssuer(iss) ?? TRUSTED_IDP_PROVIDER, identityOf(assertion));
   // No refresh token: when the access token expires the client asks its IdP for a new ID-JAG, so
   // the IdP's policy (the person still employed, the app still assigned) is applied again.
-  return issueSingleAccessToken(ctx, request, { clientId: client.clientId, userId: user.id, scope, resource }, {
-    grant_type: JWT_BEARER_GRANT_TYPE,
-    profile: 'id-jag',
-    idp: iss,
-    user_id: user.id,
-  });
+  return issueSingleAccessToken(
+    ctx,
+    request,
+    { clientId: client.clientId, userId: user.id, scope, resource },
+    {
+      grant_type: JWT_BEARER_GRANT_TYPE,
+      profile: 'id-jag',
+      idp: iss,
+      user_id: user.id,
+    },
+  );
 }
 
 /** The ID-JAG's own checks: a trusted issuer, its signature and claims, for this client, a resource we serve, a well-formed scope. */
-async function checkIdJag(ctx: IdJagServices, client: ClientRecord, jwt: CompactJwt, settings: ResolvedJwtBearerConfig, now: number): Promise<Result<CheckedIdJag, JwtBearerDefect>> {
+async function checkIdJag(
+  ctx: IdJagServices,
+  client: ClientRecord,
+  jwt: CompactJwt,
+  settings: ResolvedJwtBearerConfig,
+  now: number,
+): Promise<Result<CheckedIdJag, JwtBearerDefect>> {
   const iss = jwt.claims.iss;
   // Before anything is fetched: a stranger's issuer costs us nothing.
-  if (typeof iss !== 'string' || !settings.trustedIdps.includes(iss)) return fail({ code: 'issuer', description: "the ID-JAG's issuer is not a trusted identity provider" });
+  if (typeof iss !== 'string' || !settings.trustedIdps.includes(iss))
+    return fail({ code: 'issuer', description: "the ID-JAG's issuer is not a trusted identity provider" });
   const keys = ctx.issuerKeys!.keysOf(iss, ['openid-configuration', 'oauth-authorization-server']);
   const verified = await verifyAssertion(
     jwt,
@@ -118,7 +136,8 @@ function assertedResource(claim: unknown, served: readonly string[]): Result<str
   } catch {
     return fail({ code: 'resource', description: "the ID-JAG's resource is not an absolute URI" });
   }
-  if (!served.includes(resource)) return fail({ code: 'resource', description: "the ID-JAG's resource is not a server this authorization server issues tokens for" });
+  if (!served.includes(resource))
+    return fail({ code: 'resource', description: "the ID-JAG's resource is not a server this authorization server issues tokens for" });
   return ok(resource);
 }
 
@@ -135,11 +154,13 @@ function tokenResource(requestedParam: string | undefined, asserted: string | un
     throw new OAuthError('invalid_target', 'the resource parameter is not an absolute URI');
   }
   if (asserted !== undefined) {
-    if (requested !== undefined && requested !== asserted) throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
+    if (requested !== undefined && requested !== asserted)
+      throw new OAuthError('invalid_target', 'the resource parameter is not the resource the ID-JAG was issued for');
     return asserted;
   }
   if (requested === undefined) return config.defaultResource;
-  if (!config.resources.includes(requested)) throw new OAuthError('invalid_target', 'the resource parameter is not a server this authorization server issues tokens for');
+  if (!config.resources.includes(requested))
+    throw new OAuthError('invalid_target', 'the resource parameter is not a server this authorization server issues tokens for');
   return requested;
 }
 
@@ -178,7 +199,11 @@ function idJagScope(requestedParam: string | undefined, asserted: string[] | und
     return resolveScope(requested, allowed, [], machineScopeNote(client, config));
   }
   const scope = granted.filter((value) => allowed.includes(value));
-  if (scope.length === 0) throw new OAuthError('invalid_scope', `none of the scopes the identity provider granted is one this client may have${asserted === undefined ? ' (the ID-JAG names no scope: the default scopes were taken)' : ''}`);
+  if (scope.length === 0)
+    throw new OAuthError(
+      'invalid_scope',
+      `none of the scopes the identity provider granted is one this client may have${asserted === undefined ? ' (the ID-JAG names no scope: the default scopes were taken)' : ''}`,
+    );
   return scope;
 }
 

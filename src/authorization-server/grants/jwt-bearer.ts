@@ -23,7 +23,11 @@ import { workloadGrant, type WorkloadServices } from './workload.js';
 export async function jwtBearerGrant(ctx: IdJagServices & WorkloadServices, request: TokenRequest<ClientRecord | null>): Promise<IssuedTokens> {
   const { params } = request;
   const settings = ctx.config.jwtBearer;
-  if (!settings) throw new OAuthError('unsupported_grant_type', 'grant_type urn:ietf:params:oauth:grant-type:jwt-bearer is not supported: no trusted identity provider or workload issuer is configured');
+  if (!settings)
+    throw new OAuthError(
+      'unsupported_grant_type',
+      'grant_type urn:ietf:params:oauth:grant-type:jwt-bearer is not supported: no trusted identity provider or workload issuer is configured',
+    );
   const assertion = params.get('assertion');
   if (!assertion) throw new OAuthError('invalid_request', 'assertion is required');
   const read = readAssertion(assertion, 'assertion');
@@ -37,6 +41,7 @@ export async function jwtBearerGrant(ctx: IdJagServices & WorkloadServices, requ
 
 function whyRefused(iss: string | undefined, settings: ResolvedJwtBearerConfig): JwtBearerDefect {
   if (iss === undefined) return { code: 'claims', description: 'the assertion has no iss' };
-  if (settings.trustedIdps.includes(iss)) return { code: 'header', description: `the assertion's typ is not ${ID_JAG_TYP}, as an identity provider's authorization grant must be` };
+  if (settings.trustedIdps.includes(iss))
+    return { code: 'header', description: `the assertion's typ is not ${ID_JAG_TYP}, as an identity provider's authorization grant must be` };
   return { code: 'issuer', description: "the assertion's issuer is not trusted" };
 }

@@ -101,7 +101,11 @@ export async function refreshAccessToken(ctx: RefreshServices, tokenRequest: Tok
  * upstream still honours that sign-in, checked before the token is spent, so an upstream that is
  * down leaves the client's refresh token usable for a retry.
  */
-async function checkThenRefresh(ctx: UpstreamGrantServices, request: RefreshRequest, held: Extract<RefreshResult, { status: 'upstream' }>): Promise<RefreshResult> {
+async function checkThenRefresh(
+  ctx: UpstreamGrantServices,
+  request: RefreshRequest,
+  held: Extract<RefreshResult, { status: 'upstream' }>,
+): Promise<RefreshResult> {
   await upstreamTokensOfGrant(ctx, held.grant);
   return ctx.store.refreshGrant({ ...request, upstreamChecked: true });
 }

@@ -33,14 +33,20 @@ export interface ExchangedToken extends Omit<IssuedTokens, 'token_type'> {
   token_type: IssuedTokens['token_type'] | 'N_A';
 }
 
-export async function delegatedToken(ctx: DelegationServices, request: TokenRequest, subjectToken: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
+export async function delegatedToken(
+  ctx: DelegationServices,
+  request: TokenRequest,
+  subjectToken: string,
+  settings: ResolvedTokenExchangeConfig,
+): Promise<ExchangedToken> {
   const { client, params, dpopKey, now } = request;
   const requestedType = params.get('requested_token_type');
   if (requestedType !== undefined && requestedType !== ACCESS_TOKEN_TYPE) {
     throw new OAuthError('invalid_request', `an access token is exchanged for an access token only (requested_token_type ${ACCESS_TOKEN_TYPE})`);
   }
   // Before the subject token is looked at: a client no rule names costs a signature check nothing.
-  if (!settings.delegations.some((rule) => rule.client === client.clientId)) throw new OAuthError('unauthorized_client', 'this client may not exchange tokens: no delegation rule names it');
+  if (!settings.delegations.some((rule) => rule.client === client.clientId))
+    throw new OAuthError('unauthorized_client', 'this client may not exchange tokens: no delegation rule names it');
   const subject = await subjectAccessToken(ctx, subjectToken, dpopKey, now);
   const from = subject.aud;
   // The caller must be the server of the resource the token is for: else it is a client holding
@@ -58,14 +64,25 @@ export async function delegatedToken(ctx: DelegationServices, request: TokenRequ
   const chain = actorChain(subject.act);
   if (!chain) throw new OAuthError('invalid_grant', "the subject token's act claim is malformed");
   if (chain.length + 1 > settings.maxDelegationDepth) {
-    throw new OAuthError('invalid_grant', `the subject token is already delegated: a chain of ${chain.length + 1} actors is more than this server allows (${settings.maxDelegationDepth})`);
+    throw new OAuthError(
+      'invalid_grant',
+      `the subject token is already delegated: a chain of ${chain.length + 1} actors is more than this server allows (${settings.maxDelegationDepth})`,
+    );
   }
   const scope = delegatedScope(params.get('scope'), parseScope(subject.scope), rule);
   const act: ActorClaim = subject.act ? { sub: client.clientId, act: subject.act } : { sub: client.clientId };
   const expiresAt = Math.min(accessTokenExpiry(ctx.config, now), subject.exp);
   const family = { id: subject[GRANT_ID_CLAIM], clientId: client.clientId, userId: subject.sub, scope, resource: to, authTime: subject.auth_time ?? null };
   const access = await issueAccessToken(ctx, family, scope, to, now, dpopKey, { act, expiresAt });
-  ctx.log({ event: 'token_issued', grant_type: TOKEN_EXCHANGE_GRANT_TYPE, client_id: client.clientId, grant_id: family.id, resource: to, subject_client_id: subject.client_id, actors: chain.length + 1 });
+  ctx.log({
+    event: 'token_issued',
+    grant_type: TOKEN_EXCHANGE_GRANT_TYPE,
+    client_id: client.clientId,
+    grant_id: family.id,
+    resource: to,
+    subject_client_id: subject.client_id,
+    actors: chain.length + 1,
+  });
   return {
     access_token: access.token,
     issued_token_type: ACCESS_TOKEN_TYPE,
@@ -76,18 +93,29 @@ export async function delegatedToken(ctx: DelegationServices, request: TokenRequ
 }
 
 /** Our access token, still valid: its signature, its expiry, its grant standing, itself not revoked, and its key shown when it is bound to one. */
-async function subjectAccessToken(ctx: DelegationServices, token: string, dpopKey: DpopKey | undefined, now: number): Promise<AccessTokenClaims & { may_act?: unknown }> {
+async function subjectAccessToken(
+  ctx: DelegationServices,
+  token: string,
+  dpopKey: DpopKey | undefined,
+  now: number,
+): Promise<AccessTokenClaims & { may_act?: unknown }> {
   const claims = await verifyOwnAccessToken({ config: ctx.config, keys: ctx.keys, now: () => now }, token);
   if (!claims) {
     // Said apart only for a token of ours, its signature checked with the clock set back to before it ended.
     const ended = await verifyOwnAccessToken({ config: ctx.config, keys: ctx.keys, now: () => 0 }, token);
-    throw new OAuthError('invalid_grant', ended && ended.exp <= now ? 'the subject token has expired' : 'the subject token is not an access token issued by this server');
+    throw new OAuthError(
+      'invalid_grant',
+      ended && ended.exp <= now ? 'the subject token has expired' : 'the subject token is not an access token issued by this server',
+    );
   }
-  if (typeof claims.aud !== 'string' || typeof claims.sub !== 'string') throw new OAuthError('invalid_grant', 'the subject token is not an access token issued by this server');
+  if (typeof claims.aud !== 'string' || typeof claims.sub !== 'string')
+    throw new OAuthError('invalid_grant', 'the subject token is not an access token issued by this server');
   const grant = await ctx.store.getGrant(claims[GRANT_ID_CLAIM]);
-  if (!grant || grant.revokedAt !== null || (await ctx.store.isAccessTokenRevoked(claims.jti))) throw new OAuthError('invalid_grant', 'the subject token has been revoked');
+  if (!grant || grant.revokedAt !== null || (await ctx.store.isAccessTokenRevoked(claims.jti)))
+    throw new OAuthError('invalid_grant', 'the subject token has been revoked');
   // A person's token only: a client's own token (client credentials) has no one to act for.
-  if (grant.userId === null || grant.userId !== claims.sub) throw new OAuthError('invalid_grant', 'the subject token is not a person\'s: there is no one to act for');
+  if (grant.userId === null || grant.userId !== claims.sub)
+    throw new OAuthError('invalid_grant', "the subject token is not a person's: there is no one to act for");
   // A token bound to a key is only usable with proof of that key (RFC 9449): exchanging it is a use.
   if (claims.cnf && claims.cnf.jkt !== dpopKey?.jkt) {
     throw new OAuthError('invalid_grant', 'the subject token is bound to a DPoP key: send a DPoP proof made with that key');
@@ -129,6 +157,6 @@ function delegatedScope(requestedParam: string | undefined, held: string[], rule
     if (refused.length > 0) throw new OAuthError('invalid_scope', `scope beyond the subject token's and this delegation's: ${refused.join(' ')}`);
     return requested;
   }
-  if (allowed.length === 0) throw new OAuthError('invalid_scope', "no scope of the subject token is one this delegation may carry");
+  if (allowed.length === 0) throw new OAuthError('invalid_scope', 'no scope of the subject token is one this delegation may carry');
   return allowed;
 }

@@ -33,10 +33,19 @@ export type IdJagIssuingServices = TokenIssuing & UpstreamGrantServices;
 /** How long an ID-JAG lives: long enough to be presented once, at once. */
 export const ID_JAG_LIFETIME_SECONDS = 300;
 
-export async function issueIdJag(ctx: IdJagIssuingServices, request: TokenRequest, subjectToken: string, subjectTokenType: string, settings: ResolvedTokenExchangeConfig): Promise<ExchangedToken> {
+export async function issueIdJag(
+  ctx: IdJagIssuingServices,
+  request: TokenRequest,
+  subjectToken: string,
+  subjectTokenType: string,
+  settings: ResolvedTokenExchangeConfig,
+): Promise<ExchangedToken> {
   const { client, params, dpopKey, now } = request;
   if (subjectTokenType !== REFRESH_TOKEN_TYPE && subjectTokenType !== ID_TOKEN_TYPE) {
-    throw new OAuthError('invalid_request', `an ID-JAG is issued for an ID token or a refresh token of this server (subject_token_type ${ID_TOKEN_TYPE} or ${REFRESH_TOKEN_TYPE})`);
+    throw new OAuthError(
+      'invalid_request',
+      `an ID-JAG is issued for an ID token or a refresh token of this server (subject_token_type ${ID_TOKEN_TYPE} or ${REFRESH_TOKEN_TYPE})`,
+    );
   }
   const audience = allowedAudience(params.get('audience'), settings.idJagAudiences);
   const clientIdThere = audience.clients === null ? client.clientId : audience.clients[client.clientId];
@@ -63,7 +72,15 @@ export async function issueIdJag(ctx: IdJagIssuingServices, request: TokenReques
   }
   const signing = ctx.keys.currentIfCached() ?? (await ctx.keys.current());
   const assertion = jwtSigner({ alg: signing.alg, kid: signing.kid, typ: ID_JAG_TYP }, signing.key)(claims);
-  ctx.log({ event: 'token_issued', grant_type: TOKEN_EXCHANGE_GRANT_TYPE, profile: 'id-jag', client_id: client.clientId, grant_id: grant.id, user_id: userId, audience: audience.issuer });
+  ctx.log({
+    event: 'token_issued',
+    grant_type: TOKEN_EXCHANGE_GRANT_TYPE,
+    profile: 'id-jag',
+    client_id: client.clientId,
+    grant_id: grant.id,
+    user_id: userId,
+    audience: audience.issuer,
+  });
   return {
     access_token: assertion,
     issued_token_type: ID_JAG_TOKEN_TYPE,
@@ -94,10 +111,17 @@ function allowedAudience(requested: string | undefined, audiences: readonly IdJa
  * one, and, behind an upstream sign-in, one the upstream still honours. Nothing is spent: the
  * client keeps its refresh token.
  */
-async function personsGrant(ctx: IdJagIssuingServices, client: ClientRecord, presented: string, dpopKey: DpopKey | undefined, now: number): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
+async function personsGrant(
+  ctx: IdJagIssuingServices,
+  client: ClientRecord,
+  presented: string,
+  dpopKey: DpopKey | undefined,
+  now: number,
+): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
   requireBoundKey(presented, dpopKey, 'refresh token');
   const record = await ctx.store.getRefreshToken(hashSecret(presented));
-  if (!record || record.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'the subject token is not a refresh token this server issued to this client');
+  if (!record || record.clientId !== client.clientId)
+    throw new OAuthError('invalid_grant', 'the subject token is not a refresh token this server issued to this client');
   if (record.expiresAt <= now) throw new OAuthError('invalid_grant', 'the subject token has expired');
   const grant = await ctx.store.getGrant(record.grantId);
   if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', 'the subject token has been revoked');
@@ -111,7 +135,11 @@ async function personsGrant(ctx: IdJagIssuingServices, client: ClientRecord, pre
  * the person consented to in it; as for a refresh token, the upstream sign-in behind it must
  * still be honoured. An ID token is a bearer token: no DPoP key is asked for.
  */
-async function grantOfIdToken(ctx: IdJagIssuingServices, client: ClientRecord, presented: string): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
+async function grantOfIdToken(
+  ctx: IdJagIssuingServices,
+  client: ClientRecord,
+  presented: string,
+): Promise<{ grant: GrantRecord; userId: string; consented: string[] }> {
   const verified = await verifyOwnIdToken(ctx, presented, client.clientId);
   if (!verified.ok) {
     switch (verified.refusal) {
@@ -148,7 +176,10 @@ function assertedScope(requestedParam: string | undefined, consented: string[]):
   const openid = requested.filter((scope) => OPENID_SCOPES.includes(scope));
   if (openid.length > 0) throw new OAuthError('invalid_scope', `an ID-JAG asserts no OpenID scope (${openid.join(' ')}): they grant nothing at another server`);
   if (!isSubset(requested, consented)) {
-    throw new OAuthError('invalid_scope', `scope beyond what the person consented to for this client: ${requested.filter((scope) => !consented.includes(scope)).join(' ')}`);
+    throw new OAuthError(
+      'invalid_scope',
+      `scope beyond what the person consented to for this client: ${requested.filter((scope) => !consented.includes(scope)).join(' ')}`,
+    );
   }
   return requested;
 }

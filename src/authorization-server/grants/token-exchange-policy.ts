@@ -115,7 +115,8 @@ function delegationRule(raw: unknown, where: string, served: { resources: readon
     } catch {
       throw new Error(`${where}.${field} must be an absolute URI`);
     }
-    if (typeof value !== 'string' || !served.resources.includes(canonical)) throw new Error(`${where}.${field} must be one of the resources this server issues tokens for`);
+    if (typeof value !== 'string' || !served.resources.includes(canonical))
+      throw new Error(`${where}.${field} must be one of the resources this server issues tokens for`);
     return canonical;
   };
   const from = resource('from');

@@ -25,7 +25,8 @@ export async function tokenExchangeGrant(ctx: TokenExchangeServices, request: To
   if (!subjectToken) throw new OAuthError('invalid_request', 'subject_token is required');
   if (!subjectTokenType) throw new OAuthError('invalid_request', 'subject_token_type is required');
   // The client that authenticates is the actor: a separate actor token would name a second one.
-  if (params.has('actor_token') || params.has('actor_token_type')) throw new OAuthError('invalid_request', 'actor_token is not supported: the authenticated client is the actor');
+  if (params.has('actor_token') || params.has('actor_token_type'))
+    throw new OAuthError('invalid_request', 'actor_token is not supported: the authenticated client is the actor');
   if (params.get('requested_token_type') === ID_JAG_TOKEN_TYPE) return issueIdJag(ctx, request, subjectToken, subjectTokenType, settings);
   if (subjectTokenType === ACCESS_TOKEN_TYPE) return delegatedToken(ctx, request, subjectToken, settings);
   throw new OAuthError('invalid_request', `subject_token_type ${subjectTokenType} is not one this server exchanges (${ACCESS_TOKEN_TYPE})`);

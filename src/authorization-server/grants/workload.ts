@@ -31,7 +31,12 @@ const CLOCK_TOLERANCE_SECONDS = 60;
 /** The longest a workload token may live: platforms issue them for minutes to hours (Kubernetes: one hour by default). */
 const MAX_LIFETIME_SECONDS = 24 * 3600;
 
-export async function workloadGrant(ctx: WorkloadServices, request: TokenRequest<ClientRecord | null>, jwt: CompactJwt, settings: ResolvedJwtBearerConfig): Promise<IssuedTokens> {
+export async function workloadGrant(
+  ctx: WorkloadServices,
+  request: TokenRequest<ClientRecord | null>,
+  jwt: CompactJwt,
+  settings: ResolvedJwtBearerConfig,
+): Promise<IssuedTokens> {
   const { params, now } = request;
   const checked = await checkWorkloadToken(ctx, request.client, jwt, settings, now);
   if (!checked.ok) throw jwtBearerError(ctx, checked.defect);
@@ -39,7 +44,8 @@ export async function workloadGrant(ctx: WorkloadServices, request: TokenRequest
   const iss = verified.iss;
 
   const client = await workloadClient(ctx, rule.client);
-  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE)) throw new OAuthError('unauthorized_client', `the workload's client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  if (!client.grantTypes.includes(JWT_BEARER_GRANT_TYPE))
+    throw new OAuthError('unauthorized_client', `the workload's client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
   const allowed = allowedScopes(client, ctx.config, 'client').filter((scope) => rule.scopes.includes(scope));
   const scope = resolveScope(parseScope(params.get('scope')), allowed, allowed, machineScopeNote(client, ctx.config));
   if (scope.length === 0) throw new OAuthError('invalid_scope', 'the workload may have no scope this client is allowed');
@@ -51,12 +57,17 @@ export async function workloadGrant(ctx: WorkloadServices, request: TokenRequest
 
   // No refresh token: the workload presents a fresh platform token instead, which the platform
   // stops issuing the moment the workload is gone.
-  return issueSingleAccessToken(ctx, request, { clientId: client.clientId, userId: null, scope, resource }, {
-    grant_type: JWT_BEARER_GRANT_TYPE,
-    profile: 'workload',
-    workload_issuer: iss,
-    workload_subject: verified.sub,
-  });
+  return issueSingleAccessToken(
+    ctx,
+    request,
+    { clientId: client.clientId, userId: null, scope, resource },
+    {
+      grant_type: JWT_BEARER_GRANT_TYPE,
+      profile: 'workload',
+      workload_issuer: iss,
+      workload_subject: verified.sub,
+    },
+  );
 }
 
 /** The token's checks, and the first rule whose issuer, audience and subject fit it. */
@@ -93,6 +104,7 @@ async function checkWorkloadToken(
   const rule = rules.find((candidate) => audiences.includes(candidate.audience) && subjectMatches(candidate.subject, verified.value.sub));
   if (!rule) return fail({ code: 'rule', description: "the workload token's subject matches no configured workload rule" });
   // A client the request named or authenticated must be the one the rule makes of the workload.
-  if (presenter && presenter.clientId !== rule.client) return fail({ code: 'client', description: 'the workload token is for another client than the one the request names' });
+  if (presenter && presenter.clientId !== rule.client)
+    return fail({ code: 'client', description: 'the workload token is for another client than the one the request names' });
   return ok({ assertion: verified.value, rule });
 }

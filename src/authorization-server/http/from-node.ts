@@ -32,7 +32,15 @@ const LENGTHS = new Set([...FIELDS.keys()].map((name) => name.length));
 
 /** The request, all but its body (NO_BODY until readNodeBody's is put in). */
 export function requestFromNode(incoming: NodeRequest, settings: EdgeSettings): EndpointRequest {
-  const headers: RequestHeaders = { authorization: null, dpop: null, contentType: null, origin: null, secFetchSite: null, forwarded: null, xForwardedFor: null };
+  const headers: RequestHeaders = {
+    authorization: null,
+    dpop: null,
+    contentType: null,
+    origin: null,
+    secFetchSite: null,
+    forwarded: null,
+    xForwardedFor: null,
+  };
   let cookie: string | null = null;
   let host: string | null = null;
   const raw = incoming.rawHeaders;

@@ -43,7 +43,12 @@ export async function showUpstreamConsent(ctx: InteractionServices, interaction:
 }
 
 /** step=consent before an upstream sign-in: approved, off to the provider; denied, back to the client. */
-export async function submitUpstreamConsent(ctx: InteractionServices, _request: EndpointRequest, interaction: InteractionRecord, form: Params): Promise<Answer> {
+export async function submitUpstreamConsent(
+  ctx: InteractionServices,
+  _request: EndpointRequest,
+  interaction: InteractionRecord,
+  form: Params,
+): Promise<Answer> {
   const provider = chosenProvider(interaction);
   const decision = form.get('decision');
   if (decision === 'approve') return seeOther((await forwardUpstream(ctx, interaction)).href);

@@ -9,7 +9,14 @@ import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 export const METRIC_PREFIX = 'context_auth_';
 
 /** The grant types a label may name; anything else a client sends is counted as `other`, so no request can add a label value. */
-const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE, TOKEN_EXCHANGE_GRANT_TYPE]);
+const GRANT_TYPES = new Set([
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  DEVICE_CODE_GRANT_TYPE,
+  JWT_BEARER_GRANT_TYPE,
+  TOKEN_EXCHANGE_GRANT_TYPE,
+]);
 
 /** Latency buckets in seconds: a store call is often under a millisecond, a token request a few. */
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -51,15 +58,31 @@ export class ServerMetrics {
       labelNames: ['grant_type', 'outcome'],
       registers,
     });
-    this.tokenDuration = new SeriesHistogram(name('token_request_duration_seconds'), 'Time to answer a token endpoint request, by grant type', ['grant_type'], TOKEN_BUCKETS, this.registry);
-    this.errors = new Counter({ name: name('errors_total'), help: 'Error answers by endpoint and OAuth error code', labelNames: ['endpoint', 'error'], registers });
+    this.tokenDuration = new SeriesHistogram(
+      name('token_request_duration_seconds'),
+      'Time to answer a token endpoint request, by grant type',
+      ['grant_type'],
+      TOKEN_BUCKETS,
+      this.registry,
+    );
+    this.errors = new Counter({
+      name: name('errors_total'),
+      help: 'Error answers by endpoint and OAuth error code',
+      labelNames: ['endpoint', 'error'],
+      registers,
+    });
     this.signIns = new Counter({
       name: name('sign_ins_total'),
       help: 'Sign-ins by method (password, upstream) and outcome (success, failure, throttled, refused)',
       labelNames: ['method', 'outcome'],
       registers,
     });
-    this.registrations = new Counter({ name: name('registrations_total'), help: 'Clients created, by kind (dynamic, document, admin)', labelNames: ['kind'], registers });
+    this.registrations = new Counter({
+      name: name('registrations_total'),
+      help: 'Clients created, by kind (dynamic, document, admin)',
+      labelNames: ['kind'],
+      registers,
+    });
     this.rateLimited = new Counter({ name: name('rate_limited_total'), help: 'Requests refused by a rate limit, by limit', labelNames: ['limit'], registers });
     this.throttled = new Counter({
       name: name('sign_in_throttled_total'),
@@ -73,7 +96,13 @@ export class ServerMetrics {
       labelNames: ['kind'],
       registers,
     });
-    this.storeDuration = new SeriesHistogram(name('store_call_duration_seconds'), 'Time of each store call, by method and outcome (ok, error)', ['method', 'outcome'], STORE_BUCKETS, this.registry);
+    this.storeDuration = new SeriesHistogram(
+      name('store_call_duration_seconds'),
+      'Time of each store call, by method and outcome (ok, error)',
+      ['method', 'outcome'],
+      STORE_BUCKETS,
+      this.registry,
+    );
     // Upkeep falling behind shows as a last completion that grows old, a sweep always running, or
     // sweeps that each delete many rows and take long.
     this.sweepRunning = new Gauge({ name: name('sweep_running'), help: '1 while a sweep of expired records runs, else 0', registers });
@@ -83,7 +112,11 @@ export class ServerMetrics {
       registers,
     });
     this.sweepLastDeleted = new Gauge({ name: name('sweep_last_deleted_rows'), help: 'Rows the last sweep that did not fail deleted', registers });
-    this.sweepDuration = new Gauge({ name: name('sweep_duration_seconds'), help: 'How long the last sweep that did not fail took, its rests between batches included', registers });
+    this.sweepDuration = new Gauge({
+      name: name('sweep_duration_seconds'),
+      help: 'How long the last sweep that did not fail took, its rests between batches included',
+      registers,
+    });
     const pending = options.auditEventsPending;
     new Gauge({
       name: name('audit_events_pending'),

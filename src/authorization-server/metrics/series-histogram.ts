@@ -69,7 +69,9 @@ export class SeriesHistogram<Label extends string> {
       values.push({ metricName: `${this.name}_sum`, labels: { ...series.labels }, value: series.sum });
       values.push({ metricName: `${this.name}_count`, labels: { ...series.labels }, value: series.count });
     }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values } as unknown as MetricObjectWithValues<MetricValueWithName<string>>;
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values } as unknown as MetricObjectWithValues<
+      MetricValueWithName<string>
+    >;
   }
 
   /** Zeroes every series (Registry.resetMetrics); the series callers keep stay valid. */

@@ -113,10 +113,7 @@ async function runAll(steps: readonly Step[]): Promise<Error[]> {
 // transpilers' `using` falls back on.
 const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('Symbol.asyncDispose') as typeof Symbol.asyncDispose);
 
-export async function startOnNode<S extends Startable>(
-  create: (options: AuthorizationServerOptions) => S,
-  options: StartOptions<S>,
-): Promise<Running<S>> {
+export async function startOnNode<S extends Startable>(create: (options: AuthorizationServerOptions) => S, options: StartOptions<S>): Promise<Running<S>> {
   const { listen = {}, app: appOf, sweepIntervalMs = SWEEP_INTERVAL_MS, issuer, resources, ...serverOptions } = options;
   const { store } = options;
   const listener = createListener(listen, options.trustProxy ?? []);

@@ -56,9 +56,11 @@ function runsOnRow(app: ApprovedApplication) {
 
 /** Each server the application may use, with what, since when; and when it was last used. */
 function accessRows(app: ApprovedApplication) {
-  return html`${app.access.map((access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
+  return html`${app.access.map(
+    (access) => html`<dt>Server</dt><dd>${token(access.resource)}</dd>
 ${accessRow(access.scopes)}
-<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`)}
+<dt>Approved</dt><dd>${shownTime(access.approvedAt)}</dd>`,
+  )}
 <dt>Application last used</dt><dd>${app.lastUsedAt === null ? html`<span class="muted">not recorded</span>` : shownTime(app.lastUsedAt)}</dd>`;
 }
 

@@ -54,10 +54,10 @@ export function clientNotices(input: ClientFacts) {
   return html`${input.clientHost ? html`<p class="site">Verified: this application is published by <strong>${token(input.clientHost)}</strong>, where its description (and its name) came from. Approve only if you trust that site.</p>` : ''}
 ${input.clientNameUnverified ? html`<p class="site unverified">Unverified name: whoever registered this application chose it, and anyone can register any name. Approve only if you started it yourself.</p>` : ''}
 ${
-    input.username !== undefined
-      ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
-      : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
-  }`;
+  input.username !== undefined
+    ? html`<p class="muted">Signed in as <strong>${input.username}</strong></p>`
+    : html`<p class="muted">Next you sign in with <strong>${input.upstreamName ?? ''}</strong></p>`
+}`;
 }
 
 export function applicationRow(input: ClientFacts) {

@@ -42,7 +42,12 @@ ${username}
 <div class="actions"><button class="primary" type="submit">${input.submitLabel ?? 'Sign in'}</button></div>
 </form>`
     : '';
-  const providers = providerButtons({ action: input.action, fields: input.providerFields ?? input.fields, providers: input.providers, ...(input.providerLabel ? { label: input.providerLabel } : {}) });
+  const providers = providerButtons({
+    action: input.action,
+    fields: input.providerFields ?? input.fields,
+    providers: input.providers,
+    ...(input.providerLabel ? { label: input.providerLabel } : {}),
+  });
   return html`${providers}
 ${input.providers.length > 0 && input.localUsers ? html`<p class="or muted">or with a password</p>` : ''}
 ${passwordForm}`;

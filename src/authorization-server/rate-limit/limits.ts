@@ -64,8 +64,10 @@ export interface ResolvedRateLimits {
 }
 
 export function validRateLimit(name: string, limit: RateLimit): RateLimit {
-  if (!Number.isInteger(limit.burst) || limit.burst < 1 || limit.burst > 1_000_000) throw new Error(`rateLimits.${name}.burst must be a whole number from 1 to 1,000,000`);
-  if (!(typeof limit.perMinute === 'number' && limit.perMinute > 0 && Number.isFinite(limit.perMinute))) throw new Error(`rateLimits.${name}.perMinute must be a positive number`);
+  if (!Number.isInteger(limit.burst) || limit.burst < 1 || limit.burst > 1_000_000)
+    throw new Error(`rateLimits.${name}.burst must be a whole number from 1 to 1,000,000`);
+  if (!(typeof limit.perMinute === 'number' && limit.perMinute > 0 && Number.isFinite(limit.perMinute)))
+    throw new Error(`rateLimits.${name}.perMinute must be a positive number`);
   return { burst: limit.burst, perMinute: limit.perMinute };
 }
 

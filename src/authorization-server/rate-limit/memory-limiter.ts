@@ -9,7 +9,11 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets: RecentMap<{ level: number; at: number }>;
   private readonly perMs: number;
 
-  constructor(private readonly limit: RateLimit, private readonly nowMs: () => number, maxKeys: number) {
+  constructor(
+    private readonly limit: RateLimit,
+    private readonly nowMs: () => number,
+    maxKeys: number,
+  ) {
     this.buckets = new RecentMap(maxKeys);
     this.perMs = limit.perMinute / 60_000;
   }

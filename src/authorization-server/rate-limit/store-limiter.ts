@@ -67,7 +67,13 @@ export class StoreRateLimiter implements RateLimiter {
   private async fetch(key: string, entry: Entry, now: number): Promise<void> {
     const perSecond = this.limit.perMinute / 60;
     try {
-      const { granted, level } = await this.store.takeRateTokens({ key: `${this.name}:${key}`, want: this.lease, burst: this.limit.burst, perSecond, nowMs: now });
+      const { granted, level } = await this.store.takeRateTokens({
+        key: `${this.name}:${key}`,
+        want: this.lease,
+        burst: this.limit.burst,
+        perSecond,
+        nowMs: now,
+      });
       entry.leased += granted;
       if (granted === 0) entry.blockedUntil = now + ((1 - level) / perSecond) * 1000;
     } catch (error) {

@@ -8,14 +8,7 @@
 import type { Defect } from '../../core/result.js';
 
 export type UpstreamStep =
-  | 'discovery'
-  | 'authorization response'
-  | 'token exchange'
-  | 'id token validation'
-  | 'userinfo'
-  | 'emails'
-  | 'session check'
-  | 'session renewal';
+  'discovery' | 'authorization response' | 'token exchange' | 'id token validation' | 'userinfo' | 'emails' | 'session check' | 'session renewal';
 
 /** Where a sign-in or a session check failed upstream: for the operator's log, never a token or a response body. */
 export interface UpstreamFailure {

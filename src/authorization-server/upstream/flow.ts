@@ -121,9 +121,19 @@ export async function beginUpstream(
 }
 
 /** Steps 3–4: checks the callback, exchanges the code, and says who signed in. */
-export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, callback: URL, pending: PendingUpstream, now: number): Promise<UpstreamResult<UpstreamSignIn>> {
+export async function finishUpstream(
+  up: ResolvedUpstream,
+  redirectUri: string,
+  callback: URL,
+  pending: PendingUpstream,
+  now: number,
+): Promise<UpstreamResult<UpstreamSignIn>> {
   if (pending.providerId !== up.id) {
-    return defect('failed_checks', 'the sign-in response came from another provider than the one the sign-in started at', upstreamFailure('authorization response', null, null, `the sign-in started at ${pending.providerId}`));
+    return defect(
+      'failed_checks',
+      'the sign-in response came from another provider than the one the sign-in started at',
+      upstreamFailure('authorization response', null, null, `the sign-in started at ${pending.providerId}`),
+    );
   }
   let params: URLSearchParams;
   try {
@@ -138,12 +148,25 @@ export async function finishUpstream(up: ResolvedUpstream, redirectUri: string, 
 }
 
 /** Step 4: the code exchanged, the identity read from the ID token (OpenID) or user-info (plain OAuth 2.0). */
-async function redeemCode(up: ResolvedUpstream, redirectUri: string, params: URLSearchParams, pending: PendingUpstream, now: number): Promise<UpstreamResult<UpstreamSignIn>> {
-  const response = await attempt(up, 'token exchange', () => oauth.authorizationCodeGrantRequest(up.as, up.client, up.clientAuth, params, redirectUri, pending.codeVerifier, up.http));
+async function redeemCode(
+  up: ResolvedUpstream,
+  redirectUri: string,
+  params: URLSearchParams,
+  pending: PendingUpstream,
+  now: number,
+): Promise<UpstreamResult<UpstreamSignIn>> {
+  const response = await attempt(up, 'token exchange', () =>
+    oauth.authorizationCodeGrantRequest(up.as, up.client, up.clientAuth, params, redirectUri, pending.codeVerifier, up.http),
+  );
   if (!response.ok) return response;
   if (up.kind === 'oidc') {
     // Its checks are the ID token's (issuer, audience, nonce, expiry), unless the response itself was an error.
-    const result = await attempt(up, 'token exchange', () => oauth.processAuthorizationCodeResponse(up.as, up.client, response.value, { expectedNonce: pending.nonce!, requireIdToken: true }), 'id token validation');
+    const result = await attempt(
+      up,
+      'token exchange',
+      () => oauth.processAuthorizationCodeResponse(up.as, up.client, response.value, { expectedNonce: pending.nonce!, requireIdToken: true }),
+      'id token validation',
+    );
     if (!result.ok) return result;
     // The token came straight from the provider over TLS, yet we check its signature too:
     // the identity we create an account for rests on it.
@@ -162,7 +185,11 @@ async function redeemCode(up: ResolvedUpstream, redirectUri: string, params: URL
   try {
     mapped = up.profile!(userinfo.value);
   } catch (error) {
-    return defect('misconfigured', `the user information from ${up.name} could not be read: ${describe(error)}`, upstreamFailure('userinfo', 200, null, describe(error)));
+    return defect(
+      'misconfigured',
+      `the user information from ${up.name} could not be read: ${describe(error)}`,
+      upstreamFailure('userinfo', 200, null, describe(error)),
+    );
   }
   const warnings: UpstreamFailure[] = [];
   if (up.emailsEndpoint) {
@@ -199,7 +226,12 @@ export async function checkUpstream(
   return userinfo.ok ? ok({ status: 'valid' }) : userinfo;
 }
 
-async function renewUpstream(up: ResolvedUpstream, subject: string, current: UpstreamTokens & { refreshToken: string }, now: number): Promise<UpstreamResult<UpstreamCheck>> {
+async function renewUpstream(
+  up: ResolvedUpstream,
+  subject: string,
+  current: UpstreamTokens & { refreshToken: string },
+  now: number,
+): Promise<UpstreamResult<UpstreamCheck>> {
   const response = await attempt(up, 'session renewal', () => oauth.refreshTokenGrantRequest(up.as, up.client, up.clientAuth, current.refreshToken, up.http));
   if (!response.ok) return response;
   const result = await attempt(up, 'session renewal', () => oauth.processRefreshTokenResponse(up.as, up.client, response.value));
@@ -264,7 +296,14 @@ async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: U
       // A provider whose access tokens are for another API (one the operator named as the
       // resource) refuses them at its user-info. The ID token, validated, still says who signed
       // in; and later checks of the session cannot ask user-info either.
-      warnings.push(upstreamFailure('userinfo', failure.status, failure.error, `user-info refused the access token (${failure.reason}); signed in from the ID token's claims`));
+      warnings.push(
+        upstreamFailure(
+          'userinfo',
+          failure.status,
+          failure.error,
+          `user-info refused the access token (${failure.reason}); signed in from the ID token's claims`,
+        ),
+      );
       tokens = { ...tokens, userinfoRefused: true };
     }
   }
@@ -283,7 +322,12 @@ async function oidcSignIn(up: ResolvedUpstream, claims: oauth.IDToken, tokens: U
 }
 
 /** The provider's user-info, read at `step`. */
-async function readUserinfo(up: ResolvedUpstream, step: UpstreamStep, accessToken: string, subject: string | typeof oauth.skipSubjectCheck): Promise<UpstreamResult<Record<string, unknown>>> {
+async function readUserinfo(
+  up: ResolvedUpstream,
+  step: UpstreamStep,
+  accessToken: string,
+  subject: string | typeof oauth.skipSubjectCheck,
+): Promise<UpstreamResult<Record<string, unknown>>> {
   if (up.kind === 'oidc') {
     return attempt(up, step, async () => {
       const response = await oauth.userInfoRequest(up.as, up.client, accessToken, up.http);
@@ -295,7 +339,8 @@ async function readUserinfo(up: ResolvedUpstream, step: UpstreamStep, accessToke
   if (!answered.ok) return answered;
   const response = answered.value;
   const failure = (reason: string) => upstreamFailure('userinfo', response.status, null, reason);
-  if (response.status === 401 || response.status === 403) return defect('refused', `${up.name} no longer accepts the session`, failure('the access token was refused'));
+  if (response.status === 401 || response.status === 403)
+    return defect('refused', `${up.name} no longer accepts the session`, failure('the access token was refused'));
   if (response.status >= 500) return unavailable(up, 'user-info', failure('the provider failed'));
   const body: unknown = response.ok ? await response.json().catch(() => null) : null;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -309,16 +354,25 @@ async function readUserinfo(up: ResolvedUpstream, step: UpstreamStep, accessToke
  * another verified one, else null. A list that cannot be read (e.g. the scope to read it was not
  * granted) is a warning for the log: the email then stays unverified.
  */
-async function verifiedEmail(up: ResolvedUpstream, endpoint: string, accessToken: string): Promise<UpstreamResult<{ email: string | null } | { warning: UpstreamFailure }>> {
+async function verifiedEmail(
+  up: ResolvedUpstream,
+  endpoint: string,
+  accessToken: string,
+): Promise<UpstreamResult<{ email: string | null } | { warning: UpstreamFailure }>> {
   const answered = await attempt(up, 'emails', () => getJson(up, new URL(endpoint), accessToken));
   if (!answered.ok) return answered;
   const response = answered.value;
   if (response.status >= 500) return unavailable(up, 'emails', upstreamFailure('emails', response.status, null, 'the provider failed'));
   const body: unknown = response.ok ? await response.json().catch(() => null) : null;
-  if (!Array.isArray(body)) return ok({ warning: upstreamFailure('emails', response.status, null, 'no list of email addresses; the email is taken as unverified') });
+  if (!Array.isArray(body))
+    return ok({ warning: upstreamFailure('emails', response.status, null, 'no list of email addresses; the email is taken as unverified') });
   const verified = body.filter(
     (entry): entry is { email: string; primary?: unknown } =>
-      typeof entry === 'object' && entry !== null && (entry as { verified?: unknown }).verified === true && typeof (entry as { email?: unknown }).email === 'string' && (entry as { email: string }).email !== '',
+      typeof entry === 'object' &&
+      entry !== null &&
+      (entry as { verified?: unknown }).verified === true &&
+      typeof (entry as { email?: unknown }).email === 'string' &&
+      (entry as { email: string }).email !== '',
   );
   return ok({ email: (verified.find((entry) => entry.primary === true) ?? verified[0])?.email ?? null });
 }
@@ -405,9 +459,18 @@ function fromAuthorizationResponse(up: ResolvedUpstream, error: unknown): Upstre
     const failure = upstreamFailure('authorization response', null, error.error, error.error_description ?? error.message);
     if (error.error === 'access_denied') return { code: 'declined', description: `the sign-in at ${up.name} was declined`, failure };
     if (error.error === 'temporarily_unavailable' || error.error === 'server_error') return unavailable(up, 'sign-in', failure).defect;
-    return { code: 'misconfigured', description: `${up.name} refused the sign-in request (${error.error}); the provider's configuration needs attention`, failure };
+    return {
+      code: 'misconfigured',
+      description: `${up.name} refused the sign-in request (${error.error}); the provider's configuration needs attention`,
+      failure,
+    };
   }
   // A state or iss that does not match: not the answer to the request we sent.
-  const failure = upstreamFailure('authorization response', null, error instanceof oauth.OperationProcessingError ? (error.code ?? null) : null, describe(error));
+  const failure = upstreamFailure(
+    'authorization response',
+    null,
+    error instanceof oauth.OperationProcessingError ? (error.code ?? null) : null,
+    describe(error),
+  );
   return { code: 'failed_checks', description: `the sign-in response from ${up.name} does not belong to this sign-in (${describe(error)})`, failure };
 }

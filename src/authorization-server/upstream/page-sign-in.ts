@@ -20,8 +20,7 @@ import type { EndpointRequest } from '../http/request.js';
  * for it (an action's name and fields, confirmed there).
  */
 export type PageSignInTarget =
-  | { page: 'account' }
-  | { page: 'admin'; section: string; reauth?: { userId: string }; then?: { action: string; fields: Record<string, string> } };
+  { page: 'account' } | { page: 'admin'; section: string; reauth?: { userId: string }; then?: { action: string; fields: Record<string, string> } };
 
 /** What the cookie keeps between sending the person upstream and the callback. */
 interface PendingPageSignIn {
@@ -35,7 +34,9 @@ interface PendingPageSignIn {
 const PAGE_SIGN_IN_TTL = 600;
 
 /** The configured providers, for a page's buttons, and the origins its form may lead to (its CSP form-action). */
-export async function offeredProviders(ctx: BaseServices & UpstreamServices): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
+export async function offeredProviders(
+  ctx: BaseServices & UpstreamServices,
+): Promise<{ providers: Array<{ id: string; name: string }>; formTargets: string[] }> {
   if (!ctx.upstream) return { providers: [], formTargets: [] };
   const providers = ctx.upstream.providers.list();
   // A provider that cannot be discovered now still gets its button: choosing it says why it fails.
@@ -57,7 +58,9 @@ export async function beginPageSignIn(
 ): Promise<{ url: URL; cookie: string }> {
   const upstream = upstreamConfig(ctx);
   if (!upstream.providers.has(provider)) {
-    throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
+    throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage(
+      'That sign-in provider is not offered here. Go back and choose another.',
+    );
   }
   const now = ctx.now();
   const logFields = logFieldsOf(target);
@@ -75,7 +78,11 @@ export async function beginPageSignIn(
  * The callback of a sign-in begun on one of our pages: it must come back to the browser that began
  * it, with the state sent, in time. Signs the person in; says where they return, and the cookies to set.
  */
-export async function finishPageSignIn(ctx: BaseServices & UpstreamServices, request: EndpointRequest, callback: URL): Promise<{ target: PageSignInTarget; signedIn: UpstreamSignedIn; cookies: string[] }> {
+export async function finishPageSignIn(
+  ctx: BaseServices & UpstreamServices,
+  request: EndpointRequest,
+  callback: URL,
+): Promise<{ target: PageSignInTarget; signedIn: UpstreamSignedIn; cookies: string[] }> {
   const kept = keptSignIn(ctx, request, callback);
   if (!kept) throw expiredPageSignIn();
   const { pending, target } = kept;

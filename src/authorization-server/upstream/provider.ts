@@ -167,7 +167,9 @@ export function checkUpstreamProviders(providers: UpstreamProviderOptions[], opt
     const issuer = provider.issuer.replace(/\/+$/, '');
     const other = issuers.get(issuer);
     if (other !== undefined) {
-      throw new Error(`upstream ${other} and ${provider.id} have the same issuer ${provider.issuer}; each provider needs an issuer of its own (for a plain OAuth 2.0 provider, any name unique to it)`);
+      throw new Error(
+        `upstream ${other} and ${provider.id} have the same issuer ${provider.issuer}; each provider needs an issuer of its own (for a plain OAuth 2.0 provider, any name unique to it)`,
+      );
     }
     issuers.set(issuer, provider.id);
   }
@@ -213,7 +215,8 @@ export async function resolveUpstream(options: UpstreamProviderOptions, resolve:
     } catch (error) {
       throw new Error(`upstream ${options.id}: cannot read the OpenID configuration of ${issuer.href}: ${describe(error)}`, { cause: error });
     }
-    if (!as.authorization_endpoint || !as.token_endpoint) throw new Error(`upstream ${options.id}: the OpenID configuration lacks an authorization or token endpoint`);
+    if (!as.authorization_endpoint || !as.token_endpoint)
+      throw new Error(`upstream ${options.id}: the OpenID configuration lacks an authorization or token endpoint`);
     if (!as.jwks_uri) throw new Error(`upstream ${options.id}: the OpenID configuration has no jwks_uri, so ID tokens cannot be verified`);
     return { ...common, kind: 'oidc', as, scope: withOpenId(options.scope ?? 'openid email profile'), profile: null, emailsEndpoint: null };
   }

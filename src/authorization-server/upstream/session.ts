@@ -49,7 +49,14 @@ export async function upstreamTokensOfGrant(
     if (check.defect.code === 'refused') return end(check.defect.description, check.defect.failure);
     // The provider could not be asked, or answered what we cannot take: the grant is kept, and the operator is told why.
     const error = sessionCheckError(check.defect);
-    log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: error.code, ...failureLog(check.defect.failure) });
+    log({
+      event: 'upstream_failed',
+      provider: session.provider,
+      grant_id: grant.id,
+      client_id: grant.clientId,
+      error: error.code,
+      ...failureLog(check.defect.failure),
+    });
     throw error;
   }
   if (check.value.status === 'renewed') {

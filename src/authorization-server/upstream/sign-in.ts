@@ -34,7 +34,8 @@ import { refusalOf } from './policy.js';
 import { upstreamUser } from './users.js';
 
 export function upstreamConfig(ctx: BaseServices & UpstreamServices): UpstreamSignIn {
-  if (!ctx.upstream) throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
+  if (!ctx.upstream)
+    throw new OAuthError('invalid_request', 'this server has no upstream sign-in').withUserMessage('Sign-in through another provider is not offered here.');
   return ctx.upstream;
 }
 
@@ -42,7 +43,9 @@ export function upstreamConfig(ctx: BaseServices & UpstreamServices): UpstreamSi
 export async function chooseUpstream(ctx: BaseServices & UpstreamServices, interaction: InteractionRecord, provider: string): Promise<void> {
   const upstream = upstreamConfig(ctx);
   if (!upstream.providers.has(provider)) {
-    throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage('That sign-in provider is not offered here. Go back and choose another.');
+    throw new OAuthError('invalid_request', `no upstream provider ${provider}`).withUserMessage(
+      'That sign-in provider is not offered here. Go back and choose another.',
+    );
   }
   await ctx.store.updateInteraction(interaction.id, { upstream: { provider, sealedPending: null } });
 }
@@ -163,7 +166,8 @@ export async function signInUpstream(
   if (refusal) return fail({ code: 'policy', description: REFUSED.description, reason: refusal });
   if (options.sameUser !== undefined) {
     const existing = await ctx.store.getUser({ identity: { provider: up.id, issuer: identity.issuer, subject: identity.subject } });
-    if (existing?.id !== options.sameUser) return fail({ code: 'another_person', description: OTHER_PERSON.description, reason: 'signed in again as another person' });
+    if (existing?.id !== options.sameUser)
+      return fail({ code: 'another_person', description: OTHER_PERSON.description, reason: 'signed in again as another person' });
   }
   const user = await upstreamUser(ctx, up.id, identity);
   // Only an email the provider verified may later count for anything (the console's administrators).
@@ -213,7 +217,8 @@ export function signInError(defect: SignInDefect): OAuthError {
  */
 export function signInFailure(ctx: BaseServices & UpstreamServices, provider: string, logFields: SignInLogFields, defect: SignInDefect): OAuthError {
   const error = signInError(defect);
-  if ('reason' in defect) ctx.log({ event: 'upstream_refused', provider, ...logFields, step: defect.code === 'policy' ? 'policy' : 'reauth', reason: defect.reason });
+  if ('reason' in defect)
+    ctx.log({ event: 'upstream_refused', provider, ...logFields, step: defect.code === 'policy' ? 'policy' : 'reauth', reason: defect.reason });
   else ctx.log({ event: 'upstream_failed', provider, ...logFields, error: error.code, description: error.description, ...failureLog(defect.failure) });
   return error;
 }

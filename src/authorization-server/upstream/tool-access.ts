@@ -50,7 +50,14 @@ export async function upstreamAccessFor(ctx: UpstreamGrantServices, claims: Reco
       const userinfo = up.ok ? await upstreamUserinfo(up.value, token) : up;
       if (userinfo.ok) return userinfo.value;
       const error = toolAccessError(userinfo.defect);
-      ctx.log({ event: 'upstream_failed', provider: session.provider, grant_id: grant.id, client_id: grant.clientId, error: error.code, ...failureLog(userinfo.defect.failure) });
+      ctx.log({
+        event: 'upstream_failed',
+        provider: session.provider,
+        grant_id: grant.id,
+        client_id: grant.clientId,
+        error: error.code,
+        ...failureLog(userinfo.defect.failure),
+      });
       throw error;
     },
   };

@@ -62,7 +62,10 @@ function corsProblem(answer: ProbeAnswer, origin: string, readsHeader?: string):
   const allowed = answer.headers.get('access-control-allow-origin');
   if (allowed !== '*' && allowed !== origin) return `no Access-Control-Allow-Origin for ${origin}`;
   if (readsHeader) {
-    const exposed = (answer.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(',').map((h) => h.trim());
+    const exposed = (answer.headers.get('access-control-expose-headers') ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((h) => h.trim());
     if (!exposed.includes('*') && !exposed.includes(readsHeader.toLowerCase())) return `${readsHeader} is not in Access-Control-Expose-Headers`;
   }
   return undefined;
@@ -74,7 +77,13 @@ export async function discoverAsHost(profile: HostProfile, mcpUrl: string, probe
   const get = (url: string) => prober.request({ method: 'GET', url, headers, follow: true });
   const cors = (answer: ProbeAnswer, what: string, readsHeader?: string): StepFailure | undefined => {
     const problem = profile.browserOrigin ? corsProblem(answer, profile.browserOrigin, readsHeader) : undefined;
-    return problem ? { step: 'CORS', answered: `${what}: ${problem}`, fix: `send CORS headers on discovery answers: ${profile.host} runs in a browser page at ${profile.browserOrigin}` } : undefined;
+    return problem
+      ? {
+          step: 'CORS',
+          answered: `${what}: ${problem}`,
+          fix: `send CORS headers on discovery answers: ${profile.host} runs in a browser page at ${profile.browserOrigin}`,
+        }
+      : undefined;
   };
 
   const probe = await prober.request({
@@ -155,7 +164,11 @@ export async function discoverAsHost(profile: HostProfile, mcpUrl: string, probe
   }
   const servers = metadata.authorization_servers;
   if (!Array.isArray(servers) || typeof servers[0] !== 'string' || !URL.canParse(servers[0])) {
-    return fail({ step: 'protected resource metadata', answered: `${result.resourceMetadataUrl} lists no authorization_servers`, fix: 'list the authorization server in authorization_servers' });
+    return fail({
+      step: 'protected resource metadata',
+      answered: `${result.resourceMetadataUrl} lists no authorization_servers`,
+      fix: 'list the authorization server in authorization_servers',
+    });
   }
   const issuer = servers[0];
   result.issuer = issuer;

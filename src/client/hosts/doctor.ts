@@ -56,7 +56,14 @@ const NOT_CHECKED = [
   'client ID metadata documents: the server fetches a host\u2019s document when the host signs someone in',
 ];
 
-async function verdictFor(host: string, ways: readonly HostProfile[], url: string, prober: Prober, options: DoctorOptions, registrations: ThrowawayRegistration[]): Promise<HostVerdict> {
+async function verdictFor(
+  host: string,
+  ways: readonly HostProfile[],
+  url: string,
+  prober: Prober,
+  options: DoctorOptions,
+  registrations: ThrowawayRegistration[],
+): Promise<HostVerdict> {
   const unmet: string[] = [];
   let issuer = url;
   const cannotReach = unreachable(ways[0]!, 'the MCP URL', url);
@@ -107,7 +114,16 @@ export async function runDoctor(url: string, options: DoctorOptions = {}): Promi
   const hosts: HostVerdict[] = [];
   // One host after another: the answers are shared, and a server is not asked the same thing at once.
   for (const host of hostNames(profiles)) {
-    hosts.push(await verdictFor(host, profiles.filter((profile) => profile.host === host), url, prober, options, registrations));
+    hosts.push(
+      await verdictFor(
+        host,
+        profiles.filter((profile) => profile.host === host),
+        url,
+        prober,
+        options,
+        registrations,
+      ),
+    );
   }
   return { url, connects: hosts.every((host) => host.connects), hosts, checks, registrations, requests: prober.log, notChecked: NOT_CHECKED };
 }

@@ -118,8 +118,17 @@ async function boundedText(response: Response): Promise<{ text: string; cut?: 't
 /** What a server answered, in a few words for a table: `404`, `200 (not JSON)`, `no answer: <why>`. */
 export function answered(answer: ProbeAnswer): string {
   if (answer.status === 0) return `no answer: ${answer.failure ?? 'the request failed'}`;
-  const error = typeof answer.json?.error === 'string' ? ` ${answer.json.error}${typeof answer.json.error_description === 'string' ? `: ${answer.json.error_description}` : ''}` : '';
+  const error =
+    typeof answer.json?.error === 'string'
+      ? ` ${answer.json.error}${typeof answer.json.error_description === 'string' ? `: ${answer.json.error_description}` : ''}`
+      : '';
   const body =
-    answer.cut === 'too long' ? `, over ${MAX_BODY_BYTES / 1024} KiB` : answer.cut === 'unfinished' ? ', its body unfinished within the time limit' : answer.status === 200 && !answer.json && answer.text !== '' ? ', not a JSON object' : '';
+    answer.cut === 'too long'
+      ? `, over ${MAX_BODY_BYTES / 1024} KiB`
+      : answer.cut === 'unfinished'
+        ? ', its body unfinished within the time limit'
+        : answer.status === 200 && !answer.json && answer.text !== ''
+          ? ', not a JSON object'
+          : '';
   return `${answer.status}${error}${body}`;
 }

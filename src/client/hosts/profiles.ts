@@ -60,7 +60,8 @@ const CHATGPT_UNKNOWNS =
   'ChatGPT runs in its cloud; its code is not public. The document is the stable one it uses with a server that advertises RFC 9207 iss (otherwise https://chatgpt.com/oauth/<callback-id>/client.json, redirect https://chatgpt.com/connector/oauth/<callback-id>). Its resource on token requests and its refresh parameters are not public, nor is the aud of its client assertion: recorded here as the issuer identifier, which is what RFC 7523bis asks for (a server that accepts only the token endpoint URL there refuses it, and one that accepts only the issuer refuses an assertion addressed to the token endpoint).';
 
 const CLAUDE_CALLBACK = 'https://claude.ai/api/mcp/auth_callback';
-const CLAUDE_UNKNOWNS = 'claude.ai (and Claude Desktop, whose connectors run through it) is not public code: its resource rule, its token and refresh parameters and its state are not public.';
+const CLAUDE_UNKNOWNS =
+  'claude.ai (and Claude Desktop, whose connectors run through it) is not public code: its resource rule, its token and refresh parameters and its state are not public.';
 
 const CLAUDE_CODE_SOURCES = [
   'https://github.com/anthropics/claude-code/issues/37747',
@@ -76,7 +77,10 @@ const CODEX_SOURCES = [
   RMCP_SOURCE,
 ];
 
-const VSCODE_SOURCES = ['https://github.com/microsoft/vscode/blob/main/src/vs/base/common/oauth.ts', 'https://github.com/microsoft/vscode/blob/main/src/vs/workbench/api/common/extHostAuthentication.ts'];
+const VSCODE_SOURCES = [
+  'https://github.com/microsoft/vscode/blob/main/src/vs/base/common/oauth.ts',
+  'https://github.com/microsoft/vscode/blob/main/src/vs/workbench/api/common/extHostAuthentication.ts',
+];
 const VSCODE_DISCOVERY: HostProfile['discovery'] = {
   probe: 'POST initialize',
   resourceMetadata: ['challenge', 'path', 'root'],
@@ -89,7 +93,12 @@ const VSCODE_TOKEN: HostProfile['token'] = { resource: 'absent', clientAuthentic
 const VSCODE_REFRESH: HostProfile['refresh'] = { resource: 'absent', scope: 'absent', onInvalidClient: 're-register' };
 
 const GOOSE_SOURCES = ['https://github.com/block/goose/blob/main/crates/goose/src/oauth/mod.rs', RMCP_SOURCE];
-const RMCP_AUTHORIZATION: HostProfile['authorization'] = { scope: 'challenge-and-resource-else-server-plus-offline', resource: 'metadata-resource', state: 'base64url', iss: 'required' };
+const RMCP_AUTHORIZATION: HostProfile['authorization'] = {
+  scope: 'challenge-and-resource-else-server-plus-offline',
+  resource: 'metadata-resource',
+  state: 'base64url',
+  iss: 'required',
+};
 const RMCP_TOKEN: HostProfile['token'] = { resource: 'metadata-resource', clientAuthentication: 'none' };
 
 export const HOST_PROFILES: readonly HostProfile[] = [
@@ -160,7 +169,13 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     discovery: SPECIFICATION_DISCOVERY,
     registration: {
       kind: 'dynamic',
-      body: { client_name: 'Claude', redirect_uris: [CLAUDE_CALLBACK], grant_types: GRANTS, response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' },
+      body: {
+        client_name: 'Claude',
+        redirect_uris: [CLAUDE_CALLBACK],
+        grant_types: GRANTS,
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
     },
     redirect: { uri: CLAUDE_CALLBACK, listens: false },
     authorization: { scope: 'challenge-else-resource-plus-offline', resource: 'metadata-resource', state: 'unknown', iss: 'ignored' },
@@ -202,7 +217,13 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     discovery: { ...MCP_SDK_DISCOVERY, headers: {} },
     registration: {
       kind: 'dynamic',
-      body: { client_name: 'Claude Code ({server})', redirect_uris: ['http://localhost:{port}/callback'], grant_types: GRANTS, response_types: ['code'], token_endpoint_auth_method: 'none' },
+      body: {
+        client_name: 'Claude Code ({server})',
+        redirect_uris: ['http://localhost:{port}/callback'],
+        grant_types: GRANTS,
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
     },
     redirect: { uri: 'http://localhost:{port}/callback', port: 'random', listens: true },
     authorization: { scope: 'challenge-else-resource', resource: 'metadata-resource', state: 'unknown', iss: 'required' },
@@ -234,7 +255,8 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     authorization: { scope: 'challenge-else-resource', resource: 'metadata-resource', state: 'unknown', iss: 'ignored' },
     token: { resource: 'metadata-resource', clientAuthentication: 'none' },
     refresh: { resource: 'metadata-resource', scope: 'absent' },
-    unknowns: 'Cursor is not public code: which of its three redirect URIs it uses is not public (the private-use one is taken here), nor its client_name, discovery or token parameters.',
+    unknowns:
+      'Cursor is not public code: which of its three redirect URIs it uses is not public (the private-use one is taken here), nor its client_name, discovery or token parameters.',
   },
   {
     id: 'vscode-document',
@@ -315,7 +337,8 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     authorization: { scope: 'challenge-else-resource', resource: 'metadata-resource', state: 'unknown', iss: 'ignored' },
     token: { resource: 'metadata-resource', clientAuthentication: 'none' },
     refresh: { resource: 'metadata-resource', scope: 'absent' },
-    unknowns: 'Copilot CLI is not public code: its document is known by its URL, native type and redirect URI only; it listens on an ephemeral port (the source above).',
+    unknowns:
+      'Copilot CLI is not public code: its document is known by its URL, native type and redirect URI only; it listens on an ephemeral port (the source above).',
   },
   {
     id: 'codex-document',
@@ -353,7 +376,14 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     discovery: RMCP_DISCOVERY,
     registration: {
       kind: 'dynamic',
-      body: { client_name: 'Codex', redirect_uris: ['http://127.0.0.1:{port}/callback'], grant_types: GRANTS, token_endpoint_auth_method: 'none', response_types: ['code'], application_type: 'native' },
+      body: {
+        client_name: 'Codex',
+        redirect_uris: ['http://127.0.0.1:{port}/callback'],
+        grant_types: GRANTS,
+        token_endpoint_auth_method: 'none',
+        response_types: ['code'],
+        application_type: 'native',
+      },
       sendsScope: 'when-any',
     },
     redirect: { uri: 'http://127.0.0.1:{port}/callback', port: 'random', listens: true },
@@ -381,7 +411,13 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     },
     registration: {
       kind: 'dynamic',
-      body: { client_name: 'Gemini CLI MCP Client', redirect_uris: ['http://localhost:{port}/oauth/callback'], grant_types: GRANTS, response_types: ['code'], token_endpoint_auth_method: 'none' },
+      body: {
+        client_name: 'Gemini CLI MCP Client',
+        redirect_uris: ['http://localhost:{port}/oauth/callback'],
+        grant_types: GRANTS,
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
       sendsScope: 'always',
     },
     redirect: { uri: 'http://localhost:{port}/oauth/callback', port: 'random', listens: true },
@@ -414,7 +450,8 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     authorization: RMCP_AUTHORIZATION,
     token: RMCP_TOKEN,
     refresh: { resource: 'metadata-resource', scope: 'granted', onInvalidClient: 're-register' },
-    unknowns: 'The document body is what Goose\u2019s redirect implies (http://127.0.0.1 on any port, /oauth_callback, a public client). Goose refreshes at start-up.',
+    unknowns:
+      'The document body is what Goose\u2019s redirect implies (http://127.0.0.1 on any port, /oauth_callback, a public client). Goose refreshes at start-up.',
   },
   {
     id: 'goose-registration',
@@ -424,7 +461,14 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     discovery: RMCP_DISCOVERY,
     registration: {
       kind: 'dynamic',
-      body: { client_name: 'goose', redirect_uris: ['http://127.0.0.1:{port}/oauth_callback'], grant_types: GRANTS, token_endpoint_auth_method: 'none', response_types: ['code'], application_type: 'native' },
+      body: {
+        client_name: 'goose',
+        redirect_uris: ['http://127.0.0.1:{port}/oauth_callback'],
+        grant_types: GRANTS,
+        token_endpoint_auth_method: 'none',
+        response_types: ['code'],
+        application_type: 'native',
+      },
       sendsScope: 'when-any',
     },
     redirect: { uri: 'http://127.0.0.1:{port}/oauth_callback', port: 'random', listens: true },
@@ -437,7 +481,10 @@ export const HOST_PROFILES: readonly HostProfile[] = [
     id: 'mcp-remote-registration',
     host: 'mcp-remote',
     way: 'registration',
-    sources: ['https://github.com/geelen/mcp-remote/blob/main/src/lib/node-oauth-client-provider.ts', 'https://github.com/geelen/mcp-remote/blob/main/src/lib/utils.ts'],
+    sources: [
+      'https://github.com/geelen/mcp-remote/blob/main/src/lib/node-oauth-client-provider.ts',
+      'https://github.com/geelen/mcp-remote/blob/main/src/lib/utils.ts',
+    ],
     requiresHttps: true,
     discovery: MCP_SDK_DISCOVERY,
     registration: {

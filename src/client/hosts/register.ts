@@ -58,7 +58,10 @@ export async function registerAsHost(
   const registration: ThrowawayRegistration = { host: profile.host, profile: profile.id, endpoint };
   const clientId = answer.json?.client_id;
   if ((answer.status !== 201 && answer.status !== 200) || typeof clientId !== 'string') {
-    return { registration, failure: { step: 'registration', answered: `POST ${endpoint}: ${answered(answer)}`, fix: refusalFix(profile, body, answer.json?.error) } };
+    return {
+      registration,
+      failure: { step: 'registration', answered: `POST ${endpoint}: ${answered(answer)}`, fix: refusalFix(profile, body, answer.json?.error) },
+    };
   }
   registration.clientId = clientId;
   const returnsTo = redirectUriOf(profile, context);
@@ -74,7 +77,12 @@ export async function registerAsHost(
   // The management token goes only back to the server that gave it, on the registration's origin.
   if (typeof manage === 'string' && typeof token === 'string' && URL.canParse(manage) && new URL(manage).origin === new URL(endpoint).origin) {
     try {
-      const deleted = await fetchImpl(manage, { method: 'DELETE', headers: { authorization: `Bearer ${token}` }, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+      const deleted = await fetchImpl(manage, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}` },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      });
       await deleted.body?.cancel();
       registration.deleted = deleted.status === 204 || deleted.status === 200;
     } catch {

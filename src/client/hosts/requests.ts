@@ -19,9 +19,7 @@ export interface HostContext {
 }
 
 function fill(text: string, context: HostContext): string {
-  return text
-    .replaceAll('{port}', String(context.port ?? 0))
-    .replaceAll('{server}', context.serverName ?? new URL(context.mcpUrl).hostname);
+  return text.replaceAll('{port}', String(context.port ?? 0)).replaceAll('{server}', context.serverName ?? new URL(context.mcpUrl).hostname);
 }
 
 function fillDeep(value: unknown, context: HostContext): unknown {
@@ -103,17 +101,36 @@ export function authorizationParameters(profile: HostProfile, context: HostConte
 }
 
 /** The form of the host's code exchange; client authentication beyond `client_id` (a secret, an assertion) is the caller's. */
-export function codeExchangeForm(profile: HostProfile, context: HostContext, inputs: { clientId: string; code: string; redirectUri: string; codeVerifier: string }): URLSearchParams {
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code: inputs.code, redirect_uri: inputs.redirectUri, code_verifier: inputs.codeVerifier, client_id: inputs.clientId });
+export function codeExchangeForm(
+  profile: HostProfile,
+  context: HostContext,
+  inputs: { clientId: string; code: string; redirectUri: string; codeVerifier: string },
+): URLSearchParams {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: inputs.code,
+    redirect_uri: inputs.redirectUri,
+    code_verifier: inputs.codeVerifier,
+    client_id: inputs.clientId,
+  });
   const resource = resourceOf(profile.token.resource, context);
   if (resource !== undefined) form.set('resource', resource);
   return form;
 }
 
 /** The form of the host's refresh. */
-export function refreshForm(profile: HostProfile, context: HostContext, inputs: { clientId: string; refreshToken: string; grantedScope?: string | undefined }): URLSearchParams {
+export function refreshForm(
+  profile: HostProfile,
+  context: HostContext,
+  inputs: { clientId: string; refreshToken: string; grantedScope?: string | undefined },
+): URLSearchParams {
   const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: inputs.refreshToken, client_id: inputs.clientId });
-  const scope = profile.refresh.scope === 'granted' ? inputs.grantedScope : profile.refresh.scope === 'requested' ? scopeFor(profile, context.discovery).join(' ') : undefined;
+  const scope =
+    profile.refresh.scope === 'granted'
+      ? inputs.grantedScope
+      : profile.refresh.scope === 'requested'
+        ? scopeFor(profile, context.discovery).join(' ')
+        : undefined;
   if (scope) form.set('scope', scope);
   const resource = resourceOf(profile.refresh.resource, context);
   if (resource !== undefined) form.set('resource', resource);

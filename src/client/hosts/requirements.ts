@@ -14,7 +14,8 @@ const strings = (value: unknown): string[] | undefined => (Array.isArray(value) 
 /** Whether the authorization server's metadata meets a way's condition; why not, when it does not. */
 export function unmetCondition(when: WayCondition | undefined, server: Record<string, unknown>): string | undefined {
   if (!when) return undefined;
-  if (when.clientIdMetadataDocuments && server.client_id_metadata_document_supported !== true) return 'does not advertise client_id_metadata_document_supported';
+  if (when.clientIdMetadataDocuments && server.client_id_metadata_document_supported !== true)
+    return 'does not advertise client_id_metadata_document_supported';
   const methods = strings(server.token_endpoint_auth_methods_supported) ?? [];
   const missing = (when.authMethodsListed ?? []).filter((method) => !methods.includes(method));
   if (missing.length > 0) return `does not list ${missing.join(' and ')} in token_endpoint_auth_methods_supported`;
@@ -30,7 +31,9 @@ function privateHost(hostname: string): boolean {
   const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return a === 10 || a === 127 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
+    return (
+      a === 10 || a === 127 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127)
+    );
   }
   return host.startsWith('fc') || host.startsWith('fd') || host.startsWith('fe80:');
 }
@@ -94,7 +97,11 @@ export function unmetRequirement(profile: HostProfile, discovery: HostDiscovery,
 
   const challengeMethods = strings(server.code_challenge_methods_supported);
   if (challengeMethods && !challengeMethods.includes('S256')) {
-    return { step: 'PKCE', answered: `${issuer} lists code_challenge_methods_supported ${JSON.stringify(challengeMethods)}, without S256`, fix: 'support and list S256' };
+    return {
+      step: 'PKCE',
+      answered: `${issuer} lists code_challenge_methods_supported ${JSON.stringify(challengeMethods)}, without S256`,
+      fix: 'support and list S256',
+    };
   }
 
   const listed = strings(server.scopes_supported);
@@ -104,7 +111,9 @@ export function unmetRequirement(profile: HostProfile, discovery: HostDiscovery,
       return {
         step: 'scope',
         answered: `${profile.host} asks for ${unlisted.join(' ')}, which ${issuer} does not list in scopes_supported`,
-        fix: unlisted.includes('offline_access') ? 'list offline_access in scopes_supported and accept it (it asks for a refresh token)' : `list ${unlisted.join(' ')} in scopes_supported, or stop advertising it in the protected resource metadata`,
+        fix: unlisted.includes('offline_access')
+          ? 'list offline_access in scopes_supported and accept it (it asks for a refresh token)'
+          : `list ${unlisted.join(' ')} in scopes_supported, or stop advertising it in the protected resource metadata`,
       };
     }
   }

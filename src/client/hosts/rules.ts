@@ -114,7 +114,14 @@ export function requestedScopes(rule: ScopeRule, sources: ScopeSources): string[
       break;
     case 'challenge-resource-server-else-openid':
       // An advertised empty list means "ask for none"; only an absent one falls through.
-      scopes = challenge.length > 0 ? challenge : sources.resource !== undefined ? [...resource] : sources.server !== undefined ? [...server] : ['openid', 'email', 'profile'];
+      scopes =
+        challenge.length > 0
+          ? challenge
+          : sources.resource !== undefined
+            ? [...resource]
+            : sources.server !== undefined
+              ? [...server]
+              : ['openid', 'email', 'profile'];
       break;
     case 'resource-else-server':
       scopes = resource.length > 0 ? [...resource] : [...server];

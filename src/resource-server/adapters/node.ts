@@ -18,7 +18,13 @@ export function nodeBearerAuth(protection: ProtectedResource, options: { require
     // Node keeps the first of two Authorization headers but joins two DPoP headers with a comma (refused).
     // Express strips a router's mount path from req.url; the proof names the path the client sent.
     const target = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
-    const request = { authorization: req.headers.authorization, dpop: req.headers.dpop as string | undefined, method: req.method ?? 'GET', target, request: req };
+    const request = {
+      authorization: req.headers.authorization,
+      dpop: req.headers.dpop as string | undefined,
+      method: req.method ?? 'GET',
+      target,
+      request: req,
+    };
     protection.check(request, options.requiredScopes).then(
       (result) => {
         if (!result.ok) {

@@ -26,8 +26,7 @@ export interface DeviceAuthorizationRecord {
  * `foreign`: another client's, left as it was.
  */
 export type DevicePollResult =
-  | { status: 'pending' | 'slow_down' | 'approved' | 'denied' | 'expired' | 'foreign'; record: DeviceAuthorizationRecord }
-  | { status: 'missing' };
+  { status: 'pending' | 'slow_down' | 'approved' | 'denied' | 'expired' | 'foreign'; record: DeviceAuthorizationRecord } | { status: 'missing' };
 
 /**
  * Device authorizations (RFC 8628, capability `deviceAuthorization`): without it the server has no

@@ -127,8 +127,7 @@ export interface RepeatRefreshRequest {
 
 export type RepeatRefreshResult =
   /** The successor, live and unchanged: its hash (one of the request's), its grant and its scope. */
-  | { status: 'ok'; grant: GrantRecord; scope: string[]; successorHash: string }
-  | Exclude<RefreshResult, { status: 'ok' }>;
+  { status: 'ok'; grant: GrantRecord; scope: string[]; successorHash: string } | Exclude<RefreshResult, { status: 'ok' }>;
 
 /** What a code's redemption issues (redeemAuthorizationCode): the access token's expiry, and a refresh token if any. */
 export interface TokenIssue {

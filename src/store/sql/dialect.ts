@@ -196,7 +196,10 @@ function createTable(d: Dialect, table: Table, name: string, columns: Column[], 
  */
 function rebuild(d: Dialect, table: Table, columns: Column[], version: number): string[] {
   const copy = `${table.name}_rebuilt`;
-  const names = columns.filter((c) => existsAt(c, version)).map((c) => c.name).join(', ');
+  const names = columns
+    .filter((c) => existsAt(c, version))
+    .map((c) => c.name)
+    .join(', ');
   return [
     createTable(d, table, copy, columns, version),
     `INSERT INTO ${copy} (${names}) SELECT ${names} FROM ${table.name}`,
@@ -231,7 +234,8 @@ export function migrationDdl(d: Dialect, tables: readonly Table[], version: numb
     for (const index of table.indexes.filter((i) => i.since === version && table.since <= version)) statements.push(indexDdl(table, index));
     for (const index of table.indexes.filter((i) => i.until === version)) statements.push(`DROP INDEX IF EXISTS ${index.name}`);
     for (const backfill of (table.backfill ?? []).filter((b) => b.since === version)) backfills.push(...backfill.statements);
-    for (const c of columns.filter((column) => column.until === version && table.since < version)) drops.push(`ALTER TABLE ${table.name} DROP COLUMN ${c.name}`);
+    for (const c of columns.filter((column) => column.until === version && table.since < version))
+      drops.push(`ALTER TABLE ${table.name} DROP COLUMN ${c.name}`);
     if (table.until === version) drops.push(`DROP TABLE ${table.name}`);
   }
   return [...statements, ...backfills, ...drops];

@@ -97,13 +97,15 @@ export function groupCommit<Item = Program<unknown>>(
       settleAll(batch, committed);
       return Promise.resolve();
     }
-    const done = committed.then(
-      (outcomes) => settleAll(batch, outcomes),
-      (err: unknown) => rejectAll(batch, err),
-    ).finally(() => {
-      running.delete(done);
-      if (waiting.length > 0) schedule();
-    });
+    const done = committed
+      .then(
+        (outcomes) => settleAll(batch, outcomes),
+        (err: unknown) => rejectAll(batch, err),
+      )
+      .finally(() => {
+        running.delete(done);
+        if (waiting.length > 0) schedule();
+      });
     running.add(done);
     return done;
   };

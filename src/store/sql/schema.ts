@@ -199,7 +199,11 @@ export const SESSIONS: Table = {
     col('expires_at', 'int'),
     col('upstream_session_id', 'text', { nullable: true, since: 3, ...ref('upstream_sessions', 'id') }),
   ],
-  indexes: [index('sessions_user_id', ['user_id']), index('sessions_expires_at', ['expires_at']), index('sessions_upstream_session_id', ['upstream_session_id'], { since: 3 })],
+  indexes: [
+    index('sessions_user_id', ['user_id']),
+    index('sessions_expires_at', ['expires_at']),
+    index('sessions_upstream_session_id', ['upstream_session_id'], { since: 3 }),
+  ],
 };
 
 export const CONSENTS: Table = {
@@ -434,10 +438,7 @@ export const DEVICE_AUTHORIZATIONS: Table = {
     col('created_at', 'int', { since: 14 }),
     col('expires_at', 'int', { since: 14 }),
   ],
-  indexes: [
-    index('device_authorizations_client_id', ['client_id'], { since: 14 }),
-    index('device_authorizations_expires_at', ['expires_at'], { since: 14 }),
-  ],
+  indexes: [index('device_authorizations_client_id', ['client_id'], { since: 14 }), index('device_authorizations_expires_at', ['expires_at'], { since: 14 })],
 };
 
 /**
@@ -467,7 +468,19 @@ export const AUDIT_EVENTS: Table = {
 
 /** Every table, parents before children (the order they are created in). */
 export const TABLES: readonly Table[] = [
-  CLIENTS, USERS, UPSTREAM_SESSIONS, USER_IDENTITIES, INTERACTIONS, SESSIONS, CONSENTS, GRANTS, AUTHORIZATION_CODES, REFRESH_TOKENS, SPENT_REFRESH_TOKENS, ACCESS_TOKENS, SIGNING_KEYS,
+  CLIENTS,
+  USERS,
+  UPSTREAM_SESSIONS,
+  USER_IDENTITIES,
+  INTERACTIONS,
+  SESSIONS,
+  CONSENTS,
+  GRANTS,
+  AUTHORIZATION_CODES,
+  REFRESH_TOKENS,
+  SPENT_REFRESH_TOKENS,
+  ACCESS_TOKENS,
+  SIGNING_KEYS,
   RATE_LIMITS,
   REVOCATIONS,
   USED_ASSERTIONS,

@@ -35,7 +35,20 @@ import { bucketParams, bucketResult, takeFromBucket } from '../rate-buckets.js';
 import type { Dialect, Statement } from './dialect.js';
 import { mapper } from './mapping.js';
 import {
-  AUDIT_EVENTS, AUTHORIZATION_CODES, CLIENTS, CONSENTS, DEVICE_AUTHORIZATIONS, GRANTS, INTERACTIONS, REFRESH_TOKENS, REVOCATIONS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUDIT_EVENTS,
+  AUTHORIZATION_CODES,
+  CLIENTS,
+  CONSENTS,
+  DEVICE_AUTHORIZATIONS,
+  GRANTS,
+  INTERACTIONS,
+  REFRESH_TOKENS,
+  REVOCATIONS,
+  SESSIONS,
+  SIGNING_KEYS,
+  UPSTREAM_SESSIONS,
+  USER_IDENTITIES,
+  USERS,
 } from './schema.js';
 import { S, type WalkedSweep } from './statements.js';
 
@@ -307,7 +320,9 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   }
 
   /** Why a refresh spent nothing, read after the fact: the loser of a race reads after the winner committed. */
-  function* explainRefresh(request: Pick<RefreshRequest, 'tokenHash' | 'clientId' | 'now' | 'upstreamChecked'>): Program<Exclude<RefreshResult, { status: 'ok' }>> {
+  function* explainRefresh(
+    request: Pick<RefreshRequest, 'tokenHash' | 'clientId' | 'now' | 'upstreamChecked'>,
+  ): Program<Exclude<RefreshResult, { status: 'ok' }>> {
     const live = optional(yield* get(S.getRefresh, { token_hash: request.tokenHash }), refresh.record);
     if (live) return explainRefreshFailure(request, live, optional(yield* get(S.getGrant, { id: live.grantId }), grant.record), undefined);
     return explainRefreshFailure(request, undefined, undefined, optional(yield* get(S.getSpent, { token_key: spentKey(request.tokenHash) }), spent));
@@ -337,9 +352,11 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     createUser: (record) => run(ignore(exec(S.insertUser, user.params(record)))),
     getUser: (key) => {
       const found =
-        'id' in key ? get(S.getUserById, { id: key.id })
-        : 'username' in key ? get(S.getUserByUsername, { username: key.username })
-        : get(S.getUserByIdentity, { provider: key.identity.provider, issuer: key.identity.issuer, subject: key.identity.subject });
+        'id' in key
+          ? get(S.getUserById, { id: key.id })
+          : 'username' in key
+            ? get(S.getUserByUsername, { username: key.username })
+            : get(S.getUserByIdentity, { provider: key.identity.provider, issuer: key.identity.issuer, subject: key.identity.subject });
       return run(then(found, (row) => optional(row, user.record)));
     },
     listUsers: () => run(then(all(S.listUsers), (rows) => rows.map(user.record))),
@@ -518,7 +535,10 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
         upstream_checked: d.encode.bool(request.upstreamChecked),
       };
       const repeated = (row: Row): RepeatRefreshResult => ({
-        status: 'ok', grant: grant.record(row), scope: d.decode.json(row.token_scope) as string[], successorHash: row.successor_hash as string,
+        status: 'ok',
+        grant: grant.record(row),
+        scope: d.decode.json(row.token_scope) as string[],
+        successorHash: row.successor_hash as string,
       });
       if (d.writesInWith) {
         return run(
@@ -541,7 +561,8 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     revokeAccessToken: (jti, expiresAt, now) =>
       expiresAt > now ? inTransaction(record(S.recordAccess, { jti, now, expires_at: expiresAt })) : Promise.resolve(),
     // Once per DPoP token request and client assertion: committed with the turn's writes where that is cheaper.
-    useAssertionId: (key, expiresAt, now) => writeTogether(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
+    useAssertionId: (key, expiresAt, now) =>
+      writeTogether(then(get(S.useAssertion, { assertion_key: key, expires_at: expiresAt, now }), (row) => row !== undefined)),
     isAccessTokenRevoked: (jti) => run(then(get(S.isAccessRevoked, { jti }), (row) => row !== undefined)),
     listRevocations: (since, now) => run(then(all(S.listRevocations, { since, now }), (rows) => rows.map(revocation.record))),
 

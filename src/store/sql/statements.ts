@@ -7,7 +7,20 @@
 import { REVOCATION_MARGIN, SPENT_KEY_CHARS } from '../internal.js';
 import type { Statement } from './dialect.js';
 import {
-  AUDIT_EVENTS, AUTHORIZATION_CODES, CLIENTS, DEVICE_AUTHORIZATIONS, CONSENTS, GRANTS, INTERACTIONS, RATE_LIMITS, REFRESH_TOKENS, SESSIONS, SIGNING_KEYS, UPSTREAM_SESSIONS, USER_IDENTITIES, USERS,
+  AUDIT_EVENTS,
+  AUTHORIZATION_CODES,
+  CLIENTS,
+  DEVICE_AUTHORIZATIONS,
+  CONSENTS,
+  GRANTS,
+  INTERACTIONS,
+  RATE_LIMITS,
+  REFRESH_TOKENS,
+  SESSIONS,
+  SIGNING_KEYS,
+  UPSTREAM_SESSIONS,
+  USER_IDENTITIES,
+  USERS,
   type Table,
 } from './schema.js';
 import { CLIENT_CHANNEL, type Dialect } from './dialect.js';
@@ -32,7 +45,6 @@ const takeRateTokens = (d: Dialect): string => {
       expires_at = excluded.expires_at
     RETURNING granted, level`;
 };
-
 
 const stmt = (name: string, text: Statement['text']): Statement => ({ name, text });
 
@@ -163,7 +175,10 @@ const repeatable = (d: Dialect): string => `SELECT s.grant_id, r.token_hash AS s
  * spends nothing. The spent record reads the token's expiry in the statement's snapshot, before
  * the rotation. Returns the grant and the spent token's scope, or no row (the caller then asks why).
  */
-const refreshInOneStatement = (d: Dialect): string | null => !d.writesInWith ? null : `
+const refreshInOneStatement = (d: Dialect): string | null =>
+  !d.writesInWith
+    ? null
+    : `
   WITH g AS (
     ${raiseAccessExpiry(d)}
     WHERE id = (SELECT grant_id FROM refresh_tokens WHERE token_hash = :token_hash AND client_id = :client_id AND expires_at > :now)
@@ -186,7 +201,10 @@ const refreshInOneStatement = (d: Dialect): string | null => !d.writesInWith ? n
  * that the grant stands). No token is written: a retry racing the successor's own rotation is
  * answered as though it came first, with the successor the rotation then spends, itself retryable.
  */
-const repeatInOneStatement = (d: Dialect): string | null => !d.writesInWith ? null : `
+const repeatInOneStatement = (d: Dialect): string | null =>
+  !d.writesInWith
+    ? null
+    : `
   WITH s AS (${repeatable(d)}), g AS (
     ${raiseAccessExpiry(d)}
     WHERE id IN (SELECT grant_id FROM s) AND client_id = :client_id
@@ -269,7 +287,10 @@ export const S = {
   deleteSessionsOfUser: stmt('deleteSessionsOfUser', 'DELETE FROM sessions WHERE user_id = :user_id'),
   deleteInteractionsOfUser: stmt('deleteInteractionsOfUser', 'DELETE FROM interactions WHERE user_id = :user_id'),
   insertIdentity: insert(USER_IDENTITIES),
-  getUserByIdentity: stmt('getUserByIdentity', 'SELECT u.* FROM users u JOIN user_identities i ON i.user_id = u.id WHERE i.provider = :provider AND i.issuer = :issuer AND i.subject = :subject'),
+  getUserByIdentity: stmt(
+    'getUserByIdentity',
+    'SELECT u.* FROM users u JOIN user_identities i ON i.user_id = u.id WHERE i.provider = :provider AND i.issuer = :issuer AND i.subject = :subject',
+  ),
   listIdentities: stmt(
     'listIdentities',
     'SELECT * FROM user_identities WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) ORDER BY user_id{binary}, provider{binary}, issuer{binary}, subject{binary}',

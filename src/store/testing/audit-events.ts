@@ -17,15 +17,28 @@ export function auditEventTests(suite: Suite): void {
       const recorded = [
         event({ event: 'login', userId: 'u1', address: '203.0.113.7', provider: 'corp', details: { method: 'upstream' } }),
         event({ event: 'login_failed', outcome: 'failure', reason: 'wrong password', occurredAt: NOW * 1000 + 1 }),
-        event({ event: 'token_issued', clientId: 'c1', userId: 'u1', grantId: 'g1', occurredAt: NOW * 1000 + 2, details: { grant_type: 'authorization_code', dpop: true, n: 3 } }),
+        event({
+          event: 'token_issued',
+          clientId: 'c1',
+          userId: 'u1',
+          grantId: 'g1',
+          occurredAt: NOW * 1000 + 2,
+          details: { grant_type: 'authorization_code', dpop: true, n: 3 },
+        }),
       ];
       await store.recordAuditEvents(recorded);
       const all = await store.listAuditEvents({ limit: 10 });
-      assert.deepEqual(all.map(({ seq: _seq, ...rest }) => rest), [...recorded].reverse());
+      assert.deepEqual(
+        all.map(({ seq: _seq, ...rest }) => rest),
+        [...recorded].reverse(),
+      );
       assert.ok(all[0]!.seq! > all[1]!.seq! && all[1]!.seq! > all[2]!.seq!, 'seq increases as events are recorded');
       const page = await store.listAuditEvents({ limit: 2 });
       const next = await store.listAuditEvents({ limit: 2, beforeSeq: page[1]!.seq });
-      assert.deepEqual([...page, ...next].map((e) => e.event), ['token_issued', 'login_failed', 'login']);
+      assert.deepEqual(
+        [...page, ...next].map((e) => e.event),
+        ['token_issued', 'login_failed', 'login'],
+      );
     });
 
     itNeeds('auditEvents', 'filters by event, outcome, user, client, address and time', async () => {
@@ -49,7 +62,10 @@ export function auditEventTests(suite: Suite): void {
       await store.sweepExpired(NOW);
       assert.equal((await store.listAuditEvents({ limit: 10 })).length, 2, 'kept without auditEventsBefore');
       assert.ok((await store.sweepExpired(NOW, { auditEventsBefore: 5000 })) >= 1);
-      assert.deepEqual((await store.listAuditEvents({ limit: 10 })).map((e) => e.event), ['logout']);
+      assert.deepEqual(
+        (await store.listAuditEvents({ limit: 10 })).map((e) => e.event),
+        ['logout'],
+      );
     });
 
     itNeeds(['auditEvents', 'administration'], 'an event outlives the client and the user it names', async () => {

@@ -37,7 +37,7 @@ export function clientTests(suite: Suite): void {
       await store.createGrant(grant);
       await store.sweepExpired(NOW, { unusedClientsBefore: NOW + 100 });
       assert.ok(await store.getClient(used.clientId));
-      assert.ok(await store.getClient(admin.clientId), 'operators\' clients are never swept');
+      assert.ok(await store.getClient(admin.clientId), "operators' clients are never swept");
       assert.equal(await store.getClient(unused.clientId), undefined);
       assert.equal(await store.getGrant(grant.id), undefined, 'with everything issued to it');
     });
@@ -99,7 +99,12 @@ export function clientTests(suite: Suite): void {
 
       const { before, after, result: deleted } = await countsAround(suite, () => store.deleteClient(client.clientId));
       assert.equal(deleted, true);
-      assertCounts(before, after, { clients: -1, grants: -1, authorizationCodes: -1, refreshTokens: -1, interactions: -1, consents: -1 }, 'what hangs on the client, and nothing else');
+      assertCounts(
+        before,
+        after,
+        { clients: -1, grants: -1, authorizationCodes: -1, refreshTokens: -1, interactions: -1, consents: -1 },
+        'what hangs on the client, and nothing else',
+      );
 
       assert.equal(await store.getGrant(grant.id), undefined);
       assert.equal((await consume(code.codeHash, NOW)).status, 'missing');

@@ -15,12 +15,27 @@ export function consoleTests(suite: Suite): void {
       const names = ['c-05', 'c-01', 'c-03', 'c-02', 'c-04'];
       for (const id of names) await store.createClient(makeClient({ clientId: id, clientName: id === 'c-04' ? 'The Weather App' : null }));
       const first = await store.listClientsPage({ limit: 2 });
-      assert.deepEqual(first.map((c) => c.clientId), ['c-01', 'c-02']);
+      assert.deepEqual(
+        first.map((c) => c.clientId),
+        ['c-01', 'c-02'],
+      );
       const second = await store.listClientsPage({ limit: 2, after: 'c-02' });
-      assert.deepEqual(second.map((c) => c.clientId), ['c-03', 'c-04']);
-      assert.deepEqual((await store.listClientsPage({ limit: 2, after: 'c-04' })).map((c) => c.clientId), ['c-05']);
-      assert.deepEqual((await store.listClientsPage({ limit: 10, search: 'WEATHER' })).map((c) => c.clientId), ['c-04']);
-      assert.deepEqual((await store.listClientsPage({ limit: 10, search: '-03' })).map((c) => c.clientId), ['c-03']);
+      assert.deepEqual(
+        second.map((c) => c.clientId),
+        ['c-03', 'c-04'],
+      );
+      assert.deepEqual(
+        (await store.listClientsPage({ limit: 2, after: 'c-04' })).map((c) => c.clientId),
+        ['c-05'],
+      );
+      assert.deepEqual(
+        (await store.listClientsPage({ limit: 10, search: 'WEATHER' })).map((c) => c.clientId),
+        ['c-04'],
+      );
+      assert.deepEqual(
+        (await store.listClientsPage({ limit: 10, search: '-03' })).map((c) => c.clientId),
+        ['c-03'],
+      );
       assert.deepEqual(await store.listClientsPage({ limit: 10, search: '%' }), [], 'a wildcard in the search is a plain character');
       assert.deepEqual(await store.listClientsPage({ limit: 10, search: '_' }), []);
       assert.deepEqual(first[0], await store.getClient('c-01'));
@@ -28,9 +43,18 @@ export function consoleTests(suite: Suite): void {
 
     itNeeds('console', 'pages through users by username, narrowed by a search', async () => {
       for (const username of ['dora', 'alice', 'carol', 'bob']) await store.createUser(makeUser({ username }));
-      assert.deepEqual((await store.listUsersPage({ limit: 3 })).map((u) => u.username), ['alice', 'bob', 'carol']);
-      assert.deepEqual((await store.listUsersPage({ limit: 3, after: 'carol' })).map((u) => u.username), ['dora']);
-      assert.deepEqual((await store.listUsersPage({ limit: 3, search: 'AR' })).map((u) => u.username), ['carol']);
+      assert.deepEqual(
+        (await store.listUsersPage({ limit: 3 })).map((u) => u.username),
+        ['alice', 'bob', 'carol'],
+      );
+      assert.deepEqual(
+        (await store.listUsersPage({ limit: 3, after: 'carol' })).map((u) => u.username),
+        ['dora'],
+      );
+      assert.deepEqual(
+        (await store.listUsersPage({ limit: 3, search: 'AR' })).map((u) => u.username),
+        ['carol'],
+      );
     });
 
     itNeeds('console', 'marks a user an administrator and back, and says when there is no such user', async () => {

@@ -26,8 +26,14 @@ export function deviceAuthorizationTests(suite: Suite): void {
       assert.deepEqual(await store.findPendingDeviceAuthorization(device.userCodeHash, NOW + 599), device);
       assert.equal(await store.findPendingDeviceAuthorization(device.userCodeHash, NOW + 600), undefined);
       assert.equal(await store.findPendingDeviceAuthorization('nope', NOW), undefined);
-      await assert.rejects(store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { userCodeHash: device.userCodeHash })), StoreConflictError);
-      await assert.rejects(store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { deviceCodeHash: device.deviceCodeHash })), StoreConflictError);
+      await assert.rejects(
+        store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { userCodeHash: device.userCodeHash })),
+        StoreConflictError,
+      );
+      await assert.rejects(
+        store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { deviceCodeHash: device.deviceCodeHash })),
+        StoreConflictError,
+      );
     });
 
     itNeeds('deviceAuthorization', 'approval creates the grant and a code under the device code hash, redeemed once like any code', async () => {
@@ -41,7 +47,11 @@ export function deviceAuthorizationTests(suite: Suite): void {
       assert.equal(redeemed.grantId, grant.id);
       assert.equal(redeemed.expiresAt, device.expiresAt, 'the code expires with the device authorization');
       expectRecord(await consume(device.deviceCodeHash, NOW + 3), 'replayed');
-      assert.equal(await store.approveDeviceAuthorization(device.deviceCodeHash, NOW + 4, makeGrant(grant.clientId, grant.userId), code), false, 'decided already');
+      assert.equal(
+        await store.approveDeviceAuthorization(device.deviceCodeHash, NOW + 4, makeGrant(grant.clientId, grant.userId), code),
+        false,
+        'decided already',
+      );
       assert.equal(await store.denyDeviceAuthorization(device.deviceCodeHash, NOW + 4), false);
     });
 
@@ -86,7 +96,11 @@ export function deviceAuthorizationTests(suite: Suite): void {
       const { client, device } = await pendingDevice();
       const { client: other } = await parties();
       assert.equal((await store.pollDeviceAuthorization(device.deviceCodeHash, other.clientId, NOW)).status, 'foreign');
-      assert.equal((await store.pollDeviceAuthorization(device.deviceCodeHash, client.clientId, NOW + 1)).status, 'pending', 'the foreign poll was not recorded');
+      assert.equal(
+        (await store.pollDeviceAuthorization(device.deviceCodeHash, client.clientId, NOW + 1)).status,
+        'pending',
+        'the foreign poll was not recorded',
+      );
       assert.deepEqual(await store.pollDeviceAuthorization('nope', client.clientId, NOW), { status: 'missing' });
     });
 

@@ -117,7 +117,12 @@ export function grantTests(suite: Suite): void {
       assert.equal((await consume(refused.codeHash, NOW)).status, 'replayed');
 
       const { grant, code: thrown } = await withCode();
-      await assert.rejects(store.redeemAuthorizationCode(thrown.codeHash, NOW, () => { throw new Error('no'); }), /no/);
+      await assert.rejects(
+        store.redeemAuthorizationCode(thrown.codeHash, NOW, () => {
+          throw new Error('no');
+        }),
+        /no/,
+      );
       const accepted = makeRefreshToken(grant);
       const result = await store.redeemAuthorizationCode(thrown.codeHash, NOW, (record) => {
         assert.equal(record.codeHash, thrown.codeHash);
@@ -132,7 +137,10 @@ export function grantTests(suite: Suite): void {
       const { token: taken } = await family();
       const { grant, code } = await withCode();
       const before = await suite.counts();
-      await assert.rejects(store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: { ...taken, grantId: grant.id } })), StoreConflictError);
+      await assert.rejects(
+        store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: { ...taken, grantId: grant.id } })),
+        StoreConflictError,
+      );
       assertCounts(before, await suite.counts(), {}, 'nothing written');
       assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, null);
       assert.equal((await consume(code.codeHash, NOW)).status, 'ok');
@@ -162,7 +170,11 @@ export function grantTests(suite: Suite): void {
       assertCounts(before, after, { spentRefreshTokens: 1 }, 'the old token became a spent record, the new one took its place');
       assert.equal(await store.getRefreshToken(old.tokenHash), undefined);
       assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), {
-        grantId: grant.id, clientId: grant.clientId, spentAt: NOW + 5, expiresAt: old.expiresAt, successorUnused: true,
+        grantId: grant.id,
+        clientId: grant.clientId,
+        spentAt: NOW + 5,
+        expiresAt: old.expiresAt,
+        successorUnused: true,
       });
       assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);
       assert.equal(await store.findSpentRefreshToken(next.tokenHash), undefined);
@@ -261,7 +273,11 @@ export function grantTests(suite: Suite): void {
     it('concurrent rotations of one token naming the same new token (a server derives it from the token): one wins, the rest are replays, never a conflict', async () => {
       const { grant, token: old } = await family();
       const next = makeRefreshToken(grant);
-      const { before, after, result: results } = await countsAround(suite, () => Promise.all(Array.from({ length: 20 }, () => rotate(old.tokenHash, next, NOW))));
+      const {
+        before,
+        after,
+        result: results,
+      } = await countsAround(suite, () => Promise.all(Array.from({ length: 20 }, () => rotate(old.tokenHash, next, NOW))));
       assert.deepEqual(results.map((r) => r.status).sort(), ['ok', ...Array(19).fill('replayed')]);
       assertCounts(before, after, { spentRefreshTokens: 1 }, 'one rotation, one spent record, one live token');
       assert.deepEqual(await store.getRefreshToken(next.tokenHash), next);

@@ -26,7 +26,10 @@ export interface Suite {
 }
 
 /** The counts as they are, then as they are after `step`, for a test to compare (both undefined without probes). */
-export async function countsAround<T>(suite: Suite, step: () => Promise<T>): Promise<{ before: Record<RecordKind, number> | undefined; after: Record<RecordKind, number> | undefined; result: T }> {
+export async function countsAround<T>(
+  suite: Suite,
+  step: () => Promise<T>,
+): Promise<{ before: Record<RecordKind, number> | undefined; after: Record<RecordKind, number> | undefined; result: T }> {
   const before = await suite.counts();
   const result = await step();
   return { before, after: await suite.counts(), result };
@@ -46,7 +49,10 @@ export function assertCounts(
 
 /** Asserts the status of a consume/rotate result and returns its record. */
 export function expectRecord<T>(result: ConsumeResult<T> | { status: 'revoked'; record: T }, status: string): T;
-export function expectRecord<S extends RotateResult['status']>(result: RotateResult, status: S): Extract<RotateResult, { status: S; record: unknown }>['record'];
+export function expectRecord<S extends RotateResult['status']>(
+  result: RotateResult,
+  status: S,
+): Extract<RotateResult, { status: S; record: unknown }>['record'];
 export function expectRecord(result: { status: string; record?: unknown }, status: string): unknown {
   assert.equal(result.status, status);
   assert.ok('record' in result, `a ${status} result carries the record`);
@@ -86,7 +92,13 @@ export function steps(suite: Suite) {
    * A grant of `client` and `user` whose code was redeemed at NOW for its first refresh token
    * (`tokenOverrides`) and an access token expiring at `accessExpiresAt` (0: none to speak of).
    */
-  async function familyOf(client: ClientRecord, user: UserRecord, grantOverrides: Partial<GrantRecord> = {}, tokenOverrides: Partial<RefreshTokenRecord> = {}, accessExpiresAt = 0) {
+  async function familyOf(
+    client: ClientRecord,
+    user: UserRecord,
+    grantOverrides: Partial<GrantRecord> = {},
+    tokenOverrides: Partial<RefreshTokenRecord> = {},
+    accessExpiresAt = 0,
+  ) {
     const made = makeGrant(client.clientId, user.id, grantOverrides);
     const token = makeRefreshToken(made, tokenOverrides);
     const code = await issueFirstToken(store, made, token, { accessExpiresAt });

@@ -32,7 +32,12 @@ export function keyTests(suite: Suite): void {
       await store.rotateSigningKey(k4);
       assert.deepEqual(
         (await store.listSigningKeys()).map((k) => [k.kid, k.status]),
-        [[k4.kid, 'current'], [k3.kid, 'previous'], [k2.kid, 'retired'], [k1.kid, 'retired']],
+        [
+          [k4.kid, 'current'],
+          [k3.kid, 'previous'],
+          [k2.kid, 'retired'],
+          [k1.kid, 'retired'],
+        ],
       );
     });
 
@@ -41,7 +46,10 @@ export function keyTests(suite: Suite): void {
       const k2 = makeSigningKey();
       await store.rotateSigningKey(k1);
       await store.rotateSigningKey(k2);
-      assert.deepEqual((await store.listSigningKeys()).map((k) => k.kid), [k2.kid, k1.kid]);
+      assert.deepEqual(
+        (await store.listSigningKeys()).map((k) => k.kid),
+        [k2.kid, k1.kid],
+      );
     });
 
     it('ensureSigningKey saves the first key only', async () => {

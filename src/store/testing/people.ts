@@ -78,7 +78,7 @@ export function peopleTests(suite: Suite): void {
       assert.equal(await store.deleteUser(user.username), false);
     });
 
-    itNeeds('administration', 'a new password ends the user\'s sessions and pending sign-ins, and keeps their grants and other users\' sessions', async () => {
+    itNeeds('administration', "a new password ends the user's sessions and pending sign-ins, and keeps their grants and other users' sessions", async () => {
       const { client, user, grant } = await seed();
       const other = makeUser();
       await store.createUser(other);

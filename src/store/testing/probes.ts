@@ -22,8 +22,21 @@ export type RecordKind =
   | 'signingKeys';
 
 export const RECORD_KINDS: readonly RecordKind[] = [
-  'clients', 'users', 'userIdentities', 'consents', 'interactions', 'sessions', 'upstreamSessions', 'grants', 'authorizationCodes',
-  'refreshTokens', 'spentRefreshTokens', 'deviceAuthorizations', 'usedAssertions', 'revocations', 'signingKeys',
+  'clients',
+  'users',
+  'userIdentities',
+  'consents',
+  'interactions',
+  'sessions',
+  'upstreamSessions',
+  'grants',
+  'authorizationCodes',
+  'refreshTokens',
+  'spentRefreshTokens',
+  'deviceAuthorizations',
+  'usedAssertions',
+  'revocations',
+  'signingKeys',
 ];
 
 export interface StoreProbes {

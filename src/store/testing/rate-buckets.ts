@@ -32,7 +32,10 @@ export function rateBucketTests(suite: Suite): void {
 
     itNeeds('rateBuckets', 'concurrent takes never grant more than the bucket holds', async () => {
       const results = await Promise.all(Array.from({ length: 20 }, () => store.takeRateTokens({ ...bucket, burst: 7, want: 1, nowMs: T })));
-      assert.equal(results.reduce((sum, r) => sum + r.granted, 0), 7);
+      assert.equal(
+        results.reduce((sum, r) => sum + r.granted, 0),
+        7,
+      );
     });
 
     itNeeds(['rateBuckets', 'upkeep'], 'a bucket full again is swept; one still refilling is kept', async () => {

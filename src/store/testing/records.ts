@@ -182,7 +182,16 @@ export function makeRefreshToken(grant: GrantRecord, overrides: Partial<RefreshT
 }
 
 export function makeUpstreamSession(userId: string, overrides: Partial<UpstreamSessionRecord> = {}): UpstreamSessionRecord {
-  return { id: uniqueId('upstream'), userId, provider: 'corp', subject: 'sub-1', sealedTokens: 'v1.key.nonce.body', createdAt: NOW, expiresAt: NOW + 3600, ...overrides };
+  return {
+    id: uniqueId('upstream'),
+    userId,
+    provider: 'corp',
+    subject: 'sub-1',
+    sealedTokens: 'v1.key.nonce.body',
+    createdAt: NOW,
+    expiresAt: NOW + 3600,
+    ...overrides,
+  };
 }
 
 export function makeSigningKey(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
@@ -216,7 +225,13 @@ export function refreshOf(oldHash: string, next: RefreshTokenRecord, now: number
  * the hashes it may have, allowed for tokens spent after `spentAfter`; its access token expiring
  * 600 s after `now`.
  */
-export function repeatOf(oldHash: string, successor: RefreshTokenRecord, now: number, spentAfter: number, overrides: Partial<RepeatRefreshRequest> = {}): RepeatRefreshRequest {
+export function repeatOf(
+  oldHash: string,
+  successor: RefreshTokenRecord,
+  now: number,
+  spentAfter: number,
+  overrides: Partial<RepeatRefreshRequest> = {},
+): RepeatRefreshRequest {
   return {
     tokenHash: oldHash,
     clientId: successor.clientId,
@@ -237,8 +252,14 @@ export async function addUser(store: Store, user: UserRecord = makeUser()): Prom
 
 /** Saves a new client and user, and a grant of theirs (with `code` when given): what most tests of grants start from. */
 export async function addGrant(store: Store): Promise<{ grant: GrantRecord }>;
-export async function addGrant(store: Store, code: (grant: GrantRecord) => AuthorizationCodeRecord): Promise<{ grant: GrantRecord; code: AuthorizationCodeRecord }>;
-export async function addGrant(store: Store, code?: (grant: GrantRecord) => AuthorizationCodeRecord): Promise<{ grant: GrantRecord; code?: AuthorizationCodeRecord }> {
+export async function addGrant(
+  store: Store,
+  code: (grant: GrantRecord) => AuthorizationCodeRecord,
+): Promise<{ grant: GrantRecord; code: AuthorizationCodeRecord }>;
+export async function addGrant(
+  store: Store,
+  code?: (grant: GrantRecord) => AuthorizationCodeRecord,
+): Promise<{ grant: GrantRecord; code?: AuthorizationCodeRecord }> {
   const client = makeClient();
   await store.createClient(client);
   const user = await addUser(store);

@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { hashSecret } from '../../core/secrets.js';
 import { SPENT_KEY_CHARS } from '../internal.js';
-import type { FullStore, GrantRecord, RefreshResult, RefreshTokenRecord, RepeatRefreshRequest, RepeatRefreshResult, SpentRefreshTokenRecord } from '../store.js';
+import type {
+  FullStore,
+  GrantRecord,
+  RefreshResult,
+  RefreshTokenRecord,
+  RepeatRefreshRequest,
+  RepeatRefreshResult,
+  SpentRefreshTokenRecord,
+} from '../store.js';
 import { assertCounts, countsAround, expectRecord, steps, type Suite } from './harness.js';
 import { NOW, makeRefreshToken, makeUpstreamSession, refreshOf, repeatOf } from './records.js';
 
@@ -14,7 +22,13 @@ export function refreshRetryTests(suite: Suite): void {
 
   describe('repeatRefresh', () => {
     /** The retry of the refresh that spent `oldHash`, naming `successor` (see repeatOf). */
-    async function repeat(oldHash: string, successor: RefreshTokenRecord, now: number, spentAfter: number, overrides: Partial<RepeatRefreshRequest> = {}): Promise<RepeatRefreshResult> {
+    async function repeat(
+      oldHash: string,
+      successor: RefreshTokenRecord,
+      now: number,
+      spentAfter: number,
+      overrides: Partial<RepeatRefreshRequest> = {},
+    ): Promise<RepeatRefreshResult> {
       return store.repeatRefresh(repeatOf(oldHash, successor, now, spentAfter, overrides));
     }
 
@@ -45,9 +59,17 @@ export function refreshRetryTests(suite: Suite): void {
       assert.deepEqual(result, { status: 'ok', grant: { ...grant, accessExpiresAt: NOW + 610 }, scope: successor.scope, successorHash: successor.tokenHash });
       assert.deepEqual(await store.getRefreshToken(successor.tokenHash), successor);
       assert.equal(await store.findSpentRefreshToken(successor.tokenHash), undefined);
-      assert.deepEqual(await store.findSpentRefreshToken(old.tokenHash), {
-        grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: true,
-      }, 'the spent record stays as the refresh left it');
+      assert.deepEqual(
+        await store.findSpentRefreshToken(old.tokenHash),
+        {
+          grantId: grant.id,
+          clientId: grant.clientId,
+          spentAt: NOW,
+          expiresAt: old.expiresAt,
+          successorUnused: true,
+        },
+        'the spent record stays as the refresh left it',
+      );
       assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, NOW + 610);
     });
 
@@ -63,26 +85,37 @@ export function refreshRetryTests(suite: Suite): void {
       assert.deepEqual(await store.getRefreshToken(third.tokenHash), third);
     });
 
-    itNeeds('refreshRetry', 'confirms the successor by its full hash, among those asked for (one per key the server holds), never by its key alone', async () => {
-      const { client, user, old, successor } = await rotated();
-      const other = hashSecret('another token');
-      assert.equal(answered(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [other, successor.tokenHash] })), successor.tokenHash);
-      const sameKey = `${successor.tokenHash.slice(0, SPENT_KEY_CHARS)}${'x'.repeat(successor.tokenHash.length - SPENT_KEY_CHARS)}`;
-      replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [sameKey, other] }));
-      replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [] }));
-      const { token: anotherFamilys } = await familyOf(client, user);
-      replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [anotherFamilys.tokenHash] }));
-    });
+    itNeeds(
+      'refreshRetry',
+      'confirms the successor by its full hash, among those asked for (one per key the server holds), never by its key alone',
+      async () => {
+        const { client, user, old, successor } = await rotated();
+        const other = hashSecret('another token');
+        assert.equal(
+          answered(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [other, successor.tokenHash] })),
+          successor.tokenHash,
+        );
+        const sameKey = `${successor.tokenHash.slice(0, SPENT_KEY_CHARS)}${'x'.repeat(successor.tokenHash.length - SPENT_KEY_CHARS)}`;
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [sameKey, other] }));
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [] }));
+        const { token: anotherFamilys } = await familyOf(client, user);
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { successorHashes: [anotherFamilys.tokenHash] }));
+      },
+    );
 
     itNeeds('refreshRetry', 'not once the successor was used, nor with the token that followed it', async () => {
       const { grant, old, successor } = await rotated();
       const third = makeRefreshToken(grant);
       expectRecord(await rotate(successor.tokenHash, third, NOW + 1), 'ok');
       assert.deepEqual(replayed(await repeat(old.tokenHash, successor, NOW + 2, NOW - 60)), {
-        grantId: grant.id, clientId: grant.clientId, spentAt: NOW, expiresAt: old.expiresAt, successorUnused: false,
+        grantId: grant.id,
+        clientId: grant.clientId,
+        spentAt: NOW,
+        expiresAt: old.expiresAt,
+        successorUnused: false,
       });
       replayed(await repeat(old.tokenHash, third, NOW + 2, NOW - 60));
-      assert.equal(answered(await repeat(successor.tokenHash, third, NOW + 2, NOW - 60)), third.tokenHash, 'the successor\'s own retry');
+      assert.equal(answered(await repeat(successor.tokenHash, third, NOW + 2, NOW - 60)), third.tokenHash, "the successor's own retry");
     });
 
     itNeeds('refreshRetry', 'not for a token spent at or before spentAfter, nor one never spent or unknown', async () => {
@@ -95,45 +128,56 @@ export function refreshRetryTests(suite: Suite): void {
       assert.deepEqual(await store.getRefreshToken(successor.tokenHash), successor);
     });
 
-    itNeeds('refreshRetry', 'not for another client, a revoked grant, an expired successor or an unchecked upstream sign-in; a refusal writes nothing', async () => {
-      const cases: { why: string; setUp: (family: Awaited<ReturnType<typeof rotated>>) => Promise<Partial<RepeatRefreshRequest>> }[] = [
-        { why: 'another client', setUp: async () => ({ clientId: 'someone-else' }) },
-        { why: 'a revoked grant', setUp: async ({ grant }) => (await store.revokeGrant(grant.id, NOW), {}) },
-        { why: 'an expired successor', setUp: async () => ({ now: NOW + 50_000 }) },
-      ];
-      for (const { why, setUp } of cases) {
-        const family = await rotated();
-        const overrides = await setUp(family);
-        const { before, after, result } = await countsAround(suite, () =>
-          repeat(family.old.tokenHash, family.successor, NOW + 1, NOW - 60, { accessExpiresAt: NOW + 700, ...overrides }),
-        );
-        assert.equal(result.status, 'replayed', why);
-        assertCounts(before, after, {}, `${why}: nothing written`);
-        assert.deepEqual(await store.getRefreshToken(family.successor.tokenHash), family.successor, why);
-        assert.equal((await store.getGrant(family.grant.id))?.accessExpiresAt, NOW + 600, `${why}: the grant's expiry stays`);
-      }
-      const { user } = await seed();
-      const session = makeUpstreamSession(user.id);
-      await store.createUpstreamSession(session);
-      const { old, successor } = await rotated({ upstreamSessionId: session.id });
-      replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { upstreamChecked: false }));
-      assert.equal(answered(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { upstreamChecked: true })), successor.tokenHash);
-    });
+    itNeeds(
+      'refreshRetry',
+      'not for another client, a revoked grant, an expired successor or an unchecked upstream sign-in; a refusal writes nothing',
+      async () => {
+        const cases: { why: string; setUp: (family: Awaited<ReturnType<typeof rotated>>) => Promise<Partial<RepeatRefreshRequest>> }[] = [
+          { why: 'another client', setUp: async () => ({ clientId: 'someone-else' }) },
+          { why: 'a revoked grant', setUp: async ({ grant }) => (await store.revokeGrant(grant.id, NOW), {}) },
+          { why: 'an expired successor', setUp: async () => ({ now: NOW + 50_000 }) },
+        ];
+        for (const { why, setUp } of cases) {
+          const family = await rotated();
+          const overrides = await setUp(family);
+          const { before, after, result } = await countsAround(suite, () =>
+            repeat(family.old.tokenHash, family.successor, NOW + 1, NOW - 60, { accessExpiresAt: NOW + 700, ...overrides }),
+          );
+          assert.equal(result.status, 'replayed', why);
+          assertCounts(before, after, {}, `${why}: nothing written`);
+          assert.deepEqual(await store.getRefreshToken(family.successor.tokenHash), family.successor, why);
+          assert.equal((await store.getGrant(family.grant.id))?.accessExpiresAt, NOW + 600, `${why}: the grant's expiry stays`);
+        }
+        const { user } = await seed();
+        const session = makeUpstreamSession(user.id);
+        await store.createUpstreamSession(session);
+        const { old, successor } = await rotated({ upstreamSessionId: session.id });
+        replayed(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { upstreamChecked: false }));
+        assert.equal(answered(await repeat(old.tokenHash, successor, NOW + 1, NOW - 60, { upstreamChecked: true })), successor.tokenHash);
+      },
+    );
 
-    itNeeds('refreshRetry', 'a retry racing the successor’s own rotation comes first (answered with the successor, which the rotation then spends) or after (refused): one live token', async () => {
-      for (let round = 0; round < 10; round++) {
-        const { grant, old, successor } = await rotated();
-        const next = makeRefreshToken(grant);
-        const retrying = () => repeat(old.tokenHash, successor, NOW + 1, NOW - 60);
-        const rotating = () => store.refreshGrant(refreshOf(successor.tokenHash, next, NOW + 1));
-        const [retried, rotation] = round % 2 === 0 ? await Promise.all([retrying(), rotating()]) : ((await Promise.all([rotating(), retrying()])).reverse() as [RepeatRefreshResult, RefreshResult]);
-        assert.equal(rotation.status, 'ok', `round ${round}`);
-        if (retried.status === 'ok') assert.equal(retried.successorHash, successor.tokenHash, `round ${round}`);
-        else assert.equal(retried.status, 'replayed', `round ${round}`);
-        assert.equal(await store.getRefreshToken(successor.tokenHash), undefined, `round ${round}`);
-        assert.deepEqual(await store.getRefreshToken(next.tokenHash), next, `round ${round}: the rotation's token, the family's only live one`);
-      }
-    });
+    itNeeds(
+      'refreshRetry',
+      'a retry racing the successor’s own rotation comes first (answered with the successor, which the rotation then spends) or after (refused): one live token',
+      async () => {
+        for (let round = 0; round < 10; round++) {
+          const { grant, old, successor } = await rotated();
+          const next = makeRefreshToken(grant);
+          const retrying = () => repeat(old.tokenHash, successor, NOW + 1, NOW - 60);
+          const rotating = () => store.refreshGrant(refreshOf(successor.tokenHash, next, NOW + 1));
+          const [retried, rotation] =
+            round % 2 === 0
+              ? await Promise.all([retrying(), rotating()])
+              : ((await Promise.all([rotating(), retrying()])).reverse() as [RepeatRefreshResult, RefreshResult]);
+          assert.equal(rotation.status, 'ok', `round ${round}`);
+          if (retried.status === 'ok') assert.equal(retried.successorHash, successor.tokenHash, `round ${round}`);
+          else assert.equal(retried.status, 'replayed', `round ${round}`);
+          assert.equal(await store.getRefreshToken(successor.tokenHash), undefined, `round ${round}`);
+          assert.deepEqual(await store.getRefreshToken(next.tokenHash), next, `round ${round}: the rotation's token, the family's only live one`);
+        }
+      },
+    );
 
     itNeeds('refreshRetry', 'mutating a repeatRefresh result does not change the store', async () => {
       const { grant, old, successor } = await rotated();

@@ -19,7 +19,11 @@ export function replayTests(suite: Suite): void {
     });
 
     it('of many concurrent uses of one assertion, exactly one succeeds', async () => {
-      const { before, after, result: results } = await countsAround(suite, () => Promise.all(Array.from({ length: 20 }, () => store.useAssertionId('raced', NOW + 60, NOW))));
+      const {
+        before,
+        after,
+        result: results,
+      } = await countsAround(suite, () => Promise.all(Array.from({ length: 20 }, () => store.useAssertionId('raced', NOW + 60, NOW))));
       assert.equal(results.filter(Boolean).length, 1);
       assertCounts(before, after, { usedAssertions: 1 }, 'one record of it');
     });

@@ -40,28 +40,44 @@ export function revocationFeedTests(suite: Suite): void {
     itNeeds('revocationFeed', 'lists from a cursor (revoked at or after it) and only what still affects an unexpired token', async () => {
       await store.revokeAccessToken('early', NOW + 100, NOW + 10);
       await store.revokeAccessToken('late', NOW + 900, NOW + 20);
-      assert.deepEqual((await store.listRevocations(0, NOW + 20)).map((r) => [r.kind, r.id, r.revokedAt, r.expiresAt]), [
-        ['token', 'early', NOW + 10, NOW + 100],
-        ['token', 'late', NOW + 20, NOW + 900],
-      ]);
-      assert.deepEqual((await store.listRevocations(NOW + 11, NOW + 20)).map((r) => r.id), ['late']);
-      assert.deepEqual((await store.listRevocations(0, NOW + 100)).map((r) => r.id), ['late']);
+      assert.deepEqual(
+        (await store.listRevocations(0, NOW + 20)).map((r) => [r.kind, r.id, r.revokedAt, r.expiresAt]),
+        [
+          ['token', 'early', NOW + 10, NOW + 100],
+          ['token', 'late', NOW + 20, NOW + 900],
+        ],
+      );
+      assert.deepEqual(
+        (await store.listRevocations(NOW + 11, NOW + 20)).map((r) => r.id),
+        ['late'],
+      );
+      assert.deepEqual(
+        (await store.listRevocations(0, NOW + 100)).map((r) => r.id),
+        ['late'],
+      );
     });
 
-    itNeeds(['administration', 'revocationFeed'], 'revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand', async () => {
-      const { client, user, grant } = await family({}, {}, NOW + 500);
-      await store.saveConsent(makeConsent(user.id, client.clientId));
-      await store.revokeConsents(user.id, client.clientId, NOW + 1);
-      const second = await family({}, {}, NOW + 500);
-      await store.deleteClient(second.client.clientId, NOW + 2);
-      const third = await family({}, {}, NOW + 500);
-      await store.deleteUser(third.user.username, NOW + 3);
-      assert.deepEqual((await store.listRevocations(0, NOW)).map((r) => [r.id, r.revokedAt]), [
-        [grant.id, NOW + 1],
-        [second.grant.id, NOW + 2],
-        [third.grant.id, NOW + 3],
-      ]);
-    });
+    itNeeds(
+      ['administration', 'revocationFeed'],
+      'revokeConsents, deleteClient and deleteUser record the grants they end, with tokens still in hand',
+      async () => {
+        const { client, user, grant } = await family({}, {}, NOW + 500);
+        await store.saveConsent(makeConsent(user.id, client.clientId));
+        await store.revokeConsents(user.id, client.clientId, NOW + 1);
+        const second = await family({}, {}, NOW + 500);
+        await store.deleteClient(second.client.clientId, NOW + 2);
+        const third = await family({}, {}, NOW + 500);
+        await store.deleteUser(third.user.username, NOW + 3);
+        assert.deepEqual(
+          (await store.listRevocations(0, NOW)).map((r) => [r.id, r.revokedAt]),
+          [
+            [grant.id, NOW + 1],
+            [second.grant.id, NOW + 2],
+            [third.grant.id, NOW + 3],
+          ],
+        );
+      },
+    );
 
     itNeeds('revocationFeed', 'a redemption racing a revocation: either it is refused, or the recorded revocation covers its access token', async () => {
       const { client, user } = await parties();
@@ -69,7 +85,10 @@ export function revocationFeedTests(suite: Suite): void {
         const grant = makeGrant(client.clientId, user.id);
         const code = makeCode(grant);
         await store.createGrant(grant, code);
-        const redeeming = store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600 + round, refreshToken: makeRefreshToken(grant) }));
+        const redeeming = store.redeemAuthorizationCode(code.codeHash, NOW, () => ({
+          accessExpiresAt: NOW + 600 + round,
+          refreshToken: makeRefreshToken(grant),
+        }));
         const revoking = round % 2 === 0 ? store.revokeGrant(grant.id, NOW) : Promise.resolve().then(() => store.revokeGrant(grant.id, NOW));
         const [result] = await Promise.all([redeeming, revoking]);
         const recorded = (await store.listRevocations(0, NOW)).find((r) => r.id === grant.id);

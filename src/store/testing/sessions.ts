@@ -20,7 +20,7 @@ export function sessionTests(suite: Suite): void {
       assert.equal(await store.getSession('nope', NOW), undefined);
     });
 
-    itNeeds('signOut', 'deletes one session, leaving the user\'s others', async () => {
+    itNeeds('signOut', "deletes one session, leaving the user's others", async () => {
       const user = await addUser(store);
       const session = makeSession(user.id);
       const other = makeSession(user.id);

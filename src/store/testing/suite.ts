@@ -62,8 +62,20 @@ const ALL_CAPABILITIES = Object.keys(CAPABILITY_METHODS) as StoreCapability[];
 
 /** The files of the suite: the core's aggregates, then the capabilities'. */
 const TESTS: Array<(suite: Suite) => void> = [
-  clientTests, peopleTests, interactionTests, sessionTests, grantTests, replayTests, keyTests,
-  deviceAuthorizationTests, refreshRetryTests, revocationFeedTests, rateBucketTests, consoleTests, auditEventTests, upkeepTests,
+  clientTests,
+  peopleTests,
+  interactionTests,
+  sessionTests,
+  grantTests,
+  replayTests,
+  keyTests,
+  deviceAuthorizationTests,
+  refreshRetryTests,
+  revocationFeedTests,
+  rateBucketTests,
+  consoleTests,
+  auditEventTests,
+  upkeepTests,
   copyTests,
 ];
 
@@ -133,12 +145,18 @@ export function runStoreSuite(options: StoreSuiteOptions, runner: TestRunner = N
     });
     if (expected.length > 0) {
       suite.it(`has the capabilities it is meant to have: ${expected.join(', ')}`, async () => {
-        assert.deepEqual(capabilitiesOf(opened!.store).filter((capability) => expected.includes(capability)), expected);
+        assert.deepEqual(
+          capabilitiesOf(opened!.store).filter((capability) => expected.includes(capability)),
+          expected,
+        );
       });
     }
     if (lacks.length > 0) {
       suite.it(`lacks what it says it lacks: ${lacks.join(', ')}`, async () => {
-        assert.deepEqual(capabilitiesOf(opened!.store).filter((capability) => lacks.includes(capability)), []);
+        assert.deepEqual(
+          capabilitiesOf(opened!.store).filter((capability) => lacks.includes(capability)),
+          [],
+        );
       });
     }
     for (const tests of TESTS) tests(suite);

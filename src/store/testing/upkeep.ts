@@ -116,7 +116,12 @@ export function upkeepTests(suite: Suite): void {
       // 4 expired rows + the dead grant + the old empty grant + the one whose access token expired (the initial seed grant is new).
       const { before, after, result: swept } = await countsAround(suite, () => store.sweepExpired(NOW));
       assert.equal(swept, 7);
-      assertCounts(before, after, { authorizationCodes: -1, refreshTokens: -1, sessions: -1, interactions: -1, grants: -3 }, 'what the sweep counts is what went');
+      assertCounts(
+        before,
+        after,
+        { authorizationCodes: -1, refreshTokens: -1, sessions: -1, interactions: -1, grants: -3 },
+        'what the sweep counts is what went',
+      );
 
       assert.equal((await consume(deadCode.codeHash, NOW - 10)).status, 'missing');
       assert.equal(await store.getRefreshToken(deadRefresh.tokenHash), undefined);

@@ -57,7 +57,7 @@ describe('admin console: who may enter', () => {
     assert.equal(forged.status, 403);
   });
 
-  it('binds the console\'s forms to the session: the sign-in page\'s token, another administrator\'s, or an ended session\'s is refused', async () => {
+  it("binds the console's forms to the session: the sign-in page's token, another administrator's, or an ended session's is refused", async () => {
     const h = createHarness();
     const root = await signInToConsole(h);
     const other = await signInToConsole(h, { username: 'ops' });

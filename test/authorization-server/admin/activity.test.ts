@@ -18,7 +18,13 @@ import type { FullStore } from '../../../src/store/store.js';
 function rows(html: string): string[][] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1] ?? '';
   return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => cell[1]!.replace(/<[^>]+>/g, '').replace(/&#39;/g, "'").replace(/&quot;/g, '"').trim()),
+    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) =>
+      cell[1]!
+        .replace(/<[^>]+>/g, '')
+        .replace(/&#39;/g, "'")
+        .replace(/&quot;/g, '"')
+        .trim(),
+    ),
   );
 }
 
@@ -38,7 +44,14 @@ for (const kind of CONSOLE_STORES) {
       await h.store.createUser({ id: 'user-gone', username: 'gone', passwordHash: 'x', createdAt: 1 });
       await h.store.deleteUser('gone');
       await h.store.recordAuditEvents([
-        storedEvent({ event: 'login', outcome: 'success', userId: admin.user.id, clientId: 'client-a', occurredAt: BASE_MS + 1_000, details: { page: 'admin' } }),
+        storedEvent({
+          event: 'login',
+          outcome: 'success',
+          userId: admin.user.id,
+          clientId: 'client-a',
+          occurredAt: BASE_MS + 1_000,
+          details: { page: 'admin' },
+        }),
         storedEvent({ event: 'login_failed', address: '203.0.113.5', clientId: 'client-a', reason: 'no_users', occurredAt: BASE_MS + 2_000 }),
         storedEvent({ event: 'consent_granted', outcome: 'success', userId: 'user-gone', clientId: 'client-b', occurredAt: BASE_MS + 3_000 }),
         storedEvent({ event: 'rate_limited', address: '2001:db8:1:2::/64', occurredAt: BASE_MS + 4_500, details: { limit: 'token', refused: 3 } }),
@@ -52,7 +65,10 @@ for (const kind of CONSOLE_STORES) {
       const html = await response.text();
       assert.match(html, /aria-current="page">Activity</);
       const shown = rows(html);
-      assert.deepEqual(shown.map((cells) => cells[1]), ['rate_limited', 'consent_granted', 'login_failed', 'login']);
+      assert.deepEqual(
+        shown.map((cells) => cells[1]),
+        ['rate_limited', 'consent_granted', 'login_failed', 'login'],
+      );
       assert.deepEqual(shown[0], ['2027-01-15 08:00:04 UTC', 'rate_limited', 'failure', '', '', '2001:db8:1:2::/64', '', 'limit=token refused=3']);
       assert.equal(shown[1]![3], 'user-gone', 'a deleted person by their id');
       assert.equal(shown[3]![3], 'root', 'a person who exists by their username');
@@ -127,13 +143,18 @@ describe('admin console: activity pages', () => {
       next = /<a href="([^"]+)" rel="next">Older events<\/a>/.exec(html)?.[1]?.replace(/&amp;/g, '&');
     }
     assert.equal(pages, 3);
-    assert.deepEqual(seen, Array.from({ length: 230 }, (_, i) => `n=${229 - i}`));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 230 }, (_, i) => `n=${229 - i}`),
+    );
   });
 
   it('keeps the filters on the link to older events', async () => {
     const h = createHarness();
     const admin = await signInToConsole(h);
-    await h.store.recordAuditEvents(Array.from({ length: 160 }, (_, i) => storedEvent({ event: i % 3 ? 'login_failed' : 'token_issued', occurredAt: BASE_MS + i, details: { n: i } })));
+    await h.store.recordAuditEvents(
+      Array.from({ length: 160 }, (_, i) => storedEvent({ event: i % 3 ? 'login_failed' : 'token_issued', occurredAt: BASE_MS + i, details: { n: i } })),
+    );
     const first = await (await admin.browser.fetch('/admin/activity?event=login_failed')).text();
     const older = /<a href="([^"]+)" rel="next">/.exec(first)?.[1]?.replace(/&amp;/g, '&');
     assert.match(older ?? '', /^\/admin\/activity\?event=login_failed&before=\d+$/);
@@ -153,7 +174,10 @@ describe('admin console: activity pages', () => {
     assert.equal(logged.length, 1);
     await h.store.recordAuditEvents(logged.map((event) => auditEventRecord(event as AuditEvent, h.clock.now * 1000)));
     const shown = rows(await (await admin.browser.fetch('/admin/activity?event=login_failed')).text());
-    assert.deepEqual(shown.map((cells) => cells[5]), ['2001:db8:5:6::/64']);
+    assert.deepEqual(
+      shown.map((cells) => cells[5]),
+      ['2001:db8:5:6::/64'],
+    );
   });
 
   it('is not offered where the store keeps no audit events', async () => {

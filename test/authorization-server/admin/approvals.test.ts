@@ -44,7 +44,7 @@ async function twoApprovals() {
 }
 
 onEveryStore('console: revoke an approval', (env) => {
-  it('ends that person\'s grant at once (refresh token refused at /token, access token at the co-hosted guard) and leaves other people\'s', async () => {
+  it("ends that person's grant at once (refresh token refused at /token, access token at the co-hosted guard) and leaves other people's", async () => {
     const h = await env.target();
     await addUser(h, BOB.username, BOB.password);
     const client = await registerClient(h, { client_name: 'Notes' });
@@ -75,7 +75,12 @@ onEveryStore('console: revoke an approval', (env) => {
 
     // The notice names what was revoked: the server vouches for the name in the URL (a MAC bound to this session).
     const after = await (await admin.browser.fetch(location.pathname + location.search)).text();
-    assert.ok(after.includes(`role="status">Approval revoked: Notes (${client.client_id}) for alice. That application can no longer get tokens for this person. Access tokens it already holds are refused by servers that follow`), after);
+    assert.ok(
+      after.includes(
+        `role="status">Approval revoked: Notes (${client.client_id}) for alice. That application can no longer get tokens for this person. Access tokens it already holds are refused by servers that follow`,
+      ),
+      after,
+    );
     // A name put in the URL by anyone else is not shown: the fixed sentence is.
     location.searchParams.set('what', 'Mallory (evil) for everyone');
     const forged = await (await admin.browser.fetch(location.pathname + location.search)).text();

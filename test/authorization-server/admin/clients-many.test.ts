@@ -62,14 +62,20 @@ describe('admin console: the clients page on 100,000 clients (SQLite)', () => {
 
   it('shows the first 50, with a link to the next page', async () => {
     const html = await (await admin.browser.fetch('/admin/clients')).text();
-    assert.deepEqual(clientIdsOn(html), Array.from({ length: 50 }, (_, n) => id(n)));
+    assert.deepEqual(
+      clientIdsOn(html),
+      Array.from({ length: 50 }, (_, n) => id(n)),
+    );
     assert.match(html, /<a href="\/admin\/clients\?after=client-000049" rel="next">Next page<\/a>/);
     assert.ok(!html.includes('First page'), 'already on the first page');
   });
 
   it('shows a page in the middle, after a given client, with links to the first and the next page', async () => {
     const html = await (await admin.browser.fetch(`/admin/clients?after=${id(54_321)}`)).text();
-    assert.deepEqual(clientIdsOn(html), Array.from({ length: 50 }, (_, n) => id(54_322 + n)));
+    assert.deepEqual(
+      clientIdsOn(html),
+      Array.from({ length: 50 }, (_, n) => id(54_322 + n)),
+    );
     assert.match(html, /<a href="\/admin\/clients">First page<\/a>/);
     assert.match(html, /<a href="\/admin\/clients\?after=client-054371" rel="next">Next page<\/a>/);
   });

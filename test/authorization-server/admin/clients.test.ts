@@ -28,7 +28,14 @@ function clientRecord(h: Harness, overrides: Partial<ClientRecord> & Pick<Client
 function rowsOf(html: string): string[] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1] ?? '';
   return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => plainTokens(cell[1]!.replace(/<form[\s\S]*?<\/form>/g, '')).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()).join(' | '),
+    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)]
+      .map((cell) =>
+        plainTokens(cell[1]!.replace(/<form[\s\S]*?<\/form>/g, ''))
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      )
+      .join(' | '),
   );
 }
 
@@ -72,7 +79,10 @@ describe('admin console: clients', () => {
     });
     const { client_id } = (await response.json()) as { client_id: string };
     const [row] = rowsOf(await (await admin.browser.fetch('/admin/clients')).text());
-    assert.equal(row, `Asks for more unverified | ${client_id} | dynamic | authorization_code refresh_token | http://localhost:8787/callback | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC`);
+    assert.equal(
+      row,
+      `Asks for more unverified | ${client_id} | dynamic | authorization_code refresh_token | http://localhost:8787/callback | 2027-01-15 08:00 UTC | never | 2027-02-14 08:00 UTC`,
+    );
   });
 
   it('says an unused dynamic client is never removed when the sweep of unused clients is off', async () => {
@@ -106,7 +116,11 @@ describe('admin console: clients', () => {
     assert.equal(await h.store.getClient(client.client_id), undefined);
     assert.equal(h.server.revocations.isRevoked(access), true, 'this process refuses the access token at once');
     const event = h.log.find((e) => e.event === 'admin_action');
-    assert.deepEqual(event && { action: event.action, target: event.target, user_id: event.user_id }, { action: 'remove-client', target: client.client_id, user_id: admin.user.id });
+    assert.deepEqual(event && { action: event.action, target: event.target, user_id: event.user_id }, {
+      action: 'remove-client',
+      target: client.client_id,
+      user_id: admin.user.id,
+    });
 
     const page = await (await admin.browser.fetch(removed.headers.get('location')!)).text();
     assert.ok(page.includes(`role="status">Client removed: Test Client (${client.client_id}), with everything issued to it.`), 'the notice names the client');
@@ -156,17 +170,26 @@ describe('admin console: clients', () => {
     assert.equal(await h.store.getClient('c-operator'), undefined);
     const event = h.log.find((e) => e.event === 'admin_action');
     assert.equal(event?.target, 'c-operator');
-    assert.match(await (await admin.browser.fetch(confirmed.headers.get('location')!)).text(), /role="status">Client removed: Wiki \(c-operator\), with everything/);
+    assert.match(
+      await (await admin.browser.fetch(confirmed.headers.get('location')!)).text(),
+      /role="status">Client removed: Wiki \(c-operator\), with everything/,
+    );
   });
 
-  it('a re-authentication carries only the change\'s own fields, and makes nothing for a wrong password or a form of another session', async () => {
+  it("a re-authentication carries only the change's own fields, and makes nothing for a wrong password or a form of another session", async () => {
     const h = createHarness();
     const admin = await signInToConsole(h);
     const other = await signInToConsole(h, { username: 'other-admin' });
     await h.store.createClient(clientRecord(h, { clientId: 'c-operator', clientName: 'Wiki' }));
     h.clock.now += 601;
     // The other administrator's form token with this session: refused before any password is read.
-    const foreign = await admin.browser.submit('/admin', { csrf: other.csrf, action: 'reauth', password: admin.user.password, then: 'remove-client', 'then.client_id': 'c-operator' });
+    const foreign = await admin.browser.submit('/admin', {
+      csrf: other.csrf,
+      action: 'reauth',
+      password: admin.user.password,
+      then: 'remove-client',
+      'then.client_id': 'c-operator',
+    });
     assert.equal(foreign.status, 403);
     // An unknown action named as waiting: the sign-in is renewed and nothing else happens.
     const unknown = await confirmSignIn(admin, { then: 'drop-database', 'then.client_id': 'c-operator' });

@@ -8,7 +8,14 @@ import { SQLITE, type OpenedStore } from '../../helpers/stores.js';
 function rowsOf(html: string): string[] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1] ?? '';
   return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => plainTokens(cell[1]!).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()).join(' | '),
+    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)]
+      .map((cell) =>
+        plainTokens(cell[1]!)
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      )
+      .join(' | '),
   );
 }
 
@@ -53,7 +60,15 @@ for (const { name, harness } of STORES) {
       await addUser(h, 'alice');
       await h.store.createUserWithIdentity(
         { id: 'user-gina', username: 'gina', passwordHash: null, createdAt: h.clock.now },
-        { issuer: 'https://accounts.google.com', subject: '1234', provider: 'google', userId: 'user-gina', email: 'gina@example.com', name: 'Gina', createdAt: h.clock.now },
+        {
+          issuer: 'https://accounts.google.com',
+          subject: '1234',
+          provider: 'google',
+          userId: 'user-gina',
+          email: 'gina@example.com',
+          name: 'Gina',
+          createdAt: h.clock.now,
+        },
       );
       const html = await peoplePage(admin.browser);
       assert.match(html, /aria-current="page">People</);
@@ -64,18 +79,25 @@ for (const { name, harness } of STORES) {
       ]);
       assert.match(html, /<a href="\/admin\/approvals\?user=alice">Approvals<\/a>/);
       assert.match(html, /aria-label="Remove: alice"/);
-      assert.deepEqual(rowsOf(await peoplePage(admin.browser, '?q=GIN')).map((row) => row.split(' ')[0]), ['gina']);
+      assert.deepEqual(
+        rowsOf(await peoplePage(admin.browser, '?q=GIN')).map((row) => row.split(' ')[0]),
+        ['gina'],
+      );
     });
 
     it('pages 50 at a time in username order', async () => {
       const h = await harness();
       const admin = await signInToConsole(h, { username: 'aaa-root' });
-      for (let n = 0; n < 60; n++) await h.store.createUser({ id: `u${n}`, username: `user-${String(n).padStart(2, '0')}`, passwordHash: null, createdAt: h.clock.now });
+      for (let n = 0; n < 60; n++)
+        await h.store.createUser({ id: `u${n}`, username: `user-${String(n).padStart(2, '0')}`, passwordHash: null, createdAt: h.clock.now });
       const first = await peoplePage(admin.browser);
       assert.equal(rowsOf(first).length, 50);
       assert.match(first, /<a href="\/admin\/people\?after=user-48" rel="next">Next page<\/a>/);
       const second = await peoplePage(admin.browser, '?after=user-48');
-      assert.deepEqual(rowsOf(second).map((row) => row.split(' ')[0]), Array.from({ length: 11 }, (_, n) => `user-${49 + n}`));
+      assert.deepEqual(
+        rowsOf(second).map((row) => row.split(' ')[0]),
+        Array.from({ length: 11 }, (_, n) => `user-${49 + n}`),
+      );
       assert.match(second, /First page/);
       assert.ok(!second.includes('Next page'));
     });
@@ -89,7 +111,10 @@ for (const { name, harness } of STORES) {
       const response = await consoleAction(admin, 'sign-out-everywhere', { username: 'alice' });
       assert.equal(response.status, 303);
       assert.match(response.headers.get('location')!, /^\/admin\/people\?done=sign-out-everywhere&what=alice&sig=/);
-      assert.match(await peoplePage(admin.browser, new URL(response.headers.get('location')!, 'http://x').search), /role="status">Signed out everywhere: every browser session of alice has ended\./);
+      assert.match(
+        await peoplePage(admin.browser, new URL(response.headers.get('location')!, 'http://x').search),
+        /role="status">Signed out everywhere: every browser session of alice has ended\./,
+      );
       assert.equal(await signedInAtAccount(browser), false);
       assert.ok(h.log.some((e) => e.event === 'admin_action' && e.action === 'sign-out-everywhere' && e.target === 'alice'));
     });
@@ -107,7 +132,10 @@ for (const { name, harness } of STORES) {
       assert.match(question, /This deletes their account, their sessions and their approvals, and revokes the tokens of every application they approved\./);
       assert.match(question, /<input type="hidden" name="action" value="remove-user">\n<input type="hidden" name="username" value="alice">/);
       assert.match(question, /name="confirmed" value="yes"/);
-      assert.match(question, /<a class="button" href="\/admin\/people">Cancel<\/a><button type="submit" class="danger" aria-label="Remove the person alice">Remove<\/button>/);
+      assert.match(
+        question,
+        /<a class="button" href="\/admin\/people">Cancel<\/a><button type="submit" class="danger" aria-label="Remove the person alice">Remove<\/button>/,
+      );
       assert.ok(await h.store.getUser({ username: 'alice' }), 'nobody removed before it is confirmed');
       assert.ok(!h.log.some((e) => e.event === 'admin_action'));
 
@@ -117,7 +145,10 @@ for (const { name, harness } of STORES) {
       assert.equal(h.server.revocations.isRevoked(access), true);
       assert.ok(h.log.some((e) => e.event === 'admin_action' && e.action === 'remove-user' && e.target === 'alice'));
       const notice = await peoplePage(admin.browser, new URL(response.headers.get('location')!, 'http://x').search);
-      assert.match(notice, /role="status">Person removed: alice, with their sessions and approvals\. Access tokens their applications already hold are refused/);
+      assert.match(
+        notice,
+        /role="status">Person removed: alice, with their sessions and approvals\. Access tokens their applications already hold are refused/,
+      );
     });
 
     it('makes a person an administrator and revokes it', async () => {
@@ -126,7 +157,10 @@ for (const { name, harness } of STORES) {
       await addUser(h, 'alice');
       assert.equal((await consoleAction(admin, 'set-admin', { username: 'alice', admin: 'on' })).status, 303);
       assert.equal((await h.store.getUser({ username: 'alice' }))?.admin, true);
-      assert.match(rowsOf(await peoplePage(admin.browser))[0]!, /^alice Approvals Sign out everywhere Revoke administrator Remove \| password \| administrator \| /);
+      assert.match(
+        rowsOf(await peoplePage(admin.browser))[0]!,
+        /^alice Approvals Sign out everywhere Revoke administrator Remove \| password \| administrator \| /,
+      );
       assert.equal((await consoleAction(admin, 'set-admin', { username: 'alice', admin: 'off' })).status, 303);
       assert.notEqual((await h.store.getUser({ username: 'alice' }))?.admin, true);
     });

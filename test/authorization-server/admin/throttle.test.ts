@@ -15,7 +15,9 @@ const DAY_MS = 24 * 3600 * 1000;
 /** The first table's rows, each as its cells' text. */
 function rows(html: string): string[][] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1] ?? '';
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) => [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => cell[1]!.replace(/<[^>]+>/g, '').trim()));
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => cell[1]!.replace(/<[^>]+>/g, '').trim()),
+  );
 }
 
 for (const kind of CONSOLE_STORES) {
@@ -50,7 +52,10 @@ for (const kind of CONSOLE_STORES) {
       assert.equal(response.status, 200);
       const html = await response.text();
       assert.match(html, /aria-current="page">Sign-in throttling</);
-      assert.match(html, /<th scope="col">Address<\/th><th scope="col">Failed sign-ins<\/th><th scope="col">Sign-ins throttled<\/th><th scope="col">Wrong user codes<\/th><th scope="col">User codes throttled<\/th><th scope="col">Rate-limit refusals<\/th><th scope="col">Last<\/th>/);
+      assert.match(
+        html,
+        /<th scope="col">Address<\/th><th scope="col">Failed sign-ins<\/th><th scope="col">Sign-ins throttled<\/th><th scope="col">Wrong user codes<\/th><th scope="col">User codes throttled<\/th><th scope="col">Rate-limit refusals<\/th><th scope="col">Last<\/th>/,
+      );
       assert.deepEqual(rows(html), [
         ['2001:db8:1:2::/64', '0', '0', '1', '1', '12', '2027-01-15 07:59:57 UTC'],
         ['203.0.113.5', '2', '1', '0', '0', '0', '2027-01-15 07:59:54 UTC'],
@@ -63,7 +68,9 @@ for (const kind of CONSOLE_STORES) {
 
     it('says so when a kind had more events in the window than it reads', async () => {
       const now = h.clock.now * 1000;
-      await h.store.recordAuditEvents(Array.from({ length: 1001 }, (_, i) => storedEvent({ event: 'user_code_wrong', address: `192.0.2.${i % 200}`, occurredAt: now - 60_000 + i })));
+      await h.store.recordAuditEvents(
+        Array.from({ length: 1001 }, (_, i) => storedEvent({ event: 'user_code_wrong', address: `192.0.2.${i % 200}`, occurredAt: now - 60_000 + i })),
+      );
       const html = await (await admin.browser.fetch('/admin/throttle')).text();
       assert.match(html, /Only the latest 1000 events of each kind were read, and there were more of these: wrong user codes\./);
       const counted = rows(html).reduce((sum, cells) => sum + Number(cells[3]), 0);
@@ -82,7 +89,10 @@ describe('admin console: who waits now', () => {
     for (let i = 0; i < 7; i++) await stranger.browser.submit('/admin', { csrf: stranger.csrf, action: 'sign-in', username: 'mallory', password: 'guess' });
     const html = await (await admin.browser.fetch('/admin/throttle')).text();
     const waiting = rows(html.slice(html.indexOf('<h2>Waiting now</h2>')));
-    assert.deepEqual(waiting.map((cells) => cells.slice(0, 2)).sort(), [['account', 'mallory'], ['address', '203.0.113.9']]);
+    assert.deepEqual(waiting.map((cells) => cells.slice(0, 2)).sort(), [
+      ['account', 'mallory'],
+      ['address', '203.0.113.9'],
+    ]);
     assert.ok(waiting.every((cells) => /^\d+ s$/.test(cells[2]!)));
   });
 });

@@ -41,7 +41,7 @@ describe('IssuerKeys', () => {
     assert.deepEqual(asked, [`${ISSUER}/.well-known/openid-configuration`]);
   });
 
-  it("refuses a discovery document that names another issuer (OpenID Connect Discovery §4.3)", async () => {
+  it('refuses a discovery document that names another issuer (OpenID Connect Discovery §4.3)', async () => {
     const { fetch } = servingMetadata({ issuer: 'https://elsewhere.example', jwks_uri: `${ISSUER}/jwks` });
     assert.match((await refusal(new IssuerKeys({ allowLoopbackHttp: false, fetch }))).reason, /its issuer is not/);
   });

@@ -2,14 +2,27 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { jwtSigner, verificationKey } from '../../../src/core/jwt.js';
-import { readAssertion, spendAssertion, verifyAssertion, type AssertionCheck, type AssertionDefectCode, type AssertionRules } from '../../../src/authorization-server/assertions/verify-assertion.js';
+import {
+  readAssertion,
+  spendAssertion,
+  verifyAssertion,
+  type AssertionCheck,
+  type AssertionDefectCode,
+  type AssertionRules,
+} from '../../../src/authorization-server/assertions/verify-assertion.js';
 import { createMemoryStore } from '../../../src/store/index.js';
 
 const NOW = 1_800_000_000;
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const sign = jwtSigner({ alg: 'ES256', kid: 'k1', typ: 'JWT' }, privateKey);
 const keys = () => ({ key: verificationKey(publicKey, 'ES256') });
-const rules: AssertionRules = { name: 'client assertion', audiences: ['https://as.example'], audienceList: false, maxLifetimeSeconds: 300, clockToleranceSeconds: 10 };
+const rules: AssertionRules = {
+  name: 'client assertion',
+  audiences: ['https://as.example'],
+  audienceList: false,
+  maxLifetimeSeconds: 300,
+  clockToleranceSeconds: 10,
+};
 const claims = { iss: 'c1', sub: 'c1', aud: 'https://as.example', jti: 'j1', iat: NOW, exp: NOW + 60 };
 
 function encode(part: object): string {
@@ -57,11 +70,20 @@ describe('verifyAssertion', () => {
   it('takes aud as a single string naming us unless lists are allowed, and never a list naming anyone else', async () => {
     const lists = { audienceList: true, audiences: ['https://as.example', 'https://as.example/token'] };
     assert.match(await defectOf(sign({ ...claims, aud: ['https://as.example'] })), /aud must be a single string, not a list/);
-    assert.match(await defectOf(sign({ ...claims, aud: ['https://as.example'] }), { expectedAudience: 'the issuer identifier https://as.example' }), /not a list: the issuer identifier https:\/\/as\.example/);
-    assert.match(await defectOf(sign({ ...claims, aud: 'https://as.example/token' }), { expectedAudience: 'X' }), /aud does not name this authorization server: it must be X/);
+    assert.match(
+      await defectOf(sign({ ...claims, aud: ['https://as.example'] }), { expectedAudience: 'the issuer identifier https://as.example' }),
+      /not a list: the issuer identifier https:\/\/as\.example/,
+    );
+    assert.match(
+      await defectOf(sign({ ...claims, aud: 'https://as.example/token' }), { expectedAudience: 'X' }),
+      /aud does not name this authorization server: it must be X/,
+    );
     assert.match(await defectOf(sign({ ...claims, aud: undefined })), /has no aud/);
     assert.match(await defectOf(sign({ ...claims, aud: [] }), lists), /has no aud/);
-    assert.match(await defectOf(sign({ ...claims, aud: ['https://as.example', 'https://rs.example'] }), lists), /names another audience beside this authorization server/);
+    assert.match(
+      await defectOf(sign({ ...claims, aud: ['https://as.example', 'https://rs.example'] }), lists),
+      /names another audience beside this authorization server/,
+    );
     assert.match(await defectOf(sign({ ...claims, aud: ['https://as.example', 7] }), lists), /names another audience/);
     assert.match(await defectOf(sign({ ...claims, aud: ['https://rs.example'] }), lists), /does not name this authorization server/);
     for (const aud of [['https://as.example'], ['https://as.example/token', 'https://as.example'], 'https://as.example/token']) {

@@ -218,10 +218,10 @@ describe('connection limits', () => {
     for (let i = 1; i <= 3; i++) await server.silent(`proxy ${i}`, '127.0.0.9');
     assert.deepEqual(server.closedByServer(), ['third'], 'the proxy holds three, the cap of six is reached');
     await server.silent('fourth', '127.0.0.2');
-    assert.deepEqual(server.closedByServer(), ['third', 'fourth'], 'at its share, refused before it could take anyone\'s place');
+    assert.deepEqual(server.closedByServer(), ['third', 'fourth'], "at its share, refused before it could take anyone's place");
   });
 
-  it('a connection the server has just closed no longer counts toward its address\'s share, though its close event is still to come', async () => {
+  it("a connection the server has just closed no longer counts toward its address's share, though its close event is still to come", async () => {
     server = await limitedServer({ maxConnections: 6, perAddress: 1 });
     const first = await server.silent('first', '127.0.0.2');
     // Closed (as a timeout closes it) in the same turn of the event loop as the next one from its address is accepted.

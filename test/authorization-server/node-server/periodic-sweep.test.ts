@@ -82,7 +82,11 @@ describe('periodic sweep (startAuthorizationServer)', () => {
   });
 
   it('stop() with no sweep running resolves at once', async () => {
-    const sweeper = periodicSweep(async () => 0, 60_000, () => undefined);
+    const sweeper = periodicSweep(
+      async () => 0,
+      60_000,
+      () => undefined,
+    );
     await sweeper.stop();
   });
 });

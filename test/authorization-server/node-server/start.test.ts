@@ -85,7 +85,11 @@ const REGISTRATION = JSON.stringify({ client_name: 'in flight', redirect_uris: [
  */
 function registrationInFlight(url: string) {
   const agent = new http.Agent({ keepAlive: true });
-  const request = http.request(`${url}/register`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REGISTRATION) } });
+  const request = http.request(`${url}/register`, {
+    method: 'POST',
+    agent,
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REGISTRATION) },
+  });
   const answered = once(request, 'response').then(async ([response]: http.IncomingMessage[]) => {
     let text = '';
     for await (const chunk of response!) text += chunk;
@@ -161,7 +165,9 @@ describe('startAuthorizationServer', { timeout: 300_000 }, () => {
   it('stops in order: no new connections, the request in flight answered, its audit event written, then the store closed', async () => {
     const order: string[] = [];
     const running = await startAuthorizationServer(options(observed(openSqliteStore({ path: databasePath() }), order)));
-    running.httpServer.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => response.once('finish', () => order.push('request answered')));
+    running.httpServer.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) =>
+      response.once('finish', () => order.push('request answered')),
+    );
     const port = Number(new URL(running.url).port);
     const inFlight = registrationInFlight(running.url);
     await once(running.httpServer, 'request');
@@ -202,7 +208,10 @@ describe('startAuthorizationServer', { timeout: 300_000 }, () => {
   it('a start that fails undoes what it started: the listener and the store', async () => {
     const path = databasePath();
     const setup = openSqliteStore({ path });
-    const metadata = validateClientMetadata({ client_name: 'billing', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' }, ['mcp:tools']);
+    const metadata = validateClientMetadata(
+      { client_name: 'billing', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' },
+      ['mcp:tools'],
+    );
     const { client } = await registerClient(setup, metadata, Math.floor(Date.now() / 1000), { registeredBy: 'admin' });
     await setup.close();
 
@@ -213,7 +222,12 @@ describe('startAuthorizationServer', { timeout: 300_000 }, () => {
     await assert.rejects(failed, (error: unknown) => {
       assert.ok(error instanceof StartError);
       assert.equal(error.step, 'workload-clients');
-      assert.match(error.message, new RegExp(`^the workload clients: the workload client ${client.clientId} exists already and is not registered for the urn:ietf:params:oauth:grant-type:jwt-bearer grant`));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^the workload clients: the workload client ${client.clientId} exists already and is not registered for the urn:ietf:params:oauth:grant-type:jwt-bearer grant`,
+        ),
+      );
       assert.deepEqual(error.undoErrors, []);
       return true;
     });
@@ -227,12 +241,15 @@ describe('startAuthorizationServer', { timeout: 300_000 }, () => {
     const { port } = taken.address() as net.AddressInfo;
     try {
       const order: string[] = [];
-      await assert.rejects(startAuthorizationServer(options(observed(openSqliteStore({ path: databasePath() }), order), { listen: { port } })), (error: unknown) => {
-        assert.ok(error instanceof StartError);
-        assert.equal(error.step, 'listen');
-        assert.equal((error.cause as NodeJS.ErrnoException).code, 'EADDRINUSE');
-        return true;
-      });
+      await assert.rejects(
+        startAuthorizationServer(options(observed(openSqliteStore({ path: databasePath() }), order), { listen: { port } })),
+        (error: unknown) => {
+          assert.ok(error instanceof StartError);
+          assert.equal(error.step, 'listen');
+          assert.equal((error.cause as NodeJS.ErrnoException).code, 'EADDRINUSE');
+          return true;
+        },
+      );
       assert.deepEqual(order, ['store closed']);
     } finally {
       taken.close();
@@ -262,7 +279,10 @@ describe('startAuthorizationServer', { timeout: 300_000 }, () => {
     assert.equal(running.close(), stop, 'a second close() is the same stop');
     await assert.rejects(stop, (error: unknown) => {
       assert.ok(error instanceof AggregateError);
-      assert.deepEqual(error.errors.map((e: Error) => e.message), ['revocation feed: the listener connection is gone', 'store: the disk is gone']);
+      assert.deepEqual(
+        error.errors.map((e: Error) => e.message),
+        ['revocation feed: the listener connection is gone', 'store: the disk is gone'],
+      );
       assert.equal(error.message, 'stopping the authorization server: revocation feed: the listener connection is gone; store: the disk is gone');
       return true;
     });

@@ -96,7 +96,13 @@ describe('upcoming conformance: the authorization-server dpop scenario against s
       const response = await fetch(tokenEndpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', dpop },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: codes[0]!, redirect_uri: redirectUri, code_verifier: verifier, client_id: clientId }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: codes[0]!,
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+          client_id: clientId,
+        }),
       });
       return { status: response.status, nonce: response.headers.get('dpop-nonce'), body: (await response.json()) as Record<string, unknown> };
     };

@@ -107,7 +107,8 @@ for (const nonces of [false, true]) {
     }
 
     /** A proof for the MCP request, with the held nonce unless `options.nonce` says otherwise. */
-    const proof = (options: ProofOptions = {}, signer: ProofKey = key) => buildProof(signer, { htm: 'POST', htu: server.url, accessToken: token, ...(held ? { nonce: held } : {}), ...options });
+    const proof = (options: ProofOptions = {}, signer: ProofKey = key) =>
+      buildProof(signer, { htm: 'POST', htu: server.url, accessToken: token, ...(held ? { nonce: held } : {}), ...options });
 
     async function send(authorization: string, dpop: string | string[] | undefined): Promise<Answer> {
       const headers = new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization });
@@ -115,7 +116,12 @@ for (const nonces of [false, true]) {
       const response = await fetch(server.url, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'conformance-dpop-server-test', version: '1.0.0' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'conformance-dpop-server-test', version: '1.0.0' } },
+        }),
       });
       await response.body?.cancel();
       const answer = { status: response.status, wwwAuthenticate: response.headers.get('www-authenticate') ?? '', nonce: response.headers.get('dpop-nonce') };
@@ -219,7 +225,10 @@ for (const nonces of [false, true]) {
       if (!nonces) return;
       assert.ok(first.nonce, 'use_dpop_nonce comes with a DPoP-Nonce header');
       const retry = await send(`DPoP ${token}`, await buildProof(key, { htm: 'POST', htu: server.url, accessToken: token, nonce: first.nonce }));
-      const wrong = await send(`DPoP ${token}`, await buildProof(key, { htm: 'POST', htu: server.url, accessToken: token, nonce: 'definitely-not-the-server-nonce' }));
+      const wrong = await send(
+        `DPoP ${token}`,
+        await buildProof(key, { htm: 'POST', htu: server.url, accessToken: token, nonce: 'definitely-not-the-server-nonce' }),
+      );
       assert.ok(accepted(retry), `retry ${retry.status} ${retry.wwwAuthenticate}`);
       assert.ok(properlyRejected(wrong), `wrong nonce ${wrong.status} ${wrong.wwwAuthenticate}`);
     });

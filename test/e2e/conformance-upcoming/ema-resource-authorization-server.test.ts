@@ -73,7 +73,8 @@ describe('upcoming conformance: ema/resource-authorization-server/* against serv
   }
 
   const present = (assertion: string) => post(endpoints.token_endpoint, { grant_type: JWT_BEARER, assertion });
-  const idJag = (issuer: IdpAuthorizationServer, input: Omit<IdJagInput, 'audience' | 'clientId'>) => issuer.issueIdJag({ audience: endpoints.issuer, clientId: client.client_id, ...input });
+  const idJag = (issuer: IdpAuthorizationServer, input: Omit<IdJagInput, 'audience' | 'clientId'>) =>
+    issuer.issueIdJag({ audience: endpoints.issuer, clientId: client.client_id, ...input });
 
   /** The id `serve` keeps the IdP's person under: what introspection must say is the token's `sub`. */
   async function localUserId(idpSubject: string): Promise<string> {
@@ -115,7 +116,10 @@ describe('upcoming conformance: ema/resource-authorization-server/* against serv
 
   it('ema/resource-authorization-server/metadata', async () => {
     const metadata = (await (await fetch(`${server.issuer}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
-    const profiles = typeof metadata.authorization_grant_profiles_supported === 'string' ? [metadata.authorization_grant_profiles_supported] : metadata.authorization_grant_profiles_supported;
+    const profiles =
+      typeof metadata.authorization_grant_profiles_supported === 'string'
+        ? [metadata.authorization_grant_profiles_supported]
+        : metadata.authorization_grant_profiles_supported;
     // resource-as-metadata-grant-profiles-supported, -id-jag-grant-profile
     assert.ok(Array.isArray(profiles) && profiles.every((value) => typeof value === 'string'), JSON.stringify(profiles));
     assert.ok(profiles.includes(ID_JAG_PROFILE));
@@ -156,7 +160,12 @@ describe('upcoming conformance: ema/resource-authorization-server/* against serv
   });
 
   it('ema/resource-authorization-server/error-path-invalid-signature', async () => {
-    const forged = await idp.issueIdJagWithUnpublishedKey({ subject: 'ema-invalid-signature-test-subject', audience: endpoints.issuer, clientId: client.client_id, resource: trustedMcpServer });
+    const forged = await idp.issueIdJagWithUnpublishedKey({
+      subject: 'ema-invalid-signature-test-subject',
+      audience: endpoints.issuer,
+      clientId: client.client_id,
+      resource: trustedMcpServer,
+    });
     assertRefused(await present(forged), 'invalid_grant');
   });
 

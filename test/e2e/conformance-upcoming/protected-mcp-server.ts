@@ -27,12 +27,18 @@ export interface McpCall {
 
 function fixtures(): McpServer {
   const server = new McpServer({ name: 'conformance fixtures', version: '1.0.0' });
-  server.registerTool('test_simple_text', { description: 'Returns a text' }, () => ({ content: [{ type: 'text', text: 'This is a simple text response for testing.' }] }));
-  server.registerResource('static-text', 'test://static-text', { mimeType: 'text/plain' }, (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }] }));
+  server.registerTool('test_simple_text', { description: 'Returns a text' }, () => ({
+    content: [{ type: 'text', text: 'This is a simple text response for testing.' }],
+  }));
+  server.registerResource('static-text', 'test://static-text', { mimeType: 'text/plain' }, (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }],
+  }));
   server.registerResource('template', new ResourceTemplate('test://template/{id}/data', { list: undefined }), { mimeType: 'text/plain' }, (uri, { id }) => ({
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: `Data for ${String(id)}` }],
   }));
-  server.registerPrompt('test_simple_prompt', { description: 'A prompt' }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }] }));
+  server.registerPrompt('test_simple_prompt', { description: 'A prompt' }, () => ({
+    messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
+  }));
   return server;
 }
 

@@ -22,9 +22,24 @@ const FULL = 'mcp-conformance-scope-full';
 
 const FIXTURES = [
   { key: 'tool', method: 'tools/call', params: { name: 'test_simple_text' }, scopes: ['mcp:conformance:tools:call', 'mcp:conformance:tools:test_simple_text'] },
-  { key: 'static-resource', method: 'resources/read', params: { uri: 'test://static-text' }, scopes: ['mcp:conformance:resources:read', 'mcp:conformance:resources:static'] },
-  { key: 'template-resource', method: 'resources/read', params: { uri: 'test://template/123/data' }, scopes: ['mcp:conformance:resources:read', 'mcp:conformance:resources:template:123'] },
-  { key: 'prompt', method: 'prompts/get', params: { name: 'test_simple_prompt' }, scopes: ['mcp:conformance:prompts:get', 'mcp:conformance:prompts:test_simple_prompt'] },
+  {
+    key: 'static-resource',
+    method: 'resources/read',
+    params: { uri: 'test://static-text' },
+    scopes: ['mcp:conformance:resources:read', 'mcp:conformance:resources:static'],
+  },
+  {
+    key: 'template-resource',
+    method: 'resources/read',
+    params: { uri: 'test://template/123/data' },
+    scopes: ['mcp:conformance:resources:read', 'mcp:conformance:resources:template:123'],
+  },
+  {
+    key: 'prompt',
+    method: 'prompts/get',
+    params: { name: 'test_simple_prompt' },
+    scopes: ['mcp:conformance:prompts:get', 'mcp:conformance:prompts:test_simple_prompt'],
+  },
 ] as const;
 
 /** The scopes each operation needs, as the server's author declares them. */
@@ -47,7 +62,19 @@ describe('upcoming conformance: sep-2350-server-scope-challenge against our guar
       verify: async (token) => {
         const scopes = token === LOW ? ['mcp:conformance:baseline'] : token === FULL ? FIXTURES.flatMap((fixture) => fixture.scopes) : undefined;
         if (!scopes) return tokenRefused('invalid_token', 'unknown token');
-        return { ok: true, value: { token, subject: 'conformance', clientId: 'conformance', scopes, audience: [server.url], issuer: 'https://as.example', expiresAt: Math.floor(Date.now() / 1000) + 600, claims: {} } };
+        return {
+          ok: true,
+          value: {
+            token,
+            subject: 'conformance',
+            clientId: 'conformance',
+            scopes,
+            audience: [server.url],
+            issuer: 'https://as.example',
+            expiresAt: Math.floor(Date.now() / 1000) + 600,
+            claims: {},
+          },
+        };
       },
     };
     server = await startProtectedMcpServer({ authorizationServers: ['https://as.example'], verifier: opaque, dpop: false }, { scopesFor });
@@ -60,7 +87,12 @@ describe('upcoming conformance: sep-2350-server-scope-challenge against our guar
   const call = (token: string, fixture: (typeof FIXTURES)[number]) =>
     fetch(server.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', authorization: `Bearer ${token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        authorization: `Bearer ${token}`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: `scope-challenge-${fixture.key}`, method: fixture.method, params: fixture.params }),
     });
 

@@ -16,7 +16,12 @@ export interface SigningAuthorizationServer {
   close(): Promise<void>;
 }
 
-export async function startSigningAuthorizationServer(options: { alg: string; kid?: string; jwksPath: string; port?: number }): Promise<SigningAuthorizationServer> {
+export async function startSigningAuthorizationServer(options: {
+  alg: string;
+  kid?: string;
+  jwksPath: string;
+  port?: number;
+}): Promise<SigningAuthorizationServer> {
   const { privateKey, publicKey } = await generateKeyPair(options.alg, { extractable: true });
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), alg: options.alg, use: 'sig', ...(options.kid ? { kid: options.kid } : {}) };
   const server = http.createServer((req, res) => {

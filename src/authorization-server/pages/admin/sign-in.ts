@@ -42,7 +42,12 @@ export interface AdminSignInPageInput {
 export function adminSignInPage(input: AdminSignInPageInput): Page {
   const reauth = input.mode === 'reauth';
   const providers = input.providers ?? [];
-  const fields = { csrf: input.csrfToken, action: input.mode, ...(input.returnTo ? { return: input.returnTo } : {}), ...(reauth ? (input.pending?.fields ?? {}) : {}) };
+  const fields = {
+    csrf: input.csrfToken,
+    action: input.mode,
+    ...(input.returnTo ? { return: input.returnTo } : {}),
+    ...(reauth ? (input.pending?.fields ?? {}) : {}),
+  };
   const forms = signInForms({
     action: input.action,
     fields,
@@ -70,7 +75,8 @@ ${noForm && input.unconfirmedBy === undefined ? html`<p>This server signs people
 
 /** What a re-authentication asks for, and, when the session's provider cannot confirm one, what can. */
 function reauthRequest(input: AdminSignInPageInput): string {
-  if (input.unconfirmedBy === undefined) return `Changes in the console need a recent sign-in. ${input.localUsers ? 'Enter your password' : 'Sign in again'} to go on.`;
+  if (input.unconfirmedBy === undefined)
+    return `Changes in the console need a recent sign-in. ${input.localUsers ? 'Enter your password' : 'Sign in again'} to go on.`;
   const cannot = `Changes in the console need a recent sign-in, which ${input.unconfirmedBy} cannot confirm: it is not an OpenID provider.`;
   return input.localUsers
     ? `${cannot} Enter your password to go on.`
