@@ -51,7 +51,8 @@ describe('the three server shapes, as a client first meets them', () => {
     assert.equal(found.issuer, server.issuer);
     assert.equal(found.authorizationServer.token_endpoint, `${server.origin}/token`);
     assert.equal(found.challengeScope, 'mcp:tools');
-    assert.deepEqual(found.scopesSupported, ['mcp:tools', 'mcp:admin']);
+    // The resource metadata names none here, so the authorization server's: its scopes and OpenID's.
+    assert.deepEqual(found.scopesSupported, ['mcp:tools', 'mcp:admin', 'openid', 'profile', 'email']);
     assert.deepEqual(
       sent.map((r) => `${r.method} ${r.url.pathname}`),
       ['POST /mcp', 'GET /.well-known/oauth-protected-resource/mcp', 'GET /.well-known/oauth-authorization-server'],
