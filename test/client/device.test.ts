@@ -301,9 +301,13 @@ describe('device authorization grant (RFC 8628)', () => {
     const controller = new AbortController();
     const started = Date.now();
     const client = deviceClient({
-      sleep: realSleep,
+      // The abort comes once the real wait has begun, whenever that is.
+      sleep: (ms, signal) => {
+        const waiting = realSleep(ms, signal);
+        setImmediate(() => controller.abort());
+        return waiting;
+      },
       now: () => Math.floor(Date.now() / 1000),
-      onDeviceCode: () => void setTimeout(() => controller.abort(), 50),
     });
     await rejectsWith(client.login({ signal: controller.signal }), 'authorization_aborted', /stopped/);
     assert.ok(Date.now() - started < 4000, 'well before the 5 s poll');

@@ -3,7 +3,7 @@ import type { AuthorizationRequest } from '../../core/protocol.js';
 /** The upstream provider an interaction's person chose, and what its callback is checked against (sealed). */
 export interface InteractionUpstream {
   provider: string;
-  /** Sealed state, nonce and PKCE verifier, owned by the interaction; null until the person is sent upstream. */
+  /** Sealed state, nonce and PKCE verifier that belong to the interaction; null until the person is sent upstream. */
   sealedPending: string | null;
 }
 
