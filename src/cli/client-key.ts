@@ -4,11 +4,12 @@
  * nothing here touches a store. The private key is for the program (call and login
  * --private-key), the public key set for the operator (clients add --jwks).
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import { generateJwkPair } from '../core/index.js';
 import { COMMON_OPTIONS, parsed, print, shellQuoted } from './args.js';
 import { CliError, usageError } from './errors.js';
 
@@ -53,8 +54,9 @@ export async function clientKeyCommand(args: string[]): Promise<void> {
   if (!(ALGORITHMS as readonly string[]).includes(alg)) throw usageError(`--alg is ${ALGORITHMS.join(' or ')}, not ${alg}`);
   if (values.kid !== undefined && !/^[\x21-\x7e]{1,128}$/.test(values.kid)) throw usageError('--kid is 1 to 128 printable characters without spaces');
 
-  const { privateKey, publicKey } = alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
+  const pair = generateJwkPair(alg === 'ES256' ? { type: 'ec', namedCurve: 'P-256' } : { type: 'rsa', modulusLength: 2048 });
+  const privateKey = createPrivateKey({ key: pair.privateJwk, format: 'jwk' });
+  const publicJwk = pair.publicJwk as JWK;
   const kid = values.kid ?? (await calculateJwkThumbprint(publicJwk));
   const jwks = { keys: [{ ...publicJwk, kid, alg, use: 'sig' }] };
 

@@ -5,13 +5,14 @@
  * token signed with a key that lives in its memory alone. `serve` takes it only with
  * --allow-insecure-idp (http on loopback).
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { calculateJwkThumbprint, SignJWT, type JWK } from 'jose';
+import { generateJwkPair } from '../core/index.js';
 import { COMMON_OPTIONS, isoTime, parsed, print } from './args.js';
 import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
@@ -67,8 +68,9 @@ export async function workloadIssuerCommand(args: string[]): Promise<void> {
   const ttl = whole('ttl', values.ttl, 3600, 60, 86400);
   const audience = values.audience ?? DEFAULT_AUDIENCE;
 
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
+  const pair = generateJwkPair({ type: 'ec', namedCurve: 'P-256' });
+  const privateKey = createPrivateKey({ key: pair.privateJwk, format: 'jwk' });
+  const publicJwk = pair.publicJwk as JWK;
   const kid = await calculateJwkThumbprint(publicJwk);
   const jwks = JSON.stringify({ keys: [{ ...publicJwk, kid, alg: 'ES256', use: 'sig' }] });
 

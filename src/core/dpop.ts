@@ -1,4 +1,5 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { generateJwkPair, type KeyPairKind } from './key-pairs.js';
 import { SUPPORTED_JWS_ALGORITHMS, hasTyp, jwkFits, jwtSigner, parseCompactJwt, verificationKey, verifyJwtSignature, type JwtVerificationKey } from './jwt.js';
 import { hashSecret, randomToken, safeEqual } from './secrets.js';
 
@@ -79,18 +80,17 @@ export interface DpopKeyPair {
 
 /** A fresh key pair for `alg` (ES256 by default: the shortest proofs, the quickest to check). */
 export function generateDpopKeyPair(alg = 'ES256'): DpopKeyPair {
-  const options: Record<string, () => ReturnType<typeof generateKeyPairSync>> = {
-    ES256: () => generateKeyPairSync('ec', { namedCurve: 'P-256' }),
-    ES384: () => generateKeyPairSync('ec', { namedCurve: 'P-384' }),
-    ES512: () => generateKeyPairSync('ec', { namedCurve: 'P-521' }),
-    EdDSA: () => generateKeyPairSync('ed25519'),
-    RS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
-    PS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
+  const kinds: Record<string, KeyPairKind> = {
+    ES256: { type: 'ec', namedCurve: 'P-256' },
+    ES384: { type: 'ec', namedCurve: 'P-384' },
+    ES512: { type: 'ec', namedCurve: 'P-521' },
+    EdDSA: { type: 'ed25519' },
+    RS256: { type: 'rsa', modulusLength: 2048 },
+    PS256: { type: 'rsa', modulusLength: 2048 },
   };
-  const generate = options[alg];
-  if (!generate) throw new Error(`DPoP keys are made for ${Object.keys(options).join(', ')}, not ${alg}`);
-  const { privateKey, publicKey } = generate();
-  return { alg, privateJwk: privateKey.export({ format: 'jwk' }), publicJwk: publicKey.export({ format: 'jwk' }) };
+  const kind = kinds[alg];
+  if (!kind) throw new Error(`DPoP keys are made for ${Object.keys(kinds).join(', ')}, not ${alg}`);
+  return { alg, ...generateJwkPair(kind) };
 }
 
 export interface DpopProofRequest {

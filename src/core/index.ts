@@ -38,4 +38,5 @@ export {
   type DpopProofRequest,
 } from './dpop.js';
 export { DpopNonces } from './dpop-nonce.js';
+export { generateJwkPair, type KeyPairKind } from './key-pairs.js';
 export { ReplayCache } from './replay-cache.js';
