@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../core/passwords.js';
-import { StoreConflictError, type FullStore, type UserRecord } from '../store/store.js';
+import { isStoreConflict, type FullStore, type UserRecord } from '../store/store.js';
 
 const USERNAME = /^[A-Za-z0-9._@+-]{1,64}$/;
 export const MIN_PASSWORD_LENGTH = 8;
@@ -36,7 +36,7 @@ export async function addUser(
   try {
     await store.createUser(record);
   } catch (error) {
-    if (error instanceof StoreConflictError) return { refused: `A user named ${user.username} exists already.` };
+    if (isStoreConflict(error)) return { refused: `A user named ${user.username} exists already.` };
     throw error;
   }
   return { user: record };

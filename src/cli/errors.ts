@@ -1,6 +1,6 @@
 import { ClientError } from '../client/index.js';
 import { failureReason, isMissingPackage } from '../cli-support.js';
-import { StoreUnavailableError } from '../store/index.js';
+import { isStoreUnavailable } from '../store/index.js';
 
 /** An error meant for the person at the terminal: one sentence, no stack trace, exit code 1 (2 for usage). */
 export class CliError extends Error {
@@ -88,7 +88,7 @@ export function describeFailure(error: unknown, verb?: string): Failure {
   if (error instanceof ClientError) return { error: error.code, message: error.message, exitCode: 1, unexpected: false };
   // An optional feature used without its package: the sentence names the package to install.
   if (isMissingPackage(error)) return { error: 'missing_package', message: innermost(error).message, exitCode: 1, unexpected: false };
-  if (error instanceof StoreUnavailableError)
+  if (isStoreUnavailable(error))
     return { error: 'store_unavailable', message: `the database is unavailable: ${error.message}`, exitCode: 1, unexpected: false };
   return { error: 'unexpected', message: `unexpected error: ${failureReason(error)}`, exitCode: 1, unexpected: true };
 }

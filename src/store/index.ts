@@ -61,7 +61,7 @@ export type {
   RateTokensResult,
   SweepOptions,
 } from './store.js';
-export { StoreConflictError, StoreUnavailableError } from './store.js';
+export { StoreError, isStoreConflict, isStoreUnavailable } from './store.js';
 export {
   capabilitiesOf,
   hasAdministration,

@@ -5,7 +5,7 @@
  * Records are copied in and out, so callers cannot change stored state by mutating them.
  */
 import {
-  StoreConflictError,
+  StoreError,
   type AuditEventRecord,
   type AuthorizationCodeRecord,
   type ConsumeResult,
@@ -37,7 +37,7 @@ const copy = <T>(value: T): T => structuredClone(value);
 const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function insert<T>(map: Map<string, T>, key: string, value: T, what: string): void {
-  if (map.has(key)) throw new StoreConflictError(`${what} already exists: ${key}`);
+  if (map.has(key)) throw new StoreError('conflict', `${what} already exists: ${key}`);
   map.set(key, copy(value));
 }
 
@@ -172,8 +172,8 @@ export function createMemoryStore(): FullStore {
     requireRef(users, grant.userId, 'user');
     requireRef(upstreamSessions, grant.upstreamSessionId, 'upstream session');
     if (code && code.grantId !== grant.id) requireRef(grants, code.grantId, 'grant');
-    if (grants.has(grant.id)) throw new StoreConflictError(`grant already exists: ${grant.id}`);
-    if (code && codes.has(code.codeHash)) throw new StoreConflictError(`authorization code already exists: ${code.codeHash}`);
+    if (grants.has(grant.id)) throw new StoreError('conflict', `grant already exists: ${grant.id}`);
+    if (code && codes.has(code.codeHash)) throw new StoreError('conflict', `authorization code already exists: ${code.codeHash}`);
   }
   function saveGrant(grant: GrantRecord, code?: AuthorizationCodeRecord): void {
     if (code) codes.set(code.codeHash, copy(code));
@@ -192,7 +192,7 @@ export function createMemoryStore(): FullStore {
     // Validate the insert first, as the SQL transaction would roll back.
     if (refreshToken) {
       requireRef(grants, refreshToken.grantId, 'grant');
-      if (refreshTokens.has(refreshToken.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${refreshToken.tokenHash}`);
+      if (refreshTokens.has(refreshToken.tokenHash)) throw new StoreError('conflict', `refresh token already exists: ${refreshToken.tokenHash}`);
     }
     const grant = grants.get(grantId);
     if (!grant) return;
@@ -243,7 +243,7 @@ export function createMemoryStore(): FullStore {
     },
 
     async createUser(user) {
-      if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
+      if (findUserByUsername(user.username)) throw new StoreError('conflict', `username already taken: ${user.username}`);
       insert(users, user.id, withUserDefaults(user), 'user');
     },
     async getUser(key) {
@@ -295,8 +295,8 @@ export function createMemoryStore(): FullStore {
     },
     async createUserWithIdentity(user, identity) {
       const key = identityKey(identity);
-      if (findUserByUsername(user.username)) throw new StoreConflictError(`username already taken: ${user.username}`);
-      if (identities.has(key)) throw new StoreConflictError(`identity already linked: ${key}`);
+      if (findUserByUsername(user.username)) throw new StoreError('conflict', `username already taken: ${user.username}`);
+      if (identities.has(key)) throw new StoreError('conflict', `identity already linked: ${key}`);
       if (identity.userId !== user.id) throw new Error(`foreign key violation: no user ${identity.userId}`);
       insert(users, user.id, withUserDefaults(user), 'user');
       identities.set(key, copy(identity));
@@ -408,7 +408,7 @@ export function createMemoryStore(): FullStore {
     async createDeviceAuthorization(device) {
       requireRef(clients, device.clientId, 'client');
       if ([...deviceAuthorizations.values()].some((d) => d.userCodeHash === device.userCodeHash)) {
-        throw new StoreConflictError(`user code already exists: ${device.userCodeHash}`);
+        throw new StoreError('conflict', `user code already exists: ${device.userCodeHash}`);
       }
       insert(deviceAuthorizations, device.deviceCodeHash, device, 'device authorization');
     },
@@ -457,7 +457,7 @@ export function createMemoryStore(): FullStore {
         grant.revokedAt === null &&
         (grant.upstreamSessionId === null || request.upstreamChecked);
       if (!usable) return explainRefreshFailure(request, copy(old), copy(grant), old ? undefined : findSpent(tokenHash));
-      if (refreshTokens.has(next.tokenHash)) throw new StoreConflictError(`refresh token already exists: ${next.tokenHash}`);
+      if (refreshTokens.has(next.tokenHash)) throw new StoreError('conflict', `refresh token already exists: ${next.tokenHash}`);
       raiseAccessExpiry(grant, request.accessExpiresAt);
       refreshTokens.delete(tokenHash);
       const key = spentKey(tokenHash);
@@ -519,7 +519,7 @@ export function createMemoryStore(): FullStore {
         .map(copy);
     },
     async rotateSigningKey(key) {
-      if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreConflictError(`signing key already exists: ${key.kid}`);
+      if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreError('conflict', `signing key already exists: ${key.kid}`);
       for (const k of signingKeys) {
         if (k.status === 'previous') k.status = 'retired';
         else if (k.status === 'current') k.status = 'previous';
@@ -529,7 +529,7 @@ export function createMemoryStore(): FullStore {
     async ensureSigningKey(key) {
       const current = signingKeys.find((k) => k.status === 'current');
       if (current) return copy(current);
-      if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreConflictError(`signing key already exists: ${key.kid}`);
+      if (signingKeys.some((k) => k.kid === key.kid)) throw new StoreError('conflict', `signing key already exists: ${key.kid}`);
       const created: SigningKeyRecord = { ...copy(key), status: 'current' };
       signingKeys.push(created);
       return copy(created);

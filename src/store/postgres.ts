@@ -21,7 +21,7 @@ import { isClientWrite } from './sql/statements.js';
 import { lookUpClientsTogether } from './postgres-client-lookups.js';
 import { listenOn } from './postgres-listener.js';
 import { batchRefreshes } from './postgres-refresh-batch.js';
-import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
+import { StoreError, type FullStore } from './store.js';
 
 /**
  * Sweep batches of 500 rows, resting eight times as long as each took. A batch commits without
@@ -209,20 +209,20 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   // An idle connection that breaks (the server restarted, a proxy dropped it) is reported here,
   // and the pool discards it; without a listener the 'error' event would crash the process. The
-  // next request opens a new connection, or fails with StoreUnavailableError while the database
+  // next request opens a new connection, or fails with an unavailable StoreError while the database
   // is away: there is nothing to do here.
   pool.on('error', () => undefined);
 
   let closed = false;
 
   const translate = (err: unknown): unknown => {
-    if (err instanceof StoreConflictError || err instanceof StoreUnavailableError) return err;
-    if (closed) return new StoreUnavailableError('PostgreSQL store is closed', { cause: err });
+    if (err instanceof StoreError) return err;
+    if (closed) return new StoreError('unavailable', 'PostgreSQL store is closed', { cause: err });
     const code = (err as { code?: unknown } | null)?.code;
-    if (code === '23505') return new StoreConflictError(redact((err as Error).message));
+    if (code === '23505') return new StoreError('conflict', redact((err as Error).message));
     if (isUnavailable(err) || isStalePlan(err)) {
       const message = err instanceof Error ? err.message || (err as Error & { code?: string }).code || err.name : String(err);
-      return new StoreUnavailableError(`PostgreSQL store unavailable (${target}): ${redact(message)}`, { cause: err });
+      return new StoreError('unavailable', `PostgreSQL store unavailable (${target}): ${redact(message)}`, { cause: err });
     }
     return err;
   };
@@ -380,7 +380,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   } catch (err) {
     await pool.end().catch(() => undefined);
     const message = err instanceof Error ? err.message || (err as Error & { code?: string }).code || err.name : String(err);
-    throw new StoreUnavailableError(`cannot open PostgreSQL store at ${target}: ${redact(message)}`, { cause: err });
+    throw new StoreError('unavailable', `cannot open PostgreSQL store at ${target}: ${redact(message)}`, { cause: err });
   }
 
   /** Each (re)connection calls `onChange`, so the caller reads what was announced while nobody listened. */

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreConflictError, StoreUnavailableError, type FullStore } from './store.js';
+import { StoreError, type FullStore } from './store.js';
 import { migrationDdl, render, sqlite, type Statement } from './sql/dialect.js';
 import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { groupCommit, type Outcome } from './sql/group-commit.js';
@@ -35,14 +35,14 @@ function translateError(err: unknown, db: Database.Database): unknown {
   if (err instanceof Database.SqliteError) {
     // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT, …) map by their primary code.
     const primary = /^SQLITE_[A-Z]+/.exec(err.code)?.[0] ?? err.code;
-    if (UNAVAILABLE_CODES.has(primary)) return new StoreUnavailableError(`SQLite store unavailable: ${err.message}`, { cause: err });
+    if (UNAVAILABLE_CODES.has(primary)) return new StoreError('unavailable', `SQLite store unavailable: ${err.message}`, { cause: err });
     if (err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || err.code === 'SQLITE_CONSTRAINT_UNIQUE') {
-      return new StoreConflictError(err.message);
+      return new StoreError('conflict', err.message);
     }
     return err;
   }
   // Use after close(), e.g. a request still in flight while the server shuts down.
-  if (!db.open) return new StoreUnavailableError('SQLite store is closed', { cause: err });
+  if (!db.open) return new StoreError('unavailable', 'SQLite store is closed', { cause: err });
   return err;
 }
 
@@ -103,7 +103,7 @@ export function openSqliteStore(options: SqliteStoreOptions): FullStore {
     db = openDatabase(options.path);
   } catch (err) {
     // Whatever stops us opening (permissions, a full disk, a corrupt or too new file), the store is unusable.
-    throw new StoreUnavailableError(`cannot open SQLite store at ${options.path}: ${String(err)}`, { cause: err });
+    throw new StoreError('unavailable', `cannot open SQLite store at ${options.path}: ${String(err)}`, { cause: err });
   }
 
   // Not for an in-memory database: it has no file for a second connection to open.

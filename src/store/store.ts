@@ -45,20 +45,29 @@ export type * from './contract/administration.js';
 export type * from './contract/console.js';
 export type * from './contract/audit-events.js';
 
-export class StoreConflictError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StoreConflictError';
+/**
+ * What a store throws when it cannot do what was asked, for one of two reasons, the only
+ * exception a store method throws on purpose:
+ * - `conflict`: a unique value is taken already (a client id, a username, a user code);
+ * - `unavailable`: the database cannot be reached or answered with a failure (the server answers
+ *   503 `temporarily_unavailable`).
+ */
+export class StoreError extends Error {
+  constructor(
+    readonly reason: 'conflict' | 'unavailable',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StoreError';
   }
 }
 
-/** The database cannot be reached or answered with a failure; turned into 503 temporarily_unavailable. */
-export class StoreUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreUnavailableError';
-  }
-}
+/** True for a StoreError whose unique value was taken. */
+export const isStoreConflict = (error: unknown): error is StoreError => error instanceof StoreError && error.reason === 'conflict';
+
+/** True for a StoreError from a database that cannot answer now. */
+export const isStoreUnavailable = (error: unknown): error is StoreError => error instanceof StoreError && error.reason === 'unavailable';
 
 /** What every flow needs: the contract a store for another database implements first, aggregate by aggregate. */
 export interface Store extends ClientStore, PeopleStore, InteractionStore, SessionStore, GrantStore, ReplayStore, KeyStore {

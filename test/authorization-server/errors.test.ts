@@ -12,7 +12,7 @@ import { toWebResponse } from '../../src/authorization-server/http/responses.js'
 
 const errorResponse = (thrown: unknown, format: 'json' | 'html', log: Parameters<typeof errorAnswer>[2]): Response =>
   toWebResponse(errorAnswer(thrown, format, log));
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreError } from '../../src/store/store.js';
 import { authorizationRequest, authorizeUrl, Browser, createHarness, ISSUER, registerClient, REVISIONS } from '../helpers/harness.js';
 
 const TARGET: TrustedRedirect = { uri: 'http://127.0.0.1:33333/callback', state: 'a b&c', iss: ISSUER };
@@ -46,7 +46,7 @@ describe('errorResponse', () => {
 
     it('makes the store being down a 503 with Retry-After', async () => {
       const { log, events } = collect();
-      const response = errorResponse(new StoreUnavailableError('pool exhausted'), 'json', log);
+      const response = errorResponse(new StoreError('unavailable', 'pool exhausted'), 'json', log);
       assert.equal(response.status, 503);
       assert.equal(response.headers.get('retry-after'), '5');
       assert.equal(((await response.json()) as { error: string }).error, 'temporarily_unavailable');
@@ -153,7 +153,7 @@ describe('errors before the redirect URI is trusted are pages, never redirects',
     const h = createHarness();
     const client = await registerClient(h);
     h.store.getClient = async () => {
-      throw new StoreUnavailableError('down');
+      throw new StoreError('unavailable', 'down');
     };
     const response = await new Browser(h).fetch(authorizeUrl(authorizationRequest(client, REVISIONS[0]).params));
     assert.equal(response.status, 503);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { StoreUnavailableError, type Store } from '../../src/store/store.js';
+import { StoreError, type Store } from '../../src/store/store.js';
 import { createHarness } from '../helpers/harness.js';
 import { SQLITE, type OpenedStore } from '../helpers/stores.js';
 
@@ -16,7 +16,7 @@ async function sqliteStore(): Promise<OpenedStore> {
 /** The store as the server sees it, its database gone: every call throws as a real store's does, with its connection details in the message. */
 function down(store: Store): Store {
   const failing = Object.create(store) as Store;
-  failing.listSigningKeys = () => Promise.reject(new StoreUnavailableError('connect ECONNREFUSED db.internal:5432 user=secret-user'));
+  failing.listSigningKeys = () => Promise.reject(new StoreError('unavailable', 'connect ECONNREFUSED db.internal:5432 user=secret-user'));
   return failing;
 }
 
@@ -57,7 +57,7 @@ describe('health endpoints', () => {
         const noKeys = Object.create(store) as Store;
         let calls = 0;
         // The probe's own call answers; the key's load fails.
-        noKeys.listSigningKeys = () => (calls++ === 0 ? store.listSigningKeys() : Promise.reject(new StoreUnavailableError('gone')));
+        noKeys.listSigningKeys = () => (calls++ === 0 ? store.listSigningKeys() : Promise.reject(new StoreError('unavailable', 'gone')));
         return noKeys;
       },
     });

@@ -7,7 +7,7 @@ import { OAuthError } from '../../src/core/errors.js';
 import { createHarness, postAs, registerClient, registerServiceClient, type Harness } from '../helpers/harness.js';
 import { prometheusSamples as samples } from '../helpers/prometheus.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreError } from '../../src/store/store.js';
 import { requestFromWeb } from '../../src/authorization-server/http/from-web.js';
 
 const TOKEN = 'metrics-token-0123456789';
@@ -91,7 +91,7 @@ describe('/metrics', () => {
   it('a store outage at the token endpoint: translated once, one store_unavailable line, counted as temporarily_unavailable', async () => {
     // The server times the store's methods as it is given them: the outage is set up before.
     const store = createMemoryStore();
-    store.createGrant = () => Promise.reject(new StoreUnavailableError('pool exhausted'));
+    store.createGrant = () => Promise.reject(new StoreError('unavailable', 'pool exhausted'));
     const h = createHarness({ metrics: true, clientAddress: () => '127.0.0.1', store });
     const client = await registerServiceClient(h);
     const response = await postAs(h, '/token', client, { grant_type: 'client_credentials' });

@@ -55,8 +55,7 @@ describe('store entry points', () => {
   it("context-auth/store exports the errors, the capability checks and the memory store, and none of the stores' internals", async () => {
     const store = await import('../../src/store/index.js');
     assert.deepEqual(Object.keys(store).sort(), [
-      'StoreConflictError',
-      'StoreUnavailableError',
+      'StoreError',
       'capabilitiesOf',
       'createMemoryStore',
       'hasAdministration',
@@ -69,6 +68,8 @@ describe('store entry points', () => {
       'hasSignOut',
       'hasUpkeep',
       'isFullStore',
+      'isStoreConflict',
+      'isStoreUnavailable',
     ]);
     const testing = await import('../../src/store/testing/index.js');
     assert.deepEqual(Object.keys(testing), ['runStoreSuite']);

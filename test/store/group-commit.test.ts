@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { StoreConflictError, type FullStore } from '../../src/store/index.js';
+import { isStoreConflict, type FullStore } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { GROUP_COMMIT_MOST } from '../../src/store/sql/group-commit.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
@@ -222,7 +222,7 @@ for (const kind of [
         results.map((r) => r.status),
         ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
       );
-      assert.ok((results[2] as PromiseRejectedResult).reason instanceof StoreConflictError);
+      assert.ok(isStoreConflict((results[2] as PromiseRejectedResult).reason));
       const redeemed = made.filter((_, i) => i !== 2).map((m) => m.code.codeHash);
       assert.equal(await h.transactionsThatRedeemed(redeemed), 1);
       // The failed redemption's consumption was undone with it: the code still works.

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { StoreConflictError, type FullStore } from '../../src/store/index.js';
+import { isStoreConflict, type FullStore } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { GROUP_COMMIT_MOST } from '../../src/store/sql/group-commit.js';
 import type { GrantRecord, RefreshResult, RefreshTokenRecord } from '../../src/store/store.js';
@@ -188,7 +188,7 @@ describe('refreshes of one turn in one statement, PostgreSQL', () => {
       ),
     );
     assert.deepEqual(
-      statuses(results).map((s) => (s instanceof StoreConflictError ? 'conflict' : s)),
+      statuses(results).map((s) => (isStoreConflict(s) ? 'conflict' : s)),
       ['ok', 'ok', 'conflict', 'ok'],
     );
     assert.ok(await store.getRefreshToken(made[2]!.token.tokenHash), 'the refresh that failed spent nothing');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { StoreUnavailableError, type FullStore } from '../../src/store/store.js';
+import { isStoreUnavailable, type FullStore } from '../../src/store/store.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { CURRENT_TABLES, SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { startPostgres, startPostgresServer, type TestDatabase } from '../helpers/postgres.js';
@@ -148,7 +148,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     const connectionString = await newDatabase();
     await (await openPostgresStore({ connectionString })).close();
     await sql(connectionString, 'INSERT INTO context_auth_migrations (version, applied_at) VALUES ($1, now())', [SCHEMA_VERSION + 1]);
-    await assert.rejects(openPostgresStore({ connectionString }), StoreUnavailableError);
+    await assert.rejects(openPostgresStore({ connectionString }), isStoreUnavailable);
   });
 
   it('keeps its state across closing and reopening the pool', async () => {
@@ -164,7 +164,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     assert.equal((await store.redeemAuthorizationCode(code.codeHash, NOW, () => undefined)).status, 'ok');
     await store.close();
     await store.close(); // twice is harmless
-    await assert.rejects(store.getClient(client.clientId), StoreUnavailableError);
+    await assert.rejects(store.getClient(client.clientId), isStoreUnavailable);
 
     store = await openPostgresStore({ connectionString });
     try {
@@ -211,7 +211,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
-  it('statements prepared on a connection: a table changed by another replica costs one StoreUnavailableError, then the store reads it again', async () => {
+  it('statements prepared on a connection: a table changed by another replica costs one an unavailable StoreError, then the store reads it again', async () => {
     const connectionString = await newDatabase();
     // One connection, so the statement prepared first is the one used again.
     const store = await openPostgresStore({ connectionString, maxConnections: 1 });
@@ -225,7 +225,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       assert.equal(prepared?.n, 1, 'the store read through its own connection');
       // What a newer replica's migration does: a column more for SELECT * to return.
       await sql(connectionString, 'ALTER TABLE users ADD COLUMN added_later integer');
-      await assert.rejects(store.getUser({ id: user.id }), StoreUnavailableError);
+      await assert.rejects(store.getUser({ id: user.id }), isStoreUnavailable);
       assert.deepEqual(await store.getUser({ id: user.id }), user);
       assert.deepEqual(await store.getUser({ id: user.id }), user);
     } finally {
@@ -382,7 +382,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
-  it('identifies itself as context-auth and applies statement_timeout: a statement stuck on a lock is StoreUnavailableError', async () => {
+  it('identifies itself as context-auth and applies statement_timeout: a statement stuck on a lock is an unavailable StoreError', async () => {
     const connectionString = await newDatabase();
     const store = await openPostgresStore({ connectionString, statementTimeoutMs: 300 });
     const blocker = new pg.Client({ connectionString });
@@ -401,7 +401,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
       const started = Date.now();
-      await assert.rejects(store.getUser({ id: 'anyone' }), StoreUnavailableError);
+      await assert.rejects(store.getUser({ id: 'anyone' }), isStoreUnavailable);
       assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
       await blocker.query('ROLLBACK');
       assert.equal(await store.getUser({ id: 'anyone' }), undefined);
@@ -411,7 +411,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
-  it('a server that accepts but never answers: opening fails with StoreUnavailableError after the connection timeout', async () => {
+  it('a server that accepts but never answers: opening fails with an unavailable StoreError after the connection timeout', async () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as net.AddressInfo;
@@ -419,7 +419,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       const started = Date.now();
       await assert.rejects(
         openPostgresStore({ connectionString: `postgresql://context:s3cret@127.0.0.1:${port}/context_auth`, connectionTimeoutMs: 300 }),
-        (err: unknown) => err instanceof StoreUnavailableError && !err.message.includes('s3cret'),
+        (err: unknown) => isStoreUnavailable(err) && !err.message.includes('s3cret'),
       );
       const elapsed = Date.now() - started;
       assert.ok(elapsed >= 250 && elapsed < 3000, `took ${elapsed} ms`);
@@ -429,7 +429,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
     }
   });
 
-  it('an unreachable database: opening fails fast with StoreUnavailableError, and no secret in the message', async () => {
+  it('an unreachable database: opening fails fast with an unavailable StoreError, and no secret in the message', async () => {
     const port = await closedPort();
     const started = Date.now();
     const err = await openPostgresStore({
@@ -439,7 +439,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
       () => assert.fail('opened a store on a closed port'),
       (error: unknown) => error,
     );
-    assert.ok(err instanceof StoreUnavailableError, String(err));
+    assert.ok(isStoreUnavailable(err), String(err));
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
     assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}/context_auth`));
     assert.doesNotMatch(err.message, /s3cret|pa55word/);
@@ -448,7 +448,7 @@ describe('PostgreSQL store, PostgreSQL only', () => {
 });
 
 describe('PostgreSQL store, the database going away', () => {
-  it('fails with StoreUnavailableError while the server is down, and the same store works again once it is back', async () => {
+  it('fails with an unavailable StoreError while the server is down, and the same store works again once it is back', async () => {
     const server = await startPostgresServer();
     try {
       const connectionString = await server.createDatabase();
@@ -465,10 +465,10 @@ describe('PostgreSQL store, the database going away', () => {
         await Promise.all(Array.from({ length: 5 }, () => store.getUser({ id: user.id })));
 
         await server.pause();
-        await assert.rejects(store.getUser({ id: user.id }), StoreUnavailableError);
-        await assert.rejects(store.createUser(makeUser()), StoreUnavailableError);
-        await assert.rejects(store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW)), StoreUnavailableError);
-        await assert.rejects(store.sweepExpired(NOW), StoreUnavailableError);
+        await assert.rejects(store.getUser({ id: user.id }), isStoreUnavailable);
+        await assert.rejects(store.createUser(makeUser()), isStoreUnavailable);
+        await assert.rejects(store.refreshGrant(refreshOf(old.tokenHash, makeRefreshToken(grant), NOW)), isStoreUnavailable);
+        await assert.rejects(store.sweepExpired(NOW), isStoreUnavailable);
 
         await server.resume();
         assert.deepEqual(await store.getUser({ id: user.id }), user);

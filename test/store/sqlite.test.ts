@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../src/store/index.js';
+import { isStoreUnavailable } from '../../src/store/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../src/store/sql/schema.js';
 import { runStoreSuite } from '../../src/store/testing/index.js';
@@ -127,7 +127,7 @@ describe('sqlite store, SQLite only', () => {
     const db = new Database(file);
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
-    assert.throws(() => openSqliteStore({ path: file }), StoreUnavailableError);
+    assert.throws(() => openSqliteStore({ path: file }), isStoreUnavailable);
   });
 
   it('creates the folder 0700 and the database files 0600', async () => {
@@ -152,14 +152,14 @@ describe('sqlite store, SQLite only', () => {
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
   });
 
-  it('reports an unusable path and use after close as StoreUnavailableError', async () => {
+  it('reports an unusable path and use after close as an unavailable StoreError', async () => {
     const blocker = path.join(dir, 'a-file');
     fs.writeFileSync(blocker, '');
-    assert.throws(() => openSqliteStore({ path: path.join(blocker, 'store.db') }), StoreUnavailableError);
+    assert.throws(() => openSqliteStore({ path: path.join(blocker, 'store.db') }), isStoreUnavailable);
 
     const store = openSqliteStore({ path: newPath() });
     await store.close();
-    await assert.rejects(store.getClient('x'), StoreUnavailableError);
+    await assert.rejects(store.getClient('x'), isStoreUnavailable);
   });
 
   it('keeps a committed write when the process is killed', async () => {

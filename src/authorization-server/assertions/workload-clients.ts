@@ -1,6 +1,6 @@
 import { JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { formatScope } from '../../core/scopes.js';
-import { StoreConflictError, type ClientRecord } from '../../store/store.js';
+import { isStoreConflict, type ClientRecord } from '../../store/store.js';
 import type { BaseServices } from '../services.js';
 import type { WorkloadRule } from './workload-rules.js';
 
@@ -20,7 +20,7 @@ export async function workloadClient(ctx: Pick<BaseServices, 'store' | 'now' | '
     await ctx.store.createClient(client);
   } catch (error) {
     // Another replica made it first: theirs is the same.
-    if (!(error instanceof StoreConflictError)) throw error;
+    if (!isStoreConflict(error)) throw error;
     const raced = await ctx.store.getClient(clientId);
     if (raced) return raced;
     throw error;

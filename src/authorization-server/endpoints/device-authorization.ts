@@ -1,7 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../core/protocol.js';
 import { parseScope, resolveScope, withoutOfflineAccess } from '../../core/scopes.js';
-import { StoreConflictError } from '../../store/store.js';
+import { isStoreConflict } from '../../store/store.js';
 import { authenticateClient } from '../checks/authenticate-client.js';
 import { allowedScopes, resolveResource } from '../checks/authorization-request.js';
 import type { ClientAuthenticationServices } from '../checks/authenticate-client.js';
@@ -58,7 +58,7 @@ export async function deviceAuthorizationEndpoint(ctx: ClientAuthenticationServi
         expiresAt: now + DEVICE_CODE_TTL,
       });
     } catch (error) {
-      if (error instanceof StoreConflictError && attempt < USER_CODE_ATTEMPTS) continue;
+      if (isStoreConflict(error) && attempt < USER_CODE_ATTEMPTS) continue;
       throw error;
     }
     ctx.log({ event: 'device_authorization', client_id: client.clientId, resource });

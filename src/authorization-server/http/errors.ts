@@ -1,5 +1,5 @@
 import { OAuthError, temporarilyUnavailable } from '../../core/errors.js';
-import { StoreUnavailableError } from '../../store/store.js';
+import { isStoreUnavailable } from '../../store/store.js';
 import { authorizationResponseUrl } from '../authorization-response.js';
 import { errorPage } from '../pages/error.js';
 import { pageAnswer } from '../pages/layout.js';
@@ -15,7 +15,7 @@ export type Log = AuditLog;
  */
 export function toOAuthError(error: unknown, log: Log): OAuthError {
   if (error instanceof OAuthError) return error;
-  if (error instanceof StoreUnavailableError) {
+  if (isStoreUnavailable(error)) {
     log({ event: 'store_unavailable', message: error.message });
     return temporarilyUnavailable('the service is temporarily unavailable; try again shortly');
   }

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { withoutControlCharacters } from '../../core/control-characters.js';
-import { StoreConflictError, type UserRecord } from '../../store/store.js';
+import { isStoreConflict, type UserRecord } from '../../store/store.js';
 import type { BaseServices } from '../services.js';
 import type { UpstreamIdentity } from './provider.js';
 
@@ -38,7 +38,7 @@ export async function upstreamUser(ctx: Pick<BaseServices, 'store' | 'now' | 'lo
       ctx.log({ event: 'user_created', user_id: user.id, provider });
       return user;
     } catch (error) {
-      if (!(error instanceof StoreConflictError)) throw error;
+      if (!isStoreConflict(error)) throw error;
       // Either the username is taken (try the next), or the same person signed in twice at once.
       const raced = await store.getUser({ identity: key });
       if (raced) return raced;

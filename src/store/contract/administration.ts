@@ -7,7 +7,7 @@ export interface StoreAdministration {
   listClients(): Promise<ClientRecord[]>;
   /** Deletes the client and everything issued to it (grants, codes, tokens, consents), recording its grants' revocations. */
   deleteClient(clientId: string, now?: number): Promise<boolean>;
-  /** Throws StoreConflictError when the username is taken. */
+  /** Throws a conflict StoreError when the username is taken. */
   createUser(user: UserRecord): Promise<void>;
   listUsers(): Promise<UserRecord[]>;
   /** Deletes the user and their sessions, consents and grants, recording the grants' revocations. */

@@ -24,7 +24,7 @@ export interface ClientRecord {
 
 /** The registered clients: looked up at every request, written by registration and by metadata documents. */
 export interface ClientStore {
-  /** Throws StoreConflictError when the client id is taken. */
+  /** Throws a conflict StoreError when the client id is taken. */
   createClient(client: ClientRecord): Promise<void>;
   getClient(clientId: string): Promise<ClientRecord | undefined>;
   /** Creates the client, or replaces its metadata keeping its creation time and last use (a metadata document fetched again). */

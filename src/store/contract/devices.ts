@@ -33,7 +33,7 @@ export type DevicePollResult =
  * device grant, no /device_authorization and no /device page, and its metadata names neither.
  */
 export interface DeviceAuthorizationStore {
-  /** Throws StoreConflictError when the device code hash or the user code hash is taken. */
+  /** Throws a conflict StoreError when the device code hash or the user code hash is taken. */
   createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<void>;
   /** The authorization whose user code this is, while it is pending and unexpired at `now`. */
   findPendingDeviceAuthorization(userCodeHash: string, now: number): Promise<DeviceAuthorizationRecord | undefined>;

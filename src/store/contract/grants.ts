@@ -150,7 +150,7 @@ export type ConsumeResult<T> =
 export interface GrantStore {
   /**
    * Creates the grant and, given one, its authorization code, in one transaction (both or
-   * neither): what approving an authorization request writes, committed once. StoreConflictError
+   * neither): what approving an authorization request writes, committed once. A conflict StoreError
    * when the grant id or the code hash is taken.
    */
   createGrant(grant: GrantRecord, code?: AuthorizationCodeRecord): Promise<void>;

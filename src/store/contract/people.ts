@@ -45,7 +45,7 @@ export interface ConsentRecord {
 /** People: users, the upstream identities linked to them, and what each approved for a client (consents). */
 export interface PeopleStore {
   getUser(key: UserKey): Promise<UserRecord | undefined>;
-  /** Creates the user and their upstream identity together; StoreConflictError when either is taken. */
+  /** Creates the user and their upstream identity together; a conflict StoreError when either is taken. */
   createUserWithIdentity(user: UserRecord, identity: UserIdentityRecord): Promise<void>;
   listUserIdentities(filter?: { userId?: string }): Promise<UserIdentityRecord[]>;
   getConsent(userId: string, clientId: string, resource: string): Promise<ConsentRecord | undefined>;

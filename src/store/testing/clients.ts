@@ -1,6 +1,6 @@
 /** The clients aggregate (ClientStore): saved, found, replaced; and what upkeep and administration add. */
 import assert from 'node:assert/strict';
-import { StoreConflictError, type FullStore } from '../store.js';
+import { isStoreConflict, type FullStore } from '../store.js';
 import { assertCounts, countsAround, steps, type Suite } from './harness.js';
 import { NOW, addUser, makeClient, makeConsent, makeGrant, makeInteraction } from './records.js';
 
@@ -66,7 +66,7 @@ export function clientTests(suite: Suite): void {
     it('refuses a duplicate client id', async () => {
       const client = makeClient();
       await store.createClient(client);
-      await assert.rejects(store.createClient(makeClient({ clientId: client.clientId })), StoreConflictError);
+      await assert.rejects(store.createClient(makeClient({ clientId: client.clientId })), isStoreConflict);
       assert.deepEqual(await store.getClient(client.clientId), client);
     });
 

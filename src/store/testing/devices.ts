@@ -1,6 +1,6 @@
 /** Device authorizations (the deviceAuthorization capability, RFC 8628). */
 import assert from 'node:assert/strict';
-import { StoreConflictError, type FullStore } from '../store.js';
+import { isStoreConflict, type FullStore } from '../store.js';
 import { assertCounts, countsAround, expectRecord, steps, type Suite } from './harness.js';
 import { NOW, makeCode, makeDeviceAuthorization, makeGrant } from './records.js';
 
@@ -26,13 +26,10 @@ export function deviceAuthorizationTests(suite: Suite): void {
       assert.deepEqual(await store.findPendingDeviceAuthorization(device.userCodeHash, NOW + 599), device);
       assert.equal(await store.findPendingDeviceAuthorization(device.userCodeHash, NOW + 600), undefined);
       assert.equal(await store.findPendingDeviceAuthorization('nope', NOW), undefined);
-      await assert.rejects(
-        store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { userCodeHash: device.userCodeHash })),
-        StoreConflictError,
-      );
+      await assert.rejects(store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { userCodeHash: device.userCodeHash })), isStoreConflict);
       await assert.rejects(
         store.createDeviceAuthorization(makeDeviceAuthorization(client.clientId, { deviceCodeHash: device.deviceCodeHash })),
-        StoreConflictError,
+        isStoreConflict,
       );
     });
 
@@ -73,7 +70,7 @@ export function deviceAuthorizationTests(suite: Suite): void {
     itNeeds('deviceAuthorization', 'a failed approval (its grant id taken) leaves the authorization pending', async () => {
       const { device, grant, code } = await pendingDevice();
       await store.createGrant(grant);
-      await assert.rejects(store.approveDeviceAuthorization(device.deviceCodeHash, NOW, grant, code), StoreConflictError);
+      await assert.rejects(store.approveDeviceAuthorization(device.deviceCodeHash, NOW, grant, code), isStoreConflict);
       assert.ok(await store.findPendingDeviceAuthorization(device.userCodeHash, NOW));
       assert.equal((await consume(device.deviceCodeHash, NOW)).status, 'missing');
     });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { hashSecret } from '../../core/secrets.js';
 import { SPENT_KEY_CHARS } from '../internal.js';
-import { StoreConflictError, type AuthorizationCodeRecord, type FullStore } from '../store.js';
+import { isStoreConflict, type AuthorizationCodeRecord, type FullStore } from '../store.js';
 import { assertCounts, countsAround, expectRecord, steps, type Suite } from './harness.js';
 import { NOW, makeCode, makeGrant, makeRefreshToken, makeUpstreamSession, refreshOf } from './records.js';
 
@@ -38,7 +38,7 @@ export function grantTests(suite: Suite): void {
 
     it('refuses a duplicate grant id', async () => {
       const { grant } = await seed();
-      await assert.rejects(store.createGrant(grant), StoreConflictError);
+      await assert.rejects(store.createGrant(grant), isStoreConflict);
     });
 
     it('creates a grant with its code in one step, or neither when the code is refused', async () => {
@@ -52,7 +52,7 @@ export function grantTests(suite: Suite): void {
       // The same code hash again, for a new grant: the conflict leaves no grant behind.
       const before = await suite.counts();
       const orphan = makeGrant(client.clientId, user.id);
-      await assert.rejects(store.createGrant(orphan, { ...code, grantId: orphan.id }), StoreConflictError);
+      await assert.rejects(store.createGrant(orphan, { ...code, grantId: orphan.id }), isStoreConflict);
       assert.equal(await store.getGrant(orphan.id), undefined);
       // A code naming a grant that does not exist is refused, and the grant with it.
       const stray = makeGrant(client.clientId, user.id);
@@ -139,7 +139,7 @@ export function grantTests(suite: Suite): void {
       const before = await suite.counts();
       await assert.rejects(
         store.redeemAuthorizationCode(code.codeHash, NOW, () => ({ accessExpiresAt: NOW + 600, refreshToken: { ...taken, grantId: grant.id } })),
-        StoreConflictError,
+        isStoreConflict,
       );
       assertCounts(before, await suite.counts(), {}, 'nothing written');
       assert.equal((await store.getGrant(grant.id))?.accessExpiresAt, null);
@@ -264,7 +264,7 @@ export function grantTests(suite: Suite): void {
       const { client, user, grant, token: old } = await family();
       const { token: existing } = await familyOf(client, user);
       const before = await suite.counts();
-      await assert.rejects(rotate(old.tokenHash, { ...existing, grantId: grant.id }, NOW), StoreConflictError);
+      await assert.rejects(rotate(old.tokenHash, { ...existing, grantId: grant.id }, NOW), isStoreConflict);
       assertCounts(before, await suite.counts(), {}, 'the failed rotation is undone whole');
       assert.deepEqual(await store.getRefreshToken(old.tokenHash), old);
       assert.equal(await store.findSpentRefreshToken(old.tokenHash), undefined);

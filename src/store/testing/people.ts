@@ -1,6 +1,6 @@
 /** People (PeopleStore): users found by id, username or upstream identity, their identities, their consents; and what administration adds. */
 import assert from 'node:assert/strict';
-import { StoreConflictError, type ConsentRecord, type FullStore } from '../store.js';
+import { isStoreConflict, type ConsentRecord, type FullStore } from '../store.js';
 import { assertCounts, steps, type Suite } from './harness.js';
 import { NOW, makeClient, makeConsent, makeGrant, makeIdentity, makeInteraction, makeSession, makeUpstreamSession, makeUser } from './records.js';
 
@@ -27,14 +27,14 @@ export function peopleTests(suite: Suite): void {
     itNeeds('administration', 'refuses a taken username', async () => {
       const user = makeUser({ username: 'alice' });
       await store.createUser(user);
-      await assert.rejects(store.createUser(makeUser({ username: 'alice' })), StoreConflictError);
+      await assert.rejects(store.createUser(makeUser({ username: 'alice' })), isStoreConflict);
       assert.deepEqual(await store.listUsers(), [user]);
     });
 
     itNeeds('administration', 'refuses a duplicate user id', async () => {
       const user = makeUser();
       await store.createUser(user);
-      await assert.rejects(store.createUser(makeUser({ id: user.id })), StoreConflictError);
+      await assert.rejects(store.createUser(makeUser({ id: user.id })), isStoreConflict);
     });
 
     itNeeds('administration', 'lists users by username', async () => {
@@ -210,9 +210,9 @@ export function peopleTests(suite: Suite): void {
       await store.createUserWithIdentity(first, identity);
       const second = makeUser({ passwordHash: null });
       const before = await suite.counts();
-      await assert.rejects(store.createUserWithIdentity(second, { ...identity, userId: second.id }), StoreConflictError);
+      await assert.rejects(store.createUserWithIdentity(second, { ...identity, userId: second.id }), isStoreConflict);
       assert.equal(await store.getUser({ id: second.id }), undefined);
-      await assert.rejects(store.createUserWithIdentity({ ...second, username: first.username }, makeIdentity(second)), StoreConflictError);
+      await assert.rejects(store.createUserWithIdentity({ ...second, username: first.username }, makeIdentity(second)), isStoreConflict);
       assert.equal(await store.getUser({ id: second.id }), undefined);
       assert.equal((await store.listUserIdentities({ userId: second.id })).length, 0);
       assertCounts(before, await suite.counts(), {}, 'nothing half-written');
