@@ -146,7 +146,13 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   // OpenID Connect Discovery 1.0 §4: the same document, under the issuer's path rather than before it.
   route(app, `${base}/.well-known/openid-configuration`, { GET: () => metadataEndpoint(config) }, api);
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
-  route(app, base + ENDPOINT_PATHS.userinfo, { GET: (request) => userinfoEndpoint(ctx, request), POST: (request) => userinfoEndpoint(ctx, request) }, api);
+  // A token's signature checked and the store read for each request: the token endpoint's budget bounds it.
+  route(
+    app,
+    base + ENDPOINT_PATHS.userinfo,
+    { GET: limited('token', (request) => userinfoEndpoint(ctx, request)), POST: limited('token', (request) => userinfoEndpoint(ctx, request)) },
+    api,
+  );
   route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   // The device grant's endpoints only where the store keeps device authorizations.
