@@ -32,6 +32,7 @@ import { trustedProxies } from '../core/client-address.js';
 import { revocationListEndpoint } from './endpoints/revocation-list.js';
 import { userinfoEndpoint } from './endpoints/userinfo.js';
 import { upstreamAccessFor, type UpstreamAccess } from './upstream/tool-access.js';
+import { gatewayToken, type GatewayTokenRequest, type GatewayTokenResult } from './grants/token-exchange-gateway.js';
 import type { SweepOptions } from '../store/store.js';
 import { hasAdministration, hasAuditEvents, hasConsole, hasRevocationFeed, hasSignOut, hasUpkeep } from '../store/capabilities.js';
 import type { Registry } from 'prom-client';
@@ -49,6 +50,7 @@ export { checkUpstreamProviders, githubProvider, githubProfile } from './upstrea
 export type { UpstreamSignInPolicy } from './upstream/policy.js';
 export type { WorkloadRuleOptions } from './assertions/workload-rules.js';
 export type { DelegationRuleOptions, IdJagAudienceOptions, TokenExchangeOptions } from './grants/token-exchange-policy.js';
+export type { GatewayTokenDefect, GatewayTokenRequest, GatewayTokenResult } from './grants/token-exchange-gateway.js';
 export type { SigningKeys } from './keys.js';
 /** The JSON 404 the server answers for paths it does not serve; for apps that mount it beside others. */
 export { notFound } from './http/errors.js';
@@ -87,6 +89,15 @@ export interface AuthorizationServer {
    * by `grant_id`), or null when that token did not come from an upstream sign-in.
    */
   upstreamAccess(claims: Record<string, unknown>): Promise<UpstreamAccess | null>;
+  /**
+   * For a gateway beside this server (`mountGateway`'s `upstreamToken`): the token exchange
+   * grant's delegation (RFC 8693), in process. The access token the gateway's guard accepted is
+   * exchanged for a token for the upstream (`audience`), naming the gateway in `act`, with the
+   * grant's rules: at most the token's scopes, never past its end, not for a revoked token, the
+   * actor chain within `maxDelegationDepth`. The gateway's own rule is its configuration: no
+   * delegation rule is needed. The new token is a bearer token; the gateway presents it.
+   */
+  gatewayToken(request: GatewayTokenRequest): Promise<GatewayTokenResult>;
   /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
   upstreamReady(): Promise<void>;
   /**
@@ -135,7 +146,13 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   // OpenID Connect Discovery 1.0 §4: the same document, under the issuer's path rather than before it.
   route(app, `${base}/.well-known/openid-configuration`, { GET: () => metadataEndpoint(config) }, api);
   route(app, base + ENDPOINT_PATHS.jwks, { GET: () => jwksEndpoint(ctx) }, api);
-  route(app, base + ENDPOINT_PATHS.userinfo, { GET: (request) => userinfoEndpoint(ctx, request), POST: (request) => userinfoEndpoint(ctx, request) }, api);
+  // A token's signature checked and the store read for each request: the token endpoint's budget bounds it.
+  route(
+    app,
+    base + ENDPOINT_PATHS.userinfo,
+    { GET: limited('token', (request) => userinfoEndpoint(ctx, request)), POST: limited('token', (request) => userinfoEndpoint(ctx, request)) },
+    api,
+  );
   route(app, base + ENDPOINT_PATHS.token, { POST: limited('token', (request) => tokenEndpoint(ctx, request)) }, api);
   route(app, base + ENDPOINT_PATHS.registration, { POST: limited('register', (request) => registerEndpoint(ctx, request)) }, api);
   // The device grant's endpoints only where the store keeps device authorizations.
@@ -221,6 +238,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     metrics: metrics?.registry ?? null,
     pages: pageUrls,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
+    gatewayToken: (request) => gatewayToken(ctx, request, ctx.now()),
     upstreamReady: async () => ctx.upstream?.providers.ready(),
     workloadClientsReady: () => ensureWorkloadClients(ctx),
     sweep: (options = {}) => {

@@ -2,8 +2,8 @@ import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
 import { withoutOfflineAccess } from '../cli-support.js';
 import { BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
-import { mountGateway, type ToolPolicy, type Upstream } from '../gateway/index.js';
-import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions } from '../resource-server/index.js';
+import { UPSTREAM_TOKEN_SECONDS, mountGateway, type ToolPolicy, type Upstream } from '../gateway/index.js';
+import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions, type VerifiedToken } from '../resource-server/index.js';
 
 /**
  * The app `serve` runs: the authorization server, and the demo context server co-hosted at `/mcp`
@@ -45,31 +45,34 @@ export function coHostedApp(
   mountDemoMcpServer(app, '/mcp', protection, options.demo);
   for (const gateway of options.gateways ?? []) {
     const { path, upstream, resourceName, upstreamTokenAudience, policy } = gateway;
+    const resource = `${issuer}${path}`;
     mountGateway(app, {
       path,
       upstream,
       requiredScopes: [BASE_SCOPE],
       ...(policy ? { policy } : {}),
       // Every request needs the base scope, as at /mcp: the challenge names it, so clients ask for it alone.
-      protection: protect(`${issuer}${gateway.path}`, resourceName ?? `${gateway.path} through the context-auth gateway`, [BASE_SCOPE]),
+      protection: protect(resource, resourceName ?? `${gateway.path} through the context-auth gateway`, [BASE_SCOPE]),
       ...(upstreamTokenAudience === undefined
         ? {}
         : {
-            upstreamToken: {
-              issuer,
-              audience: upstreamTokenAudience,
-              sign: async (claims: Record<string, unknown>) =>
-                (authorizationServer.keys.currentIfCached() ?? (await authorizationServer.keys.current())).sign(claims),
-            },
+            // The token exchange grant's delegation, in process: the gateway acts for the token's subject at its upstream.
+            upstreamToken: (auth: VerifiedToken) =>
+              authorizationServer.gatewayToken({
+                subjectToken: auth.token,
+                proofJkt: auth.jkt,
+                gateway: resource,
+                audience: upstreamTokenAudience,
+                maxLifetime: UPSTREAM_TOKEN_SECONDS,
+              }),
           }),
-      ...(options.now ? { now: options.now } : {}),
     });
   }
   app.notFound(notFound);
   return app;
 }
 
-/** A gateway path of serve's app: its upstream, and the audience of the tokens we sign for it, if it gets any. */
+/** A gateway path of serve's app: its upstream, and the audience of the tokens it gets from us, if it gets any. */
 export interface CoHostedGateway {
   path: string;
   upstream: Upstream;

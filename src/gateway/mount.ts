@@ -13,7 +13,7 @@ import { SessionOwners } from './session-owners.js';
 import { filterToolList, toolListRequestIds } from './tool-list-filter.js';
 import { scopesNeeded, toolAllowed, type ToolPolicy } from './tool-policy.js';
 import type { Upstream } from './upstream.js';
-import { upstreamTokenClaims, type ClaimsSigner } from './upstream-token.js';
+import { upstreamTokenRefusal, type UpstreamTokenSource } from './upstream-token.js';
 
 /** Sessions remembered per gateway path, and how long an idle one is kept. */
 const MAX_SESSIONS = 10_000;
@@ -29,17 +29,16 @@ export interface GatewayRouteOptions {
   /** Largest request body forwarded (bytes); a larger one is 413. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
-   * Give the upstream a short-lived token signed by us for its own audience (its URL, for one
-   * over HTTP), made from the person's verified token; without it, the upstream gets no
-   * Authorization header at all. The person's own token is never forwarded.
+   * Give the upstream a short-lived token for its own audience, obtained from the person's
+   * verified token (in `serve`, by the authorization server's token exchange); a refusal is the
+   * client's answer, and nothing is forwarded. Without it, the upstream gets no Authorization
+   * header at all. The person's own token is never forwarded.
    */
-  upstreamToken?: { issuer: string; sign: ClaimsSigner; audience: string };
+  upstreamToken?: UpstreamTokenSource;
   /** Scopes per tool, resource and prompt beyond `requiredScopes` (tool-policy.ts); the body of each POST is read first. */
   policy?: ToolPolicy;
   /** The scopes `protection` requires of every request, named again in a step-up challenge. */
   requiredScopes?: string[];
-  /** The clock for the upstream tokens, in seconds since the epoch. */
-  now?: () => number;
 }
 
 /** Who a session belongs to: the person and the client acting for them. */
@@ -55,7 +54,6 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
   const { path, protection, upstream, upstreamToken, policy } = options;
   const requiredScopes = options.requiredScopes ?? [];
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const sessions = new SessionOwners(MAX_SESSIONS, SESSION_IDLE_MS);
 
   app.get(new URL(protection.metadataUrl).pathname, () => protection.metadataResponse());
@@ -91,9 +89,12 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
       if (policy.filterToolList) toolLists = toolListRequestIds(read.body);
       forwarded = new Request(limited.url, { method: 'POST', headers: limited.headers, body: read.text, signal: limited.signal });
     }
-    const authorization = upstreamToken
-      ? `Bearer ${await upstreamToken.sign(upstreamTokenClaims(checked.auth, { issuer: upstreamToken.issuer, audience: upstreamToken.audience, gateway: protection.resource, now: now() }))}`
-      : undefined;
+    let authorization: string | undefined;
+    if (upstreamToken) {
+      const obtained = await upstreamToken(checked.auth);
+      if (!obtained.ok) return upstreamTokenRefusal(obtained.defect, protection.metadataUrl);
+      authorization = `Bearer ${obtained.value.token}`;
+    }
     const { response: answer, outcome } = await upstream.forward(forwarded, authorization);
     const response = policy?.filterToolList ? filterToolList(answer, toolLists, (name) => toolAllowed(policy, name, checked.auth.scopes)) : answer;
     if (outcome.kind === 'answered') {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/core/protocol.js';
 import { hashSecret } from '../../src/core/secrets.js';
 import {
@@ -180,6 +181,34 @@ describe('device code grant (RFC 8628 §3.4–3.5)', () => {
     assert.equal(refreshed.status, 200);
     // The consent is remembered as for a browser's client.
     assert.equal((await h.store.listConsents({ clientId: client.client_id })).length, 1);
+  });
+
+  it('with openid, an ID token beside the tokens, which a relying party verifies: the person, for the device client, with no nonce', async () => {
+    const h = createHarness();
+    const client = await registerDeviceClient(h);
+    const device = await requestDevice(h, client, { scope: 'openid mcp:tools' });
+    assert.equal((await decide(h, device, 'approve')).status, 200);
+    h.clock.now += 5;
+    const response = await poll(h, client, device.device_code);
+    const tokens = (await response.json()) as Record<string, string>;
+    assert.equal(response.status, 200, JSON.stringify(tokens));
+    assert.equal(typeof tokens.id_token, 'string');
+    const jwks = (await (await h.request('/jwks')).json()) as JSONWebKeySet;
+    const { payload } = await jwtVerify(tokens.id_token!, createLocalJWKSet(jwks), {
+      issuer: ISSUER,
+      audience: client.client_id,
+      currentDate: new Date(h.clock.now * 1000),
+    });
+    assert.equal(payload.sub, 'user-alice');
+    assert.equal(payload.sub, jwtClaims(tokens.access_token).sub);
+    // No authorization request carried one: nonce is in an ID token only when the request sent it (OpenID Connect Core §2).
+    assert.equal(payload.nonce, undefined);
+    assert.equal(typeof payload.auth_time, 'number');
+    // Without openid, none.
+    const plain = await requestDevice(h, client, { scope: 'mcp:tools' });
+    assert.equal((await decide(h, plain, 'approve')).status, 200);
+    h.clock.now += 5;
+    assert.equal(((await (await poll(h, client, plain.device_code)).json()) as Record<string, string>).id_token, undefined);
   });
 
   it('slow_down when polled sooner than the interval, which then grows by 5 s for later polls', async () => {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createHarness, ISSUER, type Harness } from '../helpers/harness.js';
+import { createHarness, ISSUER, OTHER_RESOURCE, RESOURCE, type Harness } from '../helpers/harness.js';
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 const WELL_KNOWN = '/.well-known/oauth-authorization-server';
 const TENANT_ISSUER = 'http://127.0.0.1:9999/tenant';
@@ -111,6 +114,39 @@ describe('authorization server metadata (RFC 8414)', () => {
     const served = await metadata(h, `${WELL_KNOWN}/tenant`);
     assert.equal(served.issuer, TENANT_ISSUER);
     assert.deepEqual(served.scopes_supported, ['mcp:tools', 'mcp:admin', 'offline_access', 'openid', 'profile', 'email']);
+  });
+
+  it('lists token exchange, the jwt-bearer grant and their profiles and token types exactly when they are on', async () => {
+    const grants = (doc: Record<string, unknown>) => doc.grant_types_supported as string[];
+    const plain = await metadata(createHarness());
+    assert.ok(!grants(plain).includes(TOKEN_EXCHANGE));
+    assert.ok(!grants(plain).includes(JWT_BEARER));
+    assert.equal(plain.authorization_grant_profiles_supported, undefined);
+    assert.equal(plain.identity_chaining_requested_token_types_supported, undefined);
+
+    // A delegation alone: token exchange, but no ID-JAG issued (a delegated token stays in this domain).
+    const delegating = await metadata(createHarness({ tokenExchange: { delegations: [{ client: 'notes', from: RESOURCE, to: OTHER_RESOURCE }] } }));
+    assert.ok(grants(delegating).includes(TOKEN_EXCHANGE));
+    assert.equal(delegating.identity_chaining_requested_token_types_supported, undefined);
+
+    // An identity provider for another authorization server: token exchange, and the ID-JAG as a type it issues.
+    const idp = await metadata(createHarness({ tokenExchange: { idJagAudiences: [{ issuer: 'https://auth.tools.example' }] } }));
+    assert.ok(grants(idp).includes(TOKEN_EXCHANGE));
+    assert.ok(!grants(idp).includes(JWT_BEARER));
+    assert.deepEqual(idp.identity_chaining_requested_token_types_supported, ['urn:ietf:params:oauth:token-type:id-jag']);
+
+    // A trusted IdP: the jwt-bearer grant and the ID-JAG profile; a workload rule: the grant alone.
+    const trusting = await metadata(createHarness({ trustedIdps: ['https://corp.idp.example'] }));
+    assert.ok(grants(trusting).includes(JWT_BEARER));
+    assert.ok(!grants(trusting).includes(TOKEN_EXCHANGE));
+    assert.deepEqual(trusting.authorization_grant_profiles_supported, ['urn:ietf:params:oauth:grant-profile:id-jag']);
+    const workloads = await metadata(
+      createHarness({
+        workloads: [{ issuer: 'https://platform.example', subject: 'system:serviceaccount:billing:*', client: 'billing-worker', scopes: ['mcp:tools'] }],
+      }),
+    );
+    assert.ok(grants(workloads).includes(JWT_BEARER));
+    assert.equal(workloads.authorization_grant_profiles_supported, undefined);
   });
 
   it('leaves registration_endpoint out when registration is closed', async () => {

@@ -1,6 +1,6 @@
 /**
  * Rate limits per client address at the endpoints (47,000 registrations a minute were once
- * accepted): /register, /token and the sign-in form answer 429 with Retry-After once an
+ * accepted): /register, /token (and /userinfo, from its budget) and the sign-in form answer 429 with Retry-After once an
  * address's budget is spent (JSON for the API, a page for the person), other addresses go on,
  * the budget refills, and a limit can be changed or turned off. The peer address stands in for
  * the socket's (serve's e2e test uses real sockets): the test names it in a header only the
@@ -97,6 +97,20 @@ describe('rate limits per client address', () => {
     assert.equal(await expect429(await tokenRequest(h, '203.0.113.5')), 1);
     h.clock.now += 1;
     assert.equal((await tokenRequest(h, '203.0.113.5')).status, 401);
+  });
+
+  it('/userinfo, GET and POST, spends from the token budget: refused before the token is looked at', async () => {
+    const h = limitedHarness({ rateLimits: { token: { burst: 3, perMinute: 60 } } });
+    const userinfo = (method: 'GET' | 'POST', peer = '203.0.113.9') =>
+      h.request('/userinfo', { method, headers: { authorization: 'Bearer not-a-token', [PEER]: peer } });
+    assert.equal((await userinfo('GET')).status, 401);
+    assert.equal((await userinfo('POST')).status, 401);
+    assert.equal((await tokenRequest(h, '203.0.113.9')).status, 401);
+    assert.equal(await expect429(await userinfo('GET')), 1);
+    assert.equal(await expect429(await userinfo('POST')), 1);
+    assert.equal((await userinfo('GET', '203.0.113.10')).status, 401, 'another address has its own budget');
+    h.clock.now += 1;
+    assert.equal((await userinfo('GET')).status, 401);
   });
 
   it('/token: the budget is spent before the body is read (once it is spent, not a byte of the body is asked for)', async () => {

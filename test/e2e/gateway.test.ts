@@ -281,7 +281,7 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300
     return fetch(`${issuer}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
   }
 
-  it('the upstream gets a short-lived token of ours for its own audience, which it verifies with our JWKS', async () => {
+  it('the upstream gets a short-lived delegated token of ours for its own audience, which it verifies with our JWKS', async () => {
     const { sdk } = await sdkClient(`${issuer}/verified`, robot, issuer);
     try {
       assert.equal(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'signed' } })), 'signed');
@@ -297,8 +297,10 @@ describe('serve --gateway-token signed, and upstreams that fail', { timeout: 300
       assert.equal(claims.sub, personalClaims.sub);
       assert.equal(claims.client_id, robot.client_id);
       assert.equal(claims.scope, personalClaims.scope);
+      // A delegated token of the person's grant (token exchange), the gateway acting.
       assert.deepEqual(claims.act, { sub: `${issuer}/verified` });
-      assert.equal(typeof claims.original_jti, 'string');
+      assert.equal(typeof claims.grant_id, 'string');
+      assert.equal(claims.cnf, undefined);
       assert.ok(claims.exp! - claims.iat! <= 300, "minutes of life, not the person token's");
     }
     for (const request of verified.received) assert.notEqual(request.headers.authorization, undefined);

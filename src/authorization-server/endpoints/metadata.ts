@@ -1,5 +1,5 @@
 import { DPOP_SIGNING_ALGORITHMS } from '../../core/dpop.js';
-import { ID_JAG_PROFILE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
+import { ID_JAG_PROFILE, ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { SUPPORTED_JWS_ALGORITHMS } from '../../core/jwt.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
 import { OFFLINE_ACCESS, OPENID_SCOPES } from '../../core/scopes.js';
@@ -37,6 +37,12 @@ export interface AuthorizationServerMetadata {
   dpop_signing_alg_values_supported: string[];
   /** The jwt-bearer grant's profiles: the ID-JAG's, when a trusted IdP is configured. */
   authorization_grant_profiles_supported?: string[];
+  /**
+   * The `requested_token_type`s token exchange issues across domains
+   * (draft-ietf-oauth-identity-chaining, "Authorization Server Metadata"): the ID-JAG's, when we issue them as an identity
+   * provider (draft-ietf-oauth-identity-assertion-authz-grant, "Authorization Server (IdP) Metadata").
+   */
+  identity_chaining_requested_token_types_supported?: string[];
   /** OpenID Connect Discovery 1.0 §3: the OpenID provider's fields (ID tokens when `openid` is granted, the userinfo endpoint). */
   userinfo_endpoint: string;
   id_token_signing_alg_values_supported: string[];
@@ -82,6 +88,9 @@ export function authorizationServerMetadata(config: ResolvedConfig): Authorizati
     prompt_values_supported: ['none', 'login', 'consent'],
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     ...(config.jwtBearer && config.jwtBearer.trustedIdps.length > 0 ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
+    ...(config.tokenExchange && config.tokenExchange.idJagAudiences.length > 0
+      ? { identity_chaining_requested_token_types_supported: [ID_JAG_TOKEN_TYPE] }
+      : {}),
     userinfo_endpoint: endpoints.userinfo,
     // ID tokens are signed as access tokens are, with the keys of keys.ts.
     id_token_signing_alg_values_supported: [DEFAULT_SIGNING_ALG],

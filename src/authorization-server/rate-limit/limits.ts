@@ -4,8 +4,8 @@
  * `perMinute`. The defaults stop floods (47,000 registrations a minute from one address, without
  * them) and leave room for many honest people behind one address (an office NAT):
  * - register: 30 at once, then 60 an hour. A client registers once per server it is added to.
- * - token: 300 at once, then 600 a minute (10 a second). Every refresh comes here, and a busy
- *   service behind a NAT may refresh for many clients.
+ * - token: 300 at once, then 600 a minute (10 a second), for /token, /device_authorization and
+ *   /userinfo. Every refresh comes here, and a busy service behind a NAT may refresh for many clients.
  * - signIn: 60 at once, then 60 a minute, for every form post of the sign-in and consent pages and
  *   every return from an upstream provider. Each password post costs a scrypt hash; the failure
  *   back-off (sign-in-throttle.ts) is the defence against guessing, this one against volume.
@@ -40,7 +40,7 @@ export const DEFAULT_MAX_ADDRESSES = 100_000;
 export interface RateLimitOptions {
   /** POST /register. `false` turns the limit off. */
   register?: RateLimit | false;
-  /** POST /token. `false` turns the limit off. */
+  /** POST /token, POST /device_authorization, GET and POST /userinfo. `false` turns the limit off. */
   token?: RateLimit | false;
   /** Sign-in and consent form posts, and returns from upstream providers. `false` turns the limit off. */
   signIn?: RateLimit | false;
