@@ -91,24 +91,19 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
     const request = c.req.raw;
     const checked = await protection.authenticate(request);
     if (!checked.ok) return counted('denied', checked.response);
-    // What the guard adds to its answers (a DPoP nonce) goes on every answer from here on.
-    const answer = (outcome: GatewayOutcome, response: Response): Response => {
-      if (checked.headers) for (const [name, value] of Object.entries(checked.headers)) response.headers.set(name, value);
-      return counted(outcome, response);
-    };
     const budget = await rateLimit?.(checked.auth.subject);
-    if (budget && !budget.allowed) return answer('rate_limited', tooManyRequests(budget.retryAfter));
+    if (budget && !budget.allowed) return counted('rate_limited', tooManyRequests(budget.retryAfter));
     const limited = limitRequestBody(request, maxBodyBytes, (c.env as { incoming?: unknown } | undefined)?.incoming);
-    if (limited === null) return answer('too_large', bodyTooLargeResponse(maxBodyBytes));
+    if (limited === null) return counted('too_large', bodyTooLargeResponse(maxBodyBytes));
     const owner = ownerOf(checked.auth);
     const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId !== null && !sessions.allows(sessionId, owner)) return answer('denied', sessionNotFound());
+    if (sessionId !== null && !sessions.allows(sessionId, owner)) return counted('denied', sessionNotFound());
     let forwarded = limited;
     let toolLists = new Set<unknown>();
     let calls: ReturnType<typeof toolCalls> = [];
     if ((policy || audit) && request.method === 'POST') {
       const read = await readJson(limited);
-      if (read instanceof Response) return answer(read.status === 413 ? 'too_large' : 'cancelled', read);
+      if (read instanceof Response) return counted(read.status === 413 ? 'too_large' : 'cancelled', read);
       if (audit) calls = toolCalls(read.body);
       const needed = policy ? scopesNeeded(policy, read.body).filter((scope) => !requiredScopes.includes(scope)) : [];
       if (needed.length > 0) {
@@ -121,7 +116,7 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
             stepUp.response.status,
             needed.filter((scope) => !checked.auth.scopes.includes(scope)),
           );
-          return answer('denied', stepUp.response);
+          return counted('denied', stepUp.response);
         }
       }
       if (policy?.filterToolList) toolLists = toolListRequestIds(read.body);
@@ -131,18 +126,17 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
       ? `Bearer ${await upstreamToken.sign(upstreamTokenClaims(checked.auth, { issuer: upstreamToken.issuer, audience: upstreamToken.audience, gateway: protection.resource, now: now() }))}`
       : undefined;
     const started = performance.now();
-    const { response: upstreamAnswer, outcome } = await upstream.forward(forwarded, authorization);
+    const { response: answer, outcome } = await upstream.forward(forwarded, authorization);
     if (outcome.kind === 'answered') metrics?.answered(path, (performance.now() - started) / 1000);
-    audit?.forwarded(checked.auth, calls, outcome, upstreamAnswer.status);
-    const response = policy?.filterToolList
-      ? filterToolList(upstreamAnswer, toolLists, (name) => toolAllowed(policy, name, checked.auth.scopes))
-      : upstreamAnswer;
+    audit?.forwarded(checked.auth, calls, outcome, answer.status);
+    const response = policy?.filterToolList ? filterToolList(answer, toolLists, (name) => toolAllowed(policy, name, checked.auth.scopes)) : answer;
     if (outcome.kind === 'answered') {
       if (sessionId === null && outcome.sessionId !== null && outcome.status < 300) sessions.opened(outcome.sessionId, owner);
       // Ended by the client, or unknown to the upstream (it restarted): either way, gone.
       if (sessionId !== null && ((request.method === 'DELETE' && outcome.status < 300) || outcome.status === 404)) sessions.closed(sessionId);
     }
-    return answer(forwardOutcome(outcome), response);
+    if (checked.headers) for (const [name, value] of Object.entries(checked.headers)) response.headers.set(name, value);
+    return counted(forwardOutcome(outcome), response);
   });
 }
 
