@@ -54,6 +54,13 @@ export const AUDIT_EVENTS = {
   store_unavailable: { outcome: 'failure', when: 'a request failed because the store was unreachable' },
   internal_error: { outcome: 'failure', when: 'a request failed on an unexpected error' },
   sweep_failed: { outcome: 'failure', when: 'the periodic sweep of expired records failed (serve)' },
+  gateway_tool_called: { outcome: 'success', when: "a tools/call went through a gateway path and its upstream answered (the upstream's HTTP `status`)" },
+  gateway_tool_failed: {
+    outcome: 'failure',
+    when: 'a tools/call went through a gateway path and its upstream could not be reached, did not answer in time, or refused the gateway',
+  },
+  gateway_tool_refused: { outcome: 'failure', when: 'a gateway path refused a tools/call itself: the token lacks the scopes the policy asks for the tool' },
+  gateway_rate_limited: { outcome: 'failure', when: "a person's requests at a gateway path went past the gateway rate limit" },
 } as const satisfies Record<string, { outcome: AuditOutcome; when: string }>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

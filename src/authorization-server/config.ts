@@ -211,6 +211,12 @@ export interface AuthorizationServerOptions {
    * closing the store, so the last ones are written. Default: off (`serve` turns it on).
    */
   auditEvents?: boolean | { retentionDays?: number };
+  /**
+   * More for /readyz to report beside its checks, each under its own key (`serve` reports its
+   * gateway upstreams as `upstreams`): what is served beside this server, which must not make it
+   * fail. Each report is given 2 s; one that fails or takes longer reads `"unknown"`.
+   */
+  readinessReports?: Record<string, () => Promise<Record<string, string>>>;
 }
 
 /** The options resolved: plain data only (no store, clock, log or other function). */
@@ -298,6 +304,9 @@ export function resolveConfig(options: AuthorizationServerOptions): ResolvedConf
   const refreshRetrySeconds = options.refreshRetrySeconds ?? 60;
   if (!Number.isInteger(refreshRetrySeconds) || refreshRetrySeconds < 0 || refreshRetrySeconds > 300) {
     throw new Error('refreshRetrySeconds must be a whole number from 0 to 300');
+  }
+  for (const name of Object.keys(options.readinessReports ?? {})) {
+    if (name === 'status' || name === 'checks') throw new Error(`readinessReports.${name} would replace /readyz's own ${name}`);
   }
   const basePath = new URL(issuer).pathname.replace(/\/+$/, '');
   return {

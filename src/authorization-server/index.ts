@@ -26,6 +26,7 @@ import { route } from './http/routes.js';
 import type { SigningKeys } from './keys.js';
 import type { Revocations } from './revocations.js';
 import type { RateLimitName } from './rate-limit/limits.js';
+import type { AuditEvent } from './audit.js';
 import type { Edge, Gated, Handler } from './http/routes.js';
 import type { EndpointRequest } from './http/request.js';
 import { trustedProxies } from '../core/client-address.js';
@@ -98,6 +99,17 @@ export interface AuthorizationServer {
    * delegation rule is needed. The new token is a bearer token; the gateway presents it.
    */
   gatewayToken(request: GatewayTokenRequest): Promise<GatewayTokenResult>;
+  /**
+   * Logs an audit event of a part served beside this server (a gateway's `gateway_*` events) as
+   * the server logs its own: to the `log` option, the stored audit events and the metrics.
+   */
+  audit(event: AuditEvent): void;
+  /**
+   * Spends one request of a person's budget at a gateway path beside this server (the `gateway`
+   * rate limit, per path and subject; in the store when the limits are shared by replicas). Past
+   * it, a `gateway_rate_limited` audit event, and how many seconds until a request is allowed.
+   */
+  gatewayRateLimit(path: string, subject: string): Promise<{ allowed: true } | { allowed: false; retryAfter: number }>;
   /** Resolves every upstream provider (discovery); rejects naming the first that is misconfigured or unreachable. */
   upstreamReady(): Promise<void>;
   /**
@@ -220,7 +232,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   // Probes for orchestrators and load balancers: never rate-limited, never cached.
   const probes = { cors: false, log: ctx.log, edge };
   route(app, `${base}/healthz`, { GET: () => healthzEndpoint() }, probes);
-  route(app, `${base}/readyz`, { GET: () => readyzEndpoint(ctx) }, probes);
+  route(app, `${base}/readyz`, { GET: () => readyzEndpoint(ctx, options.readinessReports ?? {}) }, probes);
   if (metrics && config.metrics) {
     const token = config.metrics.token;
     route(app, `${base}/metrics`, { GET: (request) => metricsEndpoint(metrics, token, request) }, probes);
@@ -239,6 +251,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     pages: pageUrls,
     upstreamAccess: (claims) => upstreamAccessFor(ctx, claims),
     gatewayToken: (request) => gatewayToken(ctx, request, ctx.now()),
+    audit: (event) => ctx.log(event),
+    gatewayRateLimit: (path, subject) => rateLimits.takeGateway(path, subject),
     upstreamReady: async () => ctx.upstream?.providers.ready(),
     workloadClientsReady: () => ensureWorkloadClients(ctx),
     sweep: (options = {}) => {

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { notFound, type AuthorizationServer } from '../authorization-server/index.js';
 import { withoutOfflineAccess } from '../cli-support.js';
 import { BASE_SCOPE, mountDemoMcpServer, type DemoOptions } from '../demo/mcp-server.js';
-import { UPSTREAM_TOKEN_SECONDS, mountGateway, type ToolPolicy, type Upstream } from '../gateway/index.js';
+import { GatewayMetrics, UPSTREAM_TOKEN_SECONDS, mountGateway, type ToolPolicy, type Upstream } from '../gateway/index.js';
 import { honoProtectedResourceMetadata, jwtVerifier, protectedResource, type DpopOptions, type VerifiedToken } from '../resource-server/index.js';
 
 /**
@@ -43,7 +43,10 @@ export function coHostedApp(
   const protection = protect(options.resource, options.resourceName ?? 'context-auth demo MCP server');
   honoProtectedResourceMetadata(app, protection);
   mountDemoMcpServer(app, '/mcp', protection, options.demo);
-  for (const gateway of options.gateways ?? []) {
+  const gateways = options.gateways ?? [];
+  // The gateway's metrics join the server's, on its /metrics; its events go through the server's audit log.
+  const gatewayMetrics = authorizationServer.metrics && gateways.length > 0 ? new GatewayMetrics(authorizationServer.metrics) : undefined;
+  for (const gateway of gateways) {
     const { path, upstream, resourceName, upstreamTokenAudience, policy } = gateway;
     const resource = `${issuer}${path}`;
     mountGateway(app, {
@@ -51,6 +54,10 @@ export function coHostedApp(
       upstream,
       requiredScopes: [BASE_SCOPE],
       ...(policy ? { policy } : {}),
+      ...(gatewayMetrics ? { metrics: gatewayMetrics } : {}),
+      audit: (event) => authorizationServer.audit(event),
+      auditArguments: gateway.auditArguments ?? false,
+      rateLimit: (subject) => authorizationServer.gatewayRateLimit(path, subject),
       // Every request needs the base scope, as at /mcp: the challenge names it, so clients ask for it alone.
       protection: protect(resource, resourceName ?? `${gateway.path} through the context-auth gateway`, [BASE_SCOPE]),
       ...(upstreamTokenAudience === undefined
@@ -79,4 +86,6 @@ export interface CoHostedGateway {
   resourceName?: string;
   upstreamTokenAudience?: string;
   policy?: ToolPolicy;
+  /** Each tools/call's arguments in its audit event (--gateway-audit-arguments). */
+  auditArguments?: boolean;
 }

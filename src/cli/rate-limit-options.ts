@@ -9,17 +9,19 @@ const NAMES = {
   'sign-in': 'signIn',
   'client-document': 'clientDocument',
   'client-document-total': 'clientDocumentTotal',
+  gateway: 'gateway',
 } as const;
 const UNIT_MINUTES: Record<string, number> = { s: 1 / 60, sec: 1 / 60, second: 1 / 60, m: 1, min: 1, minute: 1, h: 60, hour: 60 };
 
 const describe = (limit: RateLimit): string => `${limit.perMinute}/min,burst=${limit.burst}`;
 
-export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token | sign-in | client-document | client-document-total;
+export const RATE_LIMIT_HELP = `  --rate-limit NAME=RATE   NAME register | token | sign-in | client-document | client-document-total | gateway;
                            RATE N/second|minute|hour[,burst=B] (burst default N) or off
                            (repeatable; defaults per client address: register ${describe(DEFAULT_RATE_LIMITS.register)},
                            token ${describe(DEFAULT_RATE_LIMITS.token)}, sign-in ${describe(DEFAULT_RATE_LIMITS.signIn)},
                            client-document ${describe(DEFAULT_RATE_LIMITS.clientDocument)} (new client ID metadata documents);
-                           for all addresses together: client-document-total ${describe(DEFAULT_RATE_LIMITS.clientDocumentTotal)})
+                           for all addresses together: client-document-total ${describe(DEFAULT_RATE_LIMITS.clientDocumentTotal)};
+                           per --gateway path and person (the token's subject): gateway ${describe(DEFAULT_RATE_LIMITS.gateway)})
   --trust-proxy ADDR       a reverse proxy (address or CIDR; repeatable, or comma-separated) whose
                            X-Forwarded-For names the client; default none: the header is ignored`;
 
@@ -28,7 +30,7 @@ export function parseRateLimit(flag: string): [keyof typeof NAMES, RateLimit | f
   const match = /^([a-z-]+)=(.+)$/.exec(flag.trim());
   const name = match?.[1] as keyof typeof NAMES | undefined;
   if (!match || !name || !Object.hasOwn(NAMES, name))
-    throw usageError(`--rate-limit ${flag}: give register=, token=, sign-in=, client-document= or client-document-total=`);
+    throw usageError(`--rate-limit ${flag}: give register=, token=, sign-in=, client-document=, client-document-total= or gateway=`);
   const spec = match[2]!.trim();
   if (spec === 'off') return [name, false];
   const rate = /^(\d+(?:\.\d+)?)\/([a-z]+)(?:,burst=(\d+))?$/.exec(spec);

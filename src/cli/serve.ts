@@ -233,7 +233,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
   if (!upstream && values['local-users'] === 'off') throw usageError('--local-users off needs at least one --upstream-issuer or --upstream-config');
   const jwtBearer = jwtBearerOptions(values, ['mcp:tools', 'mcp:admin']);
   const tokenExchange = tokenExchangeOptions(values, ['mcp:tools', 'mcp:admin']);
-  const gateways = gatewayOptions(values, ['mcp:tools', 'mcp:admin']);
+  const gateways = gatewayOptions(values, ['mcp:tools', 'mcp:admin'], { issuer, host, port });
 
   return {
     server: {
@@ -262,6 +262,7 @@ function serveSettings(values: ServeFlags): ServeSettings {
       ...(metrics ? { metrics } : {}),
       auditEvents: { retentionDays: auditRetentionDays },
       admin,
+      ...(gateways.gateways.length > 0 ? { readinessReports: { upstreams: gateways.readiness } } : {}),
     },
     resources: (issuer) => [...new Set([`${issuer}/mcp`, ...addedResources, ...gateways.gateways.map((gateway) => `${issuer}${gateway.path}`)])],
     documentsFlag,

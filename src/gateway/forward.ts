@@ -14,7 +14,8 @@ export interface Forwarded {
   response: Response;
   /** The upstream's status, or the gateway's own failure. */
   outcome:
-    { kind: 'answered'; status: number; sessionId: string | null } | { kind: 'failed'; failure: 'unreachable' | 'timeout' | 'refused' | 'body_too_large' };
+    | { kind: 'answered'; status: number; sessionId: string | null }
+    | { kind: 'failed'; failure: 'unreachable' | 'timeout' | 'refused' | 'body_too_large' | 'cancelled' };
 }
 
 // Statuses whose answer has no body: a Response built with one throws.
@@ -53,6 +54,9 @@ export async function forwardRequest(request: Request, target: URL, options: For
         outcome: { kind: 'failed', failure: 'timeout' },
       };
     }
+    // The client went away first: nothing is said of the upstream, and nobody reads the answer.
+    if (request.signal.aborted)
+      return { response: gatewayFailure('bad_gateway', 'the request was cancelled'), outcome: { kind: 'failed', failure: 'cancelled' } };
     return { response: gatewayFailure('bad_gateway', 'the upstream context server could not be reached'), outcome: { kind: 'failed', failure: 'unreachable' } };
   } finally {
     clearTimeout(timer);

@@ -18,3 +18,14 @@ export function jsonRpcError(status: number, code: number, message: string): Res
 
 /** The answer MCP clients take as "this session is gone: start another". */
 export const sessionNotFound = (): Response => jsonRpcError(404, -32001, 'Session not found');
+
+/**
+ * Past a person's rate limit at a gateway path: 429 with Retry-After, and a JSON-RPC error an MCP
+ * client shows as it is (no id: the body is not read for a request refused this early).
+ */
+export function tooManyRequests(retryAfter: number): Response {
+  const wait = `${retryAfter} second${retryAfter === 1 ? '' : 's'}`;
+  const response = jsonRpcError(429, -32000, `Too many requests: retry after ${wait}`);
+  response.headers.set('Retry-After', String(retryAfter));
+  return response;
+}

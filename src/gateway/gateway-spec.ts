@@ -36,6 +36,14 @@ const TAKEN = new Set([
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
 
 /**
+ * Whether `serve` answers `path` of its origin itself: under one of its own first segments, or at
+ * one of `gatewayPaths` (or below it). An upstream there would be the gateway forwarding to itself.
+ */
+export function servedHere(path: string, gatewayPaths: readonly string[]): boolean {
+  return TAKEN.has(path.split('/')[1] ?? '') || gatewayPaths.some((gateway) => path === gateway || path.startsWith(`${gateway}/`));
+}
+
+/**
  * `PATH=URL`, e.g. `/github=http://127.0.0.1:3000/mcp`, or `PATH=stdio:COMMAND ARGS…`, e.g.
  * `/files=stdio:npx -y @modelcontextprotocol/server-filesystem /srv` (split at spaces, no shell),
  * checked; the reason when it cannot be served.

@@ -8,8 +8,10 @@ import {
   type ProtectedResource,
   type VerifiedToken,
 } from '../resource-server/index.js';
-import { jsonRpcError, sessionNotFound } from './gateway-errors.js';
+import { jsonRpcError, sessionNotFound, tooManyRequests } from './gateway-errors.js';
+import { forwardOutcome, type GatewayMetrics, type GatewayOutcome } from './gateway-metrics.js';
 import { SessionOwners } from './session-owners.js';
+import { ToolCallAudit, toolCalls, type GatewayAuditEvent } from './tool-call-audit.js';
 import { filterToolList, toolListRequestIds } from './tool-list-filter.js';
 import { scopesNeeded, toolAllowed, type ToolPolicy } from './tool-policy.js';
 import type { Upstream } from './upstream.js';
@@ -39,6 +41,17 @@ export interface GatewayRouteOptions {
   policy?: ToolPolicy;
   /** The scopes `protection` requires of every request, named again in a step-up challenge. */
   requiredScopes?: string[];
+  /** Prometheus metrics of the path (`new GatewayMetrics(server.metrics)`, one for all paths): requests by outcome, the upstream's answer time, stdio sessions. */
+  metrics?: GatewayMetrics;
+  /** Where the path's audit events go: one per `tools/call` (tool-call-audit.ts); the body of each POST is read first. */
+  audit?: (event: GatewayAuditEvent) => void;
+  /** Put each call's arguments in its audit event (cut to 2,000 characters). Default: never. */
+  auditArguments?: boolean;
+  /**
+   * Spends one request of a person's budget at this path (`server.gatewayRateLimit`, bound to the
+   * path); past it, the request is answered 429 with Retry-After and goes no further.
+   */
+  rateLimit?: (subject: string) => Promise<{ allowed: true } | { allowed: false; retryAfter: number }>;
 }
 
 /** Who a session belongs to: the person and the client acting for them. */
@@ -51,10 +64,16 @@ const ownerOf = (auth: VerifiedToken): string => JSON.stringify([auth.subject, a
  * who opened them (session-owners.ts).
  */
 export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
-  const { path, protection, upstream, upstreamToken, policy } = options;
+  const { path, protection, upstream, upstreamToken, policy, metrics, rateLimit } = options;
   const requiredScopes = options.requiredScopes ?? [];
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const sessions = new SessionOwners(MAX_SESSIONS, SESSION_IDLE_MS);
+  const audit = options.audit ? new ToolCallAudit(options.audit, path, options.auditArguments ?? false) : undefined;
+  if (metrics && upstream.runningSessions) metrics.watchSessions(path, () => upstream.runningSessions!());
+  const counted = (outcome: GatewayOutcome, response: Response): Response => {
+    metrics?.request(path, outcome);
+    return response;
+  };
 
   app.get(new URL(protection.metadataUrl).pathname, () => protection.metadataResponse());
   app.use(
@@ -69,33 +88,48 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
   app.all(path, async (c) => {
     const request = c.req.raw;
     const checked = await protection.authenticate(request);
-    if (!checked.ok) return checked.response;
+    if (!checked.ok) return counted('denied', checked.response);
+    const budget = await rateLimit?.(checked.auth.subject);
+    if (budget && !budget.allowed) return counted('rate_limited', tooManyRequests(budget.retryAfter));
     const limited = limitRequestBody(request, maxBodyBytes, (c.env as { incoming?: unknown } | undefined)?.incoming);
-    if (limited === null) return bodyTooLargeResponse(maxBodyBytes);
+    if (limited === null) return counted('too_large', bodyTooLargeResponse(maxBodyBytes));
     const owner = ownerOf(checked.auth);
     const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId !== null && !sessions.allows(sessionId, owner)) return sessionNotFound();
+    if (sessionId !== null && !sessions.allows(sessionId, owner)) return counted('denied', sessionNotFound());
     let forwarded = limited;
     let toolLists = new Set<unknown>();
-    if (policy && request.method === 'POST') {
+    let calls: ReturnType<typeof toolCalls> = [];
+    if ((policy || audit) && request.method === 'POST') {
       const read = await readJson(limited);
-      if (read instanceof Response) return read;
-      const needed = scopesNeeded(policy, read.body).filter((scope) => !requiredScopes.includes(scope));
+      if (read instanceof Response) return counted(read.status === 413 ? 'too_large' : 'cancelled', read);
+      if (audit) calls = toolCalls(read.body);
+      const needed = policy ? scopesNeeded(policy, read.body).filter((scope) => !requiredScopes.includes(scope)) : [];
       if (needed.length > 0) {
         // The same request: a DPoP proof the first check took is taken again, not refused as replayed.
         const stepUp = await protection.authenticate(request, [...requiredScopes, ...needed]);
-        if (!stepUp.ok) return stepUp.response;
+        if (!stepUp.ok) {
+          audit?.refused(
+            checked.auth,
+            calls,
+            stepUp.response.status,
+            needed.filter((scope) => !checked.auth.scopes.includes(scope)),
+          );
+          return counted('denied', stepUp.response);
+        }
       }
-      if (policy.filterToolList) toolLists = toolListRequestIds(read.body);
+      if (policy?.filterToolList) toolLists = toolListRequestIds(read.body);
       forwarded = new Request(limited.url, { method: 'POST', headers: limited.headers, body: read.text, signal: limited.signal });
     }
     let authorization: string | undefined;
     if (upstreamToken) {
       const obtained = await upstreamToken(checked.auth);
-      if (!obtained.ok) return upstreamTokenRefusal(obtained.defect, protection.metadataUrl);
+      if (!obtained.ok) return counted('denied', upstreamTokenRefusal(obtained.defect, protection.metadataUrl));
       authorization = `Bearer ${obtained.value.token}`;
     }
+    const started = performance.now();
     const { response: answer, outcome } = await upstream.forward(forwarded, authorization);
+    if (outcome.kind === 'answered') metrics?.answered(path, (performance.now() - started) / 1000);
+    audit?.forwarded(checked.auth, calls, outcome, answer.status);
     const response = policy?.filterToolList ? filterToolList(answer, toolLists, (name) => toolAllowed(policy, name, checked.auth.scopes)) : answer;
     if (outcome.kind === 'answered') {
       if (sessionId === null && outcome.sessionId !== null && outcome.status < 300) sessions.opened(outcome.sessionId, owner);
@@ -103,7 +137,7 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
       if (sessionId !== null && ((request.method === 'DELETE' && outcome.status < 300) || outcome.status === 404)) sessions.closed(sessionId);
     }
     if (checked.headers) for (const [name, value] of Object.entries(checked.headers)) response.headers.set(name, value);
-    return response;
+    return counted(forwardOutcome(outcome), response);
   });
 }
 

@@ -14,7 +14,9 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { BodyTooLargeError, bodyTooLargeResponse } from '../resource-server/index.js';
 import { jsonRpcError, sessionNotFound } from './gateway-errors.js';
+import { StderrLines } from './stderr-lines.js';
 import type { Forwarded, Upstream } from './upstream.js';
+import { commandHealth, type UpstreamHealth } from './upstream-health.js';
 
 export interface StdioUpstreamOptions {
   command: string;
@@ -25,6 +27,11 @@ export interface StdioUpstreamOptions {
   maxSessions: number;
   /** A session without a request for this long is ended, its child killed (ms). */
   idleMs: number;
+  /**
+   * Where the children's stderr goes, line by line, bounded (stderr-lines.ts); `pid` names the
+   * child, null for a line about them all. Without it, their stderr is discarded.
+   */
+  stderr?: (line: string, pid: number | null) => void;
 }
 
 /** Largest JSON-RPC message read from a child's stdout. */
@@ -41,11 +48,21 @@ export class StdioUpstream implements Upstream {
   /** Children started whose initialize has not been answered yet: they count towards the bound. */
   private starting = 0;
 
-  constructor(private readonly options: StdioUpstreamOptions) {}
+  /** One for every child of this upstream, so that together they are bounded. */
+  private readonly stderrLines: StderrLines | undefined;
+
+  constructor(private readonly options: StdioUpstreamOptions) {
+    this.stderrLines = options.stderr ? new StderrLines(options.stderr) : undefined;
+  }
 
   /** Children running now. */
-  get size(): number {
+  runningSessions(): number {
     return this.sessions.size + this.starting;
+  }
+
+  /** Whether the command can be run, found as spawn finds it: in the PATH the children get. */
+  health(): Promise<UpstreamHealth> {
+    return commandHealth(this.options.command, this.options.env?.PATH ?? process.env.PATH);
   }
 
   async forward(request: Request): Promise<Forwarded> {
@@ -72,7 +89,7 @@ export class StdioUpstream implements Upstream {
     }
     // Only an initialize starts a child: anything else without a session costs no process.
     if (!isInitializeRequest(body)) return answered(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
-    if (this.size >= this.options.maxSessions) {
+    if (this.runningSessions() >= this.options.maxSessions) {
       return answered(
         Response.json(
           { error: 'temporarily_unavailable', error_description: 'this upstream runs as many sessions as it may; try again later' },
@@ -94,9 +111,11 @@ export class StdioUpstream implements Upstream {
       command: this.options.command,
       args: this.options.args,
       env: this.options.env ?? {},
-      stderr: 'ignore',
+      stderr: this.stderrLines ? 'pipe' : 'ignore',
       maxBufferSize: MAX_MESSAGE_BYTES,
     } as ConstructorParameters<typeof StdioClientTransport>[0]);
+    // A stream of its own, read apart from stdout: nothing of it reaches the protocol.
+    if (this.stderrLines && child.stderr) this.stderrLines.read(child.stderr, () => child.pid);
     let session: Session | undefined;
     const http: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,

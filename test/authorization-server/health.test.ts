@@ -66,6 +66,26 @@ describe('health endpoints', () => {
     assert.deepEqual(await response.json(), { status: 'not_ready', checks: { store: 'ok', signing_key: 'not loaded' } });
   });
 
+  it('/readyz adds what readinessReports tell, each under its name, without failing for them; one that fails reads unknown', async () => {
+    const h = createHarness({
+      readinessReports: {
+        upstreams: async () => ({ '/github': 'ok', '/files': 'not_found' }),
+        broken: () => Promise.reject(new Error('connect ECONNREFUSED with a detail')),
+      },
+    });
+    const response = await h.request('/readyz');
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    assert.deepEqual(JSON.parse(text), {
+      status: 'ready',
+      checks: { store: 'ok', signing_key: 'ok' },
+      upstreams: { '/github': 'ok', '/files': 'not_found' },
+      broken: 'unknown',
+    });
+    assert.doesNotMatch(text, /ECONNREFUSED/);
+    assert.throws(() => createHarness({ readinessReports: { checks: async () => ({}) } }), /readinessReports\.checks would replace \/readyz's own checks/);
+  });
+
   it('probes are not rate-limited', async () => {
     const h = createHarness({
       clientAddress: () => '203.0.113.7',

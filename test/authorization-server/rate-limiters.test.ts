@@ -185,6 +185,7 @@ describe('limit options', () => {
       signIn: DEFAULT_RATE_LIMITS.signIn,
       clientDocument: DEFAULT_RATE_LIMITS.clientDocument,
       clientDocumentTotal: DEFAULT_RATE_LIMITS.clientDocumentTotal,
+      gateway: DEFAULT_RATE_LIMITS.gateway,
     });
     assert.equal(resolved.shared, true);
     assert.equal(resolveRateLimits({ shared: false }, true).shared, false);

@@ -112,6 +112,15 @@ describe('rate limits shared by replicas on one PostgreSQL database', () => {
     );
   });
 
+  it("a gateway path's budget per person is one across replicas, and each person's and path's its own", async () => {
+    const [a, b] = await replicas({ gateway: { burst: 6, perMinute: 1 } });
+    const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a! : b!).gatewayRateLimit('/github', 'alice')));
+    assert.equal(decisions.filter((decision) => decision.allowed).length, 6);
+    assert.ok(decisions.every((decision) => decision.allowed || decision.retryAfter >= 1));
+    assert.equal((await b!.gatewayRateLimit('/github', 'bob')).allowed, true);
+    assert.equal((await a!.gatewayRateLimit('/files', 'alice')).allowed, true);
+  });
+
   it('kept in memory instead (shared: false), each replica grants its own budget: what sharing prevents', async () => {
     const [a, b] = await replicas({ register: { burst: 6, perMinute: 1 }, shared: false });
     const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => register(i % 2 ? a! : b!, '203.0.113.8').then((r) => r.status)));

@@ -14,6 +14,7 @@ describe('serve --rate-limit and --trust-proxy', () => {
       clientDocument: { perMinute: 10 / 60, burst: 10 },
       clientDocumentTotal: false,
     });
+    assert.deepEqual(rateLimitOptions(['gateway=120/minute,burst=30']), { gateway: { perMinute: 120, burst: 30 } });
   });
 
   it('anything else is a usage error (exit code 2) naming the flag', () => {

@@ -122,6 +122,17 @@ describe('serve --gateway PATH=stdio:COMMAND', { timeout: 300_000 }, () => {
     await sdk.close();
   });
 
+  it("the process's stderr reaches serve's log, a line at a time, named by the path and the pid; the call's answer is whole", async () => {
+    const started = watch.next();
+    const { sdk, transport } = await sdkClient(`${issuer}/files`, alice, issuer);
+    const pid = await started;
+    assert.equal(textOf(await sdk.callTool({ name: 'write_stderr', arguments: { text: 'a line for the log\n', times: 2 } })), 'written');
+    await server.waitForOutput(new RegExp(`(\\[gateway /files pid ${pid}\\] a line for the log\n){2}`));
+    await transport.terminateSession();
+    await watch.ended(pid);
+    await sdk.close();
+  });
+
   it("a call's progress comes on that call's own stream, while it runs", async () => {
     const token = await tokenFor(issuer, alice, `${issuer}/files`);
     const started = watch.next();

@@ -196,6 +196,12 @@ describe('serve --gateway in front of the MCP SDK server', { timeout: 300_000 },
     assert.equal(afterEnd.status, 404);
   });
 
+  it("/readyz reports each path's upstream beside its own checks", async () => {
+    const answer = await fetch(`${issuer}/readyz`);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(await answer.json(), { status: 'ready', checks: { store: 'ok', signing_key: 'ok' }, upstreams: { '/up': 'ok', '/other': 'ok' } });
+  });
+
   it('a body past the cap is refused with 413 and never forwarded', async () => {
     const token = await tokenFor(issuer, alice, `${issuer}/up`);
     const seen = upstream.received.length;

@@ -129,11 +129,16 @@ export class AssertionKey {
   }
 }
 
+/** A protected request with the host's token: it resolves when the server answered it as it should. */
+export type ToolsListCheck = (mcpUrl: string, accessToken: string, who: string) => Promise<void>;
+
 export interface DriveOptions {
   mcpUrl: string;
   person: Person;
   documents: DocumentHost;
   assertionKey: AssertionKey;
+  /** The request made with each token the host gets; default a tools/list of serve's demo at /mcp (assertToolsList). */
+  toolsList?: ToolsListCheck;
 }
 
 /** Runs one profile from discovery to its first tokens and a protected request. */
@@ -228,7 +233,7 @@ export async function driveHost(profile: HostProfile, options: DriveOptions): Pr
     const exchanged = await sendToken(codeExchangeForm(profile, context, { clientId, code: returned.get('code')!, redirectUri, codeVerifier: verifier }));
     const tokens = (await exchanged.json()) as Tokens;
     assert.equal(exchanged.status, 200, `${profile.id}: code exchange refused: ${JSON.stringify(tokens)}`);
-    await assertToolsList(mcpUrl, tokens.access_token, profile.id);
+    await (options.toolsList ?? assertToolsList)(mcpUrl, tokens.access_token, profile.id);
     return {
       discovery,
       discoveryRequests: prober.log,
@@ -255,4 +260,51 @@ export async function assertToolsList(mcpUrl: string, accessToken: string, who: 
   const text = await response.text();
   assert.equal(response.status, 200, `${who}: tools/list answered ${response.status}: ${text}`);
   assert.match(text, /"whoami"/, `${who}: tools/list did not list the demo's tools: ${text}`);
+}
+
+/** Runs the profile's refresh as the host does: alone, or from several sessions at once with the same refresh token. */
+export async function refreshAsHost(profile: HostProfile, run: HostRun, mcpUrl: string, toolsList: ToolsListCheck = assertToolsList): Promise<void> {
+  const { tokens } = run;
+  assert.ok(tokens.refresh_token, `${profile.id}: no refresh token`);
+  if (profile.refresh.earlySeconds !== undefined) {
+    // A token shorter-lived than the host's margin would be refreshed before every request.
+    assert.ok(
+      (tokens.expires_in ?? 0) > profile.refresh.earlySeconds,
+      `${profile.id} refreshes ${profile.refresh.earlySeconds} s early; tokens live ${tokens.expires_in} s`,
+    );
+  }
+  const sessions = profile.refresh.concurrentSessions ?? 1;
+  const answers = await Promise.all(Array.from({ length: sessions }, () => run.refresh(tokens.refresh_token!, tokens.scope)));
+  const refreshed: Tokens[] = [];
+  for (const answer of answers) {
+    const body = (await answer.json()) as Tokens;
+    assert.equal(answer.status, 200, `${profile.id}: refresh refused (${sessions} at once): ${JSON.stringify(body)}`);
+    refreshed.push(body);
+  }
+  for (const body of refreshed) await toolsList(mcpUrl, body.access_token, `${profile.id} after refreshing`);
+  // The grant lives on: the next refresh, from what a session got back, is answered too.
+  const next = await run.refresh(refreshed[0]!.refresh_token!, refreshed[0]!.scope);
+  assert.equal(next.status, 200, `${profile.id}: the refresh after that was refused: ${await next.clone().text()}`);
+}
+
+/**
+ * A profile's whole connection as the host makes it (driveHost, then refreshAsHost), with what the
+ * server must have done for it: every discovery request answered as the host needs (with the
+ * host's method and headers: HEAD for Gemini CLI, MCP-Protocol-Version: 2024-11-05 for Codex and
+ * Goose), its document fetched, and what the host sends as it sends it (resource present or
+ * absent, the scope it asks for).
+ */
+export async function connectAsHost(profile: HostProfile, options: DriveOptions): Promise<void> {
+  const run = await driveHost(profile, options);
+  assert.ok(
+    run.discoveryRequests.every((request) => request.status === 401 || request.status === 200),
+    JSON.stringify(run.discoveryRequests),
+  );
+  if (profile.registration.kind === 'document') assert.ok(options.documents.fetched.includes(`/${profile.id}/client.json`), 'serve fetched the document');
+  assert.equal(run.sent.has('resource'), profile.authorization.resource !== 'absent');
+  assert.equal(run.tokenForms[0]!.has('resource'), profile.token.resource !== 'absent');
+  await refreshAsHost(profile, run, options.mcpUrl, options.toolsList);
+  const refreshForm = run.tokenForms[1]!;
+  assert.equal(refreshForm.has('resource'), profile.refresh.resource !== 'absent');
+  assert.equal(refreshForm.has('scope'), profile.refresh.scope !== 'absent');
 }

@@ -15,7 +15,7 @@ import { dpopProofSigner, generateDpopKeyPair } from '../../src/core/dpop.js';
 import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../src/core/id-jag.js';
 import { ACCESS_TOKEN_TYPE } from '../../src/core/token-exchange.js';
 import { httpUpstream } from '../../src/gateway/index.js';
-import { StoreUnavailableError, type FullStore } from '../../src/store/store.js';
+import { StoreError, type FullStore } from '../../src/store/store.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import {
   addUser,
@@ -59,7 +59,7 @@ describe('the gateway obtains its upstream token by token exchange', () => {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
         if (name !== 'getGrant' || typeof value !== 'function') return value;
-        return (...args: unknown[]) => (outage.on ? Promise.reject(new StoreUnavailableError('the database is down')) : value.apply(target, args));
+        return (...args: unknown[]) => (outage.on ? Promise.reject(new StoreError('unavailable', 'the database is down')) : value.apply(target, args));
       },
     });
     notes = await registerServiceClient(createHarness({ store }));

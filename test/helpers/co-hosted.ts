@@ -1,13 +1,13 @@
 /**
  * What `serve` runs, in-process, on any store: the authorization server and the demo MCP server
  * at /mcp in one Hono app, /mcp protected by the JWT verifier (reaching the JWKS through the same
- * app) and by the server's revocations, as src/cli/serve.ts wires them. The result is a harness
+ * app) and by the server's revocations, as src/cli/serve.ts wires them, and any gateway paths. The result is a harness
  * (helpers/harness.ts), so every harness helper drives it; requests go through the whole app.
  */
 import type { Hono } from 'hono';
 import { createAuthorizationServer, type AuthorizationServerOptions } from '../../src/authorization-server/index.js';
 import type { FullStore } from '../../src/store/store.js';
-import { coHostedApp } from '../../src/cli/co-hosted-app.js';
+import { coHostedApp, type CoHostedGateway } from '../../src/cli/co-hosted-app.js';
 import type { DpopOptions } from '../../src/resource-server/index.js';
 import { ISSUER, OTHER_RESOURCE, RESOURCE, type Harness } from './harness.js';
 
@@ -18,9 +18,10 @@ export interface CoHosted extends Harness {
   app: Hono;
 }
 
-/** What a test may set of /mcp's guard. */
+/** What a test may set of /mcp's guard, and the gateway paths beside it (their resources must be among the server's). */
 export interface CoHostedOptions {
   dpop?: DpopOptions;
+  gateways?: CoHostedGateway[];
 }
 
 export function coHostedServer(store: FullStore, overrides: Partial<AuthorizationServerOptions> = {}, mcp: CoHostedOptions = {}): CoHosted {

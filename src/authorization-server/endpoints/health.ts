@@ -2,7 +2,7 @@ import type { SigningKeys } from '../keys.js';
 import type { BaseServices } from '../services.js';
 import { json, type Answer } from '../http/responses.js';
 
-/** How long /readyz waits for the store before calling it unreachable: a probe must answer in time. */
+/** How long /readyz waits for the store before calling it unreachable, and for each report: a probe must answer in time. */
 const STORE_CHECK_MS = 2_000;
 
 /** GET /healthz: the process is serving requests. Nothing else is asked, so a slow store never restarts a healthy process. */
@@ -16,7 +16,14 @@ export function healthzEndpoint(): Answer {
  * loaded (made on a new store, as the first token would). 503 names what is not ready, never why in the store's words (a message may carry a host
  * or a user name).
  */
-export async function readyzEndpoint(ctx: Pick<BaseServices, 'store'> & { keys: SigningKeys }): Promise<Answer> {
+export async function readyzEndpoint(
+  ctx: Pick<BaseServices, 'store'> & { keys: SigningKeys },
+  reports: Record<string, () => Promise<Record<string, string>>>,
+): Promise<Answer> {
+  // What is served beside the server (the readinessReports option) is reported, never checked.
+  const reported = Promise.all(
+    Object.entries(reports).map(async ([name, report]) => [name, await withTimeout(report(), STORE_CHECK_MS).catch(() => 'unknown')] as const),
+  );
   const checks: Record<string, string> = {};
   checks.store = await withTimeout(ctx.store.listSigningKeys(), STORE_CHECK_MS).then(
     () => 'ok',
@@ -31,7 +38,7 @@ export async function readyzEndpoint(ctx: Pick<BaseServices, 'store'> & { keys: 
           () => 'not loaded',
         );
   const ready = Object.values(checks).every((check) => check === 'ok');
-  return json({ status: ready ? 'ready' : 'not_ready', checks }, ready ? 200 : 503);
+  return json({ status: ready ? 'ready' : 'not_ready', checks, ...Object.fromEntries(await reported) }, ready ? 200 : 503);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

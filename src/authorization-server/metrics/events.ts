@@ -7,6 +7,11 @@ function oneOf(value: unknown, allowed: readonly string[], fallback: string): st
   return typeof value === 'string' && allowed.includes(value) ? value : fallback;
 }
 
+/** How many refusals a rate-limit line stands for: they are logged in batches (rate-limit/rate-limits.ts). */
+function refusedCount(event: Event): number {
+  return typeof event.refused === 'number' && event.refused > 0 ? event.refused : 1;
+}
+
 const REGISTRATION_KINDS = ['admin', 'document', 'dynamic'] as const;
 const RATE_LIMITS = ['register', 'token', 'signIn', 'clientDocument', 'clientDocumentTotal'] as const;
 
@@ -44,8 +49,10 @@ export function countEvent(metrics: ServerMetrics, event: Event): void {
       metrics.registrations.inc({ kind: oneOf(event.registered_by, REGISTRATION_KINDS, 'admin') });
       break;
     case 'rate_limited':
-      // Refusals are logged in batches (rate-limit/rate-limits.ts): `refused` says how many this line stands for.
-      metrics.rateLimited.inc({ limit: oneOf(event.limit, RATE_LIMITS, 'other') }, typeof event.refused === 'number' && event.refused > 0 ? event.refused : 1);
+      metrics.rateLimited.inc({ limit: oneOf(event.limit, RATE_LIMITS, 'other') }, refusedCount(event));
+      break;
+    case 'gateway_rate_limited':
+      metrics.rateLimited.inc({ limit: 'gateway' }, refusedCount(event));
       break;
     case 'token_revoked':
       metrics.revocations.inc({ kind: oneOf(event.kind, ['access_token', 'refresh_token'], 'other') });

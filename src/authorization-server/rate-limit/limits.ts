@@ -1,6 +1,6 @@
 /**
  * The rate limits, as the operator states them, and their defaults. Each is a token bucket per
- * client address (clientDocumentTotal: one for all): `burst` requests at once, refilled at
+ * client address (clientDocumentTotal: one for all; gateway: one per gateway path and person): `burst` requests at once, refilled at
  * `perMinute`. The defaults stop floods (47,000 registrations a minute from one address, without
  * them) and leave room for many honest people behind one address (an office NAT):
  * - register: 30 at once, then 60 an hour. A client registers once per server it is added to.
@@ -15,6 +15,10 @@
  * - clientDocumentTotal: 100 at once, then 60 an hour, for all addresses together: an attacker
  *   with many addresses still cannot make the server create clients and fetch URLs without end.
  *   Honest documents are few (one per application, not per person), and known ones go on working.
+ * - gateway: per gateway path and person (the token's subject), not per address: 300 at once,
+ *   then 600 a minute (10 a second). A host's session is a few requests and then one per tool
+ *   call; an agent calling tools without end, or a stolen token, is held to that pace at each
+ *   upstream, and people behind one address do not share a budget.
  */
 export interface RateLimit {
   /** Requests allowed at once: the bucket's size. A whole number from 1 to 1,000,000. */
@@ -23,8 +27,8 @@ export interface RateLimit {
   perMinute: number;
 }
 
-export type RateLimitName = 'register' | 'token' | 'signIn' | 'clientDocument' | 'clientDocumentTotal';
-export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['register', 'token', 'signIn', 'clientDocument', 'clientDocumentTotal'];
+export type RateLimitName = 'register' | 'token' | 'signIn' | 'clientDocument' | 'clientDocumentTotal' | 'gateway';
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['register', 'token', 'signIn', 'clientDocument', 'clientDocumentTotal', 'gateway'];
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimit>> = {
   register: { burst: 30, perMinute: 1 },
@@ -32,6 +36,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimit>> = {
   signIn: { burst: 60, perMinute: 60 },
   clientDocument: { burst: 30, perMinute: 1 },
   clientDocumentTotal: { burst: 100, perMinute: 1 },
+  gateway: { burst: 300, perMinute: 600 },
 };
 
 /** Client addresses remembered per limit; beyond it the least recently seen are forgotten. */
@@ -48,6 +53,8 @@ export interface RateLimitOptions {
   clientDocument?: RateLimit | false;
   /** New client ID metadata documents from all addresses together (one bucket). `false` turns the limit off. */
   clientDocumentTotal?: RateLimit | false;
+  /** Requests to a gateway path beside this server, per path and subject (`gatewayRateLimit`). `false` turns the limit off. */
+  gateway?: RateLimit | false;
   /**
    * Keep the buckets in the store, so that replicas on one database share them. Default: when the
    * store is shared by replicas (PostgreSQL) and keeps rate buckets; otherwise in this process's memory.

@@ -1,12 +1,13 @@
+import { createHash } from 'node:crypto';
 import { OAuthError } from '../../core/errors.js';
 import { hasRateBuckets } from '../../store/capabilities.js';
 import type { Store } from '../../store/store.js';
 import { addressBucket } from '../../core/client-address.js';
-import type { RateLimiter } from './limiter.js';
+import { ALLOWED, type RateDecision, type RateLimiter } from './limiter.js';
 import { RATE_LIMIT_NAMES, type RateLimitName, type ResolvedRateLimits } from './limits.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
 import { StoreRateLimiter } from './store-limiter.js';
-import type { AuditLog } from '../audit.js';
+import type { AuditEvent, AuditLog } from '../audit.js';
 
 /** At most one log line a minute per limit and address bucket, however hard a flood presses. */
 const LOG_EVERY_MS = 60_000;
@@ -61,7 +62,7 @@ export class RateLimits {
     const bucket = addressBucket(address);
     const decision = await limiter.take(bucket);
     if (decision.allowed) return;
-    this.noteRefusal(name, bucket);
+    this.noteRefusal(`${name} ${bucket}`, { event: 'rate_limited', limit: name, address: bucket });
     const { wait, headers } = retryAfter(decision.retryAfter);
     throw new OAuthError('temporarily_unavailable', `too many requests from this address; retry after ${wait}`, 429, headers).withUserMessage(
       `Too many attempts from your network. Wait ${wait}, then go back and try again.`,
@@ -74,21 +75,36 @@ export class RateLimits {
     if (!limiter) return;
     const decision = await limiter.take(ALL_ADDRESSES);
     if (decision.allowed) return;
-    this.noteRefusal(name);
+    this.noteRefusal(name, { event: 'rate_limited', limit: name });
     const { wait, headers } = retryAfter(decision.retryAfter);
     throw new OAuthError('temporarily_unavailable', `this server accepts no more ${what} for now; retry after ${wait}`, 429, headers).withUserMessage(
       `This server is busy. Wait ${wait}, then go back and try again.`,
     );
   }
 
-  /** Logs the refusal, or counts it toward the next line for its limit and address bucket (none: the limit for all addresses). */
-  private noteRefusal(name: RateLimitName, bucket?: string): void {
+  /**
+   * Spends one request of a person's budget at a gateway path (the `gateway` limit): the decision,
+   * for the gateway to answer in its own terms. The bucket's key is a hash of the two, so neither
+   * the subject nor the path is kept in a shared store's buckets.
+   */
+  async takeGateway(path: string, subject: string): Promise<RateDecision> {
+    const limiter = this.limiters.get('gateway');
+    if (!limiter) return ALLOWED;
+    const key = createHash('sha256')
+      .update(JSON.stringify([path, subject]))
+      .digest('base64url');
+    const decision = await limiter.take(key);
+    if (!decision.allowed) this.noteRefusal(`gateway ${key}`, { event: 'gateway_rate_limited', path, user_id: subject });
+    return decision;
+  }
+
+  /** Logs the refusal, or counts it toward the next line for its key (a limit and what it counts by). */
+  private noteRefusal(key: string, event: AuditEvent): void {
     const now = this.nowMs();
-    const key = bucket === undefined ? name : `${name} ${bucket}`;
     const entry = this.refusals.get(key) ?? { count: 0, loggedAt: -Infinity };
     entry.count++;
     if (now - entry.loggedAt >= LOG_EVERY_MS) {
-      this.log({ event: 'rate_limited', limit: name, refused: entry.count, ...(bucket === undefined ? {} : { address: bucket }) });
+      this.log({ ...event, refused: entry.count });
       entry.count = 0;
       entry.loggedAt = now;
     }
