@@ -33,7 +33,7 @@ const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port
 const data = mkdtempSync(join(tmpdir(), 'ca-bench-gateway-'));
 const serve = spawn(
   process.execPath,
-  [CLI, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--gateway', `/up=${upstreamUrl}`],
+  [CLI, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--rate-limit', 'gateway=off', '--gateway', `/up=${upstreamUrl}`],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 let banner = '';
