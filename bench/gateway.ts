@@ -1,94 +1,180 @@
 /**
- * npm run bench: the gateway's cost. The same light upstream (a JSON-RPC answer from a plain Node
- * server) reached directly, and through `context-auth serve --gateway` with one valid token (the
- * guard's cached path plus one proxy hop): requests per second and p99 latency, medians of rounds
- * that alternate the two so that machine noise falls on both alike.
+ * npm run bench: the gateway's cost, side by side in one run, on one light JSON-RPC request:
+ *  - the upstream alone (a plain Node server in a process of its own, gateway-upstream.ts);
+ *  - serve's own /mcp: the guard and the demo MCP server, no hop (what the guard costs, and a
+ *    context server's work);
+ *  - through `context-auth serve --gateway /up=<the upstream>`: the guard plus one proxy hop.
+ * Requests/s, p99, and the CPU per request of the process that answers (serve's user + system
+ * time over the measured window, both its threads, from /proc/<pid>/stat; the upstream's own on
+ * its row), medians of rounds that rotate the rows so that machine noise falls on all alike, each
+ * measurement after BENCH_WARM_UP_SECONDS of the same load, unmeasured.
  *
- *   node --import tsx bench/gateway.ts      (BENCH_ROUNDS, default 3; BENCH_SECONDS, default 2)
+ * BENCH_BASELINE=<another build's cli/main.js> runs a second serve from that build beside this
+ * one, with its own /mcp and gateway rows: a change against the code before it, in one run.
+ *
+ *   node --import tsx bench/gateway.ts   (BENCH_ROUNDS, default 3; BENCH_SECONDS, default 2)
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import autocannon from 'autocannon';
+import { processCpuSeconds } from './process-cpu.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 1);
 const CONNECTIONS = 32;
 const CLI = resolve(import.meta.dirname, '../dist/cli/main.js');
+const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
-const ANSWER = JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} });
 
-const upstream = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(ANSWER));
-});
-upstream.listen(0, '127.0.0.1');
-await once(upstream, 'listening');
-const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
+type Child = ChildProcessByStdio<null, Readable, null>;
 
-const data = mkdtempSync(join(tmpdir(), 'ca-bench-gateway-'));
-const serve = spawn(
-  process.execPath,
-  [CLI, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--rate-limit', 'gateway=off', '--gateway', `/up=${upstreamUrl}`],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
-let banner = '';
-const issuer = await new Promise<string>((resolveIssuer, reject) => {
-  serve.stdout.on('data', (chunk: Buffer) => {
-    banner += chunk.toString();
-    const match = /issuer\s+(\S+)/.exec(banner);
-    if (match && banner.includes('Listening on')) resolveIssuer(match[1]!);
+interface Row {
+  name: string;
+  url: string;
+  authorization?: string;
+  /** The process whose CPU the row reports: the one that answers. */
+  pid: number;
+}
+
+interface Serve {
+  child: Child;
+  issuer: string;
+  data: string;
+  /** A client_credentials token of this server for `path`'s resource. */
+  token(path: string): Promise<string>;
+}
+
+const children: Child[] = [];
+const folders: string[] = [];
+
+const upstream = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'gateway-upstream.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+children.push(upstream);
+const [portLine] = (await once(upstream.stdout, 'data')) as [Buffer];
+const upstreamUrl = `http://127.0.0.1:${portLine.toString().trim()}/mcp`;
+
+/** `context-auth serve` of the build at `cli`, with one gateway path, /up, to the upstream; rate limits off (one token's subject sends every request). */
+async function startServe(cli: string): Promise<Serve> {
+  const data = mkdtempSync(join(tmpdir(), 'ca-bench-gateway-'));
+  folders.push(data);
+  const args = [cli, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--rate-limit', 'gateway=off'];
+  const child = spawn(process.execPath, [...args, '--gateway', `/up=${upstreamUrl}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let banner = '';
+  const issuer = await new Promise<string>((resolveIssuer, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      banner += chunk.toString();
+      const match = /issuer\s+(\S+)/.exec(banner);
+      if (match && banner.includes('Listening on')) resolveIssuer(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`serve (${cli}) exited with ${code}`)));
   });
-  serve.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-});
-
-try {
-  const added = spawnSync(process.execPath, [CLI, 'clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', 'bench'], {
+  const added = spawnSync(process.execPath, [cli, 'clients', 'add', '--data', data, '--grant-type', 'client_credentials', '--name', 'bench'], {
     encoding: 'utf8',
   });
   const client = JSON.parse(added.stdout) as { client_id: string; client_secret: string };
-  const tokenResponse = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource: `${issuer}/up` }),
-  });
-  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
-
-  const rows = {
-    'upstream alone': { url: upstreamUrl, headers: {} as Record<string, string> },
-    'through the gateway': { url: `${issuer}/up`, headers: { authorization: `Bearer ${token}` } },
+  const token = async (path: string): Promise<string> => {
+    const answer = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource: `${issuer}${path}` }),
+    });
+    const body = (await answer.json()) as { access_token?: string };
+    if (!body.access_token) throw new Error(`no token for ${path}: ${JSON.stringify(body)}`);
+    return body.access_token;
   };
-  const results = new Map<string, { rps: number[]; p99: number[] }>(Object.keys(rows).map((name) => [name, { rps: [], p99: [] }]));
+  return { child, issuer, data, token };
+}
+
+function load(row: Row, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: row.url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(row.authorization ? { authorization: row.authorization } : {}),
+    },
+    body: BODY,
+  });
+}
+
+async function measure(row: Row): Promise<{ rps: number; p99: number; cpuPerRequest: number }> {
+  await load(row, WARM_UP_SECONDS);
+  const cpuBefore = processCpuSeconds(row.pid);
+  const run = await load(row, SECONDS);
+  const cpu = processCpuSeconds(row.pid) - cpuBefore;
+  if (run.non2xx > 0 || run.errors > 0) throw new Error(`${row.name}: ${run.non2xx} answers not 2xx, ${run.errors} errors`);
+  return { rps: run.requests.average, p99: run.latency.p99, cpuPerRequest: (cpu * 1e6) / run.requests.total };
+}
+
+try {
+  const builds: [string, string][] = [['', CLI], ...(BASELINE ? [['baseline: ', BASELINE] as [string, string]] : [])];
+  const rows: Row[] = [{ name: 'upstream alone', url: upstreamUrl, pid: upstream.pid! }];
+  for (const [label, cli] of builds) {
+    const serve = await startServe(cli);
+    const pid = serve.child.pid!;
+    rows.push(
+      { name: `${label}serve /mcp (guard + demo server, no hop)`, url: `${serve.issuer}/mcp`, authorization: `Bearer ${await serve.token('/mcp')}`, pid },
+      { name: `${label}through the gateway (guard + one hop)`, url: `${serve.issuer}/up`, authorization: `Bearer ${await serve.token('/up')}`, pid },
+    );
+  }
+  // Every row once before the rounds: the JIT, the verifier's JWKS and the upstream connections are warm when they start.
+  for (const row of rows) await load(row, WARM_UP_SECONDS);
+  const samples = new Map(rows.map((row) => [row.name, { rps: [] as number[], p99: [] as number[], cpu: [] as number[] }]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, row] of Object.entries(rows)) {
-      const run = await autocannon({
-        url: row.url,
-        method: 'POST',
-        connections: CONNECTIONS,
-        duration: SECONDS,
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...row.headers },
-        body: BODY,
-      });
-      if (run.non2xx > 0 || run.errors > 0) throw new Error(`${name}: ${run.non2xx} answers not 2xx, ${run.errors} errors`);
-      results.get(name)!.rps.push(run.requests.average);
-      results.get(name)!.p99.push(run.latency.p99);
+    // Rotated each round, so that no row always runs first or last.
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[(i + round) % rows.length]!;
+      const { rps, p99, cpuPerRequest } = await measure(row);
+      const sample = samples.get(row.name)!;
+      sample.rps.push(rps);
+      sample.p99.push(p99);
+      sample.cpu.push(cpuPerRequest);
     }
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  const alone = median(results.get('upstream alone')!.rps);
+  const figures = new Map(
+    rows.map((row) => [
+      row.name,
+      { rps: median(samples.get(row.name)!.rps), p99: median(samples.get(row.name)!.p99), cpu: median(samples.get(row.name)!.cpu) },
+    ]),
+  );
   console.log(`\nThe gateway: a light JSON-RPC request, ${CONNECTIONS} connections, medians of ${ROUNDS} rounds of ${SECONDS} s\n`);
-  console.log('| route | requests/s | p99 ms | × upstream alone |\n|---|---:|---:|---:|');
-  for (const [name, { rps, p99 }] of results) console.log(`| ${name} | ${Math.round(median(rps))} | ${median(p99)} | ${(median(rps) / alone).toFixed(2)} |`);
+  console.log('| route | requests/s | p99 ms | CPU µs/request (the process answering) |\n|---|---:|---:|---:|');
+  for (const row of rows) {
+    const { rps, p99, cpu } = figures.get(row.name)!;
+    console.log(`| ${row.name} | ${Math.round(rps)} | ${p99} | ${cpu.toFixed(0)} |`);
+  }
+  console.log('');
+  for (const [label] of builds) {
+    const mcp = figures.get(rows.find((row) => row.name.startsWith(`${label}serve /mcp`))!.name)!;
+    const gateway = figures.get(rows.find((row) => row.name.startsWith(`${label}through the gateway`))!.name)!;
+    console.log(
+      `${label || 'this build: '}the gateway against /mcp: ${(gateway.rps / mcp.rps).toFixed(2)} × the requests/s, ${(gateway.cpu / mcp.cpu).toFixed(2)} × serve's CPU per request (${(gateway.cpu - mcp.cpu).toFixed(0)} µs more).`,
+    );
+  }
+  if (BASELINE) {
+    const gateway = (label: string) => figures.get(rows.find((row) => row.name.startsWith(`${label}through the gateway`))!.name)!;
+    const [now, before] = [gateway(''), gateway('baseline: ')];
+    console.log(
+      `this build against the baseline, through the gateway: ${(now.rps / before.rps).toFixed(2)} × the requests/s, ${(now.cpu / before.cpu).toFixed(2)} × the CPU per request.`,
+    );
+  }
 } finally {
-  serve.kill('SIGTERM');
-  await once(serve, 'exit');
-  upstream.close();
-  rmSync(data, { recursive: true, force: true });
+  for (const child of children.reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 }

@@ -22,6 +22,7 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Browser, pkcePair, signInAndConsent } from '../test/helpers/harness.js';
 import { CLI, cli, freePort, startServe, tempDataFolder } from '../test/e2e/serve-process.js';
+import { processCpuSeconds } from './process-cpu.js';
 
 const QUICK = process.argv.includes('--quick');
 const REGISTRATIONS = Number(process.env.BENCH_REGISTRATIONS ?? (QUICK ? 30_000 : 300_000));
@@ -43,11 +44,6 @@ if (resolve(import.meta.dirname, '..', pkg.bin['context-auth']!) !== CLI) throw 
 
 const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
-/** CPU seconds (user + system) the process has used, from /proc/<pid>/stat. */
-function cpuOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 /** RSS split as /proc/<pid>/status gives it: anonymous (heaps, malloc), file-backed (code, mapped files; reclaimable), shared memory (SQLite's -shm). */
 function splitOf(pid: number): string {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -151,14 +147,14 @@ try {
     const rss = rssOf(pid);
     if (rss > peak) [peak, peakSplit] = [rss, splitOf(pid)];
   }, 1000);
-  const cpuBefore = cpuOf(pid);
+  const cpuBefore = processCpuSeconds(pid);
   const registerSeconds = await run(REGISTRATIONS, async (worker) => {
     const answer = await post(port, '/register', 'application/json', JSON.stringify({ ...registration, client_name: `bench ${worker}` }));
     if (answer.status !== 201) throw new Error(`register: ${answer.status} ${answer.text.slice(0, 300)}`);
   });
   const afterRegistrations = rssOf(pid);
   const afterRegistrationsSplit = splitOf(pid);
-  const registerCpu = cpuOf(pid) - cpuBefore;
+  const registerCpu = processCpuSeconds(pid) - cpuBefore;
   const refreshSeconds = await run(REFRESHES, async (worker) => {
     const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshTokens[worker]!, client_id: clientId }).toString();
     const answer = await post(port, '/token', 'application/x-www-form-urlencoded', body);
@@ -167,7 +163,7 @@ try {
   });
   const afterLoad = rssOf(pid);
   const afterLoadSplit = splitOf(pid);
-  const refreshCpu = cpuOf(pid) - cpuBefore - registerCpu;
+  const refreshCpu = processCpuSeconds(pid) - cpuBefore - registerCpu;
   clearInterval(sampler);
   agent.destroy(); // idle as a server between bursts: no connections held open
   await sleep(IDLE_SECONDS * 1000);

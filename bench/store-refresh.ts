@@ -9,7 +9,7 @@
  *
  *   node --import tsx bench/store-refresh.ts sqlite|postgres [refreshes=20000] [grants=64] [concurrency=1] [--own-turns]
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -19,6 +19,7 @@ import type { Store } from '../src/store/index.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { processCpuSeconds } from './process-cpu.js';
 import { grantWithRefreshToken } from './seed-grant.js';
 
 const OWN_TURNS = process.argv.includes('--own-turns');
@@ -56,12 +57,9 @@ if (kind === 'sqlite') {
   await monitor.connect();
   dbCpu = async () => {
     const { rows } = await monitor.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    let ticks = 0;
-    for (const { pid } of rows) {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    return ticks * 10_000;
+    let seconds = 0;
+    for (const { pid } of rows) seconds += processCpuSeconds(pid);
+    return seconds * 1e6;
   };
   close = async () => {
     await monitor.end();
