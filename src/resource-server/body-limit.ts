@@ -3,6 +3,7 @@
  * context server must not hold all of it in memory to find out. A declared Content-Length over
  * the cap is refused at once; a body without one is counted as it streams and cut off at the cap.
  */
+import { readNodeBytes } from '../node/body.js';
 import { framedWithin, nodeRequestOf } from '../node/request.js';
 
 /** The default cap for bodies sent to a protected route: 1 MiB (JSON-RPC messages are small). */
@@ -58,15 +59,34 @@ export function limitRequestBody(request: Request, maxBytes: number, incoming?: 
   return new Request(request, { body: counted, duplex: 'half' } as RequestInit);
 }
 
-/** Reads a body capped at `maxBytes`, as text; throws BodyTooLargeError past it. `incoming` as for limitRequestBody. */
-export async function readLimitedText(request: Request, maxBytes: number, incoming?: unknown): Promise<string> {
-  const limited = limitRequestBody(request, maxBytes, incoming);
+/**
+ * Reads a body capped at `maxBytes`; throws BodyTooLargeError past it, and an Error when the body
+ * cannot be had to its end (the client's connection broke mid-body). `incoming` as for
+ * limitRequestBody: given the Node request the Web Request was noted as built from, the body is read
+ * from it, without a web stream; the Web Request's own body is then spent.
+ */
+export async function readLimitedBody(request: Request, maxBytes: number, incoming?: unknown): Promise<Uint8Array> {
+  const node = incoming === undefined ? undefined : nodeRequestOf(request, incoming);
+  if (node) {
+    const read = await readNodeBytes(node, maxBytes);
+    if (read === 'too_large') throw new BodyTooLargeError(maxBytes);
+    if (read === 'cut_off') throw new Error('the request body was cut off before its end');
+    return read;
+  }
+  const limited = limitRequestBody(request, maxBytes);
   if (limited === null) throw new BodyTooLargeError(maxBytes);
   try {
-    return await limited.text();
+    return new Uint8Array(await limited.arrayBuffer());
   } catch (error) {
     // fetch wraps a stream's error in a TypeError whose cause is ours.
     if (error instanceof BodyTooLargeError || (error as { cause?: unknown }).cause instanceof BodyTooLargeError) throw new BodyTooLargeError(maxBytes);
     throw error;
   }
+}
+
+const utf8 = new TextDecoder();
+
+/** Reads a body capped at `maxBytes`, as text (UTF-8, as Request.text() decodes); as readLimitedBody otherwise. */
+export async function readLimitedText(request: Request, maxBytes: number, incoming?: unknown): Promise<string> {
+  return utf8.decode(await readLimitedBody(request, maxBytes, incoming));
 }

@@ -15,4 +15,4 @@ export { tokenRefused, type RevocationCheck, type TokenDefect, type TokenVerific
 export { revocationFeed, type RevocationFeed, type RevocationFeedOptions } from './revocation-feed.js';
 export { honoBearerAuth, honoProtectedResourceMetadata, type AuthVariables } from './adapters/hono.js';
 export { nodeBearerAuth, nodeProtectedResourceMetadata, type AuthenticatedRequest } from './adapters/node.js';
-export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody, readLimitedText } from './body-limit.js';
+export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody, readLimitedBody, readLimitedText } from './body-limit.js';

@@ -151,7 +151,7 @@ describe('request bodies are capped before they are read', () => {
     }
   });
 
-  it('the demo over a real socket serves a body framed within the cap and refuses a chunked one past it', async () => {
+  it("the demo over a real socket, on a plain @hono/node-server and on the authorization server's listener (its body read from the Node request), serves a body framed within the cap or chunked, and refuses a chunked one past it", async () => {
     const h = createHarness();
     const { verifier } = await kind.create(h);
     const app = new Hono();
@@ -159,7 +159,9 @@ describe('request bodies are capped before they are read', () => {
     const { serve } = await import('@hono/node-server');
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise((resolve) => server.once('listening', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const listener = createListener({ host: '127.0.0.1', port: 0 }, []);
+    await listener.listen();
+    listener.serve(app);
     try {
       const headers = {
         authorization: bearer(await accessToken(h, revision)),
@@ -174,14 +176,20 @@ describe('request bodies are capped before they are read', () => {
           params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
         }),
       );
-      const framed = await rawPost(url, headers, body, body.length);
-      assert.equal(framed.status, 200, framed.text);
-      assert.equal(JSON.parse(framed.text).id, 1);
-      const chunked = await rawPost(url, headers, Buffer.concat([body, Buffer.alloc(LIMIT, 0x20)]));
-      assert.equal(chunked.status, 413, chunked.text);
+      for (const url of [`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, `${listener.url}/mcp`]) {
+        const framed = await rawPost(url, headers, body, body.length);
+        assert.equal(framed.status, 200, framed.text);
+        assert.equal(JSON.parse(framed.text).id, 1);
+        const chunkedWithin = await rawPost(url, headers, body);
+        assert.equal(chunkedWithin.status, 200, chunkedWithin.text);
+        assert.equal(JSON.parse(chunkedWithin.text).id, 1);
+        const chunked = await rawPost(url, headers, Buffer.concat([body, Buffer.alloc(LIMIT, 0x20)]));
+        assert.equal(chunked.status, 413, chunked.text);
+      }
     } finally {
       server.close();
       (server as http.Server).closeAllConnections();
+      await listener.drain();
     }
   });
 

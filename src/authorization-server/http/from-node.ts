@@ -5,12 +5,12 @@
  * for a small form costs more than the grant itself.
  */
 import { OAuthError } from '../../core/errors.js';
+import { readNodeBytes, type NodeBody } from '../../node/body.js';
 import { joinHeader, type NodeRequest } from '../../node/request.js';
 import {
   HEADER_NAMES,
   NO_BODY,
   clientAddressOf,
-  declaresMoreThan,
   mediaTypeOf,
   parseBody,
   parseCookies,
@@ -82,54 +82,10 @@ export function readNodeBody(incoming: NodeRequest, request: EndpointRequest, ma
   if (request.method !== 'POST') return NO_BODY;
   const mediaType = mediaTypeOf(request.headers.contentType);
   if (!readsBody(mediaType)) return { kind: 'other', mediaType };
-  if (declaresMoreThan(incoming.headers['content-length'], maxBytes)) return TOO_LARGE;
-  // Usually the body came with the headers: Node's parser has the whole message buffered by the
-  // time the handler reads it, taken in one synchronous read instead of listeners and a stream tick.
-  if (incoming.readableFlowing === null && !incoming.readableEnded && incoming.complete === true) {
-    if (incoming.readableLength > maxBytes) return TOO_LARGE;
-    return parseBody(mediaType, (incoming.read() as Buffer | null) ?? EMPTY);
-  }
-  return streamed(incoming, maxBytes).then((bytes) => (typeof bytes === 'string' ? { kind: 'unreadable', defect: bytes } : parseBody(mediaType, bytes)));
+  const read = readNodeBytes(incoming, maxBytes);
+  return read instanceof Promise ? read.then((bytes) => parsed(mediaType, bytes)) : parsed(mediaType, read);
 }
 
-const TOO_LARGE: RequestBody = Object.freeze({ kind: 'unreadable', defect: 'too_large' });
-const EMPTY = new Uint8Array(0);
-
-/** The body as it streams in, counted: 'too_large' as soon as the count passes the cap (the rest is never read), 'cut_off' when the client went away mid-body. */
-function streamed(incoming: NodeRequest, maxBytes: number): Promise<Uint8Array | 'too_large' | 'cut_off'> {
-  if (incoming.readableEnded) return Promise.resolve(EMPTY);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (): void => {
-      incoming.off('data', onData);
-      incoming.off('end', onEnd);
-      incoming.off('error', onBroken);
-      incoming.off('close', onBroken);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.byteLength;
-      if (size > maxBytes) {
-        // Stop reading here; once the 413 is sent the adapter drains or closes the connection.
-        done();
-        incoming.pause();
-        resolve('too_large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      done();
-      resolve(chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    // An error, or a close before the end: the client's connection broke mid-body, or its framing did.
-    const onBroken = (): void => {
-      done();
-      resolve('cut_off');
-    };
-    incoming.on('data', onData);
-    incoming.on('end', onEnd);
-    incoming.on('error', onBroken);
-    incoming.on('close', onBroken);
-  });
+function parsed(mediaType: string, bytes: NodeBody): RequestBody {
+  return typeof bytes === 'string' ? { kind: 'unreadable', defect: bytes } : parseBody(mediaType, bytes);
 }
