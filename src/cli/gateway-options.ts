@@ -48,7 +48,7 @@ export interface GatewayFlags {
   'gateway-audit-arguments'?: boolean | undefined;
 }
 
-/** The gateway paths, checked; nothing runs until a request comes. `close` ends the stdio processes. */
+/** The gateway paths, checked; nothing runs until a request comes. `close` ends the stdio processes and the connections kept to HTTP upstreams. */
 export interface GatewaySettings {
   gateways: CoHostedGateway[];
   /** Each path's upstream state, for /readyz (reported, never failing it). */
@@ -119,7 +119,6 @@ export function gatewayOptions(
   }
   const policies = policyFile(values['gateway-policy'], [...paths], issuedScopes);
   const auditArguments = values['gateway-audit-arguments'] ?? false;
-  const stdio: StdioUpstream[] = [];
   const gateways = specs.map(({ path, upstream }: GatewaySpec): CoHostedGateway => {
     const policy = policies.get(path);
     const common = { path, auditArguments, ...(policy ? { policy } : {}) };
@@ -130,23 +129,24 @@ export function gatewayOptions(
         ...(mode === 'signed' ? { upstreamTokenAudience: canonicalizeResourceUri(upstream.url) } : {}),
       };
     }
-    const running = new StdioUpstream({
-      command: upstream.command,
-      args: upstream.args,
-      env,
-      maxSessions,
-      idleMs,
-      // serve's log, apart from the audit lines: said whatever --quiet says, as warnings are.
-      stderr: (line, pid) => process.stderr.write(`[gateway ${path}${pid === null ? '' : ` pid ${pid}`}] ${line}\n`),
-    });
-    stdio.push(running);
-    return { ...common, upstream: running };
+    return {
+      ...common,
+      upstream: new StdioUpstream({
+        command: upstream.command,
+        args: upstream.args,
+        env,
+        maxSessions,
+        idleMs,
+        // serve's log, apart from the audit lines: said whatever --quiet says, as warnings are.
+        stderr: (line, pid) => process.stderr.write(`[gateway ${path}${pid === null ? '' : ` pid ${pid}`}] ${line}\n`),
+      }),
+    };
   });
   return {
     gateways,
     readiness: async () =>
       Object.fromEntries(await Promise.all(gateways.map(async ({ path, upstream }) => [path, (await upstream.health?.()) ?? 'unknown'] as const))),
-    close: async () => void (await Promise.all(stdio.map((upstream) => upstream.close()))),
+    close: async () => void (await Promise.all(gateways.map(({ upstream }) => upstream.close?.()))),
   };
 }
 

@@ -19,7 +19,7 @@ export type GatewayOutcome = '2xx' | '3xx' | '4xx' | '5xx' | 'denied' | 'rate_li
 
 /** The metric's outcome for what the upstream did. */
 export function forwardOutcome(outcome: Forwarded['outcome']): GatewayOutcome {
-  if (outcome.kind === 'failed') return outcome.failure === 'body_too_large' ? 'too_large' : outcome.failure;
+  if (outcome.kind === 'failed') return outcome.failure;
   const status = outcome.status;
   return status < 300 ? '2xx' : status < 400 ? '3xx' : status < 500 ? '4xx' : '5xx';
 }

@@ -1,5 +1,5 @@
 export { mountGateway, type GatewayRouteOptions } from './mount.js';
-export type { Upstream, Forwarded, UpstreamHealth } from './upstream.js';
+export type { Upstream, Forwarded, GatewayRequest, UpstreamHealth } from './upstream.js';
 export { httpUpstream } from './http-upstream.js';
 export { StdioUpstream, type StdioUpstreamOptions } from './stdio-upstream.js';
 export { UPSTREAM_TOKEN_SECONDS, type UpstreamTokenResult, type UpstreamTokenSource } from './upstream-token.js';

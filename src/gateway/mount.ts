@@ -1,10 +1,11 @@
+import { ServerResponse } from 'node:http';
 import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import {
   BodyTooLargeError,
   DEFAULT_MAX_BODY_BYTES,
   bodyTooLargeResponse,
-  limitRequestBody,
+  readLimitedBody,
   type ProtectedResource,
   type VerifiedToken,
 } from '../resource-server/index.js';
@@ -14,7 +15,7 @@ import { SessionOwners } from './session-owners.js';
 import { ToolCallAudit, toolCalls, type GatewayAuditEvent } from './tool-call-audit.js';
 import { filterToolList, toolListRequestIds } from './tool-list-filter.js';
 import { scopesNeeded, toolAllowed, type ToolPolicy } from './tool-policy.js';
-import type { Upstream } from './upstream.js';
+import type { GatewayRequest, Upstream } from './upstream.js';
 import { upstreamTokenRefusal, type UpstreamTokenSource } from './upstream-token.js';
 
 /** Sessions remembered per gateway path, and how long an idle one is kept. */
@@ -59,9 +60,9 @@ const ownerOf = (auth: VerifiedToken): string => JSON.stringify([auth.subject, a
 
 /**
  * Mounts a protected path that forwards to an upstream context server: the guard first (its 401
- * and 403 challenges, bearer and DPoP tokens, this path's audience), then the request goes on
- * with its body capped, and the answer comes back as a stream. Sessions are bound to the person
- * who opened them (session-owners.ts).
+ * and 403 challenges, bearer and DPoP tokens, this path's audience), then the request, read once
+ * with its body capped, goes on, and the answer comes back (an event stream as the upstream writes
+ * it). Sessions are bound to the person who opened them (session-owners.ts).
  */
 export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
   const { path, protection, upstream, upstreamToken, policy, metrics, rateLimit } = options;
@@ -76,34 +77,36 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
   };
 
   app.get(new URL(protection.metadataUrl).pathname, () => protection.metadataResponse());
-  app.use(
+  // The preflight. Every other answer gets its CORS headers from the route (withCors): as a
+  // middleware, Hono's cors would have each answer rebuilt, its body a stream, to add them.
+  app.options(
     path,
-    cors({
-      origin: '*',
-      allowHeaders: ['Authorization', 'DPoP', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'],
-      exposeHeaders: ['WWW-Authenticate', 'DPoP-Nonce', 'Mcp-Session-Id', 'Mcp-Protocol-Version'],
-      allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-    }),
+    cors({ origin: '*', allowHeaders: [...ALLOWED_HEADERS], exposeHeaders: [...EXPOSED_HEADERS], allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'] }),
   );
-  app.all(path, async (c) => {
-    const request = c.req.raw;
+  app.all(path, async (c) => withCors(await handle(c.req.raw, c.env as { incoming?: unknown; outgoing?: unknown } | undefined)));
+
+  /** The request, through the guard, the cap and the policy, to the upstream: its answer, or the refusal. */
+  async function handle(request: Request, env: { incoming?: unknown; outgoing?: unknown } | undefined): Promise<Response> {
     const checked = await protection.authenticate(request);
     if (!checked.ok) return counted('denied', checked.response);
     const budget = await rateLimit?.(checked.auth.subject);
     if (budget && !budget.allowed) return counted('rate_limited', tooManyRequests(budget.retryAfter));
-    const limited = limitRequestBody(request, maxBodyBytes, (c.env as { incoming?: unknown } | undefined)?.incoming);
-    if (limited === null) return counted('too_large', bodyTooLargeResponse(maxBodyBytes));
+    if (Number(request.headers.get('content-length')) > maxBodyBytes) return counted('too_large', bodyTooLargeResponse(maxBodyBytes));
     const owner = ownerOf(checked.auth);
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId !== null && !sessions.allows(sessionId, owner)) return counted('denied', sessionNotFound());
-    let forwarded = limited;
+    let body: Uint8Array | undefined;
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const read = await readBody(request, maxBodyBytes, env?.incoming);
+      if (!read.ok) return counted(read.response.status === 413 ? 'too_large' : 'cancelled', read.response);
+      body = read.body;
+    }
     let toolLists = new Set<unknown>();
     let calls: ReturnType<typeof toolCalls> = [];
     if ((policy || audit) && request.method === 'POST') {
-      const read = await readJson(limited);
-      if (read instanceof Response) return counted(read.status === 413 ? 'too_large' : 'cancelled', read);
-      if (audit) calls = toolCalls(read.body);
-      const needed = policy ? scopesNeeded(policy, read.body).filter((scope) => !requiredScopes.includes(scope)) : [];
+      const message = policy || mayCallTools(body!) ? parseJson(body!) : undefined;
+      if (audit) calls = toolCalls(message);
+      const needed = policy ? scopesNeeded(policy, message).filter((scope) => !requiredScopes.includes(scope)) : [];
       if (needed.length > 0) {
         // The same request: a DPoP proof the first check took is taken again, not refused as replayed.
         const stepUp = await protection.authenticate(request, [...requiredScopes, ...needed]);
@@ -117,8 +120,7 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
           return counted('denied', stepUp.response);
         }
       }
-      if (policy?.filterToolList) toolLists = toolListRequestIds(read.body);
-      forwarded = new Request(limited.url, { method: 'POST', headers: limited.headers, body: read.text, signal: limited.signal });
+      if (policy?.filterToolList) toolLists = toolListRequestIds(message);
     }
     let authorization: string | undefined;
     if (upstreamToken) {
@@ -126,6 +128,13 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
       if (!obtained.ok) return counted('denied', upstreamTokenRefusal(obtained.defect, protection.metadataUrl));
       authorization = `Bearer ${obtained.value.token}`;
     }
+    const forwarded: GatewayRequest = {
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body,
+      whenGone: goneWatcher(request, env?.outgoing),
+    };
     const started = performance.now();
     const { response: answer, outcome } = await upstream.forward(forwarded, authorization);
     if (outcome.kind === 'answered') metrics?.answered(path, (performance.now() - started) / 1000);
@@ -138,23 +147,83 @@ export function mountGateway(app: Hono, options: GatewayRouteOptions): void {
     }
     if (checked.headers) for (const [name, value] of Object.entries(checked.headers)) response.headers.set(name, value);
     return counted(forwardOutcome(outcome), response);
-  });
+  }
 }
 
-/** A POST's body, read up to its cap, and parsed (undefined when it is not JSON: the upstream answers that). */
-async function readJson(request: Request): Promise<{ text: string; body: unknown } | Response> {
-  let text: string;
-  try {
-    text = await request.text();
-  } catch (error) {
-    const cause = (error as { cause?: unknown }).cause;
-    const tooLarge = error instanceof BodyTooLargeError ? error : cause instanceof BodyTooLargeError ? cause : undefined;
-    if (tooLarge) return bodyTooLargeResponse(tooLarge.maxBytes);
-    return jsonRpcError(400, -32700, 'Parse error: the request body could not be read to its end');
+/** What a browser client may send, and read of the answers. */
+const ALLOWED_HEADERS = ['Authorization', 'DPoP', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'] as const;
+const EXPOSED_HEADERS = ['WWW-Authenticate', 'DPoP-Nonce', 'Mcp-Session-Id', 'Mcp-Protocol-Version'] as const;
+const EXPOSED = EXPOSED_HEADERS.join(',');
+
+/** The CORS headers of an answer to a request that is not a preflight, as Hono's cors gives them for any origin. */
+function withCors(response: Response): Response {
+  response.headers.set('Access-Control-Allow-Origin', '*');
+  response.headers.set('Access-Control-Expose-Headers', EXPOSED);
+  return response;
+}
+
+/**
+ * How the upstream request learns that the client went away: under a Node listener, the Node
+ * response's close before its end (no Web Request's signal is made for it); elsewhere, the
+ * request's signal.
+ */
+function goneWatcher(request: Request, outgoing: unknown): GatewayRequest['whenGone'] {
+  if (outgoing instanceof ServerResponse) {
+    return (listener) => {
+      if (outgoing.destroyed) {
+        listener();
+        return () => {};
+      }
+      // 'close' comes after a complete answer too: only one before its end is the client leaving.
+      const closed = (): void => {
+        if (!outgoing.writableFinished) listener();
+      };
+      outgoing.once('close', closed);
+      return () => outgoing.off('close', closed);
+    };
   }
+  return (listener) => {
+    const signal = request.signal;
+    if (signal.aborted) {
+      listener();
+      return () => {};
+    }
+    signal.addEventListener('abort', listener, { once: true });
+    return () => signal.removeEventListener('abort', listener);
+  };
+}
+
+/**
+ * A request's body, read up to its cap; the answer to give instead when it cannot be had. Not told
+ * apart by `instanceof Response`: the Node adapter of Hono replaces the global Response.
+ */
+async function readBody(request: Request, maxBytes: number, incoming: unknown): Promise<{ ok: true; body: Uint8Array } | { ok: false; response: Response }> {
   try {
-    return { text, body: JSON.parse(text) as unknown };
+    return { ok: true, body: await readLimitedBody(request, maxBytes, incoming) };
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { ok: false, response: bodyTooLargeResponse(error.maxBytes) };
+    return { ok: false, response: jsonRpcError(400, -32700, 'Parse error: the request body could not be read to its end') };
+  }
+}
+
+const utf8 = new TextDecoder();
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether a body may hold a tools/call, the one method the audit reads: only then is it parsed
+ * for it. JSON spells "tools/call" with those bytes, or with an escape (`tools\/call`,
+ * `tools\u002fcall`), which a backslash begins.
+ */
+function mayCallTools(body: Uint8Array): boolean {
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return bytes.includes('tools/call') || bytes.includes(BACKSLASH);
+}
+
+/** A POST's body parsed (undefined when it is not JSON: the upstream answers that). */
+function parseJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(utf8.decode(body)) as unknown;
   } catch {
-    return { text, body: undefined };
+    return undefined;
   }
 }

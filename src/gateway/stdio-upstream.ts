@@ -12,10 +12,9 @@ import { randomUUID } from 'node:crypto';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { BodyTooLargeError, bodyTooLargeResponse } from '../resource-server/index.js';
 import { jsonRpcError, sessionNotFound } from './gateway-errors.js';
 import { StderrLines } from './stderr-lines.js';
-import type { Forwarded, Upstream } from './upstream.js';
+import type { Forwarded, GatewayRequest, Upstream } from './upstream.js';
 import { commandHealth, type UpstreamHealth } from './upstream-health.js';
 
 export interface StdioUpstreamOptions {
@@ -65,26 +64,19 @@ export class StdioUpstream implements Upstream {
     return commandHealth(this.options.command, this.options.env?.PATH ?? process.env.PATH);
   }
 
-  async forward(request: Request): Promise<Forwarded> {
+  async forward(request: GatewayRequest): Promise<Forwarded> {
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId !== null) {
       const session = this.sessions.get(sessionId);
       if (!session) return answered(sessionNotFound());
       session.idle.refresh();
-      return answered(await session.http.handleRequest(request));
+      return answered(await session.http.handleRequest(webRequest(request)));
     }
     if (request.method !== 'POST') return answered(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
     let body: unknown;
     try {
-      body = JSON.parse(await request.text());
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause;
-      if (error instanceof BodyTooLargeError || cause instanceof BodyTooLargeError) {
-        return {
-          response: bodyTooLargeResponse((error instanceof BodyTooLargeError ? error : (cause as BodyTooLargeError)).maxBytes),
-          outcome: { kind: 'failed', failure: 'body_too_large' },
-        };
-      }
+      body = JSON.parse(utf8.decode(request.body));
+    } catch {
       return answered(jsonRpcError(400, -32700, 'Parse error'));
     }
     // Only an initialize starts a child: anything else without a session costs no process.
@@ -97,7 +89,7 @@ export class StdioUpstream implements Upstream {
         ),
       );
     }
-    return this.start(request, body);
+    return this.start(webRequest(request), body);
   }
 
   /** Ends every session and its child. */
@@ -187,6 +179,15 @@ function progressTokenOf(message: JSONRPCMessage): string | number | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
   const token = (message.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+const utf8 = new TextDecoder();
+
+/** The request as the SDK's transport takes it: a Web Request, its body the one the route read. */
+function webRequest(request: GatewayRequest): Request {
+  // Read from a socket or from a Request: never in shared memory.
+  const body = request.body as Uint8Array<ArrayBuffer> | undefined;
+  return new Request(request.url, { method: request.method, headers: request.headers, ...(body === undefined ? {} : { body }) });
 }
 
 function answered(response: Response): Forwarded {

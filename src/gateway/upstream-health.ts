@@ -36,10 +36,10 @@ export class HttpUpstreamHealth {
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  /** What a forward found; a body refused for its size, or a client gone, says nothing of the upstream. */
+  /** What a forward found; a client gone says nothing of the upstream. */
   forwarded(outcome: Forwarded['outcome']): void {
     if (outcome.kind === 'answered') this.note('ok');
-    else if (outcome.failure !== 'body_too_large' && outcome.failure !== 'cancelled') this.note(outcome.failure);
+    else if (outcome.failure !== 'cancelled') this.note(outcome.failure);
   }
 
   async state(): Promise<UpstreamHealth> {

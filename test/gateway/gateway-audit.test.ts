@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sdkUpstream, type SdkUpstream } from '../helpers/mcp-upstreams.js';
-import { gatewayHarness, initialize, nobodyListening, toolCall, type GatewayHarness } from '../helpers/gateway-harness.js';
+import { MCP_HEADERS, gatewayHarness, initialize, nobodyListening, toolCall, type GatewayHarness } from '../helpers/gateway-harness.js';
 
 const gatewayEvents = (h: GatewayHarness) => h.log.filter((record) => String(record.event).startsWith('gateway_tool_'));
 
@@ -87,6 +87,31 @@ describe('gateway audit events', () => {
       ]) {
         assert.equal(logged.includes(secret), false, `the log carries ${secret.slice(0, 12)}…`);
       }
+    } finally {
+      await h.settings.close();
+    }
+  });
+
+  it('a tools/call whose method is spelled with JSON escapes is audited too', async () => {
+    const h = gatewayHarness({ gateway: [`/up=${upstream.url}`] });
+    try {
+      const robot = await h.client();
+      const token = await h.token(robot, '/up');
+      const headers = await session(h, '/up', token);
+      for (const method of ['tools\\/call', 'tools\\u002fcall', '\\u0074ools/c\\u0061ll']) {
+        const body = `{"jsonrpc":"2.0","id":7,"method":"${method}","params":{"name":"echo","arguments":{"text":"x"}}}`;
+        const called = await h.request('/up', { method: 'POST', headers: { ...MCP_HEADERS, ...headers, authorization: `Bearer ${token}` }, body });
+        assert.equal(called.status, 200, method);
+        assert.match(await called.text(), /"text":"x"/, `the upstream ran the call: ${method}`);
+      }
+      assert.deepEqual(
+        gatewayEvents(h).map((event) => [event.event, event.tool]),
+        [
+          ['gateway_tool_called', 'echo'],
+          ['gateway_tool_called', 'echo'],
+          ['gateway_tool_called', 'echo'],
+        ],
+      );
     } finally {
       await h.settings.close();
     }

@@ -29,7 +29,12 @@ describe('stdio upstream stderr', { timeout: 60_000 }, () => {
     });
     const client = new Client({ name: 'stderr-test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL('http://gateway.test/files'), {
-      fetch: async (url, init) => (await upstream.forward(new Request(url, init))).response,
+      // The request as the gateway's route hands it over: its body read.
+      fetch: async (url, init) => {
+        const request = new Request(url, init);
+        const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : new Uint8Array(await request.arrayBuffer());
+        return (await upstream.forward({ method: request.method, url: request.url, headers: request.headers, body, whenGone: () => () => {} })).response;
+      },
     });
     try {
       await client.connect(transport);

@@ -38,8 +38,7 @@ describe('HTTP upstream health', () => {
     assert.equal(await health.state(), 'refused');
     health.forwarded({ kind: 'failed', failure: 'timeout' });
     assert.equal(await health.state(), 'timeout');
-    // A body refused for its size, or a client gone, says nothing of the upstream.
-    health.forwarded({ kind: 'failed', failure: 'body_too_large' });
+    // A client gone says nothing of the upstream.
     health.forwarded({ kind: 'failed', failure: 'cancelled' });
     assert.equal(await health.state(), 'timeout');
     clock.ms += 10_000;
