@@ -3,7 +3,9 @@
  *  - the upstream alone (a plain Node server in a process of its own, gateway-upstream.ts);
  *  - serve's own /mcp: the guard and the demo MCP server, no hop (what the guard costs, and a
  *    context server's work);
- *  - through `context-auth serve --gateway /up=<the upstream>`: the guard plus one proxy hop.
+ *  - through `context-auth serve --gateway /up=<the upstream>`: the guard plus one proxy hop; and
+ *    through /events, to the same upstream answering with an event stream of the one message, as
+ *    the MCP SDKs' servers answer a POST by default.
  * Requests/s, p99, and the CPU per request of the process that answers (serve's user + system
  * time over the measured window, both its threads, from /proc/<pid>/stat; the upstream's own on
  * its row), medians of rounds that rotate the rows so that machine noise falls on all alike, each
@@ -35,6 +37,9 @@ type Child = ChildProcessByStdio<null, Readable, null>;
 
 interface Row {
   name: string;
+  /** The build whose serve answers ('' for this one), and what the row is of it. */
+  build?: string;
+  kind?: 'mcp' | 'gateway' | 'events';
   url: string;
   authorization?: string;
   /** The process whose CPU the row reports: the one that answers. */
@@ -55,14 +60,17 @@ const folders: string[] = [];
 const upstream = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'gateway-upstream.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
 children.push(upstream);
 const [portLine] = (await once(upstream.stdout, 'data')) as [Buffer];
-const upstreamUrl = `http://127.0.0.1:${portLine.toString().trim()}/mcp`;
+const upstreamOrigin = `http://127.0.0.1:${portLine.toString().trim()}`;
+const upstreamUrl = `${upstreamOrigin}/mcp`;
 
-/** `context-auth serve` of the build at `cli`, with one gateway path, /up, to the upstream; rate limits off (one token's subject sends every request). */
+/** `context-auth serve` of the build at `cli`, with two gateway paths to the upstream, /up (JSON) and /events; rate limits off (one token's subject sends every request). */
 async function startServe(cli: string): Promise<Serve> {
   const data = mkdtempSync(join(tmpdir(), 'ca-bench-gateway-'));
   folders.push(data);
   const args = [cli, 'serve', '--port', '0', '--data', data, '--quiet', '--rate-limit', 'token=off', '--rate-limit', 'gateway=off'];
-  const child = spawn(process.execPath, [...args, '--gateway', `/up=${upstreamUrl}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...args, '--gateway', `/up=${upstreamUrl}`, '--gateway', `/events=${upstreamOrigin}/events`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   let banner = '';
   const issuer = await new Promise<string>((resolveIssuer, reject) => {
@@ -123,9 +131,18 @@ try {
   for (const [label, cli] of builds) {
     const serve = await startServe(cli);
     const pid = serve.child.pid!;
+    const row = async (kind: 'mcp' | 'gateway' | 'events', name: string, path: string): Promise<Row> => ({
+      name: `${label}${name}`,
+      build: label,
+      kind,
+      url: `${serve.issuer}${path}`,
+      authorization: `Bearer ${await serve.token(path)}`,
+      pid,
+    });
     rows.push(
-      { name: `${label}serve /mcp (guard + demo server, no hop)`, url: `${serve.issuer}/mcp`, authorization: `Bearer ${await serve.token('/mcp')}`, pid },
-      { name: `${label}through the gateway (guard + one hop)`, url: `${serve.issuer}/up`, authorization: `Bearer ${await serve.token('/up')}`, pid },
+      await row('mcp', 'serve /mcp (guard + demo server, no hop)', '/mcp'),
+      await row('gateway', 'through the gateway (guard + one hop)', '/up'),
+      await row('events', 'through the gateway, answered as an event stream', '/events'),
     );
   }
   // Every row once before the rounds: the JIT, the verifier's JWKS and the upstream connections are warm when they start.
@@ -155,20 +172,25 @@ try {
     const { rps, p99, cpu } = figures.get(row.name)!;
     console.log(`| ${row.name} | ${Math.round(rps)} | ${p99} | ${cpu.toFixed(0)} |`);
   }
+  const of = (build: string, kind: Row['kind']) => figures.get(rows.find((row) => row.build === build && row.kind === kind)!.name)!;
+  const signed = (micros: number) => `${micros >= 0 ? '+' : '−'}${Math.abs(micros).toFixed(0)} µs`;
   console.log('');
   for (const [label] of builds) {
-    const mcp = figures.get(rows.find((row) => row.name.startsWith(`${label}serve /mcp`))!.name)!;
-    const gateway = figures.get(rows.find((row) => row.name.startsWith(`${label}through the gateway`))!.name)!;
-    console.log(
-      `${label || 'this build: '}the gateway against /mcp: ${(gateway.rps / mcp.rps).toFixed(2)} × the requests/s, ${(gateway.cpu / mcp.cpu).toFixed(2)} × serve's CPU per request (${(gateway.cpu - mcp.cpu).toFixed(0)} µs more).`,
-    );
+    const mcp = of(label, 'mcp');
+    for (const kind of ['gateway', 'events'] as const) {
+      const gateway = of(label, kind);
+      console.log(
+        `${label || 'this build: '}${kind === 'gateway' ? 'the gateway' : 'the gateway, an event stream,'} against /mcp: ${(gateway.rps / mcp.rps).toFixed(2)} × the requests/s, ${(gateway.cpu / mcp.cpu).toFixed(2)} × serve's CPU per request (${signed(gateway.cpu - mcp.cpu)}).`,
+      );
+    }
   }
   if (BASELINE) {
-    const gateway = (label: string) => figures.get(rows.find((row) => row.name.startsWith(`${label}through the gateway`))!.name)!;
-    const [now, before] = [gateway(''), gateway('baseline: ')];
-    console.log(
-      `this build against the baseline, through the gateway: ${(now.rps / before.rps).toFixed(2)} × the requests/s, ${(now.cpu / before.cpu).toFixed(2)} × the CPU per request.`,
-    );
+    for (const kind of ['mcp', 'gateway', 'events'] as const) {
+      const [now, before] = [of('', kind), of('baseline: ', kind)];
+      console.log(
+        `this build against the baseline, ${kind === 'mcp' ? '/mcp' : kind === 'gateway' ? 'through the gateway' : 'an event stream through the gateway'}: ${(now.rps / before.rps).toFixed(2)} × the requests/s, ${(now.cpu / before.cpu).toFixed(2)} × the CPU per request.`,
+      );
+    }
   }
 } finally {
   for (const child of children.reverse()) {
