@@ -207,6 +207,7 @@ async function readBody(request: Request, maxBytes: number, incoming: unknown): 
 }
 
 const utf8 = new TextDecoder();
+const TOOLS_CALL = Buffer.from('tools/call');
 const BACKSLASH = 0x5c;
 
 /**
@@ -215,8 +216,9 @@ const BACKSLASH = 0x5c;
  * `tools\u002fcall`), which a backslash begins.
  */
 function mayCallTools(body: Uint8Array): boolean {
-  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  return bytes.includes('tools/call') || bytes.includes(BACKSLASH);
+  // A search for bytes: a string needle would be encoded again at each call.
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return bytes.indexOf(TOOLS_CALL) >= 0 || bytes.indexOf(BACKSLASH) >= 0;
 }
 
 /** A POST's body parsed (undefined when it is not JSON: the upstream answers that). */
