@@ -49,6 +49,11 @@ describe('the gateway over node:http', { timeout: 60_000 }, () => {
 
   const routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void> = {
     '/json': (_request, response) => response.writeHead(200, { 'content-type': 'application/json', 'content-length': ANSWER.length }).end(ANSWER),
+    // 64 KiB, the most handed back whole, or one byte more.
+    '/large': (request, response) => {
+      const body = Buffer.alloc(64 * 1024 + (request.url!.endsWith('?over') ? 1 : 0), 0x20);
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+    },
     '/chunked': (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.write(ANSWER.slice(0, 10));
@@ -117,7 +122,7 @@ describe('the gateway over node:http', { timeout: 60_000 }, () => {
     });
   }
 
-  it('an answer of known length comes whole with its length; one without a length comes as it streams; the query goes on', async () => {
+  it('an answer of known length up to 64 KiB comes whole with its length; a larger one, or one without a length, as it streams; the query goes on', async () => {
     const whole = await send('/json?cursor=abc');
     assert.equal(whole.status, 200);
     assert.equal(whole.headers.get('content-length'), String(ANSWER.length));
@@ -127,7 +132,14 @@ describe('the gateway over node:http', { timeout: 60_000 }, () => {
     assert.equal(received.at(-1)!.body, ANSWER, 'the body went on as it came');
     const streamed = await send('/chunked');
     assert.equal(streamed.status, 200);
+    assert.equal(streamed.headers.get('content-length'), null);
     assert.equal(await streamed.text(), ANSWER);
+    const most = await send('/large');
+    assert.equal(most.headers.get('content-length'), String(64 * 1024));
+    assert.equal((await most.arrayBuffer()).byteLength, 64 * 1024);
+    const over = await send('/large?over');
+    assert.equal(over.headers.get('content-length'), null, 'past 64 KiB: streamed');
+    assert.equal((await over.arrayBuffer()).byteLength, 64 * 1024 + 1);
   });
 
   it('CORS: the preflight names what a browser client may send; every other answer, a refusal too, what it may read', async () => {
