@@ -83,14 +83,18 @@ export function forwardRequest(request: GatewayRequest, target: UpstreamTarget, 
       stopWatching();
       resolve(forwarded);
     };
-    // Before the answer: no answer at all. After it, the answer's own stream carries the error.
-    // 'close' too: a request ended before it had a connection closes without an error.
     const noAnswer = (): void => {
       if (!settled) settle(failed(failure ?? 'unreachable'));
     };
+    // Before the answer: no answer at all ('close' too: a request ended before it had a
+    // connection closes without an error). After it, the answer's own events tell.
+    let answered = false;
     upstream.on('error', noAnswer);
-    upstream.on('close', noAnswer);
+    upstream.on('close', () => {
+      if (!answered) noAnswer();
+    });
     upstream.on('response', (answer: IncomingMessage) => {
+      answered = true;
       clearTimeout(timer);
       const status = answer.statusCode ?? 0;
       // A 401 from the upstream is about our credentials for it, not the person's: passed on, it
@@ -122,7 +126,9 @@ export function forwardRequest(request: GatewayRequest, target: UpstreamTarget, 
           const body = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) as Uint8Array<ArrayBuffer>;
           settle({ response: new Response(body, { status, headers }), outcome });
         });
+        // Cut off before its end: by the upstream, or by the client going away.
         answer.on('error', noAnswer);
+        answer.on('close', noAnswer);
         return;
       }
       // A stream: cancelled by the client, it destroys the answer, and so the upstream connection.

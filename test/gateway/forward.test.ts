@@ -1,11 +1,12 @@
 /**
  * What the gateway does with an HTTP upstream's answers, through serve's app on the authorization
  * server's own listener (as `serve` runs it: the body read from the Node request, the client's
- * going away seen on the Node response) and in-process: answers of known length come whole, an
- * event stream event by event, past the timeout once its headers came; no redirect is followed; a
- * 407 or any 3xx is 502; bodiless statuses and HEAD keep no body; a compressed answer
- * reaches the client decoded; the query goes on; requests share keep-alive connections; a client
- * that goes away, waiting or mid-stream, ends the upstream request.
+ * going away seen on the Node response) and in-process: answers of known length come whole (and
+ * one cut off is 502), an event stream event by event, past the timeout once its headers came; no
+ * redirect is followed; a 407 or any 3xx is 502; bodiless statuses and HEAD keep no body; a
+ * compressed answer reaches the client decoded; bodies are capped; the query goes on; requests
+ * share keep-alive connections; a client that goes away, waiting or mid-stream, ends the upstream
+ * request.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -53,6 +54,11 @@ describe('the gateway over node:http', { timeout: 60_000 }, () => {
     '/large': (request, response) => {
       const body = Buffer.alloc(64 * 1024 + (request.url!.endsWith('?over') ? 1 : 0), 0x20);
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+    },
+    // Dies after 10 of the 100 bytes it announced.
+    '/cut': (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
+      response.write(' '.repeat(10), () => response.socket?.destroy());
     },
     '/chunked': (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -203,6 +209,12 @@ describe('the gateway over node:http', { timeout: 60_000 }, () => {
     for (let i = 0; i < 3; i++) await (await send('/json')).text();
     const ports = new Set(received.slice(before).map((request) => request.port));
     assert.equal(ports.size, 1, `connections used: ${[...ports].join(', ')}`);
+  });
+
+  it('an answer of known length cut off before its end is 502, not a short answer', async () => {
+    const answer = await send('/cut');
+    assert.equal(answer.status, 502);
+    assert.deepEqual(await answer.json(), { error: 'bad_gateway', error_description: 'the upstream context server could not be reached' });
   });
 
   it('a redirect is not followed, and neither it, another 3xx nor a 407 is passed on: each is 502, refused', async () => {
