@@ -24,6 +24,7 @@ export function benchParts({ smoke = false, env = {} }: { smoke?: boolean; env?:
   return [
     // Three rounds of 2 s of its nine rows instead of the script's five of 3 s.
     { script: 'protected-route.ts', args: [], env: knobs({ BENCH_ROUNDS: smoke ? '1' : '3', BENCH_SECONDS: '2' }) },
+    { script: 'dpop-check.ts', args: [], env: knobs(rounds) },
     { script: 'gateway.ts', args: [], env: knobs(rounds) },
     { script: 'storage.ts', args: [], env: knobs({ BENCH_SECONDS: smoke ? '1' : '3' }) },
     { script: 'observability-cost.ts', args: ['--quick'], env: knobs(rounds) },

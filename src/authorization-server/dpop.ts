@@ -1,7 +1,6 @@
 import { DpopProofVerifier, type DpopProof } from '../core/dpop.js';
 import { DpopNonces } from '../core/dpop-nonce.js';
 import { OAuthError } from '../core/errors.js';
-import { parseCompactJwt } from '../core/jwt.js';
 import type { ClientRecord, Store } from '../store/store.js';
 import type { SigningKeys } from './keys.js';
 
@@ -92,11 +91,11 @@ export class TokenEndpointDpop {
    * before the client is authenticated, so that nothing of the request is spent (a client
    * assertion included) and the client may send it again with the nonce. Only the nonce is read,
    * no signature checked: a nonce is no secret (every answer gives one). A proof that does not
-   * parse is left to `check`, which names its defect.
+   * parse is left to `check`, which names its defect; one that does is not parsed again there.
    */
   async askForNonce(header: string | null, now: number): Promise<void> {
     if (header === null || !this.nonceRequired) return;
-    const claims = parseCompactJwt(header.trim())?.claims;
+    const claims = this.#verifier.unverifiedClaims(header);
     if (claims === undefined) return;
     const nonces = await this.#currentNonces();
     if (!nonces.check(typeof claims.nonce === 'string' ? claims.nonce : undefined, now)) {

@@ -9,6 +9,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export class DpopNonces {
   readonly #key: Buffer;
   readonly #slotSeconds: number;
+  /** The nonces of the last few slots, by slot: a slot's nonce is made once, not for every request. */
+  readonly #made = new Map<number, { text: string; bytes: Buffer }>();
 
   constructor(key: Buffer, options: { slotSeconds?: number } = {}) {
     if (key.length < 16) throw new Error('a DPoP nonce key needs at least 16 bytes');
@@ -18,26 +20,32 @@ export class DpopNonces {
 
   /** The nonce to give now (the same one for the whole slot). */
   issue(now: number): string {
-    return this.#nonce(Math.floor(now / this.#slotSeconds));
+    return this.#nonce(Math.floor(now / this.#slotSeconds)).text;
   }
 
   /** Whether `nonce` is one we gave in this slot or the one before. */
   check(nonce: string | undefined, now: number): boolean {
     if (nonce === undefined || nonce.length > 64) return false;
     const slot = Math.floor(now / this.#slotSeconds);
-    return this.#matches(nonce, slot) || this.#matches(nonce, slot - 1);
+    const given = Buffer.from(nonce);
+    return this.#matches(given, slot) || this.#matches(given, slot - 1);
   }
 
-  #nonce(slot: number): string {
+  #nonce(slot: number): { text: string; bytes: Buffer } {
+    const made = this.#made.get(slot);
+    if (made) return made;
     const counter = Buffer.alloc(6);
     counter.writeUIntBE(slot, 0, 6);
     const mac = createHmac('sha256', this.#key).update(counter).digest().subarray(0, 16);
-    return Buffer.concat([counter, mac]).toString('base64url');
+    const text = Buffer.concat([counter, mac]).toString('base64url');
+    if (this.#made.size >= 4) this.#made.delete(this.#made.keys().next().value!);
+    const nonce = { text, bytes: Buffer.from(text) };
+    this.#made.set(slot, nonce);
+    return nonce;
   }
 
-  #matches(nonce: string, slot: number): boolean {
-    const expected = Buffer.from(this.#nonce(slot));
-    const given = Buffer.from(nonce);
+  #matches(given: Buffer, slot: number): boolean {
+    const expected = this.#nonce(slot).bytes;
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 }

@@ -1,7 +1,17 @@
-import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { generateJwkPair, type KeyPairKind } from './key-pairs.js';
-import { SUPPORTED_JWS_ALGORITHMS, hasTyp, jwkFits, jwtSigner, parseCompactJwt, verificationKey, verifyJwtSignature, type JwtVerificationKey } from './jwt.js';
-import { hashSecret, randomToken, safeEqual } from './secrets.js';
+import {
+  SUPPORTED_JWS_ALGORITHMS,
+  hasTyp,
+  jwkFits,
+  jwtSigner,
+  parseCompactJwt,
+  verificationKey,
+  verifyJwtSignature,
+  type CompactJwt,
+  type JwtVerificationKey,
+} from './jwt.js';
+import { hashSecret, matchesDigest, randomToken } from './secrets.js';
 
 /**
  * DPoP (RFC 9449): a proof, made by the client for each request with a key only it holds, that
@@ -45,8 +55,9 @@ const THUMBPRINT_MEMBERS: Record<string, readonly string[]> = {
 export function jwkThumbprint(jwk: Record<string, unknown>): string | undefined {
   const members = typeof jwk.kty === 'string' ? THUMBPRINT_MEMBERS[jwk.kty] : undefined;
   if (!members || !members.every((name) => typeof jwk[name] === 'string')) return undefined;
-  const canonical = JSON.stringify(Object.fromEntries(members.map((name) => [name, jwk[name]])));
-  return createHash('sha256').update(canonical, 'utf8').digest('base64url');
+  // The JSON of an object of those members in that order, without the object: names need no escaping.
+  const canonical = `{${members.map((name) => `"${name}":${JSON.stringify(jwk[name])}`).join(',')}}`;
+  return hashSecret(canonical);
 }
 
 /** `ath` (RFC 9449 §4.2): the base64url SHA-256 of the access token a proof is sent with. */
@@ -169,18 +180,26 @@ const refuse = (description: string): DpopCheck => ({ ok: false, error: 'invalid
  * 2048 to 4096 bits); the signature by that key; `jti`,
  * `htm`, `htu`, `iat` present; `htm` and `htu` the request's; `iat` fresh; `ath` the token's;
  * `nonce` when asked for. The replay check (step 12) is the caller's, with the proof's
- * `replayKey`. Public keys seen are kept imported, a bounded number, by their JWK text.
+ * `replayKey`. Public keys seen are kept imported, a bounded number, by their header's text.
  */
 export class DpopProofVerifier {
   /**
    * Headers of proofs that verified, by their encoded segment: a client's proofs share one header
-   * byte for byte (one key, one `alg`), so its checks, the key's import and its thumbprint are done
-   * once. Only a header whose signature verified goes in, so a sender cannot fill it with junk.
+   * byte for byte (one key, one `alg`), so its checks, the key's import and its thumbprint are
+   * done once. Only a header whose signature verified goes in, so a sender cannot fill it with
+   * junk; and a proof is checked with the key its own header names. When full, the header that
+   * went in first leaves, unless a proof used it since it went in or was last passed over (it then
+   * goes to the back, unmarked): the keys of clients at work stay, at the cost of a mark per proof.
    */
   readonly #known = new Map<string, KnownHeader>();
   readonly #maxKeys: number;
   readonly #maxAge: number;
   readonly #tolerance: number;
+  /** The last request URL given as a string and its target URI: a server checks proofs for the same few URLs. */
+  #lastUrl: string | undefined;
+  #lastTarget: string | undefined;
+  /** The proof unverifiedClaims parsed last, for the check that follows it. */
+  #readAhead: { proof: string; jwt: CompactJwt | undefined } | undefined;
 
   constructor(options: { maxKeys?: number; maxAgeSeconds?: number; clockToleranceSeconds?: number } = {}) {
     this.#maxKeys = options.maxKeys ?? 1_000;
@@ -188,16 +207,32 @@ export class DpopProofVerifier {
     this.#tolerance = options.clockToleranceSeconds ?? DPOP_CLOCK_TOLERANCE_SECONDS;
   }
 
+  /** The thumbprints of the keys kept imported now. */
+  keptKeys(): string[] {
+    return [...this.#known.values()].map((known) => known.jkt);
+  }
+
+  /**
+   * The claims of a proof, nothing of it checked yet: for a server that asks for a nonce before
+   * anything else (RFC 9449 §8). Undefined when it does not parse; `check` names the defect.
+   */
+  unverifiedClaims(proof: string): Record<string, unknown> | undefined {
+    const trimmed = proof.trim();
+    this.#readAhead = { proof: trimmed, jwt: parseCompactJwt(trimmed, this.#headers) };
+    return this.#readAhead.jwt?.claims;
+  }
+
   check(request: DpopCheckRequest): DpopCheck {
     const proof = request.proof.trim();
     if (proof.includes(',')) return refuse('more than one DPoP proof');
-    const known = this.#known.get(proof.slice(0, proof.indexOf('.')));
-    const jwt = parseCompactJwt(proof, known && this.#headers);
+    const jwt = this.#parse(proof);
     if (!jwt) return refuse('the DPoP proof is not a JWT');
+    const known = this.#known.get(jwt.encodedHeader);
     const header = known ?? this.#checkHeader(jwt.header);
     if ('problem' in header) return refuse(header.problem);
     if (!verifyJwtSignature(jwt, header.key)) return refuse('the DPoP proof signature does not verify');
-    if (!known) this.#remember(jwt.encodedHeader, header);
+    if (known) known.used = true;
+    else this.#remember(jwt.encodedHeader, header);
     const { claims } = jwt;
     const { jti, htm, htu, iat } = claims;
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) return refuse('the DPoP proof has no jti');
@@ -206,13 +241,14 @@ export class DpopProofVerifier {
     if (typeof iat !== 'number' || !Number.isFinite(iat)) return refuse('the DPoP proof has no iat');
     if (htm !== request.method.toUpperCase()) return refuse(`the DPoP proof htm is not ${request.method.toUpperCase()}`);
     if (htu.includes('?') || htu.includes('#')) return refuse('the DPoP proof htu has a query or fragment');
-    const expected = dpopTargetUri(request.url);
-    if (expected === undefined || dpopTargetUri(htu) !== expected) return refuse('the DPoP proof htu is not the URL of this request');
+    const expected = this.#targetUri(request.url);
+    // A target URI normalises to itself, so an htu spelled exactly as ours needs no parsing.
+    if (expected === undefined || (htu !== expected && dpopTargetUri(htu) !== expected)) return refuse('the DPoP proof htu is not the URL of this request');
     if (iat > request.now + this.#tolerance) return refuse('the DPoP proof iat is in the future');
     if (iat < request.now - this.#maxAge) return refuse('the DPoP proof is too old (iat)');
     if (request.accessToken !== undefined) {
       if (typeof claims.ath !== 'string') return refuse('the DPoP proof has no ath');
-      if (!safeEqual(claims.ath, accessTokenHash(request.accessToken))) return refuse('the DPoP proof ath is not the hash of this access token');
+      if (!matchesDigest(claims.ath, accessTokenHash(request.accessToken))) return refuse('the DPoP proof ath is not the hash of this access token');
     }
     if (request.nonce && !request.nonce(typeof claims.nonce === 'string' ? claims.nonce : undefined, request.now)) {
       return { ok: false, error: 'use_dpop_nonce', description: 'a DPoP nonce from this server is required' };
@@ -222,6 +258,23 @@ export class DpopProofVerifier {
       ok: true,
       proof: { jkt, jti, iat, replayKey: hashSecret(`dpop.${jkt}.${jti}`), replayUntil: Math.floor(iat) + this.#maxAge + this.#tolerance },
     };
+  }
+
+  /** The proof as a JWT, a known header not decoded again, nor a proof unverifiedClaims just read. */
+  #parse(proof: string): CompactJwt | undefined {
+    const ahead = this.#readAhead;
+    if (ahead === undefined) return parseCompactJwt(proof, this.#headers);
+    this.#readAhead = undefined;
+    return ahead.proof === proof ? ahead.jwt : parseCompactJwt(proof, this.#headers);
+  }
+
+  #targetUri(url: string | URL): string | undefined {
+    if (typeof url !== 'string') return dpopTargetUri(url);
+    if (url !== this.#lastUrl) {
+      this.#lastTarget = dpopTargetUri(url);
+      this.#lastUrl = url;
+    }
+    return this.#lastTarget;
   }
 
   /** The header's checks (RFC 9449 §4.3 steps 4–7), its key imported and its thumbprint taken. */
@@ -251,11 +304,19 @@ export class DpopProofVerifier {
       return { problem: 'the DPoP proof jwk is not a usable public key' };
     }
     if (jkt === undefined) return { problem: 'the DPoP proof jwk is not a usable public key' };
-    return { header, key, jkt };
+    return { header, key, jkt, used: false };
   }
 
+  /** Keeps a header that verified; when full, the first one in that no proof used since leaves (see #known). */
   #remember(encodedHeader: string, header: KnownHeader): void {
-    if (this.#known.size >= this.#maxKeys) this.#known.delete(this.#known.keys().next().value!);
+    if (this.#maxKeys < 1) return;
+    while (this.#known.size >= this.#maxKeys) {
+      const [segment, first] = this.#known.entries().next().value!;
+      this.#known.delete(segment);
+      if (!first.used) break;
+      first.used = false;
+      this.#known.set(segment, first);
+    }
     this.#known.set(encodedHeader, header);
   }
 
@@ -280,4 +341,6 @@ interface KnownHeader {
   header: Record<string, unknown>;
   key: JwtVerificationKey;
   jkt: string;
+  /** Whether a proof used it since it went in, or since the cache last passed over it. */
+  used: boolean;
 }

@@ -33,16 +33,31 @@ export function derivedToken(key: Buffer, value: string): string {
 }
 
 /** crypto.hash (Node ≥ 20.12): a one-shot digest without a Hash object, half the cost of createHash. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
+const oneShot = (crypto as { hash?: OneShot }).hash;
+type OneShot = ((algorithm: string, data: string, encoding: 'base64url') => string) & ((algorithm: string, data: string, encoding: 'buffer') => Buffer);
 
 /** What the store keeps of a secret: its SHA-256, never the secret itself. */
 export function hashSecret(secret: string): string {
   return oneShot ? oneShot('sha256', secret, 'base64url') : createHash('sha256').update(secret, 'utf8').digest('base64url');
 }
 
+/** The SHA-256 of a string's UTF-8 bytes, as bytes. */
+function sha256(text: string): Buffer {
+  return oneShot ? oneShot('sha256', text, 'buffer') : createHash('sha256').update(text, 'utf8').digest();
+}
+
 /** Constant-time comparison of two strings; hashes first so lengths leak nothing either. */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
+  return timingSafeEqual(sha256(a), sha256(b)) && a.length === b.length;
+}
+
+/**
+ * Constant-time comparison of a string someone sent with a digest of ours (base64url), whose
+ * length is no secret: so neither is hashed first, as safeEqual does. Their UTF-8 bytes are
+ * compared: a digest is ASCII, so only the digest itself has its bytes.
+ */
+export function matchesDigest(sent: string, digest: string): boolean {
+  const given = Buffer.from(sent, 'utf8');
+  const expected = Buffer.from(digest, 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -12,9 +12,10 @@ export interface DpopOptions {
    */
   replayCacheSize?: number;
   /**
-   * How many clients' public keys are kept imported (least recently added go first). Default
-   * 10,000: importing a key costs more than checking a proof's signature with it, so a busy server
-   * should hold one key per client at work.
+   * How many clients' public keys are kept imported. Default 10,000: a proof by a key not kept
+   * costs more than twice one by a key kept (the key's import, its first use), so a busy server
+   * should hold one key per client at work. When full, the key that came first goes, unless a
+   * proof used it since: then it is kept, and the next one is considered.
    */
   keyCacheSize?: number;
   /**
@@ -61,9 +62,27 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
   const replays = new ReplayCache(options.replayCacheSize ?? 100_000);
   const nonces = options.nonces ? nonceIssuer(options.nonces) : undefined;
   const origin = new URL(resource).origin;
-  // Requests whose proof a guard accepted already, so that a second guard on the same request
-  // does not take it for a replay. Weak: the entry goes with the request.
-  const accepted = new WeakMap<object, string>();
+  // The proof this gate accepted for a request, so that a second guard on the same request does
+  // not take it for a replay: a property of the request's object, which goes with it (a weak
+  // entry would cost the collector on every scavenge); in a WeakMap for an object that takes none.
+  const mark = Symbol('context-auth.dpopAccepted');
+  const unmarkable = new WeakMap<object, string>();
+  const acceptedFor = (request: object): string | undefined => (request as Marked)[mark] ?? unmarkable.get(request);
+  const accept = (request: object, proof: string): void => {
+    if (Object.isExtensible(request)) (request as Marked)[mark] = proof;
+    else unmarkable.set(request, proof);
+  };
+  type Marked = { [mark]?: string };
+  // The last request target and its URL: a resource's requests name the same few paths.
+  let lastTarget: string | undefined;
+  let lastUrl: string | undefined;
+  const urlOf = (target: string): string | undefined => {
+    if (target !== lastTarget) {
+      lastUrl = targetUrl(origin, target);
+      lastTarget = target;
+    }
+    return lastUrl;
+  };
 
   return {
     algorithms: DPOP_SIGNING_ALGORITHMS,
@@ -73,7 +92,7 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
       const proof = request.dpop;
       if (proof === undefined || proof === null || proof === '') return refuse('the request carries no DPoP proof');
       if (request.method === undefined || request.target === undefined) return refuse('the DPoP proof cannot be checked without the request method and target');
-      const url = targetUrl(origin, request.target);
+      const url = urlOf(request.target);
       if (url === undefined) return refuse('the request target is not a path');
       const at = now();
       let given: string | undefined;
@@ -83,7 +102,7 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
       // The RFC's own example answers a key that is not the token's with invalid_token: the proof is sound, the token is not for it.
       if (result.proof.jkt !== jkt)
         return { ok: false, error: 'invalid_token', description: 'the DPoP proof is not signed by the key the access token is bound to' };
-      if (request.request === undefined || accepted.get(request.request) !== proof) {
+      if (request.request === undefined || acceptedFor(request.request) !== proof) {
         const replay = replays.use(result.proof.replayKey, result.proof.iat, result.proof.replayUntil, at);
         if (replay === 'replayed') return refuse('the DPoP proof was used before');
         if (replay === 'stale') return refuse('the DPoP proof is older than the proofs this server still remembers');
@@ -91,7 +110,7 @@ export function dpopGate(options: DpopOptions, resource: string, now: () => numb
           return refuse(
             "the DPoP proof iat is ahead of this server's clock, and this server already keeps as many proofs dated ahead as it will: date proofs by the current time",
           );
-        if (request.request !== undefined) accepted.set(request.request, proof);
+        if (request.request !== undefined) accept(request.request, proof);
       }
       // RFC 9449 §9: a nonce about to be refused is replaced on a good answer, sparing the client a round trip.
       const fresh = nonces?.issue(at);

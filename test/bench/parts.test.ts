@@ -17,7 +17,17 @@ describe('bench parts', () => {
     const parts = benchParts();
     assert.deepEqual(
       parts.map((p) => p.script),
-      ['protected-route.ts', 'gateway.ts', 'storage.ts', 'observability-cost.ts', 'refresh-peers.ts', 'flows-peers.ts', 'machine-grants.ts', 'memory.ts'],
+      [
+        'protected-route.ts',
+        'dpop-check.ts',
+        'gateway.ts',
+        'storage.ts',
+        'observability-cost.ts',
+        'refresh-peers.ts',
+        'flows-peers.ts',
+        'machine-grants.ts',
+        'memory.ts',
+      ],
     );
     for (const part of parts) assert.ok(existsSync(join(root, 'bench', part.script)), part.script);
   });
@@ -29,13 +39,21 @@ describe('bench parts', () => {
       assert.deepEqual(parts.find((p) => p.script === script)!.args, ['--quick'], script);
     }
     assert.deepEqual(parts[0]!.env, { BENCH_ROUNDS: '3', BENCH_SECONDS: '2' });
-    assert.deepEqual(parts[2]!.env, { BENCH_SECONDS: '3' });
+    assert.deepEqual(parts.find((p) => p.script === 'storage.ts')!.env, { BENCH_SECONDS: '3' });
   });
 
   it('leaves a knob the caller set alone, and --smoke runs one round of each table', () => {
     assert.deepEqual(benchParts({ env: { BENCH_ROUNDS: '5' } })[0]!.env, { BENCH_SECONDS: '2' });
     const smoke = benchParts({ smoke: true });
-    for (const script of ['protected-route.ts', 'gateway.ts', 'observability-cost.ts', 'refresh-peers.ts', 'flows-peers.ts', 'machine-grants.ts']) {
+    for (const script of [
+      'protected-route.ts',
+      'dpop-check.ts',
+      'gateway.ts',
+      'observability-cost.ts',
+      'refresh-peers.ts',
+      'flows-peers.ts',
+      'machine-grants.ts',
+    ]) {
       assert.equal(smoke.find((p) => p.script === script)!.env.BENCH_ROUNDS, '1', script);
     }
   });

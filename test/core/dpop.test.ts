@@ -4,11 +4,20 @@
  * refused with its name.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { DpopNonces } from '../../src/core/dpop-nonce.js';
-import { DpopProofVerifier, accessTokenHash, dpopProofSigner, dpopTargetUri, generateDpopKeyPair, jwkThumbprint, type DpopCheck } from '../../src/core/dpop.js';
+import {
+  DpopProofVerifier,
+  accessTokenHash,
+  dpopProofSigner,
+  dpopTargetUri,
+  generateDpopKeyPair,
+  jwkThumbprint,
+  type DpopCheck,
+  type DpopKeyPair,
+} from '../../src/core/dpop.js';
 import { ReplayCache } from '../../src/core/replay-cache.js';
 
 const now = 1_800_000_000;
@@ -25,6 +34,19 @@ async function joseProof(header: Record<string, unknown>, claims: Record<string,
   const jwk = await exportJWK(publicKey);
   const full = { jti: 'j-1', htm: 'POST', htu: url, iat: now, ...claims };
   return new SignJWT(full).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk, ...header } as never).sign(privateKey);
+}
+
+/** The encoded protected header dpopProofSigner puts on `pair`'s proofs. */
+function header(pair: DpopKeyPair): string {
+  return dpopProofSigner(pair).sign({ method: 'POST', url, now }).split('.')[0]!;
+}
+
+/** A proof signed with `pair`'s key, with any claims (`undefined` leaves one out) and, unless given, `pair`'s own header. */
+function signedProof(pair: DpopKeyPair, claims: Record<string, unknown>, encodedHeader = header(pair)): string {
+  const full = JSON.stringify({ jti: randomBytes(8).toString('hex'), htm: 'POST', htu: url, iat: now, ...claims });
+  const input = `${encodedHeader}.${Buffer.from(full).toString('base64url')}`;
+  const key = createPrivateKey({ key: pair.privateJwk, format: 'jwk' });
+  return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }
 
 describe('DPoP', () => {
@@ -173,6 +195,96 @@ describe('DPoP', () => {
     });
   });
 
+  it('a target URI normalises to itself (an htu spelled as ours is taken without parsing it)', () => {
+    for (const url of [
+      'HTTPS://AS.Example.com:443/token?x=1#f',
+      'http://user:pass@127.0.0.1:8080/a/../mcp/./x',
+      'https://[::1]:8443/mcp',
+      'https://bücher.example/%7euser/a%2fb c',
+      'http://example.com',
+      'https://example.com//double//slash',
+    ]) {
+      const target = dpopTargetUri(url)!;
+      assert.equal(dpopTargetUri(target), target, url);
+    }
+  });
+
+  it('takes an htu spelled otherwise (scheme and host case, default port), and refuses another path, port or scheme, URL after URL', () => {
+    const pair = generateDpopKeyPair();
+    const verifier = new DpopProofVerifier();
+    const other = 'https://as.example.com/other';
+    const check = (htu: string, at: string) => verifier.check({ proof: signedProof(pair, { htu }), method: 'POST', url: at, now }).ok;
+    assert.equal(check(url, url), true);
+    assert.equal(check('HTTPS://AS.EXAMPLE.COM:443/token', url), true);
+    assert.equal(check(url, other), false, 'a proof for the token endpoint, at another URL');
+    assert.equal(check(other, other), true);
+    assert.equal(check(other, url), false);
+    assert.equal(check('https://as.example.com/Token', url), false, 'the path in another case');
+    assert.equal(check('https://as.example.com:8443/token', url), false, 'another port');
+    assert.equal(check('http://as.example.com/token', url), false, 'another scheme');
+    assert.equal(check('https://as.example.com/token/', url), false, 'a trailing slash');
+    assert.equal(check('https://as.example.com/tok', url), false, 'a prefix of the path');
+  });
+
+  describe('the keys of proofs seen, kept by their header', () => {
+    it('a known header does not let a proof signed by another key through', () => {
+      const [kept, other] = [generateDpopKeyPair(), generateDpopKeyPair()];
+      const verifier = new DpopProofVerifier();
+      assert.ok(verifier.check({ proof: signedProof(kept, {}), method: 'POST', url, now }).ok);
+      // The kept key's header, byte for byte, over claims signed by another key.
+      const forged = signedProof(other, {}, header(kept));
+      assert.match(description(verifier.check({ proof: forged, method: 'POST', url, now })), /signature does not verify/);
+    });
+
+    it("a known key's later proofs are checked as fully as its first", () => {
+      const pair = generateDpopKeyPair();
+      const verifier = new DpopProofVerifier();
+      assert.ok(verifier.check({ proof: signedProof(pair, {}), method: 'POST', url, now }).ok);
+      const refusals: [Record<string, unknown>, RegExp][] = [
+        [{ htu: 'https://as.example.com/other' }, /htu is not/],
+        [{ htm: 'GET' }, /htm is not POST/],
+        [{ iat: now - 301 }, /too old/],
+        [{ jti: undefined }, /no jti/],
+      ];
+      for (const [claims, expected] of refusals) {
+        assert.match(description(verifier.check({ proof: signedProof(pair, claims), method: 'POST', url, now })), expected);
+      }
+      assert.match(description(verifier.check({ proof: signedProof(pair, { ath: 'x' }), method: 'POST', url, now, accessToken: 't' })), /ath is not/);
+    });
+
+    it('keeps at most maxKeys, and a key its proofs keep using stays while others come and go', () => {
+      const verifier = new DpopProofVerifier({ maxKeys: 2 });
+      const [atWork, second, third, fourth] = Array.from({ length: 4 }, () => generateDpopKeyPair());
+      const show = (pair: DpopKeyPair) => assert.ok(verifier.check({ proof: signedProof(pair, {}), method: 'POST', url, now }).ok);
+      const jkt = (pair: DpopKeyPair) => dpopProofSigner(pair).jkt;
+      show(atWork!);
+      show(second!);
+      show(atWork!);
+      show(third!);
+      assert.deepEqual(verifier.keptKeys().sort(), [jkt(atWork!), jkt(third!)].sort(), 'the key in use stays; the one not used since leaves');
+      show(fourth!);
+      assert.deepEqual(verifier.keptKeys().sort(), [jkt(third!), jkt(fourth!)].sort(), 'unused since it was passed over, it leaves in turn');
+      for (let i = 0; i < 20; i++) show(generateDpopKeyPair());
+      assert.equal(verifier.keptKeys().length, 2);
+      assert.deepEqual(new DpopProofVerifier({ maxKeys: 0 }).check({ proof: signedProof(atWork!, {}), method: 'POST', url, now }).ok, true);
+    });
+  });
+
+  it('reads a proof ahead (unverifiedClaims) without letting the check that follows skip anything', () => {
+    const pair = generateDpopKeyPair();
+    const verifier = new DpopProofVerifier();
+    const good = signedProof(pair, { nonce: 'n-1' });
+    const [header_, claims] = good.split('.');
+    const badSignature = `${header_}.${claims}.${Buffer.alloc(64, 1).toString('base64url')}`;
+    assert.equal(verifier.unverifiedClaims(badSignature)?.nonce, 'n-1');
+    assert.match(description(verifier.check({ proof: badSignature, method: 'POST', url, now })), /signature does not verify/);
+    assert.equal(verifier.unverifiedClaims(` ${good} `)?.nonce, 'n-1');
+    const other = signedProof(pair, { htu: 'https://as.example.com/other' });
+    assert.match(description(verifier.check({ proof: other, method: 'POST', url, now })), /htu is not/, 'another proof than the one read ahead');
+    assert.equal(verifier.unverifiedClaims('not-a-jwt'), undefined);
+    assert.ok(verifier.check({ proof: good, method: 'POST', url, now }).ok);
+  });
+
   it('asks for a nonce (use_dpop_nonce) when the proof has none or a stale one, and takes a fresh one', async () => {
     const nonces = new DpopNonces(Buffer.alloc(32, 7), { slotSeconds: 60 });
     const verifier = new DpopProofVerifier();
@@ -184,6 +296,21 @@ describe('DPoP', () => {
     assert.ok(nonces.check(given, now + 60), 'taken in the next slot');
     assert.equal(nonces.check(given, now + 180), false, 'not two slots on');
     assert.equal(new DpopNonces(Buffer.alloc(32, 8)).check(given, now), false, 'another key');
+  });
+
+  it('gives one nonce per slot, the same as another process with the key gives, slot after slot', () => {
+    const key = Buffer.alloc(32, 9);
+    const nonces = new DpopNonces(key, { slotSeconds: 60 });
+    for (let slot = 0; slot < 12; slot++) {
+      const at = now + slot * 60;
+      const given = nonces.issue(at);
+      assert.equal(nonces.issue(at + 59), given, 'the whole slot');
+      assert.equal(new DpopNonces(key, { slotSeconds: 60 }).issue(at), given, 'another process');
+      assert.ok(nonces.check(given, at) && nonces.check(given, at + 60), 'in its slot and the next');
+      assert.equal(nonces.check(given, at + 120), false, 'not two slots on');
+      assert.equal(nonces.check(given, at - 60), false, 'not in the slot before it');
+      assert.equal(nonces.check(`${given.slice(0, -1)}${given.endsWith('A') ? 'B' : 'A'}`, at), false, 'one character changed');
+    }
   });
 
   it('keeps a bounded replay record: replays refused, and what it let go is refused as stale', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { hashSecret, randomToken, safeEqual } from '../../src/core/secrets.js';
+import { hashSecret, matchesDigest, randomToken, safeEqual } from '../../src/core/secrets.js';
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -75,5 +75,22 @@ describe('safeEqual', () => {
       assert.equal(safeEqual(a, b), expected);
       assert.equal(safeEqual(b, a), expected, 'symmetric');
     });
+  }
+});
+
+describe('matchesDigest', () => {
+  const digest = hashSecret('token');
+  it('takes the digest itself', () => assert.equal(matchesDigest(`${digest}`, digest), true));
+  for (const [name, sent] of [
+    ['one character changed', `${digest.slice(0, -1)}${digest.endsWith('A') ? 'B' : 'A'}`],
+    ['a prefix', digest.slice(0, -1)],
+    ['longer', `${digest}A`],
+    ['empty', ''],
+    ['another digest', hashSecret('other')],
+    // Characters whose UTF-8 is longer: compared as bytes, never truncated to match.
+    ['non-ASCII of the same length', `${digest.slice(0, -1)}\u0141`],
+    ['a lone surrogate', `${digest.slice(0, -1)}\ud800`],
+  ] as const) {
+    it(`refuses ${name}`, () => assert.equal(matchesDigest(sent, digest), false));
   }
 });

@@ -79,6 +79,21 @@ describe('dpopGate', () => {
     assert.equal(gate.replayRecords(), 1);
   });
 
+  it("takes a request's proof again for the same request (a second guard on it), whatever object stands for it, and never for another", () => {
+    const clock = { now: 1_800_000_000 };
+    const gate = dpopGate({}, RESOURCE, () => clock.now);
+    const signer = dpopProofSigner(generateDpopKeyPair());
+    for (const request of [{}, Object.freeze({}), new Request(RESOURCE)]) {
+      const proof = signer.sign({ method: 'GET', url: RESOURCE, accessToken: 'token', now: clock.now });
+      const facts = { dpop: proof, method: 'GET', target: '/mcp', request };
+      assert.deepEqual(gate.check(facts, 'token', signer.jkt), { ok: true });
+      assert.deepEqual(gate.check(facts, 'token', signer.jkt), { ok: true }, 'the same request again');
+      assert.equal(gate.check({ ...facts, request: {} }, 'token', signer.jkt).ok, false, 'another request with the same proof');
+      assert.equal(gate.check({ ...facts, request: undefined }, 'token', signer.jkt).ok, false, 'a request with nothing standing for it');
+      assert.equal(dpopGate({}, RESOURCE, () => clock.now).check(facts, 'token', signer.jkt).ok, true, "another guard's record of its own");
+    }
+  });
+
   it('takes the path from an absolute-form target, never its host', () => {
     const clock = { now: 1_800_000_000 };
     const gate = dpopGate({}, RESOURCE, () => clock.now);
