@@ -1,13 +1,16 @@
 /**
- * The Node request behind a Web Request, under the authorization server's own listener.
+ * The Node request behind a Web Request, when the Web Request still answers as that Node request.
  *
- * @hono/node-server hands the listener's `fetch` a Web Request it built from a Node request and,
- * beside it, that Node request (Hono's `c.env.incoming`). The listener notes the pair
- * (`noteBuiltFrom`), so that further in, whoever holds the Web Request can tell whether it is
- * still that one (`nodeRequestOf`): then its body and headers can be read from the Node request,
- * which skips building a full undici Request, its Headers and two web streams. A middleware may
- * have put another Request in its place (a decompressing one, say), whose body and headers are its
- * own: that one carries no note, and is read through its public API, with the same answers.
+ * @hono/node-server hands a `fetch` handler a lightweight Web Request it built from a Node request
+ * and, beside it, that Node request (Hono's `c.env.incoming`). Whoever holds the Web Request can
+ * then read its body and headers from the Node request (`nodeRequestOf`), which skips building a
+ * full undici Request, its Headers and two web streams. Two ways to know it is still that one:
+ * the authorization server's own listener notes the pair (`noteBuiltFrom`); and any server on
+ * @hono/node-server leaves its lightweight Request as the adapter made it, holding the Node request
+ * and its URL and nothing else until someone asks for its headers, body or signal
+ * (`untouchedNodeRequestOf`, which the resource server's guard uses). A middleware
+ * may have put another Request in its place (a decompressing one, say), or read or changed the
+ * lightweight one's headers: that one is read through its public API, with the same answers.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -36,6 +39,35 @@ export function noteBuiltFrom(request: Request, incoming: NodeRequest): void {
 export function nodeRequestOf(request: Request, incoming: unknown): NodeRequest | undefined {
   const noted = (request as Noted)[BUILT_FROM];
   return noted !== undefined && noted === incoming ? noted : undefined;
+}
+
+/**
+ * As nodeRequestOf, and also under any server on @hono/node-server: `incoming` when `request` is
+ * the adapter's lightweight Request built from it and still untouched. For the resource server's
+ * guard, which library users put on servers of their own.
+ */
+export function untouchedNodeRequestOf(request: Request, incoming: unknown): NodeRequest | undefined {
+  const noted = (request as Noted)[BUILT_FROM];
+  if (noted !== undefined) return noted === incoming ? noted : undefined;
+  return incoming !== undefined && untouchedFrom(request, incoming) ? (incoming as NodeRequest) : undefined;
+}
+
+/**
+ * True when `request` is @hono/node-server's lightweight Request built from `incoming`, none of
+ * whose parts has been made yet: its own symbol-keyed fields are the Node request and its URL. Its
+ * Headers (which a middleware could change), its full Request (whose body someone may be reading)
+ * and its AbortController are further fields, made on first use; any of them, or a later adapter
+ * that keeps its fields otherwise, and the request is read through its public API.
+ */
+function untouchedFrom(request: Request, incoming: unknown): boolean {
+  if (typeof request !== 'object' || request === null) return false;
+  let holdsIncoming = false;
+  for (const key of Object.getOwnPropertySymbols(request)) {
+    const value = (request as unknown as Record<symbol, unknown>)[key];
+    if (value === incoming) holdsIncoming = true;
+    else if (typeof value !== 'string') return false;
+  }
+  return holdsIncoming;
 }
 
 /** The Node request `request` was noted as built from, whatever the context says. */

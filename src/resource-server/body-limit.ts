@@ -4,7 +4,7 @@
  * the cap is refused at once; a body without one is counted as it streams and cut off at the cap.
  */
 import { readNodeBytes } from '../node/body.js';
-import { framedWithin, nodeRequestOf } from '../node/request.js';
+import { framedWithin, untouchedNodeRequestOf } from '../node/request.js';
 
 /** The default cap for bodies sent to a protected route: 1 MiB (JSON-RPC messages are small). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -34,14 +34,14 @@ export function declaresTooMuch(contentLength: string | null | undefined, maxByt
  * The same request, its body stream cut off with BodyTooLargeError past `maxBytes`; null when
  * it declares more than that (answer bodyTooLargeResponse). Not a Response in that case: servers
  * that replace the global Response (the Node adapter of Hono) make `instanceof` unreliable.
- * Given the Node request it was noted as built from (`c.env.incoming` under the authorization
- * server's listener, node/request.ts), a request whose length Node's parser enforces is returned
- * as it is: wrapping it would only cost time.
+ * Given the Node request behind it (`c.env.incoming` on @hono/node-server, while the Web Request is
+ * still the adapter's untouched one: node/request.ts), a request whose length Node's parser
+ * enforces is returned as it is: wrapping it would only cost time.
  */
 export function limitRequestBody(request: Request, maxBytes: number, incoming?: unknown): Request | null {
   // First: request.headers would build a Headers object of the lazy Web Request's every header.
   if (incoming !== undefined) {
-    const node = nodeRequestOf(request, incoming);
+    const node = untouchedNodeRequestOf(request, incoming);
     if (node && framedWithin(node, maxBytes)) return request;
   }
   if (declaresTooMuch(request.headers.get('content-length'), maxBytes)) return null;
@@ -62,11 +62,11 @@ export function limitRequestBody(request: Request, maxBytes: number, incoming?: 
 /**
  * Reads a body capped at `maxBytes`; throws BodyTooLargeError past it, and an Error when the body
  * cannot be had to its end (the client's connection broke mid-body). `incoming` as for
- * limitRequestBody: given the Node request the Web Request was noted as built from, the body is read
- * from it, without a web stream; the Web Request's own body is then spent.
+ * limitRequestBody: given the Node request behind the Web Request, the body is read from it,
+ * without a web stream; the Web Request's own body is then spent.
  */
 export async function readLimitedBody(request: Request, maxBytes: number, incoming?: unknown): Promise<Uint8Array> {
-  const node = incoming === undefined ? undefined : nodeRequestOf(request, incoming);
+  const node = incoming === undefined ? undefined : untouchedNodeRequestOf(request, incoming);
   if (node) {
     const read = await readNodeBytes(node, maxBytes);
     if (read === 'too_large') throw new BodyTooLargeError(maxBytes);

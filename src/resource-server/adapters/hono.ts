@@ -1,6 +1,6 @@
 import type { Env, Hono, MiddlewareHandler } from 'hono';
 import { DEFAULT_MAX_BODY_BYTES, bodyTooLargeResponse, limitRequestBody } from '../body-limit.js';
-import { nodeHeader, nodeRequestOf } from '../../node/request.js';
+import { nodeHeader, untouchedNodeRequestOf } from '../../node/request.js';
 import { denialResponse, type GuardRequest, type ProtectedResource } from '../guard.js';
 import type { VerifiedToken } from '../types.js';
 
@@ -31,15 +31,16 @@ export function honoBearerAuth(
 }
 
 /**
- * What the guard reads of the request. Under the authorization server's listener (`serve`'s
- * co-hosted routes), the headers come from the Node request the listener noted beside the Web
- * Request (node/request.ts): asking the lazy Web Request for its headers would build a Headers
- * object of every header. Sent twice, a header's values are joined as the Web Request joins them
- * (a malformed header, as before), whereas Node's own `headers` would keep only the first. The context stands for the request, the same in every
- * middleware on its way, so a second guard (a step-up) knows the proof the first one took.
+ * What the guard reads of the request. On @hono/node-server (the authorization server's listener
+ * or any other), while the Web Request is still the adapter's untouched one, the headers come from
+ * the Node request beside it (node/request.ts): asking the lazy Web Request for its headers would
+ * build a Headers object of every header. Sent twice, a header's values are joined as the Web
+ * Request joins them (a malformed header, as before), whereas Node's own `headers` would keep only
+ * the first. The context stands for the request, the same in every middleware on its way, so a
+ * second guard (a step-up) knows the proof the first one took.
  */
 function guardRequestOf(request: Request, incoming: unknown, context: object): GuardRequest {
-  const node = nodeRequestOf(request, incoming);
+  const node = untouchedNodeRequestOf(request, incoming);
   const header = (name: string) => (node ? nodeHeader(node, name) : request.headers.get(name));
   return { authorization: header('authorization'), dpop: header('dpop'), method: request.method, target: request.url, request: context };
 }
