@@ -26,6 +26,7 @@ import { CliError, usageError } from './errors.js';
 import { onStopSignal } from './stop-signal.js';
 import { onReopenSignal } from './reopen-signal.js';
 import { AuditFile } from './audit-file.js';
+import { stderrLines } from './stderr-lines.js';
 import { noUsersNote, serveBanner } from './serve-banner.js';
 import { RATE_LIMIT_HELP, rateLimitOptions, trustProxyOption } from './rate-limit-options.js';
 
@@ -277,13 +278,14 @@ export async function serveCommand(args: string[]): Promise<void> {
   const settings = serveSettings(values);
 
   const auditFile = openAuditFile(values['audit-log']);
+  const stderr = stderrLines();
   // Quiet and without a file, no line is made: the store's writer takes the record as it is.
   const log =
     values.quiet && !auditFile
       ? undefined
       : (record: AuditRecord) => {
           const line = `${printableJson(record)}\n`;
-          if (!values.quiet) process.stderr.write(line);
+          if (!values.quiet) stderr.write(line);
           auditFile?.write(line);
         };
   let opened: OpenedStore;
