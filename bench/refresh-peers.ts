@@ -10,7 +10,9 @@
  * process's own CPU time (process.cpuUsage, asked over IPC) over the grants it answered.
  *
  * Our server is measured twice in the same rounds: plain refreshes, and refreshes of chains bound
- * to a DPoP key, each with a proof the load generator signs (RFC 9449).
+ * to a DPoP key, each with a proof the load generator signs (RFC 9449). And as people run it: the
+ * built `context-auth serve` with its defaults, its output to a file (bench/peers/serve.ts), in the
+ * same rounds, beside the library served by the bench's own process.
  *
  * Then the bearer guard's CPU per verification (first check of many distinct tokens, and a cache
  * hit). The table by store size is bench/refresh-scaling.ts.
@@ -25,6 +27,7 @@ import { dpopProofSigner, generateDpopKeyPair } from '../src/core/index.js';
 import { chains, READY } from './peers/child.js';
 import { closeConnections, refresh, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
 import { interleaved as interleavedOps, mb, median, pinLoadGenerator, type Operation, type Sample } from './peers/rounds.js';
+import { startServePeer, type RunningServe } from './peers/serve.js';
 
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
@@ -64,12 +67,16 @@ const peers: Peer[] = [
   { name: FLOOR, script: 'floor.ts' },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
 ];
+/** The product: `context-auth serve` on SQLite with its defaults. */
+const SERVE_ROW = 'context-auth serve (SQLite, as shipped)';
 const running: Running[] = [];
+let shipped: RunningServe | undefined;
 try {
   for (const peer of peers) running.push(await startPeer(peer, PIN));
+  shipped = await startServePeer(SERVE_ROW, [], CHAINS, PIN);
   // The same server process, measured on its DPoP-bound chains in rounds of their own.
   const ourServer = running.find((server) => server.name === 'context-auth (SQLite)')!;
-  const measured = [...running, { ...ourServer, name: DPOP_ROW, refreshTokens: ourServer.dpop!.refreshTokens }];
+  const measured = [shipped, ...running, { ...ourServer, name: DPOP_ROW, refreshTokens: ourServer.dpop!.refreshTokens }];
   const results = await interleaved(measured);
   const rss = new Map(await Promise.all(measured.map(async (s) => [s.name, (await s.usage()).rss] as const)));
   const sdk = results.get('MCP SDK auth router')!;
@@ -97,6 +104,10 @@ try {
     console.log(`| ${row.join(' | ')} |`);
   }
   const ours = results.get('context-auth (SQLite)')!;
+  const serve = results.get(SERVE_ROW)!;
+  console.log(
+    `\ncontext-auth serve as shipped: ${(serve.cpuMs / ours.cpuMs).toFixed(2)} × the library's CPU per grant (target ≤ 1.10 ×); against the SDK router, ${(serve.opsPerSecond / sdk.opsPerSecond).toFixed(2)} × its grants/s (target ≥ 1.20 ×) at ${(serve.cpuMs / sdk.cpuMs).toFixed(2)} × its CPU per grant (target ≤ 0.85 ×), ${(rss.get(SERVE_ROW)! / rss.get('MCP SDK auth router')!).toFixed(2)} × its RSS (target ≤ 0.60 ×).`,
+  );
   const withDpop = results.get(DPOP_ROW)!;
   const ourPostgres = results.get('context-auth (PostgreSQL)');
   const floor = results.get(FLOOR)!;
@@ -112,7 +123,7 @@ try {
     '\nRatios of grants/s above 1 are faster than the peer; CPU ratios below 1 are cheaper. Targets: SQLite ≥ 1.00 × SDK in grants/s and ≤ 1.00 × its CPU per grant; PostgreSQL ≥ 0.80 × SQLite.',
   );
 } finally {
-  await Promise.all(running.splice(0).map(stopPeer));
+  await Promise.all([...running.splice(0).map(stopPeer), shipped?.stop()]);
 }
 
 // --- Bearer guard --------------------------------------------------------------------------

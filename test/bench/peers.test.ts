@@ -17,6 +17,7 @@
  * row's name says would make its figures meaningless.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import {
   clientCredentialsWithAssertion,
@@ -29,6 +30,7 @@ import {
   type RequestBuilder,
 } from '../../bench/peers/machine.js';
 import { firstSignIn, flow, refresh, startPeer, stopPeer, type Peer, type Running } from '../../bench/peers/process.js';
+import { startServePeer } from '../../bench/peers/serve.js';
 
 process.env.BENCH_CHAINS = '2';
 
@@ -100,6 +102,25 @@ describe('bench peers', () => {
       assert.ok(usage.rss > 0);
     });
   }
+
+  it('context-auth serve as shipped: rotates at every use, its audit lines in its log file, its CPU and RSS read from /proc', async () => {
+    const server = await startServePeer('serve', [], 2, false);
+    try {
+      assert.equal(server.refreshTokens.length, 2);
+      const before = await server.usage();
+      const second = await refresh(server, server.refreshTokens[0]!);
+      await refresh(server, second);
+      await assert.rejects(refresh(server, server.refreshTokens[0]!), /answered 400/);
+      const usage = await server.usage();
+      assert.ok(usage.cpu > before.cpu, 'CPU time grows with the work done');
+      assert.ok(usage.rss > 0);
+      const log = readFileSync(server.logFile, 'utf8');
+      assert.match(log, /Listening on/);
+      assert.equal(log.match(/"event":"token_refreshed"/g)?.length, 2, 'one audit line per refresh, on stderr');
+    } finally {
+      await server.stop();
+    }
+  });
 
   it('Better Auth: SQLite as it leaves it (rollback journal, synchronous FULL), JWTs for the MCP resource, no rate limit', async () => {
     const server = await startPeer({ name: 'Better Auth', script: 'better-auth.ts' }, false);
