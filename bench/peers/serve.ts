@@ -33,9 +33,9 @@ export const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(re
 /**
  * Starts `serve` with `flags` (after --port and --data), pinned with all its threads to core 0
  * when `pin`, waits until it listens, and seeds `count` refresh chains (one sign-in, the remembered
- * consent for the rest).
+ * consent for the rest). `nodeFlags` go to node itself (`--cpu-prof`, to see where the time goes).
  */
-export async function startServePeer(name: string, flags: string[], count: number, pin: boolean): Promise<RunningServe> {
+export async function startServePeer(name: string, flags: string[], count: number, pin: boolean, nodeFlags: string[] = []): Promise<RunningServe> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
   const data = tempDataFolder();
   const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
@@ -43,7 +43,7 @@ export async function startServePeer(name: string, flags: string[], count: numbe
   const port = await freePort();
   const logFile = join(data, 'serve.log');
   const log = openSync(logFile, 'a');
-  const command = [process.execPath, CLI, 'serve', '--port', String(port), '--data', data, ...RAISED_LIMITS, ...flags];
+  const command = [process.execPath, ...nodeFlags, CLI, 'serve', '--port', String(port), '--data', data, ...RAISED_LIMITS, ...flags];
   const [file, ...args] = pin ? ['taskset', '-c', '0', ...command] : command;
   const child = spawn(file!, args, { stdio: ['ignore', log, log] });
   closeSync(log);
