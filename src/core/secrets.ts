@@ -34,21 +34,24 @@ export function derivedToken(key: Buffer, value: string): string {
 
 /** crypto.hash (Node ≥ 20.12): a one-shot digest without a Hash object, half the cost of createHash. */
 const oneShot = (crypto as { hash?: OneShot }).hash;
-type OneShot = ((algorithm: string, data: string, encoding: 'base64url') => string) & ((algorithm: string, data: string, encoding: 'buffer') => Buffer);
+type OneShot = (algorithm: string, data: string, encoding: 'base64url') => string;
 
 /** What the store keeps of a secret: its SHA-256, never the secret itself. */
 export function hashSecret(secret: string): string {
   return oneShot ? oneShot('sha256', secret, 'base64url') : createHash('sha256').update(secret, 'utf8').digest('base64url');
 }
 
-/** The SHA-256 of a string's UTF-8 bytes, as bytes. */
-function sha256(text: string): Buffer {
-  return oneShot ? oneShot('sha256', text, 'buffer') : createHash('sha256').update(text, 'utf8').digest();
+/**
+ * Constant-time comparison of two strings; hashes first so lengths leak nothing either. Their
+ * UTF-16 code units are hashed, not their UTF-8: UTF-8 turns every lone surrogate into the same
+ * replacement character, so two different strings would compare equal.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  return timingSafeEqual(codeUnitsSha256(a), codeUnitsSha256(b)) && a.length === b.length;
 }
 
-/** Constant-time comparison of two strings; hashes first so lengths leak nothing either. */
-export function safeEqual(a: string, b: string): boolean {
-  return timingSafeEqual(sha256(a), sha256(b)) && a.length === b.length;
+function codeUnitsSha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf16le').digest();
 }
 
 /**

@@ -69,6 +69,9 @@ describe('safeEqual', () => {
     { name: 'empty vs non-empty', a: '', b: 'a', expected: false },
     { name: 'very different lengths', a: 'a', b: 'a'.repeat(1000), expected: false },
     { name: 'NFC vs NFD (no normalisation)', a: '\u00e9', b: 'e\u0301', expected: false },
+    { name: 'two different lone surrogates (the same in UTF-8)', a: 'a\ud800', b: 'a\udbff', expected: false },
+    { name: 'a lone surrogate vs the replacement character', a: '\udc00', b: '\ufffd', expected: false },
+    { name: 'identical lone surrogates', a: 'a\ud800', b: 'a\ud800', expected: true },
   ];
   for (const { name, a, b, expected } of cases) {
     it(`${name} → ${expected}`, () => {
