@@ -27,23 +27,31 @@ export interface RunningServe extends Running {
   stop(): Promise<void>;
 }
 
+export interface ServeOptions {
+  /** Flags for node itself (`--cpu-prof`, to see where the time goes). */
+  nodeFlags?: string[];
+  /** Another build's CLI (its dist/cli/main.js), to measure it beside this one. */
+  cli?: string;
+}
+
 /** RSS of process `pid`, bytes, from /proc (every thread shares it). */
 export const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 /**
  * Starts `serve` with `flags` (after --port and --data), pinned with all its threads to core 0
  * when `pin`, waits until it listens, and seeds `count` refresh chains (one sign-in, the remembered
- * consent for the rest). `nodeFlags` go to node itself (`--cpu-prof`, to see where the time goes).
+ * consent for the rest.
  */
-export async function startServePeer(name: string, flags: string[], count: number, pin: boolean, nodeFlags: string[] = []): Promise<RunningServe> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
+export async function startServePeer(name: string, flags: string[], count: number, pin: boolean, options: ServeOptions = {}): Promise<RunningServe> {
+  const { nodeFlags = [], cli: main = CLI } = options;
+  if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm run bench does)`);
   const data = tempDataFolder();
   const added = await cli(['users', 'add', USER.username, '--data', data], `${USER.password}\n`);
   if (added.code !== 0) throw new Error(added.stderr);
   const port = await freePort();
   const logFile = join(data, 'serve.log');
   const log = openSync(logFile, 'a');
-  const command = [process.execPath, ...nodeFlags, CLI, 'serve', '--port', String(port), '--data', data, ...RAISED_LIMITS, ...flags];
+  const command = [process.execPath, ...nodeFlags, main, 'serve', '--port', String(port), '--data', data, ...RAISED_LIMITS, ...flags];
   const [file, ...args] = pin ? ['taskset', '-c', '0', ...command] : command;
   const child = spawn(file!, args, { stdio: ['ignore', log, log] });
   closeSync(log);
