@@ -1,10 +1,10 @@
 /**
  * The audit lines `serve` prints on stderr. On serve's own thread (serve-thread.ts), a worker's
  * `process.stderr` hands every write to the main thread as a message, which wakes that thread to
- * write it: for a line per token request, that costs more than the request's own work. The
- * thread writes each line to file descriptor 2 itself instead, whole. Should a write fail (a pipe
- * left non-blocking by the main thread and full, a closed descriptor), the rest of that line and
- * every later one go through `process.stderr`, which waits for the pipe and reports its errors as
+ * write it: with a line per token request, much of serve's time went there. The thread writes
+ * each line to file descriptor 2 itself instead, whole. Should a write fail (a pipe left
+ * non-blocking by the main thread and full, a closed descriptor), the rest of that line and every
+ * later one go through `process.stderr`, which waits for the pipe and reports its errors as
  * before: no line is lost, none comes out of order.
  */
 import { writeSync } from 'node:fs';
