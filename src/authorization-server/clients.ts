@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { hashSecret, randomToken } from '../core/secrets.js';
+import { hashSecret } from '../core/secrets.js';
 import { hasUpkeep } from '../store/capabilities.js';
 import { CLIENT_USE_GRANULARITY } from '../store/internal.js';
 import type { ClientRecord, Store } from '../store/store.js';
@@ -52,7 +52,9 @@ export async function registerClient(
 ): Promise<RegisteredClient> {
   // A private_key_jwt client proves itself with its key pair: it has no secret to hand out.
   const usesSecret = metadata.tokenEndpointAuthMethod === 'client_secret_basic' || metadata.tokenEndpointAuthMethod === 'client_secret_post';
-  const clientSecret = usesSecret ? randomToken(32) : undefined;
+  // Hex, not base64url, as the id below: a secret starting with "-" reads as an option on a command
+  // line (`context-auth login --client-secret -x…` is refused as ambiguous), where it is pasted.
+  const clientSecret = usesSecret ? randomBytes(32).toString('hex') : undefined;
   const client: ClientRecord = {
     // Hex, not base64url: an id starting with "-" reads as an option on a command line
     // (`context-auth consents revoke --client -x…`), and client ids are typed and pasted there.

@@ -10,7 +10,7 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let used = 0;
 
-/** 256 bits of randomness, base64url: codes, refresh tokens, client secrets, session ids. */
+/** 256 bits of randomness, base64url: codes, refresh tokens, session ids. */
 export function randomToken(bytes = 32): string {
   if (bytes > POOL_BYTES) return randomFillSync(Buffer.allocUnsafe(bytes)).toString('base64url');
   if (used + bytes > pool.length) {

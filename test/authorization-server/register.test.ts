@@ -63,6 +63,20 @@ describe('dynamic client registration (RFC 7591)', () => {
     });
   }
 
+  it('makes ids and secrets that a command line takes as values: hex, never starting with "-"', async () => {
+    const h = createHarness();
+    const metadata = validateClientMetadata(
+      { client_name: 'Job', token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] },
+      h.server.metadata.scopes_supported,
+    );
+    // Base64url would start one secret in 64 with "-": in 500, about eight.
+    for (let i = 0; i < 500; i++) {
+      const { client, clientSecret } = await createClient(h.store, metadata, h.clock.now, { registeredBy: 'admin' });
+      assert.match(client.clientId, /^[0-9a-f]{32}$/);
+      assert.match(clientSecret!, /^[0-9a-f]{64}$/, '256 bits, hex');
+    }
+  });
+
   it('defaults token_endpoint_auth_method to client_secret_basic (RFC 7591 §2)', async () => {
     const client = await registerClient(createHarness(), { token_endpoint_auth_method: undefined });
     assert.equal(client.token_endpoint_auth_method, 'client_secret_basic');
