@@ -112,7 +112,9 @@ describe('bench peers', () => {
       await refresh(server, second);
       await assert.rejects(refresh(server, server.refreshTokens[0]!), /answered 400/);
       const usage = await server.usage();
-      assert.ok(usage.cpu > before.cpu, 'CPU time grows with the work done');
+      // /proc counts in clock ticks (10 ms): three refreshes may not add one.
+      assert.ok(before.cpu > 0, 'its CPU time so far, start and seeding included');
+      assert.ok(usage.cpu >= before.cpu);
       assert.ok(usage.rss > 0);
       const log = readFileSync(server.logFile, 'utf8');
       assert.match(log, /Listening on/);
