@@ -2,7 +2,7 @@
  * PostgreSQL's client lookups: a decorator of the clients aggregate, which postgres.ts puts around
  * the SQL store. Every token request looks up its client: the lookups of one turn of the event loop
  * go as one query, and the clients found are kept in memory while this process listens for the
- * announcements every write of the clients table makes at its commit (postgres-client-cache.ts).
+ * announcements every write of the clients table makes at its commit (client-cache.ts).
  */
 import { mapper } from './sql/mapping.js';
 import { CLIENT_CHANNEL, type Statement } from './sql/dialect.js';
@@ -10,7 +10,7 @@ import { postgres } from './sql/dialect.js';
 import { groupCommit, type Outcome } from './sql/group-commit.js';
 import type { Row } from './sql/sql-store.js';
 import { CLIENTS } from './sql/schema.js';
-import { ClientCache } from './postgres-client-cache.js';
+import { ClientCache } from './client-cache.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
 /** The clients that requests of one turn look up, in one round trip. */

@@ -15,6 +15,8 @@ import { SCHEMA_VERSION, TABLES } from './sql/schema.js';
 import { groupCommit, type Outcome } from './sql/group-commit.js';
 import { sqlStore, type Program, type Step, type SweepPace } from './sql/sql-store.js';
 import { OffLoopCheckpoints } from './sqlite-checkpointer.js';
+import { keepClients } from './sqlite-client-cache.js';
+import { isClientWrite } from './sql/statements.js';
 
 /** An upkeep job still running after this long gets its WAL checkpoints moved off the event loop. */
 const LONG_UPKEEP_MS = 50;
@@ -127,13 +129,17 @@ export function openSqliteStore(options: SqliteStoreOptions): FullStore {
     return entry;
   };
 
+  let clientsWritten = (): void => undefined;
   const step = ({ statement, params, mode }: Step): unknown => {
     const entry = prepare(statement);
     if (!entry) return mode === 'all' ? [] : mode === 'run' ? 0 : undefined;
     const names = entry.names;
     const bound: unknown[] = new Array(names.length);
     for (let i = 0; i < names.length; i++) bound[i] = params[names[i]!];
-    if (entry.writes) checkpoints?.wrote();
+    if (entry.writes) {
+      checkpoints?.wrote();
+      if (isClientWrite(statement)) clientsWritten();
+    }
     if (mode === 'get') return entry.stmt.get(bound);
     if (mode === 'all') return entry.stmt.all(bound);
     return entry.stmt.run(bound).changes;
@@ -173,7 +179,7 @@ export function openSqliteStore(options: SqliteStoreOptions): FullStore {
     }
   };
 
-  return sqlStore(sqlite, {
+  const store = sqlStore(sqlite, {
     run: (program) => settle(() => drive(program)),
     transaction: <T>(program: Program<T>) => grouped.transaction<T>(program),
     writeTogether: <T>(program: Program<T>) => grouped.transaction<T>(program),
@@ -203,6 +209,10 @@ export function openSqliteStore(options: SqliteStoreOptions): FullStore {
       });
     },
   });
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  const kept = keepClients(store, () => dataVersion.get() as number);
+  clientsWritten = kept.changed;
+  return kept.store;
 }
 
 /** The job's outcome, after `cleanup` has run (whose own failure never hides the job's). */

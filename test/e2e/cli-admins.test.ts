@@ -2,7 +2,7 @@
  * Administrators of the admin console, from the CLI as an operator runs it: `users add --admin`,
  * `users admin NAME on|off` (one clear line when there is no such user) and `users list`, which
  * shows who is one in its table and its --json; and `clients remove` and `users remove`, which run
- * the same operations as the console's buttons; and a password that was not given, which is
+ * the same operations as the console's buttons (a client removed while serve runs is refused at once); and a password that was not given, which is
  * said so (from a pipe, and from a terminal whose input ended, through `script`'s real pty).
  * Run `npx tsc -p tsconfig.build.json` first.
  */
@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLI, cli, tempDataFolder } from './serve-process.js';
+import { CLI, cli, freePort, startServe, tempDataFolder } from './serve-process.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -74,6 +74,31 @@ describe('removing from the CLI', () => {
     assert.equal((await cli(['clients', 'remove', clientId, '--data', data])).stderr, `context-auth: There is no client ${clientId}.\n`);
     assert.deepEqual(JSON.parse(await ok(['users', 'remove', 'alice', '--json', '--data', data])), { username: 'alice', removed: true });
     assert.equal(await ok(['users', 'list', '--data', data]), '(none)\n');
+  });
+
+  it('a client removed while serve runs is refused at its next token request', async () => {
+    const data = tempDataFolder();
+    const server = await startServe(['--port', String(await freePort()), '--data', data, '--quiet']);
+    try {
+      const added = JSON.parse(await ok(['clients', 'add', '--name', 'Job', '--grant-type', 'client_credentials', '--data', data])) as {
+        client_id: string;
+        client_secret: string;
+      };
+      const tokenRequest = () =>
+        fetch(`${server.issuer}/token`, {
+          method: 'POST',
+          headers: { authorization: `Basic ${Buffer.from(`${added.client_id}:${added.client_secret}`).toString('base64')}` },
+          body: new URLSearchParams({ grant_type: 'client_credentials' }),
+        });
+      // Twice: the second is answered with the client serve already looked up.
+      for (let i = 0; i < 2; i++) assert.equal((await tokenRequest()).status, 200);
+      await ok(['clients', 'remove', added.client_id, '--data', data]);
+      const refused = await tokenRequest();
+      assert.equal(refused.status, 401);
+      assert.equal(((await refused.json()) as { error: string }).error, 'invalid_client');
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { FullStore } from '../../src/store/index.js';
-import { ClientCache } from '../../src/store/postgres-client-cache.js';
+import { ClientCache } from '../../src/store/client-cache.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { makeClient } from '../../src/store/testing/records.js';
 import { countQueries, type QueryCounter } from '../helpers/pg-queries.js';

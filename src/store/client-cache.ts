@@ -1,9 +1,10 @@
 /**
- * The PostgreSQL store's clients kept in memory: every token request looks up its client, and a
- * round trip for a row that almost never changes cost as much as the refresh after it. Replicas share
- * the database, so what a process keeps must go when any process writes the clients table: every
- * write announces itself at COMMIT (sql/statements.ts, `writesClients`), and a process keeps clients
- * only while it listens for those announcements, dropping all of them at each one.
+ * Clients kept in memory: every token request looks up its client, a row that almost never
+ * changes. Other processes share the database (PostgreSQL replicas, a CLI verb on a SQLite file),
+ * so what a process keeps must go when any process writes the clients table; each store says how
+ * it hears of that (postgres-client-lookups.ts: announcements at COMMIT; sqlite-client-cache.ts:
+ * the file's data version), and a process keeps clients only while it hears, dropping all of them
+ * at each change.
  *
  * - Only clients found are kept: a lookup of an unknown client_id always asks the database, so
  *   made-up IDs cannot fill the memory and a new client needs no announcement to be seen.
