@@ -19,7 +19,8 @@ function plain(address: string): string {
  */
 export function addressBucket(address: string): string {
   const ip = plain(address);
-  if (!isIPv6(ip)) return ip;
+  // isIPv6 is a long regular expression, run at every request: an IPv4 address has no colon.
+  if (!ip.includes(':') || !isIPv6(ip)) return ip;
   return `${ipv6Groups(ip)
     .slice(0, 4)
     .map((group) => group.toString(16))
