@@ -26,13 +26,15 @@ import { createInterface } from 'node:readline';
 import { dpopProofSigner, generateDpopKeyPair } from '../src/core/index.js';
 import { chains, READY } from './peers/child.js';
 import { closeConnections, refresh, startPeer, stopPeer, type Peer, type Running } from './peers/process.js';
-import { interleaved as interleavedOps, mb, median, pinLoadGenerator, type Operation, type Sample } from './peers/rounds.js';
+import { cpuRatio, interleaved as interleavedOps, mb, median, pinLoadGenerator, type Operation, type Sample, type Summary } from './peers/rounds.js';
 import { startServePeer, type RunningServe } from './peers/serve.js';
 
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
 const WARMUP_SECONDS = QUICK ? 1 : 2;
+/** Before each measurement, of the same load (bench/peers/rounds.ts says why). */
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 1);
 const CHAINS = chains();
 const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL);
 const PIN = pinLoadGenerator();
@@ -47,12 +49,12 @@ const rotate: Operation = async (server, chain) => {
   const headers: Record<string, string> = server.name === DPOP_ROW ? { dpop: dpopSigner.sign({ method: 'POST', url: server.dpop!.tokenUrl }) } : {};
   server.refreshTokens[chain] = await refresh(server, server.refreshTokens[chain]!, headers);
 };
-const interleaved = (servers: Running[]): Promise<Map<string, Sample>> =>
-  interleavedOps(servers, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS });
+const interleaved = (servers: Running[]): Promise<Map<string, Summary>> =>
+  interleavedOps(servers, rotate, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, settleSeconds: SETTLE_SECONDS });
 
 const begun = Date.now();
 console.log(
-  `\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s, ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`,
+  `\nRefresh grants side by side: ${ROUNDS} rounds × ${SECONDS}s (each after ${SETTLE_SECONDS}s of the same load, unmeasured), ${CHAINS} chains, medians; ${PIN ? 'servers on core 0, load on core 1' : 'not pinned (no taskset or one core)'}`,
 );
 
 // --- Peers ---------------------------------------------------------------------------------
@@ -105,8 +107,9 @@ try {
   }
   const ours = results.get('context-auth (SQLite)')!;
   const serve = results.get(SERVE_ROW)!;
+  const overLibrary = cpuRatio(serve, ours);
   console.log(
-    `\ncontext-auth serve as shipped: ${(serve.cpuMs / ours.cpuMs).toFixed(2)} × the library's CPU per grant (target ≤ 1.10 ×); against the SDK router, ${(serve.opsPerSecond / sdk.opsPerSecond).toFixed(2)} × its grants/s (target ≥ 1.20 ×) at ${(serve.cpuMs / sdk.cpuMs).toFixed(2)} × its CPU per grant (target ≤ 0.85 ×), ${(rss.get(SERVE_ROW)! / rss.get('MCP SDK auth router')!).toFixed(2)} × its RSS (target ≤ 0.60 ×).`,
+    `\ncontext-auth serve as shipped: ${overLibrary.median.toFixed(2)} × the library's CPU per grant (median of the rounds' ratios, ${overLibrary.low.toFixed(2)}–${overLibrary.high.toFixed(2)}; target ≤ 1.10 ×); against the SDK router, ${(serve.opsPerSecond / sdk.opsPerSecond).toFixed(2)} × its grants/s (target ≥ 1.20 ×) at ${(serve.cpuMs / sdk.cpuMs).toFixed(2)} × its CPU per grant (target ≤ 0.85 ×), ${(rss.get(SERVE_ROW)! / rss.get('MCP SDK auth router')!).toFixed(2)} × its RSS (target ≤ 0.60 ×).`,
   );
   const withDpop = results.get(DPOP_ROW)!;
   const ourPostgres = results.get('context-auth (PostgreSQL)');

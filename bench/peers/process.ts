@@ -18,6 +18,8 @@ export interface Peer {
   script: string;
   args?: string[];
   env?: Record<string, string>;
+  /** Flags for node itself (`--cpu-prof`, to see where the time goes; NODE_OPTIONS refuses it). */
+  nodeFlags?: string[];
 }
 
 export interface Running extends Ready {
@@ -28,7 +30,7 @@ export interface Running extends Ready {
 
 /** Starts a server under test in its own process (pinned to core 0 when `pin`) and waits until it is ready. */
 export async function startPeer(peer: Peer, pin: boolean): Promise<Running> {
-  const command = [process.execPath, '--import', 'tsx', resolve(import.meta.dirname, peer.script), ...(peer.args ?? [])];
+  const command = [process.execPath, ...(peer.nodeFlags ?? []), '--import', 'tsx', resolve(import.meta.dirname, peer.script), ...(peer.args ?? [])];
   const [file, ...args] = pin ? ['taskset', '-c', '0', ...command] : command;
   const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...peer.env, BENCH_CHAINS: String(chains()) } });
   let stderr = '';

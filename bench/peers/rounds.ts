@@ -2,7 +2,8 @@
  * How the peers benches time an operation, shared by bench/refresh-peers.ts and
  * bench/flows-peers.ts: every chain in a closed loop for a fixed time, the server's own CPU asked
  * over IPC before and after; one warm-up per server, then rounds over all servers with the order
- * rotated each round, reported as medians so machine noise falls on all alike.
+ * rotated each round, each measurement after a short settling run, reported as medians so machine
+ * noise falls on all alike.
  */
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -28,6 +29,11 @@ export interface Sample {
   dbCpuMs?: number;
   /** This load generator's CPU over the wall time: near 1, it, not the server, was the limit. */
   loadBusy: number;
+}
+
+/** A server's medians over the rounds, and each round's sample in order (for ratios within a round). */
+export interface Summary extends Sample {
+  rounds: Sample[];
 }
 
 /** One operation of one chain; it must throw on any answer but the expected one. */
@@ -57,10 +63,26 @@ export async function measure(server: Running, seconds: number, operation: Opera
 
 export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/**
+ * The median over the rounds of `a`'s CPU per operation over `b`'s in the same round: steadier
+ * than the ratio of the two medians when the machine's speed drifts from round to round, most of
+ * all for two servers measured one after the other. Also the lowest and highest.
+ */
+export function cpuRatio(a: Summary, b: Summary): { median: number; low: number; high: number } {
+  const ratios = a.rounds.map((sample, i) => sample.cpuMs / b.rounds[i]!.cpuMs);
+  return { median: median(ratios), low: Math.min(...ratios), high: Math.max(...ratios) };
+}
+
 export interface Rounds {
   rounds: number;
   seconds: number;
   warmupSeconds: number;
+  /**
+   * Each measurement preceded by this much of the same load, unmeasured: a server that sat idle
+   * while the others were measured has shrunk its young generation and cooled its caches, and
+   * would pay for growing them back inside a short round.
+   */
+  settleSeconds?: number;
   /** Operations in flight at once; BENCH_CHAINS by default. */
   concurrency?: number;
 }
@@ -69,13 +91,14 @@ export interface Rounds {
 export async function interleaved(
   servers: Running[],
   operation: Operation,
-  { rounds, seconds, warmupSeconds, concurrency }: Rounds,
-): Promise<Map<string, Sample>> {
+  { rounds, seconds, warmupSeconds, settleSeconds = 0, concurrency }: Rounds,
+): Promise<Map<string, Summary>> {
   for (const server of servers) await measure(server, warmupSeconds, operation, concurrency);
   const samples = new Map(servers.map((s) => [s.name, [] as Sample[]]));
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < servers.length; i++) {
       const server = servers[(i + round) % servers.length]!;
+      if (settleSeconds > 0) await measure(server, settleSeconds, operation, concurrency);
       samples.get(server.name)!.push(await measure(server, seconds, operation, concurrency));
     }
   }
@@ -92,6 +115,7 @@ export async function interleaved(
           cpuMs: median(list.map((s) => s.cpuMs)),
           dbCpuMs: db.length > 0 ? median(db) : undefined,
           loadBusy,
+          rounds: list,
         },
       ];
     }),
