@@ -17,6 +17,11 @@
  * Then the bearer guard's CPU per verification (first check of many distinct tokens, and a cache
  * hit). The table by store size is bench/refresh-scaling.ts.
  *
+ * For development, `BENCH_ONLY=<regex>` measures only the rows whose name matches, prints their
+ * grants/s and CPU (and PostgreSQL / SQLite when both are there) and skips the guard;
+ * `BENCH_BASELINE=<another checkout of the repository>` adds that checkout's context-auth rows, on
+ * SQLite and PostgreSQL, to the same rounds: a change measured beside the code before it.
+ *
  *   node --import tsx bench/refresh-peers.ts [--quick]   (--quick: 3 rounds of 2 s, one guard run)
  */
 import { spawn } from 'node:child_process';
@@ -38,6 +43,9 @@ const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 1);
 const CHAINS = chains();
 const POSTGRES = Boolean(process.env.CONTEXT_AUTH_BENCH_POSTGRES_URL || process.env.CONTEXT_AUTH_TEST_POSTGRES_URL);
 const PIN = pinLoadGenerator();
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
+const wanted = (name: string): boolean => !ONLY || ONLY.test(name);
 
 /** Our server on SQLite again, its DPoP-bound chains: each refresh carries a proof the load generator makes for it. */
 const DPOP_ROW = 'context-auth (SQLite), refresh with DPoP';
@@ -68,11 +76,45 @@ const peers: Peer[] = [
   { name: BETTER_AUTH, script: 'better-auth.ts' },
   { name: FLOOR, script: 'floor.ts' },
   ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL)', script: 'ours.ts', args: ['postgres'] }] : []),
-];
+  ...(BASELINE
+    ? [
+        { name: 'context-auth (SQLite), baseline', script: resolve(BASELINE, 'bench/peers/ours.ts'), args: ['sqlite'] },
+        ...(POSTGRES ? [{ name: 'context-auth (PostgreSQL), baseline', script: resolve(BASELINE, 'bench/peers/ours.ts'), args: ['postgres'] }] : []),
+      ]
+    : []),
+].filter((peer) => wanted(peer.name));
 /** The product: `context-auth serve` on SQLite with its defaults. */
 const SERVE_ROW = 'context-auth serve (SQLite, as shipped)';
 const running: Running[] = [];
 let shipped: RunningServe | undefined;
+if (ONLY) {
+  try {
+    for (const peer of peers) running.push(await startPeer(peer, PIN));
+    const measured = running.flatMap((server) =>
+      server.name === 'context-auth (SQLite)' && wanted(DPOP_ROW)
+        ? [server, { ...server, name: DPOP_ROW, refreshTokens: server.dpop!.refreshTokens }]
+        : [server],
+    );
+    const results = await interleaved(measured);
+    console.log('\n| server | grants/s | server CPU/grant (ms) |');
+    console.log('|---|---:|---:|');
+    for (const [name, r] of results)
+      console.log(
+        `| ${name} | ${r.opsPerSecond.toFixed(0)} | ${r.cpuMs.toFixed(3)}${r.dbCpuMs !== undefined ? ` + ${r.dbCpuMs.toFixed(3)} in PostgreSQL` : ''} |`,
+      );
+    for (const suffix of ['', ', baseline']) {
+      const sqlite = results.get(`context-auth (SQLite)${suffix}`);
+      const postgres = results.get(`context-auth (PostgreSQL)${suffix}`);
+      if (sqlite && postgres)
+        console.log(`\ncontext-auth PostgreSQL / SQLite${suffix}: ${(postgres.opsPerSecond / sqlite.opsPerSecond).toFixed(2)} × the grants/s.`);
+    }
+  } finally {
+    await Promise.all(running.splice(0).map(stopPeer));
+    closeConnections();
+  }
+  console.log(`\n(${((Date.now() - begun) / 1000).toFixed(0)} s)`);
+  process.exit(0);
+}
 try {
   for (const peer of peers) running.push(await startPeer(peer, PIN));
   shipped = await startServePeer(SERVE_ROW, [], CHAINS, PIN);

@@ -5,10 +5,16 @@
  *   - refresh grants/s: concurrent clients each rotating their own refresh token in a loop;
  *   - cold flows/s: a new client registering (DCR), signing in (scrypt), consenting and
  *     redeeming its code, start to finish.
+ * Beside refresh grants/s, the CPU each grant cost: of the serve processes (every thread, all
+ * replicas, from /proc) and, when PostgreSQL runs on this machine, of its backends; and from the
+ * first, the grants one core of serve answers in a second.
  */
+import pg from 'pg';
 import { Browser, pkcePair, signInAndConsent } from '../test/helpers/harness.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { cli, freePort, startServe, tempDataFolder, type RunningServer } from '../test/e2e/serve-process.js';
+import { backendsCpuSeconds, cpuSecondsBetween } from './postgres-backends-cpu.js';
+import { processCpuSeconds } from './process-cpu.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REFRESH_WORKERS = 16;
@@ -22,9 +28,38 @@ const CALLBACK = 'http://127.0.0.1:9/callback';
  */
 const RAISED_LIMITS = ['register', 'token', 'sign-in'].flatMap((name) => ['--rate-limit', `${name}=1000000/second,burst=1000000`]);
 
+interface Started {
+  servers: RunningServer[];
+  /** A connection to the database, to read its backends' CPU (PostgreSQL only). */
+  monitor?: pg.Client;
+  stop(): Promise<void>;
+}
+
 interface Backend {
   name: string;
-  start(): Promise<{ servers: RunningServer[]; stop(): Promise<void> }>;
+  start(): Promise<Started>;
+}
+
+/** serve's processes and PostgreSQL's backends, read before and after the refresh loop. */
+async function cpuReading({ servers, monitor }: Started): Promise<{ serve: number; database?: Map<number, number> }> {
+  const serve = servers.reduce((sum, server) => sum + processCpuSeconds(server.process.pid!), 0);
+  return { serve, database: monitor ? await backendsCpuSeconds(monitor) : undefined };
+}
+
+async function startOnPostgres(replicas: number): Promise<Started> {
+  const db = await startPostgres();
+  const { servers } = await serveReplicas(replicas, ['--store', db.connectionString]);
+  const monitor = new pg.Client({ connectionString: db.connectionString });
+  await monitor.connect();
+  return {
+    servers,
+    monitor,
+    stop: async () => {
+      await monitor.end();
+      await Promise.all(servers.map((s) => s.stop()));
+      await db.stop();
+    },
+  };
 }
 
 async function serveReplicas(count: number, storeArgs: string[]): Promise<{ servers: RunningServer[] }> {
@@ -45,22 +80,8 @@ const backends: Backend[] = [
       return { servers, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
     },
   },
-  {
-    name: 'PostgreSQL',
-    async start() {
-      const db = await startPostgres();
-      const { servers } = await serveReplicas(1, ['--store', db.connectionString]);
-      return { servers, stop: async () => (await Promise.all(servers.map((s) => s.stop())), await db.stop()) };
-    },
-  },
-  {
-    name: 'PostgreSQL, 2 replicas',
-    async start() {
-      const db = await startPostgres();
-      const { servers } = await serveReplicas(2, ['--store', db.connectionString]);
-      return { servers, stop: async () => (await Promise.all(servers.map((s) => s.stop())), await db.stop()) };
-    },
-  },
+  { name: 'PostgreSQL', start: () => startOnPostgres(1) },
+  { name: 'PostgreSQL, 2 replicas', start: () => startOnPostgres(2) },
 ];
 
 /** Round-robin over the replicas' real addresses (the issuer names only the first). */
@@ -130,9 +151,10 @@ async function forDuration(workers: number, work: (worker: number) => Promise<vo
   return counts.reduce((a, b) => a + b, 0) / SECONDS;
 }
 
-const rows: { name: string; refresh: number; flows: number }[] = [];
+const rows: { name: string; refresh: number; serveCpuMs: number; databaseCpuMs?: number; flows: number }[] = [];
 for (const backend of backends) {
-  const { servers, stop } = await backend.start();
+  const started = await backend.start();
+  const { servers, stop } = started;
   try {
     const origin = balancer(servers);
     const issuer = servers[0]!.issuer;
@@ -141,14 +163,19 @@ for (const backend of backends) {
     // once from one address for one account would be told to wait.
     const grants: Awaited<ReturnType<typeof coldFlow>>[] = [];
     for (let i = 0; i < REFRESH_WORKERS; i++) grants.push(await coldFlow(origin, issuer));
+    const before = await cpuReading(started);
     const refresh = await forDuration(REFRESH_WORKERS, async (worker) => {
       const grant = grants[worker]!;
       const response = await post(origin(), '/token', { grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
       if (response.status !== 200) throw new Error(`refresh: ${response.status} ${await response.text()}`);
       grant.refreshToken = ((await response.json()) as { refresh_token: string }).refresh_token;
     });
+    const after = await cpuReading(started);
+    const answered = refresh * SECONDS;
+    const serveCpuMs = ((after.serve - before.serve) * 1000) / answered;
+    const databaseCpuMs = before.database && after.database ? (cpuSecondsBetween(before.database, after.database) * 1000) / answered : undefined;
     const flows = await forDuration(FLOW_WORKERS, async () => void (await coldFlow(origin, issuer)));
-    rows.push({ name: backend.name, refresh, flows });
+    rows.push({ name: backend.name, refresh, serveCpuMs, databaseCpuMs, flows });
   } finally {
     await stop();
   }
@@ -158,11 +185,14 @@ const base = rows[0]!;
 console.log(
   `\nStore throughput through \`context-auth serve\` (${SECONDS}s each; ${REFRESH_WORKERS} refreshing clients, ${FLOW_WORKERS} cold flows at a time)\n`,
 );
-console.log('| store | refresh grants/s | vs SQLite | cold flows/s | vs SQLite |');
-console.log('|---|---:|---:|---:|---:|');
+console.log(
+  '| store | refresh grants/s | vs SQLite | serve CPU per grant (ms) | grants/s per core of serve | PostgreSQL CPU per grant (ms) | cold flows/s | vs SQLite |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) {
+  const database = row.databaseCpuMs === undefined ? '' : row.databaseCpuMs.toFixed(3);
   console.log(
-    `| ${row.name} | ${row.refresh.toFixed(0)} | ${(row.refresh / base.refresh).toFixed(2)} | ${row.flows.toFixed(1)} | ${(row.flows / base.flows).toFixed(2)} |`,
+    `| ${row.name} | ${row.refresh.toFixed(0)} | ${(row.refresh / base.refresh).toFixed(2)} | ${row.serveCpuMs.toFixed(3)} | ${(1000 / row.serveCpuMs).toFixed(0)} | ${database} | ${row.flows.toFixed(1)} | ${(row.flows / base.flows).toFixed(2)} |`,
   );
 }
 process.exit(0);
