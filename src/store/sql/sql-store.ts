@@ -523,14 +523,25 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
       if (d.writesInWith) return run(refreshInOneStatement(request));
       return inTransaction(rotateRefresh(request));
     },
-    refreshGrantWithAssertion: (request, assertion) =>
-      inTransaction(
+    refreshGrantWithAssertion: (request, assertion) => {
+      const used = { assertion_key: assertion.key, expires_at: assertion.expiresAt };
+      if (d.writesInWith) {
+        // One statement, committed on its own, as refreshGrant's.
+        return run(
+          (function* (): Program<RefreshResult | { status: 'assertion-used' }> {
+            const row = (yield* get(S.refreshWithAssertionInOneStatement, { ...refreshParams(request), ...used }))!;
+            if (!d.decode.bool(row.assertion_taken)) return { status: 'assertion-used' };
+            return row.id !== null ? refreshed(row) : yield* explainRefresh(request);
+          })(),
+        );
+      }
+      return inTransaction(
         (function* (): Program<RefreshResult | { status: 'assertion-used' }> {
-          const params = { assertion_key: assertion.key, expires_at: assertion.expiresAt, now: request.now };
-          if (!(yield* get(S.useAssertion, params))) return { status: 'assertion-used' };
-          return yield* d.writesInWith ? refreshInOneStatement(request) : rotateRefresh(request);
+          if (!(yield* get(S.useAssertion, { ...used, now: request.now }))) return { status: 'assertion-used' };
+          return yield* rotateRefresh(request);
         })(),
-      ),
+      );
+    },
     repeatRefresh: (request) => {
       const params = {
         token_hash: request.tokenHash,
