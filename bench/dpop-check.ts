@@ -8,6 +8,9 @@
  *  - the guard's whole answer to a request with a bound token verified before (checkKnown, as the
  *    Hono middleware calls it), with its proof, beside the same answer to a Bearer token: what
  *    DPoP adds at the guard, replay record and key binding included; and with nonces required;
+ *  - the token endpoint's whole answer to a refresh grant on SQLite (its handler, no HTTP), with a
+ *    proof and without, 16 at once as concurrent requests come: what DPoP adds to a refresh, the
+ *    proof's replay record (kept in the rotation's transaction) included;
  *  - each step on its own: the parse, a new key's import and thumbprint, the target URI, `ath`, the
  *    replay key, the guard's replay record, a nonce, and the token endpoint's replay record (in
  *    SQLite, 16 proofs in one turn as concurrent token requests share a commit).
@@ -36,6 +39,7 @@ import { jwtVerifier, protectedResource, type ProtectedResource } from '../src/r
 import { createMemoryStore } from '../src/store/index.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { tokenIssuer } from './peers/issue-tokens.js';
+import { grantWithRefreshToken } from './seed-grant.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 /** Operations of one row before the next row takes its turn (a multiple of TURN). */
@@ -112,6 +116,57 @@ const forgetful = new DpopProofVerifier({ maxKeys: 1 });
 const dir = mkdtempSync(join(tmpdir(), 'context-auth-dpop-bench-'));
 const sqlite = openSqliteStore({ path: join(dir, 'store.db') });
 const replays = new ReplayCache();
+
+// Refresh grants at a token endpoint on SQLite: TURN chains of a public client's refresh tokens,
+// and TURN more bound to one client's key, each refreshed with a new proof by it.
+const refreshStore = openSqliteStore({ path: join(dir, 'refresh.db') });
+const refreshServer = createAuthorizationServer({ issuer, store: refreshStore, resources: [resource], rateLimits: { token: false } });
+await refreshStore.createClient({
+  clientId: 'bench-public',
+  clientSecretHash: null,
+  tokenEndpointAuthMethod: 'none',
+  redirectUris: ['http://127.0.0.1:9/cb'],
+  grantTypes: ['authorization_code', 'refresh_token'],
+  responseTypes: ['code'],
+  clientName: 'bench',
+  scope: null,
+  metadata: {},
+  canIntrospect: false,
+  registeredBy: 'admin',
+  createdAt: NOW,
+  lastUsedAt: null,
+});
+await refreshStore.createUser({ id: 'bench-user', username: 'bench', passwordHash: null, createdAt: NOW });
+const refresher = clients[0]!.signer;
+async function refreshChains(bound: boolean): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: TURN }, async (_, chain) => {
+      const grant = { id: `${bound ? 'bound' : 'plain'}-${chain}`, clientId: 'bench-public', userId: 'bench-user', scope: ['mcp:tools'] };
+      const token = bound ? `${randomToken(32)}.${refresher.jkt}` : randomToken(32);
+      const record = { ...grant, resource, authTime: NOW, createdAt: NOW, revokedAt: null, upstreamSessionId: null, accessExpiresAt: null };
+      await grantWithRefreshToken(refreshStore, record, { tokenHash: hashSecret(token), createdAt: NOW, expiresAt: NOW + 86_400 }, NOW);
+      return token;
+    }),
+  );
+}
+const plainChains = await refreshChains(false);
+const boundChains = await refreshChains(true);
+const refreshProofs = Array.from({ length: total }, () => refresher.sign({ method: 'POST', url: tokenEndpoint }));
+let refreshProof = 0;
+/** One turn: every chain refreshed at once, each keeping the token it gets back. */
+async function refreshTurn(chains: string[], withProof: boolean): Promise<void> {
+  await Promise.all(
+    chains.map(async (token, chain) => {
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      if (withProof) headers.dpop = refreshProofs[refreshProof++]!;
+      const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: 'bench-public' });
+      const response = await refreshServer.handle(new Request(tokenEndpoint, { method: 'POST', headers, body }));
+      const answer = (await response.json()) as { refresh_token?: string };
+      if (!answer.refresh_token) throw new Error(`the refresh was refused: ${JSON.stringify(answer)}`);
+      chains[chain] = answer.refresh_token;
+    }),
+  );
+}
 const nonces = new DpopNonces(NONCE_KEY);
 const jwks = clients.map((client) => client.pair.publicJwk as Record<string, unknown>);
 
@@ -139,6 +194,8 @@ const GUARD_DPOP = 'guard: a bound token verified before, with a new proof (chec
 const GUARD_BEARER = 'guard: a Bearer token verified before (checkKnown)';
 const GUARD_NONCE = 'guard with nonces required: a bound token verified before, with a new proof';
 const STORE_RECORD = `token endpoint's replay record: useAssertionId on SQLite, ${TURN} in one turn (a commit of their own)`;
+const REFRESH_PLAIN = `token endpoint: a refresh grant on SQLite, ${TURN} in one turn (its handler, no HTTP)`;
+const REFRESH_DPOP = 'token endpoint: the same with DPoP (a new proof; the token bound to its key)';
 const rows: Row[] = [
   { name: FLOOR, run: (i) => void verify('sha256', signed[i]!.data, { key: signed[i]!.key, dsaEncoding: 'ieee-p1363' }, signed[i]!.signature) },
   { name: TOKEN_CHECK, run: (i) => passed(known.check({ proof: atToken[i]!.proof, method: 'POST', url: tokenEndpoint, now: NOW })) },
@@ -165,6 +222,8 @@ const rows: Row[] = [
       checkKnown(nonceGuard, `DPoP ${client.token}`, proof);
     },
   },
+  { name: REFRESH_PLAIN, turns: true, run: () => refreshTurn(plainChains, false) },
+  { name: REFRESH_DPOP, turns: true, run: () => refreshTurn(boundChains, true) },
   { name: 'step: parse the proof (DpopProofVerifier.unverifiedClaims, a known header)', run: (i) => void known.unverifiedClaims(atGuard[i]!.proof) },
   {
     name: "step, a new key only: import the proof's JWK (createPublicKey)",
@@ -210,6 +269,7 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [name, micros] of spent) samples.get(name)!.push(micros / OPS);
 }
 await sqlite.close();
+await refreshStore.close();
 rmSync(dir, { recursive: true, force: true });
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -227,9 +287,11 @@ for (const row of rows) {
 }
 // Above the floor: what a DPoP check costs beside the one P-256 verification it cannot do without.
 const guardAdds = median(samples.get(GUARD_DPOP)!.map((value, round) => value - samples.get(GUARD_BEARER)![round]! - samples.get(FLOOR)![round]!));
+const refreshAdds = median(samples.get(REFRESH_DPOP)!.map((value, round) => value - samples.get(REFRESH_PLAIN)![round]! - samples.get(FLOOR)![round]!));
 const nonceAdds = median(samples.get(GUARD_NONCE)!.map((value, round) => value - samples.get(GUARD_BEARER)![round]! - samples.get(FLOOR)![round]!));
 console.log(`
 The floor: ${cpu(FLOOR).toFixed(1)} µs. Above it (medians of each round's difference):
-- the token endpoint's check: ${above(TOKEN_CHECK, FLOOR).toFixed(1)} µs, and its replay record in SQLite ${cpu(STORE_RECORD).toFixed(1)} µs more;
+- the token endpoint's check: ${above(TOKEN_CHECK, FLOOR).toFixed(1)} µs, and its replay record in SQLite ${cpu(STORE_RECORD).toFixed(1)} µs more with a commit of its own;
+- a refresh grant with DPoP against one without: ${above(REFRESH_DPOP, REFRESH_PLAIN).toFixed(1)} µs more, ${refreshAdds.toFixed(1)} µs above the floor (the proof's check, its replay record in the rotation's commit, the rest);
 - the guard's check: ${above(GUARD_CHECK, FLOOR).toFixed(1)} µs;
 - the guard's whole answer, DPoP against Bearer: ${guardAdds.toFixed(1)} µs above the floor (target < 20); with nonces required ${nonceAdds.toFixed(1)} µs.`);

@@ -85,20 +85,32 @@ export interface Rounds {
   settleSeconds?: number;
   /** Operations in flight at once; BENCH_CHAINS by default. */
   concurrency?: number;
+  /**
+   * Called before each window of `server`, outside it: what the load generator can make ahead
+   * (signatures) is made here, so that its work does not run beside the server's in the window.
+   */
+  prepare?: (server: Running, seconds: number) => void;
 }
 
 /** Warm every server, then `rounds` rounds over all of them, the order rotated each round; medians per server. */
 export async function interleaved(
   servers: Running[],
   operation: Operation,
-  { rounds, seconds, warmupSeconds, settleSeconds = 0, concurrency }: Rounds,
+  { rounds, seconds, warmupSeconds, settleSeconds = 0, concurrency, prepare }: Rounds,
 ): Promise<Map<string, Summary>> {
-  for (const server of servers) await measure(server, warmupSeconds, operation, concurrency);
+  for (const server of servers) {
+    prepare?.(server, warmupSeconds);
+    await measure(server, warmupSeconds, operation, concurrency);
+  }
   const samples = new Map(servers.map((s) => [s.name, [] as Sample[]]));
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < servers.length; i++) {
       const server = servers[(i + round) % servers.length]!;
-      if (settleSeconds > 0) await measure(server, settleSeconds, operation, concurrency);
+      if (settleSeconds > 0) {
+        prepare?.(server, settleSeconds);
+        await measure(server, settleSeconds, operation, concurrency);
+      }
+      prepare?.(server, seconds);
       samples.get(server.name)!.push(await measure(server, seconds, operation, concurrency));
     }
   }

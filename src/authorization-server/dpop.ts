@@ -1,7 +1,7 @@
-import { DpopProofVerifier, type DpopProof } from '../core/dpop.js';
+import { DpopProofVerifier } from '../core/dpop.js';
 import { DpopNonces } from '../core/dpop-nonce.js';
 import { OAuthError } from '../core/errors.js';
-import type { ClientRecord, Store } from '../store/store.js';
+import type { AssertionUse, ClientRecord, Store } from '../store/store.js';
 import type { SigningKeys } from './keys.js';
 
 /**
@@ -21,6 +21,14 @@ export interface CheckedProof {
    * its grant has verified that token, before any token is made.
    */
   spend(): Promise<void>;
+  /**
+   * Spends the proof within `write`, a store call that keeps the proof's replay record in the
+   * transaction of its own work (one commit for both) and answers 'assertion-used', changing
+   * nothing, when the record was kept before: then refused as `spend` refuses it. A proof spent
+   * already is not handed over: `alone` runs instead. When `write` fails, the proof is spent as
+   * `spend` spends it before the failure goes on, so that no request leaves its proof unspent.
+   */
+  spendWithin<T>(write: (record: AssertionUse) => Promise<T | { status: 'assertion-used' }>, alone: () => Promise<T>): Promise<T>;
 }
 
 /** The DPoP key a token request proved it holds, as the grant it is dispatched to sees it. */
@@ -123,13 +131,33 @@ export class TokenEndpointDpop {
       throw new OAuthError(result.error, result.description, 400, headers);
     }
     const { proof } = result;
+    const record: AssertionUse = { key: proof.replayKey, expiresAt: proof.replayUntil };
     let spent: Promise<void> | undefined;
-    return { jkt: proof.jkt, spend: () => (spent ??= this.#spend(proof, now)) };
+    const spendAlone = () => this.#spend(record, now);
+    const spend = () => (spent ??= spendAlone());
+    return {
+      jkt: proof.jkt,
+      spend,
+      async spendWithin(write, alone) {
+        if (spent) {
+          await spent;
+          return alone();
+        }
+        const written = write(record);
+        spent = written.then(
+          (outcome) => {
+            if (isAssertionUsed(outcome)) throw replayed();
+          },
+          () => spendAlone(),
+        );
+        await spent;
+        return written as Promise<Exclude<Awaited<typeof written>, { status: 'assertion-used' }>>;
+      },
+    };
   }
 
-  async #spend(proof: DpopProof, now: number): Promise<void> {
-    if (!(await this.store.useAssertionId(proof.replayKey, proof.replayUntil, now)))
-      throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used (jti)');
+  async #spend(record: AssertionUse, now: number): Promise<void> {
+    if (!(await this.store.useAssertionId(record.key, record.expiresAt, now))) throw replayed();
   }
 
   /** The header that gives a client the nonce to put in its next proof; none when nonces are off. */
@@ -144,6 +172,11 @@ export class TokenEndpointDpop {
     return this.#nonces.nonces;
   }
 }
+
+const replayed = (): OAuthError => new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used (jti)');
+
+const isAssertionUsed = (outcome: unknown): outcome is { status: 'assertion-used' } =>
+  typeof outcome === 'object' && outcome !== null && (outcome as { status?: unknown }).status === 'assertion-used';
 
 /** The label the nonce key is derived under from the signing key (SigningKeys.macKeys). */
 const NONCE_KEY_LABEL = 'context-auth DPoP nonces';

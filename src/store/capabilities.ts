@@ -16,6 +16,7 @@ import type {
   PeopleStore,
   RateBucketStore,
   RefreshRetryStore,
+  RefreshWithAssertionStore,
   ReplayStore,
   RevocationFeedStore,
   SessionStore,
@@ -56,7 +57,16 @@ export const CORE_METHODS = {
 } satisfies Record<StoreAggregate, readonly string[]>;
 
 export type StoreCapability =
-  'deviceAuthorization' | 'signOut' | 'refreshRetry' | 'upkeep' | 'rateBuckets' | 'revocationFeed' | 'administration' | 'console' | 'auditEvents';
+  | 'deviceAuthorization'
+  | 'signOut'
+  | 'refreshRetry'
+  | 'refreshWithAssertion'
+  | 'upkeep'
+  | 'rateBuckets'
+  | 'revocationFeed'
+  | 'administration'
+  | 'console'
+  | 'auditEvents';
 
 /** The methods each capability consists of (an optional one, watchRevocations, is not required). */
 export const CAPABILITY_METHODS = {
@@ -69,6 +79,7 @@ export const CAPABILITY_METHODS = {
   ] as const satisfies readonly (keyof DeviceAuthorizationStore)[],
   signOut: ['deleteSession'] as const satisfies readonly (keyof SignOutStore)[],
   refreshRetry: ['repeatRefresh'] as const satisfies readonly (keyof RefreshRetryStore)[],
+  refreshWithAssertion: ['refreshGrantWithAssertion'] as const satisfies readonly (keyof RefreshWithAssertionStore)[],
   upkeep: ['touchClient', 'sweepExpired'] as const satisfies readonly (keyof StoreUpkeep)[],
   rateBuckets: ['takeRateTokens'] as const satisfies readonly (keyof RateBucketStore)[],
   revocationFeed: ['listRevocations'] as const satisfies readonly (keyof RevocationFeedStore)[],
@@ -92,7 +103,10 @@ type Unlisted<Interface, Listed extends readonly string[]> = Exclude<keyof Inter
 type Check<Missing> = [Missing] extends [never] ? true : Missing;
 const everyMethodListed: Check<
   | Unlisted<Omit<Store, 'close' | 'sharedByReplicas'>, (typeof CORE_METHODS)[StoreAggregate]>
-  | Unlisted<DeviceAuthorizationStore & SignOutStore & RefreshRetryStore & StoreUpkeep & RateBucketStore, (typeof CAPABILITY_METHODS)[StoreCapability]>
+  | Unlisted<
+      DeviceAuthorizationStore & SignOutStore & RefreshRetryStore & RefreshWithAssertionStore & StoreUpkeep & RateBucketStore,
+      (typeof CAPABILITY_METHODS)[StoreCapability]
+    >
   | Unlisted<Omit<RevocationFeedStore, 'watchRevocations'> & StoreAdministration & StoreConsole & AuditEventStore, (typeof CAPABILITY_METHODS)[StoreCapability]>
 > = true;
 void everyMethodListed;
@@ -120,6 +134,7 @@ function inspect(store: Store, capability: StoreCapability): boolean {
 export const hasDeviceAuthorization = (store: Store): store is Store & DeviceAuthorizationStore => has(store, 'deviceAuthorization');
 export const hasSignOut = (store: Store): store is Store & SignOutStore => has(store, 'signOut');
 export const hasRefreshRetry = (store: Store): store is Store & RefreshRetryStore => has(store, 'refreshRetry');
+export const hasRefreshWithAssertion = (store: Store): store is Store & RefreshWithAssertionStore => has(store, 'refreshWithAssertion');
 export const hasUpkeep = (store: Store): store is Store & StoreUpkeep => has(store, 'upkeep');
 export const hasRateBuckets = (store: Store): store is Store & RateBucketStore => has(store, 'rateBuckets');
 export const hasRevocationFeed = (store: Store): store is Store & RevocationFeedStore => has(store, 'revocationFeed');

@@ -14,6 +14,8 @@ import {
   type DeviceAuthorizationRecord,
   type GrantRecord,
   type InteractionRecord,
+  type RefreshRequest,
+  type RefreshResult,
   type RefreshTokenRecord,
   type RateTokensResult,
   type RevocationRecord,
@@ -163,6 +165,31 @@ export function createMemoryStore(): FullStore {
     const { successorKey, ...record } = spent;
     return { ...record, clientId: grant.clientId, successorUnused: findSuccessor(spent.grantId, successorKey) !== undefined };
   };
+
+  /** A refresh (refreshGrant), synchronous: nothing else runs between its checks and its writes. */
+  function rotateRefreshToken(request: RefreshRequest): RefreshResult {
+    const { tokenHash, clientId, next, now } = request;
+    const old = refreshTokens.get(tokenHash);
+    const grant = old && grants.get(old.grantId);
+    const usable =
+      old !== undefined &&
+      old.clientId === clientId &&
+      old.expiresAt > now &&
+      grant !== undefined &&
+      grant.revokedAt === null &&
+      (grant.upstreamSessionId === null || request.upstreamChecked);
+    if (!usable) return explainRefreshFailure(request, copy(old), copy(grant), old ? undefined : findSpent(tokenHash));
+    if (refreshTokens.has(next.tokenHash)) throw new StoreError('conflict', `refresh token already exists: ${next.tokenHash}`);
+    raiseAccessExpiry(grant, request.accessExpiresAt);
+    refreshTokens.delete(tokenHash);
+    const key = spentKey(tokenHash);
+    if (!spentTokens.has(key)) spentTokens.set(key, { grantId: old.grantId, spentAt: now, expiresAt: old.expiresAt, successorKey: spentKey(next.tokenHash) });
+    refreshTokens.set(next.tokenHash, { ...next, grantId: old.grantId, clientId: old.clientId, scope: [...old.scope] });
+    return { status: 'ok', grant: copy(grant), scope: [...old.scope] };
+  }
+
+  /** Whether a record of the assertion is kept at `now` (useAssertionId). */
+  const assertionKept = (key: string, now: number): boolean => (usedAssertions.get(key)?.expiresAt ?? -Infinity) > now;
 
   const findUserByUsername = (username: string): UserRecord | undefined => [...users.values()].find((user) => user.username === username);
 
@@ -446,24 +473,14 @@ export function createMemoryStore(): FullStore {
       return findSpent(tokenHash);
     },
     async refreshGrant(request) {
-      const { tokenHash, clientId, next, now } = request;
-      const old = refreshTokens.get(tokenHash);
-      const grant = old && grants.get(old.grantId);
-      const usable =
-        old !== undefined &&
-        old.clientId === clientId &&
-        old.expiresAt > now &&
-        grant !== undefined &&
-        grant.revokedAt === null &&
-        (grant.upstreamSessionId === null || request.upstreamChecked);
-      if (!usable) return explainRefreshFailure(request, copy(old), copy(grant), old ? undefined : findSpent(tokenHash));
-      if (refreshTokens.has(next.tokenHash)) throw new StoreError('conflict', `refresh token already exists: ${next.tokenHash}`);
-      raiseAccessExpiry(grant, request.accessExpiresAt);
-      refreshTokens.delete(tokenHash);
-      const key = spentKey(tokenHash);
-      if (!spentTokens.has(key)) spentTokens.set(key, { grantId: old.grantId, spentAt: now, expiresAt: old.expiresAt, successorKey: spentKey(next.tokenHash) });
-      refreshTokens.set(next.tokenHash, { ...next, grantId: old.grantId, clientId: old.clientId, scope: [...old.scope] });
-      return { status: 'ok', grant: copy(grant), scope: [...old.scope] };
+      return rotateRefreshToken(request);
+    },
+    async refreshGrantWithAssertion(request, assertion) {
+      if (assertionKept(assertion.key, request.now)) return { status: 'assertion-used' };
+      // The refresh first: one that throws keeps nothing, as a transaction rolled back.
+      const result = rotateRefreshToken(request);
+      usedAssertions.set(assertion.key, { expiresAt: assertion.expiresAt });
+      return result;
     },
     async repeatRefresh(request) {
       const { tokenHash, clientId, now } = request;
@@ -494,8 +511,7 @@ export function createMemoryStore(): FullStore {
     },
 
     async useAssertionId(key, expiresAt, now) {
-      const used = usedAssertions.get(key);
-      if (used && used.expiresAt > now) return false;
+      if (assertionKept(key, now)) return false;
       usedAssertions.set(key, { expiresAt });
       return true;
     },

@@ -15,7 +15,7 @@
  * - Methods are async so a networked database fits behind the same interface.
  */
 import type { ClientStore } from './contract/clients.js';
-import type { GrantStore, RefreshRetryStore } from './contract/grants.js';
+import type { GrantStore, RefreshRetryStore, RefreshWithAssertionStore } from './contract/grants.js';
 import type { DeviceAuthorizationStore } from './contract/devices.js';
 import type { InteractionStore } from './contract/interactions.js';
 import type { KeyStore } from './contract/keys.js';
@@ -86,6 +86,7 @@ export type FullStore = Store &
   DeviceAuthorizationStore &
   SignOutStore &
   RefreshRetryStore &
+  RefreshWithAssertionStore &
   StoreUpkeep &
   RateBucketStore &
   RevocationFeedStore &

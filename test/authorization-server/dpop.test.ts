@@ -16,7 +16,12 @@ import { DPOP_SIGNING_ALGORITHMS, dpopProofSigner, generateDpopKeyPair } from '.
 import { jwtSigner } from '../../src/core/jwt.js';
 import { JWT_BEARER_GRANT_TYPE } from '../../src/core/protocol.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
+import type { FullStore, Store } from '../../src/store/store.js';
+import { hashSecret } from '../../src/core/secrets.js';
+import { withoutCapabilities } from '../helpers/core-store.js';
+import { startPostgres } from '../helpers/postgres.js';
 import { startTestIssuer } from '../helpers/enterprise-idp.js';
 import {
   addResourceServer,
@@ -557,6 +562,133 @@ describe('DPoP at the token endpoint — replay records', () => {
     // Within the retry window the spent token, its successor unused, would be taken as a retry.
     await refusedProof(await refresh(h, client, first.refresh_token!, proof), /already used/);
     assertBound(await ok(await refresh(h, client, second.refresh_token!, proofFor(h, key))), key);
+  });
+
+  describe("a refresh's proof, spent in the transaction that rotates the token", () => {
+    /** The store with the names of its calls that spend a proof or a refresh token noted in `calls`. */
+    function noting(store: Store, calls: string[]): Store {
+      const noted = Object.create(store) as Record<string, unknown>;
+      for (const method of ['useAssertionId', 'refreshGrant', 'refreshGrantWithAssertion'] as const) {
+        const original = (store as unknown as Record<string, ((...args: unknown[]) => unknown) | undefined>)[method];
+        if (original) noted[method] = (...args: unknown[]) => (calls.push(method), original.apply(store, args));
+      }
+      return noted as unknown as Store;
+    }
+
+    /** A public client with a refresh token bound to `key`. */
+    async function boundToken(h: Harness, client: TestClient, key: Signer): Promise<string> {
+      return (await ok(await redeem(h, client, await codeFor(h, client), proofFor(h, key)))).refresh_token!;
+    }
+
+    it('one store call, one commit: the record is kept with the rotation, not apart', async () => {
+      const calls: string[] = [];
+      const h = createHarness({ serverStore: (store) => noting(store, calls) });
+      const client = await registerClient(h);
+      const key = newKey();
+      const token = await boundToken(h, client, key);
+      calls.length = 0;
+      const proof = proofFor(h, key);
+      const refreshed = await ok(await refresh(h, client, token, proof));
+      assert.deepEqual(calls, ['refreshGrantWithAssertion']);
+      await refusedProof(await refresh(h, client, refreshed.refresh_token!, proof), /already used/);
+      assert.deepEqual(await h.store.getRefreshToken(hashSecret(refreshed.refresh_token!)).then((t) => t !== undefined), true, 'the replay spent nothing');
+    });
+
+    it('a store without refreshGrantWithAssertion records the proof first, as before: the same refusals', async () => {
+      const calls: string[] = [];
+      const h = createHarness({ serverStore: (store) => noting(withoutCapabilities(store, ['refreshWithAssertion']), calls) });
+      const client = await registerClient(h);
+      const key = newKey();
+      const token = await boundToken(h, client, key);
+      calls.length = 0;
+      const proof = proofFor(h, key);
+      const refreshed = await ok(await refresh(h, client, token, proof));
+      assert.deepEqual(calls, ['useAssertionId', 'refreshGrant']);
+      await refusedProof(await refresh(h, client, refreshed.refresh_token!, proof), /already used/);
+      assertBound(await ok(await refresh(h, client, refreshed.refresh_token!, proofFor(h, key))), key);
+    });
+
+    for (const capable of [true, false]) {
+      it(`a proof sent with a refresh that was refused is spent all the same: sent again with a good token, it is refused${capable ? '' : ' (a store without refreshGrantWithAssertion)'}`, async () => {
+        const h = createHarness(capable ? {} : { serverStore: (store) => withoutCapabilities(store, ['refreshWithAssertion']) });
+        const client = await registerClient(h);
+        const key = newKey();
+        const good = await boundToken(h, client, key);
+        const refusals: Array<[string, Record<string, string>, string, RegExp]> = [
+          ['a token the store does not know', { refresh_token: `${'x'.repeat(43)}.${key.jkt}` }, 'invalid_grant', /invalid/],
+          ['a scope wider than granted (refused before the store is asked)', { refresh_token: good, scope: 'mcp:tools mcp:admin' }, 'invalid_scope', /narrow/],
+          ['no refresh token at all', {}, 'invalid_request', /refresh_token is required/],
+        ];
+        for (const [what, values, error, pattern] of refusals) {
+          const proof = proofFor(h, key);
+          const body = await expectOAuthError(await tokenRequest(h, client, { grant_type: 'refresh_token', ...values }, proof), 400, error);
+          assert.match(body.error_description ?? '', pattern, what);
+          await refusedProof(await refresh(h, client, good, proof), /already used/);
+        }
+        assertBound(await ok(await refresh(h, client, good, proofFor(h, key))), key);
+      });
+    }
+
+    const replicas: Array<[string, () => Promise<{ stores: [FullStore, FullStore]; close(): Promise<void> }>]> = [
+      [
+        'SQLite (two connections to one file, as two processes have)',
+        async () => {
+          const folder = mkdtempSync(join(tmpdir(), 'ca-dpop-replicas-'));
+          const stores: [FullStore, FullStore] = [openSqliteStore({ path: join(folder, 'store.db') }), openSqliteStore({ path: join(folder, 'store.db') })];
+          return {
+            stores,
+            close: async () => {
+              await Promise.all(stores.map((store) => store.close()));
+              rmSync(folder, { recursive: true, force: true });
+            },
+          };
+        },
+      ],
+      [
+        'PostgreSQL (two stores on one database)',
+        async () => {
+          const database = await startPostgres();
+          const stores: [FullStore, FullStore] = [
+            await openPostgresStore({ connectionString: database.connectionString }),
+            await openPostgresStore({ connectionString: database.connectionString }),
+          ];
+          return {
+            stores,
+            close: async () => {
+              await Promise.all(stores.map((store) => store.close()));
+              await database.stop();
+            },
+          };
+        },
+      ],
+    ];
+    for (const [kind, open] of replicas) {
+      it(`${kind}: a proof used at one replica is refused at the other, and of one proof sent to both at once, one goes`, async () => {
+        const { stores, close } = await open();
+        try {
+          const [one, two] = stores.map((store) => createHarness({ store }));
+          const client = await registerClient(one!);
+          const key = newKey();
+          let tokens = [await boundToken(one!, client, key), await boundToken(two!, client, key)];
+          const proof = proofFor(one!, key);
+          tokens[0] = (await ok(await refresh(one!, client, tokens[0]!, proof))).refresh_token!;
+          await refusedProof(await refresh(two!, client, tokens[1]!, proof), /already used/);
+
+          const shared = proofFor(one!, key);
+          const answers = await Promise.all([refresh(one!, client, tokens[0]!, shared), refresh(two!, client, tokens[1]!, shared)]);
+          const statuses = answers.map((answer) => answer.status);
+          assert.deepEqual([...statuses].sort(), [200, 400], 'one goes, one is refused');
+          const refused = statuses.indexOf(400);
+          await refusedProof(answers[refused]!, /already used/);
+          const went = (await ok(answers[1 - refused]!)).refresh_token!;
+          tokens = refused === 0 ? [tokens[0]!, went] : [went, tokens[1]!];
+          // The refused request spent nothing: its token still refreshes, with a proof of its own.
+          assertBound(await ok(await refresh([one!, two!][refused]!, client, tokens[refused]!, proofFor(one!, key))), key);
+        } finally {
+          await close();
+        }
+      });
+    }
   });
 
   describe("a workload's request (no client: its token authenticates it)", () => {

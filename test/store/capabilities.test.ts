@@ -12,6 +12,7 @@ import {
   hasDeviceAuthorization,
   hasRateBuckets,
   hasRefreshRetry,
+  hasRefreshWithAssertion,
   hasRevocationFeed,
   hasSignOut,
   hasUpkeep,
@@ -28,6 +29,7 @@ describe('store capabilities', () => {
       'deviceAuthorization',
       'signOut',
       'refreshRetry',
+      'refreshWithAssertion',
       'upkeep',
       'rateBuckets',
       'revocationFeed',
@@ -46,6 +48,7 @@ describe('store capabilities', () => {
       hasDeviceAuthorization,
       hasSignOut,
       hasRefreshRetry,
+      hasRefreshWithAssertion,
       hasUpkeep,
       hasRateBuckets,
       hasRevocationFeed,
@@ -59,7 +62,7 @@ describe('store capabilities', () => {
 
   it('each capability is told apart', () => {
     const store = withoutCapabilities(createMemoryStore(), ['signOut', 'upkeep', 'administration', 'auditEvents']);
-    assert.deepEqual(capabilitiesOf(store), ['deviceAuthorization', 'refreshRetry', 'rateBuckets', 'revocationFeed', 'console']);
+    assert.deepEqual(capabilitiesOf(store), ['deviceAuthorization', 'refreshRetry', 'refreshWithAssertion', 'rateBuckets', 'revocationFeed', 'console']);
   });
 
   it('half a capability is an error that names what is missing', () => {

@@ -1,6 +1,7 @@
 import { OAuthError } from '../../core/errors.js';
 import { TOKEN_EXCHANGE_GRANT_TYPE } from '../../core/id-jag.js';
 import { DEVICE_CODE_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from '../../core/protocol.js';
+import { hasRefreshWithAssertion } from '../../store/capabilities.js';
 import type { ClientRecord } from '../../store/store.js';
 import { authenticateClient, claimedClientId } from '../checks/authenticate-client.js';
 import type { ServerContext } from '../context.js';
@@ -88,8 +89,11 @@ async function answer(ctx: ServerContext, request: EndpointRequest, params: Para
   const proof = await ctx.dpop.check(dpop, ctx.now());
   if (!proof && requiresDpop(client)) throw new OAuthError('invalid_dpop_proof', 'this client is registered with dpop_bound_access_tokens: send a DPoP proof');
   // Spent before the grant, so a replayed request is refused before it spends a code or a refresh
-  // token. With no client, the grant spends it once it has verified the workload's token.
-  if (proof && client) await proof.spend();
+  // token. With no client, the grant spends it once it has verified the workload's token. A
+  // refresh spends it in the store's transaction that rotates the token, where the store can
+  // (grants/refresh-token.ts): one commit, not two.
+  const spentByGrant = grantType === 'refresh_token' && hasRefreshWithAssertion(ctx.store);
+  if (proof && client && !spentByGrant) await proof.spend();
   const tokenRequest: TokenRequest<ClientRecord | null> = {
     client,
     params,
@@ -106,7 +110,11 @@ async function answer(ctx: ServerContext, request: EndpointRequest, params: Para
     if (!Object.hasOwn(grants, grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !ctx.config.deviceGrant)) {
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
     }
-    body = await grants[grantType as keyof typeof grants](ctx, { ...tokenRequest, client });
+    body = await grants[grantType as keyof typeof grants](ctx, { ...tokenRequest, client }).catch(async (refused: unknown) => {
+      // A grant refused before its store call still spends the proof: none is used twice.
+      if (proof && spentByGrant) await proof.spend();
+      throw refused;
+    });
   }
   // Whatever path the grant took, no answer goes out with its proof unspent.
   if (proof) await proof.spend();

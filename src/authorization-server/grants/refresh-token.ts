@@ -1,8 +1,8 @@
 import { OAuthError } from '../../core/errors.js';
 import { isSubset, parseScope, withoutOfflineAccess } from '../../core/scopes.js';
 import { hashSecret } from '../../core/secrets.js';
-import { hasLegacyRefreshRetry, hasRefreshRetry } from '../../store/capabilities.js';
-import type { GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord } from '../../store/store.js';
+import { hasLegacyRefreshRetry, hasRefreshRetry, hasRefreshWithAssertion } from '../../store/capabilities.js';
+import type { GrantRecord, RefreshRequest, RefreshResult, SpentRefreshTokenRecord, Store } from '../../store/store.js';
 import { resolveResource } from '../checks/authorization-request.js';
 import type { ResolvedConfig } from '../config.js';
 import type { Params } from '../http/params.js';
@@ -58,7 +58,7 @@ export async function refreshAccessToken(ctx: RefreshServices, tokenRequest: Tok
   const requested = withoutOfflineAccess(parseScope(params.get('scope')));
   let result: RefreshResult;
   if (requested.length === 0 && !params.has('resource')) {
-    result = await store.refreshGrant(request);
+    result = await refreshInStore(store, request, dpopKey);
     if (result.status === 'upstream') result = await checkThenRefresh(ctx, request, result);
   } else {
     // Scope and resource are checked against the token and its grant before the token is spent.
@@ -66,11 +66,11 @@ export async function refreshAccessToken(ctx: RefreshServices, tokenRequest: Tok
     const grant = record && record.clientId === client.clientId ? await store.getGrant(record.grantId) : undefined;
     if (record && grant && grant.revokedAt === null && record.expiresAt > now) {
       checkScopeAndResource(ctx.config, params, requested, record.scope, grant);
-      result = await store.refreshGrant(request);
+      result = await refreshInStore(store, request, dpopKey);
       if (result.status === 'upstream') result = await checkThenRefresh(ctx, request, result);
     } else {
       // Whatever is wrong with it, the store says the same as on the usual path.
-      result = await store.refreshGrant(request);
+      result = await refreshInStore(store, request, dpopKey);
       if (result.status === 'ok' || result.status === 'upstream') throw new OAuthError('invalid_grant', 'refresh token is invalid');
     }
   }
@@ -94,6 +94,20 @@ export async function refreshAccessToken(ctx: RefreshServices, tokenRequest: Tok
     case 'upstream':
       throw new OAuthError('invalid_grant', 'refresh token is invalid');
   }
+}
+
+/**
+ * The store's refresh, which spends the request's DPoP proof in its own transaction where the
+ * store can (one commit for both): a proof used before is then refused before the token is
+ * spent, and a fresh one is spent whatever the refresh's outcome. Elsewhere the token endpoint
+ * spent the proof before the grant ran.
+ */
+function refreshInStore(store: Store, request: RefreshRequest, dpopKey: DpopKey | undefined): Promise<RefreshResult> {
+  if (!dpopKey || !hasRefreshWithAssertion(store)) return store.refreshGrant(request);
+  return dpopKey.spendWithin(
+    (record) => store.refreshGrantWithAssertion(request, record),
+    () => store.refreshGrant(request),
+  );
 }
 
 /**

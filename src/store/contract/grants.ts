@@ -215,6 +215,29 @@ export interface RefreshRetryStore {
   repeatRefresh(request: RepeatRefreshRequest): Promise<RepeatRefreshResult>;
 }
 
+/** A record of single use kept with a refresh (RefreshWithAssertionStore), as useAssertionId keeps one. */
+export interface AssertionUse {
+  /** As useAssertionId's `key`: a hash made by the caller (of a DPoP proof's key and `jti`). */
+  key: string;
+  expiresAt: number;
+}
+
+/**
+ * A refresh and the record of the assertion that came with it (a DPoP proof) in one transaction,
+ * one commit (capability `refreshWithAssertion`). Without it, the server records the assertion
+ * (useAssertionId) and then refreshes: two commits.
+ */
+export interface RefreshWithAssertionStore {
+  /**
+   * In one transaction: first useAssertionId's step for `assertion`, at `request.now`; when a
+   * record of it is kept already, nothing else happens and the answer is 'assertion-used'
+   * (the token is left as it was). Otherwise the record is kept whatever the refresh's outcome,
+   * and the refresh goes and answers as refreshGrant. When the transaction fails as a whole
+   * (an error thrown), neither is kept.
+   */
+  refreshGrantWithAssertion(request: RefreshRequest, assertion: AssertionUse): Promise<RefreshResult | { status: 'assertion-used' }>;
+}
+
 /**
  * The retry of a store written before repeatRefresh, used only when a store lacks the
  * refreshRetry capability: replaces the unused successor with `next`, once, so that of two

@@ -329,6 +329,25 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
   }
   const { params: refreshParams, refreshed } = refreshRows(d);
 
+  /** A refresh as one statement (a database that writes in WITH), explained when it spent nothing. */
+  function* refreshInOneStatement(request: RefreshRequest): Program<RefreshResult> {
+    const row = yield* get(S.refreshInOneStatement, refreshParams(request));
+    return row ? refreshed(row) : yield* explainRefresh(request);
+  }
+
+  /** A refresh as statements, for a transaction. */
+  function* rotateRefresh(request: RefreshRequest): Program<RefreshResult> {
+    const params = refreshParams(request);
+    // The grant first, as in the one statement: standing, the token's, its expiry raised.
+    const granted = yield* get(S.raiseAccessExpiryOfRefresh, params);
+    if (!granted) return yield* explainRefresh(request);
+    // The spent record from the token's row, then the row becomes its successor.
+    yield* exec(S.spendRefresh, params);
+    // A failure here (a duplicate hash) rolls the whole refresh back with it.
+    const rotated = (yield* get(S.rotateRefresh, params))!;
+    return refreshed({ ...granted, token_scope: rotated.scope });
+  }
+
   return {
     ...properties,
     close: () => driver.close(),
@@ -500,26 +519,26 @@ export function sqlStore(d: Dialect, driver: Driver, properties: { sharedByRepli
     getRefreshToken: (tokenHash) => run(then(get(S.getRefresh, { token_hash: tokenHash }), (row) => optional(row, refresh.record))),
     findSpentRefreshToken: (tokenHash) => run(then(get(S.getSpent, { token_key: spentKey(tokenHash) }), (row) => optional(row, spent))),
     refreshGrant: (request) => {
-      const params = refreshParams(request);
+      // One statement, committed on its own (a duplicate new hash fails it whole).
+      if (d.writesInWith) return run(refreshInOneStatement(request));
+      return inTransaction(rotateRefresh(request));
+    },
+    refreshGrantWithAssertion: (request, assertion) => {
+      const used = { assertion_key: assertion.key, expires_at: assertion.expiresAt };
       if (d.writesInWith) {
-        // One statement, committed on its own (a duplicate new hash fails it whole).
+        // One statement, committed on its own, as refreshGrant's.
         return run(
-          (function* () {
-            const row = yield* get(S.refreshInOneStatement, params);
-            return row ? refreshed(row) : yield* explainRefresh(request);
+          (function* (): Program<RefreshResult | { status: 'assertion-used' }> {
+            const row = (yield* get(S.refreshWithAssertionInOneStatement, { ...refreshParams(request), ...used }))!;
+            if (!d.decode.bool(row.assertion_taken)) return { status: 'assertion-used' };
+            return row.id !== null ? refreshed(row) : yield* explainRefresh(request);
           })(),
         );
       }
       return inTransaction(
-        (function* () {
-          // The grant first, as in the one statement: standing, the token's, its expiry raised.
-          const granted = yield* get(S.raiseAccessExpiryOfRefresh, params);
-          if (!granted) return yield* explainRefresh(request);
-          // The spent record from the token's row, then the row becomes its successor.
-          yield* exec(S.spendRefresh, params);
-          // A failure here (a duplicate hash) rolls the whole refresh back with it.
-          const rotated = (yield* get(S.rotateRefresh, params))!;
-          return refreshed({ ...granted, token_scope: rotated.scope });
+        (function* (): Program<RefreshResult | { status: 'assertion-used' }> {
+          if (!(yield* get(S.useAssertion, { ...used, now: request.now }))) return { status: 'assertion-used' };
+          return yield* rotateRefresh(request);
         })(),
       );
     },

@@ -147,6 +147,11 @@ const ROTATE_REFRESH = `UPDATE refresh_tokens SET token_hash = :next_hash, creat
  */
 export const SPEND_REFRESH = 'INSERT INTO spent_refresh_tokens (token_key, grant_id, spent_at, expires_at, successor_key)';
 
+/** Records an assertion's use unless a record of it is kept (one expired at :now counts as none); returns a row when it did. */
+const USE_ASSERTION = `INSERT INTO used_assertions (assertion_key, expires_at) VALUES (:assertion_key, :expires_at)
+     ON CONFLICT (assertion_key) DO UPDATE SET expires_at = excluded.expires_at WHERE used_assertions.expires_at <= :now
+     RETURNING assertion_key`;
+
 /** The key of a refresh token's spent record, from its hash (internal.ts `spentKey`). */
 const keyOf = (hash: string): string => `substr(${hash}, 1, ${SPENT_KEY_CHARS})`;
 
@@ -175,14 +180,16 @@ const repeatable = (d: Dialect): string => `SELECT s.grant_id, r.token_hash AS s
  * spends nothing. The spent record reads the token's expiry in the statement's snapshot, before
  * the rotation. Returns the grant and the spent token's scope, or no row (the caller then asks why).
  */
-const refreshInOneStatement = (d: Dialect): string | null =>
-  !d.writesInWith
-    ? null
-    : `
-  WITH g AS (
+const refreshInOneStatement = (d: Dialect): string | null => (!d.writesInWith ? null : `WITH ${refreshSteps(d, '')} ${REFRESHED}`);
+
+/** The refresh's grant and its token's scope, from refreshSteps. */
+const REFRESHED = 'SELECT g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id';
+
+/** The steps of refreshInOneStatement after its WITH, the grant's update also under `condition` (a clause beginning with AND, or none). */
+const refreshSteps = (d: Dialect, condition: string): string => `g AS (
     ${raiseAccessExpiry(d)}
     WHERE id = (SELECT grant_id FROM refresh_tokens WHERE token_hash = :token_hash AND client_id = :client_id AND expires_at > :now)
-      AND revoked_at IS NULL AND (upstream_session_id IS NULL OR CAST(:upstream_checked AS BOOLEAN))
+      AND revoked_at IS NULL AND (upstream_session_id IS NULL OR CAST(:upstream_checked AS BOOLEAN)) ${condition}
     RETURNING *
   ), rotated AS (
     ${ROTATE_REFRESH}
@@ -192,8 +199,21 @@ const refreshInOneStatement = (d: Dialect): string | null =>
     ${SPEND_REFRESH}
     SELECT :token_key, grant_id, :now, (SELECT expires_at FROM refresh_tokens WHERE token_hash = :token_hash), :next_key FROM rotated
     ON CONFLICT (token_key) DO NOTHING
-  )
-  SELECT g.*, rotated.scope AS token_scope FROM g JOIN rotated ON rotated.grant_id = g.id`;
+  )`;
+
+/**
+ * A refresh and the record of its assertion in one statement (one round trip, one commit), where
+ * the dialect writes inside WITH: the record first (as useAssertion), and the refresh only when
+ * it was taken. Its one row says whether it was (`assertion_taken`), with the refresh's columns,
+ * null when nothing was spent (the caller then asks why).
+ */
+const refreshWithAssertionInOneStatement = (d: Dialect): string | null =>
+  !d.writesInWith
+    ? null
+    : `
+  WITH used AS (${USE_ASSERTION}), ${refreshSteps(d, 'AND EXISTS (SELECT 1 FROM used)')}
+  SELECT EXISTS (SELECT 1 FROM used) AS assertion_taken, refreshed.* FROM (SELECT 1) AS one
+    LEFT JOIN (${REFRESHED}) AS refreshed ON true`;
 
 /**
  * A retry in one statement, as refreshInOneStatement: the successor read, then the grant's row
@@ -356,6 +376,7 @@ export const S = {
   ),
   rotateRefresh: stmt('rotateRefresh', `${ROTATE_REFRESH} WHERE token_hash = :token_hash RETURNING scope`),
   refreshInOneStatement: stmt('refreshInOneStatement', refreshInOneStatement),
+  refreshWithAssertionInOneStatement: stmt('refreshWithAssertionInOneStatement', refreshWithAssertionInOneStatement),
   // A retry as a program, in such a transaction: the successor, then the grant raised while it
   // stands (a refusal writes nothing).
   getRepeatable: stmt('getRepeatable', repeatable),
@@ -391,12 +412,7 @@ export const S = {
 
   // Inserted, or taken over from a record that has expired (not swept yet); a live record is left
   // as it is and no row comes back: the assertion was used before.
-  useAssertion: stmt(
-    'useAssertion',
-    `INSERT INTO used_assertions (assertion_key, expires_at) VALUES (:assertion_key, :expires_at)
-     ON CONFLICT (assertion_key) DO UPDATE SET expires_at = excluded.expires_at WHERE used_assertions.expires_at <= :now
-     RETURNING assertion_key`,
-  ),
+  useAssertion: stmt('useAssertion', USE_ASSERTION),
 
   insertDevice: insert(DEVICE_AUTHORIZATIONS),
   findPendingDevice: stmt(

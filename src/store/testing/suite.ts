@@ -21,6 +21,7 @@ import { peopleTests } from './people.js';
 import { RECORD_KINDS, type RecordKind, type StoreProbes } from './probes.js';
 import { rateBucketTests } from './rate-buckets.js';
 import { refreshRetryTests } from './refresh-retry.js';
+import { refreshWithAssertionTests } from './refresh-with-assertion.js';
 import { replayTests } from './replay.js';
 import { revocationFeedTests } from './revocations.js';
 import { NODE_TEST, skipTest, type TestRunner } from './runner.js';
@@ -71,6 +72,7 @@ const TESTS: Array<(suite: Suite) => void> = [
   keyTests,
   deviceAuthorizationTests,
   refreshRetryTests,
+  refreshWithAssertionTests,
   revocationFeedTests,
   rateBucketTests,
   consoleTests,
