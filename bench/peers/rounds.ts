@@ -79,8 +79,8 @@ export interface Rounds {
   warmupSeconds: number;
   /**
    * Each measurement preceded by this much of the same load, unmeasured: a server that sat idle
-   * while the others were measured has shrunk its young generation and cooled its caches, and
-   * would pay for growing them back inside a short round.
+   * while the others were measured has shrunk its young generation, cooled its caches and ended
+   * its store's checkpointer thread, and would pay for them again inside a short round.
    */
   settleSeconds?: number;
   /** Operations in flight at once; BENCH_CHAINS by default. */
