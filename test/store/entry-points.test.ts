@@ -64,6 +64,7 @@ describe('store entry points', () => {
       'hasDeviceAuthorization',
       'hasRateBuckets',
       'hasRefreshRetry',
+      'hasRefreshWithAssertion',
       'hasRevocationFeed',
       'hasSignOut',
       'hasUpkeep',
